@@ -1,0 +1,179 @@
+//! Wire formats: how one normalized [`ChatRequest`] becomes a provider's HTTP request, and how a
+//! provider's answer (whole or streamed) becomes normalized [`Answer`]s and [`Delta`]s.
+//!
+//! Every format is one module with the same four parts, so a reader who knows one knows all:
+//! `build_request`, `decode_answer`, a `StreamDecoder` fed with SSE events, and `error_message`
+//! (the provider's own words from an error body). Nothing here does I/O.
+
+pub mod anthropic_messages;
+pub mod gemini;
+pub mod openai_chat;
+pub mod openai_responses;
+
+use serde::{Deserialize, Serialize};
+
+use crate::chat::{Answer, ChatRequest, Delta};
+use crate::config::Target;
+use crate::sse::SseEvent;
+
+/// The provider protocol a target speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    OpenaiChat,
+    AnthropicMessages,
+    OpenaiResponses,
+    Gemini,
+}
+
+impl Format {
+    pub const ALL: [Format; 4] =
+        [Format::OpenaiChat, Format::AnthropicMessages, Format::OpenaiResponses, Format::Gemini];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::OpenaiChat => "openai_chat",
+            Format::AnthropicMessages => "anthropic_messages",
+            Format::OpenaiResponses => "openai_responses",
+            Format::Gemini => "gemini",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.as_str() == s)
+    }
+
+    /// Builds the provider request. Credentials go in headers, never in the URL.
+    pub fn build_request(self, target: &Target, request: &ChatRequest, stream: bool) -> HttpRequest {
+        match self {
+            Format::OpenaiChat => openai_chat::build_request(target, request, stream),
+            Format::AnthropicMessages => anthropic_messages::build_request(target, request, stream),
+            Format::OpenaiResponses => openai_responses::build_request(target, request, stream),
+            Format::Gemini => gemini::build_request(target, request, stream),
+        }
+    }
+
+    /// Decodes a whole 2xx answer body.
+    pub fn decode_answer(self, body: &[u8]) -> Result<Answer, DecodeError> {
+        match self {
+            Format::OpenaiChat => openai_chat::decode_answer(body),
+            Format::AnthropicMessages => anthropic_messages::decode_answer(body),
+            Format::OpenaiResponses => openai_responses::decode_answer(body),
+            Format::Gemini => gemini::decode_answer(body),
+        }
+    }
+
+    pub fn stream_decoder(self) -> StreamDecoder {
+        match self {
+            Format::OpenaiChat => StreamDecoder::OpenaiChat(Default::default()),
+            Format::AnthropicMessages => StreamDecoder::AnthropicMessages(Default::default()),
+            Format::OpenaiResponses => StreamDecoder::OpenaiResponses(Default::default()),
+            Format::Gemini => StreamDecoder::Gemini(Default::default()),
+        }
+    }
+
+    /// The provider's own message from an error body, or a short excerpt of the body when it is
+    /// not the provider's error shape. Never echoes request headers.
+    pub fn error_message(self, status: u16, body: &[u8]) -> String {
+        let found = match self {
+            Format::OpenaiChat | Format::OpenaiResponses => openai_chat::error_message(body),
+            Format::AnthropicMessages => anthropic_messages::error_message(body),
+            Format::Gemini => gemini::error_message(body),
+        };
+        found.unwrap_or_else(|| fallback_message(status, body))
+    }
+}
+
+fn fallback_message(status: u16, body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        format!("HTTP {status}")
+    } else {
+        let excerpt: String = text.chars().take(200).collect();
+        format!("HTTP {status}: {excerpt}")
+    }
+}
+
+/// An HTTP request for the driver to send.
+#[derive(Clone, PartialEq)]
+pub struct HttpRequest {
+    pub method: &'static str,
+    pub url: String,
+    /// Header names in lower case. May hold credentials: see the `Debug` impl.
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+/// Headers that carry credentials; their values never reach Debug output, errors or events.
+pub fn is_secret_header(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "authorization" | "x-api-key" | "x-goog-api-key" | "api-key" | "proxy-authorization" | "cookie"
+    )
+}
+
+impl std::fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), if is_secret_header(k) { "<redacted>" } else { v.as_str() }))
+            .collect();
+        f.debug_struct("HttpRequest")
+            .field("method", &self.method)
+            .field("url", &self.url)
+            .field("headers", &headers)
+            .field("body_bytes", &self.body.len())
+            .finish()
+    }
+}
+
+/// Why a provider answer could not be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The answer is not the format's shape (bad JSON, a missing field, a stream that ended
+    /// without its success marker).
+    Protocol(String),
+    /// The provider reported an error inside a 2xx answer or stream. `status` is the HTTP status
+    /// the provider documents for that error type (overloaded_error = 529, rate limits = 429...),
+    /// 500 when it names none, so the gate treats it like the equivalent HTTP answer.
+    Provider { status: u16, message: String },
+}
+
+/// Turns a format's SSE events into normalized deltas. Feed every event in order, then call
+/// `finish` at end of stream: a stream that ended without its format's success marker is a
+/// protocol error, never a silent success.
+#[derive(Debug)]
+pub enum StreamDecoder {
+    OpenaiChat(openai_chat::StreamDecoder),
+    AnthropicMessages(anthropic_messages::StreamDecoder),
+    OpenaiResponses(openai_responses::StreamDecoder),
+    Gemini(gemini::StreamDecoder),
+}
+
+impl StreamDecoder {
+    pub fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        match self {
+            StreamDecoder::OpenaiChat(d) => d.on_event(event, out),
+            StreamDecoder::AnthropicMessages(d) => d.on_event(event, out),
+            StreamDecoder::OpenaiResponses(d) => d.on_event(event, out),
+            StreamDecoder::Gemini(d) => d.on_event(event, out),
+        }
+    }
+
+    /// End of stream. Emits the final `Delta::Done` if the format sends it only implicitly.
+    pub fn finish(&mut self, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        match self {
+            StreamDecoder::OpenaiChat(d) => d.finish(out),
+            StreamDecoder::AnthropicMessages(d) => d.finish(out),
+            StreamDecoder::OpenaiResponses(d) => d.finish(out),
+            StreamDecoder::Gemini(d) => d.finish(out),
+        }
+    }
+}
+
+/// Joins a base URL and a path with exactly one slash between them.
+pub(crate) fn join_url(base: &str, path: &str) -> String {
+    format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))
+}

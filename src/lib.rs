@@ -1,0 +1,19 @@
+//! llm-baton: one deadline, one retry/failover gate and enforced limits for LLM calls.
+//!
+//! The crate is a sans-I/O core plus a thin WebAssembly driver:
+//!
+//! ```text
+//!   config ──> Baton ──start──> Call (state machine)            driver (wasm32 only)
+//!                                 │  poll() -> Send / Abort /     ├─ fetch + AbortController
+//!                                 │           Event / Finish  ──> ├─ setTimeout at poll_timeout()
+//!                                 │  on_* inputs, handle_timeout  └─ caller's AbortSignal
+//!                                 └─ gate: outcome -> retry / fail over / stop
+//! ```
+//!
+//! The core reads no clock, sleeps nowhere and does no I/O: time (`now`, in milliseconds) and
+//! randomness are passed in, so every decision is tested natively and deterministically.
+
+pub mod chat;
+pub mod config;
+pub mod format;
+pub mod sse;

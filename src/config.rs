@@ -756,3 +756,17 @@ fn edit_distance(a: &str, b: &str) -> usize {
     }
     prev[b.len()]
 }
+
+/// Reads a call's `deadlineMs` option (`options.deadlineMs` in messages): omitted means the
+/// config's default; zero, negative or non-numeric values are refused before anything is sent.
+pub fn parse_deadline_option(v: Option<&Value>) -> Result<Option<u64>, ConfigError> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => parse_ms(v).map(Some).ok_or_else(|| {
+            ConfigError::new(
+                "options.deadlineMs",
+                format!("must be a positive number of milliseconds (got {}); omit it to use the config's deadlineMs", show(v)),
+            )
+        }),
+    }
+}

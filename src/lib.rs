@@ -13,7 +13,13 @@
 //! The core reads no clock, sleeps nowhere and does no I/O: time (`now`, in milliseconds) and
 //! randomness are passed in, so every decision is tested natively and deterministically.
 
+pub mod backoff;
+pub mod budget;
 pub mod chat;
 pub mod config;
+pub mod engine;
 pub mod format;
+pub mod gate;
+pub mod outcome;
+pub mod record;
 pub mod sse;

@@ -1,0 +1,519 @@
+//! The call engine: a sans-I/O state machine that runs one logical call through its route.
+//!
+//! Inputs are what the outside world observed, each stamped with `now` (milliseconds on the
+//! caller's monotonic clock): an attempt's headers arrived, visible content arrived, it
+//! succeeded or failed, the caller cancelled, or time passed ([`Call::handle_timeout`]).
+//! Outputs are [`Action`]s drained with [`Call::poll`]: send an attempt, abort one (and why),
+//! show an event, finish. [`Call::poll_timeout`] says when the engine next needs to be woken.
+//!
+//! Like quinn-proto, the engine never sleeps or reads a clock, so the driver is thin (fetch,
+//! one timer, an AbortController) and tests jump a fake clock straight to the next timer.
+//! Every input first settles the timers that are already due: a timer woken late (a hidden
+//! browser tab wakes about once a second) still ends the attempt at the limit, and an answer
+//! that arrives after the deadline is rejected, never reported as on time.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::backoff::{self, RandomSource};
+use crate::budget::Budget;
+use crate::config::{Config, ConfigError, Strategy, Timeouts};
+use crate::gate::{self, Move};
+use crate::outcome::{Failure, Limit};
+use crate::record::{Event, FailureInfo, Leg};
+
+/// The long-lived holder of a validated config and the round-robin rotations. One per
+/// `new Baton(config)`; each call is a [`Call`] started from it.
+#[derive(Debug)]
+pub struct Baton {
+    config: Arc<Config>,
+    rotations: Vec<Rotation>,
+}
+
+/// Per-call settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CallOptions {
+    /// The call's budget; `None` takes the config's `deadlineMs`.
+    pub deadline_ms: Option<u64>,
+    /// Streams have a commit point (the first visible content) and first-token / idle limits.
+    pub stream: bool,
+}
+
+/// Names one attempt of a call; equal to its leg's `attempt` number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AttemptId(pub u32);
+
+/// What the engine asks of its driver.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Send the request to `config.targets[target]`.
+    Send { attempt: AttemptId, target: usize },
+    /// Abort this attempt's request now (close the socket). `failure` is the typed reason.
+    Abort { attempt: AttemptId, failure: Failure },
+    /// Show this to the caller.
+    Event(Event),
+    /// The call is over. No more actions follow.
+    Finish(Result<Served, CallError>),
+}
+
+/// A successful call: which target answered, and every attempt on the way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Served {
+    pub target: usize,
+    pub legs: Vec<Leg>,
+}
+
+/// A failed call: the last attempt's real failure, unchanged, with every leg attached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallError {
+    pub failure: Failure,
+    pub target: Option<String>,
+    pub legs: Vec<Leg>,
+}
+
+impl Baton {
+    pub fn new(config: Config) -> Baton {
+        let rotations = vec![Rotation::default(); config.round_robin_nodes];
+        Baton { config: Arc::new(config), rotations }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Starts a call on `route` (a route name, or a target name used as its own route) at
+    /// `now`. The first `Send` is ready in [`Call::poll`].
+    pub fn start(
+        &mut self,
+        route: &str,
+        options: CallOptions,
+        now: u64,
+        random: Box<dyn RandomSource>,
+    ) -> Result<Call, ConfigError> {
+        let root = self.config.strategy(route).ok_or_else(|| {
+            ConfigError::new(
+                "route",
+                format!(
+                    "{:?} is not a route or target in the config (known: {})",
+                    route,
+                    self.config.route_names().join(", ")
+                ),
+            )
+        })?;
+        let mut picks = vec![0; self.rotations.len()];
+        self.pick_round_robins(&root, &mut picks);
+        let deadline_ms = options.deadline_ms.or(self.config.deadline_ms);
+        let mut call = Call {
+            config: Arc::clone(&self.config),
+            root,
+            round_robin_picks: picks,
+            frames: Vec::new(),
+            budget: Budget::starting(now, deadline_ms),
+            started_at: now,
+            stream: options.stream,
+            committed: false,
+            state: State::Done,
+            legs: Vec::new(),
+            actions: VecDeque::new(),
+            random,
+        };
+        call.start_leg(now, None);
+        Ok(call)
+    }
+
+    /// Advances the rotation of every round-robin node this call can reach, once.
+    fn pick_round_robins(&mut self, s: &Strategy, picks: &mut [usize]) {
+        match s {
+            Strategy::Target(_) => {}
+            Strategy::Retry(p) => self.pick_round_robins(&p.inner, picks),
+            Strategy::Fallback { members, .. } => members.iter().for_each(|m| self.pick_round_robins(m, picks)),
+            Strategy::RoundRobin { members, weights, node } => {
+                let pick = self.rotations[*node].next(weights);
+                picks[*node] = pick;
+                self.pick_round_robins(&members[pick], picks);
+            }
+        }
+    }
+}
+
+/// Smooth weighted round robin (as in nginx): deterministic, and spreads heavy members out.
+#[derive(Debug, Clone, Default)]
+struct Rotation {
+    current: Vec<i64>,
+}
+
+impl Rotation {
+    fn next(&mut self, weights: &[u32]) -> usize {
+        self.current.resize(weights.len(), 0);
+        let total: i64 = weights.iter().map(|w| i64::from(*w)).sum();
+        let mut best = 0;
+        for (i, w) in weights.iter().enumerate() {
+            self.current[i] += i64::from(*w);
+            if self.current[i] > self.current[best] {
+                best = i;
+            }
+        }
+        self.current[best] -= total;
+        best
+    }
+}
+
+/// Where the call is inside its strategy tree: one frame per strategy node above the current
+/// target, outermost first.
+#[derive(Debug, Clone, Copy)]
+enum Frame {
+    /// `attempt` (1-based) of a retry node is running.
+    Retry {
+        attempt: u32,
+    },
+    Fallback {
+        member: usize,
+    },
+    RoundRobin {
+        member: usize,
+    },
+}
+
+#[derive(Debug)]
+enum State {
+    Attempting(Attempt),
+    /// Waiting out a backoff; then the current frames' target is tried again.
+    Backoff {
+        until: u64,
+    },
+    Done,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Attempt {
+    id: AttemptId,
+    target: usize,
+    started_at: u64,
+    headers_at: Option<u64>,
+    first_content_at: Option<u64>,
+    last_content_at: Option<u64>,
+}
+
+/// One logical call in progress. See the module docs for the protocol.
+pub struct Call {
+    config: Arc<Config>,
+    root: Strategy,
+    round_robin_picks: Vec<usize>,
+    frames: Vec<Frame>,
+    budget: Budget,
+    started_at: u64,
+    stream: bool,
+    committed: bool,
+    state: State,
+    legs: Vec<Leg>,
+    actions: VecDeque<Action>,
+    random: Box<dyn RandomSource>,
+}
+
+impl std::fmt::Debug for Call {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Call")
+            .field("frames", &self.frames)
+            .field("budget", &self.budget)
+            .field("state", &self.state)
+            .field("committed", &self.committed)
+            .field("legs", &self.legs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Call {
+    /// The next thing the driver must do, in order.
+    pub fn poll(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// When the engine must next be woken with [`Call::handle_timeout`], if ever.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        match &self.state {
+            State::Attempting(a) => self.expiry(a).map(|(at, _)| at),
+            State::Backoff { until } => Some(*until),
+            State::Done => None,
+        }
+    }
+
+    pub fn is_done(&self) -> bool {
+        matches!(self.state, State::Done)
+    }
+
+    /// The budget's expiry on the call's clock, if there is a deadline.
+    pub fn deadline_at(&self) -> Option<u64> {
+        self.budget.expires_at
+    }
+
+    /// Has visible content reached the caller (so no failure can be retried any more)?
+    pub fn committed(&self) -> bool {
+        self.committed
+    }
+
+    /// Time passed: end whatever is due at `now`.
+    pub fn handle_timeout(&mut self, now: u64) {
+        self.settle(now);
+    }
+
+    /// The attempt's response headers arrived (any status).
+    pub fn on_headers(&mut self, attempt: AttemptId, now: u64) {
+        self.settle(now);
+        if let Some(a) = self.current(attempt) {
+            a.headers_at.get_or_insert(now);
+        }
+    }
+
+    /// Visible content arrived on the attempt. Returns whether to deliver it to the caller:
+    /// false when the attempt is already over (its limit or the deadline passed first).
+    pub fn on_content(&mut self, attempt: AttemptId, now: u64) -> bool {
+        self.settle(now);
+        let stream = self.stream;
+        let Some(a) = self.current(attempt) else { return false };
+        a.first_content_at.get_or_insert(now);
+        a.last_content_at = Some(now);
+        if stream {
+            self.committed = true;
+        }
+        true
+    }
+
+    /// The attempt's answer is complete.
+    pub fn on_success(&mut self, attempt: AttemptId, now: u64) {
+        self.settle(now);
+        let Some(a) = self.current(attempt).copied() else { return };
+        self.close_leg(&a, now, None);
+        self.state = State::Done;
+        let legs = self.legs.clone();
+        self.actions.push_back(Action::Finish(Ok(Served { target: a.target, legs })));
+    }
+
+    /// The attempt failed (transport, HTTP status, protocol, in-stream error).
+    pub fn on_failure(&mut self, attempt: AttemptId, now: u64, failure: Failure) {
+        self.settle(now);
+        if let Some(a) = self.current(attempt).copied() {
+            self.fail(a, now, failure);
+        }
+    }
+
+    /// The caller cancelled: abort any attempt, end the call with `cancelled` at once.
+    pub fn cancel(&mut self, now: u64) {
+        self.settle(now);
+        match std::mem::replace(&mut self.state, State::Done) {
+            State::Done => {}
+            State::Attempting(a) => {
+                self.actions.push_back(Action::Abort { attempt: a.id, failure: Failure::Cancelled });
+                self.close_leg(&a, now, Some(&Failure::Cancelled));
+                self.finish_err(Failure::Cancelled);
+            }
+            State::Backoff { .. } => self.finish_err(Failure::Cancelled),
+        }
+    }
+
+    fn current(&mut self, id: AttemptId) -> Option<&mut Attempt> {
+        match &mut self.state {
+            State::Attempting(a) if a.id == id => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The earliest limit that will end this attempt, and the failure it means. On a tie the
+    /// deadline wins: it is the truth the caller asked for, and it is final.
+    fn expiry(&self, a: &Attempt) -> Option<(u64, Failure)> {
+        let t: Timeouts = self.config.targets[a.target].timeouts;
+        let member = |limit: Limit, from: Option<u64>, ms: Option<u64>| {
+            Some((from?.saturating_add(ms?), Failure::Timeout { limit, limit_ms: ms? }))
+        };
+        let waiting_for_content = self.stream && a.first_content_at.is_none();
+        let candidates = [
+            self.budget
+                .expires_at
+                .zip(self.budget.limit_ms)
+                .map(|(at, ms)| (at, Failure::Timeout { limit: Limit::Deadline, limit_ms: ms })),
+            member(Limit::Total, Some(a.started_at), t.total_ms),
+            member(Limit::Headers, a.headers_at.is_none().then_some(a.started_at), t.headers_ms),
+            member(Limit::FirstToken, waiting_for_content.then_some(a.started_at), t.first_token_ms),
+            member(Limit::Idle, if self.stream { a.last_content_at } else { None }, t.idle_ms),
+        ];
+        candidates.into_iter().flatten().fold(None, |best: Option<(u64, Failure)>, c| match best {
+            Some(b) if b.0 <= c.0 => Some(b),
+            _ => Some(c),
+        })
+    }
+
+    /// Ends everything already due at `now`, in order.
+    fn settle(&mut self, now: u64) {
+        loop {
+            match &self.state {
+                State::Attempting(a) => {
+                    let a = *a;
+                    match self.expiry(&a) {
+                        Some((at, failure)) if now >= at => {
+                            self.actions.push_back(Action::Abort { attempt: a.id, failure: failure.clone() });
+                            self.fail(a, now, failure);
+                        }
+                        _ => return,
+                    }
+                }
+                State::Backoff { until } if now >= *until => self.start_leg(now, None),
+                _ => return,
+            }
+        }
+    }
+
+    /// Records the failed attempt, then asks each enclosing strategy, innermost first, whether
+    /// it may try again; the first that may, does. Otherwise the call ends with this failure.
+    fn fail(&mut self, a: Attempt, now: u64, failure: Failure) {
+        self.close_leg(&a, now, Some(&failure));
+        self.state = State::Done;
+        let failed_target = self.config.targets[a.target].name.clone();
+        while let Some(depth) = self.frames.len().checked_sub(1) {
+            let next = match (node_at(&self.root, &self.frames, depth), self.frames[depth]) {
+                (Strategy::Retry(policy), Frame::Retry { attempt }) => {
+                    let may = attempt < policy.attempts
+                        && gate::allows(Move::Retry, &failure, self.committed, policy.retry_on.as_ref());
+                    // The server's requested wait replaces the backoff; one longer than the cap
+                    // stops this retry at once so an enclosing fallback can move on.
+                    let delay = match failure.retry_after_ms() {
+                        Some(ms) if ms > policy.max_retry_after_ms => None,
+                        Some(ms) => Some(ms),
+                        None => Some(backoff::delay_ms(&policy.backoff, attempt - 1, self.random.as_mut())),
+                    };
+                    match delay {
+                        Some(delay_ms) if may && self.budget.fits(now, delay_ms) => {
+                            Next::Retry { attempt, of: policy.attempts, delay_ms }
+                        }
+                        _ => Next::Up,
+                    }
+                }
+                (Strategy::Fallback { members, fallback_on }, Frame::Fallback { member })
+                    if member + 1 < members.len()
+                        && gate::allows(Move::Failover, &failure, self.committed, fallback_on.as_ref()) =>
+                {
+                    Next::Failover { member: member + 1 }
+                }
+                _ => Next::Up,
+            };
+            match next {
+                Next::Retry { attempt, of, delay_ms } => {
+                    self.frames[depth] = Frame::Retry { attempt: attempt + 1 };
+                    self.frames.truncate(depth + 1);
+                    let cause = FailureInfo(failure);
+                    self.event(Event::Retry { target: failed_target, attempt, of, delay_ms, cause });
+                    self.state = State::Backoff { until: now + delay_ms };
+                    self.settle(now);
+                    return;
+                }
+                Next::Failover { member } => {
+                    self.frames[depth] = Frame::Fallback { member };
+                    self.frames.truncate(depth + 1);
+                    self.start_leg(now, Some((failed_target, failure)));
+                    return;
+                }
+                Next::Up => {
+                    self.frames.pop();
+                }
+            }
+        }
+        self.finish_err(failure);
+    }
+
+    /// Descends from the current frames to a target and sends it. `failover` names the target
+    /// that just failed, for the failover event. Never starts a leg with no budget left.
+    fn start_leg(&mut self, now: u64, failover: Option<(String, Failure)>) {
+        if self.budget.expired(now) {
+            let deadline = Failure::Timeout { limit: Limit::Deadline, limit_ms: self.budget.limit_ms.unwrap_or(0) };
+            self.state = State::Done;
+            self.finish_err(failover.map_or(deadline, |(_, f)| f));
+            return;
+        }
+        let target = self.descend();
+        let name = self.config.targets[target].name.clone();
+        if let Some((from, cause)) = failover {
+            self.event(Event::Failover { from, to: name.clone(), cause: FailureInfo(cause) });
+        }
+        let id = AttemptId(self.legs.len() as u32 + 1);
+        self.state = State::Attempting(Attempt {
+            id,
+            target,
+            started_at: now,
+            headers_at: None,
+            first_content_at: None,
+            last_content_at: None,
+        });
+        self.actions.push_back(Action::Send { attempt: id, target });
+        self.event(Event::Attempt { target: name, attempt: id.0 });
+    }
+
+    /// Pushes frames from the current position down to a target; returns its index.
+    fn descend(&mut self) -> usize {
+        loop {
+            let frame = match self.node(self.frames.len()) {
+                Strategy::Target(i) => return *i,
+                Strategy::Retry(_) => Frame::Retry { attempt: 1 },
+                Strategy::Fallback { .. } => Frame::Fallback { member: 0 },
+                Strategy::RoundRobin { node, .. } => Frame::RoundRobin { member: self.round_robin_picks[*node] },
+            };
+            self.frames.push(frame);
+        }
+    }
+
+    fn node(&self, depth: usize) -> &Strategy {
+        node_at(&self.root, &self.frames, depth)
+    }
+
+    fn close_leg(&mut self, a: &Attempt, now: u64, failure: Option<&Failure>) {
+        let leg = Leg {
+            target: self.config.targets[a.target].name.clone(),
+            attempt: a.id.0,
+            start_ms: a.started_at - self.started_at,
+            end_ms: now.saturating_sub(self.started_at),
+            outcome: failure.map_or("ok", |f| f.kind().as_str()),
+            status: failure.and_then(Failure::status),
+            timeout: failure.and_then(Failure::timeout).map(|(l, _)| l),
+            retry_after_ms: failure.and_then(Failure::retry_after_ms),
+            ttft_ms: a.first_content_at.map(|t| t - a.started_at),
+        };
+        self.legs.push(leg.clone());
+        self.event(Event::Leg { leg });
+    }
+
+    fn finish_err(&mut self, failure: Failure) {
+        let target = self.legs.last().map(|l| l.target.clone());
+        let legs = self.legs.clone();
+        self.actions.push_back(Action::Finish(Err(CallError { failure, target, legs })));
+    }
+
+    fn event(&mut self, e: Event) {
+        self.actions.push_back(Action::Event(e));
+    }
+}
+
+/// What an enclosing strategy decided about a failure.
+enum Next {
+    Retry {
+        attempt: u32,
+        of: u32,
+        delay_ms: u64,
+    },
+    Failover {
+        member: usize,
+    },
+    /// This strategy is spent; ask the one above.
+    Up,
+}
+
+/// The strategy node that frame `depth` belongs to (`depth == frames.len()` is the node below
+/// the innermost frame).
+fn node_at<'s>(root: &'s Strategy, frames: &[Frame], depth: usize) -> &'s Strategy {
+    let mut node = root;
+    for frame in &frames[..depth] {
+        node = match (node, frame) {
+            (Strategy::Retry(p), Frame::Retry { .. }) => &p.inner,
+            (Strategy::Fallback { members, .. }, Frame::Fallback { member })
+            | (Strategy::RoundRobin { members, .. }, Frame::RoundRobin { member }) => &members[*member],
+            _ => unreachable!("descend() pushes each frame to match its node"),
+        };
+    }
+    node
+}

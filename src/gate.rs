@@ -1,0 +1,139 @@
+//! The gate: the one rule that decides whether a failed attempt may be tried again.
+//!
+//! Retry loops and fallback chains both ask here, so the rule exists once (BAML #5085's
+//! `_may_try_again`). Some failures are never tried again by anyone: the caller's cancellation,
+//! the call's own deadline (that budget is gone), and anything after the first visible content
+//! of a stream has reached the caller (a replay would show the reader a second, different
+//! answer). Everything else depends on the move:
+//!
+//! - **retry** (the same member again) only what can succeed on a second try: transport
+//!   failures, member timeouts, 408, 409, 429 and 5xx, never another 4xx (it fails the same way
+//!   every time and may be billed each time). A `retryOn` list replaces that default; an
+//!   `x-should-retry` response header overrides the status rule.
+//! - **fail over** (the next member) on any failure, unless `fallbackOn` narrows it.
+
+use crate::config::Conditions;
+use crate::outcome::{Failure, Limit};
+
+/// What the asking strategy would do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Move {
+    Retry,
+    Failover,
+}
+
+/// May `mv` follow `failure`? `committed` is true once visible content reached the caller.
+pub fn allows(mv: Move, failure: &Failure, committed: bool, conditions: Option<&Conditions>) -> bool {
+    if committed || is_final(failure) {
+        return false;
+    }
+    match mv {
+        Move::Retry => {
+            if let Failure::Http { should_retry: Some(said), .. } = failure {
+                return *said;
+            }
+            match conditions {
+                Some(c) => matches(c, failure),
+                None => retried_by_default(failure),
+            }
+        }
+        Move::Failover => conditions.is_none_or(|c| matches(c, failure)),
+    }
+}
+
+/// Failures that end the call whatever the strategy says.
+pub fn is_final(failure: &Failure) -> bool {
+    matches!(failure, Failure::Cancelled | Failure::Timeout { limit: Limit::Deadline, .. })
+}
+
+fn retried_by_default(failure: &Failure) -> bool {
+    match failure {
+        Failure::Transport { .. } | Failure::Timeout { .. } => true,
+        Failure::Http { status, .. } => matches!(status, 408 | 409 | 429 | 500..=599),
+        Failure::Protocol { .. } | Failure::Cancelled => false,
+    }
+}
+
+fn matches(c: &Conditions, failure: &Failure) -> bool {
+    match failure {
+        Failure::Transport { .. } => c.transport,
+        Failure::Timeout { .. } => c.timeout,
+        Failure::Http { status, .. } => c.matches_status(*status),
+        Failure::Protocol { .. } => c.protocol,
+        Failure::Cancelled => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn http(status: u16) -> Failure {
+        Failure::Http { status, message: String::new(), retry_after_ms: None, should_retry: None, in_stream: false }
+    }
+
+    #[test]
+    fn default_retry_set_is_availability_only() {
+        for s in [408, 409, 429, 500, 502, 503, 504, 529] {
+            assert!(allows(Move::Retry, &http(s), false, None), "{s} should be retried");
+        }
+        for s in [400, 401, 403, 404, 413, 422] {
+            assert!(!allows(Move::Retry, &http(s), false, None), "{s} must not be retried");
+            assert!(allows(Move::Failover, &http(s), false, None), "{s} still fails over");
+        }
+        assert!(allows(Move::Retry, &Failure::Transport { message: "refused".into() }, false, None));
+        assert!(allows(Move::Retry, &Failure::Timeout { limit: Limit::FirstToken, limit_ms: 1000 }, false, None));
+        assert!(!allows(Move::Retry, &Failure::Protocol { message: "bad json".into() }, false, None));
+    }
+
+    #[test]
+    fn final_failures_are_never_tried_again() {
+        let deadline = Failure::Timeout { limit: Limit::Deadline, limit_ms: 1500 };
+        for f in [Failure::Cancelled, deadline] {
+            for mv in [Move::Retry, Move::Failover] {
+                assert!(!allows(mv, &f, false, None));
+                assert!(!allows(
+                    mv,
+                    &f,
+                    false,
+                    Some(&Conditions { timeout: true, transport: true, ..Default::default() })
+                ));
+            }
+        }
+    }
+
+    #[test]
+    fn nothing_is_tried_again_after_the_commit_point() {
+        for mv in [Move::Retry, Move::Failover] {
+            assert!(!allows(mv, &http(503), true, None));
+            assert!(!allows(mv, &Failure::Timeout { limit: Limit::Idle, limit_ms: 500 }, true, None));
+        }
+    }
+
+    #[test]
+    fn x_should_retry_overrides_the_status_rule_for_retries_only() {
+        let mut f = http(400);
+        if let Failure::Http { should_retry, .. } = &mut f {
+            *should_retry = Some(true);
+        }
+        assert!(allows(Move::Retry, &f, false, None));
+        let mut g = http(503);
+        if let Failure::Http { should_retry, .. } = &mut g {
+            *should_retry = Some(false);
+        }
+        assert!(!allows(Move::Retry, &g, false, None));
+        assert!(allows(Move::Failover, &g, false, None));
+    }
+
+    #[test]
+    fn conditions_replace_the_defaults() {
+        let only = Conditions { transport: true, statuses: vec![429, 503], ..Default::default() };
+        assert!(allows(Move::Retry, &http(503), false, Some(&only)));
+        assert!(!allows(Move::Retry, &http(502), false, Some(&only)));
+        assert!(!allows(Move::Retry, &Failure::Timeout { limit: Limit::Total, limit_ms: 1 }, false, Some(&only)));
+        assert!(!allows(Move::Failover, &http(400), false, Some(&only)));
+        let words = Conditions { timeout: true, any_5xx: true, ..Default::default() };
+        assert!(allows(Move::Failover, &http(599), false, Some(&words)));
+        assert!(allows(Move::Failover, &Failure::Timeout { limit: Limit::Headers, limit_ms: 1 }, false, Some(&words)));
+    }
+}

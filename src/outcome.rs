@@ -1,0 +1,160 @@
+//! What can go wrong with one attempt, as typed data.
+//!
+//! Every failure is classified once, where it is observed (the driver, a decoder, a timer), and
+//! carried as a [`Failure`] from then on: the gate reads a status number or a limit name, never
+//! a formatted sentence. The same value becomes the caller's error, unchanged.
+
+use serde::Serialize;
+use std::fmt;
+
+/// Which limit a timeout hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// The call's one logical budget, across every attempt, wait and byte.
+    Deadline,
+    /// A member's whole-attempt limit (`totalMs`).
+    Total,
+    /// A member's wait for response headers (`headersMs`).
+    Headers,
+    /// A member's wait for the first visible content (`firstTokenMs`).
+    FirstToken,
+    /// A member's gap between visible deltas (`idleMs`).
+    Idle,
+}
+
+impl Limit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Limit::Deadline => "deadline",
+            Limit::Total => "total",
+            Limit::Headers => "headers",
+            Limit::FirstToken => "first_token",
+            Limit::Idle => "idle",
+        }
+    }
+}
+
+/// The error kinds a caller sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    Config,
+    Timeout,
+    Http,
+    Transport,
+    Cancelled,
+    Protocol,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Config => "config",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Http => "http",
+            ErrorKind::Transport => "transport",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Protocol => "protocol",
+        }
+    }
+}
+
+/// Why an attempt (and, when nothing is left to try, the call) did not succeed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// No HTTP status was read: connection refused, reset, DNS, TLS, a dropped body.
+    Transport { message: String },
+    /// The provider answered with an error status, or reported an error inside a 2xx stream
+    /// (`in_stream`, with the status the provider documents for that error type).
+    Http { status: u16, message: String, retry_after_ms: Option<u64>, should_retry: Option<bool>, in_stream: bool },
+    /// A limit expired; `limit_ms` is the configured value.
+    Timeout { limit: Limit, limit_ms: u64 },
+    /// The caller aborted the call.
+    Cancelled,
+    /// The provider's answer could not be understood.
+    Protocol { message: String },
+}
+
+impl Failure {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Failure::Transport { .. } => ErrorKind::Transport,
+            Failure::Http { .. } => ErrorKind::Http,
+            Failure::Timeout { .. } => ErrorKind::Timeout,
+            Failure::Cancelled => ErrorKind::Cancelled,
+            Failure::Protocol { .. } => ErrorKind::Protocol,
+        }
+    }
+
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Failure::Http { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    pub fn retry_after_ms(&self) -> Option<u64> {
+        match self {
+            Failure::Http { retry_after_ms, .. } => *retry_after_ms,
+            _ => None,
+        }
+    }
+
+    pub fn timeout(&self) -> Option<(Limit, u64)> {
+        match self {
+            Failure::Timeout { limit, limit_ms } => Some((*limit, *limit_ms)),
+            _ => None,
+        }
+    }
+
+    /// An HTTP error answer, reading `retry-after-ms`, `retry-after` and `x-should-retry` from
+    /// its headers. `now_epoch_ms` (wall clock) resolves a Retry-After given as an HTTP date.
+    pub fn from_http(status: u16, headers: &[(String, String)], message: String, now_epoch_ms: u64) -> Failure {
+        let header = |name: &str| headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim());
+        let retry_after_ms =
+            crate::backoff::retry_after_ms(header("retry-after-ms"), header("retry-after"), now_epoch_ms);
+        let should_retry = match header("x-should-retry") {
+            Some("true") => Some(true),
+            Some("false") => Some(false),
+            _ => None,
+        };
+        Failure::Http { status, message, retry_after_ms, should_retry, in_stream: false }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Transport { message } => write!(f, "transport error: {message}"),
+            Failure::Http { status, message, in_stream, .. } => {
+                let place = if *in_stream { " in stream" } else { "" };
+                if message.is_empty() {
+                    write!(f, "HTTP {status}{place}")
+                } else {
+                    write!(f, "HTTP {status}{place}: {message}")
+                }
+            }
+            Failure::Timeout { limit, limit_ms } => match limit {
+                Limit::Deadline => write!(f, "response did not finish within {limit_ms} ms, retries included"),
+                Limit::Total => write!(f, "attempt did not finish within {limit_ms} ms (totalMs)"),
+                Limit::Headers => write!(f, "no response headers within {limit_ms} ms (headersMs)"),
+                Limit::FirstToken => write!(f, "no content within {limit_ms} ms of sending (firstTokenMs)"),
+                Limit::Idle => write!(f, "no content for {limit_ms} ms after the last delta (idleMs)"),
+            },
+            Failure::Cancelled => f.write_str("the caller cancelled the call"),
+            Failure::Protocol { message } => write!(f, "protocol error: {message}"),
+        }
+    }
+}
+
+impl From<crate::format::DecodeError> for Failure {
+    fn from(e: crate::format::DecodeError) -> Failure {
+        match e {
+            crate::format::DecodeError::Protocol(message) => Failure::Protocol { message },
+            crate::format::DecodeError::Provider { status, message } => {
+                Failure::Http { status, message, retry_after_ms: None, should_retry: None, in_stream: true }
+            }
+        }
+    }
+}

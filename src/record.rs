@@ -1,0 +1,71 @@
+//! What a call leaves behind: one [`Leg`] per attempt, and the [`Event`]s a UI shows as they
+//! happen ("Provider busy, retrying (2/4) in 0.5 s", "Primary timed out, switching to backup").
+//!
+//! Both serialize to the camelCase JSON the JS API hands out. Nothing here holds a credential:
+//! failures carry provider messages and statuses, never request headers.
+
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+use crate::outcome::{Failure, Limit};
+
+/// One attempt. Times are milliseconds since the call started.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Leg {
+    pub target: String,
+    /// 1-based position of this attempt within the call.
+    pub attempt: u32,
+    pub start_ms: u64,
+    pub end_ms: u64,
+    /// "ok", or the failure's kind: "http", "timeout", "transport", "cancelled", "protocol".
+    pub outcome: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<Limit>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+    /// Time to the first visible content, for streams that showed some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<u64>,
+}
+
+/// Progress a caller can show while it waits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+pub enum Event {
+    /// An attempt was sent.
+    Attempt { target: String, attempt: u32 },
+    /// An attempt ended (successfully or not).
+    Leg { leg: Leg },
+    /// The same member will be tried again after `delay_ms`. `attempt` is the 1-based attempt
+    /// of this retry strategy that failed, `of` the attempts it allows.
+    Retry { target: String, attempt: u32, of: u32, delay_ms: u64, cause: FailureInfo },
+    /// The next member of a fallback takes over at once.
+    Failover { from: String, to: String, cause: FailureInfo },
+}
+
+/// A failure as the caller sees it: `{kind, message, status?, timeout?, limitMs?, retryAfterMs?}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailureInfo(pub Failure);
+
+impl Serialize for FailureInfo {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let f = &self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("kind", f.kind().as_str())?;
+        m.serialize_entry("message", &f.to_string())?;
+        if let Some(status) = f.status() {
+            m.serialize_entry("status", &status)?;
+        }
+        if let Some(ms) = f.retry_after_ms() {
+            m.serialize_entry("retryAfterMs", &ms)?;
+        }
+        if let Some((limit, ms)) = f.timeout() {
+            m.serialize_entry("timeout", limit.as_str())?;
+            m.serialize_entry("limitMs", &ms)?;
+        }
+        m.end()
+    }
+}

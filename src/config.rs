@@ -27,8 +27,8 @@ pub struct Config {
     pub round_robin_nodes: usize,
 }
 
-/// A provider endpoint and model. `api_key` is a [`Secret`]: it never prints.
-#[derive(Debug, Clone, PartialEq)]
+/// A provider endpoint and model. Neither `api_key` nor a credential header ever prints.
+#[derive(Clone, PartialEq)]
 pub struct Target {
     pub name: String,
     pub format: Format,
@@ -37,6 +37,25 @@ pub struct Target {
     pub api_key: Option<Secret>,
     pub headers: Vec<(String, String)>,
     pub timeouts: Timeouts,
+}
+
+impl fmt::Debug for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), if crate::format::is_secret_header(k) { "<redacted>" } else { v.as_str() }))
+            .collect();
+        f.debug_struct("Target")
+            .field("name", &self.name)
+            .field("format", &self.format)
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key)
+            .field("headers", &headers)
+            .field("timeouts", &self.timeouts)
+            .finish()
+    }
 }
 
 /// Per-attempt limits, in milliseconds; `None` is no limit.
@@ -510,7 +529,7 @@ fn parse_backoff(v: &Value, path: &str) -> Result<Backoff, ConfigError> {
     let initial_ms = match o.get("initialMs") {
         None => d.initial_ms,
         Some(x) => match x.as_f64() {
-            Some(n) if n >= 0.0 && n <= MAX_MS as f64 => n.ceil() as u64,
+            Some(n) if (0.0..=MAX_MS as f64).contains(&n) => n.ceil() as u64,
             _ => {
                 return Err(ConfigError::new(
                     child(path, "initialMs"),
@@ -600,7 +619,7 @@ fn parse_gateway(v: &Value) -> Result<GatewayConfig, ConfigError> {
     }
     if let Some(n) = o.get("maxBodyBytes") {
         g.max_body_bytes = match n.as_f64() {
-            Some(x) if x.fract() == 0.0 && x >= 1.0 && x <= 1e9 => x as u64,
+            Some(x) if x.fract() == 0.0 && (1.0..=1e9).contains(&x) => x as u64,
             _ => {
                 return Err(ConfigError::new(
                     "gateway.maxBodyBytes",
@@ -765,7 +784,10 @@ pub fn parse_deadline_option(v: Option<&Value>) -> Result<Option<u64>, ConfigErr
         Some(v) => parse_ms(v).map(Some).ok_or_else(|| {
             ConfigError::new(
                 "options.deadlineMs",
-                format!("must be a positive number of milliseconds (got {}); omit it to use the config's deadlineMs", show(v)),
+                format!(
+                    "must be a positive number of milliseconds (got {}); omit it to use the config's deadlineMs",
+                    show(v)
+                ),
             )
         }),
     }

@@ -105,12 +105,12 @@ pub struct HttpRequest {
     pub body: String,
 }
 
-/// Headers that carry credentials; their values never reach Debug output, errors or events.
+/// Headers that may carry credentials; their values never reach Debug output, errors or events.
+/// Besides the well-known ones, any name mentioning a key, token, secret or auth is treated so.
 pub fn is_secret_header(name: &str) -> bool {
-    matches!(
-        name.to_ascii_lowercase().as_str(),
-        "authorization" | "x-api-key" | "x-goog-api-key" | "api-key" | "proxy-authorization" | "cookie"
-    )
+    let name = name.to_ascii_lowercase();
+    matches!(name.as_str(), "cookie" | "proxy-authorization")
+        || ["auth", "key", "token", "secret", "signature"].iter().any(|w| name.contains(w))
 }
 
 impl std::fmt::Debug for HttpRequest {

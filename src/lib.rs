@@ -23,3 +23,6 @@ pub mod gate;
 pub mod outcome;
 pub mod record;
 pub mod sse;
+
+#[cfg(target_arch = "wasm32")]
+mod driver;

@@ -1,0 +1,245 @@
+// Type declarations for llm-baton, shared by every runtime entry (node, deno, workerd, browser).
+
+// ---------------------------------------------------------------------------------------------
+// The config document
+// ---------------------------------------------------------------------------------------------
+
+/** The wire protocol a target speaks. */
+export type Format = "openai_chat" | "anthropic_messages" | "openai_responses" | "gemini";
+
+/** Per-attempt limits in milliseconds; each is off when omitted. */
+export interface Timeouts {
+  /** From dispatch to the last byte of the answer. */
+  totalMs?: number;
+  /** From dispatch to the response headers. */
+  headersMs?: number;
+  /** From dispatch to the first visible content delta (streams only). */
+  firstTokenMs?: number;
+  /** Between visible content deltas, after the first (streams only). */
+  idleMs?: number;
+}
+
+/** A provider endpoint and model. */
+export interface Target {
+  format: Format;
+  /** e.g. "https://api.openai.com/v1"; no credentials in the URL (use apiKey). */
+  baseUrl: string;
+  model: string;
+  /** Sent the way the format expects (Authorization, x-api-key, x-goog-api-key); never logged. */
+  apiKey?: string;
+  /** Extra request headers. */
+  headers?: Record<string, string>;
+  timeouts?: Timeouts;
+}
+
+/**
+ * Which failures qualify for a retry or a failover: a failure class, any 4xx / 5xx, or one
+ * HTTP status.
+ */
+export type Condition = "transport" | "timeout" | "protocol" | "4xx" | "5xx" | number;
+
+export interface Backoff {
+  /** The first delay (default 250). */
+  initialMs?: number;
+  /** Each further delay is the previous one times this (default 2). */
+  multiplier?: number;
+  /** No delay exceeds this (default 8000). */
+  maxMs?: number;
+  /** "full" (default): a random delay between 0 and the computed one; "none": exactly it. */
+  jitter?: "full" | "none";
+}
+
+/** Try the same strategy again, `attempts` times in total. */
+export interface RetryStrategy {
+  retry: Strategy;
+  attempts: number;
+  backoff?: Backoff;
+  /**
+   * Replaces the default set: transport failures, member timeouts, 408, 409, 429 and 5xx.
+   * The caller's cancellation, the call's deadline and anything after visible stream content
+   * are never retried.
+   */
+  retryOn?: Condition[];
+  /** A Retry-After longer than this (default 60000) fails the call at once. */
+  maxRetryAfterMs?: number;
+}
+
+/** Try each member in order until one answers. */
+export interface FallbackStrategy {
+  fallback: Strategy[];
+  /** Narrows failover (default: any failure before visible stream content). */
+  fallbackOn?: Condition[];
+}
+
+/** Spread calls over the members, optionally weighted; a failed member fails over to the next. */
+export interface RoundRobinStrategy {
+  roundRobin: Strategy[];
+  /** One positive whole number per member. */
+  weights?: number[];
+}
+
+/** A target name, another route's name, or a nested strategy. */
+export type Strategy = string | RetryStrategy | FallbackStrategy | RoundRobinStrategy;
+
+export interface GatewayConfig {
+  apiKeys?: string[];
+  maxBodyBytes?: number;
+  cors?: boolean | string[];
+}
+
+export interface Config {
+  targets: Record<string, Target>;
+  routes?: Record<string, Strategy>;
+  /** The default deadline of every call, retries, backoff and failover included. */
+  deadlineMs?: number;
+  gateway?: GatewayConfig;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests and answers
+// ---------------------------------------------------------------------------------------------
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** The JSON text the model produced. */
+  arguments: string;
+}
+
+export interface Message {
+  role: "system" | "user" | "assistant" | "tool";
+  content: string;
+  /** Tool calls an assistant message made (to replay a conversation). */
+  toolCalls?: ToolCall[];
+  /** For role "tool": the call this message answers. */
+  toolCallId?: string;
+}
+
+export interface Tool {
+  name: string;
+  description?: string;
+  /** A JSON Schema object (default: an object with no properties). */
+  parameters?: Record<string, unknown>;
+}
+
+export interface ChatRequest {
+  messages: Message[];
+  maxTokens?: number;
+  temperature?: number;
+  stop?: string[];
+  tools?: Tool[];
+}
+
+export type LegOutcome = "ok" | "http" | "timeout" | "transport" | "cancelled" | "protocol";
+
+/** Which limit fired: the call's deadline or one of the attempt's limits. */
+export type TimeoutKind = "deadline" | "total" | "headers" | "first_token" | "idle";
+
+/** One attempt against one target. Times are milliseconds since the call started. */
+export interface Leg {
+  target: string;
+  /** 1-based, counted per retry loop. */
+  attempt: number;
+  startMs: number;
+  endMs: number;
+  outcome: LegOutcome;
+  status?: number;
+  timeout?: TimeoutKind;
+  retryAfterMs?: number;
+  /** Time to the first visible content (streams). */
+  ttftMs?: number;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** The result of a call: the whole answer and how it was obtained. */
+export interface Completion {
+  text: string;
+  /** The target that answered. */
+  target: string;
+  /** The model the provider says answered (else the target's model). */
+  model: string;
+  /** "stop" | "length" | "tool_calls" | "content_filter", or the provider's own word. */
+  finishReason: string;
+  usage: Usage;
+  legs: Leg[];
+  toolCalls?: ToolCall[];
+  reasoning?: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Calls, events and errors
+// ---------------------------------------------------------------------------------------------
+
+export type ErrorKind = "config" | "timeout" | "http" | "transport" | "cancelled" | "protocol" | "internal";
+
+/** Why an attempt failed, as carried by retry and failover events. */
+export interface Cause {
+  kind: ErrorKind;
+  message: string;
+  status?: number;
+  timeout?: TimeoutKind;
+}
+
+/** Progress of a call, reported through `CallOptions.onEvent` as it happens. */
+export type CallEvent =
+  | { type: "attempt"; target: string; attempt: number }
+  | { type: "retry"; target: string; attempt: number; of: number; delayMs: number; cause: Cause }
+  | { type: "failover"; from: string; to: string; cause: Cause }
+  | { type: "leg"; leg: Leg };
+
+export interface CallOptions {
+  /** This call's deadline, replacing the config's deadlineMs. */
+  deadlineMs?: number;
+  /** Aborting it cancels the call at once (BatonError kind "cancelled"). */
+  signal?: AbortSignal;
+  onEvent?: (event: CallEvent) => void;
+}
+
+/** What `Baton.stream` yields, in order: deltas as they arrive, then exactly one "done". */
+export type StreamEvent =
+  | { type: "text"; text: string }
+  | { type: "reasoning"; text: string }
+  | { type: "tool_call"; index: number; id?: string; name?: string; arguments: string }
+  | ({ type: "done" } & Completion);
+
+/**
+ * Every failure of llm-baton. `kind` says what happened; the other fields are set when they
+ * apply. kind "internal" is a bug or a misuse (the original value is `cause`), never an outcome
+ * of a provider call.
+ */
+export declare class BatonError extends Error {
+  name: "BatonError";
+  kind: ErrorKind;
+  /** kind "timeout": which limit fired. */
+  timeout?: TimeoutKind;
+  /** kind "timeout": the limit's value. */
+  limitMs?: number;
+  /** kind "http": the provider's status. */
+  status?: number;
+  /** kind "http": the provider's Retry-After, in milliseconds. */
+  retryAfterMs?: number;
+  /** kind "config": the offending field, e.g. "targets.p.timeouts.totalMs" or "options.deadlineMs". */
+  path?: string;
+  /** The target of the last attempt. */
+  target?: string;
+  /** Every attempt the call made. */
+  legs?: Leg[];
+}
+
+export declare class Baton {
+  /** Validates `config`; a mistake throws BatonError kind "config" with the field's `path`. */
+  constructor(config: Config);
+  /** One whole answer from `route` (a route or target name). Rejects with BatonError. */
+  complete(route: string, request: ChatRequest, options?: CallOptions): Promise<Completion>;
+  /**
+   * The answer as it arrives. Breaking out of `for await` aborts the call upstream; a failure
+   * is thrown from the loop as BatonError.
+   */
+  stream(route: string, request: ChatRequest, options?: CallOptions): AsyncIterableIterator<StreamEvent>;
+  /** Every name `complete` and `stream` accept. */
+  routes(): string[];
+}

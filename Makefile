@@ -1,0 +1,67 @@
+# llm-baton: `make demo` runs the main job, `make test` runs every test. Both install what they need.
+SHELL := /bin/bash
+.DEFAULT_GOAL := test
+
+WASM_TARGET := wasm32-unknown-unknown
+# wasm-bindgen-cli must match the wasm-bindgen crate exactly; read the version from Cargo.lock.
+WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[^0-9.]/,""); print; exit}' Cargo.lock)
+CARGO_BIN := $(HOME)/.cargo/bin
+WASM_BINDGEN := $(CARGO_BIN)/wasm-bindgen
+
+.PHONY: test test-rust test-e2e build tools rust-tools js-deps chromium provider
+
+# Rust first (fast, and the e2e suite needs a sound core), then the four JS runtimes.
+test: test-rust test-e2e
+
+test-rust:
+	cargo test --workspace
+	cargo clippy --workspace --all-targets -- -D warnings
+
+rust-tools:
+	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
+	@if ! "$(WASM_BINDGEN)" --version 2>/dev/null | grep -q " $(WASM_BINDGEN_VERSION)$$"; then \
+	  echo "installing wasm-bindgen-cli $(WASM_BINDGEN_VERSION)"; \
+	  cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --force; fi
+
+# ---- The npm package (pkg/) and its end-to-end tests -------------------------------------------
+
+NODE_BIN := node_modules/.bin
+# The wasm has no target_features section (the release profile strips it), so name the features
+# rustc's wasm32 baseline uses; wasm-opt rejects instructions whose feature is not enabled.
+WASM_OPT_FEATURES := --enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int \
+  --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue
+PKG_WASM := pkg/wasm/llm_baton_bg.wasm
+
+# Dev tooling from the lockfile (binaryen's wasm-opt, deno, miniflare/workerd, playwright-core,
+# the official SDKs). npm ci again whenever package-lock.json is newer than the install.
+js-deps: node_modules/.package-lock.json
+
+node_modules/.package-lock.json: package-lock.json package.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+# Debian's Chromium for the browser runner (playwright-core drives it; it downloads no browser).
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then apt-get update && apt-get install -y chromium; fi
+
+# The wasm for pkg/: cargo -> wasm-bindgen (web target, output unmodified) -> wasm-opt -Oz.
+build: rust-tools js-deps
+	cargo build --release --target $(WASM_TARGET) -p llm-baton
+	$(WASM_BINDGEN) --target web --out-dir pkg/wasm --out-name llm_baton target/$(WASM_TARGET)/release/llm_baton.wasm
+	$(NODE_BIN)/wasm-opt -Oz $(WASM_OPT_FEATURES) $(PKG_WASM) -o $(PKG_WASM)
+	@ls -l $(PKG_WASM) | awk '{print "pkg/wasm/llm_baton_bg.wasm: " $$5 " bytes"}'
+
+# The scripted provider the e2e runners spawn (target/debug/baton-provider).
+provider:
+	cargo build -p baton-provider
+
+# The same scenarios (tests/e2e/scenarios.mjs) in Deno, then Node, workerd and Chromium under one
+# node:test run, so the output closes with node's summary. Every runtime runs even if one fails.
+test-e2e: build js-deps chromium provider
+	@status=0; \
+	echo "== e2e: deno"; \
+	NO_COLOR=1 DENO_NO_UPDATE_CHECK=1 $(NODE_BIN)/deno test --no-check --no-lock --allow-net=127.0.0.1 --allow-read --allow-run --allow-env \
+	  tests/e2e/deno.test.mjs || status=1; \
+	echo "== e2e: node, workerd, chromium"; \
+	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/workerd.test.mjs tests/e2e/browser.test.mjs || status=1; \
+	exit $$status

@@ -1,0 +1,119 @@
+// The scenarios in headless Chromium, driven from node:test through playwright-core.
+//
+// A tiny static server on 127.0.0.1 serves pkg/ and tests/e2e/ (wasm as application/wasm, which
+// streaming compilation requires) and a page whose import map points "llm-baton" at the entry a
+// browser bundler would pick (resolve.mjs, conditions browser/import/module). The page imports
+// it, so the browser entry's top-level `await init(...)` really fetches and compiles the wasm.
+// Scenarios run at most CONCURRENCY at a time: a page holds 6 connections per origin, and a
+// request queued behind that limit would distort the timings.
+import { describe, test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { normalize } from "node:path";
+import { chromium } from "playwright-core";
+import { scenarios } from "./scenarios.mjs";
+import { startProvider } from "./provider.mjs";
+import { resolveEntry, BROWSER_CONDITIONS } from "./resolve.mjs";
+
+const CONCURRENCY = Math.min(4, Number(process.env.BATON_E2E_CONCURRENCY ?? 4));
+const repo = fileURLToPath(new URL("../../", import.meta.url));
+const entry = resolveEntry(BROWSER_CONDITIONS);
+const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+
+const TYPES = {
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".wasm": "application/wasm",
+  ".json": "application/json",
+  ".html": "text/html; charset=utf-8",
+  ".ts": "text/plain; charset=utf-8",
+};
+
+const PAGE = `<!doctype html>
+<meta charset="utf-8">
+<title>llm-baton e2e</title>
+<script type="importmap">${JSON.stringify({ imports: { "llm-baton": `/pkg/${entry.slice(2)}` } })}</script>
+<script type="module">
+  import { Baton, BatonError } from "llm-baton";
+  import { scenarios } from "/tests/e2e/scenarios.mjs";
+  window.runScenario = async (name, providerUrl) => {
+    try {
+      await scenarios[name]({ Baton, BatonError, providerUrl, runtime: "browser" });
+      return { ok: true };
+    } catch (e) {
+      return { ok: false, error: String((e && e.stack) || e) };
+    }
+  };
+  window.batonReady = true;
+</script>
+`;
+
+/** Serves GET /, /pkg/** and /tests/e2e/** from the repo; nothing else. */
+function startStaticServer() {
+  const server = createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    if (path === "/" || path === "/index.html") {
+      res.writeHead(200, { "content-type": TYPES[".html"], "cache-control": "no-store" });
+      res.end(PAGE);
+      return;
+    }
+    const rel = normalize(path).replace(/^\/+/, "");
+    const ext = rel.slice(rel.lastIndexOf("."));
+    if (!(rel.startsWith("pkg/") || rel.startsWith("tests/e2e/")) || rel.includes("..") || !TYPES[ext]) {
+      res.writeHead(404).end();
+      return;
+    }
+    try {
+      const body = await readFile(repo + rel);
+      res.writeHead(200, { "content-type": TYPES[ext], "cache-control": "no-store" });
+      res.end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+describe("browser", { concurrency: CONCURRENCY }, () => {
+  let provider;
+  let server;
+  let browser;
+  let page;
+  const pageLog = [];
+  before(async () => {
+    provider = await startProvider();
+    server = await startStaticServer();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    });
+    page = await browser.newPage();
+    page.on("console", (m) => pageLog.push(`console.${m.type()}: ${m.text()}`));
+    page.on("pageerror", (e) => pageLog.push(`pageerror: ${e.stack || e}`));
+    await page.goto(`http://127.0.0.1:${server.address().port}/`);
+    try {
+      await page.waitForFunction(() => window.batonReady === true, null, { timeout: 15_000 });
+    } catch (e) {
+      throw new Error(`the page did not load llm-baton: ${e.message}\n${pageLog.join("\n")}`);
+    }
+  });
+  after(async () => {
+    await browser?.close();
+    server?.close();
+    provider?.stop();
+  });
+
+  test("llm-baton resolves to the browser entry", () => {
+    assert.equal(entry, "./browser.js");
+  });
+
+  for (const name of Object.keys(scenarios)) {
+    test(name, async () => {
+      const out = await page.evaluate(([n, url]) => window.runScenario(n, url), [name, provider.url]);
+      if (!out.ok) throw new Error(`in Chromium: ${out.error}${pageLog.length ? `\npage log:\n${pageLog.join("\n")}` : ""}`);
+    });
+  }
+});

@@ -1,0 +1,26 @@
+// The scenarios in Node, importing "llm-baton" by name: the root package.json has it as a
+// file: dependency, so node_modules/llm-baton links to pkg/ and Node resolves the package's
+// "exports" with its own conditions ("node", "import"), which must land on pkg/node.js.
+import { describe, test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { Baton, BatonError } from "llm-baton";
+import { scenarios } from "./scenarios.mjs";
+import { startProvider } from "./provider.mjs";
+
+const CONCURRENCY = Number(process.env.BATON_E2E_CONCURRENCY ?? 4);
+
+describe("node", { concurrency: CONCURRENCY }, () => {
+  let provider;
+  before(async () => {
+    provider = await startProvider();
+  });
+  after(() => provider?.stop());
+
+  test("llm-baton resolves to the node entry", () => {
+    assert.match(import.meta.resolve("llm-baton"), /\/pkg\/node\.js$/);
+  });
+
+  for (const [name, run] of Object.entries(scenarios)) {
+    test(name, () => run({ Baton, BatonError, providerUrl: provider.url, runtime: "node" }));
+  }
+});

@@ -1,0 +1,70 @@
+// Starts and stops the scripted provider (tests/provider) for one runner. Uses node:child_process,
+// which Node and Deno both have; the scenarios themselves only talk to it over HTTP.
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const repo = fileURLToPath(new URL("../../", import.meta.url));
+
+/** The provider binary: $BATON_PROVIDER_BIN, else cargo's debug build in $CARGO_TARGET_DIR or target/. */
+export function providerBinary() {
+  if (process.env.BATON_PROVIDER_BIN) return process.env.BATON_PROVIDER_BIN;
+  const targetDir = process.env.CARGO_TARGET_DIR || `${repo}target`;
+  return `${targetDir}/debug/baton-provider`;
+}
+
+/**
+ * Spawns the provider on a free loopback port and waits for its first stdout line,
+ * `BATON_PROVIDER_URL=http://127.0.0.1:PORT`. Resolves to `{ url, stop }`.
+ */
+export function startProvider({ timeoutMs = 10_000 } = {}) {
+  const bin = providerBinary();
+  if (!existsSync(bin)) {
+    return Promise.reject(new Error(`the scripted provider ${bin} is missing; build it with \`cargo build -p baton-provider\``));
+  }
+  const child = spawn(bin, [], { stdio: ["ignore", "pipe", "inherit"] });
+  const stop = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+  };
+  // A runner that crashes must not leave the provider behind.
+  process.once("exit", stop);
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`the provider printed no BATON_PROVIDER_URL line within ${timeoutMs} ms (got ${JSON.stringify(out)})`));
+    }, timeoutMs);
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`the provider exited early (code ${code}, signal ${signal}); stdout: ${JSON.stringify(out)}`));
+    });
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+      const line = out.split("\n")[0];
+      if (!out.includes("\n")) return;
+      clearTimeout(timer);
+      const m = /^BATON_PROVIDER_URL=(http:\/\/\S+)$/.exec(line.trim());
+      if (!m) {
+        stop();
+        reject(new Error(`the provider's first line is not BATON_PROVIDER_URL=...: ${JSON.stringify(line)}`));
+        return;
+      }
+      // Keep draining stdout so the provider never blocks on a full pipe.
+      child.stdout.removeAllListeners("data");
+      child.stdout.resume();
+      child.removeAllListeners("exit");
+      resolve({
+        url: m[1].replace(/\/$/, ""),
+        stop: () => {
+          process.removeListener("exit", stop);
+          stop();
+        },
+      });
+    });
+  });
+}

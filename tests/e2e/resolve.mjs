@@ -1,0 +1,28 @@
+// Resolves "llm-baton" from pkg/package.json "exports" the way a bundler does for a platform:
+// walk the conditions object in its own key order and take the first key the platform accepts
+// ("default" always). workerd and the browser have no package resolution of their own
+// (wrangler's esbuild and the app's bundler do it), so their runners use this with the
+// condition sets those tools use, and so check that pkg/package.json lists the conditions in an
+// order that picks the right entry (workerd also accepts "browser").
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+export const pkgDir = fileURLToPath(new URL("../../pkg/", import.meta.url));
+
+/** wrangler bundles Workers with esbuild conditions ["workerd", "worker", "browser"] + import/module. */
+export const WORKERD_CONDITIONS = ["workerd", "worker", "browser", "import", "module"];
+/** Browser bundlers (esbuild platform browser, Vite): "browser" + import/module. */
+export const BROWSER_CONDITIONS = ["browser", "import", "module"];
+
+/** The entry file (relative to pkg/, e.g. "./workerd.js") chosen for these conditions. */
+export function resolveEntry(conditions) {
+  const manifest = JSON.parse(readFileSync(`${pkgDir}package.json`, "utf8"));
+  let target = manifest.exports?.["."] ?? manifest.exports;
+  while (target !== null && typeof target === "object") {
+    const key = Object.keys(target).find((k) => k === "default" || conditions.includes(k));
+    if (key === undefined) throw new Error(`pkg/package.json exports has no entry for conditions ${conditions.join(", ")}`);
+    target = target[key];
+  }
+  if (typeof target !== "string") throw new Error("pkg/package.json has no usable \"exports\"");
+  return target;
+}

@@ -1,0 +1,579 @@
+// End-to-end scenarios, the same in every runtime (Node, Deno, workerd, Chromium).
+//
+// Each scenario is `async ({ Baton, BatonError, providerUrl, runtime }) => void` and throws an
+// Error saying what was expected and what was seen. They use nothing but fetch,
+// AbortController, setTimeout, performance.now() and the llm-baton API, so a runner only has to
+// import the package its own way and call them.
+//
+// They replay the cases of the seed reports with wall-clock bounds, against the scripted provider
+// (tests/provider), which also tells whether every abandoned attempt's connection was really
+// closed (`clientClosed`): a limit that only stops waiting, but leaves the request running and
+// billed, fails here.
+//
+//   BAML #5085      fallback past a member's timeout (whole and streamed), retry x3 of timeouts,
+//                   terminal after visible stream content
+//   ward #662       503 twice then success at 250 ms doubling, 400 never retried, transport retried
+//   GetBeta         one budget: the backup gets only what is left, none when the primary spent it
+//   Switchyard      headers at 300 ms + body to 750 ms under a 600 ms deadline; no new attempt
+//                   after a stream began
+//   BitFun #2680    deterministic 4xx: exactly one request
+//
+// Margins: limits fire within ~10 ms on an idle machine; assertions allow SLACK_MS above the
+// ideal for loaded CI machines, never 2x, and a small tolerance below (timers may fire a tick
+// early relative to performance.now()).
+
+const SLACK_MS = 250;
+const EARLY_MS = 50;
+
+let serial = 0;
+
+/** A fresh scenario id per call, so runtimes and scenarios never share provider state. */
+function scenarioId(env, label) {
+  serial += 1;
+  const stamp = Math.floor(performance.now() * 1000).toString(36);
+  return `${env.runtime}-${label}-${stamp}-${serial}`.replace(/[^A-Za-z0-9_-]/g, "-");
+}
+
+/** Scripts a scenario on the provider; returns its id. */
+async function script(env, label, steps) {
+  const id = scenarioId(env, label);
+  const res = await fetch(`${env.providerUrl}/_scenarios/${id}`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ steps }),
+  });
+  if (!res.ok) throw new Error(`PUT /_scenarios/${id} answered ${res.status}: ${await res.text()}`);
+  await res.arrayBuffer().catch(() => {});
+  return id;
+}
+
+async function report(env, id) {
+  const res = await fetch(`${env.providerUrl}/_scenarios/${id}`);
+  if (!res.ok) throw new Error(`GET /_scenarios/${id} answered ${res.status}: ${await res.text()}`);
+  return res.json();
+}
+
+/**
+ * The provider's view once every request of the scenario has ended (the server notices a closed
+ * socket a moment after the client closes it), then checks the counts that matter.
+ */
+async function upstream(env, id, expect = {}) {
+  let r;
+  const until = performance.now() + 2000;
+  for (;;) {
+    r = await report(env, id);
+    const closedEnough = expect.clientClosed === undefined || r.clientClosed >= expect.clientClosed;
+    if ((r.open === 0 && closedEnough) || performance.now() > until) break;
+    await sleep(20);
+  }
+  const what = `provider scenario ${id}`;
+  if (r.open !== 0) fail(`${what}: ${r.open} request(s) still open 2 s after the call settled: the abandoned attempt was not aborted upstream`, r);
+  for (const key of ["requests", "completed", "clientClosed"]) {
+    if (expect[key] !== undefined && r[key] !== expect[key]) {
+      fail(`${what}: expected ${key} = ${expect[key]}, provider saw ${r[key]}`, r);
+    }
+  }
+  return r;
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function fail(message, detail) {
+  const extra = detail === undefined ? "" : `\n  detail: ${safeJson(detail)}`;
+  throw new Error(message + extra);
+}
+
+function safeJson(v) {
+  try {
+    const s = JSON.stringify(v, (k, x) => (k === "body" && typeof x === "string" && x.length > 200 ? x.slice(0, 200) + "…" : x));
+    return s.length > 4000 ? s.slice(0, 4000) + "…" : s;
+  } catch {
+    return String(v);
+  }
+}
+
+function eq(actual, expected, what) {
+  if (actual !== expected) fail(`${what}: expected ${safeJson(expected)}, got ${safeJson(actual)}`);
+}
+
+function oneOf(actual, allowed, what) {
+  if (!allowed.includes(actual)) fail(`${what}: expected one of ${safeJson(allowed)}, got ${safeJson(actual)}`);
+}
+
+/** `ms` must be within [ideal - EARLY_MS, ideal + SLACK_MS] (or the explicit bounds). */
+function took(ms, ideal, what, { lo = ideal - EARLY_MS, hi = ideal + SLACK_MS } = {}) {
+  if (!(ms >= lo && ms <= hi)) fail(`${what}: took ${ms.toFixed(0)} ms, expected ${ideal} ms (allowed ${lo}..${hi} ms)`);
+}
+
+/** Runs `fn`, expecting a BatonError; returns `[error, elapsedMs]`. */
+async function rejects(env, fn, expect, what) {
+  const t0 = performance.now();
+  let value;
+  try {
+    value = await fn();
+  } catch (e) {
+    const ms = performance.now() - t0;
+    checkError(env, e, expect, what);
+    return [e, ms];
+  }
+  fail(`${what}: expected a BatonError ${safeJson(expect)}, but the call succeeded`, value);
+}
+
+function checkError(env, e, expect, what) {
+  if (!(e instanceof env.BatonError)) fail(`${what}: expected a BatonError, got ${e?.name ?? typeof e}: ${e?.message ?? e}`, e);
+  if (!(e instanceof Error)) fail(`${what}: BatonError is not an Error`);
+  eq(e.name, "BatonError", `${what}: error.name`);
+  if (typeof e.message !== "string" || e.message.length === 0) fail(`${what}: the BatonError has no message`);
+  for (const [key, want] of Object.entries(expect)) {
+    const got = e[key];
+    const ok = Array.isArray(want) ? want.includes(got) : got === want;
+    if (!ok) fail(`${what}: expected error.${key} = ${safeJson(want)}, got ${safeJson(got)} (message: ${e.message})`, errorDetail(e));
+  }
+}
+
+function errorDetail(e) {
+  const o = { message: e.message };
+  for (const k of ["kind", "timeout", "limitMs", "status", "retryAfterMs", "path", "target", "legs"]) if (e[k] !== undefined) o[k] = e[k];
+  return o;
+}
+
+/** A target on the provider, scripted with its own scenario id. */
+function target(env, id, { format = "openai_chat", timeouts, model = "scripted-model" } = {}) {
+  const t = { format, baseUrl: `${env.providerUrl}/s/${id}/v1`, model, apiKey: "sk-test-not-a-secret" };
+  if (timeouts) t.timeouts = timeouts;
+  return t;
+}
+
+const ASK = { messages: [{ role: "user", content: "Say hello." }], maxTokens: 32 };
+
+/** Consumes a stream; returns the events with their arrival time (ms since `t0`). */
+async function drain(iterable, t0, { breakAfterText = false } = {}) {
+  const events = [];
+  for await (const ev of iterable) {
+    events.push({ ...ev, at: performance.now() - t0 });
+    if (breakAfterText && ev.type === "text") break;
+  }
+  return events;
+}
+
+function textOf(events) {
+  return events.filter((e) => e.type === "text").map((e) => e.text).join("");
+}
+
+function checkLegs(legs, expected, what) {
+  if (!Array.isArray(legs)) fail(`${what}: expected legs to be an array, got ${safeJson(legs)}`);
+  if (legs.length !== expected.length) fail(`${what}: expected ${expected.length} leg(s), got ${legs.length}`, legs);
+  expected.forEach((want, i) => {
+    for (const [k, v] of Object.entries(want)) {
+      const got = legs[i][k];
+      const ok = Array.isArray(v) ? v.includes(got) : got === v;
+      if (!ok) fail(`${what}: leg ${i}: expected ${k} = ${safeJson(v)}, got ${safeJson(got)}`, legs);
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export const scenarios = {
+  // BAML #5085, row 1: fallback [timed-out, fast], invoke -> fast answers, 1.0 s.
+  async "fallback: primary stalls 3 s before headers, backup answers at the primary's 1 s limit"(env) {
+    const p = await script(env, "fb-primary", [{ headersDelayMs: 3000, text: "too late" }]);
+    const b = await script(env, "fb-backup", [{ text: "from backup" }]);
+    const baton = new env.Baton({
+      targets: {
+        primary: target(env, p, { timeouts: { headersMs: 1000, totalMs: 1000 } }),
+        backup: target(env, b),
+      },
+      routes: { main: { fallback: ["primary", "backup"] } },
+    });
+    const t0 = performance.now();
+    const out = await baton.complete("main", ASK);
+    const ms = performance.now() - t0;
+    eq(out.text, "from backup", "answer text");
+    eq(out.target, "backup", "answering target");
+    took(ms, 1000, "fallback after the primary's 1 s limit", { lo: 950, hi: 1500 });
+    checkLegs(out.legs, [
+      { target: "primary", outcome: "timeout", timeout: ["headers", "total"] },
+      { target: "backup", outcome: "ok" },
+    ], "legs");
+    await upstream(env, p, { requests: 1, clientClosed: 1, completed: 0 });
+    await upstream(env, b, { requests: 1, completed: 1, clientClosed: 0 });
+  },
+
+  // BAML #5085, row 2: the same, streamed, with a first-token limit.
+  async "fallback stream: primary sends no token within firstTokenMs 1 s, backup streams"(env) {
+    const p = await script(env, "fbs-primary", [{ firstChunkDelayMs: 3000, text: "too late" }]);
+    const b = await script(env, "fbs-backup", [{ text: "from backup" }]);
+    const baton = new env.Baton({
+      targets: {
+        primary: target(env, p, { timeouts: { firstTokenMs: 1000 } }),
+        backup: target(env, b),
+      },
+      routes: { main: { fallback: ["primary", "backup"] } },
+    });
+    const t0 = performance.now();
+    const events = await drain(baton.stream("main", ASK), t0);
+    const ms = performance.now() - t0;
+    eq(textOf(events), "from backup", "streamed text");
+    const done = events.at(-1);
+    eq(done?.type, "done", "last stream event");
+    eq(done.text, "from backup", "done.text");
+    eq(done.target, "backup", "done.target");
+    took(ms, 1000, "fallback after the primary's first-token limit", { lo: 950, hi: 1500 });
+    checkLegs(done.legs, [
+      { target: "primary", outcome: "timeout", timeout: "first_token" },
+      { target: "backup", outcome: "ok" },
+    ], "legs");
+    await upstream(env, p, { requests: 1, clientClosed: 1 });
+    await upstream(env, b, { requests: 1, completed: 1 });
+  },
+
+  // BAML #5085, row 3: retry x3, every attempt times out -> 3 attempts, then the timeout.
+  async "retry x3: every attempt times out at 1 s, 100 ms backoff, then the timeout surfaces"(env) {
+    const t = await script(env, "retry-timeouts", [{ headersDelayMs: 3000 }]);
+    const baton = new env.Baton({
+      targets: { t: target(env, t, { timeouts: { totalMs: 1000 } }) },
+      routes: { main: { retry: "t", attempts: 3, backoff: { initialMs: 100, jitter: "none" } } },
+    });
+    const retries = [];
+    const [e, ms] = await rejects(env, () => baton.complete("main", ASK, { onEvent: (ev) => ev.type === "retry" && retries.push(ev) }), { kind: "timeout", timeout: ["total", "headers"] }, "three timed-out attempts");
+    took(ms, 3300, "3 x 1 s attempts + 100 + 200 ms backoff");
+    eq(retries.length, 2, "retry events");
+    eq(retries.map((r) => r.delayMs).join(","), "100,200", "retry delays (jitter none, doubling)");
+    if (e.legs !== undefined) checkLegs(e.legs, [{ outcome: "timeout" }, { outcome: "timeout" }, { outcome: "timeout" }], "error.legs");
+    await upstream(env, t, { requests: 3, clientClosed: 3, completed: 0 });
+  },
+
+  // BAML #5085 "after a visible text delta: terminal"; Switchyard "expiry after streaming
+  // begins does not add another attempt".
+  async "stream stalls after text: idle limit 500 ms ends it, no retry, no failover"(env) {
+    const t = await script(env, "idle-stall", [{ text: "hello world!", stallAfterEvents: 1, stallMs: 5000 }]);
+    const b = await script(env, "idle-backup", [{ text: "backup" }]);
+    const baton = new env.Baton({
+      targets: { t: target(env, t, { timeouts: { idleMs: 500 } }), backup: target(env, b) },
+      routes: { main: { fallback: [{ retry: "t", attempts: 3, backoff: { initialMs: 10, jitter: "none" } }, "backup"] } },
+    });
+    const t0 = performance.now();
+    const events = [];
+    let error;
+    try {
+      for await (const ev of baton.stream("main", ASK)) events.push({ ...ev, at: performance.now() - t0 });
+    } catch (err) {
+      error = err;
+    }
+    const ms = performance.now() - t0;
+    if (!error) fail("expected the stream to fail with an idle timeout", events);
+    checkError(env, error, { kind: "timeout", timeout: "idle" }, "idle stall");
+    eq(textOf(events), "hello", "text delivered before the stall");
+    if (events.some((ev) => ev.type === "done")) fail("a failed stream yielded a done event", events);
+    took(ms - events[0].at, 500, "from the last text to the idle timeout");
+    await upstream(env, t, { requests: 1, clientClosed: 1 });
+    await upstream(env, b, { requests: 0 });
+  },
+
+  // Switchyard: one deadline across attempts and backoff.
+  async "a 1.5 s deadline around retries of a 5 s stall ends at 1.5 s"(env) {
+    const t = await script(env, "deadline-retry", [{ headersDelayMs: 5000 }]);
+    const baton = new env.Baton({
+      targets: { t: target(env, t) },
+      routes: { main: { retry: "t", attempts: 5, backoff: { initialMs: 100, jitter: "none" } } },
+    });
+    const [, ms] = await rejects(env, () => baton.complete("main", ASK, { deadlineMs: 1500 }), { kind: "timeout", timeout: "deadline" }, "deadline");
+    took(ms, 1500, "deadline");
+    await upstream(env, t, { requests: 1, clientClosed: 1 });
+  },
+
+  // GetBeta: the secondary receives only what is left of the budget.
+  async "config deadline 1 s: the backup gets only what the primary left (0.4 s)"(env) {
+    const p = await script(env, "budget-primary", [{ headersDelayMs: 3000 }]);
+    const b = await script(env, "budget-backup", [{ headersDelayMs: 3000 }]);
+    const baton = new env.Baton({
+      targets: { primary: target(env, p, { timeouts: { headersMs: 600 } }), backup: target(env, b) },
+      routes: { main: { fallback: ["primary", "backup"] } },
+      deadlineMs: 1000,
+    });
+    const [, ms] = await rejects(env, () => baton.complete("main", ASK), { kind: "timeout", timeout: "deadline" }, "deadline across failover");
+    took(ms, 1000, "deadline across failover");
+    await upstream(env, p, { requests: 1, clientClosed: 1 });
+    await upstream(env, b, { requests: 1, clientClosed: 1 });
+  },
+
+  // GetBeta: if the primary exhausts the budget, the secondary is never called.
+  async "deadline spent by the primary: the backup is never called"(env) {
+    const p = await script(env, "spent-primary", [{ headersDelayMs: 3000 }]);
+    const b = await script(env, "spent-backup", [{ text: "unused" }]);
+    const baton = new env.Baton({
+      targets: { primary: target(env, p), backup: target(env, b) },
+      routes: { main: { fallback: ["primary", "backup"] } },
+    });
+    const [, ms] = await rejects(env, () => baton.complete("main", ASK, { deadlineMs: 800 }), { kind: "timeout", timeout: "deadline" }, "deadline spent by the primary");
+    took(ms, 800, "deadline");
+    await upstream(env, p, { requests: 1, clientClosed: 1 });
+    await upstream(env, b, { requests: 0 });
+  },
+
+  async "caller abort during a stall: cancelled at once, upstream closed"(env) {
+    const t = await script(env, "abort-stall", [{ headersDelayMs: 5000 }]);
+    const baton = new env.Baton({
+      targets: { t: target(env, t) },
+      routes: { main: { retry: "t", attempts: 3 } },
+    });
+    const ctrl = new AbortController();
+    let abortedAt = 0;
+    setTimeout(() => {
+      abortedAt = performance.now();
+      ctrl.abort();
+    }, 300);
+    const t0 = performance.now();
+    await rejects(env, () => baton.complete("main", ASK, { signal: ctrl.signal }), { kind: "cancelled" }, "caller abort");
+    const late = performance.now() - abortedAt;
+    if (late > 100) fail(`the call settled ${late.toFixed(0)} ms after the abort; expected at once (< 100 ms)`);
+    took(performance.now() - t0, 300, "abort at 300 ms");
+    await upstream(env, t, { requests: 1, clientClosed: 1 });
+  },
+
+  async "caller abort during a 5 s backoff wait settles at once"(env) {
+    const t = await script(env, "abort-backoff", [{ status: 503, message: "overloaded" }]);
+    const baton = new env.Baton({
+      targets: { t: target(env, t) },
+      routes: { main: { retry: "t", attempts: 3, backoff: { initialMs: 5000, jitter: "none" } } },
+    });
+    const ctrl = new AbortController();
+    let abortedAt = 0;
+    let retried = false;
+    const onEvent = (ev) => {
+      if (ev.type !== "retry" || retried) return;
+      retried = true;
+      setTimeout(() => {
+        abortedAt = performance.now();
+        ctrl.abort();
+      }, 100);
+    };
+    const t0 = performance.now();
+    await rejects(env, () => baton.complete("main", ASK, { signal: ctrl.signal, onEvent }), { kind: "cancelled" }, "abort during backoff");
+    if (!retried) fail("no retry event was reported before the abort");
+    const late = performance.now() - abortedAt;
+    if (late > 100) fail(`the call settled ${late.toFixed(0)} ms after the abort; expected at once (< 100 ms), not when the 5 s backoff ends`);
+    if (performance.now() - t0 > 1000 + SLACK_MS) fail("the call waited for the backoff");
+    await upstream(env, t, { requests: 1, completed: 1 });
+  },
+
+  // An abort signal that is already aborted sends nothing.
+  async "an already aborted signal: cancelled, no request"(env) {
+    const t = await script(env, "pre-aborted", [{ text: "unused" }]);
+    const baton = new env.Baton({ targets: { t: target(env, t) } });
+    const ctrl = new AbortController();
+    ctrl.abort();
+    const [, ms] = await rejects(env, () => baton.complete("t", ASK, { signal: ctrl.signal }), { kind: "cancelled" }, "pre-aborted signal");
+    if (ms > 100) fail(`took ${ms.toFixed(0)} ms to reject an already aborted call`);
+    await upstream(env, t, { requests: 0 });
+  },
+
+  // ward #662: four attempts, 250 ms doubling; 503 is "not now".
+  async "503 twice then success: retried after 250 + 500 ms, three legs, two retry events"(env) {
+    const t = await script(env, "503-503-ok", [
+      { status: 503, message: "overloaded" },
+      { status: 503, message: "overloaded" },
+      { text: "third time lucky" },
+    ]);
+    const baton = new env.Baton({
+      targets: { t: target(env, t) },
+      routes: { main: { retry: "t", attempts: 4, backoff: { initialMs: 250, jitter: "none" } } },
+    });
+    const events = [];
+    const t0 = performance.now();
+    const out = await baton.complete("main", ASK, { onEvent: (ev) => events.push(ev) });
+    const ms = performance.now() - t0;
+    eq(out.text, "third time lucky", "answer text");
+    took(ms, 750, "two backoffs of 250 and 500 ms");
+    checkLegs(out.legs, [
+      { outcome: "http", status: 503, attempt: 1 },
+      { outcome: "http", status: 503, attempt: 2 },
+      { outcome: "ok", attempt: 3 },
+    ], "legs");
+    const retries = events.filter((e) => e.type === "retry");
+    eq(retries.length, 2, "retry events");
+    eq(retries.map((r) => r.delayMs).join(","), "250,500", "retry delays");
+    eq(retries[0].cause?.status, 503, "retry cause status");
+    eq(retries[0].of, 4, "retry event 'of'");
+    eq(events.filter((e) => e.type === "attempt").length, 3, "attempt events");
+    eq(events.filter((e) => e.type === "leg").length, 3, "leg events");
+    await upstream(env, t, { requests: 3, completed: 3 });
+  },
+
+  // ward #662 / BitFun #2680: a deterministic 4xx fails identically every time.
+  async "400 is not retried: kind http, status 400, exactly one upstream request"(env) {
+    const t = await script(env, "400", [{ status: 400, message: "messages: field required" }]);
+    const baton = new env.Baton({
+      targets: { t: target(env, t) },
+      routes: { main: { retry: "t", attempts: 4, backoff: { initialMs: 10, jitter: "none" } } },
+    });
+    const [e, ms] = await rejects(env, () => baton.complete("main", ASK), { kind: "http", status: 400 }, "400");
+    if (!e.message.includes("messages: field required")) fail(`error.message should carry the provider's words, got ${JSON.stringify(e.message)}`);
+    if (ms > SLACK_MS) fail(`a 400 took ${ms.toFixed(0)} ms to surface`);
+    await upstream(env, t, { requests: 1 });
+  },
+
+  async "429 with retry-after 1: retried after ~1 s"(env) {
+    const t = await script(env, "429-ra1", [{ status: 429, message: "slow down", headers: { "retry-after": "1" } }, { text: "ok now" }]);
+    const baton = new env.Baton({
+      targets: { t: target(env, t) },
+      routes: { main: { retry: "t", attempts: 3, backoff: { initialMs: 10, jitter: "none" } } },
+    });
+    const t0 = performance.now();
+    const out = await baton.complete("main", ASK);
+    const ms = performance.now() - t0;
+    eq(out.text, "ok now", "answer text");
+    took(ms, 1000, "Retry-After: 1");
+    checkLegs(out.legs, [{ outcome: "http", status: 429, retryAfterMs: 1000 }, { outcome: "ok" }], "legs");
+    await upstream(env, t, { requests: 2 });
+  },
+
+  async "429 asking for 30 s under a 5 s deadline fails at once with retryAfterMs"(env) {
+    const t = await script(env, "429-ra30", [{ status: 429, message: "slow down", headers: { "retry-after": "30" } }]);
+    const baton = new env.Baton({
+      targets: { t: target(env, t) },
+      routes: { main: { retry: "t", attempts: 3 } },
+    });
+    const [, ms] = await rejects(env, () => baton.complete("main", ASK, { deadlineMs: 5000 }), { kind: "http", status: 429, retryAfterMs: 30000 }, "429 retry-after 30");
+    if (ms > 200) fail(`took ${ms.toFixed(0)} ms; a wait that cannot fit the deadline should fail at once (< 200 ms)`);
+    await upstream(env, t, { requests: 1 });
+  },
+
+  // Switchyard: "a 300 ms first attempt and a 450 ms response body under one 600 ms deadline".
+  async "headers at 300 ms, body dripping until 750 ms, 600 ms deadline: timeout at 600 ms"(env) {
+    const t = await script(env, "drip", [{ headersDelayMs: 300, text: "a body that takes its time to arrive", dripMs: 450 }]);
+    const baton = new env.Baton({ targets: { t: target(env, t) } });
+    const [, ms] = await rejects(env, () => baton.complete("t", ASK, { deadlineMs: 600 }), { kind: "timeout", timeout: "deadline" }, "deadline during the body");
+    took(ms, 600, "deadline while the body drips");
+    await upstream(env, t, { requests: 1, clientClosed: 1 });
+  },
+
+  async "transport failure (connection reset) is retried"(env) {
+    const t = await script(env, "reset", [{ reset: true }, { text: "after reset" }]);
+    const baton = new env.Baton({
+      targets: { t: target(env, t) },
+      routes: { main: { retry: "t", attempts: 3, backoff: { initialMs: 50, jitter: "none" } } },
+    });
+    const out = await baton.complete("main", ASK);
+    eq(out.text, "after reset", "answer text");
+    checkLegs(out.legs, [{ outcome: "transport" }, { outcome: "ok" }], "legs");
+    await upstream(env, t, { requests: 2 });
+  },
+
+  async "a stream error before any content fails over; after content it is terminal"(env) {
+    const early = await script(env, "se-early", [{ text: "never", streamError: { afterEvents: 0, type: "overloaded_error", message: "Overloaded", status: 529 } }]);
+    const late = await script(env, "se-late", [{ text: "partial answer", streamError: { afterEvents: 1, type: "overloaded_error", message: "Overloaded", status: 529 } }]);
+    const b = await script(env, "se-backup", [{ text: "backup answer" }]);
+    const config = (first) => ({
+      targets: { first: target(env, first), backup: target(env, b) },
+      routes: { main: { fallback: ["first", "backup"] } },
+    });
+    const events = await drain(new env.Baton(config(early)).stream("main", ASK), performance.now());
+    eq(textOf(events), "backup answer", "text after failing over from an early stream error");
+    eq(events.at(-1).target, "backup", "answering target");
+
+    const seen = [];
+    let error;
+    try {
+      for await (const ev of new env.Baton(config(late)).stream("main", ASK)) seen.push(ev);
+    } catch (e) {
+      error = e;
+    }
+    if (!error) fail("a stream error after visible content must end the call", seen);
+    checkError(env, error, {}, "stream error after content");
+    if (error.kind === "cancelled") fail(`a provider stream error surfaced as kind "cancelled"`, errorDetail(error));
+    eq(textOf(seen), "partial", "text before the stream error");
+    await upstream(env, b, { requests: 1 });
+  },
+
+  async "a bad config throws BatonError kind config naming the field"(env) {
+    let error;
+    try {
+      new env.Baton({ targets: { p: { format: "openai_chat", baseUrl: `${env.providerUrl}/v1`, model: "m", timeouts: { totalMs: 0 } } } });
+    } catch (e) {
+      error = e;
+    }
+    if (!error) fail("totalMs: 0 was accepted");
+    checkError(env, error, { kind: "config", path: "targets.p.timeouts.totalMs" }, "bad config");
+    if (!error.message.includes("totalMs")) fail(`the message should name the field: ${error.message}`);
+
+    let unknown;
+    try {
+      new env.Baton({ targets: { p: target(env, "x") }, routes: { main: { fallback: ["p", "nope"] } } });
+    } catch (e) {
+      unknown = e;
+    }
+    checkError(env, unknown, { kind: "config", path: "routes.main.fallback[1]" }, "unknown route member");
+
+    const ok = new env.Baton({ targets: { a: target(env, "a"), b: target(env, "b") }, routes: { main: { fallback: ["a", "b"] } } });
+    eq([...ok.routes()].sort().join(","), "a,b,main", "routes()");
+  },
+
+  async "deadlineMs: 0 is a config error and sends no request"(env) {
+    const t = await script(env, "deadline-0", [{ text: "unused" }]);
+    const baton = new env.Baton({ targets: { t: target(env, t) } });
+    await rejects(env, () => baton.complete("t", ASK, { deadlineMs: 0 }), { kind: "config", path: "options.deadlineMs" }, "deadlineMs: 0");
+    let error;
+    try {
+      for await (const ev of baton.stream("t", ASK, { deadlineMs: 0 })) void ev;
+    } catch (e) {
+      error = e;
+    }
+    checkError(env, error, { kind: "config", path: "options.deadlineMs" }, "stream with deadlineMs: 0");
+    await rejects(env, () => baton.complete("no-such-route", ASK), { kind: "config" }, "unknown route name");
+    await upstream(env, t, { requests: 0 });
+  },
+
+  async "streaming delivers text events as they arrive, not at the end"(env) {
+    const t = await script(env, "stream-live", [{ text: "one two three four five", chunkDelayMs: 100 }]);
+    const baton = new env.Baton({ targets: { t: target(env, t) } });
+    const t0 = performance.now();
+    const events = await drain(baton.stream("t", ASK), t0);
+    eq(textOf(events), "one two three four five", "streamed text");
+    const texts = events.filter((e) => e.type === "text");
+    const done = events.at(-1);
+    eq(done.type, "done", "last event");
+    eq(done.text, "one two three four five", "done.text");
+    const lead = done.at - texts[0].at;
+    if (lead < 300) fail(`the first text event arrived only ${lead.toFixed(0)} ms before done; with 100 ms between chunks it should arrive >= 300 ms earlier (events are being buffered)`, events);
+    checkLegs(done.legs, [{ outcome: "ok" }], "legs");
+    if (typeof done.legs[0].ttftMs !== "number") fail("a streamed leg should report ttftMs", done.legs);
+    await upstream(env, t, { requests: 1, completed: 1 });
+  },
+
+  async "breaking out of for-await aborts the call upstream"(env) {
+    const t = await script(env, "stream-break", [{ text: "a b c d e f g h", chunkDelayMs: 250 }]);
+    const baton = new env.Baton({ targets: { t: target(env, t) } });
+    const t0 = performance.now();
+    const events = await drain(baton.stream("t", ASK), t0, { breakAfterText: true });
+    eq(textOf(events), "a", "text before the break");
+    const r = await upstream(env, t, { requests: 1, clientClosed: 1, completed: 0 });
+    void r;
+    if (performance.now() - t0 > 1500) fail("the upstream request was closed only when the stream would have ended anyway");
+  },
+
+  async "each format answers whole and streamed, with usage"(env) {
+    for (const format of ["openai_chat", "anthropic_messages", "openai_responses", "gemini"]) {
+      const t = await script(env, `fmt-${format}`, [{ text: "Hello", chunks: 2, usage: { inputTokens: 7, outputTokens: 2 } }]);
+      const baton = new env.Baton({ targets: { t: target(env, t, { format }) } });
+      const out = await baton.complete("t", ASK);
+      eq(out.text, "Hello", `${format} complete: text`);
+      eq(out.target, "t", `${format} complete: target`);
+      eq(out.usage?.inputTokens, 7, `${format} complete: usage.inputTokens`);
+      eq(out.usage?.outputTokens, 2, `${format} complete: usage.outputTokens`);
+      eq(out.finishReason, "stop", `${format} complete: finishReason`);
+      const events = await drain(baton.stream("t", ASK), performance.now());
+      eq(textOf(events), "Hello", `${format} stream: text`);
+      eq(events.at(-1).type, "done", `${format} stream: last event`);
+      eq(events.at(-1).usage?.outputTokens, 2, `${format} stream: usage.outputTokens`);
+      const r = await upstream(env, t, { requests: 2, completed: 2 });
+      for (const entry of r.log ?? []) {
+        eq(entry.format, format, `${format}: endpoint the provider saw`);
+        if (entry.keyInUrl) fail(`${format}: the API key was sent in the URL`, entry);
+      }
+    }
+  },
+};

@@ -47,6 +47,7 @@ chromium:
 # The wasm for pkg/: cargo -> wasm-bindgen (web target, output unmodified) -> wasm-opt -Oz.
 build: rust-tools js-deps
 	cargo build --release --target $(WASM_TARGET) -p llm-baton
+	rm -rf pkg/wasm
 	$(WASM_BINDGEN) --target web --out-dir pkg/wasm --out-name llm_baton target/$(WASM_TARGET)/release/llm_baton.wasm
 	$(NODE_BIN)/wasm-opt -Oz $(WASM_OPT_FEATURES) $(PKG_WASM) -o $(PKG_WASM)
 	@ls -l $(PKG_WASM) | awk '{print "pkg/wasm/llm_baton_bg.wasm: " $$5 " bytes"}'

@@ -463,30 +463,83 @@ export const scenarios = {
     await upstream(env, t, { requests: 2 });
   },
 
-  async "a stream error before any content fails over; after content it is terminal"(env) {
-    const early = await script(env, "se-early", [{ text: "never", streamError: { afterEvents: 0, type: "overloaded_error", message: "Overloaded", status: 529 } }]);
-    const late = await script(env, "se-late", [{ text: "partial answer", streamError: { afterEvents: 1, type: "overloaded_error", message: "Overloaded", status: 529 } }]);
-    const b = await script(env, "se-backup", [{ text: "backup answer" }]);
-    const config = (first) => ({
+  // BAML #5085: a stream may fail over only before the first visible delta.
+  async "a stream error before any content fails over to the backup"(env) {
+    const first = await script(env, "se-early", [{ text: "never shown", streamError: { afterEvents: 0, type: "overloaded_error", message: "Overloaded" } }]);
+    const b = await script(env, "se-early-backup", [{ text: "backup answer" }]);
+    const baton = new env.Baton({
       targets: { first: target(env, first), backup: target(env, b) },
       routes: { main: { fallback: ["first", "backup"] } },
     });
-    const events = await drain(new env.Baton(config(early)).stream("main", ASK), performance.now());
+    const events = await drain(baton.stream("main", ASK), performance.now());
     eq(textOf(events), "backup answer", "text after failing over from an early stream error");
     eq(events.at(-1).target, "backup", "answering target");
-
-    const seen = [];
-    let error;
-    try {
-      for await (const ev of new env.Baton(config(late)).stream("main", ASK)) seen.push(ev);
-    } catch (e) {
-      error = e;
-    }
-    if (!error) fail("a stream error after visible content must end the call", seen);
-    checkError(env, error, {}, "stream error after content");
-    if (error.kind === "cancelled") fail(`a provider stream error surfaced as kind "cancelled"`, errorDetail(error));
-    eq(textOf(seen), "partial", "text before the stream error");
+    checkLegs(events.at(-1).legs, [{ target: "first", outcome: ["http", "protocol"] }, { target: "backup", outcome: "ok" }], "legs");
+    await upstream(env, first, { requests: 1 });
     await upstream(env, b, { requests: 1 });
+  },
+
+  // After visible text, a replay would show the reader a second answer: the error is final.
+  // Twice: the error event 100 ms after the text, and right behind it, where the two usually
+  // arrive in one read (the text must still be delivered, and still commit the stream).
+  async "a stream error after content is terminal: no failover, the text stays delivered"(env) {
+    for (const chunkDelayMs of [100, 0]) {
+      const first = await script(env, `se-late-${chunkDelayMs}`, [{ text: "partial answer", chunkDelayMs, streamError: { afterEvents: 1, type: "overloaded_error", message: "Overloaded" } }]);
+      const b = await script(env, `se-late-backup-${chunkDelayMs}`, [{ text: "backup answer" }]);
+      const baton = new env.Baton({
+        targets: { first: target(env, first), backup: target(env, b) },
+        routes: { main: { fallback: ["first", "backup"] } },
+      });
+      const what = `stream error ${chunkDelayMs} ms after the first text`;
+      const seen = [];
+      let error;
+      try {
+        for await (const ev of baton.stream("main", ASK)) seen.push(ev);
+      } catch (e) {
+        error = e;
+      }
+      if (!error) fail(`${what}: the call succeeded; it must fail without failing over`, seen);
+      checkError(env, error, {}, what);
+      if (error.kind === "cancelled") fail(`${what}: surfaced as kind "cancelled"`, errorDetail(error));
+      eq(textOf(seen), "partial", `${what}: text delivered before the error`);
+      await upstream(env, b, { requests: 0 });
+    }
+  },
+
+  async "a streamed tool call arrives as tool_call events and in done.toolCalls"(env) {
+    for (const format of ["openai_chat", "anthropic_messages"]) {
+      const t = await script(env, `tool-${format}`, [{ toolCall: { name: "get_weather", arguments: '{"city":"Paris","unit":"celsius"}' } }]);
+      const baton = new env.Baton({ targets: { t: target(env, t, { format }) } });
+      const request = { ...ASK, tools: [{ name: "get_weather", description: "Weather by city", parameters: { type: "object", properties: { city: { type: "string" } } } }] };
+      const events = await drain(baton.stream("t", request), performance.now());
+      const calls = events.filter((e) => e.type === "tool_call");
+      if (calls.length === 0) fail(`${format}: no tool_call events`, events);
+      eq(calls.map((c) => c.arguments).join(""), '{"city":"Paris","unit":"celsius"}', `${format}: streamed arguments`);
+      eq(calls.find((c) => c.name)?.name, "get_weather", `${format}: tool name`);
+      const done = events.at(-1);
+      eq(done.type, "done", `${format}: last event`);
+      eq(done.toolCalls?.[0]?.name, "get_weather", `${format}: done.toolCalls[0].name`);
+      eq(done.toolCalls?.[0]?.arguments, '{"city":"Paris","unit":"celsius"}', `${format}: done.toolCalls[0].arguments`);
+      eq(done.finishReason, "tool_calls", `${format}: finishReason`);
+      const whole = await baton.complete("t", request);
+      eq(whole.toolCalls?.[0]?.name, "get_weather", `${format}: complete().toolCalls[0].name`);
+    }
+  },
+
+  // A caller may abort from inside its own onEvent callback, i.e. while the driver is calling it.
+  async "abort from inside onEvent: cancelled at once, nothing more sent"(env) {
+    const t = await script(env, "abort-in-event", [{ status: 503, message: "overloaded" }]);
+    const baton = new env.Baton({
+      targets: { t: target(env, t) },
+      routes: { main: { retry: "t", attempts: 5, backoff: { initialMs: 2000, jitter: "none" } } },
+    });
+    const ctrl = new AbortController();
+    const onEvent = (ev) => {
+      if (ev.type === "retry") ctrl.abort();
+    };
+    const [, ms] = await rejects(env, () => baton.complete("main", ASK, { signal: ctrl.signal, onEvent }), { kind: "cancelled" }, "abort inside onEvent");
+    if (ms > SLACK_MS) fail(`took ${ms.toFixed(0)} ms; the abort came with the first retry event`);
+    await upstream(env, t, { requests: 1 });
   },
 
   async "a bad config throws BatonError kind config naming the field"(env) {

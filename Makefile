@@ -60,6 +60,8 @@ provider:
 # node:test run, so the output closes with node's summary. Every runtime runs even if one fails.
 test-e2e: build js-deps chromium provider
 	@status=0; \
+	echo "== types: pkg/index.d.ts (deno check, strict TypeScript)"; \
+	NO_COLOR=1 DENO_NO_UPDATE_CHECK=1 $(NODE_BIN)/deno check --no-lock tests/e2e/types_check.ts || status=1; \
 	echo "== e2e: deno"; \
 	NO_COLOR=1 DENO_NO_UPDATE_CHECK=1 $(NODE_BIN)/deno test --no-check --no-lock --allow-net=127.0.0.1 --allow-read --allow-run --allow-env \
 	  tests/e2e/deno.test.mjs || status=1; \

@@ -138,7 +138,7 @@ export type TimeoutKind = "deadline" | "total" | "headers" | "first_token" | "id
 /** One attempt against one target. Times are milliseconds since the call started. */
 export interface Leg {
   target: string;
-  /** 1-based, counted per retry loop. */
+  /** 1-based position of this attempt within the call. */
   attempt: number;
   startMs: number;
   endMs: number;
@@ -181,7 +181,9 @@ export interface Cause {
   kind: ErrorKind;
   message: string;
   status?: number;
+  retryAfterMs?: number;
   timeout?: TimeoutKind;
+  limitMs?: number;
 }
 
 /** Progress of a call, reported through `CallOptions.onEvent` as it happens. */

@@ -1,0 +1,42 @@
+// Compile-only check of pkg/index.d.ts (`deno check`, TypeScript strict): the declarations
+// parse, and typical code that uses the API type-checks. Never run.
+import { Baton, BatonError } from "../../pkg/index.d.ts";
+import type { CallEvent, Completion, Config, StreamEvent } from "../../pkg/index.d.ts";
+
+const config: Config = {
+  targets: {
+    primary: { format: "openai_chat", baseUrl: "http://127.0.0.1:1/v1", model: "m", apiKey: "k", timeouts: { headersMs: 1000, firstTokenMs: 2000, idleMs: 500 } },
+    backup: { format: "gemini", baseUrl: "http://127.0.0.1:1/v1beta", model: "g", headers: { "x-extra": "1" } },
+  },
+  routes: {
+    main: { fallback: [{ retry: "primary", attempts: 3, backoff: { initialMs: 250, jitter: "none" }, retryOn: ["transport", "timeout", 429, "5xx"] }, "backup"], fallbackOn: ["timeout"] },
+    spread: { roundRobin: ["primary", "backup"], weights: [3, 1] },
+  },
+  deadlineMs: 30_000,
+  gateway: { apiKeys: ["gw"], cors: ["http://localhost:3000"], maxBodyBytes: 1 << 20 },
+};
+
+export async function use(): Promise<string> {
+  const baton = new Baton(config);
+  const names: string[] = baton.routes();
+  const ctrl = new AbortController();
+  const onEvent = (ev: CallEvent) => {
+    if (ev.type === "retry") console.log(ev.delayMs, ev.cause.kind, ev.cause.status);
+    if (ev.type === "leg") console.log(ev.leg.outcome, ev.leg.timeout);
+  };
+  try {
+    const out: Completion = await baton.complete(names[0], { messages: [{ role: "user", content: "hi" }], maxTokens: 5 }, { deadlineMs: 5000, signal: ctrl.signal, onEvent });
+    let text = out.text + out.legs.map((l) => l.outcome).join();
+    for await (const ev of baton.stream("main", { messages: [{ role: "system", content: "s" }, { role: "user", content: "u" }] })) {
+      const e: StreamEvent = ev;
+      if (e.type === "text") text += e.text;
+      else if (e.type === "tool_call") text += e.arguments;
+      else if (e.type === "done") text += e.usage.outputTokens + e.finishReason;
+    }
+    return text;
+  } catch (e) {
+    if (e instanceof BatonError && e.kind === "timeout") return `${e.timeout} ${e.limitMs}`;
+    if (e instanceof BatonError && e.kind === "config") return e.path ?? "";
+    throw e;
+  }
+}

@@ -42,7 +42,7 @@ node_modules/.package-lock.json: package-lock.json package.json
 
 # Debian's Chromium for the browser runner (playwright-core drives it; it downloads no browser).
 chromium:
-	@if [ ! -x /usr/bin/chromium ]; then apt-get update && apt-get install -y chromium; fi
+	@if [ ! -x /usr/bin/chromium ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; fi
 
 # The wasm for pkg/: cargo -> wasm-bindgen (web target, output unmodified) -> wasm-opt -Oz.
 build: rust-tools js-deps

@@ -79,7 +79,7 @@ export class Baton {
 class Stream {
   #start;
   #queue = [];
-  #waiting = null; // {resolve, reject} of the pending next()
+  #waiting = []; // {resolve, reject} of pending next() calls, oldest first
   #failure = null; // the BatonError to throw once the queue is drained
   #ended = false; // the driver settled (or the consumer left)
   #closed = false; // the consumer left: ignore whatever still arrives
@@ -130,7 +130,7 @@ class Stream {
     }
     if (this.#ended) return Promise.resolve({ value: undefined, done: true });
     return new Promise((resolve, reject) => {
-      this.#waiting = { resolve, reject };
+      this.#waiting.push({ resolve, reject });
     });
   }
 
@@ -164,11 +164,11 @@ class Stream {
     this.#wake();
   }
 
-  /** Hands the next queued value (or the end, or the failure) to a pending next(). */
+  /** Hands queued values (or the end, or the failure) to pending next() calls, in order. */
   #wake() {
-    const waiting = this.#waiting;
-    if (!waiting) return;
-    this.#waiting = null;
-    this.next().then(waiting.resolve, waiting.reject);
+    while (this.#waiting.length > 0 && (this.#queue.length > 0 || this.#failure || this.#ended)) {
+      const waiting = this.#waiting.shift();
+      this.next().then(waiting.resolve, waiting.reject);
+    }
   }
 }

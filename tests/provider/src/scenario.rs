@@ -1,0 +1,514 @@
+//! Scenarios: scripted steps, and the log of what each request did.
+//!
+//! A test defines a scenario (a list of [`Step`]s), sends requests to it, then reads its log to
+//! check what the client really did: which key it sent and where, what body, and above all how each
+//! request ended. Each request consumes the next step; the last step repeats. A request's fate is
+//! tracked by a [`RequestTracker`] that travels with the response (first in the handler's future,
+//! then in the response body): if hyper drops it before the response ended, the client closed the
+//! connection, which is how an abort by the client is observed from the server side.
+
+use std::collections::{BTreeMap, HashMap};
+use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::{HeaderMap, StatusCode};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
+use serde_json::{json, Map, Value};
+
+use crate::wire::Format;
+
+/// The body of `PUT /_scenarios/{id}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpec {
+    pub steps: Vec<Step>,
+}
+
+/// What one request gets, in JSON with camelCase names. Every field is optional: `{}` is a
+/// healthy answer. Times are milliseconds. "Content events" are the stream events that carry
+/// text or tool-argument fragments; a non-streamed answer's content events are its body pieces.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Step {
+    /// Answer this error status (400-599) with an error body in the endpoint's format.
+    #[serde(default, deserialize_with = "error_status")]
+    pub status: Option<StatusCode>,
+    /// The error's message (default `scripted {status}`).
+    pub message: Option<String>,
+    /// Overrides the error type that the format derives from `status`.
+    pub error_type: Option<String>,
+    /// Extra response headers, on any answer (`retry-after`, `x-should-retry`…).
+    #[serde(default, deserialize_with = "header_map")]
+    pub headers: HeaderMap,
+    /// Wait before the status line and headers (a huge value stalls before headers).
+    #[serde(default)]
+    pub headers_delay_ms: u64,
+    /// The answer's text (default "Hello from the scripted provider.").
+    pub text: Option<String>,
+    /// How many content events the text or tool arguments is split into, at most one per
+    /// character (default: one per word, each keeping the space before it; tool arguments in
+    /// fragments of 8 characters).
+    pub chunks: Option<NonZeroUsize>,
+    /// Wait between content events.
+    #[serde(default)]
+    pub chunk_delay_ms: u64,
+    /// Wait after the headers (and a stream's preamble events) before the first content event.
+    #[serde(default)]
+    pub first_chunk_delay_ms: u64,
+    /// After this many content events, send nothing for `stallMs`, then cut the response short.
+    pub stall_after_events: Option<usize>,
+    /// How long a stall lasts (default 600 000).
+    pub stall_ms: Option<u64>,
+    /// Non-streamed answers: send the body in ~10 pieces spread over this long.
+    pub drip_ms: Option<u64>,
+    /// Read the request, then close the connection with an RST and no answer.
+    #[serde(default)]
+    pub reset: bool,
+    /// Streams: after some content events, send the format's in-stream error event and end.
+    pub stream_error: Option<StreamErrorSpec>,
+    /// Streams: end cleanly but without the success marker (`[DONE]`, `message_stop`,
+    /// `response.completed`, Gemini's `finishReason` chunk).
+    #[serde(default)]
+    pub omit_done: bool,
+    /// Reported token counts (default: 3 in, one out per word of the answer).
+    #[serde(default)]
+    pub usage: UsageSpec,
+    /// Answer with this function call instead of text.
+    pub tool_call: Option<ToolCall>,
+}
+
+/// `{"afterEvents": 1, "type": "overloaded_error", "message": "Overloaded", "status": 529}`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StreamErrorSpec {
+    /// Content events sent before the error (default 0).
+    #[serde(default)]
+    pub after_events: usize,
+    /// The error type (as `errorType` for `status`).
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// Default "scripted stream error".
+    pub message: Option<String>,
+    /// Chooses the default type; default 500.
+    #[serde(default, deserialize_with = "error_status")]
+    pub status: Option<StatusCode>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UsageSpec {
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+}
+
+/// A function call to answer with; `arguments` must be the text of a JSON object, because
+/// Anthropic and Gemini send it parsed (`input`, `args`).
+#[derive(Deserialize)]
+#[serde(try_from = "ToolCallSpec")]
+pub struct ToolCall {
+    pub name: String,
+    pub arguments: String,
+    pub input: Value,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolCallSpec {
+    name: String,
+    #[serde(default = "empty_object_text")]
+    arguments: String,
+}
+
+fn empty_object_text() -> String {
+    "{}".into()
+}
+
+impl TryFrom<ToolCallSpec> for ToolCall {
+    type Error = String;
+
+    fn try_from(spec: ToolCallSpec) -> Result<Self, String> {
+        match serde_json::from_str::<Value>(&spec.arguments) {
+            Ok(input @ Value::Object(_)) => Ok(ToolCall { name: spec.name, arguments: spec.arguments, input }),
+            _ => Err(format!("toolCall.arguments must be the text of a JSON object, got {:?}", spec.arguments)),
+        }
+    }
+}
+
+fn error_status<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<StatusCode>, D::Error> {
+    let code = u16::deserialize(deserializer)?;
+    match StatusCode::from_u16(code) {
+        Ok(status) if status.is_client_error() || status.is_server_error() => Ok(Some(status)),
+        _ => Err(D::Error::custom(format!("status must be an HTTP error status (400-599), got {code}"))),
+    }
+}
+
+fn header_map<'de, D: Deserializer<'de>>(deserializer: D) -> Result<HeaderMap, D::Error> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in BTreeMap::<String, String>::deserialize(deserializer)? {
+        let name = HeaderName::try_from(name.as_str())
+            .map_err(|_| D::Error::custom(format!("invalid header name {name:?}")))?;
+        let value = HeaderValue::try_from(value.as_str())
+            .map_err(|_| D::Error::custom(format!("invalid value for header {name}: {value:?}")))?;
+        headers.insert(name, value);
+    }
+    Ok(headers)
+}
+
+/// Scenario ids are path segments: `[A-Za-z0-9_.-]+`.
+pub fn is_valid_scenario_id(id: &str) -> bool {
+    !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// What the log remembers of a request. Key values are never stored, only where a key was sent.
+pub struct RequestInfo {
+    pub path: String,
+    pub format: Format,
+    pub stream: bool,
+    pub model: Option<String>,
+    /// `"bearer"`, `"x-api-key"`, `"x-goog-api-key"` or `"authorization"` (another scheme).
+    pub auth: Option<&'static str>,
+    pub key_in_url: bool,
+    /// Request headers; the values of key headers are replaced by `[redacted]`.
+    pub headers: Map<String, Value>,
+    pub body: Value,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Open,
+    Completed,
+    ClientClosed,
+    /// The server cut the connection: a `reset` step, or a stall that ended abruptly.
+    Reset,
+}
+
+impl Outcome {
+    fn name(self) -> &'static str {
+        match self {
+            Outcome::Open => "open",
+            Outcome::Completed => "completed",
+            Outcome::ClientClosed => "client_closed",
+            Outcome::Reset => "reset",
+        }
+    }
+}
+
+struct LogEntry {
+    step: usize,
+    request: RequestInfo,
+    started_ms: u64,
+    headers_ms: Option<u64>,
+    ended_ms: Option<u64>,
+    outcome: Outcome,
+}
+
+struct Scenario {
+    /// Distinguishes this definition from earlier ones under the same id, so a request that
+    /// outlives a redefinition or `/_reset` does not write into the new log.
+    generation: u64,
+    steps: Vec<Arc<Step>>,
+    log: Vec<LogEntry>,
+}
+
+impl Scenario {
+    fn count(&self, outcome: Outcome) -> usize {
+        self.log.iter().filter(|entry| entry.outcome == outcome).count()
+    }
+}
+
+#[derive(Default)]
+struct Scenarios {
+    by_id: HashMap<String, Scenario>,
+    generations: u64,
+    serials: u64,
+}
+
+/// All scenarios and counters of one server run.
+pub struct Registry {
+    started: Instant,
+    scenarios: Mutex<Scenarios>,
+    /// Open TCP connections on which a request arrived.
+    connections_open: AtomicU64,
+    /// Open TCP connections still waiting for their first request.
+    connections_idle: AtomicU64,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Registry {
+            started: Instant::now(),
+            scenarios: Mutex::default(),
+            connections_open: AtomicU64::new(0),
+            connections_idle: AtomicU64::new(0),
+        }
+    }
+
+    /// Milliseconds since the server started (monotonic).
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn scenarios(&self) -> MutexGuard<'_, Scenarios> {
+        // A panic cannot leave the state half-updated in a way that matters to a test server.
+        self.scenarios.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Defines or replaces a scenario, which starts again at its first step with an empty log.
+    pub fn define(&self, id: &str, steps: Vec<Step>) -> Result<(), &'static str> {
+        if steps.is_empty() {
+            return Err("a scenario needs at least one step (`{}` is a healthy answer)");
+        }
+        let mut scenarios = self.scenarios();
+        scenarios.generations += 1;
+        let generation = scenarios.generations;
+        let steps = steps.into_iter().map(Arc::new).collect();
+        scenarios.by_id.insert(id.to_owned(), Scenario { generation, steps, log: Vec::new() });
+        Ok(())
+    }
+
+    /// Logs a new request and hands out its step, a serial number for response ids, and its tracker.
+    pub fn begin(self: &Arc<Self>, id: &str, request: RequestInfo) -> (Arc<Step>, u64, RequestTracker) {
+        let now = self.now_ms();
+        let mut scenarios = self.scenarios();
+        let Scenarios { by_id, generations, serials } = &mut *scenarios;
+        *serials += 1;
+        let scenario = by_id.entry(id.to_owned()).or_insert_with(|| {
+            *generations += 1;
+            Scenario { generation: *generations, steps: vec![Arc::new(Step::default())], log: Vec::new() }
+        });
+        // `define` refuses empty step lists, so there is always a last step to repeat.
+        let step_index = scenario.log.len().min(scenario.steps.len() - 1);
+        let step = Arc::clone(&scenario.steps[step_index]);
+        scenario.log.push(LogEntry {
+            step: step_index,
+            request,
+            started_ms: now,
+            headers_ms: None,
+            ended_ms: None,
+            outcome: Outcome::Open,
+        });
+        let tracker = RequestTracker {
+            registry: Arc::clone(self),
+            scenario: id.to_owned(),
+            generation: scenario.generation,
+            index: scenario.log.len() - 1,
+            finished: false,
+        };
+        (step, *serials, tracker)
+    }
+
+    /// `GET /_scenarios/{id}`: counters and the log (an unknown id reads as an unused scenario).
+    pub fn report(&self, id: &str) -> Value {
+        let scenarios = self.scenarios();
+        let Some(scenario) = scenarios.by_id.get(id) else {
+            return json!({"requests": 0, "completed": 0, "clientClosed": 0, "reset": 0, "open": 0, "log": []});
+        };
+        let log: Vec<Value> = scenario
+            .log
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| {
+                let request = &entry.request;
+                json!({
+                    "index": index,
+                    "step": entry.step,
+                    "path": request.path,
+                    "format": request.format.name(),
+                    "stream": request.stream,
+                    "model": request.model,
+                    "auth": request.auth,
+                    "keyInUrl": request.key_in_url,
+                    "headers": request.headers,
+                    "body": request.body,
+                    "startedMs": entry.started_ms,
+                    "headersMs": entry.headers_ms,
+                    "endedMs": entry.ended_ms,
+                    "outcome": entry.outcome.name(),
+                })
+            })
+            .collect();
+        json!({
+            "requests": scenario.log.len(),
+            "completed": scenario.count(Outcome::Completed),
+            "clientClosed": scenario.count(Outcome::ClientClosed),
+            "reset": scenario.count(Outcome::Reset),
+            "open": scenario.count(Outcome::Open),
+            "log": log,
+        })
+    }
+
+    /// `GET /_stats`: totals across scenarios, and the TCP connections open right now.
+    ///
+    /// `connectionsOpen` counts connections that carried a request, other than the one asking, so
+    /// it reads 0 once no client holds an answer. Connections a client opened ahead of use (undici
+    /// after an abort, browser preconnects) are the runtime's pool, not something the caller
+    /// leaked; they are `connectionsIdle` until a request arrives on them.
+    pub fn stats(&self) -> Value {
+        let scenarios = self.scenarios();
+        let sum = |count: &dyn Fn(&Scenario) -> usize| scenarios.by_id.values().map(count).sum::<usize>();
+        json!({
+            "requests": sum(&|scenario| scenario.log.len()),
+            "open": sum(&|scenario| scenario.count(Outcome::Open)),
+            "clientClosed": sum(&|scenario| scenario.count(Outcome::ClientClosed)),
+            "connectionsOpen": self.connections_open.load(Ordering::SeqCst).saturating_sub(1),
+            "connectionsIdle": self.connections_idle.load(Ordering::SeqCst),
+        })
+    }
+
+    /// `POST /_reset`: forgets every scenario and its counters.
+    pub fn forget_all(&self) {
+        self.scenarios().by_id.clear();
+    }
+
+    /// Counts a newly accepted TCP connection, idle until [`ConnectionCount::request_arrived`].
+    pub fn connection_accepted(self: &Arc<Self>) -> ConnectionCount {
+        self.connections_idle.fetch_add(1, Ordering::SeqCst);
+        ConnectionCount { registry: Arc::clone(self), carried_request: AtomicBool::new(false) }
+    }
+}
+
+/// One TCP connection in the counters, until dropped.
+pub struct ConnectionCount {
+    registry: Arc<Registry>,
+    carried_request: AtomicBool,
+}
+
+impl ConnectionCount {
+    pub fn request_arrived(&self) {
+        if !self.carried_request.swap(true, Ordering::SeqCst) {
+            self.registry.connections_idle.fetch_sub(1, Ordering::SeqCst);
+            self.registry.connections_open.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+impl Drop for ConnectionCount {
+    fn drop(&mut self) {
+        let counter = if self.carried_request.load(Ordering::SeqCst) {
+            &self.registry.connections_open
+        } else {
+            &self.registry.connections_idle
+        };
+        counter.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Follows one request to its end. Dropped before [`finish`](Self::finish), it records that the
+/// client closed the connection: hyper drops the handler future or the response body exactly then.
+pub struct RequestTracker {
+    registry: Arc<Registry>,
+    scenario: String,
+    generation: u64,
+    index: usize,
+    finished: bool,
+}
+
+impl RequestTracker {
+    fn update(&self, change: impl FnOnce(&mut LogEntry, u64)) {
+        let now = self.registry.now_ms();
+        let mut scenarios = self.registry.scenarios();
+        let entry = scenarios
+            .by_id
+            .get_mut(&self.scenario)
+            .filter(|scenario| scenario.generation == self.generation)
+            .and_then(|scenario| scenario.log.get_mut(self.index));
+        if let Some(entry) = entry {
+            change(entry, now);
+        }
+    }
+
+    /// The status line and headers are being sent now.
+    pub fn headers_sent(&self) {
+        self.update(|entry, now| entry.headers_ms = Some(now));
+    }
+
+    pub fn finish(&mut self, outcome: Outcome) {
+        if !self.finished {
+            self.finished = true;
+            self.update(|entry, now| {
+                entry.outcome = outcome;
+                entry.ended_ms = Some(now);
+            });
+        }
+    }
+}
+
+impl Drop for RequestTracker {
+    fn drop(&mut self) {
+        self.finish(Outcome::ClientClosed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(json: &str) -> Result<Step, serde_json::Error> {
+        serde_json::from_str(json)
+    }
+
+    fn request() -> RequestInfo {
+        RequestInfo {
+            path: "/v1/chat/completions".into(),
+            format: Format::OpenAiChat,
+            stream: false,
+            model: None,
+            auth: None,
+            key_in_url: false,
+            headers: Map::new(),
+            body: Value::Null,
+        }
+    }
+
+    #[test]
+    fn bad_steps_are_rejected_with_a_reason() {
+        assert!(step("{}").is_ok());
+        let cases = [
+            (r#"{"status": 200}"#, "HTTP error status"),
+            (r#"{"chunks": 0}"#, "nonzero"),
+            (r#"{"headers": {"bad header": "x"}}"#, "invalid header name"),
+            (r#"{"toolCall": {"name": "f", "arguments": "[1]"}}"#, "JSON object"),
+            (r#"{"stallAfterEvent": 1}"#, "unknown field"),
+        ];
+        for (json, reason) in cases {
+            let error = step(json).err().map(|error| error.to_string()).unwrap_or_default();
+            assert!(error.contains(reason), "{json}: {error}");
+        }
+    }
+
+    #[test]
+    fn the_last_step_repeats_and_redefining_resets_the_log() {
+        let registry = Arc::new(Registry::new());
+        registry.define("s", vec![step(r#"{"status": 503}"#).unwrap(), step("{}").unwrap()]).unwrap();
+        assert!(registry.define("empty", Vec::new()).is_err());
+        let statuses: Vec<_> = (0..3)
+            .map(|_| {
+                let (step, _, mut tracker) = registry.begin("s", request());
+                tracker.finish(Outcome::Completed);
+                step.status
+            })
+            .collect();
+        assert_eq!(statuses, [Some(StatusCode::SERVICE_UNAVAILABLE), None, None]);
+        assert_eq!(registry.report("s")["completed"], 3);
+
+        let (_, _, tracker) = registry.begin("s", request());
+        registry.define("s", vec![Step::default()]).unwrap();
+        drop(tracker);
+        assert_eq!(registry.report("s")["requests"], 0);
+    }
+
+    #[test]
+    fn a_dropped_tracker_means_the_client_closed() {
+        let registry = Arc::new(Registry::new());
+        let (_, _, tracker) = registry.begin("fresh", request());
+        assert_eq!(registry.stats()["open"], 1);
+        drop(tracker);
+        let report = registry.report("fresh");
+        assert_eq!(report["clientClosed"], 1);
+        assert_eq!(report["log"][0]["outcome"], "client_closed");
+    }
+}

@@ -1,0 +1,151 @@
+//! OpenAI Chat Completions (`POST …/chat/completions`), also spoken by most "OpenAI-compatible" APIs.
+
+use serde_json::{json, Value};
+
+use super::{Answer, ErrorInfo, Event, EventData, Output, StreamEvents};
+
+/// `{"error":{"message","type","param","code"}}`; the Responses API uses the same shape.
+pub fn error_body(error: &ErrorInfo) -> Value {
+    let (kind, code) = match error.status.as_u16() {
+        401 => ("invalid_request_error", Some("invalid_api_key")),
+        404 => ("invalid_request_error", Some("model_not_found")),
+        429 => ("requests", Some("rate_limit_exceeded")),
+        _ if error.status.is_client_error() => ("invalid_request_error", None),
+        _ => ("server_error", None),
+    };
+    let kind = error.kind.as_deref().unwrap_or(kind);
+    json!({"error": {"message": error.message, "type": kind, "param": null, "code": code}})
+}
+
+fn id(answer: &Answer) -> String {
+    format!("chatcmpl-baton{:08}", answer.serial)
+}
+
+fn call_id(answer: &Answer) -> String {
+    format!("call_baton{:08}", answer.serial)
+}
+
+fn finish_reason(answer: &Answer) -> &'static str {
+    match answer.output {
+        Output::Text { .. } => "stop",
+        Output::ToolCall { .. } => "tool_calls",
+    }
+}
+
+fn usage(answer: &Answer) -> Value {
+    json!({
+        "prompt_tokens": answer.usage.input_tokens,
+        "completion_tokens": answer.usage.output_tokens,
+        "total_tokens": answer.usage.total(),
+    })
+}
+
+pub fn whole(answer: &Answer) -> Value {
+    let message = match &answer.output {
+        Output::Text { text, .. } => {
+            json!({"role": "assistant", "content": text, "refusal": null, "annotations": []})
+        }
+        Output::ToolCall { name, arguments, .. } => json!({
+            "role": "assistant",
+            "content": null,
+            "tool_calls": [{"id": call_id(answer), "type": "function", "function": {"name": name, "arguments": arguments}}],
+            "refusal": null,
+            "annotations": [],
+        }),
+    };
+    json!({
+        "id": id(answer),
+        "object": "chat.completion",
+        "created": answer.created,
+        "model": answer.model,
+        "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish_reason(answer)}],
+        "usage": usage(answer),
+        "service_tier": "default",
+        "system_fingerprint": "fp_baton",
+    })
+}
+
+pub fn stream(answer: &Answer) -> StreamEvents {
+    let chunk = |choices: Value, usage: Value| {
+        let mut chunk = json!({
+            "id": id(answer),
+            "object": "chat.completion.chunk",
+            "created": answer.created,
+            "model": answer.model,
+            "service_tier": "default",
+            "system_fingerprint": "fp_baton",
+            "choices": choices,
+        });
+        // With include_usage every chunk carries `usage`: null, except the last one.
+        if answer.include_usage {
+            chunk["usage"] = usage;
+        }
+        Event::data(chunk)
+    };
+    let delta = |delta: Value, finish_reason: Value| {
+        chunk(json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish_reason}]), Value::Null)
+    };
+
+    let first = match &answer.output {
+        Output::Text { .. } => json!({"role": "assistant", "content": "", "refusal": null}),
+        Output::ToolCall { name, .. } => json!({
+            "role": "assistant",
+            "content": null,
+            "tool_calls": [{"index": 0, "id": call_id(answer), "type": "function", "function": {"name": name, "arguments": ""}}],
+            "refusal": null,
+        }),
+    };
+    let content = answer
+        .output
+        .fragments()
+        .iter()
+        .map(|fragment| match answer.output {
+            Output::Text { .. } => delta(json!({"content": fragment}), Value::Null),
+            Output::ToolCall { .. } => {
+                delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": fragment}}]}), Value::Null)
+            }
+        })
+        .collect();
+    let mut closing = vec![delta(json!({}), json!(finish_reason(answer)))];
+    if answer.include_usage {
+        closing.push(chunk(json!([]), usage(answer)));
+    }
+    StreamEvents {
+        preamble: vec![delta(first, Value::Null)],
+        content,
+        closing,
+        marker: vec![Event { name: None, data: EventData::Literal("[DONE]") }],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::Usage;
+    use hyper::StatusCode;
+
+    #[test]
+    fn rate_limit_errors_name_openai_type_and_code() {
+        let error = ErrorInfo { status: StatusCode::TOO_MANY_REQUESTS, kind: None, message: "slow down".into() };
+        assert_eq!(
+            error_body(&error),
+            json!({"error": {"message": "slow down", "type": "requests", "param": null, "code": "rate_limit_exceeded"}})
+        );
+    }
+
+    #[test]
+    fn usage_chunk_has_no_choices() {
+        let answer = Answer {
+            serial: 1,
+            model: "m".into(),
+            created: 0,
+            output: Output::Text { text: "a b".into(), fragments: vec!["a".into(), " b".into()] },
+            usage: Usage { input_tokens: 3, output_tokens: 2 },
+            include_usage: true,
+        };
+        let events = stream(&answer);
+        let EventData::Json(last) = &events.closing[1].data else { panic!("usage chunk is JSON") };
+        assert_eq!(last["choices"], json!([]));
+        assert_eq!(last["usage"]["total_tokens"], 5);
+    }
+}

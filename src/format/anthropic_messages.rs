@@ -1,25 +1,760 @@
-//! (placeholder until the format lands)
-use crate::chat::{Answer, ChatRequest, Delta};
+//! Anthropic Messages (`POST {baseUrl}/messages`).
+//!
+//! Anthropic differs from OpenAI where a translation can go wrong: the system prompt is a top-level
+//! field, `max_tokens` is required, tool calls and results are content blocks (`tool_use`,
+//! `tool_result` inside a user turn), and turns of the same role must be merged. A stream is a
+//! sequence of named events ending with `message_stop`; input tokens come in `message_start`,
+//! output tokens and the stop reason in `message_delta`, errors as an `error` event.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Role, ToolCall, Usage};
 use crate::config::Target;
-use crate::format::{DecodeError, HttpRequest};
+use crate::format::openai_chat::request_headers;
+use crate::format::{join_url, DecodeError, HttpRequest};
 use crate::sse::SseEvent;
 
-pub fn build_request(_target: &Target, _request: &ChatRequest, _stream: bool) -> HttpRequest {
-    unimplemented!()
-}
-pub fn decode_answer(_body: &[u8]) -> Result<Answer, DecodeError> {
-    unimplemented!()
-}
-pub fn error_message(_body: &[u8]) -> Option<String> {
-    None
-}
-#[derive(Debug, Default)]
-pub struct StreamDecoder;
-impl StreamDecoder {
-    pub fn on_event(&mut self, _e: &SseEvent, _out: &mut Vec<Delta>) -> Result<(), DecodeError> {
-        unimplemented!()
+/// Anthropic rejects a request without `max_tokens`; this is used when the caller set none.
+pub const DEFAULT_MAX_TOKENS: u32 = 1024;
+const API_VERSION: &str = "2023-06-01";
+
+pub fn build_request(target: &Target, request: &ChatRequest, stream: bool) -> HttpRequest {
+    let system: Vec<&str> = request
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::System && !m.content.is_empty())
+        .map(|m| m.content.as_str())
+        .collect();
+    let body = Body {
+        model: &target.model,
+        max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        system: (!system.is_empty()).then(|| system.join("\n\n")),
+        messages: wire_messages(request),
+        temperature: request.temperature,
+        stop_sequences: &request.stop,
+        tools: request
+            .tools
+            .iter()
+            .map(|t| WireTool { name: &t.name, description: t.description.as_deref(), input_schema: &t.parameters })
+            .collect(),
+        stream,
+    };
+    let credential = target.api_key.as_ref().map(|key| ("x-api-key", key.expose().to_string()));
+    HttpRequest {
+        method: "POST",
+        url: join_url(&target.base_url, "messages"),
+        headers: request_headers(target, credential, &[("anthropic-version", API_VERSION)]),
+        body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
     }
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<String>,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    stop_sequences: &'a [String],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    stream: bool,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    input_schema: &'a Value,
+}
+
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    content: WireContent<'a>,
+}
+
+/// A lone text block goes as a plain string, as people write it.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireContent<'a> {
+    Text(&'a str),
+    Blocks(Vec<Block<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text { text: &'a str },
+    ToolUse { id: &'a str, name: &'a str, input: Value },
+    ToolResult { tool_use_id: &'a str, content: &'a str },
+}
+
+impl Block<'_> {
+    fn is_empty_text(&self) -> bool {
+        matches!(self, Block::Text { text } if text.is_empty())
+    }
+}
+
+/// Non-system turns as Anthropic wants them: tool results become user turns, consecutive turns of
+/// one role are merged, tool results lead their user turn, and empty text blocks are dropped
+/// where other content remains (Anthropic rejects empty text blocks).
+fn wire_messages(request: &ChatRequest) -> Vec<WireMessage<'_>> {
+    let mut turns: Vec<(&'static str, Vec<Block>)> = Vec::new();
+    for m in &request.messages {
+        let (role, blocks) = match m.role {
+            Role::System => continue,
+            Role::User => ("user", vec![Block::Text { text: &m.content }]),
+            Role::Tool => (
+                "user",
+                vec![Block::ToolResult { tool_use_id: m.tool_call_id.as_deref().unwrap_or(""), content: &m.content }],
+            ),
+            Role::Assistant => {
+                let mut blocks = vec![Block::Text { text: &m.content }];
+                blocks.extend(m.tool_calls.iter().map(|c| Block::ToolUse {
+                    id: &c.id,
+                    name: &c.name,
+                    input: tool_input(&c.arguments),
+                }));
+                ("assistant", blocks)
+            }
+        };
+        match turns.last_mut() {
+            Some((last_role, last)) if *last_role == role => last.extend(blocks),
+            _ => turns.push((role, blocks)),
+        }
+    }
+    turns
+        .into_iter()
+        .map(|(role, mut blocks)| {
+            if blocks.iter().any(|b| !b.is_empty_text()) {
+                blocks.retain(|b| !b.is_empty_text());
+            } else {
+                blocks.truncate(1);
+            }
+            // A stable sort: tool results first, everything else after in its order.
+            blocks.sort_by_key(|b| !matches!(b, Block::ToolResult { .. }));
+            let content = match blocks.as_slice() {
+                [Block::Text { text }] => WireContent::Text(text),
+                _ => WireContent::Blocks(blocks),
+            };
+            WireMessage { role, content }
+        })
+        .collect()
+}
+
+/// Tool-call arguments are JSON text; Anthropic wants the object. Empty arguments are `{}`; text
+/// that is not JSON is passed on as a string so the provider names the problem.
+fn tool_input(arguments: &str) -> Value {
+    if arguments.trim().is_empty() {
+        return Value::Object(Default::default());
+    }
+    serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_string()))
+}
+
+// ---- whole answers ----
+
+#[derive(Deserialize)]
+struct WireAnswer<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    content: Option<Vec<AnswerBlock<'a>>>,
+    model: Option<String>,
+    #[serde(borrow)]
+    stop_reason: Option<Cow<'a, str>>,
+    usage: Option<WireUsage>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct AnswerBlock<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thinking: Option<Cow<'a, str>>,
+    id: Option<String>,
+    name: Option<String>,
+    input: Option<Value>,
+}
+
+/// Anthropic's `input_tokens` excludes cached prompt tokens; the normalized count includes them.
+#[derive(Deserialize)]
+struct WireUsage {
+    input_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    /// Overwrites the counts this frame reports (Anthropic's counts are cumulative).
+    fn apply(&self, usage: &mut Usage) {
+        let inputs = [self.input_tokens, self.cache_creation_input_tokens, self.cache_read_input_tokens];
+        if inputs.iter().any(Option::is_some) {
+            usage.input_tokens = inputs.iter().flatten().fold(0u64, |sum, n| sum.saturating_add(*n));
+        }
+        if let Some(n) = self.output_tokens {
+            usage.output_tokens = n;
+        }
+    }
+}
+
+pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
+    let answer: WireAnswer = serde_json::from_slice(body)
+        .map_err(|e| DecodeError::Protocol(format!("anthropic_messages answer is not a message: {e}")))?;
+    if let Some(error) = answer.error.as_ref() {
+        return Err(provider_error(error));
+    }
+    if answer.kind.as_deref() == Some("error") {
+        return Err(provider_error(&Value::Null));
+    }
+    let Some(content) = answer.content else {
+        return Err(DecodeError::Protocol("anthropic_messages answer has no content".into()));
+    };
+    let (mut text, mut reasoning, mut tool_calls) = (String::new(), String::new(), Vec::new());
+    for block in content {
+        match block.kind.as_ref() {
+            "text" => text.push_str(block.text.as_deref().unwrap_or("")),
+            "thinking" => reasoning.push_str(block.thinking.as_deref().unwrap_or("")),
+            "tool_use" => tool_calls.push(ToolCall {
+                id: block.id.unwrap_or_default(),
+                name: block.name.unwrap_or_default(),
+                arguments: block.input.map(|v| v.to_string()).unwrap_or_else(|| "{}".into()),
+            }),
+            _ => {}
+        }
+    }
+    let mut usage = Usage::default();
+    if let Some(u) = &answer.usage {
+        u.apply(&mut usage);
+    }
+    Ok(Answer {
+        text,
+        reasoning,
+        finish_reason: finish_reason(answer.stop_reason.as_deref(), !tool_calls.is_empty()),
+        tool_calls,
+        usage,
+        model: answer.model,
+    })
+}
+
+fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
+    match raw {
+        Some("tool_use") => FinishReason::ToolCalls,
+        None | Some("") if called_tools => FinishReason::ToolCalls,
+        None | Some("" | "end_turn" | "stop_sequence") => FinishReason::Stop,
+        Some("max_tokens" | "model_context_window_exceeded") => FinishReason::Length,
+        Some("refusal") => FinishReason::ContentFilter,
+        Some(other) => FinishReason::Other(other.to_string()),
+    }
+}
+
+// ---- errors ----
+
+pub fn error_message(body: &[u8]) -> Option<String> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    let message = match value.get("error")? {
+        Value::String(s) => Some(s.as_str()),
+        e => e.get("message").and_then(Value::as_str),
+    };
+    message.filter(|m| !m.trim().is_empty()).map(str::to_string)
+}
+
+/// An Anthropic `error` object (`{"type": "overloaded_error", "message": "Overloaded"}`) as a
+/// provider error with the HTTP status Anthropic documents for its type.
+fn provider_error(error: &Value) -> DecodeError {
+    let kind = error.get("type").and_then(Value::as_str).unwrap_or("");
+    let status = match kind {
+        "invalid_request_error" => 400,
+        "authentication_error" => 401,
+        "billing_error" => 402,
+        "permission_error" => 403,
+        "not_found_error" => 404,
+        "request_too_large" => 413,
+        "rate_limit_error" => 429,
+        "api_error" => 500,
+        "timeout_error" => 504,
+        "overloaded_error" => 529,
+        _ => 500,
+    };
+    let message = match error {
+        Value::String(s) => s.clone(),
+        _ => match error.get("message").and_then(Value::as_str).filter(|m| !m.is_empty()) {
+            Some(m) => m.to_string(),
+            None if kind.is_empty() => "the provider reported an error".to_string(),
+            None => kind.to_string(),
+        },
+    };
+    DecodeError::Provider { status, message }
+}
+
+// ---- streams ----
+
+/// Every event's data, with only the fields some event uses.
+#[derive(Deserialize)]
+struct Event<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    index: Option<u32>,
+    #[serde(borrow)]
+    delta: Option<EventDelta<'a>>,
+    #[serde(borrow)]
+    content_block: Option<StartBlock<'a>>,
+    message: Option<StartMessage>,
+    usage: Option<WireUsage>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct EventDelta<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    stop_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct StartBlock<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thinking: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct StartMessage {
+    usage: Option<WireUsage>,
+}
+
+#[derive(Debug, Default)]
+pub struct StreamDecoder {
+    stop_reason: Option<String>,
+    usage: Usage,
+    /// (content block index, tool-call ordinal) of each `tool_use` block seen.
+    tool_blocks: Vec<(u32, u32)>,
+    done: bool,
+}
+
+impl StreamDecoder {
+    pub fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        if self.done || ev.data.trim().is_empty() {
+            return Ok(());
+        }
+        let data: Event = serde_json::from_str(&ev.data).map_err(|e| {
+            let name = if ev.event.is_empty() { "data" } else { ev.event.as_str() };
+            DecodeError::Protocol(format!("anthropic_messages stream {name} event is not valid JSON: {e}"))
+        })?;
+        let kind = data.kind.as_deref().unwrap_or(ev.event.as_str());
+        match kind {
+            "content_block_delta" => {
+                if let (Some(delta), Some(index)) = (data.delta, data.index) {
+                    self.on_delta(index, delta, out);
+                }
+            }
+            "content_block_start" => {
+                if let (Some(block), Some(index)) = (data.content_block, data.index) {
+                    self.on_block_start(index, block, out);
+                }
+            }
+            "message_start" => {
+                if let Some(usage) = data.message.and_then(|m| m.usage) {
+                    usage.apply(&mut self.usage);
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = data.delta.and_then(|d| d.stop_reason) {
+                    self.stop_reason = Some(reason.into_owned());
+                }
+                if let Some(usage) = data.usage {
+                    usage.apply(&mut self.usage);
+                }
+            }
+            "message_stop" => {
+                self.done = true;
+                out.push(Delta::Done {
+                    finish_reason: finish_reason(self.stop_reason.as_deref(), !self.tool_blocks.is_empty()),
+                    usage: self.usage,
+                });
+            }
+            "error" => return Err(provider_error(data.error.as_ref().unwrap_or(&Value::Null))),
+            // ping, content_block_stop and events added later carry nothing to emit.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn on_block_start(&mut self, index: u32, block: StartBlock, out: &mut Vec<Delta>) {
+        match block.kind.as_deref() {
+            Some("tool_use") => {
+                let ordinal = self.tool_blocks.len() as u32;
+                self.tool_blocks.push((index, ordinal));
+                out.push(Delta::ToolCall {
+                    index: ordinal,
+                    id: block.id.map(Cow::into_owned),
+                    name: block.name.map(Cow::into_owned),
+                    arguments: String::new(),
+                });
+            }
+            Some("text") => push_text(out, block.text, |text| Delta::Text { text }),
+            Some("thinking") => push_text(out, block.thinking, |text| Delta::Reasoning { text }),
+            _ => {}
+        }
+    }
+
+    fn on_delta(&mut self, index: u32, delta: EventDelta, out: &mut Vec<Delta>) {
+        match delta.kind.as_deref() {
+            Some("text_delta") => push_text(out, delta.text, |text| Delta::Text { text }),
+            Some("thinking_delta") => push_text(out, delta.thinking, |text| Delta::Reasoning { text }),
+            Some("input_json_delta") => {
+                let Some(&(_, ordinal)) = self.tool_blocks.iter().find(|(block, _)| *block == index) else {
+                    return;
+                };
+                if let Some(arguments) = delta.partial_json.filter(|s| !s.is_empty()) {
+                    out.push(Delta::ToolCall {
+                        index: ordinal,
+                        id: None,
+                        name: None,
+                        arguments: arguments.into_owned(),
+                    });
+                }
+            }
+            // signature_delta, citations_delta: nothing for the caller.
+            _ => {}
+        }
+    }
+
     pub fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<(), DecodeError> {
-        unimplemented!()
+        if self.done {
+            Ok(())
+        } else {
+            Err(DecodeError::Protocol("anthropic_messages stream ended without message_stop".into()))
+        }
+    }
+}
+
+fn push_text(out: &mut Vec<Delta>, text: Option<Cow<str>>, delta: fn(String) -> Delta) {
+    if let Some(text) = text.filter(|t| !t.is_empty()) {
+        out.push(delta(text.into_owned()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat::{Message, Tool};
+    use crate::config::{Secret, Timeouts};
+    use crate::format::Format;
+    use serde_json::json;
+
+    fn target(key: Option<&str>, headers: &[(&str, &str)]) -> Target {
+        Target {
+            name: "a".into(),
+            format: Format::AnthropicMessages,
+            base_url: "https://api.anthropic.com/v1".into(),
+            model: "claude-sonnet-4-5".into(),
+            api_key: key.map(Secret::new),
+            headers: headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            timeouts: Timeouts::default(),
+        }
+    }
+
+    fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
+        req.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    fn body(req: &HttpRequest) -> Value {
+        serde_json::from_str(&req.body).expect("body is JSON")
+    }
+
+    fn event(name: &str, data: &str) -> SseEvent {
+        SseEvent { event: name.into(), data: data.into(), id: None }
+    }
+
+    #[test]
+    fn builds_url_headers_and_lifts_system_with_default_max_tokens() {
+        let req = ChatRequest {
+            messages: vec![
+                Message::new(Role::System, "be brief"),
+                Message::new(Role::User, "hi"),
+                Message::new(Role::System, "in French"),
+            ],
+            ..Default::default()
+        };
+        let http = build_request(&target(Some("sk-ant-secret"), &[]), &req, false);
+        assert_eq!(http.url, "https://api.anthropic.com/v1/messages");
+        assert_eq!(header(&http, "x-api-key"), Some("sk-ant-secret"));
+        assert_eq!(header(&http, "anthropic-version"), Some("2023-06-01"));
+        assert_eq!(header(&http, "content-type"), Some("application/json"));
+        assert_eq!(header(&http, "authorization"), None);
+        assert_eq!(
+            body(&http),
+            json!({
+                "model": "claude-sonnet-4-5",
+                "max_tokens": 1024,
+                "system": "be brief\n\nin French",
+                "messages": [{"role": "user", "content": "hi"}],
+                "stream": false
+            })
+        );
+        assert!(!format!("{http:?}").contains("sk-ant-secret"));
+    }
+
+    #[test]
+    fn no_key_no_credential_and_version_can_be_overridden() {
+        let t = target(None, &[("anthropic-version", "2024-01-01"), ("anthropic-beta", "x")]);
+        let http = build_request(&t, &ChatRequest::default(), true);
+        assert_eq!(header(&http, "x-api-key"), None);
+        assert_eq!(header(&http, "anthropic-version"), Some("2024-01-01"));
+        assert_eq!(header(&http, "anthropic-beta"), Some("x"));
+        assert_eq!(body(&http)["stream"], json!(true));
+    }
+
+    #[test]
+    fn translates_tools_tool_calls_and_merges_tool_results() {
+        let mut assistant = Message::new(Role::Assistant, "Checking.");
+        assistant.tool_calls = vec![
+            ToolCall { id: "toolu_1".into(), name: "get_weather".into(), arguments: r#"{"city":"Paris"}"#.into() },
+            ToolCall { id: "toolu_2".into(), name: "get_time".into(), arguments: String::new() },
+        ];
+        let mut r1 = Message::new(Role::Tool, "18C");
+        r1.tool_call_id = Some("toolu_1".into());
+        let mut r2 = Message::new(Role::Tool, "noon");
+        r2.tool_call_id = Some("toolu_2".into());
+        let req = ChatRequest {
+            messages: vec![Message::new(Role::User, "weather?"), assistant, r1, r2, Message::new(Role::User, "thanks")],
+            max_tokens: Some(50),
+            temperature: Some(0.2),
+            stop: vec!["\n\nHuman:".into()],
+            tools: vec![Tool { name: "get_weather".into(), description: None, parameters: json!({"type": "object"}) }],
+        };
+        let http = build_request(&target(Some("k"), &[]), &req, false);
+        assert_eq!(
+            body(&http),
+            json!({
+                "model": "claude-sonnet-4-5",
+                "max_tokens": 50,
+                "messages": [
+                    {"role": "user", "content": "weather?"},
+                    {"role": "assistant", "content": [
+                        {"type": "text", "text": "Checking."},
+                        {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
+                        {"type": "tool_use", "id": "toolu_2", "name": "get_time", "input": {}}
+                    ]},
+                    {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "18C"},
+                        {"type": "tool_result", "tool_use_id": "toolu_2", "content": "noon"},
+                        {"type": "text", "text": "thanks"}
+                    ]}
+                ],
+                "temperature": 0.2,
+                "stop_sequences": ["\n\nHuman:"],
+                "tools": [{"name": "get_weather", "input_schema": {"type": "object"}}],
+                "stream": false
+            })
+        );
+    }
+
+    #[test]
+    fn assistant_with_only_tool_calls_has_no_empty_text_block() {
+        let mut assistant = Message::new(Role::Assistant, "");
+        assistant.tool_calls = vec![ToolCall { id: "t".into(), name: "f".into(), arguments: "not json".into() }];
+        let req = ChatRequest { messages: vec![Message::new(Role::User, "go"), assistant], ..Default::default() };
+        let http = build_request(&target(None, &[]), &req, false);
+        assert_eq!(
+            body(&http)["messages"][1],
+            json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": "not json"}]})
+        );
+    }
+
+    #[test]
+    fn decodes_a_whole_answer() {
+        let body = br#"{"id":"msg_01","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929",
+            "content":[{"type":"thinking","thinking":"Let me see.","signature":"abc"},{"type":"text","text":"Hello"},
+              {"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris"}}],
+            "stop_reason":"tool_use","stop_sequence":null,
+            "usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":5,"output_tokens":20}}"#;
+        let answer = decode_answer(body).expect("decodes");
+        assert_eq!(answer.text, "Hello");
+        assert_eq!(answer.reasoning, "Let me see.");
+        assert_eq!(
+            answer.tool_calls,
+            [ToolCall { id: "toolu_1".into(), name: "get_weather".into(), arguments: r#"{"city":"Paris"}"#.into() }]
+        );
+        assert_eq!(answer.finish_reason, FinishReason::ToolCalls);
+        assert_eq!(answer.usage, Usage { input_tokens: 15, output_tokens: 20 });
+        assert_eq!(answer.model.as_deref(), Some("claude-sonnet-4-5-20250929"));
+
+        let stops = [
+            ("end_turn", FinishReason::Stop),
+            ("stop_sequence", FinishReason::Stop),
+            ("max_tokens", FinishReason::Length),
+            ("refusal", FinishReason::ContentFilter),
+            ("pause_turn", FinishReason::Other("pause_turn".into())),
+        ];
+        for (raw, expected) in stops {
+            let body =
+                format!(r#"{{"type":"message","content":[{{"type":"text","text":"x"}}],"stop_reason":"{raw}"}}"#);
+            assert_eq!(decode_answer(body.as_bytes()).map(|a| a.finish_reason), Ok(expected));
+        }
+    }
+
+    #[test]
+    fn rejects_bodies_that_are_not_messages() {
+        assert_eq!(
+            decode_answer(br#"{"type":"message","role":"assistant"}"#),
+            Err(DecodeError::Protocol("anthropic_messages answer has no content".into()))
+        );
+        assert!(matches!(decode_answer(b"{"), Err(DecodeError::Protocol(m)) if m.contains("anthropic_messages")));
+        assert_eq!(
+            decode_answer(br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#),
+            Err(DecodeError::Provider { status: 529, message: "Overloaded".into() })
+        );
+    }
+
+    #[test]
+    fn reads_error_messages() {
+        let body =
+            br#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-x"},"request_id":"req_1"}"#;
+        assert_eq!(error_message(body).as_deref(), Some("model: claude-x"));
+        assert_eq!(error_message(br#"{"message":"no error key"}"#), None);
+        assert_eq!(error_message(b"upstream connect error"), None);
+    }
+
+    #[test]
+    fn maps_error_types_to_statuses() {
+        for (kind, status) in [
+            ("invalid_request_error", 400),
+            ("authentication_error", 401),
+            ("permission_error", 403),
+            ("not_found_error", 404),
+            ("request_too_large", 413),
+            ("rate_limit_error", 429),
+            ("api_error", 500),
+            ("overloaded_error", 529),
+            ("brand_new_error", 500),
+        ] {
+            let data = format!(r#"{{"type":"error","error":{{"type":"{kind}","message":"m"}}}}"#);
+            let mut out = Vec::new();
+            assert_eq!(
+                StreamDecoder::default().on_event(&event("error", &data), &mut out),
+                Err(DecodeError::Provider { status, message: "m".into() })
+            );
+        }
+    }
+
+    #[test]
+    fn streams_thinking_text_tool_use_and_done() {
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        for (name, data) in [
+            (
+                "message_start",
+                r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude","stop_reason":null,"usage":{"input_tokens":12,"output_tokens":1}}}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig"}}"#,
+            ),
+            ("content_block_stop", r#"{"type":"content_block_stop","index":0}"#),
+            ("ping", r#"{"type": "ping"}"#),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hi"}}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_1","name":"f","input":{}}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":""}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{}"}}"#,
+            ),
+            (
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":30}}"#,
+            ),
+            ("message_stop", r#"{"type":"message_stop"}"#),
+            ("error", r#"{"type":"error","error":{"type":"api_error","message":"ignored after done"}}"#),
+        ] {
+            d.on_event(&event(name, data), &mut out).expect("decodes");
+        }
+        d.finish(&mut out).expect("finished");
+        assert_eq!(
+            out,
+            [
+                Delta::Reasoning { text: "hmm".into() },
+                Delta::Text { text: "Hi".into() },
+                Delta::ToolCall {
+                    index: 0,
+                    id: Some("toolu_1".into()),
+                    name: Some("f".into()),
+                    arguments: String::new()
+                },
+                Delta::ToolCall { index: 0, id: None, name: None, arguments: "{}".into() },
+                Delta::Done {
+                    finish_reason: FinishReason::ToolCalls,
+                    usage: Usage { input_tokens: 12, output_tokens: 30 }
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn housekeeping_events_are_not_visible_and_truncation_is_an_error() {
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        d.on_event(
+            &event("message_start", r#"{"type":"message_start","message":{"usage":{"input_tokens":3}}}"#),
+            &mut out,
+        )
+        .expect("ok");
+        d.on_event(&event("ping", r#"{"type":"ping"}"#), &mut out).expect("ok");
+        assert!(out.iter().all(|d| !d.is_visible()));
+        assert!(matches!(
+            d.on_event(&event("content_block_delta", "{nope"), &mut out),
+            Err(DecodeError::Protocol(m)) if m.contains("anthropic_messages") && m.contains("content_block_delta")
+        ));
+        assert_eq!(
+            d.finish(&mut out),
+            Err(DecodeError::Protocol("anthropic_messages stream ended without message_stop".into()))
+        );
     }
 }

@@ -1,25 +1,708 @@
-//! (placeholder until the format lands)
-use crate::chat::{Answer, ChatRequest, Delta};
+//! Google Gemini API (`POST {baseUrl}/models/{model}:generateContent`, or
+//! `:streamGenerateContent?alt=sse` for SSE).
+//!
+//! The key goes only in the `x-goog-api-key` header, never in the URL's `?key=`, so it cannot leak
+//! into logs or errors that quote the URL. The assistant's role is `model`; tool calls and results
+//! are `functionCall` / `functionResponse` parts, and a result names its function rather than a
+//! call id, so the name is found from the assistant turn that made the call. Gemini gives no call
+//! ids of its own: calls without one get `call_{n}`. A stream has no end marker: it succeeded if
+//! some chunk carried a `finishReason`, so `Done` is emitted by `finish()`.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, ToolCall, Usage};
 use crate::config::Target;
-use crate::format::{DecodeError, HttpRequest};
+use crate::format::openai_chat::request_headers;
+use crate::format::{join_url, DecodeError, HttpRequest};
 use crate::sse::SseEvent;
 
-pub fn build_request(_target: &Target, _request: &ChatRequest, _stream: bool) -> HttpRequest {
-    unimplemented!()
-}
-pub fn decode_answer(_body: &[u8]) -> Result<Answer, DecodeError> {
-    unimplemented!()
-}
-pub fn error_message(_body: &[u8]) -> Option<String> {
-    None
-}
-#[derive(Debug, Default)]
-pub struct StreamDecoder;
-impl StreamDecoder {
-    pub fn on_event(&mut self, _e: &SseEvent, _out: &mut Vec<Delta>) -> Result<(), DecodeError> {
-        unimplemented!()
+pub fn build_request(target: &Target, request: &ChatRequest, stream: bool) -> HttpRequest {
+    let model = target.model.strip_prefix("models/").unwrap_or(&target.model);
+    let path = if stream {
+        format!("models/{model}:streamGenerateContent?alt=sse")
+    } else {
+        format!("models/{model}:generateContent")
+    };
+    let system: Vec<&str> = request
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::System && !m.content.is_empty())
+        .map(|m| m.content.as_str())
+        .collect();
+    let generation_config = GenerationConfig {
+        max_output_tokens: request.max_tokens,
+        temperature: request.temperature,
+        stop_sequences: &request.stop,
+    };
+    let declarations: Vec<FunctionDeclaration> = request
+        .tools
+        .iter()
+        .map(|t| FunctionDeclaration {
+            name: &t.name,
+            description: t.description.as_deref(),
+            parameters: has_parameters(&t.parameters).then_some(&t.parameters),
+        })
+        .collect();
+    let body = Body {
+        contents: contents(&request.messages),
+        system_instruction: (!system.is_empty())
+            .then(|| SystemInstruction { parts: vec![TextPart { text: system.join("\n\n") }] }),
+        generation_config: (!generation_config.is_empty()).then_some(generation_config),
+        tools: if declarations.is_empty() {
+            Vec::new()
+        } else {
+            vec![ToolGroup { function_declarations: declarations }]
+        },
+    };
+    let credential = target.api_key.as_ref().map(|key| ("x-goog-api-key", key.expose().to_string()));
+    HttpRequest {
+        method: "POST",
+        url: join_url(&target.base_url, &path),
+        headers: request_headers(target, credential, &[]),
+        body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
     }
-    pub fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<(), DecodeError> {
-        unimplemented!()
+}
+
+/// Gemini rejects an OBJECT schema with no properties; a tool without parameters omits them.
+fn has_parameters(schema: &Value) -> bool {
+    match schema.get("properties") {
+        Some(Value::Object(p)) => !p.is_empty(),
+        Some(_) => true,
+        None => schema.get("type").and_then(Value::as_str) != Some("object"),
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Body<'a> {
+    contents: Vec<Content<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system_instruction: Option<SystemInstruction>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    generation_config: Option<GenerationConfig<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ToolGroup<'a>>,
+}
+
+#[derive(Serialize)]
+struct SystemInstruction {
+    parts: Vec<TextPart>,
+}
+
+#[derive(Serialize)]
+struct TextPart {
+    text: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GenerationConfig<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_output_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    stop_sequences: &'a [String],
+}
+
+impl GenerationConfig<'_> {
+    fn is_empty(&self) -> bool {
+        self.max_output_tokens.is_none() && self.temperature.is_none() && self.stop_sequences.is_empty()
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolGroup<'a> {
+    function_declarations: Vec<FunctionDeclaration<'a>>,
+}
+
+#[derive(Serialize)]
+struct FunctionDeclaration<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parameters: Option<&'a Value>,
+}
+
+#[derive(Serialize)]
+struct Content<'a> {
+    role: &'static str,
+    parts: Vec<Part<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Part<'a> {
+    Text {
+        text: &'a str,
+    },
+    FunctionCall {
+        #[serde(rename = "functionCall")]
+        function_call: FunctionCall<'a>,
+    },
+    FunctionResponse {
+        #[serde(rename = "functionResponse")]
+        function_response: FunctionResponse<'a>,
+    },
+}
+
+#[derive(Serialize)]
+struct FunctionCall<'a> {
+    name: &'a str,
+    args: Value,
+}
+
+#[derive(Serialize)]
+struct FunctionResponse<'a> {
+    name: &'a str,
+    response: Value,
+}
+
+/// Turns as Gemini wants them: consecutive turns of one role merged (parallel tool results
+/// travel together), empty text parts dropped where other parts remain (Gemini rejects them).
+fn contents(messages: &[Message]) -> Vec<Content<'_>> {
+    let mut turns: Vec<Content> = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        let (role, parts) = match m.role {
+            Role::System => continue,
+            Role::User => ("user", vec![Part::Text { text: &m.content }]),
+            Role::Assistant => {
+                let mut parts = vec![Part::Text { text: &m.content }];
+                parts.extend(m.tool_calls.iter().map(|c| Part::FunctionCall {
+                    function_call: FunctionCall { name: &c.name, args: call_args(&c.arguments) },
+                }));
+                ("model", parts)
+            }
+            Role::Tool => {
+                let id = m.tool_call_id.as_deref().unwrap_or("");
+                let function_response =
+                    FunctionResponse { name: called_function(&messages[..i], id), response: tool_response(&m.content) };
+                ("user", vec![Part::FunctionResponse { function_response }])
+            }
+        };
+        match turns.last_mut() {
+            Some(last) if last.role == role => last.parts.extend(parts),
+            _ => turns.push(Content { role, parts }),
+        }
+    }
+    for turn in &mut turns {
+        let empty = |p: &Part| matches!(p, Part::Text { text } if text.is_empty());
+        if turn.parts.iter().any(|p| !empty(p)) {
+            turn.parts.retain(|p| !empty(p));
+        } else {
+            turn.parts.truncate(1);
+        }
+    }
+    turns
+}
+
+/// The function the call `id` named, from the latest earlier assistant turn that made it; the id
+/// itself when no turn did.
+fn called_function<'a>(earlier: &'a [Message], id: &'a str) -> &'a str {
+    earlier.iter().rev().flat_map(|m| m.tool_calls.iter()).find(|c| c.id == id).map(|c| c.name.as_str()).unwrap_or(id)
+}
+
+/// `args` must be an object: empty arguments are `{}`; text that is not JSON goes as a string so
+/// the provider names the problem.
+fn call_args(arguments: &str) -> Value {
+    if arguments.trim().is_empty() {
+        return Value::Object(Map::new());
+    }
+    serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_string()))
+}
+
+/// `response` must be an object: a JSON object result goes as is, anything else under `output`
+/// (the key Gemini documents for a function's output).
+fn tool_response(content: &str) -> Value {
+    let value = match serde_json::from_str::<Value>(content) {
+        Ok(Value::Object(map)) => return Value::Object(map),
+        Ok(value) => value,
+        Err(_) => Value::String(content.to_string()),
+    };
+    let mut map = Map::new();
+    map.insert("output".into(), value);
+    Value::Object(map)
+}
+
+// ---- answers and stream chunks (the same shape) ----
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Chunk<'a> {
+    #[serde(borrow)]
+    candidates: Option<Vec<Candidate<'a>>>,
+    usage_metadata: Option<UsageMetadata>,
+    model_version: Option<String>,
+    #[serde(borrow)]
+    prompt_feedback: Option<PromptFeedback<'a>>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Candidate<'a> {
+    #[serde(borrow)]
+    content: Option<CandidateContent<'a>>,
+    #[serde(borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct CandidateContent<'a> {
+    #[serde(borrow)]
+    parts: Option<Vec<ChunkPart<'a>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ChunkPart<'a> {
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    thought: Option<bool>,
+    function_call: Option<WireFunctionCall>,
+}
+
+#[derive(Deserialize)]
+struct WireFunctionCall {
+    id: Option<String>,
+    name: Option<String>,
+    args: Option<Value>,
+}
+
+impl WireFunctionCall {
+    fn into_tool_call(self, ordinal: u32) -> ToolCall {
+        ToolCall {
+            id: self.id.filter(|id| !id.is_empty()).unwrap_or_else(|| format!("call_{ordinal}")),
+            name: self.name.unwrap_or_default(),
+            arguments: self.args.map(|a| a.to_string()).unwrap_or_else(|| "{}".into()),
+        }
+    }
+}
+
+/// Thinking tokens are billed as output, so they count as output here.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UsageMetadata {
+    prompt_token_count: Option<u64>,
+    candidates_token_count: Option<u64>,
+    thoughts_token_count: Option<u64>,
+}
+
+impl UsageMetadata {
+    fn usage(&self) -> Usage {
+        Usage {
+            input_tokens: self.prompt_token_count.unwrap_or(0),
+            output_tokens: self
+                .candidates_token_count
+                .unwrap_or(0)
+                .saturating_add(self.thoughts_token_count.unwrap_or(0)),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PromptFeedback<'a> {
+    #[serde(borrow)]
+    block_reason: Option<Cow<'a, str>>,
+}
+
+impl<'a> Chunk<'a> {
+    fn first_candidate(&mut self) -> Option<Candidate<'a>> {
+        self.candidates.take().and_then(|c| c.into_iter().next())
+    }
+
+    /// A blocked prompt has no candidates, only `promptFeedback.blockReason`.
+    fn prompt_blocked(&self) -> bool {
+        self.prompt_feedback.as_ref().is_some_and(|f| f.block_reason.is_some())
+    }
+}
+
+pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
+    let mut chunk: Chunk = serde_json::from_slice(body)
+        .map_err(|e| DecodeError::Protocol(format!("gemini answer is not a GenerateContentResponse: {e}")))?;
+    if let Some(error) = chunk.error.as_ref() {
+        return Err(provider_error(error));
+    }
+    let usage = chunk.usage_metadata.as_ref().map(UsageMetadata::usage).unwrap_or_default();
+    let model = chunk.model_version.take();
+    let blocked = chunk.prompt_blocked();
+    let Some(candidate) = chunk.first_candidate() else {
+        if blocked {
+            let (text, reasoning, tool_calls) = (String::new(), String::new(), Vec::new());
+            return Ok(Answer {
+                text,
+                reasoning,
+                tool_calls,
+                finish_reason: FinishReason::ContentFilter,
+                usage,
+                model,
+            });
+        }
+        return Err(DecodeError::Protocol("gemini answer has no candidates[0]".into()));
+    };
+    let (mut text, mut reasoning, mut tool_calls) = (String::new(), String::new(), Vec::new());
+    for part in candidate.content.and_then(|c| c.parts).into_iter().flatten() {
+        if let Some(call) = part.function_call {
+            tool_calls.push(call.into_tool_call(tool_calls.len() as u32));
+        } else if let Some(t) = part.text {
+            let into = if part.thought == Some(true) { &mut reasoning } else { &mut text };
+            into.push_str(&t);
+        }
+    }
+    Ok(Answer {
+        text,
+        reasoning,
+        finish_reason: finish_reason(candidate.finish_reason.as_deref(), !tool_calls.is_empty()),
+        tool_calls,
+        usage,
+        model,
+    })
+}
+
+/// Gemini says STOP after function calls too; that is normalized to `ToolCalls`.
+fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
+    match raw {
+        None | Some("STOP") if called_tools => FinishReason::ToolCalls,
+        None | Some("STOP") => FinishReason::Stop,
+        Some("MAX_TOKENS") => FinishReason::Length,
+        Some("SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "IMAGE_SAFETY") => {
+            FinishReason::ContentFilter
+        }
+        Some(other) => FinishReason::Other(other.to_string()),
+    }
+}
+
+// ---- errors ----
+
+pub fn error_message(body: &[u8]) -> Option<String> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    // Some endpoints wrap the error in a one-element list.
+    let value = match value {
+        Value::Array(items) => items.into_iter().next()?,
+        v => v,
+    };
+    let message = value.get("error")?.get("message")?.as_str()?;
+    (!message.trim().is_empty()).then(|| message.to_string())
+}
+
+/// A Google API error (`{"code": 503, "message": ..., "status": "UNAVAILABLE"}`): its `code` is
+/// the HTTP status; without one, the gRPC `status` name is mapped.
+fn provider_error(error: &Value) -> DecodeError {
+    let code = error.get("code").and_then(Value::as_u64).filter(|c| (400..=599).contains(c)).map(|c| c as u16);
+    let status = code.unwrap_or(match error.get("status").and_then(Value::as_str) {
+        Some("INVALID_ARGUMENT" | "FAILED_PRECONDITION") => 400,
+        Some("UNAUTHENTICATED") => 401,
+        Some("PERMISSION_DENIED") => 403,
+        Some("NOT_FOUND") => 404,
+        Some("RESOURCE_EXHAUSTED") => 429,
+        Some("UNAVAILABLE") => 503,
+        Some("DEADLINE_EXCEEDED") => 504,
+        _ => 500,
+    });
+    let message = match error {
+        Value::String(s) => s.clone(),
+        _ => error
+            .get("message")
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .unwrap_or("the provider reported an error")
+            .to_string(),
+    };
+    DecodeError::Provider { status, message }
+}
+
+// ---- streams ----
+
+#[derive(Debug, Default)]
+pub struct StreamDecoder {
+    finish_reason: Option<String>,
+    prompt_blocked: bool,
+    usage: Usage,
+    tool_calls: u32,
+    done: bool,
+}
+
+impl StreamDecoder {
+    pub fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        if self.done || ev.data.trim().is_empty() {
+            return Ok(());
+        }
+        let mut chunk: Chunk = serde_json::from_str(&ev.data).map_err(|e| {
+            DecodeError::Protocol(format!("gemini stream data frame is not a GenerateContentResponse: {e}"))
+        })?;
+        if let Some(error) = chunk.error.as_ref() {
+            return Err(provider_error(error));
+        }
+        if let Some(usage) = &chunk.usage_metadata {
+            self.usage = usage.usage();
+        }
+        self.prompt_blocked |= chunk.prompt_blocked();
+        let Some(candidate) = chunk.first_candidate() else {
+            return Ok(());
+        };
+        for part in candidate.content.and_then(|c| c.parts).into_iter().flatten() {
+            if let Some(call) = part.function_call {
+                let call = call.into_tool_call(self.tool_calls);
+                out.push(Delta::ToolCall {
+                    index: self.tool_calls,
+                    id: Some(call.id),
+                    name: Some(call.name),
+                    arguments: call.arguments,
+                });
+                self.tool_calls = self.tool_calls.saturating_add(1);
+            } else if let Some(text) = part.text.filter(|t| !t.is_empty()) {
+                let text = text.into_owned();
+                out.push(if part.thought == Some(true) { Delta::Reasoning { text } } else { Delta::Text { text } });
+            }
+        }
+        if let Some(reason) = candidate.finish_reason {
+            self.finish_reason = Some(reason.into_owned());
+        }
+        Ok(())
+    }
+
+    /// Emits `Done` if a chunk carried a `finishReason` (or the prompt was blocked).
+    pub fn finish(&mut self, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        if self.done {
+            return Ok(());
+        }
+        let finish_reason = match &self.finish_reason {
+            Some(raw) => finish_reason(Some(raw), self.tool_calls > 0),
+            None if self.prompt_blocked => FinishReason::ContentFilter,
+            None => return Err(DecodeError::Protocol("gemini stream ended without a finishReason".into())),
+        };
+        self.done = true;
+        out.push(Delta::Done { finish_reason, usage: self.usage });
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat::Tool;
+    use crate::config::{Secret, Timeouts};
+    use crate::format::Format;
+    use serde_json::json;
+
+    fn target(key: Option<&str>) -> Target {
+        Target {
+            name: "g".into(),
+            format: Format::Gemini,
+            base_url: "https://generativelanguage.googleapis.com/v1beta".into(),
+            model: "gemini-2.5-flash".into(),
+            api_key: key.map(Secret::new),
+            headers: Vec::new(),
+            timeouts: Timeouts::default(),
+        }
+    }
+
+    fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
+        req.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    fn event(data: &str) -> SseEvent {
+        SseEvent { event: String::new(), data: data.into(), id: None }
+    }
+
+    #[test]
+    fn key_only_in_header_never_in_url() {
+        let req = ChatRequest { messages: vec![Message::new(Role::User, "hi")], ..Default::default() };
+        let http = build_request(&target(Some("AIza-secret")), &req, false);
+        assert_eq!(
+            http.url,
+            "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent"
+        );
+        assert_eq!(header(&http, "x-goog-api-key"), Some("AIza-secret"));
+        assert!(!http.url.contains("AIza-secret") && !http.url.contains("key="));
+        assert!(!format!("{http:?}").contains("AIza-secret"));
+        assert_eq!(
+            serde_json::from_str::<Value>(&http.body).expect("json"),
+            json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]})
+        );
+
+        let mut t = target(Some("AIza-secret"));
+        t.model = "models/gemini-2.5-pro".into();
+        let http = build_request(&t, &req, true);
+        assert_eq!(
+            http.url,
+            "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+        );
+        assert!(!http.url.contains("AIza-secret"));
+        assert_eq!(header(&build_request(&target(None), &req, true), "x-goog-api-key"), None);
+    }
+
+    #[test]
+    fn builds_system_config_tools_and_tool_turns() {
+        let mut assistant = Message::new(Role::Assistant, "");
+        assistant.tool_calls = vec![
+            ToolCall { id: "call_0".into(), name: "get_weather".into(), arguments: r#"{"city":"Paris"}"#.into() },
+            ToolCall { id: "call_1".into(), name: "get_time".into(), arguments: String::new() },
+        ];
+        let mut r1 = Message::new(Role::Tool, r#"{"temp":18}"#);
+        r1.tool_call_id = Some("call_0".into());
+        let mut r2 = Message::new(Role::Tool, "noon");
+        r2.tool_call_id = Some("call_1".into());
+        let req = ChatRequest {
+            messages: vec![
+                Message::new(Role::System, "be brief"),
+                Message::new(Role::User, "weather and time?"),
+                assistant,
+                r1,
+                r2,
+            ],
+            max_tokens: Some(200),
+            temperature: Some(0.7),
+            stop: vec!["END".into()],
+            tools: vec![
+                Tool {
+                    name: "get_weather".into(),
+                    description: Some("Weather".into()),
+                    parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+                },
+                Tool {
+                    name: "get_time".into(),
+                    description: None,
+                    parameters: json!({"type": "object", "properties": {}}),
+                },
+            ],
+        };
+        let http = build_request(&target(Some("k")), &req, false);
+        assert_eq!(
+            serde_json::from_str::<Value>(&http.body).expect("json"),
+            json!({
+                "contents": [
+                    {"role": "user", "parts": [{"text": "weather and time?"}]},
+                    {"role": "model", "parts": [
+                        {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}},
+                        {"functionCall": {"name": "get_time", "args": {}}}
+                    ]},
+                    {"role": "user", "parts": [
+                        {"functionResponse": {"name": "get_weather", "response": {"temp": 18}}},
+                        {"functionResponse": {"name": "get_time", "response": {"output": "noon"}}}
+                    ]}
+                ],
+                "systemInstruction": {"parts": [{"text": "be brief"}]},
+                "generationConfig": {"maxOutputTokens": 200, "temperature": 0.7, "stopSequences": ["END"]},
+                "tools": [{"functionDeclarations": [
+                    {"name": "get_weather", "description": "Weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}},
+                    {"name": "get_time"}
+                ]}]
+            })
+        );
+    }
+
+    #[test]
+    fn decodes_a_whole_answer() {
+        let body = br#"{"candidates":[{"content":{"parts":[{"text":"Plan.","thought":true},{"text":"Hello"},{"text":" there"},
+              {"functionCall":{"name":"get_weather","args":{"city":"Paris"}}}],"role":"model"},"finishReason":"STOP","index":0}],
+            "usageMetadata":{"promptTokenCount":8,"candidatesTokenCount":5,"totalTokenCount":20,"thoughtsTokenCount":7},
+            "modelVersion":"gemini-2.5-flash","responseId":"abc"}"#;
+        let answer = decode_answer(body).expect("decodes");
+        assert_eq!(answer.text, "Hello there");
+        assert_eq!(answer.reasoning, "Plan.");
+        assert_eq!(
+            answer.tool_calls,
+            [ToolCall { id: "call_0".into(), name: "get_weather".into(), arguments: r#"{"city":"Paris"}"#.into() }]
+        );
+        assert_eq!(answer.finish_reason, FinishReason::ToolCalls);
+        assert_eq!(answer.usage, Usage { input_tokens: 8, output_tokens: 12 });
+        assert_eq!(answer.model.as_deref(), Some("gemini-2.5-flash"));
+
+        for (raw, expected) in [
+            ("MAX_TOKENS", FinishReason::Length),
+            ("SAFETY", FinishReason::ContentFilter),
+            ("MALFORMED_FUNCTION_CALL", FinishReason::Other("MALFORMED_FUNCTION_CALL".into())),
+        ] {
+            let body = format!(r#"{{"candidates":[{{"finishReason":"{raw}"}}]}}"#);
+            assert_eq!(decode_answer(body.as_bytes()).map(|a| a.finish_reason), Ok(expected));
+        }
+        let blocked = br#"{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":4}}"#;
+        let answer = decode_answer(blocked).expect("decodes");
+        assert_eq!((answer.finish_reason, answer.usage.input_tokens), (FinishReason::ContentFilter, 4));
+    }
+
+    #[test]
+    fn rejects_bodies_that_are_not_answers() {
+        assert_eq!(
+            decode_answer(br#"{"usageMetadata":{}}"#),
+            Err(DecodeError::Protocol("gemini answer has no candidates[0]".into()))
+        );
+        assert!(matches!(decode_answer(b"\xff"), Err(DecodeError::Protocol(m)) if m.contains("gemini")));
+        assert_eq!(
+            decode_answer(br#"{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}"#),
+            Err(DecodeError::Provider { status: 429, message: "Quota exceeded".into() })
+        );
+        assert_eq!(
+            decode_answer(br#"{"error":{"message":"Overloaded","status":"UNAVAILABLE"}}"#),
+            Err(DecodeError::Provider { status: 503, message: "Overloaded".into() })
+        );
+    }
+
+    #[test]
+    fn reads_error_messages() {
+        let body = br#"{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}"#;
+        assert_eq!(error_message(body).as_deref(), Some("API key not valid. Please pass a valid API key."));
+        let listed = br#"[{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}]"#;
+        assert_eq!(error_message(listed).as_deref(), Some("The model is overloaded."));
+        assert_eq!(error_message(b"[]"), None);
+        assert_eq!(error_message(b"Not Found"), None);
+    }
+
+    #[test]
+    fn streams_thoughts_text_calls_and_done_at_finish() {
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        for data in [
+            r#"{"candidates":[{"content":{"parts":[{"text":"Plan","thought":true}],"role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":8,"totalTokenCount":8}}"#,
+            r#"{"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"},"index":0}]}"#,
+            r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{"a":1}}}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":8,"candidatesTokenCount":4,"thoughtsTokenCount":2}}"#,
+        ] {
+            d.on_event(&event(data), &mut out).expect("decodes");
+        }
+        d.finish(&mut out).expect("finished");
+        d.finish(&mut out).expect("finished twice");
+        assert_eq!(
+            out,
+            [
+                Delta::Reasoning { text: "Plan".into() },
+                Delta::Text { text: "Hi".into() },
+                Delta::ToolCall {
+                    index: 0,
+                    id: Some("call_0".into()),
+                    name: Some("f".into()),
+                    arguments: r#"{"a":1}"#.into()
+                },
+                Delta::Done {
+                    finish_reason: FinishReason::ToolCalls,
+                    usage: Usage { input_tokens: 8, output_tokens: 6 }
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn stream_errors_and_truncation() {
+        let mut out = Vec::new();
+        let mut d = StreamDecoder::default();
+        d.on_event(&event(r#"{"candidates":[{"content":{"parts":[{"text":""}],"role":"model"}}]}"#), &mut out)
+            .expect("ok");
+        d.on_event(&event(r#"{"usageMetadata":{"promptTokenCount":3}}"#), &mut out).expect("ok");
+        assert!(out.is_empty());
+        assert_eq!(
+            d.on_event(
+                &event(r#"{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}"#),
+                &mut out
+            ),
+            Err(DecodeError::Provider { status: 503, message: "The model is overloaded.".into() })
+        );
+        assert!(matches!(d.on_event(&event("{"), &mut out), Err(DecodeError::Protocol(m)) if m.starts_with("gemini")));
+        assert_eq!(d.finish(&mut out), Err(DecodeError::Protocol("gemini stream ended without a finishReason".into())));
     }
 }

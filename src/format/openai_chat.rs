@@ -1,25 +1,736 @@
-//! (placeholder until the format lands)
-use crate::chat::{Answer, ChatRequest, Delta};
+//! OpenAI Chat Completions (`POST {baseUrl}/chat/completions`), the dialect most OpenAI-compatible
+//! servers speak too (vLLM, Ollama, OpenRouter, Groq, DeepSeek...).
+//!
+//! A stream ends with `data: [DONE]`; the finish reason arrives in an earlier chunk and the usage in
+//! a usage-only chunk with empty `choices` (asked for with `stream_options.include_usage`). Every
+//! streamed token passes through [`StreamDecoder::on_event`], so data frames are parsed into small
+//! borrowed structs holding only the fields used, never into a whole `serde_json::Value` tree.
+//!
+//! The header assembly and the OpenAI error-to-status mapping live here and are shared by the other
+//! formats (`openai_responses` speaks the same error dialect).
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, ToolCall, Usage};
 use crate::config::Target;
-use crate::format::{DecodeError, HttpRequest};
+use crate::format::{join_url, DecodeError, HttpRequest};
 use crate::sse::SseEvent;
 
-pub fn build_request(_target: &Target, _request: &ChatRequest, _stream: bool) -> HttpRequest {
-    unimplemented!()
-}
-pub fn decode_answer(_body: &[u8]) -> Result<Answer, DecodeError> {
-    unimplemented!()
-}
-pub fn error_message(_body: &[u8]) -> Option<String> {
-    None
-}
-#[derive(Debug, Default)]
-pub struct StreamDecoder;
-impl StreamDecoder {
-    pub fn on_event(&mut self, _e: &SseEvent, _out: &mut Vec<Delta>) -> Result<(), DecodeError> {
-        unimplemented!()
+pub fn build_request(target: &Target, request: &ChatRequest, stream: bool) -> HttpRequest {
+    let body = Body {
+        model: &target.model,
+        messages: request.messages.iter().map(WireMessage::new).collect(),
+        max_tokens: request.max_tokens,
+        temperature: request.temperature,
+        stop: &request.stop,
+        tools: request
+            .tools
+            .iter()
+            .map(|t| WireTool {
+                kind: "function",
+                function: FunctionDef {
+                    name: &t.name,
+                    description: t.description.as_deref(),
+                    parameters: &t.parameters,
+                },
+            })
+            .collect(),
+        stream,
+        stream_options: stream.then_some(StreamOptions { include_usage: true }),
+    };
+    let credential = target.api_key.as_ref().map(|key| ("authorization", format!("Bearer {}", key.expose())));
+    HttpRequest {
+        method: "POST",
+        url: join_url(&target.base_url, "chat/completions"),
+        headers: request_headers(target, credential, &[]),
+        body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
     }
+}
+
+/// The headers every format sends: `content-type`, the credential (only when the target has a
+/// key), the format's own defaults, then the target's configured headers. A configured header
+/// replaces a default of the same name, except the credential: a configured key always wins.
+pub(crate) fn request_headers(
+    target: &Target,
+    credential: Option<(&str, String)>,
+    defaults: &[(&str, &str)],
+) -> Vec<(String, String)> {
+    let credential_name = credential.as_ref().map(|(name, _)| *name);
+    let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
+    headers.extend(credential.map(|(name, value)| (name.to_string(), value)));
+    headers.extend(defaults.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    for (name, value) in &target.headers {
+        if Some(name.as_str()) == credential_name {
+            continue;
+        }
+        match headers.iter_mut().find(|(k, _)| k == name) {
+            Some(existing) => existing.1 = value.clone(),
+            None => headers.push((name.clone(), value.clone())),
+        }
+    }
+    headers
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    stop: &'a [String],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: FunctionDef<'a>,
+}
+
+#[derive(Serialize)]
+struct FunctionDef<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    parameters: &'a Value,
+}
+
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    /// `null` for an assistant turn that only called tools.
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireToolCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+}
+
+impl<'a> WireMessage<'a> {
+    fn new(m: &'a Message) -> Self {
+        let role = match m.role {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        };
+        let only_calls = m.role == Role::Assistant && m.content.is_empty() && !m.tool_calls.is_empty();
+        WireMessage {
+            role,
+            content: (!only_calls).then_some(m.content.as_str()),
+            tool_calls: m
+                .tool_calls
+                .iter()
+                .map(|c| WireToolCall {
+                    id: &c.id,
+                    kind: "function",
+                    function: WireFunctionCall { name: &c.name, arguments: &c.arguments },
+                })
+                .collect(),
+            tool_call_id: if m.role == Role::Tool { Some(m.tool_call_id.as_deref().unwrap_or("")) } else { None },
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct WireToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunctionCall<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunctionCall<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+// ---- whole answers ----
+
+#[derive(Deserialize)]
+struct WireAnswer<'a> {
+    #[serde(borrow)]
+    choices: Option<Vec<AnswerChoice<'a>>>,
+    usage: Option<WireUsage>,
+    model: Option<String>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct AnswerChoice<'a> {
+    #[serde(borrow)]
+    message: Option<AnswerMessage<'a>>,
+    #[serde(borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct AnswerMessage<'a> {
+    #[serde(borrow)]
+    content: Option<Content<'a>>,
+    #[serde(borrow)]
+    refusal: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning: Option<Cow<'a, str>>,
+    tool_calls: Option<Vec<AnswerToolCall>>,
+}
+
+/// Content is a string, or (some compatible servers) a list of text parts.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    Text(#[serde(borrow)] Cow<'a, str>),
+    Parts(Vec<ContentPart>),
+}
+
+#[derive(Deserialize)]
+struct ContentPart {
+    text: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct AnswerToolCall {
+    id: Option<String>,
+    function: Option<AnswerFunction>,
+}
+
+#[derive(Deserialize)]
+struct AnswerFunction {
+    name: Option<String>,
+    arguments: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    fn usage(&self) -> Usage {
+        Usage { input_tokens: self.prompt_tokens.unwrap_or(0), output_tokens: self.completion_tokens.unwrap_or(0) }
+    }
+}
+
+pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
+    let answer: WireAnswer = serde_json::from_slice(body)
+        .map_err(|e| DecodeError::Protocol(format!("openai_chat answer is not a chat.completion: {e}")))?;
+    if let Some(error) = answer.error.as_ref() {
+        return Err(provider_error(error));
+    }
+    let choice = answer.choices.and_then(|c| c.into_iter().next());
+    let Some((message, finish)) = choice.and_then(|c| Some((c.message?, c.finish_reason))) else {
+        return Err(DecodeError::Protocol("openai_chat answer has no choices[0].message".into()));
+    };
+    let mut text = match message.content {
+        Some(Content::Text(t)) => t.into_owned(),
+        Some(Content::Parts(parts)) => parts.into_iter().filter_map(|p| p.text).collect(),
+        None => String::new(),
+    };
+    if text.is_empty() {
+        text = message.refusal.map(Cow::into_owned).unwrap_or_default();
+    }
+    let tool_calls: Vec<ToolCall> = message
+        .tool_calls
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| {
+            let f = c.function.unwrap_or(AnswerFunction { name: None, arguments: None });
+            ToolCall {
+                id: c.id.unwrap_or_default(),
+                name: f.name.unwrap_or_default(),
+                arguments: f.arguments.unwrap_or_default(),
+            }
+        })
+        .collect();
+    Ok(Answer {
+        text,
+        reasoning: message.reasoning_content.or(message.reasoning).map(Cow::into_owned).unwrap_or_default(),
+        finish_reason: finish_reason(finish.as_deref(), !tool_calls.is_empty()),
+        tool_calls,
+        usage: answer.usage.map(|u| u.usage()).unwrap_or_default(),
+        model: answer.model,
+    })
+}
+
+/// Normalizes `finish_reason`. Some compatible servers say "stop" (or nothing) after tool calls.
+fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
+    match raw {
+        None | Some("" | "stop") if called_tools => FinishReason::ToolCalls,
+        None | Some("" | "stop") => FinishReason::Stop,
+        Some("length") => FinishReason::Length,
+        Some("tool_calls" | "function_call") => FinishReason::ToolCalls,
+        Some("content_filter") => FinishReason::ContentFilter,
+        Some(other) => FinishReason::Other(other.to_string()),
+    }
+}
+
+// ---- errors ----
+
+pub fn error_message(body: &[u8]) -> Option<String> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    let message = match value.get("error") {
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(e) => e.get("message").and_then(Value::as_str),
+        None => value.get("message").and_then(Value::as_str),
+    };
+    message.filter(|m| !m.trim().is_empty()).map(str::to_string)
+}
+
+/// An OpenAI `error` value (an object with `message`/`type`/`code`, or a bare string from some
+/// compatible servers) as a provider error.
+pub(crate) fn provider_error(error: &Value) -> DecodeError {
+    let message = match error {
+        Value::String(s) => s.clone(),
+        _ => error
+            .get("message")
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .or_else(|| error.get("type").and_then(Value::as_str))
+            .unwrap_or("the provider reported an error")
+            .to_string(),
+    };
+    DecodeError::Provider {
+        status: error_status(error.get("code"), error.get("type").and_then(Value::as_str)),
+        message,
+    }
+}
+
+/// The HTTP status OpenAI documents for an error `code` (or, failing that, `type`); 500 when
+/// neither names one. Compatible gateways (OpenRouter...) put the HTTP status itself in `code`.
+pub(crate) fn error_status(code: Option<&Value>, kind: Option<&str>) -> u16 {
+    fn by_name(name: &str) -> Option<u16> {
+        Some(match name {
+            "invalid_request_error" | "invalid_prompt" | "context_length_exceeded" => 400,
+            "invalid_api_key" | "authentication_error" => 401,
+            "permission_error" => 403,
+            "model_not_found" | "not_found_error" => 404,
+            // OpenAI names a rate limit's `type` after the exhausted budget: "requests" or "tokens".
+            "rate_limit_exceeded" | "insufficient_quota" | "rate_limit_error" | "requests" | "tokens" => 429,
+            "server_error" | "api_error" => 500,
+            _ => return None,
+        })
+    }
+    let from_code = match code {
+        Some(Value::Number(n)) => n.as_u64().filter(|n| (400..=599).contains(n)).map(|n| n as u16),
+        Some(Value::String(s)) => by_name(s).or_else(|| s.parse().ok().filter(|n| (400..=599).contains(n))),
+        _ => None,
+    };
+    from_code.or_else(|| kind.and_then(by_name)).unwrap_or(500)
+}
+
+// ---- streams ----
+
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(borrow)]
+    choices: Option<Vec<ChunkChoice<'a>>>,
+    usage: Option<WireUsage>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ChunkChoice<'a> {
+    index: Option<u32>,
+    #[serde(borrow)]
+    delta: Option<ChunkDelta<'a>>,
+    #[serde(borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct ChunkDelta<'a> {
+    #[serde(borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    tool_calls: Option<Vec<ChunkToolCall<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct ChunkToolCall<'a> {
+    index: Option<u32>,
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    function: Option<ChunkFunction<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ChunkFunction<'a> {
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+/// Decodes `chat.completion.chunk` frames. Only the first choice is followed (n = 1).
+#[derive(Debug, Default)]
+pub struct StreamDecoder {
+    finish_reason: Option<String>,
+    usage: Usage,
+    called_tools: bool,
+    done: bool,
+}
+
+impl StreamDecoder {
+    pub fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        if self.done {
+            return Ok(());
+        }
+        let data = ev.data.trim();
+        if data == "[DONE]" {
+            self.done = true;
+            out.push(Delta::Done {
+                finish_reason: finish_reason(self.finish_reason.as_deref(), self.called_tools),
+                usage: self.usage,
+            });
+            return Ok(());
+        }
+        if data.is_empty() {
+            return Ok(());
+        }
+        if ev.event == "error" {
+            let value = serde_json::from_str(data).unwrap_or_else(|_| Value::String(data.to_string()));
+            return Err(provider_error(value.get("error").unwrap_or(&value)));
+        }
+        let chunk: Chunk = serde_json::from_str(data).map_err(|e| {
+            DecodeError::Protocol(format!("openai_chat stream data frame is not a chat.completion.chunk: {e}"))
+        })?;
+        if let Some(error) = chunk.error.as_ref() {
+            return Err(provider_error(error));
+        }
+        if let Some(usage) = chunk.usage {
+            self.usage = usage.usage();
+        }
+        for choice in chunk.choices.into_iter().flatten().filter(|c| c.index.unwrap_or(0) == 0) {
+            if let Some(delta) = choice.delta {
+                self.on_delta(delta, out);
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.finish_reason = Some(reason.into_owned());
+            }
+        }
+        Ok(())
+    }
+
+    fn on_delta(&mut self, delta: ChunkDelta, out: &mut Vec<Delta>) {
+        if let Some(text) = delta.reasoning_content.or(delta.reasoning).filter(|t| !t.is_empty()) {
+            out.push(Delta::Reasoning { text: text.into_owned() });
+        }
+        if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+            out.push(Delta::Text { text: text.into_owned() });
+        }
+        for (position, call) in delta.tool_calls.into_iter().flatten().enumerate() {
+            let (name, arguments) = match call.function {
+                Some(f) => (f.name, f.arguments),
+                None => (None, None),
+            };
+            let id = call.id.filter(|s| !s.is_empty()).map(Cow::into_owned);
+            let name = name.filter(|s| !s.is_empty()).map(Cow::into_owned);
+            let arguments = arguments.map(Cow::into_owned).unwrap_or_default();
+            if id.is_none() && name.is_none() && arguments.is_empty() {
+                continue;
+            }
+            self.called_tools = true;
+            let index = call.index.unwrap_or(position as u32);
+            out.push(Delta::ToolCall { index, id, name, arguments });
+        }
+    }
+
     pub fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<(), DecodeError> {
-        unimplemented!()
+        if self.done {
+            Ok(())
+        } else {
+            Err(DecodeError::Protocol("openai_chat stream ended without data: [DONE]".into()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat::Tool;
+    use crate::config::{Secret, Timeouts};
+    use crate::format::Format;
+    use serde_json::json;
+
+    fn target(key: Option<&str>, headers: &[(&str, &str)]) -> Target {
+        Target {
+            name: "t".into(),
+            format: Format::OpenaiChat,
+            base_url: "https://api.example.com/v1/".into(),
+            model: "gpt-4o-mini".into(),
+            api_key: key.map(Secret::new),
+            headers: headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            timeouts: Timeouts::default(),
+        }
+    }
+
+    fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
+        req.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    fn body(req: &HttpRequest) -> Value {
+        serde_json::from_str(&req.body).expect("body is JSON")
+    }
+
+    fn event(data: &str) -> SseEvent {
+        SseEvent { event: String::new(), data: data.into(), id: None }
+    }
+
+    #[test]
+    fn builds_url_headers_and_minimal_body() {
+        let req = ChatRequest { messages: vec![Message::new(Role::User, "hi")], ..Default::default() };
+        let http = build_request(&target(Some("sk-secret"), &[]), &req, false);
+        assert_eq!(http.method, "POST");
+        assert_eq!(http.url, "https://api.example.com/v1/chat/completions");
+        assert_eq!(header(&http, "authorization"), Some("Bearer sk-secret"));
+        assert_eq!(header(&http, "content-type"), Some("application/json"));
+        assert_eq!(
+            body(&http),
+            json!({"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}], "stream": false})
+        );
+        assert!(!format!("{http:?}").contains("sk-secret"));
+        assert!(!http.url.contains("sk-secret"));
+    }
+
+    #[test]
+    fn no_credential_header_without_a_key_and_configured_headers_override_defaults() {
+        let t = target(None, &[("content-type", "application/json; charset=utf-8"), ("x-org", "o1")]);
+        let http = build_request(&t, &ChatRequest::default(), false);
+        assert_eq!(header(&http, "authorization"), None);
+        assert_eq!(header(&http, "content-type"), Some("application/json; charset=utf-8"));
+        assert_eq!(header(&http, "x-org"), Some("o1"));
+        assert_eq!(http.headers.iter().filter(|(k, _)| k == "content-type").count(), 1);
+    }
+
+    #[test]
+    fn configured_key_wins_over_a_configured_credential_header() {
+        let t = target(Some("sk-real"), &[("authorization", "Bearer other")]);
+        let http = build_request(&t, &ChatRequest::default(), false);
+        let auth: Vec<_> = http.headers.iter().filter(|(k, _)| k == "authorization").collect();
+        assert_eq!(auth, [&("authorization".to_string(), "Bearer sk-real".to_string())]);
+    }
+
+    #[test]
+    fn builds_streaming_body_with_options_tools_and_tool_turns() {
+        let mut assistant = Message::new(Role::Assistant, "");
+        assistant.tool_calls =
+            vec![ToolCall { id: "call_1".into(), name: "get_weather".into(), arguments: r#"{"city":"Paris"}"#.into() }];
+        let mut tool = Message::new(Role::Tool, "18C");
+        tool.tool_call_id = Some("call_1".into());
+        let req = ChatRequest {
+            messages: vec![
+                Message::new(Role::System, "be brief"),
+                Message::new(Role::User, "weather?"),
+                assistant,
+                tool,
+            ],
+            max_tokens: Some(100),
+            temperature: Some(0.5),
+            stop: vec!["END".into()],
+            tools: vec![Tool {
+                name: "get_weather".into(),
+                description: Some("Weather for a city".into()),
+                parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+            }],
+        };
+        let http = build_request(&target(Some("k"), &[]), &req, true);
+        assert_eq!(
+            body(&http),
+            json!({
+                "model": "gpt-4o-mini",
+                "messages": [
+                    {"role": "system", "content": "be brief"},
+                    {"role": "user", "content": "weather?"},
+                    {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}
+                    ]},
+                    {"role": "tool", "content": "18C", "tool_call_id": "call_1"}
+                ],
+                "max_tokens": 100,
+                "temperature": 0.5,
+                "stop": ["END"],
+                "tools": [{"type": "function", "function": {
+                    "name": "get_weather",
+                    "description": "Weather for a city",
+                    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}
+                }}],
+                "stream": true,
+                "stream_options": {"include_usage": true}
+            })
+        );
+    }
+
+    #[test]
+    fn decodes_a_whole_answer() {
+        let body = br#"{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o-mini-2024-07-18",
+            "choices":[{"index":0,"message":{"role":"assistant","content":"Hello!","refusal":null},"logprobs":null,"finish_reason":"stop"}],
+            "usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12}}"#;
+        let answer = decode_answer(body).expect("decodes");
+        assert_eq!(answer.text, "Hello!");
+        assert_eq!(answer.finish_reason, FinishReason::Stop);
+        assert_eq!(answer.usage, Usage { input_tokens: 9, output_tokens: 3 });
+        assert_eq!(answer.model.as_deref(), Some("gpt-4o-mini-2024-07-18"));
+    }
+
+    #[test]
+    fn decodes_tool_calls_reasoning_and_other_finish_reasons() {
+        let body = br#"{"model":"deepseek-reasoner","choices":[{"message":{"role":"assistant","content":null,
+            "reasoning_content":"think","tool_calls":[{"id":"call_9","type":"function","function":{"name":"f","arguments":"{}"}}]},
+            "finish_reason":"tool_calls"}]}"#;
+        let answer = decode_answer(body).expect("decodes");
+        assert_eq!(answer.text, "");
+        assert_eq!(answer.reasoning, "think");
+        assert_eq!(answer.tool_calls, [ToolCall { id: "call_9".into(), name: "f".into(), arguments: "{}".into() }]);
+        assert_eq!(answer.finish_reason, FinishReason::ToolCalls);
+        assert_eq!(answer.usage, Usage::default());
+
+        let body = br#"{"choices":[{"message":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},"finish_reason":"eos"}]}"#;
+        let answer = decode_answer(body).expect("decodes");
+        assert_eq!(answer.text, "ab");
+        assert_eq!(answer.finish_reason, FinishReason::Other("eos".into()));
+        let length = br#"{"choices":[{"message":{"content":"a"},"finish_reason":"length"}]}"#;
+        assert_eq!(decode_answer(length).map(|a| a.finish_reason), Ok(FinishReason::Length));
+        let filtered = br#"{"choices":[{"message":{"content":""},"finish_reason":"content_filter"}]}"#;
+        assert_eq!(decode_answer(filtered).map(|a| a.finish_reason), Ok(FinishReason::ContentFilter));
+    }
+
+    #[test]
+    fn rejects_bodies_that_are_not_answers() {
+        assert_eq!(
+            decode_answer(br#"{"choices":[]}"#),
+            Err(DecodeError::Protocol("openai_chat answer has no choices[0].message".into()))
+        );
+        assert_eq!(
+            decode_answer(br#"{"object":"list"}"#),
+            Err(DecodeError::Protocol("openai_chat answer has no choices[0].message".into()))
+        );
+        assert!(matches!(decode_answer(b"not json"), Err(DecodeError::Protocol(m)) if m.contains("openai_chat")));
+        assert!(matches!(decode_answer(b"[1,2]"), Err(DecodeError::Protocol(_))));
+        assert_eq!(
+            decode_answer(
+                br#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#
+            ),
+            Err(DecodeError::Provider { status: 429, message: "Rate limit reached".into() })
+        );
+    }
+
+    #[test]
+    fn reads_error_messages() {
+        let body = br#"{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#;
+        assert_eq!(error_message(body).as_deref(), Some("Incorrect API key provided."));
+        assert_eq!(error_message(br#"{"error":"model not loaded"}"#).as_deref(), Some("model not loaded"));
+        assert_eq!(error_message(br#"{"message":"bad gateway"}"#).as_deref(), Some("bad gateway"));
+        assert_eq!(error_message(br#"{"error":{"message":""}}"#), None);
+        assert_eq!(error_message(b"<html>502</html>"), None);
+    }
+
+    #[test]
+    fn maps_error_codes_to_statuses() {
+        assert_eq!(error_status(Some(&json!("rate_limit_exceeded")), None), 429);
+        assert_eq!(error_status(None, Some("invalid_request_error")), 400);
+        assert_eq!(error_status(Some(&json!(null)), Some("server_error")), 500);
+        assert_eq!(error_status(Some(&json!(502)), None), 502);
+        assert_eq!(error_status(Some(&json!(200)), Some("whatever")), 500);
+        assert_eq!(error_status(Some(&json!("unknown")), Some("invalid_request_error")), 400);
+        assert_eq!(error_status(None, Some("tokens")), 429);
+    }
+
+    #[test]
+    fn streams_text_tool_calls_and_done() {
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        for data in [
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}],"usage":null}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"Hi \"there\""},"finish_reason":null}],"usage":null}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"index":1,"delta":{"content":"second choice"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}],"usage":null}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}"#,
+            "[DONE]",
+            "[DONE]",
+        ] {
+            d.on_event(&event(data), &mut out).expect("decodes");
+        }
+        d.finish(&mut out).expect("finished");
+        assert_eq!(
+            out,
+            [
+                Delta::Text { text: "Hi \"there\"".into() },
+                Delta::ToolCall {
+                    index: 0,
+                    id: Some("call_1".into()),
+                    name: Some("f".into()),
+                    arguments: String::new()
+                },
+                Delta::ToolCall { index: 0, id: None, name: None, arguments: "{}".into() },
+                Delta::Done {
+                    finish_reason: FinishReason::ToolCalls,
+                    usage: Usage { input_tokens: 5, output_tokens: 7 }
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn role_only_and_usage_only_chunks_are_not_visible() {
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        d.on_event(&event(r#"{"choices":[{"index":0,"delta":{"role":"assistant"}}]}"#), &mut out).expect("ok");
+        d.on_event(&event(r#"{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":0}}"#), &mut out)
+            .expect("ok");
+        d.on_event(&event(""), &mut out).expect("ok");
+        assert!(out.iter().all(|d| !d.is_visible()));
+    }
+
+    #[test]
+    fn stream_reasoning_fields() {
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        d.on_event(&event(r#"{"choices":[{"delta":{"reasoning_content":"a"}}]}"#), &mut out).expect("ok");
+        d.on_event(&event(r#"{"choices":[{"delta":{"reasoning":"b"}}]}"#), &mut out).expect("ok");
+        assert_eq!(out, [Delta::Reasoning { text: "a".into() }, Delta::Reasoning { text: "b".into() }]);
+    }
+
+    #[test]
+    fn stream_errors() {
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        assert_eq!(
+            d.on_event(&event(r#"{"error":{"message":"The server had an error","type":"server_error"}}"#), &mut out),
+            Err(DecodeError::Provider { status: 500, message: "The server had an error".into() })
+        );
+        assert!(
+            matches!(d.on_event(&event("{\"choices\":["), &mut out), Err(DecodeError::Protocol(m)) if m.starts_with("openai_chat"))
+        );
+        assert_eq!(
+            d.finish(&mut out),
+            Err(DecodeError::Protocol("openai_chat stream ended without data: [DONE]".into()))
+        );
     }
 }

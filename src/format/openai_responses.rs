@@ -1,25 +1,628 @@
-//! (placeholder until the format lands)
-use crate::chat::{Answer, ChatRequest, Delta};
+//! OpenAI Responses (`POST {baseUrl}/responses`).
+//!
+//! The system prompt goes in `instructions`; the conversation is a list of `input` items in which
+//! tool calls and their results are `function_call` / `function_call_output` items of their own.
+//! A stream is a sequence of typed semantic events ending with `response.completed` (or
+//! `response.incomplete` when a limit cut the answer short); `response.failed` and `error` report
+//! provider errors. Errors use OpenAI's error dialect, shared with [`super::openai_chat`].
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Role, ToolCall, Usage};
 use crate::config::Target;
-use crate::format::{DecodeError, HttpRequest};
+use crate::format::openai_chat::{error_status, provider_error, request_headers};
+use crate::format::{join_url, DecodeError, HttpRequest};
 use crate::sse::SseEvent;
 
-pub fn build_request(_target: &Target, _request: &ChatRequest, _stream: bool) -> HttpRequest {
-    unimplemented!()
-}
-pub fn decode_answer(_body: &[u8]) -> Result<Answer, DecodeError> {
-    unimplemented!()
-}
-pub fn error_message(_body: &[u8]) -> Option<String> {
-    None
-}
-#[derive(Debug, Default)]
-pub struct StreamDecoder;
-impl StreamDecoder {
-    pub fn on_event(&mut self, _e: &SseEvent, _out: &mut Vec<Delta>) -> Result<(), DecodeError> {
-        unimplemented!()
+/// Builds the request. The Responses API has no stop sequences: `request.stop` is not sent.
+pub fn build_request(target: &Target, request: &ChatRequest, stream: bool) -> HttpRequest {
+    let system: Vec<&str> = request
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::System && !m.content.is_empty())
+        .map(|m| m.content.as_str())
+        .collect();
+    let mut input = Vec::new();
+    for m in &request.messages {
+        match m.role {
+            Role::System => {}
+            Role::User => input.push(InputItem::Message { role: "user", content: &m.content }),
+            Role::Assistant => {
+                if !m.content.is_empty() || m.tool_calls.is_empty() {
+                    input.push(InputItem::Message { role: "assistant", content: &m.content });
+                }
+                input.extend(m.tool_calls.iter().map(|c| InputItem::FunctionCall {
+                    kind: "function_call",
+                    call_id: &c.id,
+                    name: &c.name,
+                    arguments: &c.arguments,
+                }));
+            }
+            Role::Tool => input.push(InputItem::FunctionCallOutput {
+                kind: "function_call_output",
+                call_id: m.tool_call_id.as_deref().unwrap_or(""),
+                output: &m.content,
+            }),
+        }
     }
+    let body = Body {
+        model: &target.model,
+        instructions: (!system.is_empty()).then(|| system.join("\n\n")),
+        input,
+        max_output_tokens: request.max_tokens,
+        temperature: request.temperature,
+        tools: request
+            .tools
+            .iter()
+            .map(|t| WireTool {
+                kind: "function",
+                name: &t.name,
+                description: t.description.as_deref(),
+                parameters: &t.parameters,
+                strict: false,
+            })
+            .collect(),
+        stream,
+    };
+    let credential = target.api_key.as_ref().map(|key| ("authorization", format!("Bearer {}", key.expose())));
+    HttpRequest {
+        method: "POST",
+        url: join_url(&target.base_url, "responses"),
+        headers: request_headers(target, credential, &[]),
+        body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
+    }
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instructions: Option<String>,
+    input: Vec<InputItem<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_output_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    stream: bool,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum InputItem<'a> {
+    Message {
+        role: &'static str,
+        content: &'a str,
+    },
+    FunctionCall {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        call_id: &'a str,
+        name: &'a str,
+        arguments: &'a str,
+    },
+    FunctionCallOutput {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        call_id: &'a str,
+        output: &'a str,
+    },
+}
+
+/// `strict` defaults to true in this API, which rejects ordinary JSON Schemas (it demands
+/// `additionalProperties: false` and every property required); false keeps Chat Completions'
+/// meaning of a tool definition.
+#[derive(Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    parameters: &'a Value,
+    strict: bool,
+}
+
+// ---- whole answers ----
+
+#[derive(Deserialize)]
+struct WireResponse<'a> {
+    #[serde(borrow)]
+    status: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    output: Option<Vec<OutputItem<'a>>>,
+    #[serde(borrow)]
+    incomplete_details: Option<Incomplete<'a>>,
+    usage: Option<WireUsage>,
+    model: Option<String>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct OutputItem<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    content: Option<Vec<ContentPart<'a>>>,
+    #[serde(borrow)]
+    summary: Option<Vec<ContentPart<'a>>>,
+    call_id: Option<String>,
+    name: Option<String>,
+    arguments: Option<String>,
+}
+
+/// An `output_text`, `refusal`, `summary_text` or `reasoning_text` part.
+#[derive(Deserialize)]
+struct ContentPart<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    refusal: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Incomplete<'a> {
+    #[serde(borrow)]
+    reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    fn usage(&self) -> Usage {
+        Usage { input_tokens: self.input_tokens.unwrap_or(0), output_tokens: self.output_tokens.unwrap_or(0) }
+    }
+}
+
+pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
+    let response: WireResponse = serde_json::from_slice(body)
+        .map_err(|e| DecodeError::Protocol(format!("openai_responses answer is not a response: {e}")))?;
+    if let Some(error) = response.error.as_ref() {
+        return Err(provider_error(error));
+    }
+    if response.status.as_deref() == Some("failed") {
+        return Err(DecodeError::Provider { status: 500, message: "the response failed".into() });
+    }
+    let Some(output) = response.output else {
+        return Err(DecodeError::Protocol("openai_responses answer has no output".into()));
+    };
+    let (mut text, mut reasoning, mut tool_calls) = (String::new(), Vec::new(), Vec::new());
+    for item in output {
+        match item.kind.as_ref() {
+            "message" => {
+                for part in item.content.into_iter().flatten() {
+                    match part.kind.as_deref() {
+                        Some("output_text") => text.push_str(part.text.as_deref().unwrap_or("")),
+                        Some("refusal") => text.push_str(part.refusal.as_deref().unwrap_or("")),
+                        _ => {}
+                    }
+                }
+            }
+            "reasoning" => {
+                let parts = item.summary.into_iter().flatten().chain(item.content.into_iter().flatten());
+                reasoning.extend(parts.filter_map(|p| p.text).filter(|t| !t.is_empty()));
+            }
+            "function_call" => tool_calls.push(ToolCall {
+                id: item.call_id.unwrap_or_default(),
+                name: item.name.unwrap_or_default(),
+                arguments: item.arguments.unwrap_or_default(),
+            }),
+            _ => {}
+        }
+    }
+    Ok(Answer {
+        text,
+        reasoning: reasoning.join("\n\n"),
+        finish_reason: finish_reason(
+            response.status.as_deref(),
+            response.incomplete_details.as_ref().and_then(|d| d.reason.as_deref()),
+            !tool_calls.is_empty(),
+        ),
+        tool_calls,
+        usage: response.usage.map(|u| u.usage()).unwrap_or_default(),
+        model: response.model,
+    })
+}
+
+/// The finish reason from a response's `status` and `incomplete_details.reason`.
+fn finish_reason(status: Option<&str>, incomplete: Option<&str>, called_tools: bool) -> FinishReason {
+    match (status, incomplete) {
+        (None | Some("completed"), _) if called_tools => FinishReason::ToolCalls,
+        (None | Some("completed"), _) => FinishReason::Stop,
+        (Some("incomplete"), Some("max_output_tokens")) => FinishReason::Length,
+        (Some("incomplete"), Some("content_filter")) => FinishReason::ContentFilter,
+        (Some("incomplete"), Some(reason)) => FinishReason::Other(reason.to_string()),
+        (Some(status), _) => FinishReason::Other(status.to_string()),
+    }
+}
+
+// ---- streams ----
+
+/// Every event's data, with only the fields some event uses.
+#[derive(Deserialize)]
+struct Event<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    delta: Option<Cow<'a, str>>,
+    output_index: Option<u32>,
+    #[serde(borrow)]
+    item: Option<StreamItem<'a>>,
+    #[serde(borrow)]
+    response: Option<StreamResponse<'a>>,
+    code: Option<Value>,
+    message: Option<String>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct StreamItem<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    call_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+/// The response snapshot in `response.*` events; its output texts are skipped, not copied.
+#[derive(Deserialize)]
+struct StreamResponse<'a> {
+    #[serde(borrow)]
+    status: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    output: Option<Vec<OutputKind<'a>>>,
+    #[serde(borrow)]
+    incomplete_details: Option<Incomplete<'a>>,
+    usage: Option<WireUsage>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct OutputKind<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+}
+
+#[derive(Debug, Default)]
+pub struct StreamDecoder {
+    /// (output_index, tool-call ordinal) of each `function_call` item seen.
+    tool_items: Vec<(u32, u32)>,
+    done: bool,
+}
+
+impl StreamDecoder {
+    pub fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        if self.done || ev.data.trim().is_empty() {
+            return Ok(());
+        }
+        let data: Event = serde_json::from_str(&ev.data).map_err(|e| {
+            let name = if ev.event.is_empty() { "data" } else { ev.event.as_str() };
+            DecodeError::Protocol(format!("openai_responses stream {name} event is not valid JSON: {e}"))
+        })?;
+        let kind = data.kind.as_deref().unwrap_or(ev.event.as_str());
+        match kind {
+            "response.output_text.delta" | "response.refusal.delta" => {
+                if let Some(text) = data.delta.filter(|t| !t.is_empty()) {
+                    out.push(Delta::Text { text: text.into_owned() });
+                }
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                if let Some(text) = data.delta.filter(|t| !t.is_empty()) {
+                    out.push(Delta::Reasoning { text: text.into_owned() });
+                }
+            }
+            "response.output_item.added" => match (data.item, data.output_index) {
+                (Some(item), Some(output_index)) if item.kind.as_deref() == Some("function_call") => {
+                    let index = self.tool_index(output_index);
+                    out.push(Delta::ToolCall {
+                        index,
+                        id: item.call_id.map(Cow::into_owned),
+                        name: item.name.map(Cow::into_owned),
+                        arguments: item.arguments.map(Cow::into_owned).unwrap_or_default(),
+                    });
+                }
+                _ => {}
+            },
+            "response.function_call_arguments.delta" => {
+                if let (Some(arguments), Some(output_index)) = (data.delta.filter(|t| !t.is_empty()), data.output_index)
+                {
+                    let index = self.tool_index(output_index);
+                    out.push(Delta::ToolCall { index, id: None, name: None, arguments: arguments.into_owned() });
+                }
+            }
+            "response.completed" | "response.incomplete" => {
+                self.done = true;
+                let response = data.response;
+                let called_tools = !self.tool_items.is_empty()
+                    || response
+                        .iter()
+                        .flat_map(|r| r.output.iter().flatten())
+                        .any(|o| o.kind.as_deref() == Some("function_call"));
+                let (status, incomplete) = match &response {
+                    Some(r) => (r.status.as_deref(), r.incomplete_details.as_ref().and_then(|d| d.reason.as_deref())),
+                    None => (None, None),
+                };
+                // An incomplete event whose snapshot lost its status is still incomplete.
+                let status = status.or((kind == "response.incomplete").then_some("incomplete"));
+                out.push(Delta::Done {
+                    finish_reason: finish_reason(status, incomplete, called_tools),
+                    usage: response.as_ref().and_then(|r| r.usage.as_ref()).map(WireUsage::usage).unwrap_or_default(),
+                });
+            }
+            "response.failed" => {
+                let error = data.response.and_then(|r| r.error);
+                return Err(match error {
+                    Some(error) => provider_error(&error),
+                    None => DecodeError::Provider { status: 500, message: "the response failed".into() },
+                });
+            }
+            "error" => {
+                if let Some(error) = data.error {
+                    return Err(provider_error(&error));
+                }
+                let message = data.message.filter(|m| !m.is_empty());
+                return Err(DecodeError::Provider {
+                    status: error_status(data.code.as_ref(), None),
+                    message: message.unwrap_or_else(|| "the provider reported an error".into()),
+                });
+            }
+            // created, in_progress, content_part.*, *.done and events added later carry nothing.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The tool-call ordinal of the function_call item at `output_index`, assigned on first sight.
+    fn tool_index(&mut self, output_index: u32) -> u32 {
+        if let Some(&(_, ordinal)) = self.tool_items.iter().find(|(item, _)| *item == output_index) {
+            return ordinal;
+        }
+        let ordinal = self.tool_items.len() as u32;
+        self.tool_items.push((output_index, ordinal));
+        ordinal
+    }
+
     pub fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<(), DecodeError> {
-        unimplemented!()
+        if self.done {
+            Ok(())
+        } else {
+            Err(DecodeError::Protocol("openai_responses stream ended without response.completed".into()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat::{Message, Tool};
+    use crate::config::{Secret, Timeouts};
+    use crate::format::Format;
+    use serde_json::json;
+
+    fn target(key: Option<&str>) -> Target {
+        Target {
+            name: "r".into(),
+            format: Format::OpenaiResponses,
+            base_url: "https://api.openai.com/v1".into(),
+            model: "gpt-5-mini".into(),
+            api_key: key.map(Secret::new),
+            headers: vec![("openai-organization".into(), "org-1".into())],
+            timeouts: Timeouts::default(),
+        }
+    }
+
+    fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
+        req.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    fn event(name: &str, data: &str) -> SseEvent {
+        SseEvent { event: name.into(), data: data.into(), id: None }
+    }
+
+    #[test]
+    fn builds_url_headers_and_body() {
+        let mut assistant = Message::new(Role::Assistant, "");
+        assistant.tool_calls =
+            vec![ToolCall { id: "call_1".into(), name: "get_weather".into(), arguments: r#"{"city":"Paris"}"#.into() }];
+        let mut tool = Message::new(Role::Tool, "18C");
+        tool.tool_call_id = Some("call_1".into());
+        let req = ChatRequest {
+            messages: vec![
+                Message::new(Role::System, "be brief"),
+                Message::new(Role::User, "weather?"),
+                assistant,
+                tool,
+                Message::new(Role::Assistant, "18C in Paris."),
+            ],
+            max_tokens: Some(64),
+            temperature: Some(1.0),
+            stop: vec!["never sent".into()],
+            tools: vec![Tool {
+                name: "get_weather".into(),
+                description: Some("Weather".into()),
+                parameters: json!({"type": "object"}),
+            }],
+        };
+        let http = build_request(&target(Some("sk-secret")), &req, true);
+        assert_eq!(http.url, "https://api.openai.com/v1/responses");
+        assert_eq!(header(&http, "authorization"), Some("Bearer sk-secret"));
+        assert_eq!(header(&http, "openai-organization"), Some("org-1"));
+        assert_eq!(
+            serde_json::from_str::<Value>(&http.body).expect("json"),
+            json!({
+                "model": "gpt-5-mini",
+                "instructions": "be brief",
+                "input": [
+                    {"role": "user", "content": "weather?"},
+                    {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{\"city\":\"Paris\"}"},
+                    {"type": "function_call_output", "call_id": "call_1", "output": "18C"},
+                    {"role": "assistant", "content": "18C in Paris."}
+                ],
+                "max_output_tokens": 64,
+                "temperature": 1.0,
+                "tools": [{"type": "function", "name": "get_weather", "description": "Weather", "parameters": {"type": "object"}, "strict": false}],
+                "stream": true
+            })
+        );
+        assert!(!format!("{http:?}").contains("sk-secret"));
+        let http = build_request(&target(None), &ChatRequest::default(), false);
+        assert_eq!(header(&http, "authorization"), None);
+        assert_eq!(
+            serde_json::from_str::<Value>(&http.body).expect("json"),
+            json!({"model": "gpt-5-mini", "input": [], "stream": false})
+        );
+    }
+
+    #[test]
+    fn decodes_a_whole_answer() {
+        let body = br#"{"id":"resp_1","object":"response","created_at":1,"status":"completed","error":null,
+            "incomplete_details":null,"model":"gpt-5-mini-2025-08-07","output":[
+              {"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"Thinking."}]},
+              {"id":"msg_1","type":"message","status":"completed","role":"assistant",
+               "content":[{"type":"output_text","annotations":[],"logprobs":[],"text":"Hello."}]},
+              {"id":"fc_1","type":"function_call","status":"completed","call_id":"call_1","name":"f","arguments":"{}"}],
+            "usage":{"input_tokens":11,"input_tokens_details":{"cached_tokens":0},"output_tokens":22,
+              "output_tokens_details":{"reasoning_tokens":8},"total_tokens":33}}"#;
+        let answer = decode_answer(body).expect("decodes");
+        assert_eq!(answer.text, "Hello.");
+        assert_eq!(answer.reasoning, "Thinking.");
+        assert_eq!(answer.tool_calls, [ToolCall { id: "call_1".into(), name: "f".into(), arguments: "{}".into() }]);
+        assert_eq!(answer.finish_reason, FinishReason::ToolCalls);
+        assert_eq!(answer.usage, Usage { input_tokens: 11, output_tokens: 22 });
+        assert_eq!(answer.model.as_deref(), Some("gpt-5-mini-2025-08-07"));
+
+        let cut = br#"{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[]}"#;
+        assert_eq!(decode_answer(cut).map(|a| a.finish_reason), Ok(FinishReason::Length));
+        let filtered = br#"{"status":"incomplete","incomplete_details":{"reason":"content_filter"},"output":[]}"#;
+        assert_eq!(decode_answer(filtered).map(|a| a.finish_reason), Ok(FinishReason::ContentFilter));
+    }
+
+    #[test]
+    fn rejects_bodies_that_are_not_responses() {
+        assert_eq!(
+            decode_answer(br#"{"object":"response","status":"completed"}"#),
+            Err(DecodeError::Protocol("openai_responses answer has no output".into()))
+        );
+        assert!(matches!(decode_answer(b""), Err(DecodeError::Protocol(m)) if m.contains("openai_responses")));
+        assert_eq!(
+            decode_answer(br#"{"status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}"#),
+            Err(DecodeError::Provider { status: 500, message: "boom".into() })
+        );
+        assert_eq!(
+            decode_answer(br#"{"error":{"message":"Rate limit","type":"requests","code":"rate_limit_exceeded"}}"#),
+            Err(DecodeError::Provider { status: 429, message: "Rate limit".into() })
+        );
+    }
+
+    #[test]
+    fn streams_reasoning_text_tool_calls_and_done() {
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        for (name, data) in [
+            (
+                "response.created",
+                r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","status":"in_progress","output":[],"usage":null}}"#,
+            ),
+            (
+                "response.in_progress",
+                r#"{"type":"response.in_progress","sequence_number":1,"response":{"status":"in_progress","output":[]}}"#,
+            ),
+            (
+                "response.reasoning_summary_text.delta",
+                r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_1","output_index":0,"summary_index":0,"delta":"Hmm"}"#,
+            ),
+            (
+                "response.output_item.added",
+                r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"msg_1","type":"message","status":"in_progress","content":[],"role":"assistant"}}"#,
+            ),
+            (
+                "response.output_text.delta",
+                r#"{"type":"response.output_text.delta","item_id":"msg_1","output_index":1,"content_index":0,"delta":"Hi","logprobs":[]}"#,
+            ),
+            (
+                "response.output_item.added",
+                r#"{"type":"response.output_item.added","output_index":2,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"","call_id":"call_1","name":"f"}}"#,
+            ),
+            (
+                "response.function_call_arguments.delta",
+                r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":2,"delta":"{}"}"#,
+            ),
+            (
+                "response.completed",
+                r#"{"type":"response.completed","response":{"status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"Hi"}]},{"type":"function_call"}],"usage":{"input_tokens":4,"output_tokens":9}}}"#,
+            ),
+            ("error", r#"{"type":"error","code":"server_error","message":"ignored after done"}"#),
+        ] {
+            d.on_event(&event(name, data), &mut out).expect("decodes");
+        }
+        d.finish(&mut out).expect("finished");
+        assert_eq!(
+            out,
+            [
+                Delta::Reasoning { text: "Hmm".into() },
+                Delta::Text { text: "Hi".into() },
+                Delta::ToolCall {
+                    index: 0,
+                    id: Some("call_1".into()),
+                    name: Some("f".into()),
+                    arguments: String::new()
+                },
+                Delta::ToolCall { index: 0, id: None, name: None, arguments: "{}".into() },
+                Delta::Done {
+                    finish_reason: FinishReason::ToolCalls,
+                    usage: Usage { input_tokens: 4, output_tokens: 9 }
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn incomplete_is_a_done_with_its_reason() {
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        let data = r#"{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"usage":{"input_tokens":1,"output_tokens":2}}}"#;
+        d.on_event(&event("response.incomplete", data), &mut out).expect("decodes");
+        assert_eq!(
+            out,
+            [Delta::Done { finish_reason: FinishReason::Length, usage: Usage { input_tokens: 1, output_tokens: 2 } }]
+        );
+    }
+
+    #[test]
+    fn stream_errors_and_truncation() {
+        let mut out = Vec::new();
+        let failed = r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"rate_limit_exceeded","message":"slow down"}}}"#;
+        assert_eq!(
+            StreamDecoder::default().on_event(&event("response.failed", failed), &mut out),
+            Err(DecodeError::Provider { status: 429, message: "slow down".into() })
+        );
+        let error = r#"{"type":"error","code":"ERR_SOMETHING","message":"Something went wrong","param":null}"#;
+        assert_eq!(
+            StreamDecoder::default().on_event(&event("error", error), &mut out),
+            Err(DecodeError::Provider { status: 500, message: "Something went wrong".into() })
+        );
+        let mut d = StreamDecoder::default();
+        assert!(matches!(
+            d.on_event(&event("response.output_text.delta", "{\"delta\":"), &mut out),
+            Err(DecodeError::Protocol(m)) if m.contains("openai_responses") && m.contains("response.output_text.delta")
+        ));
+        assert_eq!(
+            d.finish(&mut out),
+            Err(DecodeError::Protocol("openai_responses stream ended without response.completed".into()))
+        );
+        assert!(out.is_empty());
     }
 }

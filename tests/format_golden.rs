@@ -1,0 +1,159 @@
+//! Recorded provider streams decoded against golden normalized deltas.
+//!
+//! Each `tests/fixtures/{format}/{case}.sse` is a transcript as the provider sends it on the wire;
+//! next to it, `{case}.golden.json` holds what the stream decodes to: the `Delta`s (as serialized
+//! for the JS API) and how the stream ended (`"ok"`, or the error). A change to a decoder that
+//! alters what a real transcript yields shows up here as a diff of plain JSON.
+//!
+//! To regenerate goldens after an intended change: `BLESS=1 cargo test --test format_golden`,
+//! then review the diff.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use llm_baton::chat::Delta;
+use llm_baton::format::{DecodeError, Format};
+use llm_baton::sse::{SseEvent, SseItem, SseParser};
+use serde_json::{json, Value};
+
+/// The cases every format must have a transcript for.
+const REQUIRED_CASES: [&str; 4] = ["text", "tool_call", "error", "usage"];
+
+fn fixtures(format: Format) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(format.as_str());
+    let mut files: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sse"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Parses a whole transcript, delivered in chunks of `chunk` bytes.
+fn events(bytes: &[u8], chunk: usize) -> Vec<SseEvent> {
+    let mut parser = SseParser::new();
+    let mut items = Vec::new();
+    for piece in bytes.chunks(chunk) {
+        parser.feed(piece, &mut items).expect("fixture is valid SSE");
+    }
+    parser.finish(&mut items).expect("fixture is valid SSE");
+    items
+        .into_iter()
+        .filter_map(|item| match item {
+            SseItem::Event(e) => Some(e),
+            SseItem::Comment(_) => None,
+        })
+        .collect()
+}
+
+/// Feeds events as the driver does: stop at the first error, else `finish` at the end.
+fn decode(format: Format, events: &[SseEvent]) -> (Vec<Delta>, Result<(), DecodeError>) {
+    let mut decoder = format.stream_decoder();
+    let mut out = Vec::new();
+    for event in events {
+        if let Err(e) = decoder.on_event(event, &mut out) {
+            return (out, Err(e));
+        }
+    }
+    let end = decoder.finish(&mut out);
+    (out, end)
+}
+
+fn golden(deltas: &[Delta], end: &Result<(), DecodeError>) -> Value {
+    let end = match end {
+        Ok(()) => json!("ok"),
+        Err(DecodeError::Provider { status, message }) => json!({"provider": {"status": status, "message": message}}),
+        Err(DecodeError::Protocol(message)) => json!({"protocol": message}),
+    };
+    json!({"deltas": deltas, "end": end})
+}
+
+#[test]
+fn transcripts_decode_to_their_goldens() {
+    let bless = std::env::var_os("BLESS").is_some();
+    let mut mismatches = Vec::new();
+    for format in Format::ALL {
+        let files = fixtures(format);
+        for case in REQUIRED_CASES {
+            assert!(
+                files.iter().any(|f| f.file_stem().is_some_and(|s| s == case)),
+                "tests/fixtures/{}/{case}.sse is missing",
+                format.as_str()
+            );
+        }
+        for sse in files {
+            let bytes = fs::read(&sse).expect("fixture readable");
+            let (deltas, end) = decode(format, &events(&bytes, bytes.len().max(1)));
+            // Byte-by-byte delivery must not change what the stream means.
+            assert_eq!(decode(format, &events(&bytes, 1)), (deltas.clone(), end.clone()), "{}", sse.display());
+            let actual = golden(&deltas, &end);
+            let golden_path = sse.with_extension("golden.json");
+            if bless {
+                let text = serde_json::to_string_pretty(&actual).expect("serializes") + "\n";
+                fs::write(&golden_path, text).expect("golden written");
+                continue;
+            }
+            let expected: Value = match fs::read_to_string(&golden_path) {
+                Ok(text) => serde_json::from_str(&text).expect("golden is JSON"),
+                Err(_) => {
+                    mismatches.push(format!("{} has no golden (run with BLESS=1)", sse.display()));
+                    continue;
+                }
+            };
+            if expected != actual {
+                mismatches.push(format!("{}\n  expected: {expected}\n  actual:   {actual}", sse.display()));
+            }
+        }
+    }
+    assert!(mismatches.is_empty(), "golden mismatches:\n{}", mismatches.join("\n"));
+}
+
+/// Every successful transcript, cut before its last event (where the success marker, or for
+/// Gemini the finishReason, lives), must end in a protocol error naming the format: a truncated
+/// stream is never a success, even though everything before the cut decoded fine.
+#[test]
+fn truncated_transcripts_fail_at_finish() {
+    let mut checked = 0;
+    for format in Format::ALL {
+        for sse in fixtures(format) {
+            let events = events(&fs::read(&sse).expect("fixture readable"), usize::MAX);
+            let (_, end) = decode(format, &events);
+            if end.is_err() {
+                continue;
+            }
+            let (deltas, end) = decode(format, &events[..events.len() - 1]);
+            match end {
+                Err(DecodeError::Protocol(message)) => {
+                    assert!(message.starts_with(format.as_str()), "{}: {message}", sse.display())
+                }
+                other => panic!("{}: truncated stream ended with {other:?}", sse.display()),
+            }
+            assert!(!deltas.iter().any(|d| matches!(d, Delta::Done { .. })), "{}", sse.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 12, "only {checked} successful transcripts");
+}
+
+/// The normalized meaning of a transcript does not depend on the provider: each success ends with
+/// exactly one `Done`, last, and nothing invisible is emitted except a tool call's opening.
+#[test]
+fn transcripts_end_with_exactly_one_done_and_emit_no_empty_deltas() {
+    for format in Format::ALL {
+        for sse in fixtures(format) {
+            let (deltas, end) = decode(format, &events(&fs::read(&sse).expect("fixture readable"), usize::MAX));
+            let dones = deltas.iter().filter(|d| matches!(d, Delta::Done { .. })).count();
+            if end.is_ok() {
+                assert_eq!(dones, 1, "{}", sse.display());
+                assert!(matches!(deltas.last(), Some(Delta::Done { .. })), "{}", sse.display());
+            } else {
+                assert_eq!(dones, 0, "{}", sse.display());
+            }
+            for d in &deltas {
+                let opening = matches!(d, Delta::ToolCall { id: Some(_), name: Some(_), .. });
+                assert!(d.is_visible() || opening || matches!(d, Delta::Done { .. }), "{}: {d:?}", sse.display());
+            }
+        }
+    }
+}

@@ -8,7 +8,7 @@ WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[
 CARGO_BIN := $(HOME)/.cargo/bin
 WASM_BINDGEN := $(CARGO_BIN)/wasm-bindgen
 
-.PHONY: test test-rust test-e2e build tools rust-tools js-deps chromium provider
+.PHONY: test test-rust test-e2e build tools rust-tools js-deps chromium provider demo
 
 # Rust first (fast, and the e2e suite needs a sound core), then the four JS runtimes.
 test: test-rust test-e2e
@@ -68,3 +68,8 @@ test-e2e: build js-deps chromium provider
 	echo "== e2e: node, workerd, chromium"; \
 	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/workerd.test.mjs tests/e2e/browser.test.mjs || status=1; \
 	exit $$status
+
+# The main job on the embedded default: a streamed answer through a fallback chain whose primary
+# hangs, against the scripted provider (or a real one when OPENAI_API_KEY / ANTHROPIC_API_KEY is set).
+demo: build provider
+	node examples/demo.mjs

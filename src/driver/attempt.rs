@@ -18,7 +18,7 @@ use web_sys::{
 };
 
 use crate::chat::{Answer, Delta};
-use crate::format::{Format, HttpRequest};
+use crate::format::{Format, HttpRequest, StreamDecoder};
 use crate::outcome::Failure;
 use crate::sse::{SseItem, SseParser};
 
@@ -124,29 +124,41 @@ async fn exchange(
     loop {
         let chunk: ReadableStreamReadResult = JsFuture::from(reader.read()).await.map_err(transport)?.unchecked_into();
         let done = chunk.get_done().unwrap_or(false);
-        if done {
-            parser.finish(&mut items).map_err(protocol)?;
-        } else {
-            let bytes = Uint8Array::new(&chunk.get_value()).to_vec();
-            parser.feed(&bytes, &mut items).map_err(protocol)?;
-        }
-        for item in items.drain(..) {
-            if let SseItem::Event(event) = item {
-                decoder.on_event(&event, &mut deltas)?;
-            }
-        }
-        if done {
-            decoder.finish(&mut deltas)?;
-        }
+        // Deltas decoded before a failure in the same read are sent first: the text the
+        // provider showed before its error must reach the engine (and commit the stream).
+        let outcome = decode(&chunk, done, &mut parser, &mut decoder, &mut items, &mut deltas);
         let mut finished = false;
         for delta in deltas.drain(..) {
             finished |= matches!(delta, Delta::Done { .. });
             let _ = tx.unbounded_send(AttemptSignal::Delta(delta));
         }
+        outcome?;
         if finished || done {
             return Ok(());
         }
     }
+}
+
+/// Feeds one read into the parser and decoder, appending the deltas it yields.
+fn decode(
+    chunk: &ReadableStreamReadResult,
+    done: bool,
+    parser: &mut SseParser,
+    decoder: &mut StreamDecoder,
+    items: &mut Vec<SseItem>,
+    deltas: &mut Vec<Delta>,
+) -> Result<(), Failure> {
+    let parsed = if done { parser.finish(items) } else { parser.feed(&Uint8Array::new(&chunk.get_value()).to_vec(), items) };
+    for item in items.drain(..) {
+        if let SseItem::Event(event) = item {
+            decoder.on_event(&event, deltas)?;
+        }
+    }
+    parsed.map_err(protocol)?;
+    if done {
+        decoder.finish(deltas)?;
+    }
+    Ok(())
 }
 
 async fn read_all(response: &Response) -> Result<Vec<u8>, Failure> {

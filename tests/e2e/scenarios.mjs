@@ -608,6 +608,48 @@ export const scenarios = {
     if (performance.now() - t0 > 1500) fail("the upstream request was closed only when the stream would have ended anyway");
   },
 
+  // Issue "Streams in four wire formats": one fallback chain across every provider protocol.
+  async "a four-format fallback chain: 503 from OpenAI Chat, 529 from Anthropic, 500 from Responses, Gemini answers"(env) {
+    for (const mode of ["complete", "stream"]) {
+      const chat = await script(env, `chain-chat-${mode}`, [{ status: 503, message: "chat is down" }]);
+      const anthropic = await script(env, `chain-anthropic-${mode}`, [{ status: 529, errorType: "overloaded_error", message: "Overloaded" }]);
+      const responses = await script(env, `chain-responses-${mode}`, [{ status: 500, message: "responses failed" }]);
+      const gemini = await script(env, `chain-gemini-${mode}`, [{ text: "Gemini saves the day", chunks: 4 }]);
+      const baton = new env.Baton({
+        targets: {
+          chat: target(env, chat, { format: "openai_chat" }),
+          anthropic: target(env, anthropic, { format: "anthropic_messages" }),
+          responses: target(env, responses, { format: "openai_responses" }),
+          gemini: target(env, gemini, { format: "gemini" }),
+        },
+        routes: { chain: { fallback: ["chat", "anthropic", "responses", "gemini"] } },
+      });
+      const seen = [];
+      const options = { onEvent: (ev) => ev.type === "failover" && seen.push(`${ev.from}>${ev.to}:${ev.cause.status}`) };
+      let out;
+      if (mode === "complete") {
+        out = await baton.complete("chain", ASK, options);
+      } else {
+        const events = await drain(baton.stream("chain", ASK, options), performance.now());
+        eq(textOf(events), "Gemini saves the day", "streamed text from the last member");
+        out = events.at(-1);
+      }
+      eq(out.text, "Gemini saves the day", `${mode}: text`);
+      eq(out.target, "gemini", `${mode}: served by`);
+      eq(seen.join(" "), "chat>anthropic:503 anthropic>responses:529 responses>gemini:500", `${mode}: failovers`);
+      checkLegs(out.legs, [
+        { target: "chat", outcome: "http", status: 503 },
+        { target: "anthropic", outcome: "http", status: 529 },
+        { target: "responses", outcome: "http", status: 500 },
+        { target: "gemini", outcome: "ok" },
+      ], `${mode}: legs`);
+      for (const [id, format] of [[chat, "openai_chat"], [anthropic, "anthropic_messages"], [responses, "openai_responses"], [gemini, "gemini"]]) {
+        const r = await upstream(env, id, { requests: 1 });
+        eq(r.log?.[0]?.format, format, `${mode}: endpoint format for ${format}`);
+      }
+    }
+  },
+
   async "each format answers whole and streamed, with usage"(env) {
     for (const format of ["openai_chat", "anthropic_messages", "openai_responses", "gemini"]) {
       const t = await script(env, `fmt-${format}`, [{ text: "Hello", chunks: 2, usage: { inputTokens: 7, outputTokens: 2 } }]);

@@ -19,6 +19,7 @@ pub mod chat;
 pub mod config;
 pub mod engine;
 pub mod format;
+pub mod gateway;
 pub mod gate;
 pub mod outcome;
 pub mod record;

@@ -1,0 +1,481 @@
+//! Anthropic Messages as a gateway client speaks it: `POST /v1/messages`.
+//!
+//! Requests: `system` as a string or text blocks, `max_tokens` required (as Anthropic requires
+//! it), content as a string or blocks. A user turn's `tool_result` blocks become normalized
+//! `tool` messages ahead of its text; an assistant turn's `tool_use` blocks become its tool
+//! calls; `thinking` blocks replayed in history are dropped (no other format can take them).
+//! A stream is `message_start`, one content block per text run, thinking run or tool call
+//! (`content_block_start` / `_delta` / `_stop`, tool arguments as `input_json_delta`),
+//! `message_delta` with the stop reason and usage, then `message_stop`.
+
+use serde_json::{json, Value};
+
+use super::field::{self, child};
+use super::openai::schema;
+use super::{sse, ClientCall, ClientFormat, GatewayError, Meta};
+use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, Tool, ToolCall, Usage};
+
+pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
+    let o = field::object(body, "body")?;
+    let model = field::string(o, "model", "", "the name of a route, e.g. \"chat\"")?.to_string();
+    let max_tokens = field::opt_tokens(o, "max_tokens", "")?
+        .ok_or_else(|| field::missing("max_tokens", "the most tokens to generate, e.g. 1024"))?;
+    let stream = field::opt_bool(o, "stream", "")?;
+    let mut messages = Vec::new();
+    match field::opt(o, "system") {
+        None => {}
+        Some(Value::String(s)) => messages.push(Message::new(Role::System, s.clone())),
+        Some(v @ Value::Array(_)) => messages.push(Message::new(Role::System, text_blocks(v, "system")?)),
+        Some(other) => return Err(field::wrong("system", "a string or a list of text blocks", other)),
+    }
+    let list = match field::opt(o, "messages") {
+        None => return Err(field::missing("messages", "a list of at least one message")),
+        Some(v) => field::array(v, "messages", "a list of messages")?,
+    };
+    if list.is_empty() {
+        return Err(GatewayError::invalid("messages must hold at least one message (got [])"));
+    }
+    for (i, m) in list.iter().enumerate() {
+        turn(m, &format!("messages[{i}]"), &mut messages)?;
+    }
+    let tools = match field::opt(o, "tools") {
+        None => Vec::new(),
+        Some(v) => field::array(v, "tools", "a list of tools")?
+            .iter()
+            .enumerate()
+            .map(|(i, t)| tool(t, &format!("tools[{i}]")))
+            .collect::<Result<_, _>>()?,
+    };
+    let request = ChatRequest {
+        messages,
+        max_tokens: Some(max_tokens),
+        temperature: field::opt_temperature(o, "temperature", "")?,
+        stop: field::opt_stop(o, "stop_sequences", "")?,
+        tools,
+    };
+    Ok(ClientCall { model, stream, include_usage: false, request })
+}
+
+/// One Anthropic turn, appended as normalized messages.
+fn turn(v: &Value, path: &str, out: &mut Vec<Message>) -> Result<(), GatewayError> {
+    let o = field::object(v, path)?;
+    let assistant = field::one_of(o, "role", path, &["user", "assistant"])? == "assistant";
+    let cp = child(path, "content");
+    let blocks = match field::opt(o, "content") {
+        None => return Err(field::missing(&cp, "a string or a list of content blocks")),
+        Some(Value::String(s)) => {
+            out.push(Message::new(if assistant { Role::Assistant } else { Role::User }, s.clone()));
+            return Ok(());
+        }
+        Some(v) => field::array(v, &cp, "a string or a list of content blocks")?,
+    };
+    let mut text = String::new();
+    let mut calls = Vec::new();
+    let mut results = Vec::new();
+    for (i, block) in blocks.iter().enumerate() {
+        let bp = format!("{cp}[{i}]");
+        let b = field::object(block, &bp)?;
+        let allowed: &[&str] =
+            if assistant { &["text", "tool_use", "thinking", "redacted_thinking"] } else { &["text", "tool_result"] };
+        match field::one_of(b, "type", &bp, allowed)? {
+            "text" => text.push_str(field::string(b, "text", &bp, "the block's text")?),
+            "tool_use" => calls.push(ToolCall {
+                id: field::string(b, "id", &bp, "the tool call's id")?.to_string(),
+                name: field::string(b, "name", &bp, "the tool's name")?.to_string(),
+                arguments: field::opt(b, "input").map(Value::to_string).unwrap_or_else(|| "{}".into()),
+            }),
+            "tool_result" => {
+                let id = field::string(b, "tool_use_id", &bp, "the id of the tool_use this answers")?;
+                let content = match field::opt(b, "content") {
+                    None => String::new(),
+                    Some(Value::String(s)) => s.clone(),
+                    Some(v) => text_blocks(v, &child(&bp, "content"))?,
+                };
+                let mut m = Message::new(Role::Tool, content);
+                m.tool_call_id = Some(id.to_string());
+                results.push(m);
+            }
+            _ => {} // thinking replayed in history: no other format can take it back
+        }
+    }
+    if assistant {
+        let mut m = Message::new(Role::Assistant, text);
+        m.tool_calls = calls;
+        out.push(m);
+    } else {
+        let only_results = !results.is_empty() && text.is_empty();
+        out.extend(results);
+        if !only_results {
+            out.push(Message::new(Role::User, text));
+        }
+    }
+    Ok(())
+}
+
+/// A list of `{type: "text", text}` blocks, joined.
+fn text_blocks(v: &Value, path: &str) -> Result<String, GatewayError> {
+    let mut text = String::new();
+    for (i, block) in field::array(v, path, "a string or a list of text blocks")?.iter().enumerate() {
+        let bp = format!("{path}[{i}]");
+        let b = field::object(block, &bp)?;
+        field::one_of(b, "type", &bp, &["text"])?;
+        text.push_str(field::string(b, "text", &bp, "the block's text")?);
+    }
+    Ok(text)
+}
+
+fn tool(v: &Value, path: &str) -> Result<Tool, GatewayError> {
+    let o = field::object(v, path)?;
+    if let Some(kind) = field::opt_string(o, "type", path)? {
+        if kind != "custom" {
+            return Err(GatewayError::invalid(format!(
+                "{path}.type must be \"custom\" or omitted (got {}); server tools run at Anthropic only",
+                json!(kind)
+            )));
+        }
+    }
+    Ok(Tool {
+        name: field::string(o, "name", path, "the tool's name")?.to_string(),
+        description: field::opt_string(o, "description", path)?.map(str::to_string),
+        parameters: schema(field::opt(o, "input_schema"), &child(path, "input_schema"))?,
+    })
+}
+
+fn stop_reason(f: &FinishReason) -> &str {
+    match f {
+        FinishReason::Stop => "end_turn",
+        FinishReason::Length => "max_tokens",
+        FinishReason::ToolCalls => "tool_use",
+        FinishReason::ContentFilter => "refusal",
+        FinishReason::Other(s) => s,
+    }
+}
+
+/// A tool call's id as given, or one made up when the provider gave none (Gemini).
+fn tool_id(meta: &Meta, index: u32, id: &str) -> String {
+    if id.is_empty() {
+        format!("toolu_{}_{index}", meta.id.trim_start_matches("msg_"))
+    } else {
+        id.to_string()
+    }
+}
+
+/// Tool arguments are JSON text; Anthropic clients want the object.
+fn tool_input(arguments: &str) -> Value {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(v @ Value::Object(_)) => v,
+        _ if arguments.trim().is_empty() => json!({}),
+        _ => json!({ "arguments": arguments }),
+    }
+}
+
+pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
+    let mut content = Vec::new();
+    if !answer.reasoning.is_empty() {
+        content.push(json!({ "type": "thinking", "thinking": answer.reasoning, "signature": "" }));
+    }
+    if !answer.text.is_empty() || answer.tool_calls.is_empty() {
+        content.push(json!({ "type": "text", "text": answer.text }));
+    }
+    for (i, c) in answer.tool_calls.iter().enumerate() {
+        content.push(json!({
+            "type": "tool_use",
+            "id": tool_id(meta, i as u32, &c.id),
+            "name": c.name,
+            "input": tool_input(&c.arguments),
+        }));
+    }
+    json!({
+        "id": meta.id,
+        "type": "message",
+        "role": "assistant",
+        "model": meta.model,
+        "content": content,
+        "stop_reason": stop_reason(&answer.finish_reason),
+        "stop_sequence": null,
+        "usage": { "input_tokens": answer.usage.input_tokens, "output_tokens": answer.usage.output_tokens },
+    })
+    .to_string()
+}
+
+/// What the open content block holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Block {
+    Text,
+    Thinking,
+    /// A tool call, by its normalized index.
+    Tool(u32),
+}
+
+#[derive(Debug)]
+pub struct StreamEncoder {
+    pub(crate) meta: Meta,
+    started: bool,
+    /// The open block and its index.
+    open: Option<(Block, u32)>,
+    next_index: u32,
+}
+
+impl StreamEncoder {
+    pub fn new(meta: Meta) -> StreamEncoder {
+        StreamEncoder { meta, started: false, open: None, next_index: 0 }
+    }
+
+    fn start(&mut self, out: &mut String) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        let message = json!({
+            "id": self.meta.id, "type": "message", "role": "assistant", "model": self.meta.model,
+            "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": { "input_tokens": 0, "output_tokens": 0 },
+        });
+        sse(out, Some("message_start"), &json!({ "type": "message_start", "message": message }));
+    }
+
+    fn close(&mut self, out: &mut String) {
+        if let Some((_, index)) = self.open.take() {
+            sse(out, Some("content_block_stop"), &json!({ "type": "content_block_stop", "index": index }));
+        }
+    }
+
+    /// Makes `block` the open one (closing another first); returns its index.
+    fn open(&mut self, block: Block, start: Value, out: &mut String) -> u32 {
+        match self.open {
+            Some((b, index)) if b == block => index,
+            _ => {
+                self.close(out);
+                let index = self.next_index;
+                self.next_index += 1;
+                self.open = Some((block, index));
+                sse(
+                    out,
+                    Some("content_block_start"),
+                    &json!({ "type": "content_block_start", "index": index, "content_block": start }),
+                );
+                index
+            }
+        }
+    }
+
+    fn block_delta(out: &mut String, index: u32, delta: Value) {
+        sse(
+            out,
+            Some("content_block_delta"),
+            &json!({ "type": "content_block_delta", "index": index, "delta": delta }),
+        );
+    }
+
+    pub fn delta(&mut self, delta: &Delta, out: &mut String) {
+        self.start(out);
+        match delta {
+            Delta::Text { text } => {
+                let index = self.open(Block::Text, json!({ "type": "text", "text": "" }), out);
+                Self::block_delta(out, index, json!({ "type": "text_delta", "text": text }));
+            }
+            Delta::Reasoning { text } => {
+                let index = self.open(Block::Thinking, json!({ "type": "thinking", "thinking": "" }), out);
+                Self::block_delta(out, index, json!({ "type": "thinking_delta", "thinking": text }));
+            }
+            Delta::ToolCall { index: call, id, name, arguments } => {
+                let start = json!({
+                    "type": "tool_use",
+                    "id": tool_id(&self.meta, *call, id.as_deref().unwrap_or("")),
+                    "name": name.as_deref().unwrap_or(""),
+                    "input": {},
+                });
+                let index = self.open(Block::Tool(*call), start, out);
+                if !arguments.is_empty() {
+                    Self::block_delta(out, index, json!({ "type": "input_json_delta", "partial_json": arguments }));
+                }
+            }
+            Delta::Done { finish_reason, usage } => self.finish(finish_reason, *usage, out),
+        }
+    }
+
+    pub fn finish(&mut self, finish: &FinishReason, usage: Usage, out: &mut String) {
+        self.start(out);
+        self.close(out);
+        sse(
+            out,
+            Some("message_delta"),
+            &json!({
+                "type": "message_delta",
+                "delta": { "stop_reason": stop_reason(finish), "stop_sequence": null },
+                "usage": { "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens },
+            }),
+        );
+        sse(out, Some("message_stop"), &json!({ "type": "message_stop" }));
+    }
+
+    /// An `error` event (the SDK throws on it), and no `message_stop`.
+    pub fn fail(&mut self, error: &GatewayError, out: &mut String) {
+        sse(out, Some("error"), &error.body(ClientFormat::Anthropic));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gateway::parse_request as parse;
+
+    fn meta() -> Meta {
+        Meta { id: "msg_1".into(), created: 9, model: "m".into() }
+    }
+
+    fn err(body: Value) -> String {
+        parse(ClientFormat::Anthropic, &body.to_string()).unwrap_err().message
+    }
+
+    #[test]
+    fn parses_what_the_sdk_sends() {
+        let body = json!({
+            "model": "chat", "max_tokens": 100, "stream": true, "stop_sequences": ["X"],
+            "system": [{"type": "text", "text": "be brief"}],
+            "metadata": {"user_id": "u"},
+            "messages": [
+                {"role": "user", "content": "weather?"},
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "hmm", "signature": "s"},
+                    {"type": "text", "text": "checking"},
+                    {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Oslo"}},
+                ]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "sunny"}]},
+                    {"type": "text", "text": "thanks"},
+                ]},
+            ],
+            "tools": [{"name": "weather", "input_schema": {"type": "object"}}],
+        });
+        let call = parse(ClientFormat::Anthropic, &body.to_string()).unwrap();
+        assert_eq!((call.model.as_str(), call.stream), ("chat", true));
+        let r = &call.request;
+        assert_eq!((r.max_tokens, r.stop.clone()), (Some(100), vec!["X".to_string()]));
+        let roles: Vec<Role> = r.messages.iter().map(|m| m.role).collect();
+        assert_eq!(roles, [Role::System, Role::User, Role::Assistant, Role::Tool, Role::User]);
+        assert_eq!(r.messages[2].content, "checking");
+        assert_eq!(r.messages[2].tool_calls[0].arguments, "{\"city\":\"Oslo\"}");
+        assert_eq!((r.messages[3].content.as_str(), r.messages[3].tool_call_id.as_deref()), ("sunny", Some("toolu_1")));
+        assert_eq!(r.messages[4].content, "thanks");
+        assert_eq!(r.tools[0].parameters, json!({"type": "object"}));
+    }
+
+    #[test]
+    fn names_the_field_in_400s() {
+        let user = json!({"role": "user", "content": "hi"});
+        assert_eq!(
+            err(json!({"model": "m", "messages": [user]})),
+            "max_tokens is missing; give the most tokens to generate, e.g. 1024"
+        );
+        assert_eq!(
+            err(json!({"model": "m", "max_tokens": 5, "messages": [user, {"role": "system", "content": "x"}]})),
+            "messages[1].role must be one of \"user\", \"assistant\" (got \"system\")"
+        );
+        assert_eq!(
+            err(json!({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "image"}]}]})),
+            "messages[0].content[0].type must be one of \"text\", \"tool_result\" (got \"image\")"
+        );
+        assert_eq!(
+            err(json!({"model": "m", "max_tokens": 5, "messages": [{"role": "user"}]})),
+            "messages[0].content is missing; give a string or a list of content blocks"
+        );
+        assert_eq!(
+            err(json!({"model": "m", "max_tokens": 5, "messages": [user], "system": 4})),
+            "system must be a string or a list of text blocks (got 4)"
+        );
+        assert_eq!(
+            err(json!({"model": "m", "max_tokens": 5, "messages": [user], "tools": [{"type": "web_search_20250305", "name": "s"}]})),
+            "tools[0].type must be \"custom\" or omitted (got \"web_search_20250305\"); server tools run at Anthropic only"
+        );
+    }
+
+    #[test]
+    fn whole_answer() {
+        let answer = Answer {
+            text: "Let me check.".into(),
+            reasoning: String::new(),
+            tool_calls: vec![ToolCall { id: "call_7".into(), name: "f".into(), arguments: "{\"a\":1}".into() }],
+            finish_reason: FinishReason::ToolCalls,
+            usage: Usage { input_tokens: 3, output_tokens: 4 },
+            model: None,
+        };
+        let body: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
+        assert_eq!(body["type"], "message");
+        assert_eq!(body["content"][0], json!({"type": "text", "text": "Let me check."}));
+        assert_eq!(body["content"][1], json!({"type": "tool_use", "id": "call_7", "name": "f", "input": {"a": 1}}));
+        assert_eq!(body["stop_reason"], "tool_use");
+        assert_eq!(body["usage"], json!({"input_tokens": 3, "output_tokens": 4}));
+    }
+
+    fn events(out: &str) -> Vec<(String, Value)> {
+        out.split("\n\n")
+            .filter(|f| !f.is_empty())
+            .map(|f| {
+                let (event, data) = f.split_once('\n').unwrap();
+                (
+                    event.trim_start_matches("event: ").to_string(),
+                    serde_json::from_str(data.trim_start_matches("data: ")).unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn stream_with_blocks_tool_use_and_stop() {
+        let mut e = StreamEncoder::new(meta());
+        let mut out = String::new();
+        e.delta(&Delta::Reasoning { text: "hmm".into() }, &mut out);
+        e.delta(&Delta::Text { text: "Hi".into() }, &mut out);
+        e.delta(&Delta::Text { text: " there".into() }, &mut out);
+        e.delta(
+            &Delta::ToolCall { index: 0, id: Some("call_1".into()), name: Some("f".into()), arguments: String::new() },
+            &mut out,
+        );
+        e.delta(&Delta::ToolCall { index: 0, id: None, name: None, arguments: "{\"a\":".into() }, &mut out);
+        e.delta(&Delta::ToolCall { index: 0, id: None, name: None, arguments: "1}".into() }, &mut out);
+        e.finish(&FinishReason::ToolCalls, Usage { input_tokens: 5, output_tokens: 6 }, &mut out);
+        let ev = events(&out);
+        let names: Vec<&str> = ev.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "message_start",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_stop",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_delta",
+                "content_block_stop",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_delta",
+                "content_block_stop",
+                "message_delta",
+                "message_stop",
+            ]
+        );
+        assert_eq!(ev[1].1["content_block"], json!({"type": "thinking", "thinking": ""}));
+        assert_eq!(ev[6].1["delta"], json!({"type": "text_delta", "text": " there"}));
+        assert_eq!(
+            ev[8].1,
+            json!({"type": "content_block_start", "index": 2, "content_block": {"type": "tool_use", "id": "call_1", "name": "f", "input": {}}})
+        );
+        assert_eq!(ev[9].1["delta"], json!({"type": "input_json_delta", "partial_json": "{\"a\":"}));
+        assert_eq!(ev[12].1["delta"]["stop_reason"], "tool_use");
+        assert_eq!(ev[12].1["usage"], json!({"input_tokens": 5, "output_tokens": 6}));
+    }
+
+    #[test]
+    fn failed_stream_has_an_error_event_and_no_stop() {
+        let mut e = StreamEncoder::new(meta());
+        let mut out = String::new();
+        e.delta(&Delta::Text { text: "partial".into() }, &mut out);
+        e.fail(&GatewayError::new(504, "too slow"), &mut out);
+        let ev = events(&out);
+        assert_eq!(ev.last().unwrap().0, "error");
+        assert_eq!(ev.last().unwrap().1["error"]["message"], "too slow");
+        assert!(!out.contains("message_stop"));
+    }
+}

@@ -1,0 +1,528 @@
+//! The edge gateway's translation layer: client wire formats in, client wire formats out.
+//!
+//! A gateway serves clients that already speak OpenAI Chat Completions or Anthropic Messages
+//! (the official SDKs, curl, chat UIs) from any route, whatever format its targets speak. So it
+//! translates twice, always through the normalized types of [`crate::chat`]: a client's request
+//! body becomes a [`ChatRequest`] ([`parse_request`]), and the normalized answer, deltas and
+//! failures become the client's JSON body, SSE events and error shape ([`StreamEncoder`],
+//! [`answer_body`], [`GatewayError::from_failure`]).
+//!
+//! Like the rest of the core this is pure: no clock (ids and timestamps come in as [`Meta`]), no
+//! I/O. The HTTP plumbing (routing, body limits, holding the status until the route commits)
+//! lives in the wasm driver and `pkg/gateway.js`.
+
+pub mod anthropic;
+pub mod openai;
+
+use serde_json::{json, Value};
+
+use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Usage};
+use crate::config::{parse_ms, Cors, GatewayConfig};
+use crate::outcome::Failure;
+
+/// The request header that sets one call's deadline.
+pub const DEADLINE_HEADER: &str = "x-baton-deadline-ms";
+
+/// The wire format a client speaks to the gateway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientFormat {
+    /// `POST /v1/chat/completions` (and `GET /v1/models`).
+    OpenAi,
+    /// `POST /v1/messages`.
+    Anthropic,
+}
+
+impl ClientFormat {
+    pub fn parse(name: &str) -> Option<ClientFormat> {
+        match name {
+            "openai" => Some(ClientFormat::OpenAi),
+            "anthropic" => Some(ClientFormat::Anthropic),
+            _ => None,
+        }
+    }
+}
+
+/// A client's request, normalized: the route it names, whether it streams, and the chat.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientCall {
+    /// The client's `model`, which names a route (or a target) of the config.
+    pub model: String,
+    pub stream: bool,
+    /// OpenAI `stream_options.include_usage`: end the stream with a usage-only chunk.
+    pub include_usage: bool,
+    pub request: ChatRequest,
+}
+
+/// Parses a client's request body in its format. A mistake is a 400 naming the field.
+pub fn parse_request(format: ClientFormat, body: &str) -> Result<ClientCall, GatewayError> {
+    let value: Value = serde_json::from_str(body)
+        .map_err(|e| GatewayError::invalid(format!("the request body is not valid JSON: {e}")))?;
+    if !value.is_object() {
+        return Err(GatewayError::invalid(format!("the request body must be a JSON object (got {})", kind_of(&value))));
+    }
+    match format {
+        ClientFormat::OpenAi => openai::parse_request(&value),
+        ClientFormat::Anthropic => anthropic::parse_request(&value),
+    }
+}
+
+/// What a response is about, for ids and the `model` field. The driver supplies the clock and
+/// the randomness the core does not have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Meta {
+    /// Unique per response, e.g. `chatcmpl-…` or `msg_…`.
+    pub id: String,
+    /// Seconds since the Unix epoch (OpenAI's `created`).
+    pub created: u64,
+    /// The model that answered (the provider's word, else the target's configured model).
+    pub model: String,
+}
+
+/// A whole, non-streamed answer as the client's JSON body.
+pub fn answer_body(format: ClientFormat, meta: &Meta, answer: &Answer) -> String {
+    match format {
+        ClientFormat::OpenAi => openai::answer_body(meta, answer),
+        ClientFormat::Anthropic => anthropic::answer_body(meta, answer),
+    }
+}
+
+/// Encodes a normalized stream as the client's SSE events. `delta` for each delivered delta,
+/// then exactly one of `finish` (the success marker included) or `fail` (an error event, and no
+/// success marker, so no client can mistake a broken stream for a short answer).
+#[derive(Debug)]
+pub enum StreamEncoder {
+    OpenAi(openai::StreamEncoder),
+    Anthropic(anthropic::StreamEncoder),
+}
+
+impl StreamEncoder {
+    pub fn new(format: ClientFormat, meta: Meta, include_usage: bool) -> StreamEncoder {
+        match format {
+            ClientFormat::OpenAi => StreamEncoder::OpenAi(openai::StreamEncoder::new(meta, include_usage)),
+            ClientFormat::Anthropic => StreamEncoder::Anthropic(anthropic::StreamEncoder::new(meta)),
+        }
+    }
+
+    /// The model named in the stream, settled once the serving target is known (before any output).
+    pub fn set_model(&mut self, model: &str) {
+        match self {
+            StreamEncoder::OpenAi(e) => e.meta.model = model.to_string(),
+            StreamEncoder::Anthropic(e) => e.meta.model = model.to_string(),
+        }
+    }
+
+    pub fn delta(&mut self, delta: &Delta, out: &mut String) {
+        match self {
+            StreamEncoder::OpenAi(e) => e.delta(delta, out),
+            StreamEncoder::Anthropic(e) => e.delta(delta, out),
+        }
+    }
+
+    pub fn finish(&mut self, finish_reason: &FinishReason, usage: Usage, out: &mut String) {
+        match self {
+            StreamEncoder::OpenAi(e) => e.finish(finish_reason, usage, out),
+            StreamEncoder::Anthropic(e) => e.finish(finish_reason, usage, out),
+        }
+    }
+
+    pub fn fail(&mut self, error: &GatewayError, out: &mut String) {
+        match self {
+            StreamEncoder::OpenAi(e) => e.fail(error, out),
+            StreamEncoder::Anthropic(e) => e.fail(error, out),
+        }
+    }
+}
+
+/// One SSE frame; `event` is Anthropic's named event (OpenAI sends bare `data:` lines).
+pub(crate) fn sse(out: &mut String, event: Option<&str>, data: &Value) {
+    if let Some(event) = event {
+        out.push_str("event: ");
+        out.push_str(event);
+        out.push('\n');
+    }
+    out.push_str("data: ");
+    out.push_str(&data.to_string());
+    out.push_str("\n\n");
+}
+
+/// An answer the gateway gives instead of the route's: a refused request or a failed call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatewayError {
+    pub status: u16,
+    /// The error `type` in the body (`invalid_request_error`, `upstream_error`, …).
+    pub kind: &'static str,
+    /// OpenAI's `code` (`upstream_timeout`, `model_not_found`, …); Anthropic has no such field.
+    pub code: Option<&'static str>,
+    pub message: String,
+    /// A provider's Retry-After, passed on to the client.
+    pub retry_after_ms: Option<u64>,
+}
+
+impl GatewayError {
+    /// A client-side mistake: the status decides the type (400, 401, 404, 405, 413…).
+    pub fn new(status: u16, message: impl Into<String>) -> GatewayError {
+        let code = match status {
+            401 => Some("invalid_api_key"),
+            404 => Some("not_found"),
+            413 => Some("request_too_large"),
+            _ => None,
+        };
+        GatewayError { status, kind: type_for_status(status), code, message: message.into(), retry_after_ms: None }
+    }
+
+    /// A 400 for a malformed body or a field; the message names the field.
+    pub fn invalid(message: impl Into<String>) -> GatewayError {
+        GatewayError::new(400, message)
+    }
+
+    /// A model the config does not know: 404, listing what it does know.
+    pub fn unknown_model(model: &str, known: &[String]) -> GatewayError {
+        let mut e = GatewayError::new(
+            404,
+            format!("model {} is not a route of this gateway (known: {})", json!(model), known.join(", ")),
+        );
+        e.code = Some("model_not_found");
+        e
+    }
+
+    /// The call's failure once nothing is left to try, as the status and body a client expects:
+    /// a timeout is a 504, a transport failure or an answer that could not be understood a 502,
+    /// and an upstream HTTP error keeps its status and the provider's own message.
+    pub fn from_failure(failure: &Failure) -> GatewayError {
+        let upstream = |status, code, message: String| GatewayError {
+            status,
+            kind: "upstream_error",
+            code: Some(code),
+            message,
+            retry_after_ms: None,
+        };
+        match failure {
+            Failure::Timeout { .. } => upstream(504, "upstream_timeout", failure.to_string()),
+            Failure::Transport { .. } => upstream(502, "upstream_unreachable", failure.to_string()),
+            Failure::Protocol { .. } => upstream(502, "upstream_protocol_error", failure.to_string()),
+            Failure::Http { status, message, retry_after_ms, .. } => GatewayError {
+                status: *status,
+                kind: type_for_status(*status),
+                code: None,
+                message: if message.is_empty() { format!("upstream answered HTTP {status}") } else { message.clone() },
+                retry_after_ms: *retry_after_ms,
+            },
+            // Nobody reads it: the client has gone. nginx's 499 says so in logs.
+            Failure::Cancelled => GatewayError {
+                status: 499,
+                kind: "cancelled",
+                code: Some("client_closed_request"),
+                message: failure.to_string(),
+                retry_after_ms: None,
+            },
+        }
+    }
+
+    /// The error body in the client's format: OpenAI `{"error":{"message","type","code"}}`,
+    /// Anthropic `{"type":"error","error":{"type","message"}}`.
+    pub fn body(&self, format: ClientFormat) -> Value {
+        match format {
+            ClientFormat::OpenAi => {
+                json!({ "error": { "message": self.message, "type": self.kind, "code": self.code, "param": null } })
+            }
+            ClientFormat::Anthropic => {
+                json!({ "type": "error", "error": { "type": self.kind, "message": self.message } })
+            }
+        }
+    }
+}
+
+/// The error type both SDKs know for a status.
+fn type_for_status(status: u16) -> &'static str {
+    match status {
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        413 => "request_too_large",
+        429 => "rate_limit_error",
+        529 => "overloaded_error",
+        500..=599 => "api_error",
+        _ => "invalid_request_error",
+    }
+}
+
+/// Reads `x-baton-deadline-ms`: absent means the config's `deadlineMs`.
+pub fn parse_deadline_header(value: Option<&str>) -> Result<Option<u64>, GatewayError> {
+    let Some(raw) = value else { return Ok(None) };
+    let parsed = raw.trim().parse::<f64>().ok().filter(|n| n.is_finite()).and_then(|n| parse_ms(&json!(n)));
+    parsed.map(Some).ok_or_else(|| {
+        GatewayError::invalid(format!(
+            "{DEADLINE_HEADER} must be a positive number of milliseconds up to {} (got {}); omit it to use the gateway's deadlineMs",
+            crate::config::MAX_MS,
+            json!(raw.chars().take(40).collect::<String>())
+        ))
+    })
+}
+
+/// Whether a request carries one of the gateway's keys, as `Authorization: Bearer <key>` (the
+/// OpenAI SDK) or `x-api-key: <key>` (the Anthropic SDK). With no keys configured, all pass.
+pub fn authorized(config: &GatewayConfig, authorization: Option<&str>, x_api_key: Option<&str>) -> bool {
+    if config.api_keys.is_empty() {
+        return true;
+    }
+    let bearer = authorization.and_then(|a| {
+        let (scheme, rest) = a.trim().split_once(' ')?;
+        scheme.eq_ignore_ascii_case("bearer").then_some(rest.trim())
+    });
+    let offered: Vec<&str> = bearer.into_iter().chain(x_api_key.map(str::trim)).collect();
+    // Compare every key in full, so the time taken does not tell how much of a guess matched.
+    let mut found = false;
+    for key in &config.api_keys {
+        for candidate in &offered {
+            found |= constant_time_eq(key.expose().as_bytes(), candidate.as_bytes());
+        }
+    }
+    found
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = a.len() ^ b.len();
+    for (i, x) in a.iter().enumerate() {
+        diff |= usize::from(x ^ b.get(i).copied().unwrap_or(!x));
+    }
+    diff == 0
+}
+
+/// The `access-control-allow-origin` value for a request's `Origin`, if CORS allows it.
+pub fn cors_origin(config: &GatewayConfig, origin: Option<&str>) -> Option<String> {
+    match (&config.cors, origin) {
+        (Cors::Off, _) => None,
+        (Cors::AnyOrigin, _) => Some("*".into()),
+        (Cors::Origins(list), Some(origin)) => list.iter().find(|o| o.as_str() == origin).cloned(),
+        (Cors::Origins(_), None) => None,
+    }
+}
+
+/// `GET /v1/models`: the routes in OpenAI's list format.
+pub fn models_body(names: &[String], created: u64) -> String {
+    let data: Vec<Value> = names
+        .iter()
+        .map(|n| json!({ "id": n, "object": "model", "created": created, "owned_by": "llm-baton" }))
+        .collect();
+    json!({ "object": "list", "data": data }).to_string()
+}
+
+/// "a list", "a number"…: what a value was, for messages.
+pub(crate) fn kind_of(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) if s.chars().count() > 40 => format!("{}...", json!(s.chars().take(37).collect::<String>())),
+        Value::String(s) => json!(s).to_string(),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+/// Field readers for request bodies: every mistake names the field by path.
+pub(crate) mod field {
+    use serde_json::{Map, Value};
+
+    use super::{kind_of, GatewayError};
+
+    pub fn child(path: &str, key: &str) -> String {
+        if path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{path}.{key}")
+        }
+    }
+
+    pub fn wrong(path: &str, expected: &str, got: &Value) -> GatewayError {
+        GatewayError::invalid(format!("{path} must be {expected} (got {})", kind_of(got)))
+    }
+
+    pub fn missing(path: &str, expected: &str) -> GatewayError {
+        GatewayError::invalid(format!("{path} is missing; give {expected}"))
+    }
+
+    pub fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>, GatewayError> {
+        v.as_object().ok_or_else(|| wrong(path, "an object", v))
+    }
+
+    /// An optional field; JSON `null` counts as absent, as the SDKs send it.
+    pub fn opt<'a>(o: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+        o.get(key).filter(|v| !v.is_null())
+    }
+
+    pub fn string<'a>(
+        o: &'a Map<String, Value>,
+        key: &str,
+        path: &str,
+        expected: &str,
+    ) -> Result<&'a str, GatewayError> {
+        let p = child(path, key);
+        match opt(o, key) {
+            None => Err(missing(&p, expected)),
+            Some(Value::String(s)) => Ok(s),
+            Some(other) => Err(wrong(&p, expected, other)),
+        }
+    }
+
+    pub fn opt_string<'a>(o: &'a Map<String, Value>, key: &str, path: &str) -> Result<Option<&'a str>, GatewayError> {
+        match opt(o, key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(wrong(&child(path, key), "a string", other)),
+        }
+    }
+
+    pub fn opt_bool(o: &Map<String, Value>, key: &str, path: &str) -> Result<bool, GatewayError> {
+        match opt(o, key) {
+            None => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(other) => Err(wrong(&child(path, key), "true or false", other)),
+        }
+    }
+
+    pub fn array<'a>(v: &'a Value, path: &str, expected: &str) -> Result<&'a [Value], GatewayError> {
+        v.as_array().map(Vec::as_slice).ok_or_else(|| wrong(path, expected, v))
+    }
+
+    pub fn opt_tokens(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<u32>, GatewayError> {
+        match opt(o, key) {
+            None => Ok(None),
+            Some(v) => match v.as_f64() {
+                Some(n) if n.fract() == 0.0 && (1.0..=u32::MAX as f64).contains(&n) => Ok(Some(n as u32)),
+                _ => Err(wrong(&child(path, key), "a positive whole number of tokens", v)),
+            },
+        }
+    }
+
+    pub fn opt_temperature(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<f64>, GatewayError> {
+        match opt(o, key) {
+            None => Ok(None),
+            Some(v) => match v.as_f64() {
+                Some(n) if (0.0..=2.0).contains(&n) => Ok(Some(n)),
+                _ => Err(wrong(&child(path, key), "a number from 0 to 2", v)),
+            },
+        }
+    }
+
+    /// `stop` / `stop_sequences`: one string or a list of strings.
+    pub fn opt_stop(o: &Map<String, Value>, key: &str, path: &str) -> Result<Vec<String>, GatewayError> {
+        let p = child(path, key);
+        match opt(o, key) {
+            None => Ok(Vec::new()),
+            Some(Value::String(s)) => Ok(vec![s.clone()]),
+            Some(Value::Array(list)) => list
+                .iter()
+                .enumerate()
+                .map(|(i, s)| s.as_str().map(str::to_string).ok_or_else(|| wrong(&format!("{p}[{i}]"), "a string", s)))
+                .collect(),
+            Some(other) => Err(wrong(&p, "a string or a list of strings", other)),
+        }
+    }
+
+    /// One of `allowed`, quoted in the message when it is not.
+    pub fn one_of<'a>(
+        o: &'a Map<String, Value>,
+        key: &str,
+        path: &str,
+        allowed: &[&str],
+    ) -> Result<&'a str, GatewayError> {
+        let listed: Vec<String> = allowed.iter().map(|a| format!("\"{a}\"")).collect();
+        let expected = format!("one of {}", listed.join(", "));
+        let s = string(o, key, path, &expected)?;
+        if allowed.contains(&s) {
+            Ok(s)
+        } else {
+            Err(wrong(&child(path, key), &expected, &Value::String(s.to_string())))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Secret;
+
+    #[test]
+    fn failures_map_to_statuses_and_types() {
+        let timeout =
+            GatewayError::from_failure(&Failure::Timeout { limit: crate::outcome::Limit::Deadline, limit_ms: 1500 });
+        assert_eq!((timeout.status, timeout.kind, timeout.code), (504, "upstream_error", Some("upstream_timeout")));
+        assert_eq!(timeout.message, "response did not finish within 1500 ms, retries included");
+        let transport = GatewayError::from_failure(&Failure::Transport { message: "connection refused".into() });
+        assert_eq!((transport.status, transport.kind), (502, "upstream_error"));
+        let http = GatewayError::from_failure(&Failure::Http {
+            status: 429,
+            message: "slow down".into(),
+            retry_after_ms: Some(2000),
+            should_retry: None,
+            in_stream: false,
+        });
+        assert_eq!((http.status, http.kind, http.message.as_str()), (429, "rate_limit_error", "slow down"));
+        assert_eq!(http.retry_after_ms, Some(2000));
+        assert_eq!(
+            timeout.body(ClientFormat::OpenAi),
+            json!({"error": {"message": timeout.message, "type": "upstream_error", "code": "upstream_timeout", "param": null}})
+        );
+        assert_eq!(
+            http.body(ClientFormat::Anthropic),
+            json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}})
+        );
+    }
+
+    #[test]
+    fn deadline_header() {
+        assert_eq!(parse_deadline_header(None), Ok(None));
+        assert_eq!(parse_deadline_header(Some("1500")), Ok(Some(1500)));
+        assert_eq!(parse_deadline_header(Some(" 2.5 ")), Ok(Some(3)));
+        for bad in ["0", "-1", "soon", "", "NaN", "1e12"] {
+            let e = parse_deadline_header(Some(bad)).unwrap_err();
+            assert_eq!(e.status, 400, "{bad}");
+            assert!(e.message.starts_with("x-baton-deadline-ms must be"), "{}", e.message);
+        }
+    }
+
+    #[test]
+    fn gateway_keys() {
+        let mut config = GatewayConfig::default();
+        assert!(authorized(&config, None, None));
+        config.api_keys = vec![Secret::new("k-one"), Secret::new("k-two")];
+        assert!(authorized(&config, Some("Bearer k-two"), None));
+        assert!(authorized(&config, Some("bearer k-one"), None));
+        assert!(authorized(&config, None, Some("k-one")));
+        assert!(!authorized(&config, None, None));
+        assert!(!authorized(&config, Some("Bearer k-on"), None));
+        assert!(!authorized(&config, Some("Bearer k-one2"), None));
+        assert!(!authorized(&config, Some("k-one"), None));
+        assert!(!authorized(&config, None, Some("")));
+    }
+
+    #[test]
+    fn cors() {
+        let mut config = GatewayConfig::default();
+        assert_eq!(cors_origin(&config, Some("https://a.example")), None);
+        config.cors = Cors::AnyOrigin;
+        assert_eq!(cors_origin(&config, None).as_deref(), Some("*"));
+        config.cors = Cors::Origins(vec!["https://a.example".into()]);
+        assert_eq!(cors_origin(&config, Some("https://a.example")).as_deref(), Some("https://a.example"));
+        assert_eq!(cors_origin(&config, Some("https://b.example")), None);
+    }
+
+    #[test]
+    fn models_list() {
+        let body: Value = serde_json::from_str(&models_body(&["chat".into(), "fast".into()], 7)).unwrap();
+        assert_eq!(body["object"], "list");
+        assert_eq!(body["data"][1], json!({"id": "fast", "object": "model", "created": 7, "owned_by": "llm-baton"}));
+    }
+
+    #[test]
+    fn bodies_that_are_not_objects() {
+        for format in [ClientFormat::OpenAi, ClientFormat::Anthropic] {
+            let e = parse_request(format, "{").unwrap_err();
+            assert_eq!(e.status, 400);
+            assert!(e.message.starts_with("the request body is not valid JSON"), "{}", e.message);
+            let e = parse_request(format, "[1]").unwrap_err();
+            assert_eq!(e.message, "the request body must be a JSON object (got a list)");
+        }
+    }
+}

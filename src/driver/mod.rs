@@ -9,6 +9,7 @@
 //! Nothing runs at module load: workerd forbids timers and fetch at the top level.
 
 mod attempt;
+mod gateway;
 
 use std::cell::RefCell;
 use std::future::poll_fn;
@@ -29,7 +30,7 @@ use crate::backoff::RandomSource;
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, ToolCall, Usage};
 use crate::config::{parse_deadline_option, Config, ConfigError, MAX_MS};
 use crate::engine::{Action, AttemptId, Baton, Call, CallError, CallOptions};
-use crate::record::{FailureInfo, Leg};
+use crate::record::{Event, FailureInfo, Leg};
 use attempt::{AbortGuard, AttemptSignal};
 
 #[wasm_bindgen]
@@ -256,19 +257,69 @@ impl Drop for SignalListener {
     }
 }
 
-/// Runs one call to its end: performs the engine's actions and feeds it what happens.
+/// Runs one call for the JS API: events and deltas go to the caller's functions, the outcome
+/// becomes the completion summary or the error object.
 async fn drive(
-    mut call: Call,
+    call: Call,
     config: Arc<Config>,
     request: ChatRequest,
     settings: CallSettings,
     on_delta: Option<Function>,
 ) -> Result<JsValue, JsValue> {
+    let on_event = settings.on_event;
+    let mut events = |event: &Event| {
+        if let Some(f) = &on_event {
+            let _ = f.call1(&JsValue::NULL, &to_js(event));
+        }
+    };
+    let mut deltas = |delta: &Delta| {
+        if let Some(sink) = &on_delta {
+            let _ = sink.call1(&JsValue::NULL, &to_js(delta));
+        }
+    };
     let stream = on_delta.is_some();
+    let finished = run_call(call, &config, &request, settings.signal.as_ref(), stream, &mut events, &mut deltas)
+        .await
+        .map_err(|e| error_object(&e))?;
+    let target = &config.targets[finished.target];
+    let answer = &finished.answer;
+    let summary = Completion {
+        text: &answer.text,
+        reasoning: &answer.reasoning,
+        tool_calls: &answer.tool_calls,
+        target: &target.name,
+        model: answer.model.as_deref().unwrap_or(&target.model),
+        finish_reason: &answer.finish_reason,
+        usage: answer.usage,
+        legs: &finished.legs,
+    };
+    Ok(to_js(&summary))
+}
+
+/// A call that succeeded: the whole answer (assembled from the deltas for a stream), the target
+/// that served it and every attempt.
+pub(crate) struct Finished {
+    pub answer: Answer,
+    pub target: usize,
+    pub legs: Vec<Leg>,
+}
+
+/// Runs one call to its end: performs the engine's actions and feeds it what happens. Streams
+/// hand each delivered delta to `on_delta` (only deltas the engine let through: none before the
+/// attempt's first visible content, none from an attempt it abandoned).
+pub(crate) async fn run_call(
+    mut call: Call,
+    config: &Config,
+    request: &ChatRequest,
+    signal: Option<&AbortSignal>,
+    stream: bool,
+    on_event: &mut dyn FnMut(&Event),
+    on_delta: &mut dyn FnMut(&Delta),
+) -> Result<Finished, CallError> {
     let (cancel_tx, cancel_rx) = oneshot::channel::<()>();
     // Without a signal nothing can cancel; a dropped sender must not read as a cancellation.
-    let mut cancelled = settings.signal.is_some().then_some(cancel_rx);
-    let _listener = settings.signal.as_ref().map(|signal| {
+    let mut cancelled = signal.is_some().then_some(cancel_rx);
+    let _listener = signal.map(|signal| {
         let mut cancel_tx = Some(cancel_tx);
         let closure = Closure::<dyn FnMut()>::new(move || {
             if let Some(tx) = cancel_tx.take() {
@@ -288,7 +339,7 @@ async fn drive(
             match action {
                 Action::Send { attempt, target } => {
                     let t = &config.targets[target];
-                    let http = t.format.build_request(t, &request, stream);
+                    let http = t.format.build_request(t, request, stream);
                     let guard = AbortGuard::new().map_err(transport_error)?;
                     shown.held.clear();
                     let (tx, rx) = mpsc::unbounded();
@@ -300,27 +351,12 @@ async fn drive(
                         in_flight = None;
                     }
                 }
-                Action::Event(event) => {
-                    if let Some(f) = &settings.on_event {
-                        let _ = f.call1(&JsValue::NULL, &to_js(&event));
-                    }
-                }
+                Action::Event(event) => on_event(&event),
                 Action::Finish(Ok(served)) => {
-                    let target = &config.targets[served.target];
                     let answer = answer.take().unwrap_or_else(|| shown.into_answer());
-                    let summary = Completion {
-                        text: &answer.text,
-                        reasoning: &answer.reasoning,
-                        tool_calls: &answer.tool_calls,
-                        target: &target.name,
-                        model: answer.model.as_deref().unwrap_or(&target.model),
-                        finish_reason: &answer.finish_reason,
-                        usage: answer.usage,
-                        legs: &served.legs,
-                    };
-                    return Ok(to_js(&summary));
+                    return Ok(Finished { answer, target: served.target, legs: served.legs });
                 }
-                Action::Finish(Err(e)) => return Err(error_object(&e)),
+                Action::Finish(Err(e)) => return Err(e),
             }
         }
 
@@ -371,9 +407,7 @@ async fn drive(
                 }
                 Some(AttemptSignal::Delta(delta)) if delta.is_visible() => {
                     if call.on_content(id, now) {
-                        if let Some(sink) = &on_delta {
-                            shown.deliver(delta, sink);
-                        }
+                        shown.deliver(delta, on_delta);
                     }
                 }
                 Some(AttemptSignal::Delta(delta)) => shown.hold(delta),
@@ -389,9 +423,9 @@ async fn drive(
     }
 }
 
-fn transport_error(e: JsValue) -> JsValue {
+fn transport_error(e: JsValue) -> CallError {
     let failure = crate::outcome::Failure::Transport { message: attempt::js_error_message(&e) };
-    error_object(&CallError { failure, target: None, legs: vec![] })
+    CallError { failure, target: None, legs: vec![] }
 }
 
 /// What a stream has shown the caller, to build the final summary; and deltas held back
@@ -410,7 +444,7 @@ impl Shown {
         self.held.push(delta);
     }
 
-    fn deliver(&mut self, delta: Delta, sink: &Function) {
+    fn deliver(&mut self, delta: Delta, sink: &mut dyn FnMut(&Delta)) {
         let held = std::mem::take(&mut self.held);
         for d in held.into_iter().chain(std::iter::once(delta)) {
             match &d {
@@ -435,7 +469,7 @@ impl Shown {
                 }
                 Delta::Done { .. } => {}
             }
-            let _ = sink.call1(&JsValue::NULL, &to_js(&d));
+            sink(&d);
         }
     }
 

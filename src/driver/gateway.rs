@@ -1,0 +1,292 @@
+//! The gateway's wasm surface (`createGateway` in pkg/gateway.js wraps it).
+//!
+//! JavaScript keeps the HTTP plumbing (routing, reading a capped body, building the `Response`);
+//! everything about a call is here: parsing the client's body, starting the same engine call as
+//! `Baton.complete` / `Baton.stream`, and deciding the status. The status is held until the route
+//! commits: for a stream, the first delivered delta, which is the engine's own commit point, so
+//! the gateway never re-implements retry rules; for a whole answer, the answer. Before that, any
+//! failure is a real HTTP status in the client's error shape; after it, an error event in the
+//! client's stream format, and no success marker.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use js_sys::{Function, Promise};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+use web_sys::AbortSignal;
+
+use super::{config_error, json_text, now, run_call, to_js, MathRandom};
+use crate::chat::Delta;
+use crate::config::Config;
+use crate::engine::{Baton, CallOptions};
+use crate::gateway::{
+    answer_body, authorized, cors_origin, models_body, parse_deadline_header, parse_request, ClientFormat,
+    GatewayError, Meta, StreamEncoder,
+};
+use crate::outcome::Failure;
+use crate::record::Event;
+
+/// What JS turns into a `Response`: `{ status, headers, body }`.
+#[derive(Serialize)]
+struct Reply {
+    status: u16,
+    headers: BTreeMap<&'static str, String>,
+    body: String,
+}
+
+impl Reply {
+    /// `target` is the target that served (or was tried last), empty when none was tried.
+    fn new(status: u16, content_type: &str, target: &str, attempts: usize, body: String) -> Reply {
+        let mut headers = BTreeMap::new();
+        headers.insert("content-type", content_type.to_string());
+        headers.insert("x-baton-target", target.to_string());
+        headers.insert("x-baton-attempts", attempts.to_string());
+        if content_type.starts_with("text/event-stream") {
+            headers.insert("cache-control", "no-cache".into());
+        }
+        Reply { status, headers, body }
+    }
+
+    fn json(status: u16, target: &str, attempts: usize, body: String) -> Reply {
+        Reply::new(status, "application/json", target, attempts, body)
+    }
+
+    fn error(format: ClientFormat, e: &GatewayError, target: &str, attempts: usize) -> Reply {
+        let mut reply = Reply::json(e.status, target, attempts, e.body(format).to_string());
+        if let Some(ms) = e.retry_after_ms {
+            reply.headers.insert("retry-after", ms.div_ceil(1000).to_string());
+        }
+        reply
+    }
+}
+
+const SSE: &str = "text/event-stream; charset=utf-8";
+
+#[wasm_bindgen]
+pub struct WasmGateway {
+    baton: Rc<RefCell<Baton>>,
+    config: Arc<Config>,
+}
+
+#[wasm_bindgen]
+impl WasmGateway {
+    /// Validates the config (gateway section included). No I/O, no timer: a Worker builds it at
+    /// its module's top level. Throws `{kind: "config", path, message}`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(config: JsValue) -> Result<WasmGateway, JsValue> {
+        let text = json_text(&config, "config")?;
+        let config = Config::from_json(&text).map_err(config_error)?;
+        let config = Arc::new(config);
+        Ok(WasmGateway { baton: Rc::new(RefCell::new(Baton::new((*config).clone()))), config })
+    }
+
+    #[wasm_bindgen(js_name = maxBodyBytes)]
+    pub fn max_body_bytes(&self) -> f64 {
+        self.config.gateway.max_body_bytes as f64
+    }
+
+    /// Whether the request carries a gateway key (always, when none is configured).
+    pub fn authorized(&self, authorization: Option<String>, x_api_key: Option<String>) -> bool {
+        authorized(&self.config.gateway, authorization.as_deref(), x_api_key.as_deref())
+    }
+
+    /// The `access-control-allow-origin` for this `Origin`, or undefined.
+    #[wasm_bindgen(js_name = corsOrigin)]
+    pub fn cors_origin(&self, origin: Option<String>) -> Option<String> {
+        cors_origin(&self.config.gateway, origin.as_deref())
+    }
+
+    /// `GET /v1/models`.
+    pub fn models(&self) -> JsValue {
+        let created = (js_sys::Date::now() / 1000.0) as u64;
+        to_js(&Reply::json(200, "", 0, models_body(&self.config.route_names(), created)))
+    }
+
+    /// A request refused before any call (401, 404, 405, 413, an unreadable body), in `format`.
+    pub fn refuse(&self, format: &str, status: u16, message: &str) -> JsValue {
+        to_js(&Reply::error(client_format(format), &GatewayError::new(status, message), "", 0))
+    }
+
+    /// Serves one request body in `format` ("openai" or "anthropic"). Resolves with the reply.
+    /// A stream that commits calls `on_commit(headers)` once, then `on_chunk(text)` per piece of
+    /// SSE; the reply's body is then the rest of the stream (its end, or an error event).
+    pub fn call(
+        &self,
+        format: &str,
+        body: String,
+        deadline: Option<String>,
+        signal: AbortSignal,
+        on_commit: Function,
+        on_chunk: Function,
+    ) -> Promise {
+        let format = client_format(format);
+        let started = self.start(format, &body, deadline.as_deref());
+        let (call, client) = match started {
+            Ok(started) => started,
+            Err(e) => return Promise::resolve(&to_js(&Reply::error(format, &e, "", 0))),
+        };
+        if signal.aborted() {
+            return Promise::resolve(&to_js(&Reply::error(
+                format,
+                &GatewayError::from_failure(&Failure::Cancelled),
+                "",
+                0,
+            )));
+        }
+        let config = Arc::clone(&self.config);
+        wasm_bindgen_futures::future_to_promise(async move {
+            let meta =
+                Meta { id: response_id(format), created: (js_sys::Date::now() / 1000.0) as u64, model: client.model };
+            let reply = if client.stream {
+                serve_stream(
+                    call,
+                    &config,
+                    client.request,
+                    client.include_usage,
+                    format,
+                    meta,
+                    &signal,
+                    &on_commit,
+                    &on_chunk,
+                )
+                .await
+            } else {
+                serve_whole(call, &config, client.request, format, meta, &signal).await
+            };
+            Ok(to_js(&reply))
+        })
+    }
+}
+
+impl WasmGateway {
+    /// Parses the body, checks the model and the deadline header, and starts the engine call.
+    fn start(
+        &self,
+        format: ClientFormat,
+        body: &str,
+        deadline: Option<&str>,
+    ) -> Result<(crate::engine::Call, crate::gateway::ClientCall), GatewayError> {
+        let client = parse_request(format, body)?;
+        let deadline_ms = parse_deadline_header(deadline)?;
+        if self.config.strategy(&client.model).is_none() {
+            return Err(GatewayError::unknown_model(&client.model, &self.config.route_names()));
+        }
+        let options = CallOptions { deadline_ms, stream: client.stream };
+        let call = self
+            .baton
+            .borrow_mut()
+            .start(&client.model, options, now(), Box::new(MathRandom))
+            .map_err(|e| GatewayError::unknown_model(&client.model, &[e.message]))?;
+        Ok((call, client))
+    }
+}
+
+async fn serve_whole(
+    call: crate::engine::Call,
+    config: &Config,
+    request: crate::chat::ChatRequest,
+    format: ClientFormat,
+    mut meta: Meta,
+    signal: &AbortSignal,
+) -> Reply {
+    match run_call(call, config, &request, Some(signal), false, &mut |_| {}, &mut |_| {}).await {
+        Ok(done) => {
+            let target = &config.targets[done.target];
+            meta.model = done.answer.model.clone().unwrap_or_else(|| target.model.clone());
+            Reply::json(200, &target.name, done.legs.len(), answer_body(format, &meta, &done.answer))
+        }
+        Err(e) => {
+            let error = GatewayError::from_failure(&e.failure);
+            Reply::error(format, &error, e.target.as_deref().unwrap_or(""), e.legs.len())
+        }
+    }
+}
+
+/// The stream's state, shared by the event and delta callbacks.
+struct Streaming {
+    encoder: StreamEncoder,
+    committed: bool,
+    /// The latest attempt: (target name, its 1-based number in the call).
+    attempt: Option<(String, u32)>,
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn serve_stream(
+    call: crate::engine::Call,
+    config: &Config,
+    request: crate::chat::ChatRequest,
+    include_usage: bool,
+    format: ClientFormat,
+    meta: Meta,
+    signal: &AbortSignal,
+    on_commit: &Function,
+    on_chunk: &Function,
+) -> Reply {
+    let state = RefCell::new(Streaming {
+        encoder: StreamEncoder::new(format, meta, include_usage),
+        committed: false,
+        attempt: None,
+    });
+    let mut on_event = |event: &Event| {
+        if let Event::Attempt { target, attempt } = event {
+            state.borrow_mut().attempt = Some((target.clone(), *attempt));
+        }
+    };
+    let mut on_delta = |delta: &Delta| {
+        let mut s = state.borrow_mut();
+        if !s.committed {
+            // The first delta the engine delivers is its commit: the status is 200 from here on.
+            s.committed = true;
+            let (target, attempts) = s.attempt.clone().unwrap_or_default();
+            if let Some(t) = config.target_index(&target).map(|i| &config.targets[i]) {
+                s.encoder.set_model(&t.model);
+            }
+            let head = Reply::new(200, SSE, &target, attempts as usize, String::new());
+            let _ = on_commit.call1(&JsValue::NULL, &to_js(&head.headers));
+        }
+        let mut out = String::new();
+        s.encoder.delta(delta, &mut out);
+        drop(s);
+        let _ = on_chunk.call1(&JsValue::NULL, &JsValue::from_str(&out));
+    };
+    let outcome = run_call(call, config, &request, Some(signal), true, &mut on_event, &mut on_delta).await;
+    let mut s = state.into_inner();
+    let mut out = String::new();
+    match outcome {
+        Ok(done) => {
+            let target = &config.targets[done.target];
+            if !s.committed {
+                s.encoder.set_model(&target.model);
+            }
+            s.encoder.finish(&done.answer.finish_reason, done.answer.usage, &mut out);
+            Reply::new(200, SSE, &target.name, done.legs.len(), out)
+        }
+        Err(e) => {
+            let error = GatewayError::from_failure(&e.failure);
+            let target = e.target.as_deref().unwrap_or("");
+            if s.committed {
+                s.encoder.fail(&error, &mut out);
+                Reply::new(200, SSE, target, e.legs.len(), out)
+            } else {
+                Reply::error(format, &error, target, e.legs.len())
+            }
+        }
+    }
+}
+
+fn client_format(name: &str) -> ClientFormat {
+    ClientFormat::parse(name).unwrap_or(ClientFormat::OpenAi)
+}
+
+/// `chatcmpl-…` or `msg_…` with 24 random hex digits.
+fn response_id(format: ClientFormat) -> String {
+    let hex: String =
+        (0..24).map(|_| char::from_digit((js_sys::Math::random() * 16.0) as u32 % 16, 16).unwrap_or('0')).collect();
+    match format {
+        ClientFormat::OpenAi => format!("chatcmpl-{hex}"),
+        ClientFormat::Anthropic => format!("msg_{hex}"),
+    }
+}

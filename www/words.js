@@ -1,0 +1,88 @@
+// Plain-language wording for llm-baton's events, legs and errors, kept apart from the DOM code so
+// every notice the page shows reads the same way.
+
+export const FORMATS = {
+  openai_chat: "OpenAI Chat",
+  anthropic_messages: "Anthropic Messages",
+  openai_responses: "OpenAI Responses",
+  gemini: "Gemini",
+};
+
+const WAITING_FOR = {
+  headers: "no response headers",
+  first_token: "no first token",
+  idle: "the stream went quiet",
+  total: "the attempt's total limit",
+  deadline: "the call's deadline",
+};
+
+const ENDED_BY = {
+  headers: (t) => `no response headers within ${t}`,
+  first_token: (t) => `no first token within ${t}`,
+  idle: (t) => `the stream went quiet for ${t}`,
+  total: (t) => `the attempt did not finish within ${t}`,
+  deadline: (t) => `the ${t} deadline ran out`,
+};
+
+/** 500 -> "0.5 s", 3000 -> "3 s", 12345 -> "12.3 s". */
+export function seconds(ms) {
+  const s = ms / 1000;
+  return `${s >= 10 ? s.toFixed(1).replace(/\.0$/, "") : String(Number(s.toFixed(s < 1 ? 2 : 1)))} s`;
+}
+
+export const title = (name) => name.charAt(0).toUpperCase() + name.slice(1);
+
+/** What went wrong with one attempt, after the target's name: "timed out after 3 s (no response headers)". */
+export function why(cause) {
+  switch (cause.kind) {
+    case "timeout":
+      return `timed out after ${seconds(cause.limitMs)} (${WAITING_FOR[cause.timeout] ?? cause.timeout})`;
+    case "http":
+      return cause.status === 429 ? "is busy (HTTP 429)" : `answered HTTP ${cause.status}`;
+    case "transport":
+      return "could not be reached";
+    case "protocol":
+      return "sent an answer that could not be read";
+    default:
+      return cause.message;
+  }
+}
+
+/** "Primary is busy (HTTP 429), retrying (2/4) in 1 s, as its Retry-After asked". */
+export function retryNotice(ev) {
+  const asked = ev.cause.retryAfterMs !== undefined ? ", as its Retry-After asked" : "";
+  return `${title(ev.target)} ${why(ev.cause)}, retrying (${ev.attempt + 1}/${ev.of}) in ${seconds(ev.delayMs)}${asked}`;
+}
+
+/** "Primary timed out after 3 s (no response headers), switching to backup". */
+export function failoverNotice(ev) {
+  return `${title(ev.from)} ${why(ev.cause)}, switching to ${ev.to}`;
+}
+
+/** A leg's outcome in a few words: "ok", "http 503", "timeout first_token", "cancelled". */
+export function outcomeLabel(leg) {
+  if (leg.outcome === "timeout") return `timeout ${leg.timeout}`;
+  if (leg.outcome === "http") return `http ${leg.status}`;
+  return leg.outcome;
+}
+
+/** The sentence that closes a failed answer. */
+export function failure(e) {
+  switch (e.kind) {
+    case "cancelled":
+      return "Stopped. The request was aborted upstream.";
+    case "timeout": {
+      const limit = (ENDED_BY[e.timeout] ?? ((t) => `${e.timeout} limit of ${t}`))(seconds(e.limitMs));
+      const started = e.legs?.some((leg) => leg.ttftMs !== undefined);
+      return started
+        ? `Failed: ${limit}. The answer had already started, so it was not retried: a second answer could contradict the first.`
+        : `Failed: ${limit}, and nothing was left to try.`;
+    }
+    case "http":
+      return `Failed: ${e.target ?? "the provider"} answered HTTP ${e.status}. ${e.message}`;
+    case "config":
+      return `The request was not sent: ${e.message}`;
+    default:
+      return `Failed (${e.kind}): ${e.message}`;
+  }
+}

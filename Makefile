@@ -66,10 +66,13 @@ test-e2e: build js-deps chromium provider
 	NO_COLOR=1 DENO_NO_UPDATE_CHECK=1 $(NODE_BIN)/deno test --no-check --no-lock --allow-net=127.0.0.1 --allow-read --allow-run --allow-env \
 	  tests/e2e/deno.test.mjs || status=1; \
 	echo "== e2e: node, workerd, chromium"; \
-	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/workerd.test.mjs tests/e2e/browser.test.mjs || status=1; \
+	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/workerd.test.mjs tests/e2e/browser.test.mjs \
+	  tests/e2e/www.test.mjs || status=1; \
 	exit $$status
 
 # The main job on the embedded default: a streamed answer through a fallback chain whose primary
 # hangs, against the scripted provider (or a real one when OPENAI_API_KEY / ANTHROPIC_API_KEY is set).
+# Then the browser chat UI (www/) and the scripted provider, served on loopback until Ctrl-C.
 demo: build provider
 	node examples/demo.mjs
+	node www/serve.mjs

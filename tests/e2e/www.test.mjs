@@ -1,0 +1,205 @@
+// The chat page (www/) in headless Chromium, against the servers `make demo` starts (www/serve.mjs:
+// the static server and the scripted provider). What a person would check by hand: an answer
+// streams in, each demo fault shows its notice, its timeline rows and its outcome, Stop really
+// closes the provider's connection, a config error lands on its line, keys stay out of storage,
+// the page fits a phone, and the console stays clean. Screenshots of the main states go to
+// tests/e2e/artifacts/www/ for a reviewer.
+import { describe, test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdir } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { startDemo } from "../../www/serve.mjs";
+
+const ARTIFACTS = fileURLToPath(new URL("./artifacts/www/", import.meta.url));
+const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+const ANSWER_MS = 15_000; // the slowest answer: a 3 s header stall, then ~2.5 s of streaming
+
+describe("www chat page", () => {
+  let demo;
+  let browser;
+  let page;
+  const consoleErrors = [];
+
+  const shot = (name, options = {}) => page.screenshot({ path: `${ARTIFACTS}${name}.png`, ...options });
+  const busy = () => page.evaluate(() => document.body.classList.contains("busy"));
+  const idle = () => page.waitForFunction(() => !document.body.classList.contains("busy"), null, { timeout: ANSWER_MS });
+  const last = () => page.locator(".msg.assistant").last();
+  const scenario = (id) => fetch(`${demo.providerUrl}/_scenarios/${id}`).then((r) => r.json());
+
+  /** Arms a demo fault (or none), sends a message and waits until the answer has ended. */
+  async function ask(text, fault) {
+    if (fault) await page.click(`[data-fault="${fault}"]`);
+    await page.fill("#prompt", text);
+    await page.press("#prompt", "Enter");
+    await page.waitForFunction(() => document.body.classList.contains("busy"), null, { timeout: 2000 });
+    await idle();
+  }
+
+  /** The timeline as "1. primary | OpenAI Chat | http 503" strings. */
+  const rows = () => page.$$eval("#timeline .row", (els) => els.map((el) =>
+    [".row-target", ".row-format", ".row-outcome"].map((s) => el.querySelector(s).textContent).join(" | ")));
+  const notices = () => last().locator(".notice").allTextContents();
+  const result = () => page.locator("#result").innerText();
+
+  before(async () => {
+    await mkdir(ARTIFACTS, { recursive: true });
+    demo = await startDemo();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page.on("console", (m) => {
+      // Chromium logs every HTTP error status a fetch receives; the scripted ones are the point.
+      const scripted = m.location().url.startsWith(demo.providerUrl) && m.text().startsWith("Failed to load resource");
+      if (m.type() === "error" && !scripted) consoleErrors.push(m.text());
+    });
+    page.on("pageerror", (e) => consoleErrors.push(`pageerror: ${e.stack || e}`));
+    await page.goto(demo.url);
+    await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
+    await shot("01-empty");
+  });
+
+  after(async () => {
+    await browser?.close();
+    demo?.close();
+  });
+
+  test("an answer streams in token by token", async () => {
+    await page.fill("#prompt", "What does llm-baton do?");
+    await page.press("#prompt", "Enter");
+    await page.waitForFunction(() => document.querySelector(".msg.assistant .text")?.textContent.length > 0, null, { timeout: 5000 });
+    const partial = await last().locator(".text").textContent();
+    assert.ok(await busy(), "the answer was still streaming");
+    await shot("02-streaming");
+    await idle();
+    const full = await last().locator(".text").textContent();
+    assert.ok(full.length > partial.length && full.startsWith(partial), `the text grew: ${JSON.stringify(partial)} -> ${JSON.stringify(full)}`);
+    assert.match(full, /You wrote: “What does llm-baton do\?”/);
+    assert.match(await last().locator(".meta").textContent(), /^primary · gpt-4o-mini · .* · 3 in \/ \d+ out tokens$/);
+    assert.deepEqual(await rows(), ["1. primary | OpenAI Chat | ok"]);
+    assert.match(await result(), /Outcome\s+ok, finish stop[\s\S]*Served by\s+primary \(gpt-4o-mini\)/);
+  });
+
+  test("stall before headers: the primary times out and the backup answers", async () => {
+    await ask("Are you there?", "stall-headers");
+    const [fault, failover, ...more] = await notices();
+    assert.equal(fault, "Demo fault: stall before headers on primary");
+    assert.deepEqual(more, []);
+    assert.match(failover, /^Primary timed out after 3 s \(no response headers\), switching to backup\s*3\.\d\d s$/);
+    assert.deepEqual(await rows(), ["1. primary | OpenAI Chat | timeout headers", "2. backup | Anthropic Messages | ok"]);
+    assert.match(await result(), /Outcome\s+ok, finish stop[\s\S]*Served by\s+backup \(claude-haiku-4-5\)/);
+    assert.equal((await scenario("primary")).clientClosed, 1, "the stalled request was aborted upstream");
+    await shot("03-failover-after-stall");
+  });
+
+  test("stall after the first token: the answer had started, so no retry", async () => {
+    await ask("Tell me a story", "stall-token");
+    const [, ending] = await notices();
+    assert.match(ending, /^Failed: the stream went quiet for 2 s\. The answer had already started, so it was not retried/);
+    assert.ok((await last().locator(".text").textContent()).length > 0, "the partial answer stays on screen");
+    assert.deepEqual(await rows(), ["1. primary | OpenAI Chat | timeout idle"]);
+    assert.match(await result(), /Outcome\s+failed: timeout idle/);
+    await shot("04-stall-after-first-token");
+  });
+
+  test("429 with Retry-After: the wait the provider asked for, then the primary again", async () => {
+    await ask("Busy?", "429");
+    assert.match((await notices())[1], /^Primary is busy \(HTTP 429\), retrying \(2\/4\) in 1 s, as its Retry-After asked/);
+    assert.deepEqual(await rows(), ["1. primary | OpenAI Chat | http 429", "2. primary | OpenAI Chat | ok"]);
+    assert.match(await result(), /Served by\s+primary/);
+  });
+
+  test("503 twice: two retries with backoff, then success", async () => {
+    await ask("Overloaded?", "503x2");
+    const [, first, second] = await notices();
+    assert.match(first, /^Primary answered HTTP 503, retrying \(2\/4\) in [\d.]+ s/);
+    assert.match(second, /^Primary answered HTTP 503, retrying \(3\/4\) in [\d.]+ s/);
+    assert.deepEqual(await rows(), ["1. primary | OpenAI Chat | http 503", "2. primary | OpenAI Chat | http 503", "3. primary | OpenAI Chat | ok"]);
+    assert.match(await result(), /Outcome\s+ok[\s\S]*Attempts\s+3/);
+    await shot("05-retries-503");
+  });
+
+  test("400: never retried, the backup takes over at once", async () => {
+    await ask("Bad request?", "400");
+    const list = await notices();
+    assert.equal(list.length, 2, `one fault notice and one failover notice: ${JSON.stringify(list)}`);
+    assert.match(list[1], /^Primary answered HTTP 400, switching to backup/);
+    assert.deepEqual(await rows(), ["1. primary | OpenAI Chat | http 400", "2. backup | Anthropic Messages | ok"]);
+    assert.equal((await scenario("primary")).requests, 1);
+  });
+
+  test("Stop ends the answer at once and closes the provider's connection", async () => {
+    await page.fill("#prompt", "A long answer, please");
+    await page.press("#prompt", "Enter");
+    await page.waitForFunction(() => document.querySelector(".msg.assistant:last-child .text")?.textContent.length > 20, null, { timeout: 5000 });
+    const clicked = Date.now();
+    await page.click("#stop");
+    await idle();
+    const stoppedIn = Date.now() - clicked;
+    assert.ok(stoppedIn < 1000, `stopped in ${stoppedIn} ms`);
+    assert.match((await notices()).at(-1), /^Stopped\. The request was aborted upstream\./);
+    assert.deepEqual(await rows(), ["1. primary | OpenAI Chat | cancelled"]);
+    assert.match(await result(), /Outcome\s+stopped by you/);
+    let seen;
+    for (const until = Date.now() + 3000; Date.now() < until;) {
+      seen = await scenario("primary");
+      if (seen.clientClosed === 1) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(seen.clientClosed, 1, `the provider saw the client close: ${JSON.stringify({ ...seen, log: undefined })}`);
+    assert.equal(seen.completed, 0);
+    await shot("06-stopped");
+  });
+
+  test("a config error is shown on the line of the field it names", async () => {
+    await page.click("#open-settings");
+    const text = await page.inputValue("#config-text");
+    const broken = text.replace('"idleMs": 2000', '"idleMs": 0');
+    assert.notEqual(broken, text);
+    await page.fill("#config-text", broken);
+    await page.click("#apply-settings");
+    const error = page.locator("#config-error");
+    await error.waitFor({ state: "visible" });
+    const line = broken.slice(0, broken.indexOf('"idleMs": 0')).split("\n").length;
+    assert.equal(await error.getAttribute("data-path"), "targets.primary.timeouts.idleMs");
+    assert.equal(await error.getAttribute("data-line"), String(line));
+    assert.match(await error.innerText(), new RegExp(`^Line ${line}\\s+targets\\.primary\\.timeouts\\.idleMs must be a positive number of milliseconds \\(got 0\\)`));
+    assert.equal(await page.locator("#gutter-lines .bad").textContent(), String(line));
+    assert.ok(await page.locator("#settings").evaluate((d) => d.open), "the dialog stays open");
+    await shot("07-config-error");
+
+    await page.fill("#config-text", text.replace('"backup"\n', '"spare"\n'));
+    await page.click("#apply-settings");
+    assert.match(await error.innerText(), /routes\.chat\.fallback\[1\]/);
+    await page.click("#cancel-settings");
+  });
+
+  test("a key typed in reaches its provider and no storage", async () => {
+    await page.click("#open-settings");
+    await page.fill("#key-primary", "sk-test-not-a-real-key");
+    await page.click("#apply-settings");
+    await ask("With a key");
+    const [request] = (await scenario("primary")).log;
+    assert.equal(request.auth, "bearer");
+    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + location.href);
+    assert.ok(!stored.includes("sk-test"), stored);
+  });
+
+  test("the page fits a phone-width screen", async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), "no horizontal scrolling");
+    await page.evaluate(() => document.getElementById("log").scrollTo(0, 1e6));
+    await shot("08-phone", { fullPage: true });
+    await page.click("#open-settings");
+    await shot("09-phone-settings");
+    await page.click("#cancel-settings");
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  test("no console errors", () => {
+    assert.deepEqual(consoleErrors, []);
+  });
+});

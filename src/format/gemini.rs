@@ -324,7 +324,8 @@ impl<'a> Chunk<'a> {
 }
 
 pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
-    let mut chunk: Chunk = serde_json::from_slice(body)
+    let mut chunk: Chunk = crate::format::body_text(body)
+        .and_then(serde_json::from_str)
         .map_err(|e| DecodeError::Protocol(format!("gemini answer is not a GenerateContentResponse: {e}")))?;
     if let Some(error) = chunk.error.as_ref() {
         return Err(provider_error(error));
@@ -381,7 +382,7 @@ fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
 // ---- errors ----
 
 pub fn error_message(body: &[u8]) -> Option<String> {
-    let value: Value = serde_json::from_slice(body).ok()?;
+    let value: Value = serde_json::from_str(crate::format::body_text(body).ok()?).ok()?;
     // Some endpoints wrap the error in a one-element list.
     let value = match value {
         Value::Array(items) => items.into_iter().next()?,

@@ -232,7 +232,8 @@ impl WireUsage {
 }
 
 pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
-    let answer: WireAnswer = serde_json::from_slice(body)
+    let answer: WireAnswer = crate::format::body_text(body)
+        .and_then(serde_json::from_str)
         .map_err(|e| DecodeError::Protocol(format!("openai_chat answer is not a chat.completion: {e}")))?;
     if let Some(error) = answer.error.as_ref() {
         return Err(provider_error(error));
@@ -287,7 +288,7 @@ fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
 // ---- errors ----
 
 pub fn error_message(body: &[u8]) -> Option<String> {
-    let value: Value = serde_json::from_slice(body).ok()?;
+    let value: Value = serde_json::from_str(crate::format::body_text(body).ok()?).ok()?;
     let message = match value.get("error") {
         Some(Value::String(s)) => Some(s.as_str()),
         Some(e) => e.get("message").and_then(Value::as_str),

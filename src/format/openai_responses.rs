@@ -185,7 +185,8 @@ impl WireUsage {
 }
 
 pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
-    let response: WireResponse = serde_json::from_slice(body)
+    let response: WireResponse = crate::format::body_text(body)
+        .and_then(serde_json::from_str)
         .map_err(|e| DecodeError::Protocol(format!("openai_responses answer is not a response: {e}")))?;
     if let Some(error) = response.error.as_ref() {
         return Err(provider_error(error));

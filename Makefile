@@ -8,7 +8,7 @@ WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[
 CARGO_BIN := $(HOME)/.cargo/bin
 WASM_BINDGEN := $(CARGO_BIN)/wasm-bindgen
 
-.PHONY: test test-rust test-e2e build tools rust-tools js-deps chromium provider demo
+.PHONY: test test-rust test-e2e build tools rust-tools js-deps chromium provider demo bench
 
 # Rust first (fast, and the e2e suite needs a sound core), then the four JS runtimes.
 test: test-rust test-e2e
@@ -76,3 +76,15 @@ test-e2e: build js-deps chromium provider
 demo: build provider
 	node examples/demo.mjs
 	node www/serve.mjs
+
+# ---- Benchmarks (not part of `make test`) -----------------------------------------------------
+# llm-baton against openai, @anthropic-ai/sdk, ai (+ ai-retry, ai-fallback) and p-retry on the seeds'
+# fault scenarios, the cost when nothing fails, and limit accuracy in Node, Deno, workerd and
+# Chromium, all against the scripted provider on loopback. Writes bench/RESULTS.md and
+# bench/results.svg. The peers are pinned in bench/package-lock.json, apart from the root lockfile.
+bench: build js-deps chromium provider bench/node_modules/.package-lock.json
+	node bench/run.mjs
+
+bench/node_modules/.package-lock.json: bench/package-lock.json bench/package.json
+	cd bench && npm ci --no-audit --no-fund
+	@touch $@

@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Role, ToolCall, Usage};
 use crate::config::Target;
 use crate::format::openai_chat::request_headers;
-use crate::format::{join_url, DecodeError, HttpRequest};
+use crate::format::{join_url, json, DecodeError, HttpRequest};
 use crate::sse::SseEvent;
 
 /// Anthropic rejects a request without `max_tokens`; this is used when the caller set none.
@@ -161,34 +161,7 @@ fn tool_input(arguments: &str) -> Value {
 
 // ---- whole answers ----
 
-#[derive(Deserialize)]
-struct WireAnswer<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    content: Option<Vec<AnswerBlock<'a>>>,
-    model: Option<String>,
-    #[serde(borrow)]
-    stop_reason: Option<Cow<'a, str>>,
-    usage: Option<WireUsage>,
-    error: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct AnswerBlock<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
-    #[serde(borrow)]
-    text: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    thinking: Option<Cow<'a, str>>,
-    id: Option<String>,
-    name: Option<String>,
-    input: Option<Value>,
-}
-
 /// Anthropic's `input_tokens` excludes cached prompt tokens; the normalized count includes them.
-#[derive(Deserialize)]
 struct WireUsage {
     input_tokens: Option<u64>,
     cache_creation_input_tokens: Option<u64>,
@@ -197,6 +170,16 @@ struct WireUsage {
 }
 
 impl WireUsage {
+    fn read(u: &Value) -> json::Read<WireUsage> {
+        json::object(u, "usage")?;
+        Ok(WireUsage {
+            input_tokens: json::u64_field(u, "input_tokens")?,
+            cache_creation_input_tokens: json::u64_field(u, "cache_creation_input_tokens")?,
+            cache_read_input_tokens: json::u64_field(u, "cache_read_input_tokens")?,
+            output_tokens: json::u64_field(u, "output_tokens")?,
+        })
+    }
+
     /// Overwrites the counts this frame reports (Anthropic's counts are cumulative).
     fn apply(&self, usage: &mut Usage) {
         let inputs = [self.input_tokens, self.cache_creation_input_tokens, self.cache_read_input_tokens];
@@ -209,44 +192,58 @@ impl WireUsage {
     }
 }
 
+/// A whole answer is read once per call, so it goes through the shared `Value` parser (see
+/// [`json`]) rather than a derived deserializer of its own.
 pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
-    let answer: WireAnswer = crate::format::body_text(body)
-        .and_then(serde_json::from_str)
-        .map_err(|e| DecodeError::Protocol(format!("anthropic_messages answer is not a message: {e}")))?;
-    if let Some(error) = answer.error.as_ref() {
-        return Err(provider_error(error));
+    json::parse(body)
+        .and_then(|v| read_answer(&v))
+        .unwrap_or_else(|e| Err(DecodeError::Protocol(format!("anthropic_messages answer is not a message: {e}"))))
+}
+
+fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
+    json::object(v, "answer")?;
+    let kind = json::str_field(v, "type")?;
+    let model = json::string_field(v, "model")?;
+    let stop_reason = json::str_field(v, "stop_reason")?;
+    let mut usage = Usage::default();
+    if let Some(u) = json::field(v, "usage") {
+        WireUsage::read(u)?.apply(&mut usage);
     }
-    if answer.kind.as_deref() == Some("error") {
-        return Err(provider_error(&Value::Null));
-    }
-    let Some(content) = answer.content else {
-        return Err(DecodeError::Protocol("anthropic_messages answer has no content".into()));
-    };
     let (mut text, mut reasoning, mut tool_calls) = (String::new(), String::new(), Vec::new());
-    for block in content {
-        match block.kind.as_ref() {
-            "text" => text.push_str(block.text.as_deref().unwrap_or("")),
-            "thinking" => reasoning.push_str(block.thinking.as_deref().unwrap_or("")),
+    let content = json::objects_field(v, "content")?;
+    for block in content.unwrap_or_default() {
+        let text_field = json::str_field(block, "text")?;
+        let thinking = json::str_field(block, "thinking")?;
+        let id = json::string_field(block, "id")?;
+        let name = json::string_field(block, "name")?;
+        match json::str_field(block, "type")?.ok_or("missing field `type` in a content block")? {
+            "text" => text.push_str(text_field.unwrap_or("")),
+            "thinking" => reasoning.push_str(thinking.unwrap_or("")),
             "tool_use" => tool_calls.push(ToolCall {
-                id: block.id.unwrap_or_default(),
-                name: block.name.unwrap_or_default(),
-                arguments: block.input.map(|v| v.to_string()).unwrap_or_else(|| "{}".into()),
+                id: id.unwrap_or_default(),
+                name: name.unwrap_or_default(),
+                arguments: json::field(block, "input").map(|v| v.to_string()).unwrap_or_else(|| "{}".into()),
             }),
             _ => {}
         }
     }
-    let mut usage = Usage::default();
-    if let Some(u) = &answer.usage {
-        u.apply(&mut usage);
+    if let Some(error) = json::field(v, "error") {
+        return Ok(Err(provider_error(error)));
     }
-    Ok(Answer {
+    if kind == Some("error") {
+        return Ok(Err(provider_error(&Value::Null)));
+    }
+    if content.is_none() {
+        return Ok(Err(DecodeError::Protocol("anthropic_messages answer has no content".into())));
+    }
+    Ok(Ok(Answer {
         text,
         reasoning,
-        finish_reason: finish_reason(answer.stop_reason.as_deref(), !tool_calls.is_empty()),
+        finish_reason: finish_reason(stop_reason, !tool_calls.is_empty()),
         tool_calls,
         usage,
-        model: answer.model,
-    })
+        model,
+    }))
 }
 
 fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
@@ -263,7 +260,7 @@ fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
 // ---- errors ----
 
 pub fn error_message(body: &[u8]) -> Option<String> {
-    let value: Value = serde_json::from_str(crate::format::body_text(body).ok()?).ok()?;
+    let value = json::parse(body).ok()?;
     let message = match value.get("error")? {
         Value::String(s) => Some(s.as_str()),
         e => e.get("message").and_then(Value::as_str),
@@ -301,7 +298,9 @@ fn provider_error(error: &Value) -> DecodeError {
 
 // ---- streams ----
 
-/// Every event's data, with only the fields some event uses.
+/// Every event's data. The delta fields, read for every streamed token, are borrowed typed
+/// fields; the once-per-stream parts (`content_block`, `message`, `usage`, `error`) stay `Value`s
+/// and are read by [`json`], which checks their types as a derived struct would.
 #[derive(Deserialize)]
 struct Event<'a> {
     #[serde(rename = "type", borrow)]
@@ -309,10 +308,9 @@ struct Event<'a> {
     index: Option<u32>,
     #[serde(borrow)]
     delta: Option<EventDelta<'a>>,
-    #[serde(borrow)]
-    content_block: Option<StartBlock<'a>>,
-    message: Option<StartMessage>,
-    usage: Option<WireUsage>,
+    content_block: Option<Value>,
+    message: Option<Value>,
+    usage: Option<Value>,
     error: Option<Value>,
 }
 
@@ -330,23 +328,37 @@ struct EventDelta<'a> {
     stop_reason: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
 struct StartBlock<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    text: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    thinking: Option<Cow<'a, str>>,
+    kind: Option<&'a str>,
+    id: Option<&'a str>,
+    name: Option<&'a str>,
+    text: Option<&'a str>,
+    thinking: Option<&'a str>,
 }
 
-#[derive(Deserialize)]
-struct StartMessage {
-    usage: Option<WireUsage>,
+impl<'a> StartBlock<'a> {
+    fn read(b: &'a Value) -> json::Read<StartBlock<'a>> {
+        json::object(b, "content_block")?;
+        Ok(StartBlock {
+            kind: json::str_field(b, "type")?,
+            id: json::str_field(b, "id")?,
+            name: json::str_field(b, "name")?,
+            text: json::str_field(b, "text")?,
+            thinking: json::str_field(b, "thinking")?,
+        })
+    }
+}
+
+/// The once-per-stream parts of an event, type-checked whatever the event's type.
+#[allow(clippy::type_complexity)]
+fn read_parts<'a>(data: &'a Event<'_>) -> json::Read<(Option<StartBlock<'a>>, Option<WireUsage>, Option<WireUsage>)> {
+    let block = data.content_block.as_ref().map(StartBlock::read).transpose()?;
+    let message_usage = match &data.message {
+        Some(m) => json::object(m, "message").and_then(|m| json::field(m, "usage").map(WireUsage::read).transpose())?,
+        None => None,
+    };
+    let usage = data.usage.as_ref().map(WireUsage::read).transpose()?;
+    Ok((block, message_usage, usage))
 }
 
 #[derive(Debug, Default)]
@@ -363,10 +375,12 @@ impl StreamDecoder {
         if self.done || ev.data.trim().is_empty() {
             return Ok(());
         }
-        let data: Event = serde_json::from_str(&ev.data).map_err(|e| {
+        let invalid = |e: &dyn std::fmt::Display| {
             let name = if ev.event.is_empty() { "data" } else { ev.event.as_str() };
             DecodeError::Protocol(format!("anthropic_messages stream {name} event is not valid JSON: {e}"))
-        })?;
+        };
+        let data: Event = serde_json::from_str(&ev.data).map_err(|e| invalid(&e))?;
+        let (block, message_usage, usage) = read_parts(&data).map_err(|e| invalid(&e))?;
         let kind = data.kind.as_deref().unwrap_or(ev.event.as_str());
         match kind {
             "content_block_delta" => {
@@ -375,12 +389,12 @@ impl StreamDecoder {
                 }
             }
             "content_block_start" => {
-                if let (Some(block), Some(index)) = (data.content_block, data.index) {
+                if let (Some(block), Some(index)) = (block, data.index) {
                     self.on_block_start(index, block, out);
                 }
             }
             "message_start" => {
-                if let Some(usage) = data.message.and_then(|m| m.usage) {
+                if let Some(usage) = message_usage {
                     usage.apply(&mut self.usage);
                 }
             }
@@ -388,7 +402,7 @@ impl StreamDecoder {
                 if let Some(reason) = data.delta.and_then(|d| d.stop_reason) {
                     self.stop_reason = Some(reason.into_owned());
                 }
-                if let Some(usage) = data.usage {
+                if let Some(usage) = usage {
                     usage.apply(&mut self.usage);
                 }
             }
@@ -407,19 +421,19 @@ impl StreamDecoder {
     }
 
     fn on_block_start(&mut self, index: u32, block: StartBlock, out: &mut Vec<Delta>) {
-        match block.kind.as_deref() {
+        match block.kind {
             Some("tool_use") => {
                 let ordinal = self.tool_blocks.len() as u32;
                 self.tool_blocks.push((index, ordinal));
                 out.push(Delta::ToolCall {
                     index: ordinal,
-                    id: block.id.map(Cow::into_owned),
-                    name: block.name.map(Cow::into_owned),
+                    id: block.id.map(str::to_string),
+                    name: block.name.map(str::to_string),
                     arguments: String::new(),
                 });
             }
-            Some("text") => push_text(out, block.text, |text| Delta::Text { text }),
-            Some("thinking") => push_text(out, block.thinking, |text| Delta::Reasoning { text }),
+            Some("text") => push_text(out, block.text.map(Cow::Borrowed), |text| Delta::Text { text }),
+            Some("thinking") => push_text(out, block.thinking.map(Cow::Borrowed), |text| Delta::Reasoning { text }),
             _ => {}
         }
     }

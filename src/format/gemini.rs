@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, ToolCall, Usage};
 use crate::config::Target;
 use crate::format::openai_chat::request_headers;
-use crate::format::{join_url, DecodeError, HttpRequest};
+use crate::format::{join_url, json, DecodeError, HttpRequest};
 use crate::sse::SseEvent;
 
 pub fn build_request(target: &Target, request: &ChatRequest, stream: bool) -> HttpRequest {
@@ -324,8 +324,8 @@ impl<'a> Chunk<'a> {
 }
 
 pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
-    let mut chunk: Chunk = crate::format::body_text(body)
-        .and_then(serde_json::from_str)
+    let mut chunk: Chunk = json::text(body)
+        .and_then(|text| serde_json::from_str(text).map_err(|e| e.to_string()))
         .map_err(|e| DecodeError::Protocol(format!("gemini answer is not a GenerateContentResponse: {e}")))?;
     if let Some(error) = chunk.error.as_ref() {
         return Err(provider_error(error));
@@ -382,7 +382,7 @@ fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
 // ---- errors ----
 
 pub fn error_message(body: &[u8]) -> Option<String> {
-    let value: Value = serde_json::from_str(crate::format::body_text(body).ok()?).ok()?;
+    let value = json::parse(body).ok()?;
     // Some endpoints wrap the error in a one-element list.
     let value = match value {
         Value::Array(items) => items.into_iter().next()?,

@@ -7,6 +7,7 @@
 
 pub mod anthropic_messages;
 pub mod gemini;
+mod json;
 pub mod openai_chat;
 pub mod openai_responses;
 
@@ -171,13 +172,6 @@ impl StreamDecoder {
             StreamDecoder::Gemini(d) => d.finish(out),
         }
     }
-}
-
-/// A body as text for serde_json's one instantiated reader (`from_str`: the config and the
-/// stream frames use it too, so a second `from_slice` parser is not linked). JSON is UTF-8, so
-/// a body that is not is as malformed as one with a syntax error.
-pub(crate) fn body_text(body: &[u8]) -> Result<&str, serde_json::Error> {
-    std::str::from_utf8(body).map_err(serde::de::Error::custom)
 }
 
 /// Joins a base URL and a path with exactly one slash between them.

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, ToolCall, Usage};
 use crate::config::Target;
-use crate::format::{join_url, DecodeError, HttpRequest};
+use crate::format::{join_url, json, DecodeError, HttpRequest};
 use crate::sse::SseEvent;
 
 pub fn build_request(target: &Target, request: &ChatRequest, stream: bool) -> HttpRequest {
@@ -165,61 +165,6 @@ struct WireFunctionCall<'a> {
 // ---- whole answers ----
 
 #[derive(Deserialize)]
-struct WireAnswer<'a> {
-    #[serde(borrow)]
-    choices: Option<Vec<AnswerChoice<'a>>>,
-    usage: Option<WireUsage>,
-    model: Option<String>,
-    error: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct AnswerChoice<'a> {
-    #[serde(borrow)]
-    message: Option<AnswerMessage<'a>>,
-    #[serde(borrow)]
-    finish_reason: Option<Cow<'a, str>>,
-}
-
-#[derive(Deserialize)]
-struct AnswerMessage<'a> {
-    #[serde(borrow)]
-    content: Option<Content<'a>>,
-    #[serde(borrow)]
-    refusal: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    reasoning_content: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    reasoning: Option<Cow<'a, str>>,
-    tool_calls: Option<Vec<AnswerToolCall>>,
-}
-
-/// Content is a string, or (some compatible servers) a list of text parts.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Content<'a> {
-    Text(#[serde(borrow)] Cow<'a, str>),
-    Parts(Vec<ContentPart>),
-}
-
-#[derive(Deserialize)]
-struct ContentPart {
-    text: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct AnswerToolCall {
-    id: Option<String>,
-    function: Option<AnswerFunction>,
-}
-
-#[derive(Deserialize)]
-struct AnswerFunction {
-    name: Option<String>,
-    arguments: Option<String>,
-}
-
-#[derive(Deserialize)]
 struct WireUsage {
     prompt_tokens: Option<u64>,
     completion_tokens: Option<u64>,
@@ -231,46 +176,81 @@ impl WireUsage {
     }
 }
 
+/// A whole answer is read once per call, so it goes through the shared `Value` parser (see
+/// [`json`]) rather than a derived deserializer of its own.
 pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
-    let answer: WireAnswer = crate::format::body_text(body)
-        .and_then(serde_json::from_str)
-        .map_err(|e| DecodeError::Protocol(format!("openai_chat answer is not a chat.completion: {e}")))?;
-    if let Some(error) = answer.error.as_ref() {
-        return Err(provider_error(error));
-    }
-    let choice = answer.choices.and_then(|c| c.into_iter().next());
-    let Some((message, finish)) = choice.and_then(|c| Some((c.message?, c.finish_reason))) else {
-        return Err(DecodeError::Protocol("openai_chat answer has no choices[0].message".into()));
+    json::parse(body)
+        .and_then(|v| read_answer(&v))
+        .unwrap_or_else(|e| Err(DecodeError::Protocol(format!("openai_chat answer is not a chat.completion: {e}"))))
+}
+
+fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
+    json::object(v, "answer")?;
+    let usage = match json::object_field(v, "usage")? {
+        Some(u) => Usage {
+            input_tokens: json::u64_field(u, "prompt_tokens")?.unwrap_or(0),
+            output_tokens: json::u64_field(u, "completion_tokens")?.unwrap_or(0),
+        },
+        None => Usage::default(),
     };
-    let mut text = match message.content {
-        Some(Content::Text(t)) => t.into_owned(),
-        Some(Content::Parts(parts)) => parts.into_iter().filter_map(|p| p.text).collect(),
+    let model = json::string_field(v, "model")?;
+    let mut first = None;
+    for choice in json::objects_field(v, "choices")?.unwrap_or_default() {
+        let message = json::object_field(choice, "message")?.map(read_message).transpose()?;
+        let finish = json::str_field(choice, "finish_reason")?;
+        first.get_or_insert((message, finish));
+    }
+    if let Some(error) = json::field(v, "error") {
+        return Ok(Err(provider_error(error)));
+    }
+    let Some((Some(message), finish)) = first else {
+        return Ok(Err(DecodeError::Protocol("openai_chat answer has no choices[0].message".into())));
+    };
+    Ok(Ok(Answer {
+        finish_reason: finish_reason(finish, !message.tool_calls.is_empty()),
+        text: message.text,
+        reasoning: message.reasoning,
+        tool_calls: message.tool_calls,
+        usage,
+        model,
+    }))
+}
+
+struct AnswerMessage {
+    text: String,
+    reasoning: String,
+    tool_calls: Vec<ToolCall>,
+}
+
+fn read_message(m: &Value) -> json::Read<AnswerMessage> {
+    // Content is a string, or (some compatible servers) a list of text parts.
+    let mut text = match json::field(m, "content") {
         None => String::new(),
-    };
-    if text.is_empty() {
-        text = message.refusal.map(Cow::into_owned).unwrap_or_default();
-    }
-    let tool_calls: Vec<ToolCall> = message
-        .tool_calls
-        .unwrap_or_default()
-        .into_iter()
-        .map(|c| {
-            let f = c.function.unwrap_or(AnswerFunction { name: None, arguments: None });
-            ToolCall {
-                id: c.id.unwrap_or_default(),
-                name: f.name.unwrap_or_default(),
-                arguments: f.arguments.unwrap_or_default(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(_)) => {
+            let mut text = String::new();
+            for part in json::objects_field(m, "content")?.unwrap_or_default() {
+                text.push_str(json::str_field(part, "text")?.unwrap_or(""));
             }
-        })
-        .collect();
-    Ok(Answer {
-        text,
-        reasoning: message.reasoning_content.or(message.reasoning).map(Cow::into_owned).unwrap_or_default(),
-        finish_reason: finish_reason(finish.as_deref(), !tool_calls.is_empty()),
-        tool_calls,
-        usage: answer.usage.map(|u| u.usage()).unwrap_or_default(),
-        model: answer.model,
-    })
+            text
+        }
+        Some(other) => return Err(json::invalid("content", other, "a string or a list of parts")),
+    };
+    let refusal = json::str_field(m, "refusal")?;
+    let reasoning = json::str_field(m, "reasoning_content")?.or(json::str_field(m, "reasoning")?);
+    let mut tool_calls = Vec::new();
+    for call in json::objects_field(m, "tool_calls")?.unwrap_or_default() {
+        let id = json::string_field(call, "id")?.unwrap_or_default();
+        let (name, arguments) = match json::object_field(call, "function")? {
+            Some(f) => (json::string_field(f, "name")?, json::string_field(f, "arguments")?),
+            None => (None, None),
+        };
+        tool_calls.push(ToolCall { id, name: name.unwrap_or_default(), arguments: arguments.unwrap_or_default() });
+    }
+    if text.is_empty() {
+        text = refusal.unwrap_or("").to_string();
+    }
+    Ok(AnswerMessage { text, reasoning: reasoning.unwrap_or("").to_string(), tool_calls })
 }
 
 /// Normalizes `finish_reason`. Some compatible servers say "stop" (or nothing) after tool calls.
@@ -288,7 +268,7 @@ fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
 // ---- errors ----
 
 pub fn error_message(body: &[u8]) -> Option<String> {
-    let value: Value = serde_json::from_str(crate::format::body_text(body).ok()?).ok()?;
+    let value = json::parse(body).ok()?;
     let message = match value.get("error") {
         Some(Value::String(s)) => Some(s.as_str()),
         Some(e) => e.get("message").and_then(Value::as_str),

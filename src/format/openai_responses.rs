@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Role, ToolCall, Usage};
 use crate::config::Target;
 use crate::format::openai_chat::{error_status, provider_error, request_headers};
-use crate::format::{join_url, DecodeError, HttpRequest};
+use crate::format::{join_url, json, DecodeError, HttpRequest};
 use crate::sse::SseEvent;
 
 /// Builds the request. The Responses API has no stop sequences: `request.stop` is not sent.
@@ -129,110 +129,92 @@ struct WireTool<'a> {
 
 // ---- whole answers ----
 
-#[derive(Deserialize)]
-struct WireResponse<'a> {
-    #[serde(borrow)]
-    status: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    output: Option<Vec<OutputItem<'a>>>,
-    #[serde(borrow)]
-    incomplete_details: Option<Incomplete<'a>>,
-    usage: Option<WireUsage>,
-    model: Option<String>,
-    error: Option<Value>,
+/// What a response object (a whole answer, or the snapshot in a `response.*` event) says about
+/// how it ended.
+struct Ending<'a> {
+    status: Option<&'a str>,
+    incomplete: Option<&'a str>,
+    usage: Usage,
+    error: Option<&'a Value>,
 }
 
-#[derive(Deserialize)]
-struct OutputItem<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
-    #[serde(borrow)]
-    content: Option<Vec<ContentPart<'a>>>,
-    #[serde(borrow)]
-    summary: Option<Vec<ContentPart<'a>>>,
-    call_id: Option<String>,
-    name: Option<String>,
-    arguments: Option<String>,
-}
-
-/// An `output_text`, `refusal`, `summary_text` or `reasoning_text` part.
-#[derive(Deserialize)]
-struct ContentPart<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    text: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    refusal: Option<Cow<'a, str>>,
-}
-
-#[derive(Deserialize)]
-struct Incomplete<'a> {
-    #[serde(borrow)]
-    reason: Option<Cow<'a, str>>,
-}
-
-#[derive(Deserialize)]
-struct WireUsage {
-    input_tokens: Option<u64>,
-    output_tokens: Option<u64>,
-}
-
-impl WireUsage {
-    fn usage(&self) -> Usage {
-        Usage { input_tokens: self.input_tokens.unwrap_or(0), output_tokens: self.output_tokens.unwrap_or(0) }
+impl<'a> Ending<'a> {
+    fn read(r: &'a Value) -> json::Read<Ending<'a>> {
+        json::object(r, "response")?;
+        let incomplete = match json::object_field(r, "incomplete_details")? {
+            Some(d) => json::str_field(d, "reason")?,
+            None => None,
+        };
+        let usage = match json::object_field(r, "usage")? {
+            Some(u) => Usage {
+                input_tokens: json::u64_field(u, "input_tokens")?.unwrap_or(0),
+                output_tokens: json::u64_field(u, "output_tokens")?.unwrap_or(0),
+            },
+            None => Usage::default(),
+        };
+        Ok(Ending { status: json::str_field(r, "status")?, incomplete, usage, error: json::field(r, "error") })
     }
 }
 
+/// A whole answer is read once per call, so it goes through the shared `Value` parser (see
+/// [`json`]) rather than a derived deserializer of its own.
 pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
-    let response: WireResponse = crate::format::body_text(body)
-        .and_then(serde_json::from_str)
-        .map_err(|e| DecodeError::Protocol(format!("openai_responses answer is not a response: {e}")))?;
-    if let Some(error) = response.error.as_ref() {
-        return Err(provider_error(error));
-    }
-    if response.status.as_deref() == Some("failed") {
-        return Err(DecodeError::Provider { status: 500, message: "the response failed".into() });
-    }
-    let Some(output) = response.output else {
-        return Err(DecodeError::Protocol("openai_responses answer has no output".into()));
-    };
+    json::parse(body)
+        .and_then(|v| read_answer(&v))
+        .unwrap_or_else(|e| Err(DecodeError::Protocol(format!("openai_responses answer is not a response: {e}"))))
+}
+
+fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
+    let ending = Ending::read(v)?;
+    let model = json::string_field(v, "model")?;
+    let output = json::objects_field(v, "output")?;
     let (mut text, mut reasoning, mut tool_calls) = (String::new(), Vec::new(), Vec::new());
-    for item in output {
-        match item.kind.as_ref() {
+    for item in output.unwrap_or_default() {
+        let content = json::objects_field(item, "content")?.unwrap_or_default();
+        let summary = json::objects_field(item, "summary")?.unwrap_or_default();
+        let mut parts = Vec::new();
+        // An `output_text`, `refusal`, `summary_text` or `reasoning_text` part.
+        for part in summary.iter().chain(content) {
+            parts.push((json::str_field(part, "type")?, json::str_field(part, "text")?, json::str_field(part, "refusal")?));
+        }
+        let (call_id, name, arguments) =
+            (json::string_field(item, "call_id")?, json::string_field(item, "name")?, json::string_field(item, "arguments")?);
+        match json::str_field(item, "type")?.ok_or("missing field `type` in an output item")? {
             "message" => {
-                for part in item.content.into_iter().flatten() {
-                    match part.kind.as_deref() {
-                        Some("output_text") => text.push_str(part.text.as_deref().unwrap_or("")),
-                        Some("refusal") => text.push_str(part.refusal.as_deref().unwrap_or("")),
+                for (kind, part_text, refusal) in &parts[summary.len()..] {
+                    match kind {
+                        Some("output_text") => text.push_str(part_text.unwrap_or("")),
+                        Some("refusal") => text.push_str(refusal.unwrap_or("")),
                         _ => {}
                     }
                 }
             }
-            "reasoning" => {
-                let parts = item.summary.into_iter().flatten().chain(item.content.into_iter().flatten());
-                reasoning.extend(parts.filter_map(|p| p.text).filter(|t| !t.is_empty()));
-            }
+            "reasoning" => reasoning.extend(parts.iter().filter_map(|p| p.1).filter(|t| !t.is_empty())),
             "function_call" => tool_calls.push(ToolCall {
-                id: item.call_id.unwrap_or_default(),
-                name: item.name.unwrap_or_default(),
-                arguments: item.arguments.unwrap_or_default(),
+                id: call_id.unwrap_or_default(),
+                name: name.unwrap_or_default(),
+                arguments: arguments.unwrap_or_default(),
             }),
             _ => {}
         }
     }
-    Ok(Answer {
+    if let Some(error) = ending.error {
+        return Ok(Err(provider_error(error)));
+    }
+    if ending.status == Some("failed") {
+        return Ok(Err(DecodeError::Provider { status: 500, message: "the response failed".into() }));
+    }
+    if output.is_none() {
+        return Ok(Err(DecodeError::Protocol("openai_responses answer has no output".into())));
+    }
+    Ok(Ok(Answer {
         text,
         reasoning: reasoning.join("\n\n"),
-        finish_reason: finish_reason(
-            response.status.as_deref(),
-            response.incomplete_details.as_ref().and_then(|d| d.reason.as_deref()),
-            !tool_calls.is_empty(),
-        ),
+        finish_reason: finish_reason(ending.status, ending.incomplete, !tool_calls.is_empty()),
         tool_calls,
-        usage: response.usage.map(|u| u.usage()).unwrap_or_default(),
-        model: response.model,
-    })
+        usage: ending.usage,
+        model,
+    }))
 }
 
 /// The finish reason from a response's `status` and `incomplete_details.reason`.
@@ -249,7 +231,9 @@ fn finish_reason(status: Option<&str>, incomplete: Option<&str>, called_tools: b
 
 // ---- streams ----
 
-/// Every event's data, with only the fields some event uses.
+/// Every event's data. The fields of the per-token delta events are borrowed typed fields; the
+/// once-per-stream parts (`item`, `response`, error fields) stay `Value`s and are read by
+/// [`json`], which checks their types as a derived struct would.
 #[derive(Deserialize)]
 struct Event<'a> {
     #[serde(rename = "type", borrow)]
@@ -257,44 +241,41 @@ struct Event<'a> {
     #[serde(borrow)]
     delta: Option<Cow<'a, str>>,
     output_index: Option<u32>,
-    #[serde(borrow)]
-    item: Option<StreamItem<'a>>,
-    #[serde(borrow)]
-    response: Option<StreamResponse<'a>>,
+    item: Option<Value>,
+    response: Option<Value>,
     code: Option<Value>,
     message: Option<String>,
     error: Option<Value>,
 }
 
-#[derive(Deserialize)]
+/// A `function_call` item opening in `response.output_item.added`.
 struct StreamItem<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    call_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    arguments: Option<Cow<'a, str>>,
+    kind: Option<&'a str>,
+    call_id: Option<&'a str>,
+    name: Option<&'a str>,
+    arguments: Option<&'a str>,
 }
 
-/// The response snapshot in `response.*` events; its output texts are skipped, not copied.
-#[derive(Deserialize)]
-struct StreamResponse<'a> {
-    #[serde(borrow)]
-    status: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    output: Option<Vec<OutputKind<'a>>>,
-    #[serde(borrow)]
-    incomplete_details: Option<Incomplete<'a>>,
-    usage: Option<WireUsage>,
-    error: Option<Value>,
+impl<'a> StreamItem<'a> {
+    fn read(i: &'a Value) -> json::Read<StreamItem<'a>> {
+        json::object(i, "item")?;
+        Ok(StreamItem {
+            kind: json::str_field(i, "type")?,
+            call_id: json::str_field(i, "call_id")?,
+            name: json::str_field(i, "name")?,
+            arguments: json::str_field(i, "arguments")?,
+        })
+    }
 }
 
-#[derive(Deserialize)]
-struct OutputKind<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Option<Cow<'a, str>>,
+/// The response snapshot in `response.*` events: how it ended, and whether it called a tool.
+fn read_snapshot(r: &Value) -> json::Read<(Ending<'_>, bool)> {
+    let ending = Ending::read(r)?;
+    let mut called_tools = false;
+    for o in json::objects_field(r, "output")?.unwrap_or_default() {
+        called_tools |= json::str_field(o, "type")? == Some("function_call");
+    }
+    Ok((ending, called_tools))
 }
 
 #[derive(Debug, Default)]
@@ -309,10 +290,13 @@ impl StreamDecoder {
         if self.done || ev.data.trim().is_empty() {
             return Ok(());
         }
-        let data: Event = serde_json::from_str(&ev.data).map_err(|e| {
+        let invalid = |e: &dyn std::fmt::Display| {
             let name = if ev.event.is_empty() { "data" } else { ev.event.as_str() };
             DecodeError::Protocol(format!("openai_responses stream {name} event is not valid JSON: {e}"))
-        })?;
+        };
+        let data: Event = serde_json::from_str(&ev.data).map_err(|e| invalid(&e))?;
+        let item = data.item.as_ref().map(StreamItem::read).transpose().map_err(|e| invalid(&e))?;
+        let snapshot = data.response.as_ref().map(read_snapshot).transpose().map_err(|e| invalid(&e))?;
         let kind = data.kind.as_deref().unwrap_or(ev.event.as_str());
         match kind {
             "response.output_text.delta" | "response.refusal.delta" => {
@@ -325,14 +309,14 @@ impl StreamDecoder {
                     out.push(Delta::Reasoning { text: text.into_owned() });
                 }
             }
-            "response.output_item.added" => match (data.item, data.output_index) {
-                (Some(item), Some(output_index)) if item.kind.as_deref() == Some("function_call") => {
+            "response.output_item.added" => match (item, data.output_index) {
+                (Some(item), Some(output_index)) if item.kind == Some("function_call") => {
                     let index = self.tool_index(output_index);
                     out.push(Delta::ToolCall {
                         index,
-                        id: item.call_id.map(Cow::into_owned),
-                        name: item.name.map(Cow::into_owned),
-                        arguments: item.arguments.map(Cow::into_owned).unwrap_or_default(),
+                        id: item.call_id.map(str::to_string),
+                        name: item.name.map(str::to_string),
+                        arguments: item.arguments.unwrap_or("").to_string(),
                     });
                 }
                 _ => {}
@@ -346,27 +330,25 @@ impl StreamDecoder {
             }
             "response.completed" | "response.incomplete" => {
                 self.done = true;
-                let response = data.response;
-                let called_tools = !self.tool_items.is_empty()
-                    || response
-                        .iter()
-                        .flat_map(|r| r.output.iter().flatten())
-                        .any(|o| o.kind.as_deref() == Some("function_call"));
-                let (status, incomplete) = match &response {
-                    Some(r) => (r.status.as_deref(), r.incomplete_details.as_ref().and_then(|d| d.reason.as_deref())),
+                let (ending, snapshot_called_tools) = match snapshot {
+                    Some((ending, called)) => (Some(ending), called),
+                    None => (None, false),
+                };
+                let called_tools = !self.tool_items.is_empty() || snapshot_called_tools;
+                let (status, incomplete) = match &ending {
+                    Some(e) => (e.status, e.incomplete),
                     None => (None, None),
                 };
                 // An incomplete event whose snapshot lost its status is still incomplete.
                 let status = status.or((kind == "response.incomplete").then_some("incomplete"));
                 out.push(Delta::Done {
                     finish_reason: finish_reason(status, incomplete, called_tools),
-                    usage: response.as_ref().and_then(|r| r.usage.as_ref()).map(WireUsage::usage).unwrap_or_default(),
+                    usage: ending.map(|e| e.usage).unwrap_or_default(),
                 });
             }
             "response.failed" => {
-                let error = data.response.and_then(|r| r.error);
-                return Err(match error {
-                    Some(error) => provider_error(&error),
+                return Err(match snapshot.and_then(|(e, _)| e.error) {
+                    Some(error) => provider_error(error),
                     None => DecodeError::Provider { status: 500, message: "the response failed".into() },
                 });
             }

@@ -172,7 +172,7 @@ async function send(prompt) {
   setBusy(true);
   renderPanel();
   try {
-    if (fault) notice(call, "fault", `Demo fault: ${fault.label.toLowerCase()} on ${faultTarget()}`);
+    if (fault) notice(call, "fault", `Demo fault on ${faultTarget()}: ${fault.label}`);
     await scriptProvider(prompt, fault);
     call.start = performance.now();
     ticker = setInterval(renderPanel, 100);
@@ -183,10 +183,12 @@ async function send(prompt) {
     }
     call.end = performance.now();
     call.rows = call.done.legs;
+    const stick = atBottom();
     history.push({ role: "assistant", content: call.done.text });
     const u = call.done.usage;
     call.view.meta.textContent = `${call.done.target} · ${call.done.model} · ${ms(call.end - call.start)} · ` +
       `${u.inputTokens} in / ${u.outputTokens} out tokens`;
+    if (stick) log.scrollTop = log.scrollHeight;
     announce(`Answer complete, served by ${call.done.target}.`);
   } catch (e) {
     call.end = performance.now();
@@ -206,7 +208,10 @@ async function send(prompt) {
 
 function onText(call, text) {
   const live = call.rows.at(-1);
-  if (live?.live && live.ttftMs === undefined) live.ttftMs = performance.now() - call.start - live.startMs;
+  if (live?.live && live.ttftMs === undefined) {
+    live.ttftMs = performance.now() - call.start - live.startMs;
+    renderPanel();
+  }
   call.text += text;
   const stick = atBottom();
   call.view.text.textContent = call.text;
@@ -318,7 +323,10 @@ function renderResult() {
   const rows = [];
   const add = (term, value, className = "") => rows.push(h("div", { className }, h("dt", { textContent: term }), h("dd", { textContent: value })));
   if (!call) add("Status", "No answer yet");
-  else if (!call.end) add("Status", call.rows.some((r) => r.live) ? `Waiting on ${call.rows.at(-1).target}…` : "Starting…");
+  else if (!call.end) {
+    const live = call.rows.find((r) => r.live);
+    add("Status", !live ? "Starting…" : `${live.ttftMs === undefined ? "Waiting on" : "Streaming from"} ${live.target}…`);
+  }
   else {
     const spent = elapsed(call);
     if (call.done) {

@@ -42,6 +42,21 @@ describe("www chat page", () => {
   const notices = () => last().locator(".notice").allTextContents();
   const result = () => page.locator("#result").innerText();
 
+  /** A new page on the chat UI whose console errors count; `setup` runs before it loads. */
+  async function open(setup = async () => {}) {
+    const p = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    p.on("console", (m) => {
+      // Chromium logs every HTTP error status a fetch receives; the scripted ones are the point.
+      const scripted = m.location().url.startsWith(demo.providerUrl) && m.text().startsWith("Failed to load resource");
+      if (m.type() === "error" && !scripted) consoleErrors.push(m.text());
+    });
+    p.on("pageerror", (e) => consoleErrors.push(`pageerror: ${e.stack || e}`));
+    await setup(p);
+    await p.goto(demo.url);
+    await p.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
+    return p;
+  }
+
   before(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
     demo = await startDemo();
@@ -50,15 +65,7 @@ describe("www chat page", () => {
       args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
     });
-    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    page.on("console", (m) => {
-      // Chromium logs every HTTP error status a fetch receives; the scripted ones are the point.
-      const scripted = m.location().url.startsWith(demo.providerUrl) && m.text().startsWith("Failed to load resource");
-      if (m.type() === "error" && !scripted) consoleErrors.push(m.text());
-    });
-    page.on("pageerror", (e) => consoleErrors.push(`pageerror: ${e.stack || e}`));
-    await page.goto(demo.url);
-    await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
+    page = await open();
     await shot("01-empty");
   });
 
@@ -70,7 +77,7 @@ describe("www chat page", () => {
   test("an answer streams in token by token", async () => {
     await page.fill("#prompt", "What does llm-baton do?");
     await page.press("#prompt", "Enter");
-    await page.waitForFunction(() => document.querySelector(".msg.assistant .text")?.textContent.length > 0, null, { timeout: 5000 });
+    await page.waitForFunction(() => document.querySelector(".msg.assistant .text")?.textContent.length > 100, null, { timeout: 5000 });
     const partial = await last().locator(".text").textContent();
     assert.ok(await busy(), "the answer was still streaming");
     await shot("02-streaming");
@@ -86,7 +93,7 @@ describe("www chat page", () => {
   test("stall before headers: the primary times out and the backup answers", async () => {
     await ask("Are you there?", "stall-headers");
     const [fault, failover, ...more] = await notices();
-    assert.equal(fault, "Demo fault: stall before headers on primary");
+    assert.equal(fault, "Demo fault on primary: Stall before headers");
     assert.deepEqual(more, []);
     assert.match(failover, /^Primary timed out after 3 s \(no response headers\), switching to backup\s*3\.\d\d s$/);
     assert.deepEqual(await rows(), ["1. primary | OpenAI Chat | timeout headers", "2. backup | Anthropic Messages | ok"]);
@@ -129,6 +136,30 @@ describe("www chat page", () => {
     assert.match(list[1], /^Primary answered HTTP 400, switching to backup/);
     assert.deepEqual(await rows(), ["1. primary | OpenAI Chat | http 400", "2. backup | Anthropic Messages | ok"]);
     assert.equal((await scenario("primary")).requests, 1);
+  });
+
+  test("a tab whose timers wake late still shows the real time left", async () => {
+    // Playwright's fake clock stands in for a hidden tab: 5 s pass while no timer fires, then
+    // every due timer fires once, late. The page must count from the clock, not from its ticks.
+    const late = await open((p) => p.clock.install());
+    try {
+      await late.click('[data-fault="stall-headers"]');
+      await late.fill("#prompt", "Still there?");
+      await late.press("#prompt", "Enter");
+      await late.waitForSelector("#timeline .row");
+      await late.clock.pauseAt((await late.evaluate(() => Date.now())) + 1);
+      await late.clock.fastForward(5000);
+      await late.clock.resume();
+      await late.waitForSelector("#timeline .row:nth-child(2)");
+      const left = parseFloat(await late.textContent("#deadline-text"));
+      assert.ok(left > 13 && left <= 15, `the countdown shows the real time left after the wake: ${left} s`);
+      await late.waitForFunction(() => !document.body.classList.contains("busy"), null, { timeout: ANSWER_MS });
+      assert.match(await late.locator("#timeline .row-outcome").first().textContent(), /^timeout headers$/);
+      const spent = parseFloat(/Time\s+([\d.]+) s/.exec(await late.locator("#result").innerText())[1]);
+      assert.ok(spent >= 5, `the report counts the time the tab slept: ${spent} s`);
+    } finally {
+      await late.close();
+    }
   });
 
   test("Stop ends the answer at once and closes the provider's connection", async () => {

@@ -36,7 +36,7 @@ export const SCENARIOS = [
   },
   {
     key: "text-then-stall",
-    title: "Stream shows text, then stalls; 500 ms idle limit, a backup that must not be used",
+    title: "Stream shows text, then stalls; 500 ms idle limit (goal time counted from the first text), a backup that must not be used",
     seed: "BAML #5085 / BitFun #2680",
     steps: { primary: [{ text: "one two three", stallAfterEvents: 1, stallMs: 5000 }], backup: [{ text: "from backup" }] },
     policy: { stream: true, fallback: true, member: { idleMs: 500 } },

@@ -110,7 +110,7 @@ if (cost) {
     `| llm-baton (wasm) | ${f1(P.batonMs.p50)} ms | ${f1(P.bytes / 1e3 / P.batonMs.p50)} | ${pr.toFixed(2)}x |`);
   targets.push(["SSE decode >= 1x eventsource-parser", `${pr.toFixed(2)}x`, pr >= 1]);
   const M = cost.memory;
-  md.push(``, `Memory per open stream: ${M["llm-baton"].n} streams held open after their first event (the provider stalls them), Node with --expose-gc, difference of process.memoryUsage() before and after, per stream.`, ``,
+  md.push(``, `Memory per open stream: ${M["llm-baton"].n} streams held open after their first event (the provider stalls them), Node with --expose-gc, difference of process.memoryUsage() before and after, per stream. RSS is noisy at this scale (it can come out negative); the JS heap column is the steadier figure.`, ``,
     `| holder | RSS per stream | JS heap per stream | external per stream |`, `|---|---|---|---|`);
   for (const [n, m] of Object.entries(M)) md.push(`| ${n} | ${f1(m.rssKB)} KB | ${f1(m.heapKB)} KB | ${f1(m.externalKB)} KB |`);
   const S = cost.startup;
@@ -155,9 +155,20 @@ if (faults) {
   const ok = faults.scenarios.filter((sc) => faults.results.find((r) => r.library === "llm-baton" && r.scenario === sc.key && r.variant === "options")?.goalMet).length;
   targets.unshift(["every fault scenario: the seed's goal with zero user code", `${ok}/${faults.scenarios.length}`, ok === faults.scenarios.length]);
 }
+// Why each missed target is missed, from what was measured while writing this bench (profiles of
+// the same code; see the closing note of issue 7). Printed only for targets missed in this run.
+const WHY = {
+  "SSE decode >= 1x eventsource-parser": "A CPU profile of the 10 MB case (node --cpu-prof) puts about 84 % of llm-baton's time in `Stream.next` in pkg/core.js: the driver pushes every delta synchronously into a JS array far faster than the consumer pulls, and `Array.prototype.shift()` on a queue of tens of thousands of events copies the array, so the stream path is quadratic in the backlog. Replacing the shift with a head index (a few lines in core.js, tried out of tree) took the 10 MB case from about 1.6 s to about 0.6 s. The remaining gap (about 8x) is per-event work: one JS object built per delta across the wasm boundary, the JSON decode of each event in wasm, and the garbage both leave (GC was the largest single item in the profile after the fix). Next steps: deliver the deltas of one body read in one crossing (still at most one per delivered event), decode deltas into borrowed typed structs, and profile a wasm build that keeps its names section to pin the rest.",
+  "stream throughput >= 0.9x raw": "The same per-event path as the SSE decode row is paid for each of the stream's content events (a few µs each when the consumer keeps up); the core.js queue fix and batching deltas per body read apply here too.",
+  "package <= 150 KB gzipped": "The .wasm alone is over the target. It now also carries the gateway (WasmGateway: client-request parsing and answer encoding for OpenAI Chat and Anthropic Messages), which a client-only user does not need, and it was already about 181 KB gzipped before that. Fixes, in order of likely effect: build the gateway as a separate wasm behind a cargo feature; measure the rest with `twiggy top` on a build with names; avoid generic serde_json::Value decoding and format!-heavy error paths in the hot formats; panic=abort with an immediate-abort std (needs nightly build-std).",
+  "limits <= 10 ms late at p99, every runtime": "Lateness above 10 ms comes from timer scheduling under load in that runtime; check the per-kind rows.",
+  "< 1 ms added per call (median)": "See the latency rows.",
+};
+const missed = targets.filter(([t, , ok]) => !ok && WHY[t]);
+const whyLines = missed.length ? [`### Where llm-baton misses a target, why, and what would fix it`, ``, ...missed.map(([t, m]) => `- **${t}** (measured ${m}): ${WHY[t]}`), ``] : [];
 md.splice(md.indexOf(md.find((l) => l.startsWith("## 1.")) ?? md.length), 0,
   `## Targets (issue 7)`, ``, `| target | measured | met |`, `|---|---|---|`, ...targets.map(([t, m, ok]) => `| ${t} | ${m} | ${ok ? "yes" : "**no**"} |`), ``,
-  ...(meta.notes ?? []), ``);
+  ...whyLines);
 
 writeFileSync(`${here}RESULTS.md`, md.join("\n") + "\n");
 
@@ -182,7 +193,7 @@ if (faults) {
       const by = y + i * (barH + gap);
       const w = Math.max(2, x(r.ms) - left);
       parts.push(`<rect x="${left}" y="${by}" width="${w}" height="${barH}" fill="${COLORS[l]}" ${r.goalMet ? "" : `fill-opacity="0.45" stroke="${COLORS[l]}"`}/>`);
-      parts.push(`<text x="${left + w + 4}" y="${by + barH - 2}" font-size="10">${r.goalMet ? "✔" : "✘"} ${s(r.ms)}${r.ms >= MAXS * 1000 ? "+" : ""} ${esc(short(r))}</text>`);
+      parts.push(`<text x="${left + w + 4}" y="${by + barH - 2}" font-size="10">${esc(l)}: ${r.goalMet ? "✔" : "✘"} ${s(r.ms)}${r.ms >= MAXS * 1000 ? "+" : ""} ${esc(short(r))}</text>`);
     });
     y += gh + groupGap;
   }

@@ -5,7 +5,8 @@
 // file adds three things it cannot: errors that are real `Error`s (`instanceof BatonError`, a
 // stack), a stream as an async iterable, and "stop iterating" meaning "abort the call upstream".
 
-import { WasmBaton } from "./wasm/llm_baton.js";
+import { WasmBaton, WasmGateway } from "./wasm/llm_baton.js";
+import { Gateway } from "./gateway.js";
 
 /** Fields of a driver error worth keeping on a BatonError (see index.d.ts for their meaning). */
 const ERROR_FIELDS = ["kind", "timeout", "limitMs", "status", "retryAfterMs", "path", "target", "legs"];
@@ -68,6 +69,20 @@ export class Baton {
   /** Every name `complete` and `stream` accept: the routes, then targets not shadowed by one. */
   routes() {
     return this.#wasm.routes();
+  }
+}
+
+/**
+ * An OpenAI- and Anthropic-compatible fetch handler in front of the config's routes (the `model`
+ * a client asks for names a route). Validates the config at once, synchronously, with no I/O
+ * and no timer, so a Worker may build it at its module's top level; throws BatonError kind
+ * "config" naming the field.
+ */
+export function createGateway(config) {
+  try {
+    return new Gateway(new WasmGateway(config));
+  } catch (e) {
+    throw toBatonError(e);
   }
 }
 

@@ -81,9 +81,13 @@ export interface RoundRobinStrategy {
 /** A target name, another route's name, or a nested strategy. */
 export type Strategy = string | RetryStrategy | FallbackStrategy | RoundRobinStrategy;
 
+/** The `gateway` section, read by `createGateway` (and ignored by `Baton`). */
 export interface GatewayConfig {
+  /** When set, every request needs one: `Authorization: Bearer <key>` or `x-api-key: <key>`. */
   apiKeys?: string[];
+  /** Request bodies larger than this are refused with 413 (default 1 MiB). */
   maxBodyBytes?: number;
+  /** `true` allows any origin; a list allows those origins; off by default. */
   cors?: boolean | string[];
 }
 
@@ -245,3 +249,19 @@ export declare class Baton {
   /** Every name `complete` and `stream` accept. */
   routes(): string[];
 }
+
+/**
+ * An OpenAI- and Anthropic-compatible HTTP gateway: `POST /v1/chat/completions`,
+ * `POST /v1/messages`, `GET /v1/models`. A standard fetch handler: `export default gateway` in a
+ * Cloudflare Worker, `Deno.serve(gateway.fetch)` in Deno.
+ */
+export interface Gateway {
+  fetch(request: Request): Promise<Response>;
+}
+
+/**
+ * Builds a gateway over the config's routes (a client's `model` names a route or a target).
+ * Validates synchronously with no I/O and no timer, so it may run at a module's top level;
+ * throws BatonError kind "config".
+ */
+export declare function createGateway(config: Config): Gateway;

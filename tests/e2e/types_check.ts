@@ -1,7 +1,7 @@
 // Compile-only check of pkg/index.d.ts (`deno check`, TypeScript strict): the declarations
 // parse, and typical code that uses the API type-checks. Never run.
-import { Baton, BatonError } from "../../pkg/index.d.ts";
-import type { CallEvent, Completion, Config, StreamEvent } from "../../pkg/index.d.ts";
+import { Baton, BatonError, createGateway } from "../../pkg/index.d.ts";
+import type { CallEvent, Completion, Config, Gateway, StreamEvent } from "../../pkg/index.d.ts";
 
 const config: Config = {
   targets: {
@@ -39,4 +39,10 @@ export async function use(): Promise<string> {
     if (e instanceof BatonError && e.kind === "config") return e.path ?? "";
     throw e;
   }
+}
+
+/** A Worker's default export and a Deno.serve handler. */
+export const gateway: Gateway = createGateway(config);
+export function serve(request: Request): Promise<Response> {
+  return gateway.fetch(request);
 }

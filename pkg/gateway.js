@@ -1,0 +1,169 @@
+// The edge gateway's HTTP plumbing: a standard fetch handler, so the same object serves a
+// Cloudflare Worker (`export default gateway`) and `Deno.serve(gateway.fetch)`.
+//
+// Everything about a call (parsing the client's body, the engine, the status, the client's wire
+// format) is in the wasm (src/driver/gateway.rs). This file only routes by method and path,
+// checks the gateway key, reads the body under its size cap, links the client's disconnect to
+// the call's AbortSignal, and turns the driver's replies into a Response: held until the route
+// commits, then a ReadableStream fed as deltas arrive.
+
+const ENDPOINTS = {
+  "/v1/chat/completions": { method: "POST", format: "openai" },
+  "/v1/messages": { method: "POST", format: "anthropic" },
+  "/v1/models": { method: "GET", format: "openai" },
+};
+const EXPOSED_HEADERS = "x-baton-target, x-baton-attempts, retry-after";
+const ALLOWED_HEADERS = "authorization, content-type, x-api-key, anthropic-version, x-baton-deadline-ms";
+const utf8 = new TextEncoder();
+
+export class Gateway {
+  #wasm;
+
+  /** `wasm` is a validated WasmGateway (see createGateway in core.js). */
+  constructor(wasm) {
+    this.#wasm = wasm;
+  }
+
+  /** The handler. An arrow property, so `Deno.serve(gateway.fetch)` works unbound. */
+  fetch = async (request) => {
+    const wasm = this.#wasm;
+    const url = new URL(request.url);
+    const origin = wasm.corsOrigin(request.headers.get("origin") ?? undefined);
+    const cors = origin ? { "access-control-allow-origin": origin, "access-control-expose-headers": EXPOSED_HEADERS, vary: "origin" } : {};
+    const path = url.pathname.replace(/\/+$/, "");
+    const endpoint = ENDPOINTS[path];
+    const format = endpoint?.format ?? (path.endsWith("/messages") ? "anthropic" : "openai");
+
+    if (request.method === "OPTIONS" && origin) {
+      return new Response(null, {
+        status: 204,
+        headers: {
+          ...cors,
+          "access-control-allow-methods": "GET, POST, OPTIONS",
+          "access-control-allow-headers": request.headers.get("access-control-request-headers") ?? ALLOWED_HEADERS,
+          "access-control-max-age": "86400",
+        },
+      });
+    }
+    if (!endpoint) {
+      const message = `no endpoint ${request.method} ${url.pathname}; the gateway serves POST /v1/chat/completions, POST /v1/messages and GET /v1/models`;
+      return respond(wasm.refuse(format, 404, message), cors);
+    }
+    if (request.method !== endpoint.method) {
+      const reply = wasm.refuse(format, 405, `${url.pathname} takes ${endpoint.method}, not ${request.method}`);
+      return respond(reply, { ...cors, allow: endpoint.method });
+    }
+    const authorization = request.headers.get("authorization") ?? undefined;
+    if (!wasm.authorized(authorization, request.headers.get("x-api-key") ?? undefined)) {
+      const message = authorization || request.headers.has("x-api-key")
+        ? "the gateway key is not valid"
+        : "a gateway key is required: send Authorization: Bearer <key> or x-api-key: <key>";
+      return respond(wasm.refuse(format, 401, message), cors);
+    }
+    if (endpoint.method === "GET") return respond(wasm.models(), cors);
+
+    const body = await readBody(request, wasm.maxBodyBytes());
+    if (body.refused) return respond(wasm.refuse(format, body.refused, body.message), cors);
+    return serve(wasm, format, body.text, request, cors);
+  };
+}
+
+/**
+ * Runs the call and resolves with the Response: an error or a whole answer when the driver
+ * settles before committing, else a 200 stream as soon as the first delta is delivered.
+ */
+function serve(wasm, format, text, request, cors) {
+  // Our own controller: the client's disconnect (request.signal) and a reader that stops
+  // reading (cancel below) both abort the upstream attempt at once.
+  const abort = new AbortController();
+  const stop = () => abort.abort();
+  const signal = request.signal;
+  if (signal?.aborted) stop();
+  else signal?.addEventListener("abort", stop, { once: true });
+
+  return new Promise((resolve) => {
+    let controller;
+    let committed = false;
+    const stream = new ReadableStream({
+      start(c) {
+        controller = c;
+      },
+      cancel: stop,
+    });
+    const write = (chunk) => {
+      if (!chunk) return;
+      try {
+        controller.enqueue(utf8.encode(chunk));
+      } catch {
+        // The reader is gone (cancelled): the call is being aborted; nothing to deliver.
+      }
+    };
+    const commit = (headers) => {
+      committed = true;
+      resolve(new Response(stream, { status: 200, headers: { ...headers, ...cors } }));
+    };
+    const settle = (reply) => {
+      signal?.removeEventListener("abort", stop);
+      if (!committed) return resolve(respond(reply, cors));
+      write(reply.body);
+      try {
+        controller.close();
+      } catch {
+        // Already cancelled by the client.
+      }
+    };
+    const broken = (e) => {
+      signal?.removeEventListener("abort", stop);
+      const message = `llm-baton internal error: ${e instanceof Error ? e.message : String(e)}`;
+      if (committed) controller.error(new Error(message));
+      else resolve(respond(wasm.refuse(format, 500, message), cors));
+    };
+    let pending;
+    try {
+      pending = wasm.call(format, text, request.headers.get("x-baton-deadline-ms") ?? undefined, abort.signal, commit, write);
+    } catch (e) {
+      pending = Promise.reject(e);
+    }
+    pending.then(settle, broken);
+  });
+}
+
+function respond(reply, extraHeaders) {
+  return new Response(reply.body, { status: reply.status, headers: { ...reply.headers, ...extraHeaders } });
+}
+
+/** The body as text, or `{refused: status, message}`: 413 over `limit` bytes, 400 unreadable. */
+async function readBody(request, limit) {
+  const tooLarge = { refused: 413, message: `the request body is larger than the gateway's limit of ${limit} bytes (gateway.maxBodyBytes)` };
+  const declared = Number(request.headers.get("content-length"));
+  if (declared > limit) return tooLarge;
+  if (!request.body) return { text: "" };
+  const reader = request.body.getReader();
+  const parts = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        reader.cancel().catch(() => {});
+        return tooLarge;
+      }
+      parts.push(value);
+    }
+  } catch (e) {
+    return { refused: 400, message: `could not read the request body: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const part of parts) {
+    bytes.set(part, at);
+    at += part.byteLength;
+  }
+  try {
+    return { text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+  } catch {
+    return { refused: 400, message: "the request body is not valid UTF-8 JSON" };
+  }
+}

@@ -1,0 +1,51 @@
+// The gateway's config, built from environment secrets: a Worker's `env`, or Deno's environment.
+// Shared by worker.js and deno.mjs.
+//
+// BATON_CONFIG, when set, is the whole config document as JSON (targets, routes, keys): the most
+// flexible choice, kept as one secret. Otherwise the config is assembled from one secret per
+// provider:
+//
+//   OPENAI_API_KEY    [OPENAI_BASE_URL, OPENAI_MODEL]      an OpenAI Chat target "openai"
+//   ANTHROPIC_API_KEY [ANTHROPIC_BASE_URL, ANTHROPIC_MODEL] an Anthropic target "anthropic"
+//   GATEWAY_API_KEYS  comma-separated keys clients must send (Authorization: Bearer or x-api-key)
+//   DEADLINE_MS       the default budget of one request (default 30000)
+//
+// and one route, "chat": OpenAI (two attempts), failing over to Anthropic (whichever are set).
+
+/** A config document for createGateway from an object of string variables. */
+export function configFromEnv(env) {
+  if (env.BATON_CONFIG) return JSON.parse(env.BATON_CONFIG);
+
+  const targets = {};
+  const chain = [];
+  if (env.OPENAI_API_KEY) {
+    targets.openai = {
+      format: "openai_chat",
+      baseUrl: env.OPENAI_BASE_URL || "https://api.openai.com/v1",
+      model: env.OPENAI_MODEL || "gpt-4o-mini",
+      apiKey: env.OPENAI_API_KEY,
+      timeouts: { headersMs: 10000, firstTokenMs: 15000, idleMs: 15000 },
+    };
+    chain.push({ retry: "openai", attempts: 2 });
+  }
+  if (env.ANTHROPIC_API_KEY) {
+    targets.anthropic = {
+      format: "anthropic_messages",
+      baseUrl: env.ANTHROPIC_BASE_URL || "https://api.anthropic.com/v1",
+      model: env.ANTHROPIC_MODEL || "claude-haiku-4-5",
+      apiKey: env.ANTHROPIC_API_KEY,
+      timeouts: { headersMs: 10000, firstTokenMs: 15000, idleMs: 15000 },
+    };
+    chain.push("anthropic");
+  }
+  if (chain.length === 0) {
+    throw new Error("set BATON_CONFIG, or at least one of OPENAI_API_KEY and ANTHROPIC_API_KEY");
+  }
+  const apiKeys = (env.GATEWAY_API_KEYS || "").split(",").map((k) => k.trim()).filter(Boolean);
+  return {
+    targets,
+    routes: { chat: { fallback: chain } },
+    deadlineMs: Number(env.DEADLINE_MS || 30000),
+    gateway: apiKeys.length > 0 ? { apiKeys } : {},
+  };
+}

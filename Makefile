@@ -58,6 +58,8 @@ provider:
 
 # The same scenarios (tests/e2e/scenarios.mjs) in Deno, then Node, workerd and Chromium under one
 # node:test run, so the output closes with node's summary. Every runtime runs even if one fails.
+# The gateway (examples/gateway/ in workerd and Deno, driven by the official SDKs) runs in the
+# same node:test run; its latency benchmark prints just before.
 test-e2e: build js-deps chromium provider
 	@status=0; \
 	echo "== types: pkg/index.d.ts (deno check, strict TypeScript)"; \
@@ -65,9 +67,11 @@ test-e2e: build js-deps chromium provider
 	echo "== e2e: deno"; \
 	NO_COLOR=1 DENO_NO_UPDATE_CHECK=1 $(NODE_BIN)/deno test --no-check --no-lock --allow-net=127.0.0.1 --allow-read --allow-run --allow-env \
 	  tests/e2e/deno.test.mjs || status=1; \
-	echo "== e2e: node, workerd, chromium"; \
+	echo "== bench: the gateway's added latency (printed, not asserted)"; \
+	node tests/e2e/gateway_latency.mjs || status=1; \
+	echo "== e2e: node, workerd, chromium, the gateway in workerd and Deno"; \
 	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/workerd.test.mjs tests/e2e/browser.test.mjs \
-	  tests/e2e/www.test.mjs || status=1; \
+	  tests/e2e/www.test.mjs tests/e2e/gateway.test.mjs || status=1; \
 	exit $$status
 
 # The main job on the embedded default: a streamed answer through a fallback chain whose primary

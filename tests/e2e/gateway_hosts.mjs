@@ -1,0 +1,85 @@
+// Runs the gateway examples (examples/gateway/) as real HTTP servers on loopback, for the gateway
+// tests and the latency benchmark: the Worker inside workerd (Miniflare), the Deno entry under
+// `deno run`. Both get their config the way a deployment does, from the environment
+// (BATON_CONFIG), and each resolves to `{ url, stop }`.
+import { spawn } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Miniflare } from "miniflare";
+import { resolveEntry, WORKERD_CONDITIONS } from "./resolve.mjs";
+
+const repo = fileURLToPath(new URL("../../", import.meta.url));
+const example = `${repo}examples/gateway`;
+
+/**
+ * examples/gateway/worker.js in workerd. workerd has no package resolution (wrangler's bundler
+ * does it), so the worker is copied with "llm-baton" pointing at the entry wrangler would pick.
+ * A direct socket serves it without Miniflare's entry worker in between, so a client's
+ * disconnect reaches the Worker as it would on Cloudflare.
+ */
+export async function startWorkerdGateway(config) {
+  const dir = `${repo}tests/e2e/artifacts/gateway`;
+  mkdirSync(dir, { recursive: true });
+  const source = readFileSync(`${example}/worker.js`, "utf8")
+    .replace(`from "llm-baton"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS).slice(2)}"`)
+    .replace(`from "./config.js"`, `from "../../../../examples/gateway/config.js"`);
+  writeFileSync(`${dir}/worker.mjs`, `// Generated from examples/gateway/worker.js by tests/e2e/gateway_hosts.mjs.\n${source}`);
+  const toml = readFileSync(`${example}/wrangler.toml`, "utf8");
+  const mf = new Miniflare({
+    modules: true,
+    modulesRoot: repo,
+    scriptPath: `${dir}/worker.mjs`,
+    modulesRules: [
+      { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+    ],
+    compatibilityDate: /compatibility_date = "([^"]+)"/.exec(toml)[1],
+    compatibilityFlags: JSON.parse(/compatibility_flags = (\[[^\]]*\])/.exec(toml)[1]),
+    bindings: { BATON_CONFIG: JSON.stringify(config) },
+    unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
+  });
+  await mf.ready;
+  const url = (await mf.unsafeGetDirectURL()).href.replace(/\/$/, "");
+  return { url, stop: () => mf.dispose() };
+}
+
+/** examples/gateway/deno.mjs under `deno run`, on a free loopback port. */
+export function startDenoGateway(config, { timeoutMs = 20_000 } = {}) {
+  const deno = `${repo}node_modules/.bin/deno`;
+  const args = ["run", "--no-lock", "--no-check", "--allow-net=127.0.0.1", "--allow-read", "--allow-env", `${example}/deno.mjs`];
+  const child = spawn(deno, args, {
+    cwd: repo,
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, BATON_CONFIG: JSON.stringify(config), HOST: "127.0.0.1", PORT: "0", NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+  });
+  const stop = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+  };
+  process.once("exit", stop);
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`the Deno gateway printed no GATEWAY_URL line within ${timeoutMs} ms (got ${JSON.stringify(out)})`));
+    }, timeoutMs);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the Deno gateway exited early (code ${code}); stdout: ${JSON.stringify(out)}`));
+    });
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+      const m = /GATEWAY_URL=(http:\/\/\S+)/.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      child.removeAllListeners("exit");
+      resolve({
+        url: m[1],
+        stop: () => {
+          process.removeListener("exit", stop);
+          stop();
+        },
+      });
+    });
+  });
+}

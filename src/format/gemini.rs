@@ -238,8 +238,8 @@ struct Chunk<'a> {
     candidates: Option<Vec<Candidate<'a>>>,
     usage_metadata: Option<UsageMetadata>,
     model_version: Option<String>,
-    /// Once per stream, and only on a blocked prompt: read by [`json`], not a derived struct.
-    prompt_feedback: Option<Value>,
+    #[serde(borrow)]
+    prompt_feedback: Option<PromptFeedback<'a>>,
     error: Option<Value>,
 }
 
@@ -264,23 +264,23 @@ struct ChunkPart<'a> {
     #[serde(borrow)]
     text: Option<Cow<'a, str>>,
     thought: Option<bool>,
-    /// A whole call in one part, once per call: read by [`json`], not a derived struct.
-    function_call: Option<Value>,
+    function_call: Option<WireFunctionCall>,
 }
 
-/// A `functionCall` part's `{id?, name, args}`.
-fn read_call(call: &Value) -> json::Read<(Option<&str>, Option<&str>, Option<&Value>)> {
-    json::object(call, "functionCall")?;
-    Ok((json::str_field(call, "id")?, json::str_field(call, "name")?, json::field(call, "args")))
+#[derive(Deserialize)]
+struct WireFunctionCall {
+    id: Option<String>,
+    name: Option<String>,
+    args: Option<Value>,
 }
 
-/// The call as a [`ToolCall`]; `call` was checked by [`Chunk::parse`].
-fn tool_call(call: &Value, ordinal: u32) -> ToolCall {
-    let (id, name, args) = read_call(call).unwrap_or_default();
-    ToolCall {
-        id: id.filter(|id| !id.is_empty()).map(str::to_string).unwrap_or_else(|| format!("call_{ordinal}")),
-        name: name.unwrap_or_default().to_string(),
-        arguments: args.map(|a| a.to_string()).unwrap_or_else(|| "{}".into()),
+impl WireFunctionCall {
+    fn into_tool_call(self, ordinal: u32) -> ToolCall {
+        ToolCall {
+            id: self.id.filter(|id| !id.is_empty()).unwrap_or_else(|| format!("call_{ordinal}")),
+            name: self.name.unwrap_or_default(),
+            arguments: self.args.map(|a| a.to_string()).unwrap_or_else(|| "{}".into()),
+        }
     }
 }
 
@@ -305,37 +305,34 @@ impl UsageMetadata {
     }
 }
 
-impl<'a> Chunk<'a> {
-    /// Parses a chunk and checks its `Value` parts as a derived struct would, before anything
-    /// is read from it. Also says whether the prompt was blocked: a blocked prompt has no
-    /// candidates, only `promptFeedback.blockReason`.
-    fn parse(text: &'a str) -> json::Read<(Chunk<'a>, bool)> {
-        let chunk: Chunk = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        let blocked = match &chunk.prompt_feedback {
-            Some(f) => json::object(f, "promptFeedback").and_then(|f| json::str_field(f, "blockReason"))?.is_some(),
-            None => false,
-        };
-        let parts = chunk.candidates.iter().flatten().flat_map(|c| c.content.iter().flat_map(|c| c.parts.iter().flatten()));
-        for call in parts.filter_map(|p| p.function_call.as_ref()) {
-            read_call(call)?;
-        }
-        Ok((chunk, blocked))
-    }
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PromptFeedback<'a> {
+    #[serde(borrow)]
+    block_reason: Option<Cow<'a, str>>,
+}
 
+impl<'a> Chunk<'a> {
     fn first_candidate(&mut self) -> Option<Candidate<'a>> {
         self.candidates.take().and_then(|c| c.into_iter().next())
+    }
+
+    /// A blocked prompt has no candidates, only `promptFeedback.blockReason`.
+    fn prompt_blocked(&self) -> bool {
+        self.prompt_feedback.as_ref().is_some_and(|f| f.block_reason.is_some())
     }
 }
 
 pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
-    let (mut chunk, blocked) = json::text(body)
-        .and_then(Chunk::parse)
+    let mut chunk: Chunk = json::text(body)
+        .and_then(|text| serde_json::from_str(text).map_err(|e| e.to_string()))
         .map_err(|e| DecodeError::Protocol(format!("gemini answer is not a GenerateContentResponse: {e}")))?;
     if let Some(error) = chunk.error.as_ref() {
         return Err(provider_error(error));
     }
     let usage = chunk.usage_metadata.as_ref().map(UsageMetadata::usage).unwrap_or_default();
     let model = chunk.model_version.take();
+    let blocked = chunk.prompt_blocked();
     let Some(candidate) = chunk.first_candidate() else {
         if blocked {
             let (text, reasoning, tool_calls) = (String::new(), String::new(), Vec::new());
@@ -353,7 +350,7 @@ pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
     let (mut text, mut reasoning, mut tool_calls) = (String::new(), String::new(), Vec::new());
     for part in candidate.content.and_then(|c| c.parts).into_iter().flatten() {
         if let Some(call) = part.function_call {
-            tool_calls.push(tool_call(&call, tool_calls.len() as u32));
+            tool_calls.push(call.into_tool_call(tool_calls.len() as u32));
         } else if let Some(t) = part.text {
             let into = if part.thought == Some(true) { &mut reasoning } else { &mut text };
             into.push_str(&t);
@@ -437,7 +434,7 @@ impl StreamDecoder {
         if self.done || ev.data.trim().is_empty() {
             return Ok(());
         }
-        let (mut chunk, blocked) = Chunk::parse(&ev.data).map_err(|e| {
+        let mut chunk: Chunk = serde_json::from_str(&ev.data).map_err(|e| {
             DecodeError::Protocol(format!("gemini stream data frame is not a GenerateContentResponse: {e}"))
         })?;
         if let Some(error) = chunk.error.as_ref() {
@@ -446,13 +443,13 @@ impl StreamDecoder {
         if let Some(usage) = &chunk.usage_metadata {
             self.usage = usage.usage();
         }
-        self.prompt_blocked |= blocked;
+        self.prompt_blocked |= chunk.prompt_blocked();
         let Some(candidate) = chunk.first_candidate() else {
             return Ok(());
         };
         for part in candidate.content.and_then(|c| c.parts).into_iter().flatten() {
             if let Some(call) = part.function_call {
-                let call = tool_call(&call, self.tool_calls);
+                let call = call.into_tool_call(self.tool_calls);
                 out.push(Delta::ToolCall {
                     index: self.tool_calls,
                     id: Some(call.id),

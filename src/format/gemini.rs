@@ -312,6 +312,13 @@ struct PromptFeedback<'a> {
     block_reason: Option<Cow<'a, str>>,
 }
 
+/// One chunk's parse, kept out of line so the hot path's code does not depend on what else the
+/// crate inlines.
+#[inline(never)]
+fn parse_chunk(text: &str) -> serde_json::Result<Chunk<'_>> {
+    serde_json::from_str(text)
+}
+
 impl<'a> Chunk<'a> {
     fn first_candidate(&mut self) -> Option<Candidate<'a>> {
         self.candidates.take().and_then(|c| c.into_iter().next())
@@ -325,7 +332,7 @@ impl<'a> Chunk<'a> {
 
 pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
     let mut chunk: Chunk = json::text(body)
-        .and_then(|text| serde_json::from_str(text).map_err(|e| e.to_string()))
+        .and_then(|text| parse_chunk(text).map_err(|e| e.to_string()))
         .map_err(|e| DecodeError::Protocol(format!("gemini answer is not a GenerateContentResponse: {e}")))?;
     if let Some(error) = chunk.error.as_ref() {
         return Err(provider_error(error));
@@ -434,7 +441,7 @@ impl StreamDecoder {
         if self.done || ev.data.trim().is_empty() {
             return Ok(());
         }
-        let mut chunk: Chunk = serde_json::from_str(&ev.data).map_err(|e| {
+        let mut chunk = parse_chunk(&ev.data).map_err(|e| {
             DecodeError::Protocol(format!("gemini stream data frame is not a GenerateContentResponse: {e}"))
         })?;
         if let Some(error) = chunk.error.as_ref() {

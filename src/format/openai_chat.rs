@@ -367,6 +367,13 @@ struct ChunkFunction<'a> {
     arguments: Option<Cow<'a, str>>,
 }
 
+/// One frame's parse, kept out of line so the hot path's code does not depend on what else the
+/// crate inlines.
+#[inline(never)]
+fn parse_chunk(data: &str) -> serde_json::Result<Chunk<'_>> {
+    serde_json::from_str(data)
+}
+
 /// Decodes `chat.completion.chunk` frames. Only the first choice is followed (n = 1).
 #[derive(Debug, Default)]
 pub struct StreamDecoder {
@@ -397,7 +404,7 @@ impl StreamDecoder {
             let value = serde_json::from_str(data).unwrap_or_else(|_| Value::String(data.to_string()));
             return Err(provider_error(value.get("error").unwrap_or(&value)));
         }
-        let chunk: Chunk = serde_json::from_str(data).map_err(|e| {
+        let chunk = parse_chunk(data).map_err(|e| {
             DecodeError::Protocol(format!("openai_chat stream data frame is not a chat.completion.chunk: {e}"))
         })?;
         if let Some(error) = chunk.error.as_ref() {

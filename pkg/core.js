@@ -87,13 +87,15 @@ export function createGateway(config) {
 }
 
 /**
- * A single-use async iterator over one streamed call. The driver pushes deltas synchronously
- * through a callback; they queue here until the consumer pulls them. The queue is unbounded:
- * a model's answer is small, and pausing would hold the provider connection open for nothing.
+ * A single-use async iterator over one streamed call. The driver pushes the deltas of each
+ * network read synchronously, as one array; they queue here until the consumer pulls them.
+ * The queue is unbounded: a model's answer is small, and pausing would hold the provider
+ * connection open for nothing.
  */
 class Stream {
   #start;
   #queue = [];
+  #head = 0; // next value to hand out: Array#shift is O(n), and a fast stream queues thousands
   #waiting = []; // {resolve, reject} of pending next() calls, oldest first
   #failure = null; // the BatonError to throw once the queue is drained
   #ended = false; // the driver settled (or the consumer left)
@@ -116,7 +118,7 @@ class Stream {
       }
       let call;
       try {
-        call = wasm.stream(route, request, { ...options, signal: this.#controller.signal }, (ev) => this.#push(ev));
+        call = wasm.stream(route, request, { ...options, signal: this.#controller.signal }, (batch) => this.#push(batch));
       } catch (e) {
         call = Promise.reject(e);
       }
@@ -137,7 +139,7 @@ class Stream {
       this.#start = null;
       start();
     }
-    if (this.#queue.length > 0) return Promise.resolve({ value: this.#queue.shift(), done: false });
+    if (this.#queue.length > this.#head) return Promise.resolve({ value: this.#take(), done: false });
     if (this.#failure) {
       const failure = this.#failure;
       this.#failure = null;
@@ -154,6 +156,7 @@ class Stream {
     this.#start = null;
     this.#closed = true;
     this.#queue.length = 0;
+    this.#head = 0;
     this.#failure = null;
     if (!this.#ended) {
       this.#ended = true;
@@ -164,10 +167,23 @@ class Stream {
     return Promise.resolve({ value, done: true });
   }
 
-  #push(ev) {
+  #push(batch) {
     if (this.#closed) return;
-    this.#queue.push(ev);
+    for (const ev of batch) this.#queue.push(ev);
     this.#wake();
+  }
+
+  #take() {
+    const value = this.#queue[this.#head];
+    this.#queue[this.#head++] = undefined;
+    if (this.#head === this.#queue.length) {
+      this.#queue.length = 0;
+      this.#head = 0;
+    } else if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
+      this.#queue.splice(0, this.#head);
+      this.#head = 0;
+    }
+    return value;
   }
 
   #settle(done, failure) {
@@ -181,7 +197,7 @@ class Stream {
 
   /** Hands queued values (or the end, or the failure) to pending next() calls, in order. */
   #wake() {
-    while (this.#waiting.length > 0 && (this.#queue.length > 0 || this.#failure || this.#ended)) {
+    while (this.#waiting.length > 0 && (this.#queue.length > this.#head || this.#failure || this.#ended)) {
       const waiting = this.#waiting.shift();
       this.next().then(waiting.resolve, waiting.reject);
     }

@@ -34,8 +34,10 @@ extern "C" {
 pub enum AttemptSignal {
     /// Response headers arrived (any status).
     Headers,
-    /// A streamed delta, visible or not, including the final `Delta::Done`.
-    Delta(Delta),
+    /// The deltas one body read decoded, visible or not, in order (the last may be the final
+    /// `Delta::Done`). One signal per read, not per delta: a fast stream costs one wake-up of
+    /// the call loop per network chunk.
+    Deltas(Vec<Delta>),
     /// A whole, non-streamed answer.
     Answer(Answer),
     Failed(Failure),
@@ -127,10 +129,9 @@ async fn exchange(
         // Deltas decoded before a failure in the same read are sent first: the text the
         // provider showed before its error must reach the engine (and commit the stream).
         let outcome = decode(&chunk, done, &mut parser, &mut decoder, &mut items, &mut deltas);
-        let mut finished = false;
-        for delta in deltas.drain(..) {
-            finished |= matches!(delta, Delta::Done { .. });
-            let _ = tx.unbounded_send(AttemptSignal::Delta(delta));
+        let finished = deltas.iter().any(|d| matches!(d, Delta::Done { .. }));
+        if !deltas.is_empty() {
+            let _ = tx.unbounded_send(AttemptSignal::Deltas(std::mem::take(&mut deltas)));
         }
         outcome?;
         if finished || done {

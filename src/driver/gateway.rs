@@ -235,7 +235,7 @@ async fn serve_stream(
             state.borrow_mut().attempt = Some((target.clone(), *attempt));
         }
     };
-    let mut on_delta = |delta: &Delta| {
+    let mut on_deltas = |batch: &[Delta]| {
         let mut s = state.borrow_mut();
         if !s.committed {
             // The first delta the engine delivers is its commit: the status is 200 from here on.
@@ -248,11 +248,13 @@ async fn serve_stream(
             let _ = on_commit.call1(&JsValue::NULL, &to_js(&head.headers));
         }
         let mut out = String::new();
-        s.encoder.delta(delta, &mut out);
+        for delta in batch {
+            s.encoder.delta(delta, &mut out);
+        }
         drop(s);
         let _ = on_chunk.call1(&JsValue::NULL, &JsValue::from_str(&out));
     };
-    let outcome = run_call(call, config, &request, Some(signal), true, &mut on_event, &mut on_delta).await;
+    let outcome = run_call(call, config, &request, Some(signal), true, &mut on_event, &mut on_deltas).await;
     let mut s = state.into_inner();
     let mut out = String::new();
     match outcome {

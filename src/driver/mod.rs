@@ -79,16 +79,17 @@ impl WasmBaton {
         self.begin(&route, &request, &options, None)
     }
 
-    /// A streamed answer: `on_delta` gets each delta as it arrives; the promise resolves with
+    /// A streamed answer: `on_deltas` gets an array of the deltas each network read delivered,
+    /// as they arrive (one call per read, not per delta); the promise resolves with
     /// the same summary as `complete`.
     pub fn stream(
         &self,
         route: String,
         request: JsValue,
         options: JsValue,
-        on_delta: Function,
+        on_deltas: Function,
     ) -> Result<Promise, JsValue> {
-        self.begin(&route, &request, &options, Some(on_delta))
+        self.begin(&route, &request, &options, Some(on_deltas))
     }
 }
 
@@ -272,9 +273,9 @@ async fn drive(
             let _ = f.call1(&JsValue::NULL, &to_js(event));
         }
     };
-    let mut deltas = |delta: &Delta| {
+    let mut deltas = |batch: &[Delta]| {
         if let Some(sink) = &on_delta {
-            let _ = sink.call1(&JsValue::NULL, &to_js(delta));
+            let _ = sink.call1(&JsValue::NULL, &to_js(&batch));
         }
     };
     let stream = on_delta.is_some();
@@ -305,7 +306,7 @@ pub(crate) struct Finished {
 }
 
 /// Runs one call to its end: performs the engine's actions and feeds it what happens. Streams
-/// hand each delivered delta to `on_delta` (only deltas the engine let through: none before the
+/// hand the deltas each read delivered to `on_deltas` (only deltas the engine let through: none before the
 /// attempt's first visible content, none from an attempt it abandoned).
 pub(crate) async fn run_call(
     mut call: Call,
@@ -314,7 +315,7 @@ pub(crate) async fn run_call(
     signal: Option<&AbortSignal>,
     stream: bool,
     on_event: &mut dyn FnMut(&Event),
-    on_delta: &mut dyn FnMut(&Delta),
+    on_deltas: &mut dyn FnMut(&[Delta]),
 ) -> Result<Finished, CallError> {
     let (cancel_tx, cancel_rx) = oneshot::channel::<()>();
     // Without a signal nothing can cancel; a dropped sender must not read as a cancellation.
@@ -401,16 +402,28 @@ pub(crate) async fn run_call(
                     answer = Some(a);
                     call.on_success(id, now);
                 }
-                Some(AttemptSignal::Delta(Delta::Done { finish_reason, usage })) => {
-                    shown.finish = Some((finish_reason, usage));
-                    call.on_success(id, now);
-                }
-                Some(AttemptSignal::Delta(delta)) if delta.is_visible() => {
-                    if call.on_content(id, now) {
-                        shown.deliver(delta, on_delta);
+                Some(AttemptSignal::Deltas(batch)) => {
+                    let mut shown_now = Vec::new();
+                    for delta in batch {
+                        match delta {
+                            Delta::Done { finish_reason, usage } => {
+                                shown.finish = Some((finish_reason, usage));
+                                call.on_success(id, now);
+                                break;
+                            }
+                            d if d.is_visible() => {
+                                if !call.on_content(id, now) {
+                                    break;
+                                }
+                                shown.deliver(d, &mut shown_now);
+                            }
+                            d => shown.hold(d),
+                        }
+                    }
+                    if !shown_now.is_empty() {
+                        on_deltas(&shown_now);
                     }
                 }
-                Some(AttemptSignal::Delta(delta)) => shown.hold(delta),
                 Some(AttemptSignal::Failed(failure)) => call.on_failure(id, now, failure),
                 None => {
                     in_flight = None;
@@ -444,7 +457,8 @@ impl Shown {
         self.held.push(delta);
     }
 
-    fn deliver(&mut self, delta: Delta, sink: &mut dyn FnMut(&Delta)) {
+    /// Records `delta` (after any held ones) as shown, appending them to `out` for the caller.
+    fn deliver(&mut self, delta: Delta, out: &mut Vec<Delta>) {
         let held = std::mem::take(&mut self.held);
         for d in held.into_iter().chain(std::iter::once(delta)) {
             match &d {
@@ -469,7 +483,7 @@ impl Shown {
                 }
                 Delta::Done { .. } => {}
             }
-            sink(&d);
+            out.push(d);
         }
     }
 

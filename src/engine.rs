@@ -24,6 +24,34 @@ use crate::record::{Event, FailureInfo, Leg};
 
 /// The long-lived holder of a validated config and the round-robin rotations. One per
 /// `new Baton(config)`; each call is a [`Call`] started from it.
+///
+/// # Examples
+///
+/// A driver's whole job, with a clock that only moves when told to:
+///
+/// ```
+/// use llm_baton::backoff::SplitMix64;
+/// use llm_baton::config::Config;
+/// use llm_baton::engine::{Action, Baton, CallOptions};
+/// use llm_baton::outcome::{Failure, Limit};
+///
+/// let config = Config::from_json(
+///     r#"{"targets": {"p": {"format": "openai_chat", "baseUrl": "https://api.openai.com/v1",
+///                           "model": "gpt-4o-mini", "timeouts": {"headersMs": 1000}}}}"#,
+/// )
+/// .unwrap();
+/// let mut baton = Baton::new(config);
+/// let mut call = baton.start("p", CallOptions::default(), 0, Box::new(SplitMix64(7))).unwrap();
+/// assert!(matches!(call.poll(), Some(Action::Send { target: 0, .. })));
+/// // The driver sends the request, then sleeps until the engine's next wake-up...
+/// assert_eq!(call.poll_timeout(), Some(1000));
+/// // ...and no headers came: the limit aborts the attempt, and nothing is left to try.
+/// call.handle_timeout(1000);
+/// let actions: Vec<Action> = std::iter::from_fn(|| call.poll()).collect();
+/// assert!(actions.iter().any(|a| matches!(a, Action::Abort { .. })));
+/// let Some(Action::Finish(Err(e))) = actions.last() else { panic!("finished") };
+/// assert_eq!(e.failure, Failure::Timeout { limit: Limit::Headers, limit_ms: 1000 });
+/// ```
 #[derive(Debug)]
 pub struct Baton {
     config: Arc<Config>,
@@ -237,19 +265,8 @@ impl Call {
         }
     }
 
-    pub fn is_done(&self) -> bool {
-        matches!(self.state, State::Done)
-    }
 
-    /// The budget's expiry on the call's clock, if there is a deadline.
-    pub fn deadline_at(&self) -> Option<u64> {
-        self.budget.expires_at
-    }
 
-    /// Has visible content reached the caller (so no failure can be retried any more)?
-    pub fn committed(&self) -> bool {
-        self.committed
-    }
 
     /// Time passed: end whatever is due at `now`.
     pub fn handle_timeout(&mut self, now: u64) {

@@ -1,24 +1,11 @@
 // `make demo`: one streamed answer through a fallback chain whose primary hangs, with the
 // attempts drawn as a timeline. With no API key it runs against the scripted provider on
 // loopback; with OPENAI_API_KEY or ANTHROPIC_API_KEY set it calls that provider instead.
-import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
 import { Baton, BatonError } from "llm-baton";
+import { startProvider } from "../tests/e2e/provider.mjs";
 
-const binary = new URL("../target/debug/baton-provider", import.meta.url).pathname;
 const bold = (s) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
 const dim = (s) => (process.stdout.isTTY ? `\x1b[2m${s}\x1b[0m` : s);
-
-async function startProvider() {
-  const child = spawn(binary, [], { stdio: ["ignore", "pipe", "inherit"] });
-  const lines = createInterface({ input: child.stdout });
-  const url = await new Promise((resolve, reject) => {
-    child.once("error", reject);
-    child.once("exit", (code) => reject(new Error(`baton-provider exited with ${code}`)));
-    lines.once("line", (line) => resolve(line.replace(/^BATON_PROVIDER_URL=/, "")));
-  });
-  return { url, stop: () => child.kill("SIGTERM") };
-}
 
 async function scripted() {
   const provider = await startProvider();

@@ -2,10 +2,10 @@
 // tests and the latency benchmark: the Worker inside workerd (Miniflare), the Deno entry under
 // `deno run`. Both get their config the way a deployment does, from the environment
 // (BATON_CONFIG), and each resolves to `{ url, stop }`.
-import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
+import { spawnAnnounced } from "./provider.mjs";
 import { resolveEntry, WORKERD_CONDITIONS } from "./resolve.mjs";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -47,39 +47,6 @@ export async function startWorkerdGateway(config) {
 export function startDenoGateway(config, { timeoutMs = 20_000 } = {}) {
   const deno = `${repo}node_modules/.bin/deno`;
   const args = ["run", "--no-lock", "--no-check", "--allow-net=127.0.0.1", "--allow-read", "--allow-env", `${example}/deno.mjs`];
-  const child = spawn(deno, args, {
-    cwd: repo,
-    stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, BATON_CONFIG: JSON.stringify(config), HOST: "127.0.0.1", PORT: "0", NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
-  });
-  const stop = () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-  };
-  process.once("exit", stop);
-  return new Promise((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => {
-      stop();
-      reject(new Error(`the Deno gateway printed no GATEWAY_URL line within ${timeoutMs} ms (got ${JSON.stringify(out)})`));
-    }, timeoutMs);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the Deno gateway exited early (code ${code}); stdout: ${JSON.stringify(out)}`));
-    });
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk) => {
-      out += chunk;
-      const m = /GATEWAY_URL=(http:\/\/\S+)/.exec(out);
-      if (!m) return;
-      clearTimeout(timer);
-      child.removeAllListeners("exit");
-      resolve({
-        url: m[1],
-        stop: () => {
-          process.removeListener("exit", stop);
-          stop();
-        },
-      });
-    });
-  });
+  const env = { ...process.env, BATON_CONFIG: JSON.stringify(config), HOST: "127.0.0.1", PORT: "0", NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" };
+  return spawnAnnounced(deno, args, { name: "the Deno gateway", variable: "GATEWAY_URL", timeoutMs, spawnOptions: { cwd: repo, env } });
 }

@@ -22,17 +22,24 @@ export function startProvider({ timeoutMs = 10_000 } = {}) {
   if (!existsSync(bin)) {
     return Promise.reject(new Error(`the scripted provider ${bin} is missing; build it with \`cargo build -p baton-provider\``));
   }
-  const child = spawn(bin, [], { stdio: ["ignore", "pipe", "inherit"] });
+  return spawnAnnounced(bin, [], { name: "the provider", variable: "BATON_PROVIDER_URL", timeoutMs });
+}
+
+/**
+ * Spawns a server that announces itself with a stdout line `VARIABLE=http://...` and resolves
+ * to `{ url, stop }` once it has. A runner that exits takes the server with it.
+ */
+export function spawnAnnounced(command, args, { name, variable, timeoutMs = 10_000, spawnOptions = {} }) {
+  const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"], ...spawnOptions });
   const stop = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
   };
-  // A runner that crashes must not leave the provider behind.
   process.once("exit", stop);
   return new Promise((resolve, reject) => {
     let out = "";
     const timer = setTimeout(() => {
       stop();
-      reject(new Error(`the provider printed no BATON_PROVIDER_URL line within ${timeoutMs} ms (got ${JSON.stringify(out)})`));
+      reject(new Error(`${name} printed no ${variable} line within ${timeoutMs} ms (got ${JSON.stringify(out)})`));
     }, timeoutMs);
     child.on("error", (e) => {
       clearTimeout(timer);
@@ -40,21 +47,16 @@ export function startProvider({ timeoutMs = 10_000 } = {}) {
     });
     child.on("exit", (code, signal) => {
       clearTimeout(timer);
-      reject(new Error(`the provider exited early (code ${code}, signal ${signal}); stdout: ${JSON.stringify(out)}`));
+      reject(new Error(`${name} exited early (code ${code}, signal ${signal}); stdout: ${JSON.stringify(out)}`));
     });
     child.stdout.setEncoding("utf8");
     child.stdout.on("data", (chunk) => {
       out += chunk;
-      const line = out.split("\n")[0];
-      if (!out.includes("\n")) return;
+      // Only a whole line: a chunk may end in the middle of the port.
+      const m = new RegExp(`^${variable}=(http://\\S+)\\r?\\n`, "m").exec(out);
+      if (!m) return;
       clearTimeout(timer);
-      const m = /^BATON_PROVIDER_URL=(http:\/\/\S+)$/.exec(line.trim());
-      if (!m) {
-        stop();
-        reject(new Error(`the provider's first line is not BATON_PROVIDER_URL=...: ${JSON.stringify(line)}`));
-        return;
-      }
-      // Keep draining stdout so the provider never blocks on a full pipe.
+      // Keep draining stdout so the server never blocks on a full pipe.
       child.stdout.removeAllListeners("data");
       child.stdout.resume();
       child.removeAllListeners("exit");

@@ -109,6 +109,11 @@ impl Baton {
         &self.config
     }
 
+    /// The config, shared with the calls started from it (no copy).
+    pub fn shared_config(&self) -> Arc<Config> {
+        Arc::clone(&self.config)
+    }
+
     /// Starts a call on `route` (a route name, or a target name used as its own route) at
     /// `now`. The first `Send` is ready in [`Call::poll`].
     pub fn start(

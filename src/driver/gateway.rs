@@ -79,8 +79,9 @@ impl WasmGateway {
     pub fn new(config: JsValue) -> Result<WasmGateway, JsValue> {
         let text = json_text(&config, "config")?;
         let config = Config::from_json(&text).map_err(config_error)?;
-        let config = Arc::new(config);
-        Ok(WasmGateway { baton: Rc::new(RefCell::new(Baton::new((*config).clone()))), config })
+        let baton = Baton::new(config);
+        let config = baton.shared_config();
+        Ok(WasmGateway { baton: Rc::new(RefCell::new(baton)), config })
     }
 
     #[wasm_bindgen(js_name = maxBodyBytes)]

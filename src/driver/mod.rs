@@ -113,7 +113,7 @@ impl WasmBaton {
         let call_options = CallOptions { deadline_ms: options.deadline_ms, stream: on_delta.is_some() };
         let call =
             self.baton.borrow_mut().start(route, call_options, now(), Box::new(MathRandom)).map_err(config_error)?;
-        let config = Arc::new(self.baton.borrow().config().clone());
+        let config = self.baton.borrow().shared_config();
         Ok(wasm_bindgen_futures::future_to_promise(drive(call, config, request, options, on_delta)))
     }
 }

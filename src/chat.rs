@@ -5,10 +5,13 @@
 //! provider's answer comes back as the same [`Answer`] or the same sequence of [`Delta`]s.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::config::{child, show, show_kind, ConfigError, Obj};
 
 /// One chat turn, in the shape the JS API and the gateway accept.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ChatRequest {
     pub messages: Vec<Message>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -21,7 +24,7 @@ pub struct ChatRequest {
     pub tools: Vec<Tool>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     System,
@@ -31,8 +34,8 @@ pub enum Role {
     Tool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Message {
     pub role: Role,
     #[serde(default)]
@@ -52,18 +55,195 @@ impl Message {
 }
 
 /// A function the model may call; `parameters` is a JSON Schema object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Tool {
     pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    #[serde(default = "empty_schema")]
     pub parameters: serde_json::Value,
 }
 
-fn empty_schema() -> serde_json::Value {
-    serde_json::json!({ "type": "object", "properties": {} })
+impl ChatRequest {
+    /// Reads the JS API's request document, with the config's kind of message for a mistake:
+    /// the field by path (`request.messages[1].role`), what was wrong, what would be right.
+    pub fn from_json(text: &str) -> Result<ChatRequest, ConfigError> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| ConfigError::new("request", format!("is not valid JSON: {e}")))?;
+        let o = Obj::new(&value, "request", &["messages", "maxTokens", "temperature", "stop", "tools"])?;
+        let messages = match o.get("messages") {
+            Some(Value::Array(list)) if !list.is_empty() => list
+                .iter()
+                .enumerate()
+                .map(|(i, m)| read_message(m, &format!("request.messages[{i}]")))
+                .collect::<Result<_, _>>()?,
+            Some(Value::Array(_)) => {
+                return Err(ConfigError::new("request.messages", "must hold at least one message"))
+            }
+            None => {
+                return Err(ConfigError::new(
+                    "request.messages",
+                    r#"is missing; give a list such as [{"role": "user", "content": "Hello"}]"#,
+                ))
+            }
+            Some(v) => {
+                return Err(ConfigError::new(
+                    "request.messages",
+                    format!("must be a list of messages (got {})", show_kind(v)),
+                ))
+            }
+        };
+        let max_tokens = match o.get("maxTokens") {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_f64() {
+                Some(n) if n.fract() == 0.0 && (1.0..=u32::MAX as f64).contains(&n) => Some(n as u32),
+                _ => {
+                    return Err(ConfigError::new(
+                        "request.maxTokens",
+                        format!("must be a positive whole number (got {})", show(v)),
+                    ))
+                }
+            },
+        };
+        let temperature = match o.get("temperature") {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_f64() {
+                Some(t) if (0.0..=2.0).contains(&t) => Some(t),
+                _ => {
+                    return Err(ConfigError::new(
+                        "request.temperature",
+                        format!("must be a number from 0 to 2 (got {})", show(v)),
+                    ))
+                }
+            },
+        };
+        let stop = match o.get("stop") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Array(list)) => list
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    s.as_str().map(str::to_string).ok_or_else(|| {
+                        ConfigError::new(format!("request.stop[{i}]"), format!("must be a string (got {})", show(s)))
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+            Some(v) => {
+                return Err(ConfigError::new(
+                    "request.stop",
+                    format!("must be a string or a list of strings (got {})", show_kind(v)),
+                ))
+            }
+        };
+        let tools = match o.get("tools") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(list)) => list
+                .iter()
+                .enumerate()
+                .map(|(i, t)| read_tool(t, &format!("request.tools[{i}]")))
+                .collect::<Result<_, _>>()?,
+            Some(v) => {
+                return Err(ConfigError::new(
+                    "request.tools",
+                    format!("must be a list of tools (got {})", show_kind(v)),
+                ))
+            }
+        };
+        Ok(ChatRequest { messages, max_tokens, temperature, stop, tools })
+    }
+}
+
+fn read_message(v: &Value, path: &str) -> Result<Message, ConfigError> {
+    let o = Obj::new(v, path, &["role", "content", "toolCalls", "toolCallId"])?;
+    const ROLES: &str = r#"one of "system", "user", "assistant", "tool""#;
+    let role = match o.required_str("role", ROLES)? {
+        "system" => Role::System,
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        "tool" => Role::Tool,
+        other => {
+            return Err(ConfigError::new(
+                child(path, "role"),
+                format!("must be {ROLES} (got {})", show(&Value::from(other))),
+            ))
+        }
+    };
+    let content = match o.get("content") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => {
+            return Err(ConfigError::new(
+                child(path, "content"),
+                format!("must be a string (got {})", show_kind(other)),
+            ))
+        }
+    };
+    let tool_calls = match o.get("toolCalls") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(list)) => list
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let p = format!("{}[{i}]", child(path, "toolCalls"));
+                let c = Obj::new(c, &p, &["id", "name", "arguments"])?;
+                Ok(ToolCall {
+                    id: c.required_str("id", "the call's id, as the model gave it")?.to_string(),
+                    name: c.required_str("name", "the function's name")?.to_string(),
+                    arguments: c.required_str("arguments", r#"the arguments as JSON text, e.g. "{}""#)?.to_string(),
+                })
+            })
+            .collect::<Result<_, ConfigError>>()?,
+        Some(other) => {
+            return Err(ConfigError::new(
+                child(path, "toolCalls"),
+                format!("must be a list (got {})", show_kind(other)),
+            ))
+        }
+    };
+    let tool_call_id = match o.get("toolCallId") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+        Some(other) => {
+            return Err(ConfigError::new(
+                child(path, "toolCallId"),
+                format!("must be a non-empty string (got {})", show(other)),
+            ))
+        }
+    };
+    if role == Role::Tool && tool_call_id.is_none() {
+        return Err(ConfigError::new(
+            child(path, "toolCallId"),
+            r#"is missing; a "tool" message answers one call: give its id"#,
+        ));
+    }
+    Ok(Message { role, content, tool_calls, tool_call_id })
+}
+
+fn read_tool(v: &Value, path: &str) -> Result<Tool, ConfigError> {
+    let o = Obj::new(v, path, &["name", "description", "parameters"])?;
+    let name = o.required_str("name", "the function's name")?.to_string();
+    let description = match o.get("description") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            return Err(ConfigError::new(
+                child(path, "description"),
+                format!("must be a string (got {})", show_kind(other)),
+            ))
+        }
+    };
+    let parameters = match o.get("parameters") {
+        None | Some(Value::Null) => serde_json::json!({ "type": "object", "properties": {} }),
+        Some(p @ Value::Object(_)) => p.clone(),
+        Some(other) => {
+            return Err(ConfigError::new(
+                child(path, "parameters"),
+                format!("must be a JSON Schema object (got {})", show_kind(other)),
+            ))
+        }
+    };
+    Ok(Tool { name, description, parameters })
 }
 
 /// A complete tool call: `arguments` is the JSON text the model produced.
@@ -148,6 +328,66 @@ impl Delta {
             Delta::Text { text } | Delta::Reasoning { text } => !text.is_empty(),
             Delta::ToolCall { arguments, .. } => !arguments.is_empty(),
             Delta::Done { .. } => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_js_request_shape() {
+        let r = ChatRequest::from_json(
+            r#"{"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"},
+                 {"role": "assistant", "toolCalls": [{"id": "c1", "name": "f", "arguments": "{}"}]},
+                 {"role": "tool", "toolCallId": "c1", "content": "42"}],
+                "maxTokens": 32, "temperature": 0.2, "stop": "END", "tools": [{"name": "f"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(r.messages.len(), 4);
+        assert_eq!(r.messages[2].tool_calls[0].name, "f");
+        assert_eq!((r.max_tokens, r.temperature, r.stop.clone()), (Some(32), Some(0.2), vec!["END".to_string()]));
+        assert_eq!(r.tools[0].parameters, serde_json::json!({"type": "object", "properties": {}}));
+    }
+
+    #[test]
+    fn mistakes_name_their_field() {
+        let cases = [
+            (r#"{}"#, r#"request.messages is missing; give a list such as [{"role": "user", "content": "Hello"}]"#),
+            (r#"{"messages": []}"#, "request.messages must hold at least one message"),
+            (
+                r#"{"messages": [{"role": "user", "content": "a"}, {"role": "robot"}]}"#,
+                r#"request.messages[1].role must be one of "system", "user", "assistant", "tool" (got "robot")"#,
+            ),
+            (
+                r#"{"messages": [{"role": "user", "content": 5}]}"#,
+                "request.messages[0].content must be a string (got 5)",
+            ),
+            (
+                r#"{"messages": [{"role": "tool", "content": "x"}]}"#,
+                r#"request.messages[0].toolCallId is missing; a "tool" message answers one call: give its id"#,
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "max_tokens": 5}"#,
+                r#"request.max_tokens is not a known field; did you mean "maxTokens"?"#,
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "maxTokens": 0}"#,
+                "request.maxTokens must be a positive whole number (got 0)",
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "temperature": 3}"#,
+                "request.temperature must be a number from 0 to 2 (got 3)",
+            ),
+            (r#"{"messages": [{"role": "user"}], "stop": [1]}"#, "request.stop[0] must be a string (got 1)"),
+            (
+                r#"{"messages": [{"role": "user"}], "tools": [{"name": "f", "parameters": []}]}"#,
+                "request.tools[0].parameters must be a JSON Schema object (got a list)",
+            ),
+        ];
+        for (json, message) in cases {
+            assert_eq!(ChatRequest::from_json(json).unwrap_err().message, message, "for {json}");
         }
     }
 }

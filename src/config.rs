@@ -657,13 +657,13 @@ fn parse_gateway(v: &Value) -> Result<GatewayConfig, ConfigError> {
 }
 
 /// A JSON object being read, which refuses keys it does not know.
-struct Obj<'a> {
+pub(crate) struct Obj<'a> {
     path: String,
     map: &'a Map<String, Value>,
 }
 
 impl<'a> Obj<'a> {
-    fn new(v: &'a Value, path: &str, known: &[&str]) -> Result<Obj<'a>, ConfigError> {
+    pub(crate) fn new(v: &'a Value, path: &str, known: &[&str]) -> Result<Obj<'a>, ConfigError> {
         let what = if path.is_empty() { "the config" } else { "an object" };
         let map = match v {
             Value::Object(map) => map,
@@ -684,11 +684,11 @@ impl<'a> Obj<'a> {
         Ok(Obj { path: path.to_string(), map })
     }
 
-    fn get(&self, key: &str) -> Option<&'a Value> {
+    pub(crate) fn get(&self, key: &str) -> Option<&'a Value> {
         self.map.get(key)
     }
 
-    fn required_str(&self, key: &str, expected: &str) -> Result<&'a str, ConfigError> {
+    pub(crate) fn required_str(&self, key: &str, expected: &str) -> Result<&'a str, ConfigError> {
         match self.get(key) {
             Some(Value::String(s)) if !s.is_empty() => Ok(s),
             None => Err(ConfigError::new(child(&self.path, key), format!("is missing; give {expected}"))),
@@ -720,7 +720,7 @@ pub fn parse_ms(v: &Value) -> Option<u64> {
     }
 }
 
-fn child(path: &str, key: &str) -> String {
+pub(crate) fn child(path: &str, key: &str) -> String {
     let plain = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     match (path.is_empty(), plain) {
         (true, true) => key.to_string(),
@@ -731,7 +731,7 @@ fn child(path: &str, key: &str) -> String {
 }
 
 /// A value as the user wrote it, shortened.
-fn show(v: &Value) -> String {
+pub(crate) fn show(v: &Value) -> String {
     let s = v.to_string();
     if s.chars().count() > 40 {
         format!("{}...", s.chars().take(37).collect::<String>())
@@ -740,7 +740,7 @@ fn show(v: &Value) -> String {
     }
 }
 
-fn show_kind(v: &Value) -> String {
+pub(crate) fn show_kind(v: &Value) -> String {
     match v {
         Value::Object(_) => "an object".into(),
         Value::Array(_) => "a list".into(),

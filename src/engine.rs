@@ -270,9 +270,6 @@ impl Call {
         }
     }
 
-
-
-
     /// Time passed: end whatever is due at `now`.
     pub fn handle_timeout(&mut self, now: u64) {
         self.settle(now);

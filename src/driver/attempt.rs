@@ -149,7 +149,8 @@ fn decode(
     items: &mut Vec<SseItem>,
     deltas: &mut Vec<Delta>,
 ) -> Result<(), Failure> {
-    let parsed = if done { parser.finish(items) } else { parser.feed(&Uint8Array::new(&chunk.get_value()).to_vec(), items) };
+    let parsed =
+        if done { parser.finish(items) } else { parser.feed(&Uint8Array::new(&chunk.get_value()).to_vec(), items) };
     for item in items.drain(..) {
         if let SseItem::Event(event) = item {
             decoder.on_event(&event, deltas)?;

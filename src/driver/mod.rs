@@ -172,13 +172,7 @@ impl CallSettings {
 }
 
 fn read_request(request: &JsValue) -> Result<ChatRequest, JsValue> {
-    let text = json_text(request, "request")?;
-    let request: ChatRequest = serde_json::from_str(&text)
-        .map_err(|e| config_error(ConfigError::new("request", format!("is not a chat request: {e}"))))?;
-    if request.messages.is_empty() {
-        return Err(config_error(ConfigError::new("request.messages", "must hold at least one message")));
-    }
-    Ok(request)
+    ChatRequest::from_json(&json_text(request, "request")?).map_err(config_error)
 }
 
 /// `JSON.stringify(value)`, as text for the core's parsers.

@@ -175,10 +175,17 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
         let mut parts = Vec::new();
         // An `output_text`, `refusal`, `summary_text` or `reasoning_text` part.
         for part in summary.iter().chain(content) {
-            parts.push((json::str_field(part, "type")?, json::str_field(part, "text")?, json::str_field(part, "refusal")?));
+            parts.push((
+                json::str_field(part, "type")?,
+                json::str_field(part, "text")?,
+                json::str_field(part, "refusal")?,
+            ));
         }
-        let (call_id, name, arguments) =
-            (json::string_field(item, "call_id")?, json::string_field(item, "name")?, json::string_field(item, "arguments")?);
+        let (call_id, name, arguments) = (
+            json::string_field(item, "call_id")?,
+            json::string_field(item, "name")?,
+            json::string_field(item, "arguments")?,
+        );
         match json::str_field(item, "type")?.ok_or("missing field `type` in an output item")? {
             "message" => {
                 for (kind, part_text, refusal) in &parts[summary.len()..] {

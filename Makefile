@@ -13,9 +13,11 @@ WASM_BINDGEN := $(CARGO_BIN)/wasm-bindgen
 # Rust first (fast, and the e2e suite needs a sound core), then the four JS runtimes.
 test: test-rust test-e2e
 
-test-rust:
+test-rust: rust-tools
+	cargo fmt --all --check
 	cargo test --workspace
 	cargo clippy --workspace --all-targets -- -D warnings
+	cargo clippy --release --target $(WASM_TARGET) -p llm-baton -- -D warnings
 
 rust-tools:
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)

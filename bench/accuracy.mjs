@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { normalize } from "node:path";
 import { Baton } from "llm-baton";
 import { startProvider } from "./lib/common.mjs";
+import { WORKERD_MODULE_RULES } from "../tests/e2e/resolve.mjs";
 import { accuracy } from "./lib/accuracy-probe.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
@@ -43,7 +44,7 @@ export default { async fetch(request) {
   catch (e) { return Response.json({ error: String(e && e.stack || e) }, { status: 500 }); }
 } };`);
     const mf = new Miniflare({ modules: true, modulesRoot: repo, scriptPath: `${dir}/worker.mjs`,
-      modulesRules: [{ type: "ESModule", include: ["**/*.js", "**/*.mjs"] }, { type: "CompiledWasm", include: ["**/*.wasm"] }], compatibilityDate: "2025-01-01" });
+      modulesRules: WORKERD_MODULE_RULES, compatibilityDate: "2025-01-01" });
     await mf.ready;
     out.runtimes.workerd = {};
     try {

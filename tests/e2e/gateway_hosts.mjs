@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { spawnAnnounced } from "./provider.mjs";
-import { resolveEntry, WORKERD_CONDITIONS } from "./resolve.mjs";
+import { resolveEntry, WORKERD_CONDITIONS, WORKERD_MODULE_RULES } from "./resolve.mjs";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 const example = `${repo}examples/gateway`;
@@ -29,10 +29,7 @@ export async function startWorkerdGateway(config) {
     modules: true,
     modulesRoot: repo,
     scriptPath: `${dir}/worker.mjs`,
-    modulesRules: [
-      { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
-      { type: "CompiledWasm", include: ["**/*.wasm"] },
-    ],
+    modulesRules: WORKERD_MODULE_RULES,
     compatibilityDate: /compatibility_date = "([^"]+)"/.exec(toml)[1],
     compatibilityFlags: JSON.parse(/compatibility_flags = (\[[^\]]*\])/.exec(toml)[1]),
     bindings: { BATON_CONFIG: JSON.stringify(config) },

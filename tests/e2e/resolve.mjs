@@ -11,6 +11,15 @@ export const pkgDir = fileURLToPath(new URL("../../pkg/", import.meta.url));
 
 /** wrangler bundles Workers with esbuild conditions ["workerd", "worker", "browser"] + import/module. */
 export const WORKERD_CONDITIONS = ["workerd", "worker", "browser", "import", "module"];
+/**
+ * How wrangler loads a Worker's modules, for Miniflare: our own rules replace its defaults, so
+ * .mjs must be listed too (else .js would be CommonJS), and .wasm is a compiled module (workerd
+ * refuses to compile wasm from bytes).
+ */
+export const WORKERD_MODULE_RULES = [
+  { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
+  { type: "CompiledWasm", include: ["**/*.wasm"] },
+];
 /** Browser bundlers (esbuild platform browser, Vite): "browser" + import/module. */
 export const BROWSER_CONDITIONS = ["browser", "import", "module"];
 

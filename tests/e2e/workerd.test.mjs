@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { scenarios } from "./scenarios.mjs";
 import { startProvider } from "./provider.mjs";
-import { resolveEntry, WORKERD_CONDITIONS } from "./resolve.mjs";
+import { resolveEntry, WORKERD_CONDITIONS, WORKERD_MODULE_RULES } from "./resolve.mjs";
 
 const CONCURRENCY = Number(process.env.BATON_E2E_CONCURRENCY ?? 4);
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -51,10 +51,7 @@ describe("workerd", { concurrency: CONCURRENCY }, () => {
       modules: true,
       modulesRoot: repo,
       scriptPath: `${workerDir}/worker.mjs`,
-      modulesRules: [
-        { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
-        { type: "CompiledWasm", include: ["**/*.wasm"] },
-      ],
+      modulesRules: WORKERD_MODULE_RULES,
       compatibilityDate: "2025-01-01",
     });
     await mf.ready;

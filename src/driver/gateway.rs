@@ -18,7 +18,7 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
-use super::{config_error, json_text, now, run_call, to_js, MathRandom};
+use super::{now, read_config, run_call, to_js, MathRandom};
 use crate::chat::Delta;
 use crate::config::Config;
 use crate::engine::{Baton, CallOptions};
@@ -77,9 +77,7 @@ impl WasmGateway {
     /// its module's top level. Throws `{kind: "config", path, message}`.
     #[wasm_bindgen(constructor)]
     pub fn new(config: JsValue) -> Result<WasmGateway, JsValue> {
-        let text = json_text(&config, "config")?;
-        let config = Config::from_json(&text).map_err(config_error)?;
-        let baton = Baton::new(config);
+        let baton = read_config(&config)?;
         let config = baton.shared_config();
         Ok(WasmGateway { baton: Rc::new(RefCell::new(baton)), config })
     }

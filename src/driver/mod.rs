@@ -64,9 +64,7 @@ impl WasmBaton {
     /// Validates the config document. Throws `{kind: "config", path, message}`.
     #[wasm_bindgen(constructor)]
     pub fn new(config: JsValue) -> Result<WasmBaton, JsValue> {
-        let text = json_text(&config, "config")?;
-        let config = Config::from_json(&text).map_err(config_error)?;
-        Ok(WasmBaton { baton: Rc::new(RefCell::new(Baton::new(config))) })
+        Ok(WasmBaton { baton: Rc::new(RefCell::new(read_config(&config)?)) })
     }
 
     /// Every name a call may use: the routes, then targets that are not routes.
@@ -169,6 +167,11 @@ impl CallSettings {
         };
         Ok(CallSettings { deadline_ms, signal, on_event })
     }
+}
+
+/// Validates a JS config document into a Baton; throws `{kind: "config", path, message}`.
+fn read_config(config: &JsValue) -> Result<Baton, JsValue> {
+    Ok(Baton::new(Config::from_json(&json_text(config, "config")?).map_err(config_error)?))
 }
 
 fn read_request(request: &JsValue) -> Result<ChatRequest, JsValue> {

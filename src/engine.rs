@@ -17,7 +17,9 @@ use std::sync::Arc;
 
 use crate::backoff::{self, RandomSource};
 use crate::budget::Budget;
+use crate::chat::{Answer, Delta};
 use crate::config::{Config, ConfigError, Strategy, Timeouts};
+use crate::delivery::Delivery;
 use crate::gate::{self, Move};
 use crate::outcome::{Failure, Limit};
 use crate::record::{Event, FailureInfo, Leg};
@@ -80,13 +82,20 @@ pub enum Action {
     Abort { attempt: AttemptId, failure: Failure },
     /// Show this to the caller.
     Event(Event),
+    /// A stream committed to this attempt: its first visible content follows in `Deliver`, and
+    /// nothing is retried from here on. A gateway sends its 200 and headers now.
+    Commit { attempt: AttemptId, target: usize },
+    /// Show these deltas to a stream's reader, in order. Tool-call `index`es are dense positions.
+    Deliver(Vec<Delta>),
     /// The call is over. No more actions follow.
     Finish(Result<Served, CallError>),
 }
 
-/// A successful call: which target answered, and every attempt on the way.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A successful call: the answer (a stream's adds up what was delivered), which target
+/// answered, and every attempt on the way.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Served {
+    pub answer: Answer,
     pub target: usize,
     pub legs: Vec<Leg>,
 }
@@ -145,6 +154,7 @@ impl Baton {
             started_at: now,
             stream: options.stream,
             committed: false,
+            delivery: Delivery::default(),
             state: State::Done,
             legs: Vec::new(),
             actions: VecDeque::new(),
@@ -237,6 +247,7 @@ pub struct Call {
     started_at: u64,
     stream: bool,
     committed: bool,
+    delivery: Delivery,
     state: State,
     legs: Vec<Leg>,
     actions: VecDeque<Action>,
@@ -283,28 +294,51 @@ impl Call {
         }
     }
 
-    /// Visible content arrived on the attempt. Returns whether to deliver it to the caller:
-    /// false when the attempt is already over (its limit or the deadline passed first).
-    pub fn on_content(&mut self, attempt: AttemptId, now: u64) -> bool {
+    /// A stream's attempt decoded these deltas (one network read's worth). Visible content ends
+    /// the first-token wait, resets the idle limit, commits the stream at its first piece and is
+    /// delivered (`Action::Deliver`); other deltas are held until visible content follows;
+    /// `Delta::Done` ends the call with the delivered answer. Deltas of an attempt that is
+    /// already over (its limit or the deadline passed first) are dropped.
+    pub fn on_deltas(&mut self, attempt: AttemptId, now: u64, deltas: impl IntoIterator<Item = Delta>) {
         self.settle(now);
-        let stream = self.stream;
-        let Some(a) = self.current(attempt) else { return false };
-        a.first_content_at.get_or_insert(now);
-        a.last_content_at = Some(now);
-        if stream {
-            self.committed = true;
+        let mut shown = Vec::new();
+        for delta in deltas {
+            let Some(a) = self.current(attempt) else { break };
+            let result = match delta {
+                Delta::Done { finish_reason, usage } => {
+                    let a = *a;
+                    self.deliver(shown);
+                    let delivery = std::mem::take(&mut self.delivery);
+                    self.succeed(a, now, delivery.into_answer(finish_reason, usage));
+                    return;
+                }
+                d if d.is_visible() => {
+                    a.first_content_at.get_or_insert(now);
+                    a.last_content_at = Some(now);
+                    let a = *a;
+                    if self.stream && !self.committed {
+                        self.committed = true;
+                        self.actions.push_back(Action::Commit { attempt, target: a.target });
+                    }
+                    self.delivery.deliver(d, &mut shown)
+                }
+                d => self.delivery.hold(d),
+            };
+            if let Err(failure) = result {
+                self.deliver(shown);
+                self.on_failure(attempt, now, failure);
+                return;
+            }
         }
-        true
+        self.deliver(shown);
     }
 
-    /// The attempt's answer is complete.
-    pub fn on_success(&mut self, attempt: AttemptId, now: u64) {
+    /// A whole (non-streamed) answer arrived.
+    pub fn on_answer(&mut self, attempt: AttemptId, now: u64, answer: Answer) {
         self.settle(now);
-        let Some(a) = self.current(attempt).copied() else { return };
-        self.close_leg(&a, now, None);
-        self.state = State::Done;
-        let legs = self.legs.clone();
-        self.actions.push_back(Action::Finish(Ok(Served { target: a.target, legs })));
+        if let Some(a) = self.current(attempt).copied() {
+            self.succeed(a, now, answer);
+        }
     }
 
     /// The attempt failed (transport, HTTP status, protocol, in-stream error).
@@ -327,6 +361,19 @@ impl Call {
             }
             State::Backoff { .. } => self.finish_err(Failure::Cancelled),
         }
+    }
+
+    fn deliver(&mut self, shown: Vec<Delta>) {
+        if !shown.is_empty() {
+            self.actions.push_back(Action::Deliver(shown));
+        }
+    }
+
+    fn succeed(&mut self, a: Attempt, now: u64, answer: Answer) {
+        self.close_leg(&a, now, None);
+        self.state = State::Done;
+        let legs = self.legs.clone();
+        self.actions.push_back(Action::Finish(Ok(Served { answer, target: a.target, legs })));
     }
 
     fn current(&mut self, id: AttemptId) -> Option<&mut Attempt> {
@@ -452,6 +499,7 @@ impl Call {
             self.event(Event::Failover { from, to: name.clone(), cause: FailureInfo(cause) });
         }
         let id = AttemptId(self.legs.len() as u32 + 1);
+        self.delivery.drop_held();
         self.state = State::Attempting(Attempt {
             id,
             target,

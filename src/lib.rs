@@ -14,9 +14,11 @@
 //! randomness are passed in, so every decision is tested natively and deterministically.
 
 pub mod backoff;
+pub mod body;
 pub mod budget;
 pub mod chat;
 pub mod config;
+pub mod delivery;
 pub mod engine;
 pub mod format;
 pub mod gate;

@@ -233,7 +233,7 @@ fn getbeta_a_result_after_the_deadline_is_rejected() {
     let mut call = baton.start("chat", invoke(), 0, Box::new(llm_baton::backoff::SplitMix64(1))).unwrap();
     let llm_baton::engine::Action::Send { attempt, .. } = call.poll().unwrap() else { panic!() };
     call.on_headers(attempt, 100);
-    call.on_success(attempt, 10_500);
+    call.on_answer(attempt, 10_500, support::answer());
     let actions: Vec<_> = std::iter::from_fn(|| call.poll()).collect();
     let finish = actions.iter().find_map(|a| match a {
         llm_baton::engine::Action::Finish(r) => Some(r.clone()),

@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 
 use llm_baton::backoff::SplitMix64;
+use llm_baton::chat::{Answer, Delta, FinishReason, Usage};
 use llm_baton::config::Config;
 use llm_baton::engine::{Action, AttemptId, Baton, CallError, CallOptions, Served};
 use llm_baton::outcome::Failure;
@@ -149,6 +150,14 @@ impl Sim {
                         pending = None;
                     }
                     Action::Event(e) => run.events.push(e),
+                    Action::Commit { attempt, .. } => {
+                        assert!(options.stream, "only streams commit");
+                        assert!(
+                            pending.as_ref().is_some_and(|(id, _)| *id == attempt),
+                            "commit of an attempt not in flight"
+                        );
+                    }
+                    Action::Deliver(_) => run.delivered.push(now),
                     Action::Finish(result) => {
                         assert!(call.poll().is_none(), "no action may follow Finish");
                         run.result = result;
@@ -178,12 +187,11 @@ impl Sim {
                 let id = *id;
                 match input {
                     Input::Headers => call.on_headers(id, now),
-                    Input::Content => {
-                        if call.on_content(id, now) {
-                            run.delivered.push(now);
-                        }
-                    }
-                    Input::Success => call.on_success(id, now),
+                    // A whole answer's body pieces are not content the engine sees.
+                    Input::Content if !options.stream => {}
+                    Input::Content => call.on_deltas(id, now, [Delta::Text { text: "word ".into() }]),
+                    Input::Success if options.stream => call.on_deltas(id, now, [done()]),
+                    Input::Success => call.on_answer(id, now, answer()),
                     Input::Failure(f) => call.on_failure(id, now, f),
                 }
             }
@@ -220,6 +228,23 @@ fn inputs(b: &Behavior, sent: u64) -> Vec<(u64, Input)> {
             vec![(sent + at, Input::Headers), (sent + at, Input::Failure(f))]
         }
         Behavior::Fail { at, failure } => vec![(sent + at, Input::Failure(failure.clone()))],
+    }
+}
+
+/// The end of a scripted stream.
+pub fn done() -> Delta {
+    Delta::Done { finish_reason: FinishReason::Stop, usage: Usage::default() }
+}
+
+/// A scripted whole answer.
+pub fn answer() -> Answer {
+    Answer {
+        text: "Hello.".into(),
+        reasoning: String::new(),
+        tool_calls: vec![],
+        finish_reason: FinishReason::Stop,
+        usage: Usage::default(),
+        model: None,
     }
 }
 

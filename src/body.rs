@@ -1,0 +1,136 @@
+//! An attempt's response body as it arrives, one network read at a time: bytes in, deltas or a
+//! whole body out, with caps.
+//!
+//! The driver only moves bytes: it hands every read to one of these and passes on what comes
+//! out. Keeping the decoding here (SSE framing, the format's decoder, the size caps) means the
+//! whole path from provider bytes to the caller's outcome runs natively in tests and fuzzing.
+
+use crate::chat::Delta;
+use crate::delivery::{answer_too_large, MAX_ANSWER_BYTES};
+use crate::format::{Format, StreamDecoder};
+use crate::outcome::Failure;
+use crate::sse::{SseItem, SseParser};
+
+/// How much of an error answer's body is read: the provider's message is in the first few
+/// hundred bytes; the rest is not worth holding the connection for.
+pub const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
+
+/// A streamed (SSE) body being decoded.
+#[derive(Debug)]
+pub struct StreamBody {
+    parser: SseParser,
+    decoder: StreamDecoder,
+    items: Vec<SseItem>,
+}
+
+impl StreamBody {
+    pub fn new(format: Format) -> StreamBody {
+        StreamBody { parser: SseParser::new(), decoder: format.stream_decoder(), items: Vec::new() }
+    }
+
+    /// Decodes one read, appending its deltas to `out`. Deltas decoded before a failure in the
+    /// same read stay in `out`: text the provider showed before its error must still count.
+    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<Delta>) -> Result<(), Failure> {
+        let parsed = self.parser.feed(chunk, &mut self.items);
+        self.decode(out)?;
+        parsed.map_err(|e| Failure::Protocol { message: e.to_string() })
+    }
+
+    /// The body ended: flushes the parser and lets the format judge whether the stream was whole.
+    pub fn finish(&mut self, out: &mut Vec<Delta>) -> Result<(), Failure> {
+        let parsed = self.parser.finish(&mut self.items);
+        self.decode(out)?;
+        parsed.map_err(|e| Failure::Protocol { message: e.to_string() })?;
+        Ok(self.decoder.finish(out)?)
+    }
+
+    fn decode(&mut self, out: &mut Vec<Delta>) -> Result<(), Failure> {
+        for item in self.items.drain(..) {
+            if let SseItem::Event(event) = item {
+                self.decoder.on_event(&event, out)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A whole body (an answer, or an error's explanation) collected up to its cap.
+#[derive(Debug)]
+pub struct WholeBody {
+    bytes: Vec<u8>,
+    kind: Whole,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Whole {
+    Answer,
+    Error,
+}
+
+impl WholeBody {
+    /// A 2xx answer: more than [`MAX_ANSWER_BYTES`] is a protocol error.
+    pub fn answer() -> WholeBody {
+        WholeBody { bytes: Vec::new(), kind: Whole::Answer }
+    }
+
+    /// An error answer's body: only its first [`MAX_ERROR_BODY_BYTES`] are kept.
+    pub fn error() -> WholeBody {
+        WholeBody { bytes: Vec::new(), kind: Whole::Error }
+    }
+
+    /// Adds one read. `Ok(false)` means the body has all it will keep: stop reading (and close
+    /// the connection) now.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<bool, Failure> {
+        let cap = match self.kind {
+            Whole::Answer => MAX_ANSWER_BYTES,
+            Whole::Error => MAX_ERROR_BODY_BYTES,
+        };
+        let room = cap - self.bytes.len();
+        if chunk.len() > room {
+            if self.kind == Whole::Answer {
+                return Err(answer_too_large());
+            }
+            self.bytes.extend_from_slice(&chunk[..room]);
+            return Ok(false);
+        }
+        self.bytes.extend_from_slice(chunk);
+        Ok(self.bytes.len() < cap || self.kind == Whole::Answer)
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_body_keeps_its_head_and_asks_to_stop() {
+        let mut b = WholeBody::error();
+        assert_eq!(b.feed(&[b'a'; 1000]), Ok(true));
+        assert_eq!(b.feed(&vec![b'b'; MAX_ERROR_BODY_BYTES]), Ok(false));
+        assert_eq!(b.bytes().len(), MAX_ERROR_BODY_BYTES);
+        assert_eq!(&b.bytes()[..1000], &[b'a'; 1000][..]);
+    }
+
+    #[test]
+    fn an_answer_over_the_cap_fails_naming_it() {
+        let mut b = WholeBody::answer();
+        let mib = vec![b' '; 1 << 20];
+        for _ in 0..16 {
+            assert_eq!(b.feed(&mib), Ok(true));
+        }
+        assert_eq!(b.feed(b" "), Err(answer_too_large()));
+    }
+
+    #[test]
+    fn stream_deltas_before_an_error_in_the_same_read_are_kept() {
+        let mut s = StreamBody::new(Format::OpenaiChat);
+        let mut out = Vec::new();
+        let read = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\ndata: {not json}\n\n";
+        assert!(matches!(s.feed(read, &mut out), Err(Failure::Protocol { .. })));
+        assert_eq!(out, [Delta::Text { text: "Hi".into() }]);
+    }
+}

@@ -47,10 +47,12 @@ chromium:
 	@if [ ! -x /usr/bin/chromium ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; fi
 
 # The wasm for pkg/: cargo -> wasm-bindgen (web target, output unmodified) -> wasm-opt -Oz.
+# --experimental-reset-state-function exports __wbg_reset_state: after a trap (a bug), pkg/host.js
+# replaces the instance so the next call works without a restart.
 build: rust-tools js-deps
 	cargo build --release --target $(WASM_TARGET) -p llm-baton
 	rm -rf pkg/wasm
-	$(WASM_BINDGEN) --target web --out-dir pkg/wasm --out-name llm_baton target/$(WASM_TARGET)/release/llm_baton.wasm
+	$(WASM_BINDGEN) --target web --experimental-reset-state-function --out-dir pkg/wasm --out-name llm_baton target/$(WASM_TARGET)/release/llm_baton.wasm
 	$(NODE_BIN)/wasm-opt -Oz $(WASM_OPT_FEATURES) $(PKG_WASM) -o $(PKG_WASM)
 	@ls -l $(PKG_WASM) | awk '{print "pkg/wasm/llm_baton_bg.wasm: " $$5 " bytes"}'
 

@@ -1,15 +1,20 @@
 // The JavaScript face of llm-baton, shared by every runtime entry (node.js, deno.js, workerd.js,
 // browser.js). The entries only instantiate the wasm; everything the caller sees is here.
 //
-// The wasm driver does the real work (deadline, gate, limits, fetch + AbortController). This
-// file adds three things it cannot: errors that are real `Error`s (`instanceof BatonError`, a
-// stack), a stream as an async iterable, and "stop iterating" meaning "abort the call upstream".
+// The wasm does the real work (deadline, gate, limits, fetch + AbortController), run by the loop
+// in host.js. This file adds what it cannot: errors that are real `Error`s (`instanceof
+// BatonError`, a stack), options read with JavaScript's own eyes (a getter that throws, a
+// callback), a stream as an async iterable, and "stop iterating" meaning "abort the call upstream".
 
 import { WasmBaton, WasmGateway } from "./wasm/llm_baton.js";
 import { Gateway } from "./gateway.js";
+import { armTrap, cancel, currentGeneration, enter, spawn } from "./host.js";
 
 /** Fields of a driver error worth keeping on a BatonError (see index.d.ts for their meaning). */
 const ERROR_FIELDS = ["kind", "timeout", "limitMs", "status", "retryAfterMs", "path", "target", "legs"];
+
+/** The test-only hook that makes the wasm trap at its next poll (tests/e2e/hostile.mjs). */
+const TRAP = Symbol.for("llm-baton.test.trap");
 
 /** Every failure of a call or a config, as a real Error with the driver's typed fields. */
 export class BatonError extends Error {
@@ -23,38 +28,149 @@ export class BatonError extends Error {
 }
 
 /**
- * The driver rejects with plain objects `{kind, message, ...}`. Anything else (a wasm trap, a
- * TypeError from a bad argument) is a bug or a misuse rather than a call outcome: it becomes
- * kind "internal" with the original value as `cause`, so callers still need one catch.
+ * The driver rejects with plain objects `{kind, message, ...}`; anything else reaching here is
+ * a bug, kind "internal".
  */
 function toBatonError(e) {
   if (e instanceof BatonError) return e;
   if (e !== null && typeof e === "object" && !(e instanceof Error) && typeof e.kind === "string") {
     return new BatonError(e);
   }
-  const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-  return new BatonError({ kind: "internal", message: `llm-baton internal error: ${message}` }, { cause: e });
+  return internalError(e);
+}
+
+/** A trap in the wasm, or another bug: says so, and what to report. Never carries a request. */
+function internalError(cause) {
+  const what = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+  const message =
+    `llm-baton internal error (a bug, not your config or the provider): ${what}. ` +
+    "Every call in progress was ended and the module restarted; the next call works. " +
+    "Please report it to the llm-baton maintainers with this message, your runtime and the route's config (without keys).";
+  return new BatonError({ kind: "internal", message }, { cause });
+}
+
+function configError(path, what) {
+  return new BatonError({ kind: "config", path, message: `${path} ${what}` });
+}
+
+/**
+ * A call's options, read once: unknown keys, a getter that throws and values of the wrong type
+ * are config errors naming the option. `deadlineMs` is checked by the wasm (NaN included).
+ */
+function readOptions(options) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== "object" || Array.isArray(options)) {
+    throw configError("options", "must be an object such as { deadlineMs: 10000 }");
+  }
+  const known = ["deadlineMs", "signal", "onEvent"];
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) {
+      throw configError(`options.${key}`, "is not a known option; known options: deadlineMs, signal, onEvent");
+    }
+  }
+  const read = (key) => {
+    try {
+      return options[key];
+    } catch (e) {
+      throw configError(`options.${key}`, `could not be read: its getter threw (${e instanceof Error ? e.message : String(e)})`);
+    }
+  };
+  const settings = { deadlineMs: read("deadlineMs"), signal: read("signal"), onEvent: read("onEvent") };
+  const { signal, onEvent } = settings;
+  if (signal != null && !(typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function")) {
+    throw configError("options.signal", "must be an AbortSignal (from new AbortController().signal)");
+  }
+  if (onEvent != null && typeof onEvent !== "function") {
+    throw configError("options.onEvent", "must be a function");
+  }
+  return settings;
+}
+
+/**
+ * Calls the caller's `onEvent`. It cannot break the call: a throw, or a returned promise that
+ * rejects, is reported once per call with console.error and the call goes on.
+ */
+function eventSink(onEvent) {
+  if (!onEvent) return () => {};
+  let reported = false;
+  const report = (e) => {
+    if (reported) return;
+    reported = true;
+    console.error("llm-baton: options.onEvent failed; the call goes on without it for this event:", e);
+  };
+  return (event) => {
+    try {
+      const result = onEvent(event);
+      if (result !== null && typeof result === "object" && typeof result.then === "function") {
+        Promise.resolve(result).catch(report);
+      }
+    } catch (e) {
+      report(e);
+    }
+  };
+}
+
+/**
+ * Links the caller's signal to a task: an abort cancels it. Returns the unlink function.
+ */
+function linkSignal(signal, onAbort) {
+  if (!signal) return () => {};
+  signal.addEventListener("abort", onAbort, { once: true });
+  return () => signal.removeEventListener("abort", onAbort);
 }
 
 export class Baton {
+  #config;
   #wasm;
+  #generation;
 
   /** Validates the config at once; a mistake throws BatonError kind "config" naming its path. */
   constructor(config) {
-    try {
-      this.#wasm = new WasmBaton(config);
-    } catch (e) {
-      throw toBatonError(e);
-    }
+    this.#wasm = guard(() => new WasmBaton(config));
+    this.#generation = currentGeneration();
+    this.#config = keep(config);
   }
 
-  /** One whole answer for `route` (a route or target name); options go to the driver as given. */
-  async complete(route, request, options) {
-    try {
-      return await this.#wasm.complete(route, request, options ?? {});
-    } catch (e) {
-      throw toBatonError(e);
+  /** The wasm object, rebuilt from the config if the instance was replaced since. */
+  #instance() {
+    if (this.#generation !== currentGeneration()) {
+      this.#wasm = guard(() => new WasmBaton(this.#config));
+      this.#generation = currentGeneration();
     }
+    return this.#wasm;
+  }
+
+  /** One whole answer for `route` (a route or target name). */
+  complete(route, request, options) {
+    return new Promise((resolve, reject) => {
+      const settings = readOptions(options);
+      if (settings.signal?.aborted) throw new BatonError({ kind: "cancelled", message: "the caller cancelled the call", legs: [] });
+      const onEvent = eventSink(settings.onEvent);
+      let unlink = () => {};
+      const task = spawn(
+        () => this.#instance().start(String(route), request, settings.deadlineMs, false),
+        {
+          output(out) {
+            if (out.type === "event") onEvent(out.event);
+            else if (out.type === "done") {
+              unlink();
+              resolve(out.summary);
+            } else if (out.type === "failed") {
+              unlink();
+              reject(new BatonError(out.error));
+            }
+          },
+          trapped(cause) {
+            unlink();
+            reject(internalError(cause));
+          },
+        },
+        internalError,
+      );
+      unlink = linkSignal(settings.signal, () => cancel(task));
+    }).catch((e) => {
+      throw toBatonError(e);
+    });
   }
 
   /**
@@ -63,12 +179,53 @@ export class Baton {
    * Leaving the loop early (break, return, throw) aborts the call upstream.
    */
   stream(route, request, options) {
-    return new Stream(this.#wasm, route, request, options ?? {});
+    return new Stream((handler) => {
+      const settings = readOptions(options);
+      if (settings.signal?.aborted) throw new BatonError({ kind: "cancelled", message: "the caller cancelled the call", legs: [] });
+      const onEvent = eventSink(settings.onEvent);
+      const task = spawn(
+        () => this.#instance().start(String(route), request, settings.deadlineMs, true),
+        {
+          output(out) {
+            if (out.type === "event") onEvent(out.event);
+            else handler.output(out);
+          },
+          trapped: handler.trapped,
+        },
+        internalError,
+      );
+      const unlink = linkSignal(settings.signal, () => cancel(task));
+      return { task, unlink };
+    });
   }
 
   /** Every name `complete` and `stream` accept: the routes, then targets not shadowed by one. */
   routes() {
-    return this.#wasm.routes();
+    const wasm = this.#instance();
+    return guard(() => wasm.routes());
+  }
+
+  /** Test only: the wasm traps at its next poll, as a bug would. */
+  [TRAP]() {
+    armTrap();
+  }
+}
+
+/** A copy of a validated config, to rebuild the wasm object on a fresh instance after a trap. */
+function keep(config) {
+  try {
+    return structuredClone(config);
+  } catch {
+    return JSON.parse(JSON.stringify(config));
+  }
+}
+
+/** Runs a wasm call that may throw a driver error; returns its value or throws a BatonError. */
+function guard(make) {
+  try {
+    return enter(make, internalError);
+  } catch (e) {
+    throw toBatonError(e);
   }
 }
 
@@ -79,18 +236,25 @@ export class Baton {
  * "config" naming the field.
  */
 export function createGateway(config) {
-  try {
-    return new Gateway(new WasmGateway(config));
-  } catch (e) {
-    throw toBatonError(e);
-  }
+  const make = () => guard(() => new WasmGateway(config));
+  const first = make();
+  const kept = keep(config);
+  let wasm = first;
+  let built = currentGeneration();
+  const instance = () => {
+    if (built !== currentGeneration()) {
+      wasm = guard(() => new WasmGateway(kept));
+      built = currentGeneration();
+    }
+    return wasm;
+  };
+  return new Gateway(instance, { spawn, cancel, enter: (f) => guard(f), internalError, armTrap });
 }
 
 /**
- * A single-use async iterator over one streamed call. The driver pushes the deltas of each
- * network read synchronously, as one array; they queue here until the consumer pulls them.
- * The queue is unbounded: a model's answer is small, and pausing would hold the provider
- * connection open for nothing.
+ * A single-use async iterator over one streamed call. The driver's outputs queue here until the
+ * consumer pulls them. The queue is unbounded: a model's answer is small, and pausing would hold
+ * the provider connection open for nothing.
  */
 class Stream {
   #start;
@@ -100,32 +264,21 @@ class Stream {
   #failure = null; // the BatonError to throw once the queue is drained
   #ended = false; // the driver settled (or the consumer left)
   #closed = false; // the consumer left: ignore whatever still arrives
-  #controller = new AbortController();
+  #task = null;
   #unlink = () => {};
 
-  constructor(wasm, route, request, options) {
+  constructor(start) {
     this.#start = () => {
-      // Our own controller, so leaving the loop can abort the call without touching the
-      // caller's signal; the caller's signal still aborts it through the link below.
-      const user = options.signal;
-      if (user) {
-        const forward = () => this.#controller.abort(user.reason);
-        if (user.aborted) forward();
-        else {
-          user.addEventListener("abort", forward, { once: true });
-          this.#unlink = () => user.removeEventListener("abort", forward);
-        }
-      }
-      let call;
       try {
-        call = wasm.stream(route, request, { ...options, signal: this.#controller.signal }, (batch) => this.#push(batch));
+        const { task, unlink } = start({
+          output: (out) => this.#output(out),
+          trapped: (cause) => this.#settle(null, internalError(cause)),
+        });
+        this.#task = task;
+        this.#unlink = unlink;
       } catch (e) {
-        call = Promise.reject(e);
+        this.#settle(null, toBatonError(e));
       }
-      call.then(
-        (summary) => this.#settle({ type: "done", ...summary }, null),
-        (e) => this.#settle(null, toBatonError(e)),
-      );
     };
   }
 
@@ -160,17 +313,20 @@ class Stream {
     this.#failure = null;
     if (!this.#ended) {
       this.#ended = true;
-      this.#controller.abort(new BatonError({ kind: "cancelled", message: "the stream's consumer stopped reading" }));
       this.#unlink();
+      if (this.#task !== null) cancel(this.#task);
     }
     this.#wake();
     return Promise.resolve({ value, done: true });
   }
 
-  #push(batch) {
-    if (this.#closed) return;
-    for (const ev of batch) this.#queue.push(ev);
-    this.#wake();
+  #output(out) {
+    if (out.type === "deltas") {
+      if (this.#closed) return;
+      for (const ev of out.deltas) this.#queue.push(ev);
+      this.#wake();
+    } else if (out.type === "done") this.#settle({ type: "done", ...out.summary }, null);
+    else if (out.type === "failed") this.#settle(null, new BatonError(out.error));
   }
 
   #take() {

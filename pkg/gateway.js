@@ -17,16 +17,35 @@ const ALLOWED_HEADERS = "authorization, content-type, x-api-key, anthropic-versi
 const utf8 = new TextEncoder();
 
 export class Gateway {
-  #wasm;
+  #instance;
+  #runtime;
 
-  /** `wasm` is a validated WasmGateway (see createGateway in core.js). */
-  constructor(wasm) {
-    this.#wasm = wasm;
+  /**
+   * `instance()` returns the current validated WasmGateway; `runtime` is host.js's loop (see
+   * createGateway in core.js): every call into the wasm goes through it.
+   */
+  constructor(instance, runtime) {
+    this.#instance = instance;
+    this.#runtime = runtime;
+  }
+
+  /** Test only: the wasm traps at its next poll, as a bug would. */
+  [Symbol.for("llm-baton.test.trap")]() {
+    this.#runtime.armTrap();
   }
 
   /** The handler. An arrow property, so `Deno.serve(gateway.fetch)` works unbound. */
   fetch = async (request) => {
-    const wasm = this.#wasm;
+    const runtime = this.#runtime;
+    const instance = this.#instance;
+    // The wasm object's methods, each entered through the loop (a trap becomes kind "internal").
+    const wasm = {
+      corsOrigin: (origin) => runtime.enter(() => instance().corsOrigin(origin)),
+      refuse: (format, status, message) => runtime.enter(() => instance().refuse(format, status, message)),
+      authorized: (a, k) => runtime.enter(() => instance().authorized(a, k)),
+      models: () => runtime.enter(() => instance().models()),
+      maxBodyBytes: () => runtime.enter(() => instance().maxBodyBytes()),
+    };
     const url = new URL(request.url);
     const origin = wasm.corsOrigin(request.headers.get("origin") ?? undefined);
     const cors = origin ? { "access-control-allow-origin": origin, "access-control-expose-headers": EXPOSED_HEADERS, vary: "origin" } : {};
@@ -64,7 +83,7 @@ export class Gateway {
 
     const body = await readBody(request, wasm.maxBodyBytes());
     if (body.refused) return respond(wasm.refuse(format, body.refused, body.message), cors);
-    return serve(wasm, format, body.text, request, cors);
+    return serve(wasm, runtime, instance, format, body.text, request, cors);
   };
 }
 
@@ -72,18 +91,17 @@ export class Gateway {
  * Runs the call and resolves with the Response: an error or a whole answer when the driver
  * settles before committing, else a 200 stream as soon as the first delta is delivered.
  */
-function serve(wasm, format, text, request, cors) {
-  // Our own controller: the client's disconnect (request.signal) and a reader that stops
-  // reading (cancel below) both abort the upstream attempt at once.
-  const abort = new AbortController();
-  const stop = () => abort.abort();
-  const signal = request.signal;
-  if (signal?.aborted) stop();
-  else signal?.addEventListener("abort", stop, { once: true });
-
+function serve(wasm, runtime, instance, format, text, request, cors) {
   return new Promise((resolve) => {
     let controller;
     let committed = false;
+    let task = null;
+    // The client's disconnect (request.signal) and a reader that stops reading (cancel below)
+    // both cancel the call, which aborts the upstream attempt at once.
+    const stop = () => {
+      if (task !== null) runtime.cancel(task);
+    };
+    const signal = request.signal;
     const stream = new ReadableStream({
       start(c) {
         controller = c;
@@ -98,11 +116,7 @@ function serve(wasm, format, text, request, cors) {
         // The reader is gone (cancelled): the call is being aborted; nothing to deliver.
       }
     };
-    const commit = (headers) => {
-      committed = true;
-      resolve(new Response(stream, { status: 200, headers: { ...headers, ...cors } }));
-    };
-    const settle = (reply) => {
+    const finish = (reply) => {
       signal?.removeEventListener("abort", stop);
       if (!committed) return resolve(respond(reply, cors));
       write(reply.body);
@@ -114,17 +128,27 @@ function serve(wasm, format, text, request, cors) {
     };
     const broken = (e) => {
       signal?.removeEventListener("abort", stop);
-      const message = `llm-baton internal error: ${e instanceof Error ? e.message : String(e)}`;
-      if (committed) controller.error(new Error(message));
-      else resolve(respond(wasm.refuse(format, 500, message), cors));
+      if (committed) controller.error(e);
+      else resolve(respond(wasm.refuse(format, 500, e.message), cors));
     };
-    let pending;
+    const handler = {
+      output(out) {
+        if (out.type === "commit") {
+          committed = true;
+          resolve(new Response(stream, { status: 200, headers: { ...out.headers, ...cors } }));
+        } else if (out.type === "chunk") write(out.text);
+        else if (out.type === "reply") finish(out.reply);
+      },
+      trapped: (cause) => broken(runtime.internalError(cause)),
+    };
+    const deadline = request.headers.get("x-baton-deadline-ms") ?? undefined;
     try {
-      pending = wasm.call(format, text, request.headers.get("x-baton-deadline-ms") ?? undefined, abort.signal, commit, write);
+      task = runtime.spawn(() => instance().call(format, text, deadline), handler, runtime.internalError);
     } catch (e) {
-      pending = Promise.reject(e);
+      return broken(e);
     }
-    pending.then(settle, broken);
+    if (signal?.aborted) stop();
+    else signal?.addEventListener("abort", stop, { once: true });
   });
 }
 

@@ -5,7 +5,9 @@
 // nothing here does either.
 import wasmModule from "./wasm/llm_baton_bg.wasm";
 import { initSync } from "./wasm/llm_baton.js";
+import { attach } from "./host.js";
 
 initSync({ module: wasmModule });
+attach();
 
 export * from "./core.js";

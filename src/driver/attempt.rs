@@ -1,26 +1,25 @@
 //! One attempt over JavaScript's `fetch`: send, read the body, decode it, and report each step
 //! to the call loop as an [`AttemptSignal`].
 //!
-//! The attempt runs as its own task and talks through a channel, so the call loop can wait on
-//! it, a timer and the caller's signal at once without ever dropping a half-finished read. The
-//! loop owns the attempt's [`AbortGuard`]: when the engine says a limit expired, dropping the
-//! guard aborts the controller, the pending `fetch` or body read rejects, and the socket
-//! closes. The task's own view of that rejection is never consulted for the reason: the
-//! engine already knows it as a typed `Failure`.
+//! The attempt is a future of its own that the call loop polls beside its timer and the caller's
+//! cancel, talking through a channel, so the loop never drops a half-finished read. The bytes go
+//! straight to the core (`body`), which decodes and caps them. The loop owns the attempt's
+//! [`AbortGuard`](super::host::AbortGuard): when the engine says a limit expired, dropping the
+//! guard aborts the controller, the pending `fetch` or body read rejects, and the socket closes.
+//! The attempt's own view of that rejection is never consulted for the reason: the engine
+//! already knows it as a typed `Failure`.
 
 use futures::channel::mpsc::UnboundedSender;
 use js_sys::{Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
-use web_sys::{
-    AbortController, AbortSignal, ReadableStreamDefaultReader, ReadableStreamReadResult, RequestInit, Response,
-};
+use web_sys::{AbortSignal, ReadableStreamDefaultReader, ReadableStreamReadResult, RequestInit, Response};
 
+use super::host::Awaited;
+use crate::body::{StreamBody, WholeBody};
 use crate::chat::{Answer, Delta};
-use crate::format::{Format, HttpRequest, StreamDecoder};
+use crate::format::{Format, HttpRequest};
 use crate::outcome::Failure;
-use crate::sse::{SseItem, SseParser};
 
 #[wasm_bindgen]
 extern "C" {
@@ -41,28 +40,6 @@ pub enum AttemptSignal {
     /// A whole, non-streamed answer.
     Answer(Answer),
     Failed(Failure),
-}
-
-/// Owns an attempt's AbortController; aborts it when dropped, so no path leaves a request
-/// running upstream.
-pub struct AbortGuard {
-    controller: AbortController,
-}
-
-impl AbortGuard {
-    pub fn new() -> Result<AbortGuard, JsValue> {
-        Ok(AbortGuard { controller: AbortController::new()? })
-    }
-
-    pub fn signal(&self) -> AbortSignal {
-        self.controller.signal()
-    }
-}
-
-impl Drop for AbortGuard {
-    fn drop(&mut self) {
-        self.controller.abort();
-    }
 }
 
 /// Runs one attempt to its end, sending signals as it goes. Errors after the receiver is gone
@@ -96,84 +73,86 @@ async fn exchange(
     init.set_body(&JsValue::from_str(&request.body));
     init.set_signal(Some(signal));
     let promise = global_fetch(&request.url, &init).map_err(transport)?;
-    let response: Response = JsFuture::from(promise).await.map_err(transport)?.unchecked_into();
+    let response: Response = Awaited::new(&promise).await.map_err(transport)?.unchecked_into();
     let _ = tx.unbounded_send(AttemptSignal::Headers);
+    let mut body = Body::new(&response);
 
     let status = response.status();
     if !(200..300).contains(&status) {
-        let body = read_all(&response).await.unwrap_or_default();
+        // A broken error body still leaves the status: keep whatever was read.
+        let mut whole = WholeBody::error();
+        let _ = body.read_whole(&mut whole).await;
         let headers: Vec<(String, String)> = ["retry-after", "retry-after-ms", "x-should-retry"]
             .iter()
             .filter_map(|name| response.headers().get(name).ok().flatten().map(|v| (name.to_string(), v)))
             .collect();
-        let message = format.error_message(status, &body);
+        let message = format.error_message(status, whole.bytes());
         return Err(Failure::from_http(status, &headers, message, js_sys::Date::now() as u64));
     }
 
     if !stream {
-        let body = read_all(&response).await?;
-        let answer = format.decode_answer(&body)?;
+        let mut whole = WholeBody::answer();
+        body.read_whole(&mut whole).await?;
+        let answer = format.decode_answer(whole.bytes())?;
         let _ = tx.unbounded_send(AttemptSignal::Answer(answer));
         return Ok(());
     }
 
-    let body = response.body().ok_or_else(|| Failure::Protocol { message: "streamed answer has no body".into() })?;
-    let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
-    let mut parser = SseParser::new();
-    let mut decoder = format.stream_decoder();
-    let mut items = Vec::new();
+    let mut decoder = StreamBody::new(format);
     let mut deltas = Vec::new();
     loop {
-        let chunk: ReadableStreamReadResult = JsFuture::from(reader.read()).await.map_err(transport)?.unchecked_into();
-        let done = chunk.get_done().unwrap_or(false);
-        // Deltas decoded before a failure in the same read are sent first: the text the
-        // provider showed before its error must reach the engine (and commit the stream).
-        let outcome = decode(&chunk, done, &mut parser, &mut decoder, &mut items, &mut deltas);
+        let chunk = body.read().await?;
+        let outcome = match &chunk {
+            Some(bytes) => decoder.feed(bytes, &mut deltas),
+            None => decoder.finish(&mut deltas),
+        };
         let finished = deltas.iter().any(|d| matches!(d, Delta::Done { .. }));
+        // Deltas decoded before a failure in the same read go first: the text the provider
+        // showed before its error must reach the engine (and commit the stream).
         if !deltas.is_empty() {
             let _ = tx.unbounded_send(AttemptSignal::Deltas(std::mem::take(&mut deltas)));
         }
         outcome?;
-        if finished || done {
+        if finished || chunk.is_none() {
             return Ok(());
         }
     }
 }
 
-/// Feeds one read into the parser and decoder, appending the deltas it yields.
-fn decode(
-    chunk: &ReadableStreamReadResult,
-    done: bool,
-    parser: &mut SseParser,
-    decoder: &mut StreamDecoder,
-    items: &mut Vec<SseItem>,
-    deltas: &mut Vec<Delta>,
-) -> Result<(), Failure> {
-    let parsed =
-        if done { parser.finish(items) } else { parser.feed(&Uint8Array::new(&chunk.get_value()).to_vec(), items) };
-    for item in items.drain(..) {
-        if let SseItem::Event(event) = item {
-            decoder.on_event(&event, deltas)?;
-        }
-    }
-    parsed.map_err(protocol)?;
-    if done {
-        decoder.finish(deltas)?;
-    }
-    Ok(())
+/// A response body read one network chunk at a time.
+struct Body {
+    reader: Option<ReadableStreamDefaultReader>,
 }
 
-async fn read_all(response: &Response) -> Result<Vec<u8>, Failure> {
-    let buffer = JsFuture::from(response.array_buffer().map_err(transport)?).await.map_err(transport)?;
-    Ok(Uint8Array::new(&buffer).to_vec())
+impl Body {
+    fn new(response: &Response) -> Body {
+        Body { reader: response.body().map(|b| b.get_reader().unchecked_into()) }
+    }
+
+    /// The next chunk, or `None` at the end.
+    async fn read(&mut self) -> Result<Option<Vec<u8>>, Failure> {
+        let Some(reader) = &self.reader else { return Ok(None) };
+        let chunk: ReadableStreamReadResult = Awaited::new(&reader.read()).await.map_err(transport)?.unchecked_into();
+        if chunk.get_done().unwrap_or(false) {
+            return Ok(None);
+        }
+        Ok(Some(Uint8Array::new(&chunk.get_value()).to_vec()))
+    }
+
+    /// Reads into `whole` until the body ends or `whole` wants no more (the connection is closed
+    /// when the attempt's guard drops).
+    async fn read_whole(&mut self, whole: &mut WholeBody) -> Result<(), Failure> {
+        while let Some(chunk) = self.read().await? {
+            if !whole.feed(&chunk)? {
+                break;
+            }
+        }
+        Ok(())
+    }
 }
 
 fn transport(e: JsValue) -> Failure {
     Failure::Transport { message: js_error_message(&e) }
-}
-
-fn protocol(e: crate::sse::SseError) -> Failure {
-    Failure::Protocol { message: e.to_string() }
 }
 
 /// `error.message`, plus `error.cause.message` where the host puts the real reason (undici's

@@ -13,21 +13,16 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use js_sys::{Function, Promise};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
-use web_sys::AbortSignal;
 
-use super::{now, read_config, run_call, to_js, MathRandom};
-use crate::chat::Delta;
+use super::{host, now, read_config, run_call, to_js, CallOutput, MathRandom};
 use crate::config::Config;
 use crate::engine::{Baton, CallOptions};
 use crate::gateway::{
     answer_body, authorized, cors_origin, models_body, parse_deadline_header, parse_request, ClientFormat,
     GatewayError, Meta, StreamEncoder,
 };
-use crate::outcome::Failure;
-use crate::record::Event;
 
 /// What JS turns into a `Response`: `{ status, headers, body }`.
 #[derive(Serialize)]
@@ -109,55 +104,41 @@ impl WasmGateway {
         to_js(&Reply::error(client_format(format), &GatewayError::new(status, message), "", 0))
     }
 
-    /// Serves one request body in `format` ("openai" or "anthropic"). Resolves with the reply.
-    /// A stream that commits calls `on_commit(headers)` once, then `on_chunk(text)` per piece of
-    /// SSE; the reply's body is then the rest of the stream (its end, or an error event).
-    pub fn call(
-        &self,
-        format: &str,
-        body: String,
-        deadline: Option<String>,
-        signal: AbortSignal,
-        on_commit: Function,
-        on_chunk: Function,
-    ) -> Promise {
+    /// Serves one request body in `format` ("openai" or "anthropic") as a task (pkg/host.js
+    /// polls it). Its outputs: for a stream that commits, `{type: "commit", headers}` once, then
+    /// `{type: "chunk", text}` per piece of SSE; last, `{type: "reply", reply}`, whose body is the
+    /// whole answer or error, or after a commit the rest of the stream (its end, or an error
+    /// event).
+    pub fn call(&self, format: &str, body: String, deadline: Option<String>) -> u32 {
         let format = client_format(format);
-        let started = self.start(format, &body, deadline.as_deref());
-        let (call, client) = match started {
+        let (call, client) = match self.start(format, &body, deadline.as_deref()) {
             Ok(started) => started,
-            Err(e) => return Promise::resolve(&to_js(&Reply::error(format, &e, "", 0))),
+            Err(e) => {
+                let reply = Reply::error(format, &e, "", 0);
+                return host::spawn(async move { host::emit(to_js(&Output::Reply { reply: &reply })) });
+            }
         };
-        if signal.aborted() {
-            return Promise::resolve(&to_js(&Reply::error(
-                format,
-                &GatewayError::from_failure(&Failure::Cancelled),
-                "",
-                0,
-            )));
-        }
         let config = Arc::clone(&self.config);
-        wasm_bindgen_futures::future_to_promise(async move {
+        host::spawn(async move {
             let meta =
                 Meta { id: response_id(format), created: (js_sys::Date::now() / 1000.0) as u64, model: client.model };
             let reply = if client.stream {
-                serve_stream(
-                    call,
-                    &config,
-                    client.request,
-                    client.include_usage,
-                    format,
-                    meta,
-                    &signal,
-                    &on_commit,
-                    &on_chunk,
-                )
-                .await
+                serve_stream(call, &config, client.request, client.include_usage, format, meta).await
             } else {
-                serve_whole(call, &config, client.request, format, meta, &signal).await
+                serve_whole(call, &config, client.request, format, meta).await
             };
-            Ok(to_js(&reply))
+            host::emit(to_js(&Output::Reply { reply: &reply }));
         })
     }
+}
+
+/// What a gateway task hands pkg/gateway.js.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Output<'a> {
+    Commit { headers: &'a BTreeMap<&'static str, String> },
+    Chunk { text: &'a str },
+    Reply { reply: &'a Reply },
 }
 
 impl WasmGateway {
@@ -189,9 +170,8 @@ async fn serve_whole(
     request: crate::chat::ChatRequest,
     format: ClientFormat,
     mut meta: Meta,
-    signal: &AbortSignal,
 ) -> Reply {
-    match run_call(call, config, &request, Some(signal), false, &mut |_| {}, &mut |_| {}).await {
+    match run_call(call, config, &request, false, &mut |_| {}).await {
         Ok(done) => {
             let target = &config.targets[done.target];
             meta.model = done.answer.model.clone().unwrap_or_else(|| target.model.clone());
@@ -204,15 +184,6 @@ async fn serve_whole(
     }
 }
 
-/// The stream's state, shared by the event and delta callbacks.
-struct Streaming {
-    encoder: StreamEncoder,
-    committed: bool,
-    /// The latest attempt: (target name, its 1-based number in the call).
-    attempt: Option<(String, u32)>,
-}
-
-#[allow(clippy::too_many_arguments)]
 async fn serve_stream(
     call: crate::engine::Call,
     config: &Config,
@@ -220,56 +191,43 @@ async fn serve_stream(
     include_usage: bool,
     format: ClientFormat,
     meta: Meta,
-    signal: &AbortSignal,
-    on_commit: &Function,
-    on_chunk: &Function,
 ) -> Reply {
-    let state = RefCell::new(Streaming {
-        encoder: StreamEncoder::new(format, meta, include_usage),
-        committed: false,
-        attempt: None,
-    });
-    let mut on_event = |event: &Event| {
-        if let Event::Attempt { target, attempt } = event {
-            state.borrow_mut().attempt = Some((target.clone(), *attempt));
+    let mut encoder = StreamEncoder::new(format, meta, include_usage);
+    // The engine's commit is the gateway's: the status is 200 from the first delivered delta on.
+    let mut committed = false;
+    let outcome = run_call(call, config, &request, true, &mut |output| match output {
+        CallOutput::Event(_) => {}
+        CallOutput::Commit { attempt, target } => {
+            committed = true;
+            let target = &config.targets[target];
+            encoder.set_model(&target.model);
+            let head = Reply::new(200, SSE, &target.name, attempt.0 as usize, String::new());
+            host::emit(to_js(&Output::Commit { headers: &head.headers }));
         }
-    };
-    let mut on_deltas = |batch: &[Delta]| {
-        let mut s = state.borrow_mut();
-        if !s.committed {
-            // The first delta the engine delivers is its commit: the status is 200 from here on.
-            s.committed = true;
-            let (target, attempts) = s.attempt.clone().unwrap_or_default();
-            if let Some(t) = config.target_index(&target).map(|i| &config.targets[i]) {
-                s.encoder.set_model(&t.model);
+        CallOutput::Deltas(deltas) => {
+            let mut text = String::new();
+            for delta in deltas {
+                encoder.delta(delta, &mut text);
             }
-            let head = Reply::new(200, SSE, &target, attempts as usize, String::new());
-            let _ = on_commit.call1(&JsValue::NULL, &to_js(&head.headers));
+            host::emit(to_js(&Output::Chunk { text: &text }));
         }
-        let mut out = String::new();
-        for delta in batch {
-            s.encoder.delta(delta, &mut out);
-        }
-        drop(s);
-        let _ = on_chunk.call1(&JsValue::NULL, &JsValue::from_str(&out));
-    };
-    let outcome = run_call(call, config, &request, Some(signal), true, &mut on_event, &mut on_deltas).await;
-    let mut s = state.into_inner();
+    })
+    .await;
     let mut out = String::new();
     match outcome {
         Ok(done) => {
             let target = &config.targets[done.target];
-            if !s.committed {
-                s.encoder.set_model(&target.model);
+            if !committed {
+                encoder.set_model(&target.model);
             }
-            s.encoder.finish(&done.answer.finish_reason, done.answer.usage, &mut out);
+            encoder.finish(&done.answer.finish_reason, done.answer.usage, &mut out);
             Reply::new(200, SSE, &target.name, done.legs.len(), out)
         }
         Err(e) => {
             let error = GatewayError::from_failure(&e.failure);
             let target = e.target.as_deref().unwrap_or("");
-            if s.committed {
-                s.encoder.fail(&error, &mut out);
+            if committed {
+                encoder.fail(&error, &mut out);
                 Reply::new(200, SSE, target, e.legs.len(), out)
             } else {
                 Reply::error(format, &error, target, e.legs.len())

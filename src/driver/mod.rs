@@ -1,15 +1,17 @@
 //! The wasm32 driver: binds the core's decisions to JavaScript's `fetch`, timers, clock and
-//! AbortSignal, in Node, Deno, workerd and browsers alike.
+//! AbortController, in Node, Deno, workerd and browsers alike.
 //!
 //! It is deliberately thin. The engine decides everything (what to send, when a limit expires,
-//! whether to retry); the driver only performs it: one task per attempt ([`attempt`]), one
-//! timer armed for the engine's next wake-up, and the caller's signal. Every wake-up hands the
-//! engine the real `now`, so a timer that fires late (hidden tabs wake about once a second)
-//! still ends the attempt at its limit and never turns a late answer into an on-time success.
-//! Nothing runs at module load: workerd forbids timers and fetch at the top level.
+//! whether to retry, what the reader sees); the driver only performs it: one future per attempt
+//! ([`attempt`]), one timer armed for the engine's next wake-up, and the caller's cancel. Every
+//! wake-up hands the engine the real `now`, so a timer that fires late (hidden tabs wake about
+//! once a second) still ends the attempt at its limit and never turns a late answer into an
+//! on-time success. Each call is a task of the [`host`] loop, which pkg/host.js runs under one
+//! try/catch. Nothing runs at module load: workerd forbids timers and fetch at the top level.
 
 mod attempt;
 mod gateway;
+mod host;
 
 use std::cell::RefCell;
 use std::future::poll_fn;
@@ -17,21 +19,20 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::Poll;
 
-use futures::channel::{mpsc, oneshot};
+use futures::channel::mpsc;
 use futures::{FutureExt, StreamExt};
-use gloo_timers::future::TimeoutFuture;
-use js_sys::{Function, Promise, Reflect};
 use serde::Serialize;
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
-use web_sys::AbortSignal;
 
 use crate::backoff::RandomSource;
-use crate::chat::{Answer, ChatRequest, Delta, FinishReason, ToolCall, Usage};
+use crate::chat::{ChatRequest, Delta, FinishReason, ToolCall, Usage};
 use crate::config::{parse_deadline_option, Config, ConfigError, MAX_MS};
-use crate::engine::{Action, AttemptId, Baton, Call, CallError, CallOptions};
+use crate::engine::{Action, AttemptId, Baton, Call, CallError, CallOptions, Served};
+use crate::outcome::Failure;
 use crate::record::{Event, FailureInfo, Leg};
-use attempt::{AbortGuard, AttemptSignal};
+use attempt::AttemptSignal;
+use host::{AbortGuard, Sleep};
 
 #[wasm_bindgen]
 extern "C" {
@@ -72,101 +73,47 @@ impl WasmBaton {
         self.baton.borrow().config().route_names()
     }
 
-    /// One whole answer. Resolves to the completion summary; rejects with an error object.
-    pub fn complete(&self, route: String, request: JsValue, options: JsValue) -> Result<Promise, JsValue> {
-        self.begin(&route, &request, &options, None)
-    }
-
-    /// A streamed answer: `on_deltas` gets an array of the deltas each network read delivered,
-    /// as they arrive (one call per read, not per delta); the promise resolves with
-    /// the same summary as `complete`.
-    pub fn stream(
-        &self,
-        route: String,
-        request: JsValue,
-        options: JsValue,
-        on_deltas: Function,
-    ) -> Result<Promise, JsValue> {
-        self.begin(&route, &request, &options, Some(on_deltas))
-    }
-}
-
-impl WasmBaton {
-    fn begin(
-        &self,
-        route: &str,
-        request: &JsValue,
-        options: &JsValue,
-        on_delta: Option<Function>,
-    ) -> Result<Promise, JsValue> {
-        let options = CallSettings::read(options)?;
-        let request = read_request(request)?;
-        if options.signal.as_ref().is_some_and(AbortSignal::aborted) {
-            return Err(error_object(&CallError {
-                failure: crate::outcome::Failure::Cancelled,
-                target: None,
-                legs: vec![],
-            }));
-        }
-        let call_options = CallOptions { deadline_ms: options.deadline_ms, stream: on_delta.is_some() };
+    /// Starts a call and returns its task (pkg/host.js polls it). Its outputs, in order:
+    /// `{type: "event", event}`, for a stream `{type: "deltas", deltas}` (one per network read),
+    /// then `{type: "done", summary}` or `{type: "failed", error}`. Throws `{kind: "config"}`
+    /// for a bad route, request or deadline, before anything is sent.
+    pub fn start(&self, route: String, request: JsValue, deadline_ms: JsValue, stream: bool) -> Result<u32, JsValue> {
+        let deadline_ms = read_deadline(&deadline_ms)?;
+        let request = read_request(&request)?;
+        let call_options = CallOptions { deadline_ms, stream };
         let call =
-            self.baton.borrow_mut().start(route, call_options, now(), Box::new(MathRandom)).map_err(config_error)?;
+            self.baton.borrow_mut().start(&route, call_options, now(), Box::new(MathRandom)).map_err(config_error)?;
         let config = self.baton.borrow().shared_config();
-        Ok(wasm_bindgen_futures::future_to_promise(drive(call, config, request, options, on_delta)))
+        Ok(host::spawn(drive(call, config, request, stream)))
     }
 }
 
-/// A call's JS-side options: `{ deadlineMs?, signal?, onEvent? }`.
-struct CallSettings {
-    deadline_ms: Option<u64>,
-    signal: Option<AbortSignal>,
-    on_event: Option<Function>,
-}
-
-impl CallSettings {
-    fn read(options: &JsValue) -> Result<CallSettings, JsValue> {
-        if options.is_undefined() || options.is_null() {
-            return Ok(CallSettings { deadline_ms: None, signal: None, on_event: None });
-        }
-        if !options.is_object() {
-            return Err(config_error(ConfigError::new("options", "must be an object such as { deadlineMs: 10000 }")));
-        }
-        for key in js_sys::Object::keys(options.unchecked_ref::<js_sys::Object>()).iter() {
-            let key = key.as_string().unwrap_or_default();
-            if !["deadlineMs", "signal", "onEvent"].contains(&key.as_str()) {
-                return Err(config_error(ConfigError::new(
-                    format!("options.{key}"),
-                    "is not a known option; known options: deadlineMs, signal, onEvent",
-                )));
-            }
-        }
-        let get = |k: &str| Reflect::get(options, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
-        let deadline = get("deadlineMs");
-        let deadline_ms = if deadline.is_undefined() || deadline.is_null() {
-            None
-        } else {
-            let value: serde_json::Value =
-                serde_json::from_str(&json_text(&deadline, "options.deadlineMs")?).unwrap_or_default();
-            parse_deadline_option(Some(&value)).map_err(config_error)?
-        };
-        let signal = match get("signal") {
-            v if v.is_undefined() || v.is_null() => None,
-            v => Some(v.dyn_into::<AbortSignal>().map_err(|_| {
-                config_error(ConfigError::new(
-                    "options.signal",
-                    "must be an AbortSignal (from new AbortController().signal)",
-                ))
-            })?),
-        };
-        let on_event = match get("onEvent") {
-            v if v.is_undefined() || v.is_null() => None,
-            v => Some(
-                v.dyn_into::<Function>()
-                    .map_err(|_| config_error(ConfigError::new("options.onEvent", "must be a function")))?,
-            ),
-        };
-        Ok(CallSettings { deadline_ms, signal, on_event })
+/// A call's `deadlineMs` option. NaN and the infinities are refused, never read as "omitted".
+fn read_deadline(value: &JsValue) -> Result<Option<u64>, JsValue> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
     }
+    let read = match value.as_f64() {
+        Some(n) if n.is_finite() => serde_json::Number::from_f64(n).map(Value::Number).unwrap_or_default(),
+        Some(n) => {
+            let shown = if n.is_nan() {
+                "NaN"
+            } else if n > 0.0 {
+                "Infinity"
+            } else {
+                "-Infinity"
+            };
+            return Err(config_error(ConfigError::new(
+                "options.deadlineMs",
+                format!("must be a finite, positive number of milliseconds (got {shown}); omit it to use the config's deadlineMs"),
+            )));
+        }
+        None => value
+            .as_string()
+            .map(Value::String)
+            .unwrap_or_else(|| Value::String(format!("a {}", value.js_typeof().as_string().unwrap_or_default()))),
+    };
+    parse_deadline_option(Some(&read)).map_err(config_error)
 }
 
 /// Validates a JS config document into a Baton; throws `{kind: "config", path, message}`.
@@ -200,17 +147,21 @@ fn config_error(e: ConfigError) -> JsValue {
     to_js(&View { kind: "config", path: &e.path, message: &e.message })
 }
 
-fn error_object(e: &CallError) -> JsValue {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct View<'a> {
-        #[serde(flatten)]
-        cause: FailureInfo,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        target: Option<&'a str>,
-        legs: &'a [Leg],
+/// A failed call as pkg/core.js builds its BatonError: `{kind, message, …, target?, legs}`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ErrorView<'a> {
+    #[serde(flatten)]
+    cause: FailureInfo,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    target: Option<&'a str>,
+    legs: &'a [Leg],
+}
+
+impl<'a> ErrorView<'a> {
+    fn of(e: &'a CallError) -> ErrorView<'a> {
+        ErrorView { cause: FailureInfo(e.failure.clone()), target: e.target.as_deref(), legs: &e.legs }
     }
-    to_js(&View { cause: FailureInfo(e.failure.clone()), target: e.target.as_deref(), legs: &e.legs })
 }
 
 /// The successful summary: `{ text, reasoning?, toolCalls?, target, model, finishReason, usage, legs }`.
@@ -229,9 +180,63 @@ struct Completion<'a> {
     legs: &'a [Leg],
 }
 
-/// The attempt in flight: its id, its signals, and the guard whose drop aborts it.
+/// What a `Baton` call task hands pkg/core.js.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Output<'a> {
+    Event { event: &'a Event },
+    Deltas { deltas: &'a [Delta] },
+    Done { summary: Completion<'a> },
+    Failed { error: ErrorView<'a> },
+}
+
+/// Runs one call for the JS API, emitting its events, deltas and outcome as task outputs.
+async fn drive(call: Call, config: Arc<Config>, request: ChatRequest, stream: bool) {
+    let outcome = run_call(call, &config, &request, stream, &mut |output| match output {
+        CallOutput::Event(event) => host::emit(to_js(&Output::Event { event })),
+        CallOutput::Deltas(deltas) => host::emit(to_js(&Output::Deltas { deltas })),
+        CallOutput::Commit { .. } => {}
+    })
+    .await;
+    let output = match &outcome {
+        Ok(served) => {
+            let target = &config.targets[served.target];
+            let answer = &served.answer;
+            Output::Done {
+                summary: Completion {
+                    text: &answer.text,
+                    reasoning: &answer.reasoning,
+                    tool_calls: &answer.tool_calls,
+                    target: &target.name,
+                    model: answer.model.as_deref().unwrap_or(&target.model),
+                    finish_reason: &answer.finish_reason,
+                    usage: answer.usage,
+                    legs: &served.legs,
+                },
+            }
+        }
+        Err(e) => Output::Failed { error: ErrorView::of(e) },
+    };
+    host::emit(to_js(&output));
+}
+
+/// What a call shows while it runs.
+pub(crate) enum CallOutput<'a> {
+    Event(&'a Event),
+    /// A stream committed to an attempt of `target`: its first deltas follow.
+    Commit {
+        attempt: AttemptId,
+        target: usize,
+    },
+    /// Deltas for the reader, as the engine let them through (tool calls at dense positions).
+    Deltas(&'a [Delta]),
+}
+
+/// The attempt in flight: its id, its future, its signals, and the guard whose drop aborts it.
 struct InFlight {
     id: AttemptId,
+    /// `None` once the attempt's future has finished (its last signals may still be queued).
+    work: Option<host::TaskFuture>,
     signals: mpsc::UnboundedReceiver<AttemptSignal>,
     _guard: AbortGuard,
 }
@@ -243,94 +248,16 @@ enum Wake {
     Cancelled,
 }
 
-/// Removes the abort listener from the caller's signal when the call ends.
-struct SignalListener {
-    signal: AbortSignal,
-    closure: Closure<dyn FnMut()>,
-}
-
-impl Drop for SignalListener {
-    fn drop(&mut self) {
-        let _ = self.signal.remove_event_listener_with_callback("abort", self.closure.as_ref().unchecked_ref());
-    }
-}
-
-/// Runs one call for the JS API: events and deltas go to the caller's functions, the outcome
-/// becomes the completion summary or the error object.
-async fn drive(
-    call: Call,
-    config: Arc<Config>,
-    request: ChatRequest,
-    settings: CallSettings,
-    on_delta: Option<Function>,
-) -> Result<JsValue, JsValue> {
-    let on_event = settings.on_event;
-    let mut events = |event: &Event| {
-        if let Some(f) = &on_event {
-            let _ = f.call1(&JsValue::NULL, &to_js(event));
-        }
-    };
-    let mut deltas = |batch: &[Delta]| {
-        if let Some(sink) = &on_delta {
-            let _ = sink.call1(&JsValue::NULL, &to_js(&batch));
-        }
-    };
-    let stream = on_delta.is_some();
-    let finished = run_call(call, &config, &request, settings.signal.as_ref(), stream, &mut events, &mut deltas)
-        .await
-        .map_err(|e| error_object(&e))?;
-    let target = &config.targets[finished.target];
-    let answer = &finished.answer;
-    let summary = Completion {
-        text: &answer.text,
-        reasoning: &answer.reasoning,
-        tool_calls: &answer.tool_calls,
-        target: &target.name,
-        model: answer.model.as_deref().unwrap_or(&target.model),
-        finish_reason: &answer.finish_reason,
-        usage: answer.usage,
-        legs: &finished.legs,
-    };
-    Ok(to_js(&summary))
-}
-
-/// A call that succeeded: the whole answer (assembled from the deltas for a stream), the target
-/// that served it and every attempt.
-pub(crate) struct Finished {
-    pub answer: Answer,
-    pub target: usize,
-    pub legs: Vec<Leg>,
-}
-
-/// Runs one call to its end: performs the engine's actions and feeds it what happens. Streams
-/// hand the deltas each read delivered to `on_deltas` (only deltas the engine let through: none before the
-/// attempt's first visible content, none from an attempt it abandoned).
+/// Runs one call to its end: performs the engine's actions and feeds it what happens.
 pub(crate) async fn run_call(
     mut call: Call,
     config: &Config,
     request: &ChatRequest,
-    signal: Option<&AbortSignal>,
     stream: bool,
-    on_event: &mut dyn FnMut(&Event),
-    on_deltas: &mut dyn FnMut(&[Delta]),
-) -> Result<Finished, CallError> {
-    let (cancel_tx, cancel_rx) = oneshot::channel::<()>();
-    // Without a signal nothing can cancel; a dropped sender must not read as a cancellation.
-    let mut cancelled = signal.is_some().then_some(cancel_rx);
-    let _listener = signal.map(|signal| {
-        let mut cancel_tx = Some(cancel_tx);
-        let closure = Closure::<dyn FnMut()>::new(move || {
-            if let Some(tx) = cancel_tx.take() {
-                let _ = tx.send(());
-            }
-        });
-        let _ = signal.add_event_listener_with_callback("abort", closure.as_ref().unchecked_ref());
-        SignalListener { signal: signal.clone(), closure }
-    });
+    on_output: &mut dyn FnMut(CallOutput<'_>),
+) -> Result<Served, CallError> {
     let mut in_flight: Option<InFlight> = None;
-    let mut timer: Option<(u64, TimeoutFuture)> = None;
-    let mut shown = Shown::default();
-    let mut answer: Option<Answer> = None;
+    let mut timer: Option<(u64, Sleep)> = None;
 
     loop {
         while let Some(action) = call.poll() {
@@ -338,41 +265,40 @@ pub(crate) async fn run_call(
                 Action::Send { attempt, target } => {
                     let t = &config.targets[target];
                     let http = t.format.build_request(t, request, stream);
-                    let guard = AbortGuard::new().map_err(transport_error)?;
-                    shown.held.clear();
+                    let guard = AbortGuard::new();
                     let (tx, rx) = mpsc::unbounded();
-                    wasm_bindgen_futures::spawn_local(attempt::run(http, guard.signal(), t.format, stream, tx));
-                    in_flight = Some(InFlight { id: attempt, signals: rx, _guard: guard });
+                    let work = Box::pin(attempt::run(http, guard.signal(), t.format, stream, tx));
+                    in_flight = Some(InFlight { id: attempt, work: Some(work), signals: rx, _guard: guard });
                 }
                 Action::Abort { attempt, .. } => {
                     if in_flight.as_ref().is_some_and(|f| f.id == attempt) {
                         in_flight = None;
                     }
                 }
-                Action::Event(event) => on_event(&event),
-                Action::Finish(Ok(served)) => {
-                    let answer = answer.take().unwrap_or_else(|| shown.into_answer());
-                    return Ok(Finished { answer, target: served.target, legs: served.legs });
-                }
-                Action::Finish(Err(e)) => return Err(e),
+                Action::Event(event) => on_output(CallOutput::Event(&event)),
+                Action::Commit { attempt, target } => on_output(CallOutput::Commit { attempt, target }),
+                Action::Deliver(deltas) => on_output(CallOutput::Deltas(&deltas)),
+                Action::Finish(outcome) => return outcome,
             }
         }
 
         // Arm the timer for the engine's next wake-up; keep an armed one that is not later.
         match call.poll_timeout() {
             Some(at) if timer.as_ref().is_none_or(|(armed, _)| *armed > at) => {
-                let delay = at.saturating_sub(now()).min(MAX_MS) as u32;
-                timer = Some((at, TimeoutFuture::new(delay)));
+                timer = Some((at, Sleep::new(at.saturating_sub(now()).min(MAX_MS))));
             }
             None => timer = None,
             _ => {}
         }
 
         let wake = poll_fn(|cx| {
-            if cancelled.as_mut().is_some_and(|c| c.poll_unpin(cx).is_ready()) {
+            if host::cancelled() {
                 return Poll::Ready(Wake::Cancelled);
             }
             if let Some(f) = in_flight.as_mut() {
+                if f.work.as_mut().is_some_and(|w| w.poll_unpin(cx).is_ready()) {
+                    f.work = None;
+                }
                 if let Poll::Ready(signal) = f.signals.poll_next_unpin(cx) {
                     return Poll::Ready(Wake::Signal(f.id, signal));
                 }
@@ -395,104 +321,15 @@ pub(crate) async fn run_call(
             }
             Wake::Signal(id, signal) => match signal {
                 Some(AttemptSignal::Headers) => call.on_headers(id, now),
-                Some(AttemptSignal::Answer(a)) => {
-                    answer = Some(a);
-                    call.on_success(id, now);
-                }
-                Some(AttemptSignal::Deltas(batch)) => {
-                    let mut shown_now = Vec::new();
-                    for delta in batch {
-                        match delta {
-                            Delta::Done { finish_reason, usage } => {
-                                shown.finish = Some((finish_reason, usage));
-                                call.on_success(id, now);
-                                break;
-                            }
-                            d if d.is_visible() => {
-                                if !call.on_content(id, now) {
-                                    break;
-                                }
-                                shown.deliver(d, &mut shown_now);
-                            }
-                            d => shown.hold(d),
-                        }
-                    }
-                    if !shown_now.is_empty() {
-                        on_deltas(&shown_now);
-                    }
-                }
+                Some(AttemptSignal::Deltas(batch)) => call.on_deltas(id, now, batch),
+                Some(AttemptSignal::Answer(answer)) => call.on_answer(id, now, answer),
                 Some(AttemptSignal::Failed(failure)) => call.on_failure(id, now, failure),
                 None => {
                     in_flight = None;
-                    let failure =
-                        crate::outcome::Failure::Transport { message: "attempt ended without an answer".into() };
+                    let failure = Failure::Transport { message: "attempt ended without an answer".into() };
                     call.on_failure(id, now, failure);
                 }
             },
-        }
-    }
-}
-
-fn transport_error(e: JsValue) -> CallError {
-    let failure = crate::outcome::Failure::Transport { message: attempt::js_error_message(&e) };
-    CallError { failure, target: None, legs: vec![] }
-}
-
-/// What a stream has shown the caller, to build the final summary; and deltas held back
-/// until the attempt shows visible content (a tool call's opening name, for one).
-#[derive(Default)]
-struct Shown {
-    text: String,
-    reasoning: String,
-    tool_calls: Vec<ToolCall>,
-    held: Vec<Delta>,
-    finish: Option<(FinishReason, Usage)>,
-}
-
-impl Shown {
-    fn hold(&mut self, delta: Delta) {
-        self.held.push(delta);
-    }
-
-    /// Records `delta` (after any held ones) as shown, appending them to `out` for the caller.
-    fn deliver(&mut self, delta: Delta, out: &mut Vec<Delta>) {
-        let held = std::mem::take(&mut self.held);
-        for d in held.into_iter().chain(std::iter::once(delta)) {
-            match &d {
-                Delta::Text { text } => self.text.push_str(text),
-                Delta::Reasoning { text } => self.reasoning.push_str(text),
-                Delta::ToolCall { index, id, name, arguments } => {
-                    let i = *index as usize;
-                    if self.tool_calls.len() <= i {
-                        self.tool_calls.resize(
-                            i + 1,
-                            ToolCall { id: String::new(), name: String::new(), arguments: String::new() },
-                        );
-                    }
-                    let call = &mut self.tool_calls[i];
-                    if let Some(id) = id {
-                        call.id.clone_from(id);
-                    }
-                    if let Some(name) = name {
-                        call.name.clone_from(name);
-                    }
-                    call.arguments.push_str(arguments);
-                }
-                Delta::Done { .. } => {}
-            }
-            out.push(d);
-        }
-    }
-
-    fn into_answer(self) -> Answer {
-        let (finish_reason, usage) = self.finish.unwrap_or((FinishReason::Stop, Usage::default()));
-        Answer {
-            text: self.text,
-            reasoning: self.reasoning,
-            tool_calls: self.tool_calls,
-            finish_reason,
-            usage,
-            model: None,
         }
     }
 }

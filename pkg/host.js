@@ -1,0 +1,155 @@
+// The wasm's event loop: every entry into the wasm goes through this file, under one try/catch.
+//
+// A call is a task of the wasm (src/driver/host.rs). This loop polls it when something it waits
+// on happened (a promise settled, a timer fired, the caller cancelled) and hands its outputs
+// (events, deltas, the outcome) to the caller's code after the wasm has returned. The wasm holds
+// no JS callback and JS holds no wasm closure, so if the wasm ever traps (a bug), the trap is
+// caught right here: every call of the instance settles with BatonError kind "internal", every
+// AbortController it made is aborted (the sockets close), and the instance is replaced, so the
+// next call works on the same Baton and gateway objects without a restart.
+
+import * as wasm from "./wasm/llm_baton.js";
+
+/** Bumped each time the instance is replaced; objects built on an older one rebuild. */
+let generation = 0;
+/** Why the instance could not be replaced after a trap, if it could not. */
+let broken = null;
+/** task id -> { output(value), trapped(error) } for each running task. */
+const tasks = new Map();
+/** Tasks with a poll already queued. */
+const queued = new Set();
+/** The AbortControllers of this instance's attempts that are still open. */
+let controllers = new Set();
+
+const services = {
+  schedule(task) {
+    if (queued.has(task)) return;
+    queued.add(task);
+    const gen = generation;
+    queueMicrotask(() => {
+      queued.delete(task);
+      if (gen === generation) run(task);
+    });
+  },
+  watch(promise, slot) {
+    const gen = generation;
+    promise.then(
+      (value) => settle(gen, slot, true, value),
+      (error) => settle(gen, slot, false, error),
+    );
+  },
+  setTimer(ms, slot) {
+    const gen = generation;
+    return setTimeout(() => settle(gen, slot, true, undefined), ms);
+  },
+  clearTimer(handle) {
+    clearTimeout(handle);
+  },
+  controller() {
+    const controller = new AbortController();
+    controllers.add(controller);
+    return controller;
+  },
+  abort(controller) {
+    controllers.delete(controller);
+    controller.abort();
+  },
+};
+
+/** Called by each runtime entry once the wasm is instantiated. */
+export function attach() {
+  wasm.setHost(services);
+}
+
+/** The current instance's generation: a wasm object made under another one is stale. */
+export function currentGeneration() {
+  return generation;
+}
+
+/**
+ * Runs `make()` (a wasm constructor or method) and returns its result. A thrown driver error
+ * object `{kind, message, …}` passes through; anything else is a trap: the instance is
+ * replaced and the thrown value becomes `internal(error)`.
+ */
+export function enter(make, internal) {
+  if (broken) throw internal(broken);
+  try {
+    return make();
+  } catch (e) {
+    if (isDriverError(e)) throw e;
+    recover(e);
+    throw internal(e);
+  }
+}
+
+/**
+ * Starts a task made by `start()` (which returns its id, or throws like `enter`). `handler`
+ * gets `output(value)` for each output and `trapped(cause)` if the instance traps first.
+ * Returns the task's id, for `cancel`.
+ */
+export function spawn(start, handler, internal) {
+  const task = enter(start, internal);
+  tasks.set(task, handler);
+  run(task);
+  return task;
+}
+
+/** The caller cancelled `task`: the wasm aborts its attempt and ends it as cancelled. */
+export function cancel(task) {
+  if (!tasks.has(task)) return;
+  if (guarded(() => wasm.cancelTask(task))) run(task);
+}
+
+function settle(gen, slot, ok, value) {
+  if (gen !== generation) return;
+  const task = guarded(() => wasm.settleSlot(slot, ok, value));
+  if (task !== undefined) run(task);
+}
+
+function run(task) {
+  const handler = tasks.get(task);
+  if (!handler) return;
+  const outputs = guarded(() => wasm.pollTask(task));
+  if (outputs === undefined) return;
+  for (const output of outputs) {
+    if (output.type === "done" || output.type === "failed" || output.type === "reply") tasks.delete(task);
+    handler.output(output);
+  }
+}
+
+/** Runs a call into the wasm where nothing may throw: a throw is a trap, and recovered from. */
+function guarded(call) {
+  try {
+    return call();
+  } catch (e) {
+    recover(e);
+    return undefined;
+  }
+}
+
+function isDriverError(e) {
+  return e !== null && typeof e === "object" && !(e instanceof Error) && typeof e.kind === "string";
+}
+
+/** The instance trapped: end everything it was doing, then replace it. */
+function recover(cause) {
+  generation += 1;
+  const affected = [...tasks.values()];
+  tasks.clear();
+  queued.clear();
+  const open = controllers;
+  controllers = new Set();
+  for (const controller of open) controller.abort();
+  try {
+    wasm.__wbg_reset_state();
+    attach();
+  } catch (e) {
+    broken = e;
+  }
+  for (const handler of affected) handler.trapped(cause);
+}
+
+/** Test only: the next poll of any task traps, as a bug in the wasm would. */
+export function armTrap() {
+  wasm.armTrap();
+}

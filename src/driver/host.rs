@@ -1,0 +1,288 @@
+//! The driver's event loop, run from JavaScript (pkg/host.js), and the few host services a call
+//! waits on: a promise, a timer, the caller's cancel, and an AbortController.
+//!
+//! Why not wasm-bindgen-futures and gloo-timers: they hand the JS engine wasm closures (promise
+//! reactions, timer callbacks, a microtask that polls every task), and those run the wasm from
+//! no JavaScript call site. If the wasm ever traps there (a bug), the RuntimeError escapes from a
+//! microtask: no caller can catch it, Node exits, and the call never settles. Here the wasm is
+//! entered only through the functions below, each called by pkg/host.js under one try/catch:
+//! `pollTask` runs a task, `settleSlot` hands it what a promise or timer produced, `cancelTask`
+//! stops it. A trap there is caught, every call of the instance settles as an internal error,
+//! its AbortControllers are aborted, and the instance is replaced. JavaScript holds no wasm
+//! closure, so nothing of a trapped instance can run again.
+//!
+//! A task's outputs (events, deltas, the result) are queued and returned by `pollTask`, so the
+//! caller's callbacks run after the wasm has returned, never inside it.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+
+use js_sys::{Array, Promise};
+use wasm_bindgen::prelude::*;
+use web_sys::{AbortController, AbortSignal};
+
+#[wasm_bindgen]
+extern "C" {
+    /// The services pkg/host.js provides (see there).
+    pub type Host;
+
+    /// Poll `task` soon (from a fresh microtask, never from inside the wasm).
+    #[wasm_bindgen(method)]
+    fn schedule(this: &Host, task: u32);
+
+    /// When `promise` settles, call `settleSlot(slot, ok, value)`.
+    #[wasm_bindgen(method)]
+    fn watch(this: &Host, promise: &Promise, slot: u32);
+
+    /// After `ms`, call `settleSlot(slot, true, undefined)`. Returns the timer's handle.
+    #[wasm_bindgen(method, js_name = setTimer)]
+    fn set_timer(this: &Host, ms: f64, slot: u32) -> JsValue;
+
+    #[wasm_bindgen(method, js_name = clearTimer)]
+    fn clear_timer(this: &Host, handle: &JsValue);
+
+    /// A new AbortController that the host aborts itself if this instance traps.
+    #[wasm_bindgen(method)]
+    fn controller(this: &Host) -> AbortController;
+
+    #[wasm_bindgen(method)]
+    fn abort(this: &Host, controller: &AbortController);
+}
+
+/// A task's work: one call, from start to its `done` output.
+pub type TaskFuture = Pin<Box<dyn Future<Output = ()>>>;
+
+struct Task {
+    /// Out while the task is being polled.
+    future: Option<TaskFuture>,
+    outputs: Vec<JsValue>,
+    cancelled: bool,
+}
+
+/// What a promise or timer delivered, waiting for its task to take it.
+struct Slot {
+    task: u32,
+    value: Option<Result<JsValue, JsValue>>,
+}
+
+#[derive(Default)]
+struct Loop {
+    tasks: HashMap<u32, Task>,
+    next_task: u32,
+    slots: HashMap<u32, Slot>,
+    next_slot: u32,
+}
+
+thread_local! {
+    static HOST: RefCell<Option<Host>> = const { RefCell::new(None) };
+    static LOOP: RefCell<Loop> = RefCell::new(Loop::default());
+    /// The task being polled: futures it creates register their slots under it.
+    static CURRENT: Cell<u32> = const { Cell::new(0) };
+    static TRAP_ARMED: Cell<bool> = const { Cell::new(false) };
+}
+
+fn host<R>(f: impl FnOnce(&Host) -> R) -> R {
+    HOST.with(|h| f(h.borrow().as_ref().expect("pkg/host.js calls setHost before any task")))
+}
+
+fn with_loop<R>(f: impl FnOnce(&mut Loop) -> R) -> R {
+    LOOP.with(|l| f(&mut l.borrow_mut()))
+}
+
+/// Installs the host's services; pkg/host.js calls it once per instance, before anything else.
+#[wasm_bindgen(js_name = setHost)]
+pub fn set_host(host: Host) {
+    HOST.with(|h| *h.borrow_mut() = Some(host));
+}
+
+/// Registers a task; the host starts it with `pollTask(id)`.
+pub fn spawn(future: impl Future<Output = ()> + 'static) -> u32 {
+    with_loop(|l| {
+        l.next_task = l.next_task.wrapping_add(1).max(1);
+        let id = l.next_task;
+        l.tasks.insert(id, Task { future: Some(Box::pin(future)), outputs: Vec::new(), cancelled: false });
+        id
+    })
+}
+
+/// Queues an output of the task being polled.
+pub fn emit(output: JsValue) {
+    let id = CURRENT.get();
+    with_loop(|l| {
+        if let Some(t) = l.tasks.get_mut(&id) {
+            t.outputs.push(output);
+        }
+    });
+}
+
+/// Runs task `id` until it waits; returns its outputs since the last poll (the last one is its
+/// `done` output when it finished). An unknown task (finished, or never spawned) has none.
+#[wasm_bindgen(js_name = pollTask)]
+pub fn poll_task(id: u32) -> Array {
+    if TRAP_ARMED.replace(false) {
+        // The test-only trap (see `armTrap`): exactly what a panic does under panic = "abort".
+        core::arch::wasm32::unreachable();
+    }
+    let Some(mut future) = with_loop(|l| l.tasks.get_mut(&id).and_then(|t| t.future.take())) else {
+        return Array::new();
+    };
+    let outer = CURRENT.replace(id);
+    let waker = Waker::from(Arc::new(TaskWaker(id)));
+    let finished = future.as_mut().poll(&mut Context::from_waker(&waker)).is_ready();
+    CURRENT.set(outer);
+    let outputs = with_loop(|l| {
+        if finished {
+            l.slots.retain(|_, s| s.task != id);
+            l.tasks.remove(&id).map(|t| t.outputs).unwrap_or_default()
+        } else {
+            l.tasks
+                .get_mut(&id)
+                .map(|t| {
+                    t.future = Some(future);
+                    std::mem::take(&mut t.outputs)
+                })
+                .unwrap_or_default()
+        }
+    });
+    outputs.into_iter().collect()
+}
+
+/// A promise or timer the host watched has settled. Returns the task to poll now, if it still
+/// waits for this slot.
+#[wasm_bindgen(js_name = settleSlot)]
+pub fn settle_slot(slot: u32, ok: bool, value: JsValue) -> Option<u32> {
+    with_loop(|l| {
+        let s = l.slots.get_mut(&slot)?;
+        s.value = Some(if ok { Ok(value) } else { Err(value) });
+        Some(s.task)
+    })
+}
+
+/// The caller cancelled task `id`. Returns whether it is still running (then poll it).
+#[wasm_bindgen(js_name = cancelTask)]
+pub fn cancel_task(id: u32) -> bool {
+    with_loop(|l| l.tasks.get_mut(&id).map(|t| t.cancelled = true).is_some())
+}
+
+/// Test only: the next `pollTask` traps, as a bug would. Proves that a trap settles every call
+/// of the instance and that the next call works (tests/e2e/hostile.mjs).
+#[wasm_bindgen(js_name = armTrap)]
+pub fn arm_trap() {
+    TRAP_ARMED.set(true);
+}
+
+/// Whether the caller cancelled the task being polled.
+pub fn cancelled() -> bool {
+    let id = CURRENT.get();
+    with_loop(|l| l.tasks.get(&id).is_some_and(|t| t.cancelled))
+}
+
+/// Wakes a task by asking the host to poll it.
+struct TaskWaker(u32);
+
+impl Wake for TaskWaker {
+    fn wake(self: Arc<Self>) {
+        host(|h| h.schedule(self.0));
+    }
+}
+
+fn new_slot() -> u32 {
+    let task = CURRENT.get();
+    with_loop(|l| {
+        l.next_slot = l.next_slot.wrapping_add(1).max(1);
+        let id = l.next_slot;
+        l.slots.insert(id, Slot { task, value: None });
+        id
+    })
+}
+
+fn take_slot(slot: u32) -> Option<Result<JsValue, JsValue>> {
+    with_loop(|l| l.slots.get_mut(&slot).and_then(|s| s.value.take()))
+}
+
+fn free_slot(slot: u32) {
+    with_loop(|l| l.slots.remove(&slot));
+}
+
+/// A JS promise, awaited through the host.
+pub struct Awaited {
+    slot: u32,
+}
+
+impl Awaited {
+    pub fn new(promise: &Promise) -> Awaited {
+        let slot = new_slot();
+        host(|h| h.watch(promise, slot));
+        Awaited { slot }
+    }
+}
+
+impl Future for Awaited {
+    type Output = Result<JsValue, JsValue>;
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
+        take_slot(self.slot).map_or(Poll::Pending, Poll::Ready)
+    }
+}
+
+impl Drop for Awaited {
+    fn drop(&mut self) {
+        free_slot(self.slot);
+    }
+}
+
+/// A host timer; dropping it clears the timer, so nothing keeps the host alive for a call that
+/// has ended.
+pub struct Sleep {
+    slot: u32,
+    handle: JsValue,
+}
+
+impl Sleep {
+    pub fn new(ms: u64) -> Sleep {
+        let slot = new_slot();
+        let handle = host(|h| h.set_timer(ms as f64, slot));
+        Sleep { slot, handle }
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        take_slot(self.slot).map_or(Poll::Pending, |_| Poll::Ready(()))
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        host(|h| h.clear_timer(&self.handle));
+        free_slot(self.slot);
+    }
+}
+
+/// Owns an attempt's AbortController (made by the host, which knows every live one); aborts it
+/// when dropped, so no path leaves a request running upstream.
+pub struct AbortGuard {
+    controller: AbortController,
+}
+
+impl AbortGuard {
+    pub fn new() -> AbortGuard {
+        AbortGuard { controller: host(|h| h.controller()) }
+    }
+
+    pub fn signal(&self) -> AbortSignal {
+        self.controller.signal()
+    }
+}
+
+impl Drop for AbortGuard {
+    fn drop(&mut self) {
+        host(|h| h.abort(&self.controller));
+    }
+}

@@ -202,7 +202,11 @@ export interface CallOptions {
   deadlineMs?: number;
   /** Aborting it cancels the call at once (BatonError kind "cancelled"). */
   signal?: AbortSignal;
-  onEvent?: (event: CallEvent) => void;
+  /**
+   * Progress events. A callback that throws or returns a rejecting promise cannot break the call:
+   * the first such error of a call is reported with console.error and the call goes on.
+   */
+  onEvent?: (event: CallEvent) => void | Promise<void>;
 }
 
 /** What `Baton.stream` yields, in order: deltas as they arrive, then exactly one "done". */
@@ -214,8 +218,8 @@ export type StreamEvent =
 
 /**
  * Every failure of llm-baton. `kind` says what happened; the other fields are set when they
- * apply. kind "internal" is a bug or a misuse (the original value is `cause`), never an outcome
- * of a provider call.
+ * apply. kind "internal" is a bug in llm-baton (the wasm trapped; the original error is `cause`):
+ * every call in progress ends with it, and the next call works on a fresh instance.
  */
 export declare class BatonError extends Error {
   name: "BatonError";

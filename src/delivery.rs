@@ -37,8 +37,12 @@ pub struct Delivery {
 }
 
 impl Delivery {
-    /// Keeps a delta that is not visible on its own until visible content follows.
+    /// Keeps a delta that is not visible on its own until visible content follows. Empty text
+    /// carries nothing and is dropped.
     pub fn hold(&mut self, delta: Delta) -> Result<(), Failure> {
+        if matches!(&delta, Delta::Text { text } | Delta::Reasoning { text } if text.is_empty()) {
+            return Ok(());
+        }
         self.count(&delta)?;
         self.held.push(delta);
         Ok(())

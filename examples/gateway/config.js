@@ -42,10 +42,15 @@ export function configFromEnv(env) {
     throw new Error("set BATON_CONFIG, or at least one of OPENAI_API_KEY and ANTHROPIC_API_KEY");
   }
   const apiKeys = (env.GATEWAY_API_KEYS || "").split(",").map((k) => k.trim()).filter(Boolean);
+  const deadlineMs = Number(env.DEADLINE_MS || 30000);
+  if (!(Number.isFinite(deadlineMs) && deadlineMs > 0)) {
+    // Number("30s") is NaN: refuse it here, naming the variable, rather than run with no deadline.
+    throw new Error(`DEADLINE_MS must be a positive number of milliseconds, e.g. 30000 (got ${JSON.stringify(env.DEADLINE_MS)})`);
+  }
   return {
     targets,
     routes: { chat: { fallback: chain } },
-    deadlineMs: Number(env.DEADLINE_MS || 30000),
+    deadlineMs,
     gateway: apiKeys.length > 0 ? { apiKeys } : {},
   };
 }

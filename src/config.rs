@@ -11,7 +11,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::format::Format;
+use crate::format::{Endpoint, Format};
 
 /// The largest delay a JavaScript timer honours (2^31 - 1 ms); longer ones fire at once.
 pub const MAX_MS: u64 = 2_147_483_647;
@@ -55,6 +55,24 @@ impl fmt::Debug for Target {
             .field("headers", &headers)
             .field("timeouts", &self.timeouts)
             .finish()
+    }
+}
+
+impl Target {
+    /// What a format needs to build this target's requests.
+    pub fn endpoint(&self) -> Endpoint<'_> {
+        Endpoint {
+            base_url: &self.base_url,
+            model: &self.model,
+            api_key: self.api_key.as_ref(),
+            headers: &self.headers,
+        }
+    }
+}
+
+impl<'a> From<&'a Target> for Endpoint<'a> {
+    fn from(target: &'a Target) -> Self {
+        target.endpoint()
     }
 }
 

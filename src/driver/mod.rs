@@ -10,6 +10,7 @@
 
 mod attempt;
 mod gateway;
+mod js_value;
 
 use std::cell::RefCell;
 use std::future::poll_fn;

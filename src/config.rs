@@ -669,7 +669,16 @@ fn parse_gateway(v: &Value) -> Result<GatewayConfig, ConfigError> {
         })?;
         for (i, k) in list.iter().enumerate() {
             match k {
-                Value::String(s) if !s.is_empty() => g.api_keys.push(Secret::new(s.clone())),
+                Value::String(s) if !s.is_empty() => match header_value_problem(s, true) {
+                    // A client sends the key in a header: one no header can carry never matches.
+                    None => g.api_keys.push(Secret::new(s.clone())),
+                    Some(problem) => {
+                        return Err(ConfigError::new(
+                            format!("gateway.apiKeys[{i}]"),
+                            format!("must be usable as an HTTP header value, but it {problem} (the key is not shown)"),
+                        ))
+                    }
+                },
                 other => {
                     return Err(ConfigError::new(
                         format!("gateway.apiKeys[{i}]"),

@@ -340,7 +340,7 @@ fn cors_takes_exact_origins_or_a_star() {
 }
 
 #[test]
-fn numbers_are_read_strictly() {
+fn numbers_and_gateway_keys_are_read_strictly() {
     let route = |r: &str| with_targets("", &format!(r#"{{"chat": {r}}}"#));
     let cases = [
         (route(r#"{"retry": "p", "attempts": 2.5}"#), "routes.chat.attempts must be a whole number from 1 to 100 (got 2.5)"),
@@ -353,6 +353,7 @@ fn numbers_are_read_strictly() {
         (format!(r#"{{"targets": {{{T}}}, "deadlineMs": 1e10}}"#), "deadlineMs must be a positive number of milliseconds up to 2147483647, the longest a JS timer waits (got 10000000000.0); omit it for no deadline"),
         (format!(r#"{{"targets": {{{T}}}, "gateway": {{"maxBodyBytes": 1.5}}}}"#), "gateway.maxBodyBytes must be a whole number of bytes from 1 to 1000000000 (got 1.5)"),
         (format!(r#"{{"targets": {{{T}}}, "gateway": {{"apiKeys": [12345]}}}}"#), "gateway.apiKeys[0] must be a non-empty string (got a number)"),
+        (format!(r#"{{"targets": {{{T}}}, "gateway": {{"apiKeys": ["k1", "SECRET\r"]}}}}"#), "gateway.apiKeys[1] must be usable as an HTTP header value, but it contains a line break (CR or LF) at position 6 (the key is not shown)"),
     ];
     for (json, message) in cases {
         assert_eq!(err(&json).1, message, "for {json}");

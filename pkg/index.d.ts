@@ -27,7 +27,12 @@ export interface Target {
   model: string;
   /** Sent the way the format expects (Authorization, x-api-key, x-goog-api-key); never logged. */
   apiKey?: string;
-  /** Extra request headers. */
+  /**
+   * Extra request headers. Values must be valid HTTP field values (no CR, LF or other control
+   * characters except tab, only Latin-1, no surrounding spaces); framing and hop-by-hop headers
+   * (content-length, transfer-encoding, host, expect, connection, keep-alive, te, trailer,
+   * upgrade, proxy-connection) are refused.
+   */
   headers?: Record<string, string>;
   timeouts?: Timeouts;
 }
@@ -87,7 +92,10 @@ export interface GatewayConfig {
   apiKeys?: string[];
   /** Request bodies larger than this are refused with 413 (default 1 MiB). */
   maxBodyBytes?: number;
-  /** `true` allows any origin; a list allows those origins; off by default. */
+  /**
+   * `true` (or a list holding `"*"`) allows any origin; otherwise a list of exact origins such
+   * as `"https://app.example"` (patterns like `"https://*.x.com"` are refused); off by default.
+   */
   cors?: boolean | string[];
 }
 

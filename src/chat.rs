@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::config::{child, show, show_kind, ConfigError, Obj};
+use crate::value::{child, parse_json, read_number, read_whole, show, show_kind, ConfigError, Obj};
 
 /// One chat turn, in the shape the JS API and the gateway accept.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
@@ -68,9 +68,12 @@ impl ChatRequest {
     /// Reads the JS API's request document, with the config's kind of message for a mistake:
     /// the field by path (`request.messages[1].role`), what was wrong, what would be right.
     pub fn from_json(text: &str) -> Result<ChatRequest, ConfigError> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| ConfigError::new("request", format!("is not valid JSON: {e}")))?;
-        let o = Obj::new(&value, "request", &["messages", "maxTokens", "temperature", "stop", "tools"])?;
+        ChatRequest::from_value(&parse_json(text, "request")?)
+    }
+
+    /// Reads the request document already parsed (or converted from a JS value).
+    pub fn from_value(value: &Value) -> Result<ChatRequest, ConfigError> {
+        let o = Obj::new(value, "request", &["messages", "maxTokens", "temperature", "stop", "tools"])?;
         let messages = match o.get("messages") {
             Some(Value::Array(list)) if !list.is_empty() => list
                 .iter()
@@ -95,27 +98,11 @@ impl ChatRequest {
         };
         let max_tokens = match o.get("maxTokens") {
             None | Some(Value::Null) => None,
-            Some(v) => match v.as_f64() {
-                Some(n) if n.fract() == 0.0 && (1.0..=u32::MAX as f64).contains(&n) => Some(n as u32),
-                _ => {
-                    return Err(ConfigError::new(
-                        "request.maxTokens",
-                        format!("must be a positive whole number (got {})", show(v)),
-                    ))
-                }
-            },
+            Some(v) => Some(read_whole(v, "request.maxTokens", "a whole number", 1, u32::MAX.into())? as u32),
         };
         let temperature = match o.get("temperature") {
             None | Some(Value::Null) => None,
-            Some(v) => match v.as_f64() {
-                Some(t) if (0.0..=2.0).contains(&t) => Some(t),
-                _ => {
-                    return Err(ConfigError::new(
-                        "request.temperature",
-                        format!("must be a number from 0 to 2 (got {})", show(v)),
-                    ))
-                }
-            },
+            Some(v) => Some(read_number(v, "request.temperature", "a number", (0.0, 2.0), "")?),
         };
         let stop = match o.get("stop") {
             None | Some(Value::Null) => Vec::new(),
@@ -374,11 +361,23 @@ mod tests {
             ),
             (
                 r#"{"messages": [{"role": "user"}], "maxTokens": 0}"#,
-                "request.maxTokens must be a positive whole number (got 0)",
+                "request.maxTokens must be a whole number from 1 to 4294967295 (got 0)",
             ),
             (
                 r#"{"messages": [{"role": "user"}], "temperature": 3}"#,
                 "request.temperature must be a number from 0 to 2 (got 3)",
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "maxTokens": 1.5}"#,
+                "request.maxTokens must be a whole number from 1 to 4294967295 (got 1.5)",
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "maxTokens": 4294967296}"#,
+                "request.maxTokens must be a whole number from 1 to 4294967295 (got 4294967296)",
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "temperature": "hot"}"#,
+                r#"request.temperature must be a number from 0 to 2 (got "hot")"#,
             ),
             (r#"{"messages": [{"role": "user"}], "stop": [1]}"#, "request.stop[0] must be a string (got 1)"),
             (
@@ -389,5 +388,25 @@ mod tests {
         for (json, message) in cases {
             assert_eq!(ChatRequest::from_json(json).unwrap_err().message, message, "for {json}");
         }
+    }
+
+    #[test]
+    fn over_deep_text_names_the_request() {
+        let deep = format!(r#"{{"messages": [{{"role": "user"}}], "tools": {}{}}}"#, "[".repeat(200), "]".repeat(200));
+        let e = ChatRequest::from_json(&deep).unwrap_err();
+        assert_eq!(
+            (e.path.as_str(), e.message.as_str()),
+            ("request", "request is nested too deeply (more than 128 levels of objects and lists)")
+        );
+    }
+
+    #[test]
+    fn reads_a_parsed_value_as_it_reads_text() {
+        let value = serde_json::json!({"messages": [{"role": "user", "content": "Hi"}], "maxTokens": 8});
+        let request = ChatRequest::from_value(&value).unwrap();
+        assert_eq!(request, ChatRequest::from_json(&value.to_string()).unwrap());
+        assert_eq!(request.max_tokens, Some(8));
+        let e = ChatRequest::from_value(&serde_json::json!([])).unwrap_err();
+        assert_eq!(e.message, "request must be an object (got a list)");
     }
 }

@@ -9,12 +9,18 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::format::Format;
+use crate::format::{Endpoint, Format};
+use crate::value::{as_object, child, kind, parse_json, read_ms, read_number, read_whole, show, show_kind, Obj};
+pub use crate::value::{parse_ms, ConfigError, MAX_MS};
 
-/// The largest delay a JavaScript timer honours (2^31 - 1 ms); longer ones fire at once.
-pub const MAX_MS: u64 = 2_147_483_647;
+/// The most attempts one retry node may make.
+const MAX_ATTEMPTS: u64 = 100;
+/// The largest round-robin weight.
+const MAX_WEIGHT: u64 = 1_000_000;
+/// The largest gateway request body that may be allowed.
+const MAX_BODY_BYTES: u64 = 1_000_000_000;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -55,6 +61,24 @@ impl fmt::Debug for Target {
             .field("headers", &headers)
             .field("timeouts", &self.timeouts)
             .finish()
+    }
+}
+
+impl Target {
+    /// What a format needs to build this target's requests.
+    pub fn endpoint(&self) -> Endpoint<'_> {
+        Endpoint {
+            base_url: &self.base_url,
+            model: &self.model,
+            api_key: self.api_key.as_ref(),
+            headers: &self.headers,
+        }
+    }
+}
+
+impl<'a> From<&'a Target> for Endpoint<'a> {
+    fn from(target: &'a Target) -> Self {
+        target.endpoint()
     }
 }
 
@@ -178,35 +202,10 @@ pub enum Cors {
     Origins(Vec<String>),
 }
 
-/// A config mistake: `path` names the field, `message` is the whole sentence (path included).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError {
-    pub path: String,
-    pub message: String,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
-impl ConfigError {
-    pub fn new(path: impl Into<String>, what: impl fmt::Display) -> Self {
-        let path = path.into();
-        let message = if path.is_empty() { what.to_string() } else { format!("{path} {what}") };
-        ConfigError { path, message }
-    }
-}
-
 impl Config {
     /// Parses and validates a config document given as JSON text.
     pub fn from_json(text: &str) -> Result<Config, ConfigError> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| ConfigError::new("", format!("config is not valid JSON: {e}")))?;
-        Config::from_value(&value)
+        Config::from_value(&parse_json(text, "config")?)
     }
 
     /// Parses and validates a config document.
@@ -286,22 +285,19 @@ fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, ConfigError
         )
     })?;
     let base_url = o.required_str("baseUrl", "an http(s) URL such as \"https://api.openai.com/v1\"")?;
-    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(ConfigError::new(
-            child(path, "baseUrl"),
-            format!("must be an http:// or https:// URL (got {})", show(&Value::String(redact_url(base_url)))),
-        ));
-    }
-    if url_has_credentials(base_url) {
-        return Err(ConfigError::new(
-            child(path, "baseUrl"),
-            "must not carry credentials (user:password@ or a key= query); put the key in apiKey",
-        ));
-    }
+    let base_url = read_base_url(base_url, &child(path, "baseUrl"))?;
     let model = o.required_str("model", "the provider's model name, e.g. \"gpt-4o-mini\"")?;
     let api_key = match o.get("apiKey") {
         None | Some(Value::Null) => None,
-        Some(Value::String(s)) if !s.is_empty() => Some(Secret::new(s.clone())),
+        Some(Value::String(s)) if !s.is_empty() => match header_value_problem(s, true) {
+            None => Some(Secret::new(s.clone())),
+            Some(problem) => {
+                return Err(ConfigError::new(
+                    child(path, "apiKey"),
+                    format!("must be usable as an HTTP header value, but it {problem} (the key is not shown)"),
+                ))
+            }
+        },
         Some(_) => {
             return Err(ConfigError::new(
                 child(path, "apiKey"),
@@ -318,10 +314,23 @@ fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, ConfigError
             if !valid_name {
                 return Err(ConfigError::new(child(&hp, k), "is not a valid HTTP header name"));
             }
+            let name = k.to_ascii_lowercase();
+            if let Some(reason) = unconfigurable_header(&name) {
+                return Err(ConfigError::new(child(&hp, k), format!("cannot be configured: {reason}; remove it")));
+            }
+            // Header values are never echoed: any of them may be a credential.
             match hv {
-                Value::String(s) => headers.push((k.to_ascii_lowercase(), s.clone())),
+                Value::String(s) => match header_value_problem(s, crate::format::is_secret_header(&name)) {
+                    None => headers.push((name, s.clone())),
+                    Some(problem) => {
+                        return Err(ConfigError::new(
+                            child(&hp, k),
+                            format!("must be a valid HTTP header value, but it {problem}"),
+                        ))
+                    }
+                },
                 other => {
-                    return Err(ConfigError::new(child(&hp, k), format!("must be a string (got {})", show_kind(other))))
+                    return Err(ConfigError::new(child(&hp, k), format!("must be a string (got {})", kind(other))))
                 }
             }
         }
@@ -339,23 +348,103 @@ fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, ConfigError
             }
         }
     };
-    Ok(Target {
-        name: name.to_string(),
-        format,
-        base_url: base_url.to_string(),
-        model: model.to_string(),
-        api_key,
-        headers,
-        timeouts,
+    Ok(Target { name: name.to_string(), format, base_url, model: model.to_string(), api_key, headers, timeouts })
+}
+
+/// Headers the HTTP client owns: set per request, or meaningful for one connection only. A
+/// configured one fails or hangs every call at send time, so it is refused here with the reason.
+fn unconfigurable_header(name: &str) -> Option<&'static str> {
+    match name {
+        "content-length" | "transfer-encoding" => Some("the HTTP client frames each request body itself"),
+        "host" => Some("the HTTP client sets it from baseUrl"),
+        "expect" => Some("fetch does not support 100-continue"),
+        "connection" | "keep-alive" | "te" | "trailer" | "upgrade" | "proxy-connection" => {
+            Some("it is a hop-by-hop header, which only the HTTP client may set")
+        }
+        _ => None,
+    }
+}
+
+/// Why `value` cannot be an HTTP field value (RFC 9110 field-value, as fetch's Latin-1
+/// `Headers` take it), or `None` when it can. The answer never holds the value; for a `secret`
+/// one not even the offending character, only its position (counted in characters from 0).
+fn header_value_problem(value: &str, secret: bool) -> Option<String> {
+    if value.starts_with([' ', '\t']) || value.ends_with([' ', '\t']) {
+        return Some("starts or ends with a space or tab".into());
+    }
+    value.chars().enumerate().find_map(|(i, c)| {
+        let which = if secret { format!("at position {i}") } else { format!("U+{:04X} at position {i}", c as u32) };
+        match c {
+            '\r' | '\n' => Some(format!("contains a line break (CR or LF) at position {i}")),
+            '\0' => Some(format!("contains a NUL character at position {i}")),
+            '\t' => None,
+            c if c.is_ascii_control() => Some(format!("contains a control character ({which})")),
+            c if u32::from(c) > 0xFF => Some(format!("contains a character outside Latin-1 ({which})")),
+            _ => None,
+        }
     })
 }
 
-fn url_has_credentials(url: &str) -> bool {
-    let after_scheme = url.split_once("://").map(|(_, rest)| rest).unwrap_or(url);
-    let authority = after_scheme.split(['/', '?', '#']).next().unwrap_or("");
-    let query = url.split_once('?').map(|(_, q)| q.to_ascii_lowercase()).unwrap_or_default();
-    authority.contains('@')
-        || query.split('&').any(|p| p.starts_with("key=") || p.starts_with("api_key=") || p.starts_with("apikey="))
+/// Query parameters that carry a credential; compared in any letter case.
+const CREDENTIAL_PARAMS: [&str; 11] =
+    ["token", "access_token", "api-key", "api_key", "apikey", "key", "auth", "password", "secret", "sig", "signature"];
+
+/// Checks a target's `baseUrl`: http or https in any letter case, a host, a port if any, and no
+/// credentials. Returns it with the scheme in lower case. Messages show it without its query.
+fn read_base_url(url: &str, path: &str) -> Result<String, ConfigError> {
+    let shown = || show(&Value::String(redact_url(url)));
+    let (scheme, rest) = url
+        .split_once("://")
+        .map(|(scheme, rest)| (scheme.to_ascii_lowercase(), rest))
+        .filter(|(scheme, _)| scheme == "http" || scheme == "https")
+        .ok_or_else(|| ConfigError::new(path, format!("must be an http:// or https:// URL (got {})", shown())))?;
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(ConfigError::new(
+            path,
+            format!("must be a URL without spaces or control characters (got {})", shown()),
+        ));
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let query = rest.split_once('?').map(|(_, q)| q.split('#').next().unwrap_or("")).unwrap_or("");
+    let credential = if authority.contains('@') {
+        Some("user:password@ before the host".to_string())
+    } else {
+        query.split('&').find_map(|param| {
+            let name = param.split('=').next().unwrap_or("").to_ascii_lowercase();
+            CREDENTIAL_PARAMS.contains(&name.as_str()).then(|| format!("the query parameter {name}="))
+        })
+    };
+    if let Some(found) = credential {
+        return Err(ConfigError::new(
+            path,
+            format!("must not carry credentials (found {found}); put the key in apiKey or a header"),
+        ));
+    }
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(ipv6) => match ipv6.split_once(']') {
+            Some((address, after)) => (address, after.strip_prefix(':').or((!after.is_empty()).then_some(after))),
+            None => ("", None),
+        },
+        None => match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        },
+    };
+    if host.is_empty() {
+        return Err(ConfigError::new(
+            path,
+            format!("must name a host, as in \"https://api.openai.com/v1\" (got {})", shown()),
+        ));
+    }
+    if let Some(port) = port.filter(|p| !p.is_empty()) {
+        if !port.bytes().all(|b| b.is_ascii_digit()) || port.parse::<u32>().map_or(true, |p| p > 65_535) {
+            return Err(ConfigError::new(
+                path,
+                format!("must have a port from 0 to 65535 after the host (got {})", shown()),
+            ));
+        }
+    }
+    Ok(format!("{scheme}://{rest}"))
 }
 
 /// A URL safe to show: no user info, no query.
@@ -462,15 +551,7 @@ impl RouteBuilder<'_> {
                     "is missing; give the total number of attempts, at least 1 (e.g. 3)",
                 ))
             }
-            Some(a) => match a.as_f64() {
-                Some(n) if n.fract() == 0.0 && (1.0..=100.0).contains(&n) => n as u32,
-                _ => {
-                    return Err(ConfigError::new(
-                        child(path, "attempts"),
-                        format!("must be a whole number from 1 to 100 (got {})", show(a)),
-                    ))
-                }
-            },
+            Some(a) => read_whole(a, &child(path, "attempts"), "a whole number", 1, MAX_ATTEMPTS)? as u32,
         };
         let backoff = match o.get("backoff") {
             None => Backoff::default(),
@@ -513,13 +594,7 @@ fn parse_weights(v: &Value, path: &str, members: usize) -> Result<Vec<u32>, Conf
     }
     list.iter()
         .enumerate()
-        .map(|(i, w)| match w.as_f64() {
-            Some(n) if n.fract() == 0.0 && (1.0..=1_000_000.0).contains(&n) => Ok(n as u32),
-            _ => Err(ConfigError::new(
-                format!("{path}[{i}]"),
-                format!("must be a whole number from 1 to 1000000 (got {})", show(w)),
-            )),
-        })
+        .map(|(i, w)| read_whole(w, &format!("{path}[{i}]"), "a whole number", 1, MAX_WEIGHT).map(|n| n as u32))
         .collect()
 }
 
@@ -528,27 +603,14 @@ fn parse_backoff(v: &Value, path: &str) -> Result<Backoff, ConfigError> {
     let d = Backoff::default();
     let initial_ms = match o.get("initialMs") {
         None => d.initial_ms,
-        Some(x) => match x.as_f64() {
-            Some(n) if (0.0..=MAX_MS as f64).contains(&n) => n.ceil() as u64,
-            _ => {
-                return Err(ConfigError::new(
-                    child(path, "initialMs"),
-                    format!("must be a number of milliseconds from 0 to {MAX_MS} (got {})", show(x)),
-                ))
-            }
-        },
+        Some(x) => read_number(x, &child(path, "initialMs"), "a number of milliseconds", (0.0, MAX_MS as f64), "")?
+            .ceil() as u64,
     };
     let multiplier = match o.get("multiplier") {
         None => d.multiplier,
-        Some(x) => match x.as_f64() {
-            Some(n) if (1.0..=100.0).contains(&n) => n,
-            _ => {
-                return Err(ConfigError::new(
-                    child(path, "multiplier"),
-                    format!("must be a number from 1 to 100 (got {}); 1 keeps every delay the same", show(x)),
-                ))
-            }
-        },
+        Some(x) => {
+            read_number(x, &child(path, "multiplier"), "a number", (1.0, 100.0), "1 keeps every delay the same")?
+        }
     };
     let max_ms = o.opt_ms("maxMs", "omit it for the default of 8000")?.unwrap_or(d.max_ms.max(initial_ms));
     if max_ms < initial_ms {
@@ -607,48 +669,40 @@ fn parse_gateway(v: &Value) -> Result<GatewayConfig, ConfigError> {
         })?;
         for (i, k) in list.iter().enumerate() {
             match k {
-                Value::String(s) if !s.is_empty() => g.api_keys.push(Secret::new(s.clone())),
+                Value::String(s) if !s.is_empty() => match header_value_problem(s, true) {
+                    // A client sends the key in a header: one no header can carry never matches.
+                    None => g.api_keys.push(Secret::new(s.clone())),
+                    Some(problem) => {
+                        return Err(ConfigError::new(
+                            format!("gateway.apiKeys[{i}]"),
+                            format!("must be usable as an HTTP header value, but it {problem} (the key is not shown)"),
+                        ))
+                    }
+                },
                 other => {
                     return Err(ConfigError::new(
                         format!("gateway.apiKeys[{i}]"),
-                        format!("must be a non-empty string (got {})", show_kind(other)),
+                        format!("must be a non-empty string (got {})", kind(other)),
                     ))
                 }
             }
         }
     }
     if let Some(n) = o.get("maxBodyBytes") {
-        g.max_body_bytes = match n.as_f64() {
-            Some(x) if x.fract() == 0.0 && (1.0..=1e9).contains(&x) => x as u64,
-            _ => {
-                return Err(ConfigError::new(
-                    "gateway.maxBodyBytes",
-                    format!("must be a whole number of bytes from 1 to 1000000000 (got {})", show(n)),
-                ))
-            }
-        };
+        g.max_body_bytes = read_whole(n, "gateway.maxBodyBytes", "a whole number of bytes", 1, MAX_BODY_BYTES)?;
     }
     if let Some(c) = o.get("cors") {
         g.cors = match c {
             Value::Bool(false) => Cors::Off,
             Value::Bool(true) => Cors::AnyOrigin,
-            Value::Array(list) => Cors::Origins(
-                list.iter()
-                    .enumerate()
-                    .map(|(i, x)| {
-                        x.as_str().map(str::to_string).ok_or_else(|| {
-                            ConfigError::new(
-                                format!("gateway.cors[{i}]"),
-                                format!("must be an origin string such as \"https://app.example\" (got {})", show(x)),
-                            )
-                        })
-                    })
-                    .collect::<Result<_, _>>()?,
-            ),
+            Value::Array(list) => read_cors_origins(list)?,
             other => {
                 return Err(ConfigError::new(
                     "gateway.cors",
-                    format!("must be true, false or a list of origins (got {})", show(other)),
+                    format!(
+                        "must be true (any origin), false, or a list of exact origins where \"*\" means any origin (got {})",
+                        show(other)
+                    ),
                 ))
             }
         };
@@ -656,124 +710,47 @@ fn parse_gateway(v: &Value) -> Result<GatewayConfig, ConfigError> {
     Ok(g)
 }
 
-/// A JSON object being read, which refuses keys it does not know.
-pub(crate) struct Obj<'a> {
-    path: String,
-    map: &'a Map<String, Value>,
-}
-
-impl<'a> Obj<'a> {
-    pub(crate) fn new(v: &'a Value, path: &str, known: &[&str]) -> Result<Obj<'a>, ConfigError> {
-        let what = if path.is_empty() { "the config" } else { "an object" };
-        let map = match v {
-            Value::Object(map) => map,
+/// A `cors` list: exact origins as browsers send them (`scheme://host[:port]`, compared in
+/// lower case), or `"*"` for any origin. Patterns such as `https://*.x.com` are refused, since a
+/// list that can never match would silently turn CORS off.
+fn read_cors_origins(list: &[Value]) -> Result<Cors, ConfigError> {
+    let mut origins = Vec::with_capacity(list.len());
+    for (i, item) in list.iter().enumerate() {
+        let path = format!("gateway.cors[{i}]");
+        match item {
+            Value::String(s) if s == "*" => return Ok(Cors::AnyOrigin),
+            Value::String(s) if s.contains('*') => {
+                return Err(ConfigError::new(
+                    path,
+                    format!(
+                        "is a pattern ({}); only exact origins such as \"https://app.example\" or \"*\" for any origin are supported",
+                        show(item)
+                    ),
+                ))
+            }
+            Value::String(s) if is_origin(s) => origins.push(s.to_ascii_lowercase()),
             other => {
-                let name = if path.is_empty() { "config" } else { path };
-                return Err(ConfigError::new(name, format!("must be {what} (got {})", show_kind(other))));
-            }
-        };
-        for key in map.keys() {
-            if !known.contains(&key.as_str()) {
-                let hint = match closest(key, known) {
-                    Some(k) => format!("did you mean \"{k}\"?"),
-                    None => format!("known fields: {}", known.join(", ")),
-                };
-                return Err(ConfigError::new(child(path, key), format!("is not a known field; {hint}")));
-            }
-        }
-        Ok(Obj { path: path.to_string(), map })
-    }
-
-    pub(crate) fn get(&self, key: &str) -> Option<&'a Value> {
-        self.map.get(key)
-    }
-
-    pub(crate) fn required_str(&self, key: &str, expected: &str) -> Result<&'a str, ConfigError> {
-        match self.get(key) {
-            Some(Value::String(s)) if !s.is_empty() => Ok(s),
-            None => Err(ConfigError::new(child(&self.path, key), format!("is missing; give {expected}"))),
-            Some(other) => {
-                Err(ConfigError::new(child(&self.path, key), format!("must be {expected} (got {})", show(other))))
+                return Err(ConfigError::new(
+                    path,
+                    format!(
+                        "must be an origin (scheme, host and optional port, no path) such as \"https://app.example\", or \"*\" for any origin (got {})",
+                        show(other)
+                    ),
+                ))
             }
         }
     }
-
-    /// An optional positive millisecond count.
-    fn opt_ms(&self, key: &str, omit_hint: &str) -> Result<Option<u64>, ConfigError> {
-        match self.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => parse_ms(v).map(Some).ok_or_else(|| {
-                ConfigError::new(
-                    child(&self.path, key),
-                    format!("must be a positive number of milliseconds (got {}); {omit_hint}", show(v)),
-                )
-            }),
-        }
-    }
+    Ok(Cors::Origins(origins))
 }
 
-/// A positive number of milliseconds no longer than a timer can wait, rounded up to whole ms.
-pub fn parse_ms(v: &Value) -> Option<u64> {
-    match v.as_f64() {
-        Some(n) if n > 0.0 && n <= MAX_MS as f64 => Some(n.ceil() as u64),
-        _ => None,
-    }
-}
-
-pub(crate) fn child(path: &str, key: &str) -> String {
-    let plain = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    match (path.is_empty(), plain) {
-        (true, true) => key.to_string(),
-        (true, false) => format!("[{}]", Value::String(key.into())),
-        (false, true) => format!("{path}.{key}"),
-        (false, false) => format!("{path}[{}]", Value::String(key.into())),
-    }
-}
-
-/// A value as the user wrote it, shortened.
-pub(crate) fn show(v: &Value) -> String {
-    let s = v.to_string();
-    if s.chars().count() > 40 {
-        format!("{}...", s.chars().take(37).collect::<String>())
-    } else {
-        s
-    }
-}
-
-pub(crate) fn show_kind(v: &Value) -> String {
-    match v {
-        Value::Object(_) => "an object".into(),
-        Value::Array(_) => "a list".into(),
-        other => show(other),
-    }
-}
-
-fn as_object<'a>(v: &'a Value, path: &str, expected: &str) -> Result<&'a Map<String, Value>, ConfigError> {
-    v.as_object().ok_or_else(|| ConfigError::new(path, format!("must be {expected} (got {})", show_kind(v))))
-}
-
-/// The known name within two edits of `key`, for "did you mean".
-fn closest<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
-    known
-        .iter()
-        .copied()
-        .map(|k| (edit_distance(&key.to_ascii_lowercase(), &k.to_ascii_lowercase()), k))
-        .filter(|(d, _)| *d <= 2)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
+/// Whether `s` has the shape of a serialized origin: `scheme://host[:port]`, nothing after.
+fn is_origin(s: &str) -> bool {
+    let Some((scheme, authority)) = s.split_once("://") else { return false };
+    !scheme.is_empty()
+        && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+        && !authority.is_empty()
+        && !authority.starts_with(':')
+        && !authority.contains(['/', '?', '#', '@', ' '])
 }
 
 /// Reads a call's `deadlineMs` option (`options.deadlineMs` in messages): omitted means the
@@ -781,14 +758,6 @@ fn edit_distance(a: &str, b: &str) -> usize {
 pub fn parse_deadline_option(v: Option<&Value>) -> Result<Option<u64>, ConfigError> {
     match v {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => parse_ms(v).map(Some).ok_or_else(|| {
-            ConfigError::new(
-                "options.deadlineMs",
-                format!(
-                    "must be a positive number of milliseconds (got {}); omit it to use the config's deadlineMs",
-                    show(v)
-                ),
-            )
-        }),
+        Some(v) => read_ms(v, "options.deadlineMs", "omit it to use the config's deadlineMs").map(Some),
     }
 }

@@ -26,6 +26,7 @@ pub mod gateway;
 pub mod outcome;
 pub mod record;
 pub mod sse;
+pub mod value;
 
 #[cfg(target_arch = "wasm32")]
 mod driver;

@@ -35,7 +35,7 @@ fn messages_are_exact() {
         (
             r#"{"targets": {"p": {"format": "openai_chat", "baseUrl": "https://x/v1", "model": "m", "timeouts": {"totalMs": 3000000000}}}}"#.into(),
             "targets.p.timeouts.totalMs",
-            "targets.p.timeouts.totalMs must be a positive number of milliseconds (got 3000000000); omit it for no limit",
+            "targets.p.timeouts.totalMs must be a positive number of milliseconds up to 2147483647, the longest a JS timer waits (got 3000000000); omit it for no limit",
         ),
         (
             r#"{"targets": {"p": {"format": "openai", "baseUrl": "https://x/v1", "model": "m"}}}"#.into(),
@@ -55,7 +55,7 @@ fn messages_are_exact() {
         (
             r#"{"targets": {"p": {"format": "gemini", "baseUrl": "https://x/v1beta?key=abc", "model": "m"}}}"#.into(),
             "targets.p.baseUrl",
-            "targets.p.baseUrl must not carry credentials (user:password@ or a key= query); put the key in apiKey",
+            "targets.p.baseUrl must not carry credentials (found the query parameter key=); put the key in apiKey or a header",
         ),
         (
             r#"{"targets": {"p": {"format": "gemini", "baseUrl": "https://x", "model": "m", "timeout": {}}}}"#.into(),
@@ -130,7 +130,7 @@ fn messages_are_exact() {
             "gateway.maxBodyBytes",
             "gateway.maxBodyBytes must be a whole number of bytes from 1 to 1000000000 (got 0)",
         ),
-        ("{".into(), "", "config is not valid JSON: EOF while parsing an object at line 1 column 1"),
+        ("{".into(), "config", "config is not valid JSON: EOF while parsing an object at line 1 column 1"),
     ];
     for (json, path, message) in cases {
         let (p, m) = err(&json);
@@ -170,4 +170,201 @@ fn hostile_documents_never_panic() {
     for d in docs {
         assert!(Config::from_json(d).is_err(), "{d} should be rejected");
     }
+}
+
+/// A config whose one target `p` has these extra fields (JSON text, after a comma).
+fn target_with(fields: &str) -> String {
+    format!(r#"{{"targets": {{"p": {{"format": "openai_chat", "baseUrl": "https://x/v1", "model": "m", {fields}}}}}}}"#)
+}
+
+fn base_url(url: &str) -> String {
+    format!(
+        r#"{{"targets": {{"p": {{"format": "openai_chat", "baseUrl": {}, "model": "m"}}}}}}"#,
+        serde_json::json!(url)
+    )
+}
+
+#[test]
+fn header_values_and_keys_follow_rfc_9110_and_are_never_echoed() {
+    let cases = [
+        (r#""headers": {"X-Team": "a\r\nb"}"#, "targets.p.headers.X-Team", "targets.p.headers.X-Team must be a valid HTTP header value, but it contains a line break (CR or LF) at position 1"),
+        (r#""headers": {"x-team": "a\nb"}"#, "targets.p.headers.x-team", "targets.p.headers.x-team must be a valid HTTP header value, but it contains a line break (CR or LF) at position 1"),
+        (r#""headers": {"x-team": "a\u0000"}"#, "targets.p.headers.x-team", "targets.p.headers.x-team must be a valid HTTP header value, but it contains a NUL character at position 1"),
+        (r#""headers": {"x-team": "a\u0007b"}"#, "targets.p.headers.x-team", "targets.p.headers.x-team must be a valid HTTP header value, but it contains a control character (U+0007 at position 1)"),
+        (r#""headers": {"x-team": "a\u007f"}"#, "targets.p.headers.x-team", "targets.p.headers.x-team must be a valid HTTP header value, but it contains a control character (U+007F at position 1)"),
+        (r#""headers": {"x-team": "caf\u20ac"}"#, "targets.p.headers.x-team", "targets.p.headers.x-team must be a valid HTTP header value, but it contains a character outside Latin-1 (U+20AC at position 3)"),
+        (r#""headers": {"x-team": " a"}"#, "targets.p.headers.x-team", "targets.p.headers.x-team must be a valid HTTP header value, but it starts or ends with a space or tab"),
+        (r#""headers": {"x-team": "a\t"}"#, "targets.p.headers.x-team", "targets.p.headers.x-team must be a valid HTTP header value, but it starts or ends with a space or tab"),
+        (r#""headers": {"X-Api-Key": "sk-\u20acSECRET"}"#, "targets.p.headers.X-Api-Key", "targets.p.headers.X-Api-Key must be a valid HTTP header value, but it contains a character outside Latin-1 (at position 3)"),
+        (r#""headers": {"authorization": "Bearer SECRET\u0001"}"#, "targets.p.headers.authorization", "targets.p.headers.authorization must be a valid HTTP header value, but it contains a control character (at position 13)"),
+        (r#""headers": {"x-api-key": 12345}"#, "targets.p.headers.x-api-key", "targets.p.headers.x-api-key must be a string (got a number)"),
+        (r#""apiKey": "SECRET\n""#, "targets.p.apiKey", "targets.p.apiKey must be usable as an HTTP header value, but it contains a line break (CR or LF) at position 6 (the key is not shown)"),
+        (r#""apiKey": "SECRET\u00ff\u0100""#, "targets.p.apiKey", "targets.p.apiKey must be usable as an HTTP header value, but it contains a character outside Latin-1 (at position 7) (the key is not shown)"),
+        (r#""apiKey": " SECRET""#, "targets.p.apiKey", "targets.p.apiKey must be usable as an HTTP header value, but it starts or ends with a space or tab (the key is not shown)"),
+        (r#""apiKey": 12345"#, "targets.p.apiKey", "targets.p.apiKey must be a non-empty string; omit it when the provider needs no key"),
+    ];
+    for (fields, path, message) in cases {
+        let (p, m) = err(&target_with(fields));
+        assert_eq!((p.as_str(), m.as_str()), (path, message), "for {fields}");
+        assert!(!m.contains("SECRET") && !m.contains("12345"), "{m}");
+    }
+    let ok = Config::from_json(&target_with(r#""headers": {"X-Note": "tab\tinside, caf\u00e9"}, "apiKey": "sk-1""#));
+    assert_eq!(ok.unwrap().targets[0].headers, vec![("x-note".to_string(), "tab\tinside, caf\u{e9}".to_string())]);
+}
+
+#[test]
+fn framing_and_hop_by_hop_headers_are_refused_with_the_reason() {
+    let framing = "cannot be configured: the HTTP client frames each request body itself; remove it";
+    let hop = "cannot be configured: it is a hop-by-hop header, which only the HTTP client may set; remove it";
+    let cases = [
+        ("Content-Length", framing),
+        ("transfer-encoding", framing),
+        ("host", "cannot be configured: the HTTP client sets it from baseUrl; remove it"),
+        ("Expect", "cannot be configured: fetch does not support 100-continue; remove it"),
+        ("connection", hop),
+        ("keep-alive", hop),
+        ("TE", hop),
+        ("trailer", hop),
+        ("upgrade", hop),
+        ("proxy-connection", hop),
+    ];
+    for (name, reason) in cases {
+        let (p, m) = err(&target_with(&format!(r#""headers": {{"{name}": "1"}}"#)));
+        assert_eq!(p, format!("targets.p.headers.{name}"));
+        assert_eq!(m, format!("targets.p.headers.{name} {reason}"));
+    }
+}
+
+#[test]
+fn base_urls_need_http_a_host_and_no_credentials() {
+    let no_creds = |found: &str| {
+        format!("targets.p.baseUrl must not carry credentials (found {found}); put the key in apiKey or a header")
+    };
+    let mut cases: Vec<(&str, String)> = vec![
+        ("http://", r#"targets.p.baseUrl must name a host, as in "https://api.openai.com/v1" (got "http://")"#.into()),
+        (
+            "https:///v1",
+            r#"targets.p.baseUrl must name a host, as in "https://api.openai.com/v1" (got "https:///v1")"#.into(),
+        ),
+        (
+            "http://:80",
+            r#"targets.p.baseUrl must name a host, as in "https://api.openai.com/v1" (got "http://:80")"#.into(),
+        ),
+        (
+            "https://x:99999/v1",
+            r#"targets.p.baseUrl must have a port from 0 to 65535 after the host (got "https://x:99999/v1")"#.into(),
+        ),
+        (
+            "https://x:8o/v1",
+            r#"targets.p.baseUrl must have a port from 0 to 65535 after the host (got "https://x:8o/v1")"#.into(),
+        ),
+        (
+            "https://x y/v1",
+            r#"targets.p.baseUrl must be a URL without spaces or control characters (got "https://x y/v1")"#.into(),
+        ),
+        ("https:/x/v1", r#"targets.p.baseUrl must be an http:// or https:// URL (got "https:/x/v1")"#.into()),
+        ("https://user:SECRET@x/v1", no_creds("user:password@ before the host")),
+        ("https://x/v1?a=1&Access_Token=SECRET", no_creds("the query parameter access_token=")),
+    ];
+    let params = [
+        "token",
+        "access_token",
+        "api-key",
+        "api_key",
+        "apikey",
+        "key",
+        "auth",
+        "password",
+        "secret",
+        "sig",
+        "signature",
+    ];
+    let urls: Vec<(String, String)> = params
+        .iter()
+        .map(|p| (format!("https://x/v1?{}=SECRET", p.to_uppercase()), no_creds(&format!("the query parameter {p}="))))
+        .collect();
+    cases.extend(urls.iter().map(|(u, m)| (u.as_str(), m.clone())));
+    for (url, message) in cases {
+        let (p, m) = err(&base_url(url));
+        assert_eq!((p.as_str(), m.as_str()), ("targets.p.baseUrl", message.as_str()), "for {url}");
+        assert!(!m.contains("SECRET"), "{m}");
+    }
+    for (url, stored) in [
+        ("HTTPS://api.x/v1", "https://api.x/v1"),
+        ("Http://localhost:8080", "http://localhost:8080"),
+        ("http://[::1]:8080/v1", "http://[::1]:8080/v1"),
+        ("https://x/v1?keyword=a&tokens=2", "https://x/v1?keyword=a&tokens=2"),
+    ] {
+        assert_eq!(Config::from_json(&base_url(url)).expect(url).targets[0].base_url, stored);
+    }
+}
+
+#[test]
+fn cors_takes_exact_origins_or_a_star() {
+    let gateway = |cors: &str| format!(r#"{{"targets": {{{T}}}, "gateway": {{"cors": {cors}}}}}"#);
+    for (cors, want) in [
+        (r#"["*"]"#, Cors::AnyOrigin),
+        (r#"["https://a.example", "*"]"#, Cors::AnyOrigin),
+        (r#"["HTTPS://A.example:8443"]"#, Cors::Origins(vec!["https://a.example:8443".into()])),
+        ("true", Cors::AnyOrigin),
+        ("[]", Cors::Origins(vec![])),
+    ] {
+        assert_eq!(Config::from_json(&gateway(cors)).expect(cors).gateway.cors, want, "for {cors}");
+    }
+    let cases = [
+        (
+            r#"["https://*.x.com"]"#,
+            "gateway.cors[0]",
+            r#"gateway.cors[0] is a pattern ("https://*.x.com"); only exact origins such as "https://app.example" or "*" for any origin are supported"#,
+        ),
+        (
+            r#"["https://a.example", "https://a.example/"]"#,
+            "gateway.cors[1]",
+            r#"gateway.cors[1] must be an origin (scheme, host and optional port, no path) such as "https://app.example", or "*" for any origin (got "https://a.example/")"#,
+        ),
+        (
+            r#"[1]"#,
+            "gateway.cors[0]",
+            r#"gateway.cors[0] must be an origin (scheme, host and optional port, no path) such as "https://app.example", or "*" for any origin (got 1)"#,
+        ),
+        (
+            r#""*""#,
+            "gateway.cors",
+            r#"gateway.cors must be true (any origin), false, or a list of exact origins where "*" means any origin (got "*")"#,
+        ),
+    ];
+    for (cors, path, message) in cases {
+        let (p, m) = err(&gateway(cors));
+        assert_eq!((p.as_str(), m.as_str()), (path, message), "for {cors}");
+    }
+}
+
+#[test]
+fn numbers_and_gateway_keys_are_read_strictly() {
+    let route = |r: &str| with_targets("", &format!(r#"{{"chat": {r}}}"#));
+    let cases = [
+        (route(r#"{"retry": "p", "attempts": 2.5}"#), "routes.chat.attempts must be a whole number from 1 to 100 (got 2.5)"),
+        (route(r#"{"retry": "p", "attempts": 101}"#), "routes.chat.attempts must be a whole number from 1 to 100 (got 101)"),
+        (route(r#"{"roundRobin": ["p", "p"], "weights": [1.5, 1]}"#), "routes.chat.weights[0] must be a whole number from 1 to 1000000 (got 1.5)"),
+        (route(r#"{"retry": "p", "attempts": 2, "backoff": {"multiplier": 0.5}}"#), "routes.chat.backoff.multiplier must be a number from 1 to 100 (got 0.5); 1 keeps every delay the same"),
+        (route(r#"{"retry": "p", "attempts": 2, "backoff": {"initialMs": -1}}"#), "routes.chat.backoff.initialMs must be a number of milliseconds from 0 to 2147483647 (got -1)"),
+        (route(r#"{"retry": "p", "attempts": 2, "backoff": {"maxMs": 1e10}}"#), "routes.chat.backoff.maxMs must be a positive number of milliseconds up to 2147483647, the longest a JS timer waits (got 10000000000.0); omit it for the default of 8000"),
+        (route(r#"{"retry": "p", "attempts": 2, "maxRetryAfterMs": "60s"}"#), r#"routes.chat.maxRetryAfterMs must be a positive number of milliseconds (got "60s"); omit it for the default of 60000"#),
+        (format!(r#"{{"targets": {{{T}}}, "deadlineMs": 1e10}}"#), "deadlineMs must be a positive number of milliseconds up to 2147483647, the longest a JS timer waits (got 10000000000.0); omit it for no deadline"),
+        (format!(r#"{{"targets": {{{T}}}, "gateway": {{"maxBodyBytes": 1.5}}}}"#), "gateway.maxBodyBytes must be a whole number of bytes from 1 to 1000000000 (got 1.5)"),
+        (format!(r#"{{"targets": {{{T}}}, "gateway": {{"apiKeys": [12345]}}}}"#), "gateway.apiKeys[0] must be a non-empty string (got a number)"),
+        (format!(r#"{{"targets": {{{T}}}, "gateway": {{"apiKeys": ["k1", "SECRET\r"]}}}}"#), "gateway.apiKeys[1] must be usable as an HTTP header value, but it contains a line break (CR or LF) at position 6 (the key is not shown)"),
+    ];
+    for (json, message) in cases {
+        assert_eq!(err(&json).1, message, "for {json}");
+    }
+}
+
+#[test]
+fn over_deep_documents_name_the_config() {
+    let deep = format!(r#"{{"targets": {{{T}}}, "routes": {}1{}}}"#, "[".repeat(200), "]".repeat(200));
+    assert_eq!(
+        err(&deep),
+        ("config".to_string(), "config is nested too deeply (more than 128 levels of objects and lists)".to_string())
+    );
 }

@@ -12,6 +12,7 @@
 mod attempt;
 mod gateway;
 mod host;
+mod js_value;
 
 use std::cell::RefCell;
 use std::future::poll_fn;
@@ -22,7 +23,6 @@ use std::task::Poll;
 use futures::channel::mpsc;
 use futures::{FutureExt, StreamExt};
 use serde::Serialize;
-use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use crate::backoff::RandomSource;
@@ -90,47 +90,22 @@ impl WasmBaton {
 
 /// A call's `deadlineMs` option. NaN and the infinities are refused, never read as "omitted".
 fn read_deadline(value: &JsValue) -> Result<Option<u64>, JsValue> {
-    if value.is_undefined() || value.is_null() {
+    if value.is_undefined() {
         return Ok(None);
     }
-    let read = match value.as_f64() {
-        Some(n) if n.is_finite() => serde_json::Number::from_f64(n).map(Value::Number).unwrap_or_default(),
-        Some(n) => {
-            let shown = if n.is_nan() {
-                "NaN"
-            } else if n > 0.0 {
-                "Infinity"
-            } else {
-                "-Infinity"
-            };
-            return Err(config_error(ConfigError::new(
-                "options.deadlineMs",
-                format!("must be a finite, positive number of milliseconds (got {shown}); omit it to use the config's deadlineMs"),
-            )));
-        }
-        None => value
-            .as_string()
-            .map(Value::String)
-            .unwrap_or_else(|| Value::String(format!("a {}", value.js_typeof().as_string().unwrap_or_default()))),
-    };
-    parse_deadline_option(Some(&read)).map_err(config_error)
+    let value = js_value::read_js(value, "options.deadlineMs").map_err(config_error)?;
+    parse_deadline_option(Some(&value)).map_err(config_error)
 }
 
 /// Validates a JS config document into a Baton; throws `{kind: "config", path, message}`.
 fn read_config(config: &JsValue) -> Result<Baton, JsValue> {
-    Ok(Baton::new(Config::from_json(&json_text(config, "config")?).map_err(config_error)?))
+    let value = js_value::read_js(config, "config").map_err(config_error)?;
+    Ok(Baton::new(Config::from_value(&value).map_err(config_error)?))
 }
 
 fn read_request(request: &JsValue) -> Result<ChatRequest, JsValue> {
-    ChatRequest::from_json(&json_text(request, "request")?).map_err(config_error)
-}
-
-/// `JSON.stringify(value)`, as text for the core's parsers.
-fn json_text(value: &JsValue, path: &str) -> Result<String, JsValue> {
-    js_sys::JSON::stringify(value)
-        .ok()
-        .and_then(|s| s.as_string())
-        .ok_or_else(|| config_error(ConfigError::new(path, "must be a plain JSON-like object")))
+    let value = js_value::read_js(request, "request").map_err(config_error)?;
+    ChatRequest::from_value(&value).map_err(config_error)
 }
 
 fn to_js<T: Serialize>(value: &T) -> JsValue {

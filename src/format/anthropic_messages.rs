@@ -12,16 +12,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Role, ToolCall, Usage};
-use crate::config::Target;
 use crate::format::openai_chat::request_headers;
-use crate::format::{join_url, json, DecodeError, HttpRequest};
+use crate::format::{join_url, json, DecodeError, Endpoint, HttpRequest};
 use crate::sse::SseEvent;
 
 /// Anthropic rejects a request without `max_tokens`; this is used when the caller set none.
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;
 const API_VERSION: &str = "2023-06-01";
 
-pub fn build_request(target: &Target, request: &ChatRequest, stream: bool) -> HttpRequest {
+pub fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
     let system: Vec<&str> = request
         .messages
         .iter()
@@ -29,7 +28,7 @@ pub fn build_request(target: &Target, request: &ChatRequest, stream: bool) -> Ht
         .map(|m| m.content.as_str())
         .collect();
     let body = Body {
-        model: &target.model,
+        model: endpoint.model,
         max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
         system: (!system.is_empty()).then(|| system.join("\n\n")),
         messages: wire_messages(request),
@@ -42,11 +41,11 @@ pub fn build_request(target: &Target, request: &ChatRequest, stream: bool) -> Ht
             .collect(),
         stream,
     };
-    let credential = target.api_key.as_ref().map(|key| ("x-api-key", key.expose().to_string()));
+    let credential = endpoint.api_key.map(|key| ("x-api-key", key.expose().to_string()));
     HttpRequest {
         method: "POST",
-        url: join_url(&target.base_url, "messages"),
-        headers: request_headers(target, credential, &[("anthropic-version", API_VERSION)]),
+        url: join_url(endpoint.base_url, "messages"),
+        headers: request_headers(endpoint, credential, &[("anthropic-version", API_VERSION)]),
         body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
     }
 }
@@ -479,20 +478,11 @@ fn push_text(out: &mut Vec<Delta>, text: Option<Cow<str>>, delta: fn(String) -> 
 mod tests {
     use super::*;
     use crate::chat::{Message, Tool};
-    use crate::config::{Secret, Timeouts};
-    use crate::format::Format;
+    use crate::format::test_endpoint;
     use serde_json::json;
 
-    fn target(key: Option<&str>, headers: &[(&str, &str)]) -> Target {
-        Target {
-            name: "a".into(),
-            format: Format::AnthropicMessages,
-            base_url: "https://api.anthropic.com/v1".into(),
-            model: "claude-sonnet-4-5".into(),
-            api_key: key.map(Secret::new),
-            headers: headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-            timeouts: Timeouts::default(),
-        }
+    fn endpoint(key: Option<&str>, headers: &[(&str, &str)]) -> Endpoint<'static> {
+        test_endpoint("https://api.anthropic.com/v1", "claude-sonnet-4-5", key, headers)
     }
 
     fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
@@ -517,7 +507,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let http = build_request(&target(Some("sk-ant-secret"), &[]), &req, false);
+        let http = build_request(&endpoint(Some("sk-ant-secret"), &[]), &req, false);
         assert_eq!(http.url, "https://api.anthropic.com/v1/messages");
         assert_eq!(header(&http, "x-api-key"), Some("sk-ant-secret"));
         assert_eq!(header(&http, "anthropic-version"), Some("2023-06-01"));
@@ -538,7 +528,7 @@ mod tests {
 
     #[test]
     fn no_key_no_credential_and_version_can_be_overridden() {
-        let t = target(None, &[("anthropic-version", "2024-01-01"), ("anthropic-beta", "x")]);
+        let t = endpoint(None, &[("anthropic-version", "2024-01-01"), ("anthropic-beta", "x")]);
         let http = build_request(&t, &ChatRequest::default(), true);
         assert_eq!(header(&http, "x-api-key"), None);
         assert_eq!(header(&http, "anthropic-version"), Some("2024-01-01"));
@@ -564,7 +554,7 @@ mod tests {
             stop: vec!["\n\nHuman:".into()],
             tools: vec![Tool { name: "get_weather".into(), description: None, parameters: json!({"type": "object"}) }],
         };
-        let http = build_request(&target(Some("k"), &[]), &req, false);
+        let http = build_request(&endpoint(Some("k"), &[]), &req, false);
         assert_eq!(
             body(&http),
             json!({
@@ -596,7 +586,7 @@ mod tests {
         let mut assistant = Message::new(Role::Assistant, "");
         assistant.tool_calls = vec![ToolCall { id: "t".into(), name: "f".into(), arguments: "not json".into() }];
         let req = ChatRequest { messages: vec![Message::new(Role::User, "go"), assistant], ..Default::default() };
-        let http = build_request(&target(None, &[]), &req, false);
+        let http = build_request(&endpoint(None, &[]), &req, false);
         assert_eq!(
             body(&http)["messages"][1],
             json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": "not json"}]})

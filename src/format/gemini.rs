@@ -14,13 +14,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, ToolCall, Usage};
-use crate::config::Target;
 use crate::format::openai_chat::request_headers;
-use crate::format::{join_url, json, DecodeError, HttpRequest};
+use crate::format::{join_url, json, DecodeError, Endpoint, HttpRequest};
 use crate::sse::SseEvent;
 
-pub fn build_request(target: &Target, request: &ChatRequest, stream: bool) -> HttpRequest {
-    let model = target.model.strip_prefix("models/").unwrap_or(&target.model);
+pub fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
+    let model = endpoint.model.strip_prefix("models/").unwrap_or(endpoint.model);
     let path = if stream {
         format!("models/{model}:streamGenerateContent?alt=sse")
     } else {
@@ -57,11 +56,11 @@ pub fn build_request(target: &Target, request: &ChatRequest, stream: bool) -> Ht
             vec![ToolGroup { function_declarations: declarations }]
         },
     };
-    let credential = target.api_key.as_ref().map(|key| ("x-goog-api-key", key.expose().to_string()));
+    let credential = endpoint.api_key.map(|key| ("x-goog-api-key", key.expose().to_string()));
     HttpRequest {
         method: "POST",
-        url: join_url(&target.base_url, &path),
-        headers: request_headers(target, credential, &[]),
+        url: join_url(endpoint.base_url, &path),
+        headers: request_headers(endpoint, credential, &[]),
         body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
     }
 }
@@ -495,20 +494,11 @@ impl StreamDecoder {
 mod tests {
     use super::*;
     use crate::chat::Tool;
-    use crate::config::{Secret, Timeouts};
-    use crate::format::Format;
+    use crate::format::test_endpoint;
     use serde_json::json;
 
-    fn target(key: Option<&str>) -> Target {
-        Target {
-            name: "g".into(),
-            format: Format::Gemini,
-            base_url: "https://generativelanguage.googleapis.com/v1beta".into(),
-            model: "gemini-2.5-flash".into(),
-            api_key: key.map(Secret::new),
-            headers: Vec::new(),
-            timeouts: Timeouts::default(),
-        }
+    fn endpoint(key: Option<&str>) -> Endpoint<'static> {
+        test_endpoint("https://generativelanguage.googleapis.com/v1beta", "gemini-2.5-flash", key, &[])
     }
 
     fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
@@ -522,7 +512,7 @@ mod tests {
     #[test]
     fn key_only_in_header_never_in_url() {
         let req = ChatRequest { messages: vec![Message::new(Role::User, "hi")], ..Default::default() };
-        let http = build_request(&target(Some("AIza-secret")), &req, false);
+        let http = build_request(&endpoint(Some("AIza-secret")), &req, false);
         assert_eq!(
             http.url,
             "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent"
@@ -535,15 +525,15 @@ mod tests {
             json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]})
         );
 
-        let mut t = target(Some("AIza-secret"));
-        t.model = "models/gemini-2.5-pro".into();
+        let mut t = endpoint(Some("AIza-secret"));
+        t.model = "models/gemini-2.5-pro";
         let http = build_request(&t, &req, true);
         assert_eq!(
             http.url,
             "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
         );
         assert!(!http.url.contains("AIza-secret"));
-        assert_eq!(header(&build_request(&target(None), &req, true), "x-goog-api-key"), None);
+        assert_eq!(header(&build_request(&endpoint(None), &req, true), "x-goog-api-key"), None);
     }
 
     #[test]
@@ -581,7 +571,7 @@ mod tests {
                 },
             ],
         };
-        let http = build_request(&target(Some("k")), &req, false);
+        let http = build_request(&endpoint(Some("k")), &req, false);
         assert_eq!(
             serde_json::from_str::<Value>(&http.body).expect("json"),
             json!({

@@ -14,7 +14,7 @@ pub mod openai_responses;
 use serde::{Deserialize, Serialize};
 
 use crate::chat::{Answer, ChatRequest, Delta};
-use crate::config::Target;
+use crate::config::Secret;
 use crate::sse::SseEvent;
 
 /// The provider protocol a target speaks.
@@ -45,12 +45,19 @@ impl Format {
     }
 
     /// Builds the provider request. Credentials go in headers, never in the URL.
-    pub fn build_request(self, target: &Target, request: &ChatRequest, stream: bool) -> HttpRequest {
+    /// A configured `Target` converts: `format.build_request(&target, ...)`.
+    pub fn build_request<'a>(
+        self,
+        endpoint: impl Into<Endpoint<'a>>,
+        request: &ChatRequest,
+        stream: bool,
+    ) -> HttpRequest {
+        let endpoint = endpoint.into();
         match self {
-            Format::OpenaiChat => openai_chat::build_request(target, request, stream),
-            Format::AnthropicMessages => anthropic_messages::build_request(target, request, stream),
-            Format::OpenaiResponses => openai_responses::build_request(target, request, stream),
-            Format::Gemini => gemini::build_request(target, request, stream),
+            Format::OpenaiChat => openai_chat::build_request(&endpoint, request, stream),
+            Format::AnthropicMessages => anthropic_messages::build_request(&endpoint, request, stream),
+            Format::OpenaiResponses => openai_responses::build_request(&endpoint, request, stream),
+            Format::Gemini => gemini::build_request(&endpoint, request, stream),
         }
     }
 
@@ -94,6 +101,17 @@ fn fallback_message(status: u16, body: &[u8]) -> String {
         let excerpt: String = text.chars().take(200).collect();
         format!("HTTP {status}: {excerpt}")
     }
+}
+
+/// Where a request goes and as whom: all a format needs of a configured target. Formats take
+/// this rather than the config's `Target`, so the config depends on formats and not back.
+#[derive(Clone, Copy)]
+pub struct Endpoint<'a> {
+    pub base_url: &'a str,
+    pub model: &'a str,
+    pub api_key: Option<&'a Secret>,
+    /// Extra headers, names in lower case; a configured credential header may be among them.
+    pub headers: &'a [(String, String)],
 }
 
 /// An HTTP request for the driver to send.
@@ -177,4 +195,21 @@ impl StreamDecoder {
 /// Joins a base URL and a path with exactly one slash between them.
 pub(crate) fn join_url(base: &str, path: &str) -> String {
     format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))
+}
+
+/// An endpoint for unit tests; the fixture is leaked so it lives for the whole test run.
+#[cfg(test)]
+pub(crate) fn test_endpoint(
+    base_url: &'static str,
+    model: &'static str,
+    key: Option<&str>,
+    headers: &[(&str, &str)],
+) -> Endpoint<'static> {
+    let headers: Vec<(String, String)> = headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    Endpoint {
+        base_url,
+        model,
+        api_key: key.map(|k| &*Box::leak(Box::new(Secret::new(k)))),
+        headers: Box::leak(headers.into_boxed_slice()),
+    }
 }

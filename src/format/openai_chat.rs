@@ -15,13 +15,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, ToolCall, Usage};
-use crate::config::Target;
-use crate::format::{join_url, json, DecodeError, HttpRequest};
+use crate::format::{join_url, json, DecodeError, Endpoint, HttpRequest};
 use crate::sse::SseEvent;
 
-pub fn build_request(target: &Target, request: &ChatRequest, stream: bool) -> HttpRequest {
+pub fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
     let body = Body {
-        model: &target.model,
+        model: endpoint.model,
         messages: request.messages.iter().map(WireMessage::new).collect(),
         max_tokens: request.max_tokens,
         temperature: request.temperature,
@@ -41,20 +40,20 @@ pub fn build_request(target: &Target, request: &ChatRequest, stream: bool) -> Ht
         stream,
         stream_options: stream.then_some(StreamOptions { include_usage: true }),
     };
-    let credential = target.api_key.as_ref().map(|key| ("authorization", format!("Bearer {}", key.expose())));
+    let credential = endpoint.api_key.map(|key| ("authorization", format!("Bearer {}", key.expose())));
     HttpRequest {
         method: "POST",
-        url: join_url(&target.base_url, "chat/completions"),
-        headers: request_headers(target, credential, &[]),
+        url: join_url(endpoint.base_url, "chat/completions"),
+        headers: request_headers(endpoint, credential, &[]),
         body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
     }
 }
 
-/// The headers every format sends: `content-type`, the credential (only when the target has a
-/// key), the format's own defaults, then the target's configured headers. A configured header
+/// The headers every format sends: `content-type`, the credential (only when the endpoint has a
+/// key), the format's own defaults, then the endpoint's configured headers. A configured header
 /// replaces a default of the same name, except the credential: a configured key always wins.
 pub(crate) fn request_headers(
-    target: &Target,
+    endpoint: &Endpoint,
     credential: Option<(&str, String)>,
     defaults: &[(&str, &str)],
 ) -> Vec<(String, String)> {
@@ -62,7 +61,7 @@ pub(crate) fn request_headers(
     let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
     headers.extend(credential.map(|(name, value)| (name.to_string(), value)));
     headers.extend(defaults.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    for (name, value) in &target.headers {
+    for (name, value) in endpoint.headers {
         if Some(name.as_str()) == credential_name {
             continue;
         }
@@ -461,20 +460,11 @@ impl StreamDecoder {
 mod tests {
     use super::*;
     use crate::chat::Tool;
-    use crate::config::{Secret, Timeouts};
-    use crate::format::Format;
+    use crate::format::test_endpoint;
     use serde_json::json;
 
-    fn target(key: Option<&str>, headers: &[(&str, &str)]) -> Target {
-        Target {
-            name: "t".into(),
-            format: Format::OpenaiChat,
-            base_url: "https://api.example.com/v1/".into(),
-            model: "gpt-4o-mini".into(),
-            api_key: key.map(Secret::new),
-            headers: headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-            timeouts: Timeouts::default(),
-        }
+    fn endpoint(key: Option<&str>, headers: &[(&str, &str)]) -> Endpoint<'static> {
+        test_endpoint("https://api.example.com/v1/", "gpt-4o-mini", key, headers)
     }
 
     fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
@@ -492,7 +482,7 @@ mod tests {
     #[test]
     fn builds_url_headers_and_minimal_body() {
         let req = ChatRequest { messages: vec![Message::new(Role::User, "hi")], ..Default::default() };
-        let http = build_request(&target(Some("sk-secret"), &[]), &req, false);
+        let http = build_request(&endpoint(Some("sk-secret"), &[]), &req, false);
         assert_eq!(http.method, "POST");
         assert_eq!(http.url, "https://api.example.com/v1/chat/completions");
         assert_eq!(header(&http, "authorization"), Some("Bearer sk-secret"));
@@ -507,7 +497,7 @@ mod tests {
 
     #[test]
     fn no_credential_header_without_a_key_and_configured_headers_override_defaults() {
-        let t = target(None, &[("content-type", "application/json; charset=utf-8"), ("x-org", "o1")]);
+        let t = endpoint(None, &[("content-type", "application/json; charset=utf-8"), ("x-org", "o1")]);
         let http = build_request(&t, &ChatRequest::default(), false);
         assert_eq!(header(&http, "authorization"), None);
         assert_eq!(header(&http, "content-type"), Some("application/json; charset=utf-8"));
@@ -517,7 +507,7 @@ mod tests {
 
     #[test]
     fn configured_key_wins_over_a_configured_credential_header() {
-        let t = target(Some("sk-real"), &[("authorization", "Bearer other")]);
+        let t = endpoint(Some("sk-real"), &[("authorization", "Bearer other")]);
         let http = build_request(&t, &ChatRequest::default(), false);
         let auth: Vec<_> = http.headers.iter().filter(|(k, _)| k == "authorization").collect();
         assert_eq!(auth, [&("authorization".to_string(), "Bearer sk-real".to_string())]);
@@ -546,7 +536,7 @@ mod tests {
                 parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
             }],
         };
-        let http = build_request(&target(Some("k"), &[]), &req, true);
+        let http = build_request(&endpoint(Some("k"), &[]), &req, true);
         assert_eq!(
             body(&http),
             json!({

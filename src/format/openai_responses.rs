@@ -12,13 +12,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Role, ToolCall, Usage};
-use crate::config::Target;
 use crate::format::openai_chat::{error_status, provider_error, request_headers};
-use crate::format::{join_url, json, DecodeError, HttpRequest};
+use crate::format::{join_url, json, DecodeError, Endpoint, HttpRequest};
 use crate::sse::SseEvent;
 
 /// Builds the request. The Responses API has no stop sequences: `request.stop` is not sent.
-pub fn build_request(target: &Target, request: &ChatRequest, stream: bool) -> HttpRequest {
+pub fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
     let system: Vec<&str> = request
         .messages
         .iter()
@@ -49,7 +48,7 @@ pub fn build_request(target: &Target, request: &ChatRequest, stream: bool) -> Ht
         }
     }
     let body = Body {
-        model: &target.model,
+        model: endpoint.model,
         instructions: (!system.is_empty()).then(|| system.join("\n\n")),
         input,
         max_output_tokens: request.max_tokens,
@@ -67,11 +66,11 @@ pub fn build_request(target: &Target, request: &ChatRequest, stream: bool) -> Ht
             .collect(),
         stream,
     };
-    let credential = target.api_key.as_ref().map(|key| ("authorization", format!("Bearer {}", key.expose())));
+    let credential = endpoint.api_key.map(|key| ("authorization", format!("Bearer {}", key.expose())));
     HttpRequest {
         method: "POST",
-        url: join_url(&target.base_url, "responses"),
-        headers: request_headers(target, credential, &[]),
+        url: join_url(endpoint.base_url, "responses"),
+        headers: request_headers(endpoint, credential, &[]),
         body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
     }
 }
@@ -398,20 +397,11 @@ impl StreamDecoder {
 mod tests {
     use super::*;
     use crate::chat::{Message, Tool};
-    use crate::config::{Secret, Timeouts};
-    use crate::format::Format;
+    use crate::format::test_endpoint;
     use serde_json::json;
 
-    fn target(key: Option<&str>) -> Target {
-        Target {
-            name: "r".into(),
-            format: Format::OpenaiResponses,
-            base_url: "https://api.openai.com/v1".into(),
-            model: "gpt-5-mini".into(),
-            api_key: key.map(Secret::new),
-            headers: vec![("openai-organization".into(), "org-1".into())],
-            timeouts: Timeouts::default(),
-        }
+    fn endpoint(key: Option<&str>) -> Endpoint<'static> {
+        test_endpoint("https://api.openai.com/v1", "gpt-5-mini", key, &[("openai-organization", "org-1")])
     }
 
     fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
@@ -446,7 +436,7 @@ mod tests {
                 parameters: json!({"type": "object"}),
             }],
         };
-        let http = build_request(&target(Some("sk-secret")), &req, true);
+        let http = build_request(&endpoint(Some("sk-secret")), &req, true);
         assert_eq!(http.url, "https://api.openai.com/v1/responses");
         assert_eq!(header(&http, "authorization"), Some("Bearer sk-secret"));
         assert_eq!(header(&http, "openai-organization"), Some("org-1"));
@@ -468,7 +458,7 @@ mod tests {
             })
         );
         assert!(!format!("{http:?}").contains("sk-secret"));
-        let http = build_request(&target(None), &ChatRequest::default(), false);
+        let http = build_request(&endpoint(None), &ChatRequest::default(), false);
         assert_eq!(header(&http, "authorization"), None);
         assert_eq!(
             serde_json::from_str::<Value>(&http.body).expect("json"),

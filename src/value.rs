@@ -1,0 +1,351 @@
+//! Reading hand-written JSON values, naming the field of every mistake by its path.
+//!
+//! The config, the JS request and the call options are all read by hand from a
+//! `serde_json::Value`, so that a mistake says where it is (`targets.p.timeouts.totalMs`), what
+//! was wrong and what would be right. This is the ground floor those readers share: it imports
+//! nothing from the crate. Numbers are read strictly, because the values may come from JS, where
+//! a fraction, NaN or a huge number is one keystroke away: a fraction where a whole number is
+//! meant, or a number out of range, is an error naming the path and the allowed range, never a
+//! silent rounding, clamp or "omitted".
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+/// The largest delay a JavaScript timer honours (2^31 - 1 ms); longer ones fire at once.
+pub const MAX_MS: u64 = 2_147_483_647;
+
+/// How deep `serde_json` lets JSON text nest before it gives up.
+const JSON_TEXT_MAX_DEPTH: usize = 128;
+
+/// A mistake in a document: `path` names the field, `message` is the whole sentence (path included).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl ConfigError {
+    pub fn new(path: impl Into<String>, what: impl fmt::Display) -> Self {
+        let path = path.into();
+        let message = if path.is_empty() { what.to_string() } else { format!("{path} {what}") };
+        ConfigError { path, message }
+    }
+}
+
+/// Parses JSON text that is the document at `path` ("config", "request").
+pub(crate) fn parse_json(text: &str, path: &str) -> Result<Value, ConfigError> {
+    serde_json::from_str(text).map_err(|e| {
+        if e.to_string().starts_with("recursion limit exceeded") {
+            ConfigError::new(
+                path,
+                format!("is nested too deeply (more than {JSON_TEXT_MAX_DEPTH} levels of objects and lists)"),
+            )
+        } else {
+            ConfigError::new(path, format!("is not valid JSON: {e}"))
+        }
+    })
+}
+
+/// A JSON object being read, which refuses keys it does not know.
+pub(crate) struct Obj<'a> {
+    path: String,
+    map: &'a Map<String, Value>,
+}
+
+impl<'a> Obj<'a> {
+    pub(crate) fn new(v: &'a Value, path: &str, known: &[&str]) -> Result<Obj<'a>, ConfigError> {
+        let what = if path.is_empty() { "the config" } else { "an object" };
+        let map = match v {
+            Value::Object(map) => map,
+            other => {
+                let name = if path.is_empty() { "config" } else { path };
+                return Err(ConfigError::new(name, format!("must be {what} (got {})", show_kind(other))));
+            }
+        };
+        for key in map.keys() {
+            if !known.contains(&key.as_str()) {
+                let hint = match closest(key, known) {
+                    Some(k) => format!("did you mean \"{k}\"?"),
+                    None => format!("known fields: {}", known.join(", ")),
+                };
+                return Err(ConfigError::new(child(path, key), format!("is not a known field; {hint}")));
+            }
+        }
+        Ok(Obj { path: path.to_string(), map })
+    }
+
+    pub(crate) fn get(&self, key: &str) -> Option<&'a Value> {
+        self.map.get(key)
+    }
+
+    /// The path of one of this object's fields.
+    pub(crate) fn path_of(&self, key: &str) -> String {
+        child(&self.path, key)
+    }
+
+    pub(crate) fn required_str(&self, key: &str, expected: &str) -> Result<&'a str, ConfigError> {
+        match self.get(key) {
+            Some(Value::String(s)) if !s.is_empty() => Ok(s),
+            None => Err(ConfigError::new(self.path_of(key), format!("is missing; give {expected}"))),
+            Some(other) => {
+                Err(ConfigError::new(self.path_of(key), format!("must be {expected} (got {})", show(other))))
+            }
+        }
+    }
+
+    /// An optional positive millisecond count; `null` counts as omitted.
+    pub(crate) fn opt_ms(&self, key: &str, omit_hint: &str) -> Result<Option<u64>, ConfigError> {
+        match self.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => read_ms(v, &self.path_of(key), omit_hint).map(Some),
+        }
+    }
+}
+
+/// A positive number of milliseconds no longer than a timer can wait, rounded up to whole ms.
+pub fn parse_ms(v: &Value) -> Option<u64> {
+    match v.as_f64() {
+        Some(n) if n.is_finite() && n > 0.0 && n <= MAX_MS as f64 => Some(n.ceil() as u64),
+        _ => None,
+    }
+}
+
+/// [`parse_ms`] with the error for `path`; `hint` ends the message (e.g. "omit it for no limit").
+pub(crate) fn read_ms(v: &Value, path: &str, hint: &str) -> Result<u64, ConfigError> {
+    parse_ms(v).ok_or_else(|| {
+        let too_long = v.as_f64().is_some_and(|n| n > MAX_MS as f64);
+        let range = if too_long { format!(" up to {MAX_MS}, the longest a JS timer waits") } else { String::new() };
+        ConfigError::new(path, format!("must be a positive number of milliseconds{range} (got {}); {hint}", show(v)))
+    })
+}
+
+/// A whole number from `min` to `max`. `what` names the kind ("a whole number of bytes").
+pub(crate) fn read_whole(v: &Value, path: &str, what: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
+    let whole = match v {
+        Value::Number(n) => n.as_u64().or_else(|| {
+            n.as_f64()
+                .filter(|x| x.is_finite() && x.fract() == 0.0 && *x >= 0.0 && *x <= u64::MAX as f64)
+                .map(|x| x as u64)
+        }),
+        _ => None,
+    };
+    whole
+        .filter(|n| (min..=max).contains(n))
+        .ok_or_else(|| ConfigError::new(path, format!("must be {what} from {min} to {max} (got {})", show(v))))
+}
+
+/// A finite number from `min` to `max`. `what` names the kind ("a number of milliseconds");
+/// `hint`, when not empty, ends the message.
+pub(crate) fn read_number(
+    v: &Value,
+    path: &str,
+    what: &str,
+    (min, max): (f64, f64),
+    hint: &str,
+) -> Result<f64, ConfigError> {
+    match v.as_f64() {
+        Some(n) if n.is_finite() && (min..=max).contains(&n) => Ok(n),
+        _ => {
+            let hint = if hint.is_empty() { String::new() } else { format!("; {hint}") };
+            Err(ConfigError::new(path, format!("must be {what} from {min} to {max} (got {}){hint}", show(v))))
+        }
+    }
+}
+
+/// The path of `key` inside `path`: `a.b` for plain keys, `a["odd key"]` for others.
+pub(crate) fn child(path: &str, key: &str) -> String {
+    let plain = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    match (path.is_empty(), plain) {
+        (true, true) => key.to_string(),
+        (true, false) => format!("[{}]", Value::String(key.into())),
+        (false, true) => format!("{path}.{key}"),
+        (false, false) => format!("{path}[{}]", Value::String(key.into())),
+    }
+}
+
+/// A value as the user wrote it, shortened.
+pub(crate) fn show(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 40 {
+        format!("{}...", s.chars().take(37).collect::<String>())
+    } else {
+        s
+    }
+}
+
+/// Like [`show`], but objects and lists by their kind only.
+pub(crate) fn show_kind(v: &Value) -> String {
+    match v {
+        Value::Object(_) => "an object".into(),
+        Value::Array(_) => "a list".into(),
+        other => show(other),
+    }
+}
+
+/// The kind of a value and nothing of its content, for values that may be secrets.
+pub(crate) fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+pub(crate) fn as_object<'a>(v: &'a Value, path: &str, expected: &str) -> Result<&'a Map<String, Value>, ConfigError> {
+    v.as_object().ok_or_else(|| ConfigError::new(path, format!("must be {expected} (got {})", show_kind(v))))
+}
+
+/// The known name within two edits of `key`, for "did you mean".
+pub(crate) fn closest<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
+    known
+        .iter()
+        .copied()
+        .map(|k| (edit_distance(&key.to_ascii_lowercase(), &k.to_ascii_lowercase()), k))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn milliseconds_are_positive_bounded_and_rounded_up() {
+        let cases = [
+            (json!(1), Ok(1)),
+            (json!(0.2), Ok(1)),
+            (json!(1.5), Ok(2)),
+            (json!(MAX_MS), Ok(MAX_MS)),
+            (json!(0), Err("t must be a positive number of milliseconds (got 0); omit it")),
+            (json!(-0.0), Err("t must be a positive number of milliseconds (got -0.0); omit it")),
+            (json!(-5), Err("t must be a positive number of milliseconds (got -5); omit it")),
+            (json!("10"), Err(r#"t must be a positive number of milliseconds (got "10"); omit it"#)),
+            (json!(null), Err("t must be a positive number of milliseconds (got null); omit it")),
+            (
+                json!(MAX_MS + 1),
+                Err("t must be a positive number of milliseconds up to 2147483647, the longest a JS timer waits (got 2147483648); omit it"),
+            ),
+            (
+                json!(1e300),
+                Err("t must be a positive number of milliseconds up to 2147483647, the longest a JS timer waits (got 1e+300); omit it"),
+            ),
+        ];
+        for (v, want) in cases {
+            let got = read_ms(&v, "t", "omit it").map_err(|e| e.message);
+            assert_eq!(got, want.map_err(str::to_string), "for {v}");
+        }
+    }
+
+    #[test]
+    fn whole_numbers_refuse_fractions_and_the_out_of_range() {
+        let cases = [
+            (json!(1), Ok(1)),
+            (json!(100), Ok(100)),
+            (json!(3.0), Ok(3)),
+            (json!(0), Err("n must be a whole number from 1 to 100 (got 0)")),
+            (json!(101), Err("n must be a whole number from 1 to 100 (got 101)")),
+            (json!(2.5), Err("n must be a whole number from 1 to 100 (got 2.5)")),
+            (json!(-1), Err("n must be a whole number from 1 to 100 (got -1)")),
+            (json!(u64::MAX), Err("n must be a whole number from 1 to 100 (got 18446744073709551615)")),
+            (json!(1e20), Err("n must be a whole number from 1 to 100 (got 1e+20)")),
+            (json!("3"), Err(r#"n must be a whole number from 1 to 100 (got "3")"#)),
+            (json!(true), Err("n must be a whole number from 1 to 100 (got true)")),
+        ];
+        for (v, want) in cases {
+            let got = read_whole(&v, "n", "a whole number", 1, 100).map_err(|e| e.message);
+            assert_eq!(got, want.map_err(str::to_string), "for {v}");
+        }
+    }
+
+    #[test]
+    fn numbers_stay_in_their_range() {
+        let cases = [
+            (json!(0), "", Ok(0.0)),
+            (json!(2), "", Ok(2.0)),
+            (json!(0.7), "", Ok(0.7)),
+            (json!(2.01), "", Err("x must be a number from 0 to 2 (got 2.01)")),
+            (json!(-0.5), "", Err("x must be a number from 0 to 2 (got -0.5)")),
+            (json!([1]), "", Err("x must be a number from 0 to 2 (got [1])")),
+            (json!(3), "lower it", Err("x must be a number from 0 to 2 (got 3); lower it")),
+        ];
+        for (v, hint, want) in cases {
+            let got = read_number(&v, "x", "a number", (0.0, 2.0), hint).map_err(|e| e.message);
+            assert_eq!(got, want.map_err(str::to_string), "for {v}");
+        }
+    }
+
+    #[test]
+    fn paths_quote_keys_that_are_not_plain() {
+        let cases = [
+            ("", "a", "a"),
+            ("", "a b", r#"["a b"]"#),
+            ("targets", "p-1_x", "targets.p-1_x"),
+            ("targets", "my.target", r#"targets["my.target"]"#),
+            ("targets", "", r#"targets[""]"#),
+            ("h", "quote\"d", r#"h["quote\"d"]"#),
+        ];
+        for (path, key, want) in cases {
+            assert_eq!(child(path, key), want);
+        }
+    }
+
+    #[test]
+    fn unknown_fields_get_the_nearest_known_name() {
+        let v = json!({"deadline": 1});
+        let e = Obj::new(&v, "", &["deadlineMs", "targets"]).err().unwrap();
+        assert_eq!(e.message, r#"deadline is not a known field; did you mean "deadlineMs"?"#);
+        let v = json!({"zzz": 1});
+        let e = Obj::new(&v, "o", &["deadlineMs", "targets"]).err().unwrap();
+        assert_eq!(e.message, "o.zzz is not a known field; known fields: deadlineMs, targets");
+        assert_eq!(closest("TIMEOUTS", &["timeouts"]), Some("timeouts"));
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn json_text_mistakes_name_the_document() {
+        let deep = "[".repeat(200) + &"]".repeat(200);
+        let cases = [
+            ("{", "config", "config is not valid JSON: EOF while parsing an object at line 1 column 1"),
+            (deep.as_str(), "request", "request is nested too deeply (more than 128 levels of objects and lists)"),
+        ];
+        for (text, path, want) in cases {
+            let e = parse_json(text, path).unwrap_err();
+            assert_eq!((e.path.as_str(), e.message.as_str()), (path, want));
+        }
+        assert_eq!(parse_json(&("[".repeat(100) + &"]".repeat(100)), "config").map(|_| ()), Ok(()));
+    }
+
+    #[test]
+    fn shown_values_are_shortened() {
+        assert_eq!(show(&json!("x".repeat(50))), format!("\"{}...", "x".repeat(36)));
+        assert_eq!(show_kind(&json!({"a": 1})), "an object");
+        assert_eq!(show_kind(&json!([1])), "a list");
+    }
+}

@@ -52,9 +52,22 @@ const services = {
   },
   abort(controller) {
     controllers.delete(controller);
-    controller.abort();
+    if (aborting.push(controller) === 1) setTimeout(abortPending, 0);
   },
 };
+
+/**
+ * Controllers to abort once the current burst of work is done. An abort costs far more than
+ * settling a call (the runtime builds an error and tears the socket down), so when hundreds of
+ * deadlines expire together, every caller hears first and the sockets close a moment later.
+ */
+let aborting = [];
+
+function abortPending() {
+  const list = aborting;
+  aborting = [];
+  for (const controller of list) controller.abort();
+}
 
 /** Called by each runtime entry once the wasm is instantiated. */
 export function attach() {
@@ -90,7 +103,9 @@ export function enter(make, internal) {
 export function spawn(start, handler, internal) {
   const task = enter(start, internal);
   tasks.set(task, handler);
-  run(task);
+  // The first poll sends the request: from a microtask, so starting many calls stays cheap for
+  // the caller, as an async function's would.
+  services.schedule(task);
   return task;
 }
 

@@ -23,6 +23,7 @@ pub mod gate;
 pub mod gateway;
 pub mod outcome;
 pub mod record;
+pub mod secret;
 pub mod sse;
 
 #[cfg(target_arch = "wasm32")]

@@ -133,6 +133,12 @@ impl StreamEncoder {
     }
 }
 
+/// (input, output) token counts for a client body. Both client formats require numbers, so a
+/// count the provider did not report (or reported as no count) is sent as 0.
+pub(crate) fn token_counts(usage: Usage) -> (u64, u64) {
+    (usage.input_tokens.unwrap_or(0), usage.output_tokens.unwrap_or(0))
+}
+
 /// One SSE frame; `event` is Anthropic's named event (OpenAI sends bare `data:` lines).
 pub(crate) fn sse(out: &mut String, event: Option<&str>, data: &Value) {
     if let Some(event) = event {
@@ -551,6 +557,23 @@ mod tests {
         for (failure, message) in cases {
             assert_eq!(GatewayError::from_failure(&failure).message, message, "{failure:?}");
         }
+    }
+
+    #[test]
+    fn unknown_usage_is_sent_as_zero_where_clients_need_a_number() {
+        let meta = Meta { id: "x".into(), created: 1, model: "m".into() };
+        let answer = Answer {
+            text: "Hi".into(),
+            reasoning: String::new(),
+            tool_calls: Vec::new(),
+            finish_reason: FinishReason::Stop,
+            usage: Usage { input_tokens: Some(7), output_tokens: None },
+            model: None,
+        };
+        let openai: Value = serde_json::from_str(&answer_body(ClientFormat::OpenAi, &meta, &answer)).unwrap();
+        assert_eq!(openai["usage"], json!({"prompt_tokens": 7, "completion_tokens": 0, "total_tokens": 7}));
+        let anthropic: Value = serde_json::from_str(&answer_body(ClientFormat::Anthropic, &meta, &answer)).unwrap();
+        assert_eq!(anthropic["usage"], json!({"input_tokens": 7, "output_tokens": 0}));
     }
 
     #[test]

@@ -158,6 +158,11 @@ impl WasmGateway {
             Ok(to_js(&reply))
         })
     }
+
+    /// Whether the gateway has no `apiKeys`, so anyone who can reach it spends the provider keys.
+    pub fn open(&self) -> bool {
+        self.config.gateway.api_keys.is_empty()
+    }
 }
 
 impl WasmGateway {

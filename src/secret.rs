@@ -461,6 +461,29 @@ mod tests {
         assert_eq!(debug, "Redactor { secrets: 3 }");
     }
 
+    proptest::proptest! {
+        /// Whatever surrounds them, no configured secret survives and nothing panics.
+        #[test]
+        fn no_secret_survives(
+            secrets in proptest::collection::vec("[A-Za-z0-9_-]{1,24}", 1..4),
+            pieces in proptest::collection::vec(".{0,12}", 0..5),
+        ) {
+            let r = Redactor::new(&secrets);
+            let mut text = String::new();
+            for (i, piece) in pieces.iter().enumerate() {
+                text.push_str(piece);
+                text.push_str(&secrets[i % secrets.len()]);
+            }
+            let out = r.redact(&text);
+            // A short secret may be part of the word "<redacted>" itself: look between them.
+            for piece in out.split(REDACTED) {
+                for secret in &secrets {
+                    proptest::prop_assert!(!piece.contains(secret.as_str()), "{secret} in {out}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn base64_round_trip() {
         for text in ["", "a", "ab", "abc", "abcd", "user:pässword"] {

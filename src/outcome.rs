@@ -138,19 +138,24 @@ fn without_prefix<'a>(mut message: &'a str, prefix: &str) -> &'a str {
 /// The message without leading `HTTP {status}` / `HTTP {status}:` prefixes: `Display` writes the
 /// status once, so a body or provider message that starts with it would show it twice.
 pub fn without_status_prefix(status: u16, message: String) -> String {
+    let rest = status_stripped(status, &message);
+    if rest.len() == message.len() {
+        message
+    } else {
+        rest.to_string()
+    }
+}
+
+fn status_stripped(status: u16, message: &str) -> &str {
     let prefix = format!("HTTP {status}");
-    let mut rest = message.as_str();
+    let mut rest = message;
     while let Some(after) = rest.strip_prefix(prefix.as_str()) {
         if !(after.is_empty() || after.starts_with(':') || after.starts_with(' ')) {
             break; // `HTTP 5990…` is another number.
         }
         rest = after.trim_start_matches(':').trim_start();
     }
-    if rest.len() == message.len() {
-        message
-    } else {
-        rest.to_string()
-    }
+    rest
 }
 
 impl fmt::Display for Failure {
@@ -159,6 +164,7 @@ impl fmt::Display for Failure {
             Failure::Transport { message } => write!(f, "{TRANSPORT}{}", without_prefix(message, TRANSPORT)),
             Failure::Http { status, message, in_stream, .. } => {
                 let place = if *in_stream { " in stream" } else { "" };
+                let message = status_stripped(*status, message);
                 if message.is_empty() {
                     write!(f, "HTTP {status}{place}")
                 } else {
@@ -218,6 +224,14 @@ mod tests {
             );
             assert_eq!(failure.to_string(), shown, "{message}");
         }
+        let built = Failure::Http {
+            status: 599,
+            message: "HTTP 599: HTTP 599: built elsewhere".into(),
+            retry_after_ms: None,
+            should_retry: None,
+            in_stream: false,
+        };
+        assert_eq!(built.to_string(), "HTTP 599: built elsewhere");
         let decoded =
             Failure::from(crate::format::DecodeError::Provider { status: 529, message: "HTTP 529: busy".into() });
         assert_eq!(decoded.to_string(), "HTTP 529 in stream: busy");

@@ -72,7 +72,7 @@ try {
   const total = Math.round(performance.now() - started);
   process.stdout.write("\n");
   timeline(done.legs, total);
-  console.log(`\nServed by ${bold(done.target)} (${done.model}) in ${total} ms; finish ${done.finishReason}; tokens in ${done.usage.inputTokens}, out ${done.usage.outputTokens}.`);
+  console.log(`\nServed by ${bold(done.target)} (${done.model}) in ${total} ms; finish ${done.finishReason}; tokens in ${done.usage.inputTokens ?? "unknown"}, out ${done.usage.outputTokens ?? "unknown"}.`);
 } catch (e) {
   if (!(e instanceof BatonError)) throw e;
   console.log(`\n${bold("Failed")}: ${e.kind}: ${e.message}`);

@@ -7,7 +7,7 @@
 // callback), a stream as an async iterable, and "stop iterating" meaning "abort the call upstream".
 
 import { WasmBaton, WasmGateway } from "./wasm/llm_baton.js";
-import { Gateway } from "./gateway.js";
+import { Gateway, openGatewayWarning } from "./gateway.js";
 import { armTrap, cancel, currentGeneration, enter, spawn } from "./host.js";
 
 /** Fields of a driver error worth keeping on a BatonError (see index.d.ts for their meaning). */
@@ -236,10 +236,9 @@ function guard(make) {
  * "config" naming the field.
  */
 export function createGateway(config) {
-  const make = () => guard(() => new WasmGateway(config));
-  const first = make();
+  let wasm = guard(() => new WasmGateway(config));
+  if (guard(() => wasm.open())) console.warn(openGatewayWarning());
   const kept = keep(config);
-  let wasm = first;
   let built = currentGeneration();
   const instance = () => {
     if (built !== currentGeneration()) {

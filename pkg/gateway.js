@@ -3,9 +3,9 @@
 //
 // Everything about a call (parsing the client's body, the engine, the status, the client's wire
 // format) is in the wasm (src/driver/gateway.rs). This file only routes by method and path,
-// checks the gateway key, reads the body under its size cap, links the client's disconnect to
-// the call's AbortSignal, and turns the driver's replies into a Response: held until the route
-// commits, then a ReadableStream fed as deltas arrive.
+// checks the gateway key and that a POST is declared JSON, reads the body under its size cap,
+// links the client's disconnect to the call's AbortSignal, and turns the driver's replies into a
+// Response: held until the route commits, then a ReadableStream fed as deltas arrive.
 
 const ENDPOINTS = {
   "/v1/chat/completions": { method: "POST", format: "openai" },
@@ -13,7 +13,31 @@ const ENDPOINTS = {
   "/v1/models": { method: "GET", format: "openai" },
 };
 const EXPOSED_HEADERS = "x-baton-target, x-baton-attempts, retry-after";
-const ALLOWED_HEADERS = "authorization, content-type, x-api-key, anthropic-version, x-baton-deadline-ms";
+// What a browser may send, answered to every preflight whatever it asks for: the gateway's own
+// headers and those the official SDKs (openai, @anthropic-ai/sdk) send from a browser. Anything
+// else is refused by the browser before the request leaves.
+const ALLOWED_HEADERS = [
+  "accept",
+  "authorization",
+  "content-type",
+  "x-api-key",
+  "x-baton-deadline-ms",
+  "anthropic-version",
+  "anthropic-beta",
+  "anthropic-dangerous-direct-browser-access",
+  "openai-organization",
+  "openai-project",
+  "x-stainless-arch",
+  "x-stainless-helper",
+  "x-stainless-helper-method",
+  "x-stainless-lang",
+  "x-stainless-os",
+  "x-stainless-package-version",
+  "x-stainless-retry-count",
+  "x-stainless-runtime",
+  "x-stainless-runtime-version",
+  "x-stainless-timeout",
+].join(", ");
 const utf8 = new TextEncoder();
 
 export class Gateway {
@@ -59,7 +83,7 @@ export class Gateway {
         headers: {
           ...cors,
           "access-control-allow-methods": "GET, POST, OPTIONS",
-          "access-control-allow-headers": request.headers.get("access-control-request-headers") ?? ALLOWED_HEADERS,
+          "access-control-allow-headers": ALLOWED_HEADERS,
           "access-control-max-age": "86400",
         },
       });
@@ -80,6 +104,8 @@ export class Gateway {
       return respond(wasm.refuse(format, 401, message), cors);
     }
     if (endpoint.method === "GET") return respond(wasm.models(), cors);
+    const notJson = contentTypeProblem(request.headers.get("content-type"));
+    if (notJson) return respond(wasm.refuse(format, 415, `${request.method} ${path} ${notJson}`), cors);
 
     const body = await readBody(request, wasm.maxBodyBytes());
     if (body.refused) return respond(wasm.refuse(format, body.refused, body.message), cors);
@@ -150,6 +176,32 @@ function serve(wasm, runtime, instance, format, text, request, cors) {
     if (signal?.aborted) stop();
     else signal?.addEventListener("abort", stop, { once: true });
   });
+}
+
+/**
+ * Why a POST's content-type is refused, or undefined when it is JSON. Requiring
+ * `application/json` makes every cross-site browser POST a CORS preflight, which the gateway
+ * answers only for configured origins: a web page can no longer send a `text/plain` "simple
+ * request" to a gateway on localhost and spend its keys.
+ */
+function contentTypeProblem(value) {
+  const type = value?.split(";")[0].trim().toLowerCase();
+  if (type === "application/json") return undefined;
+  const got = value ? JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value) : "none";
+  return `needs the header content-type: application/json (got ${got}); send the body as JSON with that header`;
+}
+
+/**
+ * The warning to print once when a gateway is created without `gateway.apiKeys` (WasmGateway's
+ * `open()`): such a gateway serves anyone who can reach it, with the provider keys it holds.
+ */
+export function openGatewayWarning() {
+  return (
+    "llm-baton gateway: no gateway.apiKeys are configured, so anyone who can reach this gateway can spend " +
+    "its provider keys. Set gateway.apiKeys to a list of keys (clients send one as `Authorization: Bearer <key>` " +
+    "or `x-api-key: <key>`), e.g. { gateway: { apiKeys: [process.env.GATEWAY_KEY] } }, or keep the gateway " +
+    "on a network only you can reach."
+  );
 }
 
 function respond(reply, extraHeaders) {

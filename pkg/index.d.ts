@@ -162,9 +162,13 @@ export interface Leg {
   ttftMs?: number;
 }
 
+/**
+ * Token counts as the provider reported them. A count it did not report, or reported as no
+ * count (fractional, negative, above 2^53 - 1, not a number), is unknown and omitted.
+ */
 export interface Usage {
-  inputTokens: number;
-  outputTokens: number;
+  inputTokens?: number;
+  outputTokens?: number;
 }
 
 /** The result of a call: the whole answer and how it was obtained. */

@@ -242,11 +242,16 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
+/// Token counts as the provider reported them. A count it did not report, or reported as no
+/// count (fractional, negative, beyond 2^53 - 1, not a number), is unknown: `None`, omitted from
+/// the JSON, so an odd usage frame never fails an answer whose text was shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
 }
 
 /// Why the model stopped, normalized across providers.

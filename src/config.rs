@@ -95,25 +95,7 @@ pub struct Timeouts {
     pub idle_ms: Option<u64>,
 }
 
-/// A credential. Its `Debug` and `Display` never show the value.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(value: impl Into<String>) -> Self {
-        Secret(value.into())
-    }
-    /// The value, for building the request headers and nothing else.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret(<redacted>)")
-    }
-}
+pub use crate::secret::Secret;
 
 /// How a route tries its members.
 #[derive(Debug, Clone, PartialEq)]

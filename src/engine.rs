@@ -18,11 +18,12 @@ use std::sync::Arc;
 use crate::backoff::{self, RandomSource};
 use crate::budget::Budget;
 use crate::chat::{Answer, Delta};
-use crate::config::{Config, ConfigError, Strategy, Timeouts};
+use crate::config::{Config, ConfigError, Strategy, Timeouts, MAX_MS};
 use crate::delivery::Delivery;
 use crate::gate::{self, Move};
 use crate::outcome::{Failure, Limit};
 use crate::record::{Event, FailureInfo, Leg};
+use crate::secret::Redactor;
 
 /// The long-lived holder of a validated config and the round-robin rotations. One per
 /// `new Baton(config)`; each call is a [`Call`] started from it.
@@ -57,6 +58,7 @@ use crate::record::{Event, FailureInfo, Leg};
 #[derive(Debug)]
 pub struct Baton {
     config: Arc<Config>,
+    redactor: Arc<Redactor>,
     rotations: Vec<Rotation>,
 }
 
@@ -111,7 +113,8 @@ pub struct CallError {
 impl Baton {
     pub fn new(config: Config) -> Baton {
         let rotations = vec![Rotation::default(); config.round_robin_nodes];
-        Baton { config: Arc::new(config), rotations }
+        let redactor = Arc::new(Redactor::for_config(&config));
+        Baton { config: Arc::new(config), redactor, rotations }
     }
 
     pub fn config(&self) -> &Config {
@@ -147,6 +150,7 @@ impl Baton {
         let deadline_ms = options.deadline_ms.or(self.config.deadline_ms);
         let mut call = Call {
             config: Arc::clone(&self.config),
+            redactor: Arc::clone(&self.redactor),
             root,
             round_robin_picks: picks,
             frames: Vec::new(),
@@ -240,6 +244,7 @@ struct Attempt {
 /// One logical call in progress. See the module docs for the protocol.
 pub struct Call {
     config: Arc<Config>,
+    redactor: Arc<Redactor>,
     root: Strategy,
     round_robin_picks: Vec<usize>,
     frames: Vec<Frame>,
@@ -341,8 +346,11 @@ impl Call {
         }
     }
 
-    /// The attempt failed (transport, HTTP status, protocol, in-stream error).
+    /// The attempt failed (transport, HTTP status, protocol, in-stream error). Every configured
+    /// secret the provider or the runtime echoed into the failure is redacted here, where it
+    /// enters the core, so no event, leg, error or gateway body can carry it.
     pub fn on_failure(&mut self, attempt: AttemptId, now: u64, failure: Failure) {
+        let failure = self.redactor.redact_failure(failure);
         self.settle(now);
         if let Some(a) = self.current(attempt).copied() {
             self.fail(a, now, failure);
@@ -440,8 +448,9 @@ impl Call {
                         && gate::allows(Move::Retry, &failure, self.committed, policy.retry_on.as_ref());
                     // The server's requested wait replaces the backoff; one longer than the cap
                     // stops this retry at once so an enclosing fallback can move on.
+                    // A Retry-After clamped to MAX_MS stands for "longer than a timer can wait".
                     let delay = match failure.retry_after_ms() {
-                        Some(ms) if ms > policy.max_retry_after_ms => None,
+                        Some(ms) if ms > policy.max_retry_after_ms || ms >= MAX_MS => None,
                         Some(ms) => Some(ms),
                         None => Some(backoff::delay_ms(&policy.backoff, attempt - 1, self.random.as_mut())),
                     };

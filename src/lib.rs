@@ -25,6 +25,7 @@ pub mod gate;
 pub mod gateway;
 pub mod outcome;
 pub mod record;
+pub mod secret;
 pub mod sse;
 pub mod value;
 

@@ -119,16 +119,52 @@ impl Failure {
             Some("false") => Some(false),
             _ => None,
         };
+        let message = without_status_prefix(status, message);
         Failure::Http { status, message, retry_after_ms, should_retry, in_stream: false }
     }
+}
+
+const TRANSPORT: &str = "transport error: ";
+const PROTOCOL: &str = "protocol error: ";
+
+/// `message` without leading copies of the prefix `Display` writes before it.
+fn without_prefix<'a>(mut message: &'a str, prefix: &str) -> &'a str {
+    while let Some(rest) = message.strip_prefix(prefix) {
+        message = rest;
+    }
+    message
+}
+
+/// The message without leading `HTTP {status}` / `HTTP {status}:` prefixes: `Display` writes the
+/// status once, so a body or provider message that starts with it would show it twice.
+pub fn without_status_prefix(status: u16, message: String) -> String {
+    let rest = status_stripped(status, &message);
+    if rest.len() == message.len() {
+        message
+    } else {
+        rest.to_string()
+    }
+}
+
+fn status_stripped(status: u16, message: &str) -> &str {
+    let prefix = format!("HTTP {status}");
+    let mut rest = message;
+    while let Some(after) = rest.strip_prefix(prefix.as_str()) {
+        if !(after.is_empty() || after.starts_with(':') || after.starts_with(' ')) {
+            break; // `HTTP 5990…` is another number.
+        }
+        rest = after.trim_start_matches(':').trim_start();
+    }
+    rest
 }
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Failure::Transport { message } => write!(f, "transport error: {message}"),
+            Failure::Transport { message } => write!(f, "{TRANSPORT}{}", without_prefix(message, TRANSPORT)),
             Failure::Http { status, message, in_stream, .. } => {
                 let place = if *in_stream { " in stream" } else { "" };
+                let message = status_stripped(*status, message);
                 if message.is_empty() {
                     write!(f, "HTTP {status}{place}")
                 } else {
@@ -143,7 +179,7 @@ impl fmt::Display for Failure {
                 Limit::Idle => write!(f, "no content for {limit_ms} ms after the last delta (idleMs)"),
             },
             Failure::Cancelled => f.write_str("the caller cancelled the call"),
-            Failure::Protocol { message } => write!(f, "protocol error: {message}"),
+            Failure::Protocol { message } => write!(f, "{PROTOCOL}{}", without_prefix(message, PROTOCOL)),
         }
     }
 }
@@ -153,8 +189,51 @@ impl From<crate::format::DecodeError> for Failure {
         match e {
             crate::format::DecodeError::Protocol(message) => Failure::Protocol { message },
             crate::format::DecodeError::Provider { status, message } => {
+                let message = without_status_prefix(status, message);
                 Failure::Http { status, message, retry_after_ms: None, should_retry: None, in_stream: true }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_status_shows_once() {
+        let cases = [
+            ("HTTP 599: HTTP 599: upstream broke", "upstream broke", "HTTP 599: upstream broke"),
+            ("HTTP 599", "", "HTTP 599"),
+            ("HTTP 599 gateway down", "gateway down", "HTTP 599: gateway down"),
+            ("HTTP 5991: odd", "HTTP 5991: odd", "HTTP 599: HTTP 5991: odd"),
+            ("HTTP 502: not ours", "HTTP 502: not ours", "HTTP 599: HTTP 502: not ours"),
+            ("overloaded", "overloaded", "HTTP 599: overloaded"),
+        ];
+        for (message, kept, shown) in cases {
+            let failure = Failure::from_http(599, &[], message.to_string(), 0);
+            assert_eq!(
+                failure,
+                Failure::Http {
+                    status: 599,
+                    message: kept.into(),
+                    retry_after_ms: None,
+                    should_retry: None,
+                    in_stream: false
+                }
+            );
+            assert_eq!(failure.to_string(), shown, "{message}");
+        }
+        let built = Failure::Http {
+            status: 599,
+            message: "HTTP 599: HTTP 599: built elsewhere".into(),
+            retry_after_ms: None,
+            should_retry: None,
+            in_stream: false,
+        };
+        assert_eq!(built.to_string(), "HTTP 599: built elsewhere");
+        let decoded =
+            Failure::from(crate::format::DecodeError::Provider { status: 529, message: "HTTP 529: busy".into() });
+        assert_eq!(decoded.to_string(), "HTTP 529 in stream: busy");
     }
 }

@@ -256,7 +256,10 @@ fn error_messages_come_from_the_providers_own_shape() {
     let gemini = br#"{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}"#;
     assert_eq!(Format::Gemini.error_message(429, gemini), "Resource has been exhausted (e.g. check quota).");
     for format in Format::ALL {
-        assert_eq!(format.error_message(502, b"<html>Bad Gateway</html>"), "HTTP 502: <html>Bad Gateway</html>");
+        let message = format.error_message(502, b"<html>Bad Gateway</html>");
+        assert_eq!(message, "<html>Bad Gateway</html>", "the status is written once, by the failure");
+        let failure = llm_baton::outcome::Failure::from_http(502, &[], message, 0);
+        assert_eq!(failure.to_string(), "HTTP 502: <html>Bad Gateway</html>");
     }
 }
 

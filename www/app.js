@@ -187,7 +187,7 @@ async function send(prompt) {
     history.push({ role: "assistant", content: call.done.text });
     const u = call.done.usage;
     call.view.meta.textContent = `${call.done.target} · ${call.done.model} · ${ms(call.end - call.start)} · ` +
-      `${u.inputTokens} in / ${u.outputTokens} out tokens`;
+      `${u.inputTokens ?? "?"} in / ${u.outputTokens ?? "?"} out tokens`;
     if (stick) log.scrollTop = log.scrollHeight;
     announce(`Answer complete, served by ${call.done.target}.`);
   } catch (e) {
@@ -334,7 +334,7 @@ function renderResult() {
       const late = call.deadlineMs && spent > call.deadlineMs;
       add("Outcome", late ? `ok, but ${ms(spent - call.deadlineMs)} past the deadline` : `ok, finish ${d.finishReason}`, late ? "bad" : "good");
       add("Served by", `${d.target} (${d.model})`);
-      add("Tokens", `${d.usage.inputTokens} in · ${d.usage.outputTokens} out`);
+      add("Tokens", `${d.usage.inputTokens ?? "?"} in · ${d.usage.outputTokens ?? "?"} out`);
     } else {
       const e = call.error;
       add("Outcome", e.kind === "cancelled" ? "stopped by you" : `failed: ${e.kind}${e.timeout ? ` ${e.timeout}` : ""}${e.status ? ` ${e.status}` : ""}`, e.kind === "cancelled" ? "" : "bad");

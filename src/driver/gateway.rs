@@ -130,6 +130,11 @@ impl WasmGateway {
             host::emit(to_js(&Output::Reply { reply: &reply }));
         })
     }
+
+    /// Whether the gateway has no `apiKeys`, so anyone who can reach it spends the provider keys.
+    pub fn open(&self) -> bool {
+        self.config.gateway.api_keys.is_empty()
+    }
 }
 
 /// What a gateway task hands pkg/gateway.js.
@@ -178,7 +183,7 @@ async fn serve_whole(
             Reply::json(200, &target.name, done.legs.len(), answer_body(format, &meta, &done.answer))
         }
         Err(e) => {
-            let error = GatewayError::from_failure(&e.failure);
+            let error = GatewayError::from_target_failure(&e.failure, e.target.as_deref());
             Reply::error(format, &error, e.target.as_deref().unwrap_or(""), e.legs.len())
         }
     }
@@ -224,7 +229,7 @@ async fn serve_stream(
             Reply::new(200, SSE, &target.name, done.legs.len(), out)
         }
         Err(e) => {
-            let error = GatewayError::from_failure(&e.failure);
+            let error = GatewayError::from_target_failure(&e.failure, e.target.as_deref());
             let target = e.target.as_deref().unwrap_or("");
             if committed {
                 encoder.fail(&error, &mut out);

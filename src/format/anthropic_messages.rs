@@ -161,29 +161,39 @@ fn tool_input(arguments: &str) -> Value {
 // ---- whole answers ----
 
 /// Anthropic's `input_tokens` excludes cached prompt tokens; the normalized count includes them.
+/// Each count is absent (`None`), or reported: a count or, when odd, unknown (`Some(None)`).
 struct WireUsage {
-    input_tokens: Option<u64>,
-    cache_creation_input_tokens: Option<u64>,
-    cache_read_input_tokens: Option<u64>,
-    output_tokens: Option<u64>,
+    input_tokens: Option<Option<u64>>,
+    cache_creation_input_tokens: Option<Option<u64>>,
+    cache_read_input_tokens: Option<Option<u64>>,
+    output_tokens: Option<Option<u64>>,
 }
 
 impl WireUsage {
-    fn read(u: &Value) -> json::Read<WireUsage> {
-        json::object(u, "usage")?;
-        Ok(WireUsage {
-            input_tokens: json::u64_field(u, "input_tokens")?,
-            cache_creation_input_tokens: json::u64_field(u, "cache_creation_input_tokens")?,
-            cache_read_input_tokens: json::u64_field(u, "cache_read_input_tokens")?,
-            output_tokens: json::u64_field(u, "output_tokens")?,
-        })
+    /// Never fails: a usage that is not an object reports every count as unknown.
+    fn read(u: &Value) -> WireUsage {
+        if !u.is_object() {
+            return WireUsage {
+                input_tokens: Some(None),
+                cache_creation_input_tokens: None,
+                cache_read_input_tokens: None,
+                output_tokens: Some(None),
+            };
+        }
+        WireUsage {
+            input_tokens: json::count_field(u, "input_tokens"),
+            cache_creation_input_tokens: json::count_field(u, "cache_creation_input_tokens"),
+            cache_read_input_tokens: json::count_field(u, "cache_read_input_tokens"),
+            output_tokens: json::count_field(u, "output_tokens"),
+        }
     }
 
-    /// Overwrites the counts this frame reports (Anthropic's counts are cumulative).
+    /// Overwrites the counts this frame reports (Anthropic's counts are cumulative). The input
+    /// is unknown when any reported part of it is.
     fn apply(&self, usage: &mut Usage) {
         let inputs = [self.input_tokens, self.cache_creation_input_tokens, self.cache_read_input_tokens];
         if inputs.iter().any(Option::is_some) {
-            usage.input_tokens = inputs.iter().flatten().fold(0u64, |sum, n| sum.saturating_add(*n));
+            usage.input_tokens = inputs.iter().flatten().try_fold(0u64, |sum, n| n.and_then(|n| sum.checked_add(n)));
         }
         if let Some(n) = self.output_tokens {
             usage.output_tokens = n;
@@ -206,7 +216,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     let stop_reason = json::str_field(v, "stop_reason")?;
     let mut usage = Usage::default();
     if let Some(u) = json::field(v, "usage") {
-        WireUsage::read(u)?.apply(&mut usage);
+        WireUsage::read(u).apply(&mut usage);
     }
     let (mut text, mut reasoning, mut tool_calls) = (String::new(), String::new(), Vec::new());
     let content = json::objects_field(v, "content")?;
@@ -353,10 +363,10 @@ impl<'a> StartBlock<'a> {
 fn read_parts<'a>(data: &'a Event<'_>) -> json::Read<(Option<StartBlock<'a>>, Option<WireUsage>, Option<WireUsage>)> {
     let block = data.content_block.as_ref().map(StartBlock::read).transpose()?;
     let message_usage = match &data.message {
-        Some(m) => json::object(m, "message").and_then(|m| json::field(m, "usage").map(WireUsage::read).transpose())?,
+        Some(m) => json::object(m, "message").map(|m| json::field(m, "usage").map(WireUsage::read))?,
         None => None,
     };
-    let usage = data.usage.as_ref().map(WireUsage::read).transpose()?;
+    let usage = data.usage.as_ref().map(WireUsage::read);
     Ok((block, message_usage, usage))
 }
 
@@ -378,7 +388,8 @@ impl StreamDecoder {
             let name = if ev.event.is_empty() { "data" } else { ev.event.as_str() };
             DecodeError::Protocol(format!("anthropic_messages stream {name} event is not valid JSON: {e}"))
         };
-        let data: Event = serde_json::from_str(&ev.data).map_err(|e| invalid(&e))?;
+        let mut spare = None;
+        let data: Event = json::parse_with(&ev.data, &mut spare, serde_json::from_str).map_err(|e| invalid(&e))?;
         let (block, message_usage, usage) = read_parts(&data).map_err(|e| invalid(&e))?;
         let kind = data.kind.as_deref().unwrap_or(ev.event.as_str());
         match kind {
@@ -608,7 +619,7 @@ mod tests {
             [ToolCall { id: "toolu_1".into(), name: "get_weather".into(), arguments: r#"{"city":"Paris"}"#.into() }]
         );
         assert_eq!(answer.finish_reason, FinishReason::ToolCalls);
-        assert_eq!(answer.usage, Usage { input_tokens: 15, output_tokens: 20 });
+        assert_eq!(answer.usage, Usage { input_tokens: Some(15), output_tokens: Some(20) });
         assert_eq!(answer.model.as_deref(), Some("claude-sonnet-4-5-20250929"));
 
         let stops = [
@@ -736,7 +747,7 @@ mod tests {
                 Delta::ToolCall { index: 0, id: None, name: None, arguments: "{}".into() },
                 Delta::Done {
                     finish_reason: FinishReason::ToolCalls,
-                    usage: Usage { input_tokens: 12, output_tokens: 30 }
+                    usage: Usage { input_tokens: Some(12), output_tokens: Some(30) }
                 },
             ]
         );

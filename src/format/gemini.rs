@@ -235,7 +235,7 @@ fn tool_response(content: &str) -> Value {
 struct Chunk<'a> {
     #[serde(borrow)]
     candidates: Option<Vec<Candidate<'a>>>,
-    usage_metadata: Option<UsageMetadata>,
+    usage_metadata: Option<json::IfObject<UsageMetadata>>,
     model_version: Option<String>,
     #[serde(borrow)]
     prompt_feedback: Option<PromptFeedback<'a>>,
@@ -287,19 +287,22 @@ impl WireFunctionCall {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct UsageMetadata {
-    prompt_token_count: Option<u64>,
-    candidates_token_count: Option<u64>,
-    thoughts_token_count: Option<u64>,
+    prompt_token_count: Option<json::TokenCount>,
+    candidates_token_count: Option<json::TokenCount>,
+    thoughts_token_count: Option<json::TokenCount>,
 }
 
 impl UsageMetadata {
-    fn usage(&self) -> Usage {
+    /// Gemini's JSON (proto3) omits a count of zero, so an absent count is 0; an odd one
+    /// (see [`json::TokenCount`]) is unknown, and so is a usageMetadata that is not an object.
+    fn usage(metadata: &json::IfObject<UsageMetadata>) -> Usage {
+        let Some(m) = &metadata.0 else { return Usage::default() };
+        let count = |c: Option<json::TokenCount>| c.map_or(Some(0), |c| c.0);
         Usage {
-            input_tokens: self.prompt_token_count.unwrap_or(0),
-            output_tokens: self
-                .candidates_token_count
-                .unwrap_or(0)
-                .saturating_add(self.thoughts_token_count.unwrap_or(0)),
+            input_tokens: count(m.prompt_token_count),
+            output_tokens: count(m.candidates_token_count)
+                .zip(count(m.thoughts_token_count))
+                .and_then(|(candidates, thoughts)| candidates.checked_add(thoughts)),
         }
     }
 }
@@ -330,8 +333,9 @@ impl<'a> Chunk<'a> {
 }
 
 pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
+    let mut spare = None;
     let mut chunk: Chunk = json::text(body)
-        .and_then(|text| parse_chunk(text).map_err(|e| e.to_string()))
+        .and_then(|text| json::parse_with(text, &mut spare, parse_chunk).map_err(|e| e.to_string()))
         .map_err(|e| DecodeError::Protocol(format!("gemini answer is not a GenerateContentResponse: {e}")))?;
     if let Some(error) = chunk.error.as_ref() {
         return Err(provider_error(error));
@@ -440,14 +444,15 @@ impl StreamDecoder {
         if self.done || ev.data.trim().is_empty() {
             return Ok(());
         }
-        let mut chunk = parse_chunk(&ev.data).map_err(|e| {
+        let mut spare = None;
+        let mut chunk = json::parse_with(&ev.data, &mut spare, parse_chunk).map_err(|e| {
             DecodeError::Protocol(format!("gemini stream data frame is not a GenerateContentResponse: {e}"))
         })?;
         if let Some(error) = chunk.error.as_ref() {
             return Err(provider_error(error));
         }
         if let Some(usage) = &chunk.usage_metadata {
-            self.usage = usage.usage();
+            self.usage = UsageMetadata::usage(usage);
         }
         self.prompt_blocked |= chunk.prompt_blocked();
         let Some(candidate) = chunk.first_candidate() else {
@@ -610,7 +615,7 @@ mod tests {
             [ToolCall { id: "call_0".into(), name: "get_weather".into(), arguments: r#"{"city":"Paris"}"#.into() }]
         );
         assert_eq!(answer.finish_reason, FinishReason::ToolCalls);
-        assert_eq!(answer.usage, Usage { input_tokens: 8, output_tokens: 12 });
+        assert_eq!(answer.usage, Usage { input_tokens: Some(8), output_tokens: Some(12) });
         assert_eq!(answer.model.as_deref(), Some("gemini-2.5-flash"));
 
         for (raw, expected) in [
@@ -623,7 +628,7 @@ mod tests {
         }
         let blocked = br#"{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":4}}"#;
         let answer = decode_answer(blocked).expect("decodes");
-        assert_eq!((answer.finish_reason, answer.usage.input_tokens), (FinishReason::ContentFilter, 4));
+        assert_eq!((answer.finish_reason, answer.usage.input_tokens), (FinishReason::ContentFilter, Some(4)));
     }
 
     #[test]
@@ -679,7 +684,7 @@ mod tests {
                 },
                 Delta::Done {
                     finish_reason: FinishReason::ToolCalls,
-                    usage: Usage { input_tokens: 8, output_tokens: 6 }
+                    usage: Usage { input_tokens: Some(8), output_tokens: Some(6) }
                 },
             ]
         );

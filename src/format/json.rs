@@ -6,6 +6,14 @@
 //! The reads check what a derived `Option<T>` field checks: absent or `null` is `None`, a value
 //! of another type is an error naming the field.
 
+//!
+//! Token counts are the exception: a provider's odd count (fractional, negative, beyond what JS
+//! holds exactly, not a number, `1e400`) must not fail an answer whose text was already shown,
+//! so counts are read leniently and an odd one is unknown.
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 pub(crate) type Read<T> = Result<T, String>;
@@ -14,7 +22,183 @@ pub(crate) type Read<T> = Result<T, String>;
 /// syntax error. `from_str` is the one serde_json reader the crate instantiates (the config and
 /// the stream frames use it too); a `from_slice` would link a second copy of the parser.
 pub(crate) fn parse(body: &[u8]) -> Read<Value> {
-    serde_json::from_str(text(body)?).map_err(|e| e.to_string())
+    let mut spare = None;
+    parse_with(text(body)?, &mut spare, serde_json::from_str).map_err(|e| e.to_string())
+}
+
+/// Parses `text` with `parse`; if that fails and the text holds numbers beyond `f64`'s range,
+/// which serde_json refuses wherever they are, parses once more with those numbers quoted (see
+/// [`quote_huge_numbers`]), `spare` holding the rewritten text. Free when the first parse works.
+pub(crate) fn parse_with<'s, T>(
+    text: &'s str,
+    spare: &'s mut Option<String>,
+    parse: impl Fn(&'s str) -> serde_json::Result<T>,
+) -> serde_json::Result<T> {
+    match parse(text) {
+        Err(e) => match quote_huge_numbers(text) {
+            Some(quoted) => parse(spare.insert(quoted)),
+            None => Err(e),
+        },
+        parsed => parsed,
+    }
+}
+
+/// The text with every number that overflows `f64` (`1e400`, a 400-digit integer) turned into a
+/// string of its digits, or `None` when there is none. The document then parses, and only the
+/// field holding the number sees a string: a token count reads it as unknown, a field that must
+/// be a number reports its type. Strings are skipped, escapes included.
+#[cold]
+pub(crate) fn quote_huge_numbers(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = String::new();
+    let (mut copied, mut at, mut in_string) = (0, 0, false);
+    while at < bytes.len() {
+        let b = bytes[at];
+        if in_string {
+            match b {
+                b'\\' => at += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            at += 1;
+        } else if b == b'"' {
+            in_string = true;
+            at += 1;
+        } else if b == b'-' || b.is_ascii_digit() {
+            let start = at;
+            while at < bytes.len() && matches!(bytes[at], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+                at += 1;
+            }
+            let number = &text[start..at];
+            if number.parse::<f64>().is_ok_and(f64::is_infinite) {
+                out.push_str(&text[copied..start]);
+                out.push('"');
+                out.push_str(number);
+                out.push('"');
+                copied = at;
+            }
+        } else {
+            at += 1;
+        }
+    }
+    (copied > 0).then(|| {
+        out.push_str(&text[copied..]);
+        out
+    })
+}
+
+/// The largest count reported as known: JavaScript numbers hold every integer up to here.
+const MAX_COUNT: u64 = (1 << 53) - 1;
+
+/// A token count from a JSON number: a whole number from 0 to [`MAX_COUNT`] (`12.0` included),
+/// else unknown.
+fn count_of_f64(n: f64) -> Option<u64> {
+    (n.fract() == 0.0 && (0.0..=MAX_COUNT as f64).contains(&n)).then_some(n as u64)
+}
+
+/// A token count from any value: a count (see [`count_of_f64`]) or unknown, never an error.
+pub(crate) fn count_of(v: &Value) -> Option<u64> {
+    match v {
+        Value::Number(n) => match n.as_u64() {
+            Some(n) => Some(n).filter(|n| *n <= MAX_COUNT),
+            None => n.as_f64().and_then(count_of_f64),
+        },
+        _ => None,
+    }
+}
+
+/// A token count field: absent or `null` is `None`, present is `Some(count or unknown)`. Two
+/// levels, because a later frame's odd count must overwrite an earlier one with "unknown".
+pub(crate) fn count_field(v: &Value, key: &str) -> Option<Option<u64>> {
+    field(v, key).map(count_of)
+}
+
+/// A token count in a typed (hot-path) frame: any JSON value, never an error (see [`count_of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TokenCount(pub Option<u64>);
+
+impl<'de> Deserialize<'de> for TokenCount {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TokenCountVisitor)
+    }
+}
+
+struct TokenCountVisitor;
+
+impl<'de> Visitor<'de> for TokenCountVisitor {
+    type Value = TokenCount;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a token count")
+    }
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<TokenCount, E> {
+        Ok(TokenCount(Some(n).filter(|n| *n <= MAX_COUNT)))
+    }
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<TokenCount, E> {
+        Ok(TokenCount(u64::try_from(n).ok().filter(|n| *n <= MAX_COUNT)))
+    }
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<TokenCount, E> {
+        Ok(TokenCount(count_of_f64(n)))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<TokenCount, E> {
+        Ok(TokenCount(None))
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<TokenCount, E> {
+        Ok(TokenCount(None))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<TokenCount, E> {
+        Ok(TokenCount(None))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TokenCount, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(TokenCount(None))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TokenCount, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(TokenCount(None))
+    }
+}
+
+/// A usage object in a typed frame: `T` when the value is an object, else `None` (a usage that
+/// is not an object makes the counts unknown rather than failing the frame).
+pub(crate) struct IfObject<T>(pub Option<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for IfObject<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct IfObjectVisitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for IfObjectVisitor<T> {
+            type Value = IfObject<T>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a usage object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<IfObject<T>, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(|t| IfObject(Some(t)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<IfObject<T>, A::Error> {
+                TokenCountVisitor.visit_seq(seq).map(|_| IfObject(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<IfObject<T>, E> {
+                Ok(IfObject(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<IfObject<T>, E> {
+                Ok(IfObject(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<IfObject<T>, E> {
+                Ok(IfObject(None))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<IfObject<T>, E> {
+                Ok(IfObject(None))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<IfObject<T>, E> {
+                Ok(IfObject(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<IfObject<T>, E> {
+                Ok(IfObject(None))
+            }
+        }
+        d.deserialize_any(IfObjectVisitor(std::marker::PhantomData))
+    }
 }
 
 /// A body as text for `from_str`.
@@ -62,13 +246,6 @@ pub(crate) fn string_field(v: &Value, key: &str) -> Read<Option<String>> {
     str_field(v, key).map(|s| s.map(str::to_string))
 }
 
-pub(crate) fn u64_field(v: &Value, key: &str) -> Read<Option<u64>> {
-    match field(v, key) {
-        None => Ok(None),
-        Some(n) => n.as_u64().map(Some).ok_or_else(|| invalid(key, n, "a whole number")),
-    }
-}
-
 /// An object-valued field.
 pub(crate) fn object_field<'a>(v: &'a Value, key: &str) -> Read<Option<&'a Value>> {
     match field(v, key) {
@@ -87,5 +264,55 @@ pub(crate) fn objects_field<'a>(v: &'a Value, key: &str) -> Read<Option<&'a [Val
             None => Ok(Some(items)),
         },
         Some(other) => Err(invalid(key, other, "a list")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn odd_counts_are_unknown_never_errors() {
+        let cases = [
+            ("12", Some(12)),
+            ("12.0", Some(12)),
+            ("0", Some(0)),
+            ("9007199254740991", Some(9_007_199_254_740_991)),
+            ("9007199254740992", None),
+            ("18446744073709551615", None),
+            ("99999999999999999999", None),
+            ("1.5", None),
+            ("-1", None),
+            ("-0.5", None),
+            ("1e400", None),
+            ("-1e400", None),
+            ("\"12\"", None),
+            ("true", None),
+            ("[1]", None),
+            ("{\"n\": 1}", None),
+        ];
+        for (text, expected) in cases {
+            let doc = format!(r#"{{"n": {text}, "after": "kept"}}"#);
+            let value = parse(doc.as_bytes()).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(count_field(&value, "n"), Some(expected), "{text}");
+            assert_eq!(value["after"], "kept");
+            let mut spare = None;
+            let typed: TokenCount = parse_with(text, &mut spare, serde_json::from_str).expect(text);
+            assert_eq!(typed, TokenCount(expected), "{text}");
+        }
+        assert_eq!(count_field(&serde_json::json!({"n": null}), "n"), None);
+    }
+
+    #[test]
+    fn only_numbers_outside_strings_are_quoted() {
+        let cases = [
+            (r#"{"a":1e400,"b":"1e400","c":[-2E+999, 3]}"#, Some(r#"{"a":"1e400","b":"1e400","c":["-2E+999", 3]}"#)),
+            (r#"{"a":"x\"1e400","b":1e300}"#, None),
+            ("1e400", Some(r#""1e400""#)),
+            (r#"{"a":1}"#, None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(quote_huge_numbers(text).as_deref(), expected, "{text}");
+        }
     }
 }

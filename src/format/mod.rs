@@ -14,7 +14,8 @@ pub mod openai_responses;
 use serde::{Deserialize, Serialize};
 
 use crate::chat::{Answer, ChatRequest, Delta};
-use crate::config::Secret;
+pub use crate::secret::is_secret_header;
+use crate::secret::{Secret, REDACTED};
 use crate::sse::SseEvent;
 
 /// The provider protocol a target speaks.
@@ -88,19 +89,23 @@ impl Format {
             Format::AnthropicMessages => anthropic_messages::error_message(body),
             Format::Gemini => gemini::error_message(body),
         };
-        found.unwrap_or_else(|| fallback_message(status, body))
+        crate::outcome::without_status_prefix(status, found.unwrap_or_else(|| body_excerpt(body)))
     }
 }
 
-fn fallback_message(status: u16, body: &[u8]) -> String {
+/// How many characters of an error body that is not the provider's error shape are kept.
+const EXCERPT_CHARS: usize = 200;
+
+/// The start of an error body, trimmed, `…` when cut; empty for an empty body. No status: the
+/// failure's `Display` writes it once (`HTTP 502: <excerpt>`).
+fn body_excerpt(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
     let text = text.trim();
-    if text.is_empty() {
-        format!("HTTP {status}")
-    } else {
-        let excerpt: String = text.chars().take(200).collect();
-        format!("HTTP {status}: {excerpt}")
+    let mut excerpt: String = text.chars().take(EXCERPT_CHARS).collect();
+    if excerpt.len() < text.len() {
+        excerpt.push('…');
     }
+    excerpt
 }
 
 /// Where a request goes and as whom: all a format needs of a configured target. Formats take
@@ -124,20 +129,12 @@ pub struct HttpRequest {
     pub body: String,
 }
 
-/// Headers that may carry credentials; their values never reach Debug output, errors or events.
-/// Besides the well-known ones, any name mentioning a key, token, secret or auth is treated so.
-pub fn is_secret_header(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    matches!(name.as_str(), "cookie" | "proxy-authorization")
-        || ["auth", "key", "token", "secret", "signature"].iter().any(|w| name.contains(w))
-}
-
 impl std::fmt::Debug for HttpRequest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let headers: Vec<(&str, &str)> = self
             .headers
             .iter()
-            .map(|(k, v)| (k.as_str(), if is_secret_header(k) { "<redacted>" } else { v.as_str() }))
+            .map(|(k, v)| (k.as_str(), if is_secret_header(k) { REDACTED } else { v.as_str() }))
             .collect();
         f.debug_struct("HttpRequest")
             .field("method", &self.method)
@@ -211,5 +208,31 @@ pub(crate) fn test_endpoint(
         model,
         api_key: key.map(|k| &*Box::leak(Box::new(Secret::new(k)))),
         headers: Box::leak(headers.into_boxed_slice()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::Failure;
+
+    #[test]
+    fn error_bodies_that_are_not_the_provider_shape() {
+        let long = "x".repeat(300);
+        let cases: [(&[u8], String); 5] = [
+            (b"", String::new()),
+            (b"  upstream connect error \n", "upstream connect error".into()),
+            (b"HTTP 599: HTTP 599: broken", "broken".into()),
+            (b"HTTP 599", String::new()),
+            (long.as_bytes(), format!("{}\u{2026}", "x".repeat(EXCERPT_CHARS))),
+        ];
+        for format in Format::ALL {
+            for (body, expected) in &cases {
+                let message = format.error_message(599, body);
+                assert_eq!(&message, expected, "{format:?}");
+                let shown = Failure::from_http(599, &[], message, 0).to_string();
+                assert_eq!(shown.matches("599").count(), 1, "{format:?}: {shown}");
+            }
+        }
     }
 }

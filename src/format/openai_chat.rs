@@ -163,15 +163,19 @@ struct WireFunctionCall<'a> {
 
 // ---- whole answers ----
 
+/// A stream's usage frame; odd counts are unknown (see [`json::TokenCount`]).
 #[derive(Deserialize)]
 struct WireUsage {
-    prompt_tokens: Option<u64>,
-    completion_tokens: Option<u64>,
+    prompt_tokens: Option<json::TokenCount>,
+    completion_tokens: Option<json::TokenCount>,
 }
 
 impl WireUsage {
     fn usage(&self) -> Usage {
-        Usage { input_tokens: self.prompt_tokens.unwrap_or(0), output_tokens: self.completion_tokens.unwrap_or(0) }
+        Usage {
+            input_tokens: self.prompt_tokens.and_then(|c| c.0),
+            output_tokens: self.completion_tokens.and_then(|c| c.0),
+        }
     }
 }
 
@@ -185,13 +189,10 @@ pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
 
 fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     json::object(v, "answer")?;
-    let usage = match json::object_field(v, "usage")? {
-        Some(u) => Usage {
-            input_tokens: json::u64_field(u, "prompt_tokens")?.unwrap_or(0),
-            output_tokens: json::u64_field(u, "completion_tokens")?.unwrap_or(0),
-        },
-        None => Usage::default(),
-    };
+    let usage = json::field(v, "usage").map_or(Usage::default(), |u| Usage {
+        input_tokens: json::count_field(u, "prompt_tokens").flatten(),
+        output_tokens: json::count_field(u, "completion_tokens").flatten(),
+    });
     let model = json::string_field(v, "model")?;
     let mut first = None;
     for choice in json::objects_field(v, "choices")?.unwrap_or_default() {
@@ -324,7 +325,7 @@ pub(crate) fn error_status(code: Option<&Value>, kind: Option<&str>) -> u16 {
 struct Chunk<'a> {
     #[serde(borrow)]
     choices: Option<Vec<ChunkChoice<'a>>>,
-    usage: Option<WireUsage>,
+    usage: Option<json::IfObject<WireUsage>>,
     error: Option<Value>,
 }
 
@@ -403,14 +404,15 @@ impl StreamDecoder {
             let value = serde_json::from_str(data).unwrap_or_else(|_| Value::String(data.to_string()));
             return Err(provider_error(value.get("error").unwrap_or(&value)));
         }
-        let chunk = parse_chunk(data).map_err(|e| {
+        let mut spare = None;
+        let chunk = json::parse_with(data, &mut spare, parse_chunk).map_err(|e| {
             DecodeError::Protocol(format!("openai_chat stream data frame is not a chat.completion.chunk: {e}"))
         })?;
         if let Some(error) = chunk.error.as_ref() {
             return Err(provider_error(error));
         }
         if let Some(usage) = chunk.usage {
-            self.usage = usage.usage();
+            self.usage = usage.0.as_ref().map_or(Usage::default(), WireUsage::usage);
         }
         for choice in chunk.choices.into_iter().flatten().filter(|c| c.index.unwrap_or(0) == 0) {
             if let Some(delta) = choice.delta {
@@ -571,7 +573,7 @@ mod tests {
         let answer = decode_answer(body).expect("decodes");
         assert_eq!(answer.text, "Hello!");
         assert_eq!(answer.finish_reason, FinishReason::Stop);
-        assert_eq!(answer.usage, Usage { input_tokens: 9, output_tokens: 3 });
+        assert_eq!(answer.usage, Usage { input_tokens: Some(9), output_tokens: Some(3) });
         assert_eq!(answer.model.as_deref(), Some("gpt-4o-mini-2024-07-18"));
     }
 
@@ -669,7 +671,7 @@ mod tests {
                 Delta::ToolCall { index: 0, id: None, name: None, arguments: "{}".into() },
                 Delta::Done {
                     finish_reason: FinishReason::ToolCalls,
-                    usage: Usage { input_tokens: 5, output_tokens: 7 }
+                    usage: Usage { input_tokens: Some(5), output_tokens: Some(7) }
                 },
             ]
         );

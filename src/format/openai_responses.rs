@@ -144,13 +144,10 @@ impl<'a> Ending<'a> {
             Some(d) => json::str_field(d, "reason")?,
             None => None,
         };
-        let usage = match json::object_field(r, "usage")? {
-            Some(u) => Usage {
-                input_tokens: json::u64_field(u, "input_tokens")?.unwrap_or(0),
-                output_tokens: json::u64_field(u, "output_tokens")?.unwrap_or(0),
-            },
-            None => Usage::default(),
-        };
+        let usage = json::field(r, "usage").map_or(Usage::default(), |u| Usage {
+            input_tokens: json::count_field(u, "input_tokens").flatten(),
+            output_tokens: json::count_field(u, "output_tokens").flatten(),
+        });
         Ok(Ending { status: json::str_field(r, "status")?, incomplete, usage, error: json::field(r, "error") })
     }
 }
@@ -300,7 +297,8 @@ impl StreamDecoder {
             let name = if ev.event.is_empty() { "data" } else { ev.event.as_str() };
             DecodeError::Protocol(format!("openai_responses stream {name} event is not valid JSON: {e}"))
         };
-        let data: Event = serde_json::from_str(&ev.data).map_err(|e| invalid(&e))?;
+        let mut spare = None;
+        let data: Event = json::parse_with(&ev.data, &mut spare, serde_json::from_str).map_err(|e| invalid(&e))?;
         let item = data.item.as_ref().map(StreamItem::read).transpose().map_err(|e| invalid(&e))?;
         let snapshot = data.response.as_ref().map(read_snapshot).transpose().map_err(|e| invalid(&e))?;
         let kind = data.kind.as_deref().unwrap_or(ev.event.as_str());
@@ -481,7 +479,7 @@ mod tests {
         assert_eq!(answer.reasoning, "Thinking.");
         assert_eq!(answer.tool_calls, [ToolCall { id: "call_1".into(), name: "f".into(), arguments: "{}".into() }]);
         assert_eq!(answer.finish_reason, FinishReason::ToolCalls);
-        assert_eq!(answer.usage, Usage { input_tokens: 11, output_tokens: 22 });
+        assert_eq!(answer.usage, Usage { input_tokens: Some(11), output_tokens: Some(22) });
         assert_eq!(answer.model.as_deref(), Some("gpt-5-mini-2025-08-07"));
 
         let cut = br#"{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[]}"#;
@@ -563,7 +561,7 @@ mod tests {
                 Delta::ToolCall { index: 0, id: None, name: None, arguments: "{}".into() },
                 Delta::Done {
                     finish_reason: FinishReason::ToolCalls,
-                    usage: Usage { input_tokens: 4, output_tokens: 9 }
+                    usage: Usage { input_tokens: Some(4), output_tokens: Some(9) }
                 },
             ]
         );
@@ -577,7 +575,10 @@ mod tests {
         d.on_event(&event("response.incomplete", data), &mut out).expect("decodes");
         assert_eq!(
             out,
-            [Delta::Done { finish_reason: FinishReason::Length, usage: Usage { input_tokens: 1, output_tokens: 2 } }]
+            [Delta::Done {
+                finish_reason: FinishReason::Length,
+                usage: Usage { input_tokens: Some(1), output_tokens: Some(2) }
+            }]
         );
     }
 

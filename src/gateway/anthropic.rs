@@ -193,7 +193,7 @@ pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
         "content": content,
         "stop_reason": stop_reason(&answer.finish_reason),
         "stop_sequence": null,
-        "usage": { "input_tokens": answer.usage.input_tokens, "output_tokens": answer.usage.output_tokens },
+        "usage": usage(answer.usage),
     })
     .to_string()
 }
@@ -303,7 +303,7 @@ impl StreamEncoder {
             &json!({
                 "type": "message_delta",
                 "delta": { "stop_reason": stop_reason(finish), "stop_sequence": null },
-                "usage": { "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens },
+                "usage": self::usage(usage),
             }),
         );
         sse(out, Some("message_stop"), &json!({ "type": "message_stop" }));
@@ -313,6 +313,11 @@ impl StreamEncoder {
     pub fn fail(&mut self, error: &GatewayError, out: &mut String) {
         sse(out, Some("error"), &error.body(ClientFormat::Anthropic));
     }
+}
+
+fn usage(u: Usage) -> Value {
+    let (input, output) = super::token_counts(u);
+    json!({ "input_tokens": input, "output_tokens": output })
 }
 
 #[cfg(test)]
@@ -397,7 +402,7 @@ mod tests {
             reasoning: String::new(),
             tool_calls: vec![ToolCall { id: "call_7".into(), name: "f".into(), arguments: "{\"a\":1}".into() }],
             finish_reason: FinishReason::ToolCalls,
-            usage: Usage { input_tokens: 3, output_tokens: 4 },
+            usage: Usage { input_tokens: Some(3), output_tokens: Some(4) },
             model: None,
         };
         let body: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
@@ -434,7 +439,7 @@ mod tests {
         );
         e.delta(&Delta::ToolCall { index: 0, id: None, name: None, arguments: "{\"a\":".into() }, &mut out);
         e.delta(&Delta::ToolCall { index: 0, id: None, name: None, arguments: "1}".into() }, &mut out);
-        e.finish(&FinishReason::ToolCalls, Usage { input_tokens: 5, output_tokens: 6 }, &mut out);
+        e.finish(&FinishReason::ToolCalls, Usage { input_tokens: Some(5), output_tokens: Some(6) }, &mut out);
         let ev = events(&out);
         let names: Vec<&str> = ev.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(

@@ -133,6 +133,12 @@ impl StreamEncoder {
     }
 }
 
+/// (input, output) token counts for a client body. Both client formats require numbers, so a
+/// count the provider did not report (or reported as no count) is sent as 0.
+pub(crate) fn token_counts(usage: Usage) -> (u64, u64) {
+    (usage.input_tokens.unwrap_or(0), usage.output_tokens.unwrap_or(0))
+}
+
 /// One SSE frame; `event` is Anthropic's named event (OpenAI sends bare `data:` lines).
 pub(crate) fn sse(out: &mut String, event: Option<&str>, data: &Value) {
     if let Some(event) = event {
@@ -187,8 +193,15 @@ impl GatewayError {
 
     /// The call's failure once nothing is left to try, as the status and body a client expects:
     /// a timeout is a 504, a transport failure or an answer that could not be understood a 502,
-    /// and an upstream HTTP error keeps its status and the provider's own message.
+    /// and an upstream HTTP error keeps its status and the provider's own message, except a 401
+    /// or 403: those refused the gateway's provider key, not the client's gateway key, so they
+    /// are a 502 `upstream_credentials_refused` (a client SDK would read a 401 as "your key").
     pub fn from_failure(failure: &Failure) -> GatewayError {
+        GatewayError::from_target_failure(failure, None)
+    }
+
+    /// [`GatewayError::from_failure`], naming the target whose credentials were refused.
+    pub fn from_target_failure(failure: &Failure, target: Option<&str>) -> GatewayError {
         let upstream = |status, code, message: String| GatewayError {
             status,
             kind: "upstream_error",
@@ -200,13 +213,30 @@ impl GatewayError {
             Failure::Timeout { .. } => upstream(504, "upstream_timeout", failure.to_string()),
             Failure::Transport { .. } => upstream(502, "upstream_unreachable", failure.to_string()),
             Failure::Protocol { .. } => upstream(502, "upstream_protocol_error", failure.to_string()),
-            Failure::Http { status, message, retry_after_ms, .. } => GatewayError {
-                status: *status,
-                kind: type_for_status(*status),
-                code: None,
-                message: if message.is_empty() { format!("upstream answered HTTP {status}") } else { message.clone() },
-                retry_after_ms: *retry_after_ms,
-            },
+            Failure::Http { status: 401 | 403, .. } => {
+                let provider = match target {
+                    Some(name) => format!("target {}", json!(name)),
+                    None => "its upstream provider".to_string(),
+                };
+                upstream(
+                    502,
+                    "upstream_credentials_refused",
+                    format!(
+                        "the gateway's credentials for {provider} were refused ({failure}); your gateway key was \
+                         accepted: the gateway's operator must fix that target's apiKey or credential headers"
+                    ),
+                )
+            }
+            Failure::Http { status, message, retry_after_ms, .. } => {
+                let message = crate::outcome::without_status_prefix(*status, message.clone());
+                GatewayError {
+                    status: *status,
+                    kind: type_for_status(*status),
+                    code: None,
+                    message: if message.is_empty() { format!("upstream answered HTTP {status}") } else { message },
+                    retry_after_ms: *retry_after_ms,
+                }
+            }
             // Nobody reads it: the client has gone. nginx's 499 says so in logs.
             Failure::Cancelled => GatewayError {
                 status: 499,
@@ -468,6 +498,82 @@ mod tests {
             http.body(ClientFormat::Anthropic),
             json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}})
         );
+    }
+
+    #[test]
+    fn refused_upstream_credentials_are_a_502_not_the_clients_401() {
+        for (status, in_stream) in [(401, false), (403, false), (401, true)] {
+            let failure = Failure::Http {
+                status,
+                message: "Incorrect API key provided.".into(),
+                retry_after_ms: Some(1000),
+                should_retry: None,
+                in_stream,
+            };
+            let e = GatewayError::from_target_failure(&failure, Some("openai"));
+            assert_eq!((e.status, e.kind, e.code), (502, "upstream_error", Some("upstream_credentials_refused")));
+            assert_eq!(e.retry_after_ms, None);
+            let place = if in_stream { " in stream" } else { "" };
+            assert_eq!(
+                e.message,
+                format!(
+                    "the gateway's credentials for target \"openai\" were refused (HTTP {status}{place}: Incorrect API \
+                     key provided.); your gateway key was accepted: the gateway's operator must fix that target's \
+                     apiKey or credential headers"
+                )
+            );
+            let anonymous = GatewayError::from_failure(&failure);
+            assert!(anonymous.message.starts_with("the gateway's credentials for its upstream provider were refused"));
+            assert_eq!(anonymous.body(ClientFormat::Anthropic)["error"]["type"], "upstream_error");
+        }
+    }
+
+    #[test]
+    fn no_message_repeats_its_prefix() {
+        let cases = [
+            (Failure::Transport { message: "transport error: reset".into() }, "transport error: reset"),
+            (Failure::Protocol { message: "protocol error: bad JSON".into() }, "protocol error: bad JSON"),
+            (
+                Failure::Http {
+                    status: 599,
+                    message: "HTTP 599: HTTP 599: odd".into(),
+                    retry_after_ms: None,
+                    should_retry: None,
+                    in_stream: false,
+                },
+                "odd",
+            ),
+            (
+                Failure::Http {
+                    status: 500,
+                    message: "HTTP 500".into(),
+                    retry_after_ms: None,
+                    should_retry: None,
+                    in_stream: false,
+                },
+                "upstream answered HTTP 500",
+            ),
+        ];
+        for (failure, message) in cases {
+            assert_eq!(GatewayError::from_failure(&failure).message, message, "{failure:?}");
+        }
+    }
+
+    #[test]
+    fn unknown_usage_is_sent_as_zero_where_clients_need_a_number() {
+        let meta = Meta { id: "x".into(), created: 1, model: "m".into() };
+        let answer = Answer {
+            text: "Hi".into(),
+            reasoning: String::new(),
+            tool_calls: Vec::new(),
+            finish_reason: FinishReason::Stop,
+            usage: Usage { input_tokens: Some(7), output_tokens: None },
+            model: None,
+        };
+        let openai: Value = serde_json::from_str(&answer_body(ClientFormat::OpenAi, &meta, &answer)).unwrap();
+        assert_eq!(openai["usage"], json!({"prompt_tokens": 7, "completion_tokens": 0, "total_tokens": 7}));
+        let anthropic: Value = serde_json::from_str(&answer_body(ClientFormat::Anthropic, &meta, &answer)).unwrap();
+        assert_eq!(anthropic["usage"], json!({"input_tokens": 7, "output_tokens": 0}));
     }
 
     #[test]

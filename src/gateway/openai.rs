@@ -158,10 +158,11 @@ fn finish_reason(f: &FinishReason) -> &str {
 }
 
 fn usage(u: Usage) -> Value {
+    let (input, output) = super::token_counts(u);
     json!({
-        "prompt_tokens": u.input_tokens,
-        "completion_tokens": u.output_tokens,
-        "total_tokens": u.input_tokens + u.output_tokens,
+        "prompt_tokens": input,
+        "completion_tokens": output,
+        "total_tokens": input.saturating_add(output),
     })
 }
 
@@ -374,7 +375,7 @@ mod tests {
             reasoning: String::new(),
             tool_calls: vec![ToolCall { id: String::new(), name: "f".into(), arguments: "{\"a\":1}".into() }],
             finish_reason: FinishReason::ToolCalls,
-            usage: Usage { input_tokens: 3, output_tokens: 4 },
+            usage: Usage { input_tokens: Some(3), output_tokens: Some(4) },
             model: None,
         };
         let body: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
@@ -400,7 +401,7 @@ mod tests {
             &mut out,
         );
         e.delta(&Delta::ToolCall { index: 0, id: None, name: None, arguments: "{}".into() }, &mut out);
-        e.finish(&FinishReason::ToolCalls, Usage { input_tokens: 1, output_tokens: 2 }, &mut out);
+        e.finish(&FinishReason::ToolCalls, Usage { input_tokens: Some(1), output_tokens: Some(2) }, &mut out);
         let f = frames(&out);
         let chunk = |i: usize| serde_json::from_str::<Value>(&f[i]).unwrap();
         assert_eq!(chunk(0)["choices"][0]["delta"], json!({"role": "assistant", "content": ""}));

@@ -333,6 +333,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
       await script(P(), id("upstream_error"), [
         { status: 429, message: "slow down please", headers: { "retry-after": "30" } },
         { status: 400, message: "max_tokens is too large" },
+        { status: 401, message: "Incorrect API key provided" },
       ]);
       const [e] = await throws(() => openai.chat.completions.create({ model: "upstream_error", messages: ASK }));
       assert.ok(e instanceof OpenAI.RateLimitError, String(e));
@@ -342,6 +343,11 @@ for (const [host, start] of Object.entries(HOSTS)) {
       assert.ok(a instanceof Anthropic.BadRequestError, String(a));
       assert.match(a.message, /max_tokens is too large/);
       assert.doesNotMatch(`${e.message} ${a.message}`, /sk-upstream/);
+      // The provider refused the gateway's key: not the client's 401.
+      const [k] = await throws(() => openai.chat.completions.create({ model: "upstream_error", messages: ASK }));
+      assert.equal(k.status, 502, String(k));
+      assert.equal(k.code, "upstream_credentials_refused");
+      assert.match(k.message, /the gateway's credentials for .* were refused \(HTTP 401: Incorrect API key provided\); your gateway key was accepted/);
 
       const [t] = await throws(() => openai.chat.completions.create({ model: "refused", messages: ASK }));
       assert.equal(t.status, 502);
@@ -386,6 +392,23 @@ for (const [host, start] of Object.entries(HOSTS)) {
       assert.ok(wrongA instanceof Anthropic.AuthenticationError, String(wrongA));
       assert.equal(wrongA.error.type, "error");
 
+      // A body that is not declared JSON is refused (a page's text/plain "simple request" needs no preflight).
+      const bytes = new TextEncoder().encode(JSON.stringify({ model: "gpt", messages: ASK }));
+      for (const type of [undefined, "text/plain", "application/x-www-form-urlencoded", "application/jsonx"]) {
+        const headers = { authorization: `Bearer ${KEY}`, ...(type ? { "content-type": type } : {}) };
+        const res = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers, body: bytes });
+        assert.equal(res.status, 415, String(type));
+        const message = (await res.json()).error.message;
+        assert.match(message, /^POST \/v1\/chat\/completions needs the header content-type: application\/json \(got (none|"[^"]+")\)/);
+      }
+      const anthropicForm = await post(gw.url, "/v1/messages", "{}", { "content-type": "text/plain;charset=UTF-8" });
+      assert.equal(anthropicForm.status, 415);
+      assert.equal((await anthropicForm.json()).type, "error");
+      await script(P(), id("gpt"), [{ text: "typed" }]);
+      const typed = await post(gw.url, "/v1/chat/completions", { model: "gpt", messages: ASK }, { "content-type": "Application/JSON; charset=utf-8" });
+      assert.equal(typed.status, 200, await typed.clone().text());
+      await typed.arrayBuffer();
+
       const [missing] = await throws(() => openai.chat.completions.create({ model: "nope", messages: ASK }));
       assert.ok(missing instanceof OpenAI.NotFoundError, String(missing));
       const path = await fetch(`${gw.url}/v2/other`, { headers: { authorization: `Bearer ${KEY}` } });
@@ -409,6 +432,17 @@ for (const [host, start] of Object.entries(HOSTS)) {
       assert.equal(pre.status, 204);
       assert.equal(pre.headers.get("access-control-allow-origin"), "https://app.example");
       await pre.arrayBuffer();
+      // The allowed headers are a fixed list, never an echo of what the preflight asks for.
+      const asking = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: "OPTIONS",
+        headers: { origin: "https://app.example", "access-control-request-headers": "x-evil, content-type" },
+      });
+      const allowed = asking.headers.get("access-control-allow-headers").split(", ");
+      await asking.arrayBuffer();
+      assert.ok(!allowed.includes("x-evil"), allowed.join());
+      for (const h of ["authorization", "content-type", "x-api-key", "anthropic-version", "x-baton-deadline-ms", "x-stainless-retry-count", "anthropic-dangerous-direct-browser-access"]) {
+        assert.ok(allowed.includes(h), h);
+      }
       const other = await fetch(`${gw.url}/v1/models`, { headers: { origin: "https://evil.example", authorization: `Bearer ${KEY}` } });
       assert.equal(other.headers.get("access-control-allow-origin"), null);
       await other.arrayBuffer();

@@ -31,7 +31,7 @@ export async function use(): Promise<string> {
       const e: StreamEvent = ev;
       if (e.type === "text") text += e.text;
       else if (e.type === "tool_call") text += e.arguments;
-      else if (e.type === "done") text += e.usage.outputTokens + e.finishReason;
+      else if (e.type === "done") text += (e.usage.outputTokens ?? 0) + e.finishReason;
     }
     return text;
   } catch (e) {

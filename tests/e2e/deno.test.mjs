@@ -3,13 +3,16 @@
 // npm way (its "manual" node_modules mode): node_modules/llm-baton links to pkg/, and Deno
 // applies the package's "exports" with its conditions ("deno", "node", "import", "default").
 // "deno" is listed before "node", so this must land on pkg/deno.js.
-import { Baton, BatonError } from "llm-baton";
+import { Baton, BatonError, createGateway } from "llm-baton";
 import { scenarios } from "./scenarios.mjs";
+import { hostile } from "./hostile.mjs";
 import { startProvider } from "./provider.mjs";
 
 const provider = await startProvider();
 const env = { Baton, BatonError, providerUrl: provider.url, runtime: "deno" };
-const names = Object.keys(scenarios);
+const hostileEnv = { ...env, createGateway, inspect: (v) => Deno.inspect(v, { depth: 10 }) };
+const all = { ...scenarios, ...hostile };
+const names = Object.keys(all);
 let pending = names.length + 1;
 const done = () => {
   pending -= 1;
@@ -34,7 +37,7 @@ for (const name of names) {
     sanitizeResources: false,
     fn: async () => {
       try {
-        await scenarios[name](env);
+        await all[name](name in hostile ? hostileEnv : env);
       } finally {
         done();
       }

@@ -101,6 +101,20 @@ function checkInternal(env, e, what) {
   if (!/bug/i.test(e.message) || !/report/i.test(e.message)) fail(`${what}: the message should say this is a bug and ask to report it, got ${JSON.stringify(e.message)}`);
 }
 
+/** Records what console.* prints until `stop()` (and still prints it). */
+function captureConsole() {
+  const lines = [];
+  const methods = ["log", "info", "warn", "error", "debug"];
+  const saved = methods.map((m) => console[m]);
+  methods.forEach((m, i) => {
+    console[m] = (...args) => {
+      lines.push(args.map((a) => (typeof a === "string" ? a : safeStringify(a) + String(a))).join(" "));
+      return saved[i].apply(console, args);
+    };
+  });
+  return { lines, stop: () => methods.forEach((m, i) => (console[m] = saved[i])) };
+}
+
 /** Every string view of an error that leaves the library, named. */
 function errorSurfaces(env, e) {
   const surfaces = {
@@ -228,13 +242,21 @@ const cases = {
         const seen = [];
         const options = { deadlineMs: 5000, onEvent: (ev) => seen.push(ev) };
         let e;
-        if (mode === "complete") [e] = await batonError(env, () => baton.complete("main", ASK, options), { kind: "http", status: 500 }, what);
-        else [e] = await streamError(env, () => baton.stream("main", ASK, options), {}, what);
+        let streamed = [];
+        const logged = captureConsole();
+        try {
+          if (mode === "complete") [e] = await batonError(env, () => baton.complete("main", ASK, options), { kind: "http", status: 500 }, what);
+          else [e, , streamed] = await streamError(env, () => baton.stream("main", ASK, options), {}, what);
+        } finally {
+          logged.stop();
+        }
         const r = await upstream(env, id, {});
         const saw = r.log?.[0]?.auth;
         if (!saw) fail(`${what}: the provider saw no credential, so nothing could be echoed`, r.log?.[0]);
         const surfaces = errorSurfaces(env, e);
         seen.forEach((ev, i) => (surfaces[`onEvent #${i} (${ev.type})`] = safeStringify(ev)));
+        streamed.forEach((ev, i) => (surfaces[`stream event #${i} (${ev.type})`] = safeStringify(ev)));
+        surfaces["console output during the call"] = logged.lines.join("\n");
         noSecrets(surfaces, secrets, what);
         if (!e.message.includes("<redacted>")) fail(`${what}: err.message should show <redacted> where the provider echoed the key, got ${JSON.stringify(e.message)}`, errorDetail(e));
     }])));

@@ -59,7 +59,16 @@ async function batonError(env, fn, expect, what) {
     checkError(env, e, expect, what);
     return [e, ms];
   }
-  fail(`${what}: expected a BatonError ${safeJson(expect)}, but it succeeded`, value);
+  fail(`${what}: expected a BatonError ${safeJson(expect)}, but it succeeded`, shortened(value));
+}
+
+/** `value` with every long string cut to its start and length, for failure details. */
+function shortened(value) {
+  try {
+    return JSON.parse(JSON.stringify(value, (_, x) => (typeof x === "string" && x.length > 120 ? `${x.slice(0, 60)}… (${x.length} characters)` : x)));
+  } catch {
+    return String(value);
+  }
 }
 
 /** Drains a stream, expecting it to fail (at construction, at the first next(), or later). */

@@ -1,6 +1,6 @@
-// make bench: fault scenarios, cost when nothing fails, limit accuracy in four runtimes, then the
-// report (bench/RESULTS.md, bench/results.svg). Each part runs in its own process, one at a time,
-// so no part's timings share the CPU with another's.
+// make bench: fault scenarios, cost when nothing fails, limit accuracy in four runtimes, deadlines
+// under load, then the report (bench/RESULTS.md, bench/results.svg). Each part runs in its own
+// process, one at a time, so no part's timings share the CPU with another's.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -11,6 +11,7 @@ const parts = [
   ["fault scenarios", ["faults.mjs"]],
   ["cost when nothing fails", ["--expose-gc", "cost.mjs"]],
   ["limit accuracy (node, deno, workerd, chromium)", ["accuracy.mjs"]],
+  ["deadlines under load (node, deno, workerd)", ["load.mjs"]],
 ];
 const seconds = {};
 for (const [name, args] of parts) {

@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { normalize } from "node:path";
 import { chromium } from "playwright-core";
 import { scenarios } from "./scenarios.mjs";
+import { hostile } from "./hostile.mjs";
 import { startProvider } from "./provider.mjs";
 import { resolveEntry, BROWSER_CONDITIONS } from "./resolve.mjs";
 
@@ -36,11 +37,12 @@ const PAGE = `<!doctype html>
 <title>llm-baton e2e</title>
 <script type="importmap">${JSON.stringify({ imports: { "llm-baton": `/pkg/${entry.slice(2)}` } })}</script>
 <script type="module">
-  import { Baton, BatonError } from "llm-baton";
+  import { Baton, BatonError, createGateway } from "llm-baton";
   import { scenarios } from "/tests/e2e/scenarios.mjs";
+  import { hostile } from "/tests/e2e/hostile.mjs";
   window.runScenario = async (name, providerUrl) => {
     try {
-      await scenarios[name]({ Baton, BatonError, providerUrl, runtime: "browser" });
+      await (scenarios[name] ?? hostile[name])({ Baton, BatonError, createGateway, providerUrl, runtime: "browser" });
       return { ok: true };
     } catch (e) {
       return { ok: false, error: String((e && e.stack) || e) };
@@ -110,7 +112,7 @@ describe("browser", { concurrency: CONCURRENCY }, () => {
     assert.equal(entry, "./browser.js");
   });
 
-  for (const name of Object.keys(scenarios)) {
+  for (const name of [...Object.keys(scenarios), ...Object.keys(hostile)]) {
     test(name, async () => {
       const out = await page.evaluate(([n, url]) => window.runScenario(n, url), [name, provider.url]);
       if (!out.ok) throw new Error(`in Chromium: ${out.error}${pageLog.length ? `\npage log:\n${pageLog.join("\n")}` : ""}`);

@@ -3,13 +3,16 @@
 // npm way (its "manual" node_modules mode): node_modules/llm-baton links to pkg/, and Deno
 // applies the package's "exports" with its conditions ("deno", "node", "import", "default").
 // "deno" is listed before "node", so this must land on pkg/deno.js.
-import { Baton, BatonError } from "llm-baton";
+import { Baton, BatonError, createGateway } from "llm-baton";
 import { scenarios } from "./scenarios.mjs";
+import { hostile } from "./hostile.mjs";
 import { startProvider } from "./provider.mjs";
 
 const provider = await startProvider();
 const env = { Baton, BatonError, providerUrl: provider.url, runtime: "deno" };
-const names = Object.keys(scenarios);
+const hostileEnv = { ...env, createGateway, inspect: (v) => Deno.inspect(v, { depth: 10 }), watchProcess: watchUncaught };
+const all = { ...scenarios, ...hostile };
+const names = Object.keys(all);
 let pending = names.length + 1;
 const done = () => {
   pending -= 1;
@@ -33,11 +36,36 @@ for (const name of names) {
     sanitizeOps: false,
     sanitizeResources: false,
     fn: async () => {
+      // A hostile scenario's uncaught error (a wasm trap in a microtask) fails that scenario
+      // instead of the whole module, so the scenarios after it still run.
+      const uncaught = name in hostile ? watchUncaught() : () => [];
       try {
-        await scenarios[name](env);
+        await all[name](name in hostile ? hostileEnv : env);
       } finally {
         done();
+        const seen = uncaught();
+        if (seen.length) throw new Error(`${seen.length} uncaught error(s) during the scenario: ${seen.slice(0, 3).join(" | ")}`);
       }
     },
   });
+}
+
+/** Records (and keeps from ending the run) uncaught errors and unhandled rejections until the returned function is called. */
+function watchUncaught() {
+  const seen = [];
+  const onError = (e) => {
+    e.preventDefault();
+    seen.push(`uncaught: ${e.error?.stack ?? e.message}`);
+  };
+  const onRejection = (e) => {
+    e.preventDefault();
+    seen.push(`unhandled rejection: ${e.reason?.stack ?? e.reason}`);
+  };
+  globalThis.addEventListener("error", onError);
+  globalThis.addEventListener("unhandledrejection", onRejection);
+  return () => {
+    globalThis.removeEventListener("error", onError);
+    globalThis.removeEventListener("unhandledrejection", onRejection);
+    return seen;
+  };
 }

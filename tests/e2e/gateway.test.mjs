@@ -10,6 +10,8 @@ import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { startProvider } from "./provider.mjs";
 import { startDenoGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
+// The hostile-upstream and hostile-client cases run in this same node:test run.
+import "./gateway_hostile.test.mjs";
 
 const KEY = "gw-test-key";
 const SLACK_MS = 400;

@@ -3,8 +3,10 @@
 // "exports" with its own conditions ("node", "import"), which must land on pkg/node.js.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { Baton, BatonError } from "llm-baton";
+import { inspect } from "node:util";
+import { Baton, BatonError, createGateway } from "llm-baton";
 import { scenarios } from "./scenarios.mjs";
+import { hostile } from "./hostile.mjs";
 import { startProvider } from "./provider.mjs";
 
 const CONCURRENCY = Number(process.env.BATON_E2E_CONCURRENCY ?? 4);
@@ -23,4 +25,23 @@ describe("node", { concurrency: CONCURRENCY }, () => {
   for (const [name, run] of Object.entries(scenarios)) {
     test(name, () => run({ Baton, BatonError, providerUrl: provider.url, runtime: "node" }));
   }
+
+  // The hostile scenarios also get Node's inspect and a watch on unhandled errors.
+  for (const [name, run] of Object.entries(hostile)) {
+    test(name, () => run({ Baton, BatonError, createGateway, providerUrl: provider.url, runtime: "node", inspect: (v) => inspect(v, { depth: 10 }), watchProcess }));
+  }
 });
+
+/** Counts unhandled rejections and uncaught exceptions until the returned function is called. */
+function watchProcess() {
+  const seen = [];
+  const onRejection = (reason) => seen.push(`unhandledRejection: ${reason?.stack ?? reason}`);
+  const onException = (error) => seen.push(`uncaughtException: ${error?.stack ?? error}`);
+  process.on("unhandledRejection", onRejection);
+  process.on("uncaughtException", onException);
+  return () => {
+    process.off("unhandledRejection", onRejection);
+    process.off("uncaughtException", onException);
+    return seen;
+  };
+}

@@ -672,3 +672,6 @@ export const scenarios = {
     }
   },
 };
+
+// The helpers the hostile-provider scenarios (hostile.mjs) share with these.
+export { script, upstream, sleep, fail, safeJson, eq, checkError, errorDetail, target, ASK, drain, textOf };

@@ -79,6 +79,68 @@ pub struct Step {
     pub usage: UsageSpec,
     /// Answer with this function call instead of text.
     pub tool_call: Option<ToolCall>,
+    /// Send this body verbatim instead of an answer in the endpoint's format (any hostile frame).
+    pub raw: Option<RawBody>,
+    /// Error answers (`status`, `streamError`): append the request's credentials to the message,
+    /// as a proxy that echoes the request it forwarded does (see [`credentials_echo`]).
+    #[serde(default)]
+    pub echo_credentials: bool,
+    /// Grow a text answer or an error body to this many bytes: the text or the error message is
+    /// padded with `x`. Streams get this many bytes of text, in content events of 16 KiB.
+    pub pad_to_bytes: Option<usize>,
+}
+
+/// `{"status": 200, "contentType": "text/event-stream", "chunks": ["data: {…}\n\n", …]}`: each
+/// chunk is sent as given, one body piece each, on the step's `firstChunkDelayMs`/`chunkDelayMs`
+/// schedule (`stallAfterEvents` counts chunks). `{{credentials}}` in a chunk becomes the
+/// request's credentials echo, escaped for a JSON string.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RawBody {
+    /// Any status from 200 to 599 (default 200).
+    #[serde(default = "ok_status", deserialize_with = "any_status")]
+    pub status: StatusCode,
+    /// Default `text/event-stream; charset=utf-8`.
+    #[serde(default, deserialize_with = "header_value")]
+    pub content_type: Option<HeaderValue>,
+    pub chunks: Vec<String>,
+}
+
+fn ok_status() -> StatusCode {
+    StatusCode::OK
+}
+
+fn any_status<'de, D: Deserializer<'de>>(deserializer: D) -> Result<StatusCode, D::Error> {
+    let code = u16::deserialize(deserializer)?;
+    match StatusCode::from_u16(code) {
+        Ok(status) if (200..=599).contains(&code) => Ok(status),
+        _ => Err(D::Error::custom(format!("raw.status must be from 200 to 599, got {code}"))),
+    }
+}
+
+fn header_value<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<HeaderValue>, D::Error> {
+    let value = String::deserialize(deserializer)?;
+    HeaderValue::try_from(value.as_str())
+        .map(Some)
+        .map_err(|_| D::Error::custom(format!("raw.contentType is not a valid header value: {value:?}")))
+}
+
+/// What a proxy that echoes its request would write about the credentials it received:
+/// `name=value` for `authorization`, `x-api-key`, `x-goog-api-key`, any other `x-…key…` header and
+/// any header naming a token, and `key=value` for a key in the query. Empty when there are none.
+pub fn credentials_echo(headers: &HeaderMap, query_key: Option<&str>) -> String {
+    let mut echo: Vec<String> = headers
+        .iter()
+        .filter(|(name, _)| {
+            let name = name.as_str();
+            matches!(name, "authorization" | "x-api-key" | "x-goog-api-key")
+                || (name.starts_with("x-") && name.contains("key"))
+                || name.contains("token")
+        })
+        .map(|(name, value)| format!("{name}={}", String::from_utf8_lossy(value.as_bytes())))
+        .collect();
+    echo.extend(query_key.map(|key| format!("key={key}")));
+    echo.join(" ")
 }
 
 /// `{"afterEvents": 1, "type": "overloaded_error", "message": "Overloaded", "status": 529}`.
@@ -478,6 +540,29 @@ mod tests {
             let error = step(json).err().map(|error| error.to_string()).unwrap_or_default();
             assert!(error.contains(reason), "{json}: {error}");
         }
+    }
+
+    #[test]
+    fn the_credentials_echo_names_key_and_token_headers_only() {
+        let mut headers = HeaderMap::new();
+        for (name, value) in [
+            ("authorization", "Bearer sk-1"),
+            ("x-goog-api-key", "g-2"),
+            ("x-portkey-key", "p-3"),
+            ("x-session-token", "t-4"),
+            ("content-type", "application/json"),
+            ("anthropic-version", "2023-06-01"),
+        ] {
+            headers.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
+        }
+        let echo = credentials_echo(&headers, Some("q-5"));
+        for expected in
+            ["authorization=Bearer sk-1", "x-goog-api-key=g-2", "x-portkey-key=p-3", "x-session-token=t-4", "key=q-5"]
+        {
+            assert!(echo.contains(expected), "{expected} in {echo}");
+        }
+        assert!(!echo.contains("application/json") && !echo.contains("2023-06-01"), "{echo}");
+        assert_eq!(credentials_echo(&HeaderMap::new(), None), "");
     }
 
     #[test]

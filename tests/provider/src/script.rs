@@ -19,10 +19,11 @@ use hyper::body::{Body, Frame};
 use hyper::ext::ReasonPhrase;
 use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
+use serde_json::Value;
 use tokio::sync::Notify;
 use tokio::time::{sleep, Sleep};
 
-use crate::scenario::{Outcome, RequestTracker, Step};
+use crate::scenario::{Outcome, RawBody, RequestTracker, Step};
 use crate::wire::{Answer, ErrorInfo, Format, Output, Usage};
 
 const DEFAULT_TEXT: &str = "Hello from the scripted provider.";
@@ -33,6 +34,11 @@ const DEFAULT_STALL: Duration = Duration::from_secs(600);
 const TOOL_FRAGMENT_CHARS: usize = 8;
 /// `dripMs` sends a non-streamed body in this many pieces.
 const DRIP_PIECES: usize = 10;
+/// A whole body larger than this goes out in pieces of this size, so a client that stops reading
+/// and closes is seen as `client_closed`, not as a completed answer.
+const BODY_PIECE_BYTES: usize = 64 << 10;
+/// `padToBytes` streams: bytes of text per content event.
+const PADDED_EVENT_BYTES: usize = 16 << 10;
 
 /// What the request asked for, as far as the answer depends on it.
 pub struct Ask {
@@ -41,6 +47,8 @@ pub struct Ask {
     pub model: String,
     pub include_usage: bool,
     pub serial: u64,
+    /// The request's credentials as an echoing proxy writes them (`authorization=Bearer sk-…`).
+    pub credentials: String,
 }
 
 /// Answers one request as its step says. `reset` is the connection's abort switch: a `reset`
@@ -54,19 +62,13 @@ pub async fn play(step: Arc<Step>, ask: Ask, mut tracker: RequestTracker, reset:
         reset.notify_one();
         return std::future::pending().await;
     }
-    let (status, content_type, plan) = match step.status {
-        Some(status) => {
-            let error = ErrorInfo {
-                status,
-                kind: step.error_type.clone(),
-                message: step.message.clone().unwrap_or_else(|| format!("scripted {}", status.as_u16())),
-            };
-            (status, "application/json", whole_plan(ask.format.error_body(&error).to_string(), &step))
-        }
-        None if ask.stream => (StatusCode::OK, "text/event-stream; charset=utf-8", stream_plan(&ask, &step)),
-        None => {
-            (StatusCode::OK, "application/json", whole_plan(ask.format.whole(&answer(&ask, &step)).to_string(), &step))
-        }
+    let json = HeaderValue::from_static("application/json");
+    let event_stream = HeaderValue::from_static("text/event-stream; charset=utf-8");
+    let (status, content_type, plan) = match (&step.raw, step.status) {
+        (Some(raw), _) => (raw.status, raw.content_type.clone().unwrap_or(event_stream), raw_plan(raw, &ask, &step)),
+        (None, Some(status)) => (status, json, whole_plan(error_body(status, &ask, &step), &step)),
+        (None, None) if ask.stream => (StatusCode::OK, event_stream, stream_plan(&ask, &step)),
+        (None, None) => (StatusCode::OK, json, whole_plan(whole_body(&ask, &step), &step)),
     };
     let mut response = Response::new(ScriptedBody::new(plan.pieces, plan.ending, Some(tracker)));
     *response.status_mut() = status;
@@ -75,7 +77,7 @@ pub async fn play(step: Arc<Step>, ask: Ask, mut tracker: RequestTracker, reset:
         response.extensions_mut().insert(ReasonPhrase::from_static(b"Scripted Error"));
     }
     let headers = response.headers_mut();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(CONTENT_TYPE, content_type);
     match plan.length {
         Some(length) => headers.insert(CONTENT_LENGTH, length.into()),
         None => headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache")),
@@ -87,6 +89,43 @@ pub async fn play(step: Arc<Step>, ask: Ask, mut tracker: RequestTracker, reset:
     response
 }
 
+/// The message of an error answer or in-stream error, with the credentials echo if asked for.
+fn error_message(scripted: Option<&str>, default: impl FnOnce() -> String, ask: &Ask, step: &Step) -> String {
+    let message = scripted.map_or_else(default, str::to_owned);
+    if step.echo_credentials {
+        format!("{message} (upstream said: {})", ask.credentials)
+    } else {
+        message
+    }
+}
+
+/// The error body of a `status` step, its message padded to `padToBytes`.
+fn error_body(status: StatusCode, ask: &Ask, step: &Step) -> String {
+    let message = error_message(step.message.as_deref(), || format!("scripted {}", status.as_u16()), ask, step);
+    let mut error = ErrorInfo { status, kind: step.error_type.clone(), message };
+    let body = ask.format.error_body(&error).to_string();
+    match step.pad_to_bytes {
+        Some(size) if size > body.len() => {
+            error.message.push_str(&"x".repeat(size - body.len()));
+            ask.format.error_body(&error).to_string()
+        }
+        _ => body,
+    }
+}
+
+/// A whole answer, its text padded so the body has at least `padToBytes` bytes.
+fn whole_body(ask: &Ask, step: &Step) -> String {
+    let mut answer = answer(ask, step);
+    let body = ask.format.whole(&answer).to_string();
+    match (step.pad_to_bytes, &mut answer.output) {
+        (Some(size), Output::Text { text, .. }) if size > body.len() => {
+            text.push_str(&"x".repeat(size - body.len()));
+            ask.format.whole(&answer).to_string()
+        }
+        _ => body,
+    }
+}
+
 fn answer(ask: &Ask, step: &Step) -> Answer {
     let output = match &step.tool_call {
         Some(call) => Output::ToolCall {
@@ -96,8 +135,19 @@ fn answer(ask: &Ask, step: &Step) -> Answer {
             fragments: split(&call.arguments, step.chunks, Split::Every(TOOL_FRAGMENT_CHARS)),
         },
         None => {
-            let text = step.text.clone().unwrap_or_else(|| DEFAULT_TEXT.to_owned());
-            Output::Text { fragments: split(&text, step.chunks, Split::Words), text }
+            let mut text = step.text.clone().unwrap_or_else(|| DEFAULT_TEXT.to_owned());
+            // Whole answers are padded by `whole_body`, to the size of the body.
+            match step.pad_to_bytes {
+                Some(size) if ask.stream => {
+                    text.push_str(&"x".repeat(size.saturating_sub(text.len())));
+                    let fragments = match step.chunks {
+                        Some(_) => split(&text, step.chunks, Split::Words),
+                        None => split_bytes(&text, PADDED_EVENT_BYTES),
+                    };
+                    Output::Text { fragments, text }
+                }
+                _ => Output::Text { fragments: split(&text, step.chunks, Split::Words), text },
+            }
         }
     };
     let words = match &output {
@@ -149,6 +199,22 @@ fn split(text: &str, chunks: Option<NonZeroUsize>, default: Split) -> Vec<String
         .collect()
 }
 
+/// Pieces of at most `max` bytes (at least one character each), cut at character boundaries.
+fn split_bytes(text: &str, max: usize) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut end = max.min(rest.len());
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        let (piece, after) = rest.split_at(end);
+        pieces.push(piece.to_owned());
+        rest = after;
+    }
+    pieces
+}
+
 /// An answer laid out in time.
 struct Plan {
     pieces: Vec<Piece>,
@@ -174,8 +240,9 @@ fn stall(step: &Step) -> Ending {
     Ending::Abort { after: step.stall_ms.map_or(DEFAULT_STALL, Duration::from_millis) }
 }
 
-/// A whole JSON body: one piece, or ~10 pieces spread over `dripMs`. `stallAfterEvents` counts
-/// pieces here, so `0` sends the headers and then stalls before any of the body.
+/// A whole JSON body: one piece (64 KiB pieces if larger), or ~10 pieces spread over `dripMs`.
+/// `stallAfterEvents` counts pieces here, so `0` sends the headers and then stalls before any of
+/// the body.
 fn whole_plan(body: String, step: &Step) -> Plan {
     let body = Bytes::from(body);
     let length = body.len();
@@ -184,7 +251,7 @@ fn whole_plan(body: String, step: &Step) -> Plan {
             let count = DRIP_PIECES.min(length).max(1);
             (count, Duration::from_millis(drip) / count as u32)
         }
-        None => (1, Duration::ZERO),
+        None => (length.div_ceil(BODY_PIECE_BYTES).max(1), Duration::ZERO),
     };
     let mut pieces: Vec<Piece> = (0..count)
         .map(|index| Piece { wait: gap, bytes: body.slice(index * length / count..(index + 1) * length / count) })
@@ -200,6 +267,30 @@ fn whole_plan(body: String, step: &Step) -> Plan {
         _ => Ending::Complete,
     };
     Plan { pieces, ending, length: Some(length) }
+}
+
+/// A raw body: each chunk as given (empty ones skipped), with `{{credentials}}` filled in, on
+/// the step's chunk schedule; `stallAfterEvents` counts chunks.
+fn raw_plan(raw: &RawBody, ask: &Ask, step: &Step) -> Plan {
+    let quoted = Value::String(ask.credentials.clone()).to_string();
+    let echo = &quoted[1..quoted.len() - 1];
+    let chunks = raw.chunks.iter().filter(|chunk| !chunk.is_empty());
+    let mut pieces: Vec<Piece> = chunks
+        .enumerate()
+        .map(|(index, chunk)| Piece {
+            wait: Duration::from_millis(if index == 0 { step.first_chunk_delay_ms } else { step.chunk_delay_ms }),
+            bytes: Bytes::from(chunk.replace("{{credentials}}", echo)),
+        })
+        .collect();
+    let ending = match step.stall_after_events {
+        Some(after) if after < pieces.len() => {
+            pieces.truncate(after);
+            stall(step)
+        }
+        Some(_) => stall(step),
+        None => Ending::Complete,
+    };
+    Plan { pieces, ending, length: None }
 }
 
 /// A stream: the preamble at once, content events on the step's schedule, then either a stall,
@@ -222,11 +313,8 @@ fn stream_plan(ask: &Ask, step: &Step) -> Plan {
         (Some(at), _) if stall_at == Some(at) => ending = stall(step),
         (Some(at), Some(error)) => {
             let status = error.status.unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            let error = ErrorInfo {
-                status,
-                kind: error.kind.clone(),
-                message: error.message.clone().unwrap_or_else(|| "scripted stream error".to_owned()),
-            };
+            let message = error_message(error.message.as_deref(), || "scripted stream error".to_owned(), ask, step);
+            let error = ErrorInfo { status, kind: error.kind.clone(), message };
             timeline.push((if at == 0 { first_wait } else { gap }, ask.format.stream_error(&error)));
         }
         _ => {
@@ -339,6 +427,13 @@ mod tests {
         assert_eq!(split("Hello from  the", None, Split::Words), ["Hello", " from", "  the"]);
         assert_eq!(split(" x", None, Split::Words), [" x"]);
         assert!(split("", None, Split::Words).is_empty());
+    }
+
+    #[test]
+    fn byte_pieces_never_cut_a_character() {
+        assert_eq!(split_bytes("abcdefg", 3), ["abc", "def", "g"]);
+        assert_eq!(split_bytes("aé€x", 2), ["aé", "€", "x"]);
+        assert!(split_bytes("", 4).is_empty());
     }
 
     #[test]

@@ -22,7 +22,7 @@ use socket2::SockRef;
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
-use crate::scenario::{is_valid_scenario_id, Registry, RequestInfo, ScenarioSpec};
+use crate::scenario::{credentials_echo, is_valid_scenario_id, Registry, RequestInfo, ScenarioSpec};
 use crate::script::{play, Ask, ScriptedBody};
 use crate::wire::{ErrorInfo, Format};
 
@@ -221,6 +221,7 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
     };
     let include_usage = body["stream_options"]["include_usage"] == true;
     let answered_model = model.clone().unwrap_or_else(|| MODEL_WHEN_UNNAMED.to_owned());
+    let credentials = credentials_echo(&parts.headers, query_value(query, "key"));
     let info = RequestInfo {
         path: path.to_owned(),
         format,
@@ -232,7 +233,8 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
         body,
     };
     let (step, serial, tracker) = registry.begin(endpoint.scenario, info);
-    play(step, Ask { format, stream, model: answered_model, include_usage, serial }, tracker, reset).await
+    let ask = Ask { format, stream, model: answered_model, include_usage, serial, credentials };
+    play(step, ask, tracker, reset).await
 }
 
 async fn read_body(body: Incoming) -> Result<Bytes, (StatusCode, String)> {

@@ -4,3 +4,4 @@ mod client;
 mod control;
 mod faults;
 mod formats;
+mod hostile;

@@ -52,14 +52,15 @@ const services = {
   },
   abort(controller) {
     controllers.delete(controller);
-    if (aborting.push(controller) === 1) setTimeout(abortPending, 0);
+    aborting.push(controller);
   },
 };
 
 /**
- * Controllers to abort once the current burst of work is done. An abort costs far more than
- * settling a call (the runtime builds an error and tears the socket down), so when hundreds of
- * deadlines expire together, every caller hears first and the sockets close a moment later.
+ * Controllers to abort once the poll that dropped them has handed out its outputs. An abort
+ * costs more than settling a call (the runtime builds an error and tears the socket down), so
+ * the caller hears first and the socket closes a microtask later. Not a timer: workerd cancels
+ * the timers of a request that has ended, and the sockets would stay open.
  */
 let aborting = [];
 
@@ -130,6 +131,7 @@ function run(task) {
     if (output.type === "done" || output.type === "failed" || output.type === "reply") tasks.delete(task);
     handler.output(output);
   }
+  if (aborting.length > 0) queueMicrotask(abortPending);
 }
 
 /** Runs a call into the wasm where nothing may throw: a throw is a trap, and recovered from. */

@@ -99,7 +99,10 @@ fn read_deadline(value: &JsValue) -> Result<Option<u64>, JsValue> {
 
 /// Validates a JS config document into a Baton; throws `{kind: "config", path, message}`.
 fn read_config(config: &JsValue) -> Result<Baton, JsValue> {
-    let value = js_value::read_js(config, "config").map_err(config_error)?;
+    // Paths name fields from the document's root (`targets.p.apiKey`); the root itself is "config".
+    let value = js_value::read_js(config, "")
+        .map_err(|e| if e.path.is_empty() { ConfigError::new("config", e.message) } else { e })
+        .map_err(config_error)?;
     Ok(Baton::new(Config::from_value(&value).map_err(config_error)?))
 }
 

@@ -214,15 +214,7 @@ pub(crate) fn field<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
 #[cold]
 #[inline(never)]
 pub(crate) fn invalid(key: &str, got: &Value, expected: &str) -> String {
-    let got = match got {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    };
-    format!("invalid type: `{key}` is {got}, expected {expected}")
+    format!("invalid type: `{key}` is {}, expected {expected}", crate::value::kind(got))
 }
 
 /// The document itself, which must be an object.

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { normalize } from "node:path";
 import { chromium } from "playwright-core";
 import { scenarios } from "./scenarios.mjs";
-import { hostile } from "./hostile.mjs";
+import { hostile, runsAlone, RunAlone } from "./hostile.mjs";
 import { startProvider } from "./provider.mjs";
 import { resolveEntry, BROWSER_CONDITIONS } from "./resolve.mjs";
 
@@ -112,10 +112,11 @@ describe("browser", { concurrency: CONCURRENCY }, () => {
     assert.equal(entry, "./browser.js");
   });
 
+  const alone = new RunAlone();
   for (const name of [...Object.keys(scenarios), ...Object.keys(hostile)]) {
-    test(name, async () => {
+    test(name, () => alone.run(runsAlone(name), async () => {
       const out = await page.evaluate(([n, url]) => window.runScenario(n, url), [name, provider.url]);
       if (!out.ok) throw new Error(`in Chromium: ${out.error}${pageLog.length ? `\npage log:\n${pageLog.join("\n")}` : ""}`);
-    });
+    }));
   }
 });

@@ -511,6 +511,47 @@ const cases = {
   },
 };
 
+/**
+ * A forced trap ends every call of the wasm instance, by design, so the trap scenarios must not
+ * share the instance with other scenarios running at the same time. Runners that run scenarios
+ * concurrently pass each one through `alone.run(runsAlone(name), fn)`.
+ */
+export function runsAlone(name) {
+  return name.startsWith("trap ");
+}
+
+/** A first-come lock: shared runs overlap; a run that must be alone waits for them and blocks others. */
+export class RunAlone {
+  #shared = 0;
+  #exclusive = false;
+  #queue = [];
+
+  async run(alone, fn) {
+    await new Promise((resolve) => {
+      this.#queue.push({ alone, resolve });
+      this.#pump();
+    });
+    try {
+      return await fn();
+    } finally {
+      if (alone) this.#exclusive = false;
+      else this.#shared -= 1;
+      this.#pump();
+    }
+  }
+
+  #pump() {
+    while (this.#queue.length > 0 && !this.#exclusive) {
+      const next = this.#queue[0];
+      if (next.alone && this.#shared > 0) return;
+      this.#queue.shift();
+      if (next.alone) this.#exclusive = true;
+      else this.#shared += 1;
+      next.resolve();
+    }
+  }
+}
+
 /** The scenarios, each failing if it has not finished within SCENARIO_LIMIT_MS. */
 export const hostile = Object.fromEntries(Object.entries(cases).map(([name, run]) => [name, (env) => withinLimit(run(env), name)]));
 

@@ -6,10 +6,12 @@ import assert from "node:assert/strict";
 import { inspect } from "node:util";
 import { Baton, BatonError, createGateway } from "llm-baton";
 import { scenarios } from "./scenarios.mjs";
-import { hostile } from "./hostile.mjs";
+import { hostile, runsAlone, RunAlone } from "./hostile.mjs";
 import { startProvider } from "./provider.mjs";
 
 const CONCURRENCY = Number(process.env.BATON_E2E_CONCURRENCY ?? 4);
+
+const alone = new RunAlone();
 
 describe("node", { concurrency: CONCURRENCY }, () => {
   let provider;
@@ -23,12 +25,13 @@ describe("node", { concurrency: CONCURRENCY }, () => {
   });
 
   for (const [name, run] of Object.entries(scenarios)) {
-    test(name, () => run({ Baton, BatonError, providerUrl: provider.url, runtime: "node" }));
+    test(name, () => alone.run(false, () => run({ Baton, BatonError, providerUrl: provider.url, runtime: "node" })));
   }
 
   // The hostile scenarios also get Node's inspect and a watch on unhandled errors.
   for (const [name, run] of Object.entries(hostile)) {
-    test(name, () => run({ Baton, BatonError, createGateway, providerUrl: provider.url, runtime: "node", inspect: (v) => inspect(v, { depth: 10 }), watchProcess }));
+    const env = () => ({ Baton, BatonError, createGateway, providerUrl: provider.url, runtime: "node", inspect: (v) => inspect(v, { depth: 10 }), watchProcess });
+    test(name, () => alone.run(runsAlone(name), () => run(env())));
   }
 });
 

@@ -11,7 +11,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { scenarios } from "./scenarios.mjs";
-import { hostile } from "./hostile.mjs";
+import { hostile, runsAlone, RunAlone } from "./hostile.mjs";
 import { startProvider } from "./provider.mjs";
 import { resolveEntry, WORKERD_CONDITIONS, WORKERD_MODULE_RULES } from "./resolve.mjs";
 
@@ -67,12 +67,13 @@ describe("workerd", { concurrency: CONCURRENCY }, () => {
     assert.equal(entry, "./workerd.js");
   });
 
+  const alone = new RunAlone();
   for (const name of [...Object.keys(scenarios), ...Object.keys(hostile)]) {
-    test(name, async () => {
+    test(name, () => alone.run(runsAlone(name), async () => {
       const url = `http://worker.test/?scenario=${encodeURIComponent(name)}&provider=${encodeURIComponent(provider.url)}`;
       const res = await mf.dispatchFetch(url);
       const out = await res.json();
       if (!out.ok) throw new Error(`in workerd: ${out.error}`);
-    });
+    }));
   }
 });

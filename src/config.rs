@@ -12,6 +12,7 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::format::{Endpoint, Format};
+use crate::secret::{is_secret_header, REDACTED};
 use crate::value::{as_object, child, kind, parse_json, read_ms, read_number, read_whole, show, show_kind, Obj};
 pub use crate::value::{parse_ms, ConfigError, MAX_MS};
 
@@ -50,7 +51,7 @@ impl fmt::Debug for Target {
         let headers: Vec<(&str, &str)> = self
             .headers
             .iter()
-            .map(|(k, v)| (k.as_str(), if crate::format::is_secret_header(k) { "<redacted>" } else { v.as_str() }))
+            .map(|(k, v)| (k.as_str(), if is_secret_header(k) { REDACTED } else { v.as_str() }))
             .collect();
         f.debug_struct("Target")
             .field("name", &self.name)
@@ -232,6 +233,19 @@ impl Config {
         Ok(Config { targets, routes, deadline_ms, gateway, round_robin_nodes })
     }
 
+    /// Every secret the config holds, for the [`Redactor`](crate::secret::Redactor): each
+    /// target's apiKey and credential header values (by [`is_secret_header`]), and the gateway's
+    /// own client keys, which a client may see echoed.
+    pub fn secrets(&self) -> Vec<&str> {
+        let mut secrets: Vec<&str> = Vec::new();
+        for target in &self.targets {
+            secrets.extend(target.api_key.as_ref().map(Secret::expose));
+            secrets.extend(target.headers.iter().filter(|(k, _)| is_secret_header(k)).map(|(_, v)| v.as_str()));
+        }
+        secrets.extend(self.gateway.api_keys.iter().map(Secret::expose));
+        secrets
+    }
+
     pub fn target_index(&self, name: &str) -> Option<usize> {
         self.targets.iter().position(|t| t.name == name)
     }
@@ -302,7 +316,7 @@ fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, ConfigError
             }
             // Header values are never echoed: any of them may be a credential.
             match hv {
-                Value::String(s) => match header_value_problem(s, crate::format::is_secret_header(&name)) {
+                Value::String(s) => match header_value_problem(s, is_secret_header(&name)) {
                     None => headers.push((name, s.clone())),
                     Some(problem) => {
                         return Err(ConfigError::new(

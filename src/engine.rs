@@ -113,7 +113,7 @@ pub struct CallError {
 impl Baton {
     pub fn new(config: Config) -> Baton {
         let rotations = vec![Rotation::default(); config.round_robin_nodes];
-        let redactor = Arc::new(Redactor::for_config(&config));
+        let redactor = Arc::new(Redactor::new(config.secrets()));
         Baton { config: Arc::new(config), redactor, rotations }
     }
 

@@ -11,7 +11,6 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::config::Config;
 use crate::outcome::Failure;
 
 /// What a secret is replaced with, everywhere.
@@ -107,18 +106,6 @@ impl Redactor {
         forms.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         forms.dedup();
         Redactor { forms, secrets: count }
-    }
-
-    /// The secrets of a config: every target's apiKey and credential header values (by
-    /// [`is_secret_header`]), and the gateway's own client keys, which a client may see echoed.
-    pub fn for_config(config: &Config) -> Redactor {
-        let mut secrets: Vec<&str> = Vec::new();
-        for target in &config.targets {
-            secrets.extend(target.api_key.as_ref().map(Secret::expose));
-            secrets.extend(target.headers.iter().filter(|(k, _)| is_secret_header(k)).map(|(_, v)| v.as_str()));
-        }
-        secrets.extend(config.gateway.api_keys.iter().map(Secret::expose));
-        Redactor::new(secrets)
     }
 
     /// Whether there is nothing to redact.
@@ -445,8 +432,8 @@ mod tests {
     }
 
     #[test]
-    fn for_config_collects_every_secret_and_debug_shows_none() {
-        let config = Config::from_json(
+    fn a_config_s_secrets_are_all_redacted_and_debug_shows_none() {
+        let config = crate::config::Config::from_json(
             r#"{"targets": {
                   "a": {"format": "openai_chat", "baseUrl": "https://a.example", "model": "m",
                         "apiKey": "key-of-target-a", "headers": {"x-goog-api-key": "header-secret-1", "x-trace": "visible-trace"}},
@@ -454,7 +441,7 @@ mod tests {
                 "gateway": {"apiKeys": ["gateway-client-key"]}}"#,
         )
         .unwrap();
-        let r = Redactor::for_config(&config);
+        let r = Redactor::new(config.secrets());
         let text = "key-of-target-a header-secret-1 gateway-client-key visible-trace";
         assert_eq!(r.redact(text), format!("{REDACTED} {REDACTED} {REDACTED} visible-trace"));
         let debug = format!("{r:?}");

@@ -512,12 +512,13 @@ const cases = {
 };
 
 /**
- * A forced trap ends every call of the wasm instance, by design, so the trap scenarios must not
- * share the instance with other scenarios running at the same time. Runners that run scenarios
- * concurrently pass each one through `alone.run(runsAlone(name), fn)`.
+ * Scenarios that must not share the runtime with others running at the same time: a forced trap
+ * ends every call of the wasm instance, by design, and the multi-MiB bodies hold the provider and
+ * a browser's six connections long enough to skew the timing of whatever runs beside them.
+ * Runners that run scenarios concurrently pass each one through `alone.run(runsAlone(name), fn)`.
  */
 export function runsAlone(name) {
-  return name.startsWith("trap ");
+  return name.startsWith("trap ") || name.includes(" MiB ");
 }
 
 /** A first-come lock: shared runs overlap; a run that must be alone waits for them and blocks others. */

@@ -59,12 +59,21 @@ const services = {
 /**
  * Controllers to abort once the poll that dropped them has handed out its outputs. An abort
  * costs more than settling a call (the runtime builds an error and tears the socket down), so
- * the caller hears first and the socket closes a microtask later. Not a timer: workerd cancels
- * the timers of a request that has ended, and the sockets would stay open.
+ * the caller hears first and the socket closes a moment later.
  */
 let aborting = [];
+let flushQueued = false;
+
+/**
+ * After the current burst: Node's setImmediate runs once every timer due now has fired, so 300
+ * deadlines expiring together all settle before their sockets are torn down. Elsewhere a
+ * microtask. Never setTimeout: workerd cancels the timers of a request that has ended, and the
+ * sockets would stay open.
+ */
+const later = typeof globalThis.setImmediate === "function" ? globalThis.setImmediate : queueMicrotask;
 
 function abortPending() {
+  flushQueued = false;
   const list = aborting;
   aborting = [];
   for (const controller of list) controller.abort();
@@ -131,7 +140,10 @@ function run(task) {
     if (output.type === "done" || output.type === "failed" || output.type === "reply") tasks.delete(task);
     handler.output(output);
   }
-  if (aborting.length > 0) queueMicrotask(abortPending);
+  if (aborting.length > 0 && !flushQueued) {
+    flushQueued = true;
+    later(abortPending);
+  }
 }
 
 /** Runs a call into the wasm where nothing may throw: a throw is a trap, and recovered from. */

@@ -147,7 +147,9 @@ describe("www chat page", () => {
       await late.fill("#prompt", "Still there?");
       await late.press("#prompt", "Enter");
       await late.waitForSelector("#timeline .row");
-      await late.clock.pauseAt((await late.evaluate(() => Date.now())) + 1);
+      // A little ahead of the page's clock, which keeps running between these two calls (by
+      // more than 1 ms on a loaded machine, and pausing in the past is an error).
+      await late.clock.pauseAt((await late.evaluate(() => Date.now())) + 250);
       await late.clock.fastForward(5000);
       await late.clock.resume();
       await late.waitForSelector("#timeline .row:nth-child(2)");

@@ -148,7 +148,7 @@ export class Baton {
       const onEvent = eventSink(settings.onEvent);
       let unlink = () => {};
       const task = spawn(
-        () => this.#instance().start(String(route), request, settings.deadlineMs, false),
+        () => this.#instance().start(String(route), request, settings.deadlineMs, false, settings.onEvent != null),
         {
           output(out) {
             if (out.type === "event") onEvent(out.event);
@@ -184,7 +184,7 @@ export class Baton {
       if (settings.signal?.aborted) throw new BatonError({ kind: "cancelled", message: "the caller cancelled the call", legs: [] });
       const onEvent = eventSink(settings.onEvent);
       const task = spawn(
-        () => this.#instance().start(String(route), request, settings.deadlineMs, true),
+        () => this.#instance().start(String(route), request, settings.deadlineMs, true, settings.onEvent != null),
         {
           output(out) {
             if (out.type === "event") onEvent(out.event);

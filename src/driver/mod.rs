@@ -75,16 +75,24 @@ impl WasmBaton {
 
     /// Starts a call and returns its task (pkg/host.js polls it). Its outputs, in order:
     /// `{type: "event", event}`, for a stream `{type: "deltas", deltas}` (one per network read),
-    /// then `{type: "done", summary}` or `{type: "failed", error}`. Throws `{kind: "config"}`
-    /// for a bad route, request or deadline, before anything is sent.
-    pub fn start(&self, route: String, request: JsValue, deadline_ms: JsValue, stream: bool) -> Result<u32, JsValue> {
+    /// then `{type: "done", summary}` or `{type: "failed", error}`. Events only when `events`
+    /// (the caller passed `onEvent`): nobody pays for serializing what nobody reads. Throws
+    /// `{kind: "config"}` for a bad route, request or deadline, before anything is sent.
+    pub fn start(
+        &self,
+        route: String,
+        request: JsValue,
+        deadline_ms: JsValue,
+        stream: bool,
+        events: bool,
+    ) -> Result<u32, JsValue> {
         let deadline_ms = read_deadline(&deadline_ms)?;
         let request = read_request(&request)?;
         let call_options = CallOptions { deadline_ms, stream };
         let call =
             self.baton.borrow_mut().start(&route, call_options, now(), Box::new(MathRandom)).map_err(config_error)?;
         let config = self.baton.borrow().shared_config();
-        Ok(host::spawn(drive(call, config, request, stream)))
+        Ok(host::spawn(drive(call, config, request, stream, events)))
     }
 }
 
@@ -169,9 +177,10 @@ enum Output<'a> {
 }
 
 /// Runs one call for the JS API, emitting its events, deltas and outcome as task outputs.
-async fn drive(call: Call, config: Arc<Config>, request: ChatRequest, stream: bool) {
+async fn drive(call: Call, config: Arc<Config>, request: ChatRequest, stream: bool, events: bool) {
     let outcome = run_call(call, &config, &request, stream, &mut |output| match output {
-        CallOutput::Event(event) => host::emit(to_js(&Output::Event { event })),
+        CallOutput::Event(event) if events => host::emit(to_js(&Output::Event { event })),
+        CallOutput::Event(_) => {}
         CallOutput::Deltas(deltas) => host::emit(to_js(&Output::Deltas { deltas })),
         CallOutput::Commit { .. } => {}
     })

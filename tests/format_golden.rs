@@ -42,7 +42,7 @@ fn events(bytes: &[u8], chunk: usize) -> Vec<SseEvent> {
         .into_iter()
         .filter_map(|item| match item {
             SseItem::Event(e) => Some(e),
-            SseItem::Comment(_) => None,
+            SseItem::Comment(_) | SseItem::Unframed(_) => None,
         })
         .collect()
 }
@@ -109,27 +109,42 @@ fn transcripts_decode_to_their_goldens() {
     assert!(mismatches.is_empty(), "golden mismatches:\n{}", mismatches.join("\n"));
 }
 
-/// Every successful transcript, cut before its last event (where the success marker, or for
-/// Gemini the finishReason, lives), must end in a protocol error naming the format: a truncated
-/// stream is never a success, even though everything before the cut decoded fine.
+/// Every successful transcript, cut after each of its events: a cut before the event that says
+/// how the answer finished (the success marker, or the finish reason that may stand in for it;
+/// see the README's "How a stream ends") is a protocol error naming the format, never a success;
+/// a cut after it is a success with the same finish reason (usage sent later may be missing).
 #[test]
-fn truncated_transcripts_fail_at_finish() {
+fn transcripts_cut_before_their_finish_fail_and_after_it_succeed() {
     let mut checked = 0;
     for format in Format::ALL {
         for sse in fixtures(format) {
             let events = events(&fs::read(&sse).expect("fixture readable"), usize::MAX);
-            let (_, end) = decode(format, &events);
+            let (deltas, end) = decode(format, &events);
             if end.is_err() {
                 continue;
             }
-            let (deltas, end) = decode(format, &events[..events.len() - 1]);
-            match end {
-                Err(DecodeError::Protocol(message)) => {
-                    assert!(message.starts_with(format.as_str()), "{}: {message}", sse.display())
+            let finish = |deltas: &[Delta]| match deltas.last() {
+                Some(Delta::Done { finish_reason, .. }) => Some(finish_reason.clone()),
+                _ => None,
+            };
+            let mut finished = false;
+            for cut in 0..events.len() {
+                let (cut_deltas, cut_end) = decode(format, &events[..cut]);
+                match cut_end {
+                    Ok(()) => {
+                        finished = true;
+                        assert_eq!(finish(&cut_deltas), finish(&deltas), "{} cut at {cut}", sse.display());
+                    }
+                    Err(DecodeError::Protocol(message)) => {
+                        assert!(!finished, "{} cut at {cut}: failed after a shorter cut succeeded", sse.display());
+                        assert!(message.starts_with(format.as_str()), "{}: {message}", sse.display());
+                        assert!(finish(&cut_deltas).is_none(), "{}", sse.display());
+                    }
+                    other => panic!("{} cut at {cut} ended with {other:?}", sse.display()),
                 }
-                other => panic!("{}: truncated stream ended with {other:?}", sse.display()),
             }
-            assert!(!deltas.iter().any(|d| matches!(d, Delta::Done { .. })), "{}", sse.display());
+            let (_, empty) = decode(format, &[]);
+            assert!(matches!(empty, Err(DecodeError::Protocol(_))), "{}", sse.display());
             checked += 1;
         }
     }

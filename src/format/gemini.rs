@@ -6,7 +6,10 @@
 //! are `functionCall` / `functionResponse` parts, and a result names its function rather than a
 //! call id, so the name is found from the assistant turn that made the call. Gemini gives no call
 //! ids of its own: calls without one get `call_{n}`. A stream has no end marker: it succeeded if
-//! some chunk carried a `finishReason`, so `Done` is emitted by `finish()`.
+//! some chunk carried a `finishReason`, so `Done` is emitted by `finish()`. When a stream fails
+//! midway, Google writes its error object after the frames, outside SSE framing (one line, or
+//! pretty-printed over several, possibly inside `[...]`): those lines reach the decoder as
+//! unframed lines, and the error fails the stream whatever came before it.
 
 use std::borrow::Cow;
 
@@ -403,17 +406,22 @@ pub fn error_message(body: &[u8]) -> Option<String> {
 }
 
 /// A Google API error (`{"code": 503, "message": ..., "status": "UNAVAILABLE"}`): its `code` is
-/// the HTTP status; without one, the gRPC `status` name is mapped.
+/// the HTTP status; without one (or with a gRPC number instead), the `status` name is mapped to
+/// the HTTP status Google documents for it.
 fn provider_error(error: &Value) -> DecodeError {
     let code = error.get("code").and_then(Value::as_u64).filter(|c| (400..=599).contains(c)).map(|c| c as u16);
     let status = code.unwrap_or(match error.get("status").and_then(Value::as_str) {
-        Some("INVALID_ARGUMENT" | "FAILED_PRECONDITION") => 400,
+        Some("INVALID_ARGUMENT" | "FAILED_PRECONDITION" | "OUT_OF_RANGE") => 400,
         Some("UNAUTHENTICATED") => 401,
         Some("PERMISSION_DENIED") => 403,
         Some("NOT_FOUND") => 404,
+        Some("ABORTED" | "ALREADY_EXISTS") => 409,
         Some("RESOURCE_EXHAUSTED") => 429,
+        Some("CANCELLED") => 499,
+        Some("UNIMPLEMENTED") => 501,
         Some("UNAVAILABLE") => 503,
         Some("DEADLINE_EXCEEDED") => 504,
+        // INTERNAL, UNKNOWN, DATA_LOSS and names added later.
         _ => 500,
     });
     let message = match error {
@@ -430,12 +438,19 @@ fn provider_error(error: &Value) -> DecodeError {
 
 // ---- streams ----
 
+/// The most unframed text kept while waiting for an error object to close: Google's error
+/// objects are a few hundred bytes.
+const MAX_UNFRAMED_BYTES: usize = 64 << 10;
+
 #[derive(Debug, Default)]
 pub struct StreamDecoder {
     finish_reason: Option<String>,
     prompt_blocked: bool,
     usage: Usage,
     tool_calls: u32,
+    model: Option<String>,
+    /// Unframed lines since the last complete JSON value, joined by newlines.
+    unframed: String,
     done: bool,
 }
 
@@ -453,6 +468,9 @@ impl StreamDecoder {
         }
         if let Some(usage) = &chunk.usage_metadata {
             self.usage = UsageMetadata::usage(usage);
+        }
+        if let Some(model) = chunk.model_version.take().filter(|m| !m.is_empty()) {
+            self.model = Some(model);
         }
         self.prompt_blocked |= chunk.prompt_blocked();
         let Some(candidate) = chunk.first_candidate() else {
@@ -479,6 +497,49 @@ impl StreamDecoder {
         Ok(())
     }
 
+    /// A line outside SSE framing. Lines are gathered until they make a JSON value: an error
+    /// object (alone or first in a list) fails the stream; any other text is ignored, as
+    /// before the error shape was known.
+    pub fn on_unframed(&mut self, line: &str) -> Result<(), DecodeError> {
+        if self.done {
+            return Ok(());
+        }
+        if self.unframed.len() + line.len() >= MAX_UNFRAMED_BYTES {
+            self.unframed.clear();
+        }
+        self.unframed.push_str(line);
+        self.unframed.push('\n');
+        // A value that cannot be completed any more may be junk before the error: start over
+        // from this line.
+        let value = match serde_json::from_str::<Value>(&self.unframed) {
+            Err(e) if !e.is_eof() => {
+                self.unframed.clear();
+                self.unframed.push_str(line);
+                self.unframed.push('\n');
+                serde_json::from_str::<Value>(&self.unframed)
+            }
+            parsed => parsed,
+        };
+        let value = match value {
+            Ok(value) => value,
+            Err(e) => {
+                if !e.is_eof() {
+                    self.unframed.clear();
+                }
+                return Ok(());
+            }
+        };
+        self.unframed.clear();
+        let value = match value {
+            Value::Array(items) => items.into_iter().next().unwrap_or(Value::Null),
+            v => v,
+        };
+        match value.get("error") {
+            Some(error) => Err(provider_error(error)),
+            None => Ok(()),
+        }
+    }
+
     /// Emits `Done` if a chunk carried a `finishReason` (or the prompt was blocked).
     pub fn finish(&mut self, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         if self.done {
@@ -490,7 +551,7 @@ impl StreamDecoder {
             None => return Err(DecodeError::Protocol("gemini stream ended without a finishReason".into())),
         };
         self.done = true;
-        out.push(Delta::Done { finish_reason, usage: self.usage });
+        out.push(Delta::Done { finish_reason, usage: self.usage, model: self.model.take() });
         Ok(())
     }
 }
@@ -684,7 +745,8 @@ mod tests {
                 },
                 Delta::Done {
                     finish_reason: FinishReason::ToolCalls,
-                    usage: Usage { input_tokens: Some(8), output_tokens: Some(6) }
+                    usage: Usage { input_tokens: Some(8), output_tokens: Some(6) },
+                    model: None,
                 },
             ]
         );

@@ -178,6 +178,17 @@ impl StreamDecoder {
         }
     }
 
+    /// A line outside SSE framing ([`crate::sse::SseItem::Unframed`]). Only Gemini writes
+    /// anything there (its error object after the frames); the other formats ignore such lines.
+    pub fn on_unframed(&mut self, line: &str) -> Result<(), DecodeError> {
+        match self {
+            StreamDecoder::Gemini(d) => d.on_unframed(line),
+            StreamDecoder::OpenaiChat(_) | StreamDecoder::AnthropicMessages(_) | StreamDecoder::OpenaiResponses(_) => {
+                Ok(())
+            }
+        }
+    }
+
     /// End of stream. Emits the final `Delta::Done` if the format sends it only implicitly.
     pub fn finish(&mut self, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         match self {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use llm_baton::chat::Delta;
 use llm_baton::format::{DecodeError, Format};
-use llm_baton::sse::{SseEvent, SseItem, SseParser};
+use llm_baton::sse::{SseItem, SseParser};
 use serde_json::{json, Value};
 
 /// The cases every format must have a transcript for.
@@ -30,29 +30,30 @@ fn fixtures(format: Format) -> Vec<PathBuf> {
     files
 }
 
-/// Parses a whole transcript, delivered in chunks of `chunk` bytes.
-fn events(bytes: &[u8], chunk: usize) -> Vec<SseEvent> {
-    let mut parser = SseParser::new();
+/// Parses a whole transcript, delivered in chunks of `chunk` bytes: its events, and the lines
+/// outside SSE framing that the body reader hands the decoder too.
+fn events(bytes: &[u8], chunk: usize) -> Vec<SseItem> {
+    let mut parser = SseParser::new().reporting_unframed();
     let mut items = Vec::new();
     for piece in bytes.chunks(chunk) {
         parser.feed(piece, &mut items).expect("fixture is valid SSE");
     }
     parser.finish(&mut items).expect("fixture is valid SSE");
+    items.retain(|item| !matches!(item, SseItem::Comment(_)));
     items
-        .into_iter()
-        .filter_map(|item| match item {
-            SseItem::Event(e) => Some(e),
-            SseItem::Comment(_) | SseItem::Unframed(_) => None,
-        })
-        .collect()
 }
 
-/// Feeds events as the driver does: stop at the first error, else `finish` at the end.
-fn decode(format: Format, events: &[SseEvent]) -> (Vec<Delta>, Result<(), DecodeError>) {
+/// Feeds events as the body reader does: stop at the first error, else `finish` at the end.
+fn decode(format: Format, events: &[SseItem]) -> (Vec<Delta>, Result<(), DecodeError>) {
     let mut decoder = format.stream_decoder();
     let mut out = Vec::new();
-    for event in events {
-        if let Err(e) = decoder.on_event(event, &mut out) {
+    for item in events {
+        let fed = match item {
+            SseItem::Event(event) => decoder.on_event(event, &mut out),
+            SseItem::Unframed(line) => decoder.on_unframed(line),
+            SseItem::Comment(_) => Ok(()),
+        };
+        if let Err(e) = fed {
             return (out, Err(e));
         }
     }

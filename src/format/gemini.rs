@@ -449,8 +449,10 @@ pub struct StreamDecoder {
     usage: Usage,
     tool_calls: u32,
     model: Option<String>,
-    /// Unframed lines since the last complete JSON value, joined by newlines.
+    /// Unframed lines of a JSON value still open, joined by newlines, and how many brackets
+    /// they left open.
     unframed: String,
+    unframed_depth: i64,
     done: bool,
 }
 
@@ -497,44 +499,43 @@ impl StreamDecoder {
         Ok(())
     }
 
-    /// A line outside SSE framing. Lines are gathered until they make a JSON value: an error
-    /// object (alone or first in a list) fails the stream; any other text is ignored, as
-    /// before the error shape was known.
+    /// A line outside SSE framing. Lines are gathered until their brackets close, then parsed
+    /// once (so a hostile stream of lines costs linear time): an error object (alone or first in
+    /// a list) fails the stream; any other text is ignored, as before the error shape was known.
     pub fn on_unframed(&mut self, line: &str) -> Result<(), DecodeError> {
         if self.done {
             return Ok(());
         }
         if self.unframed.len() + line.len() >= MAX_UNFRAMED_BYTES {
             self.unframed.clear();
+            self.unframed_depth = 0;
+        }
+        let mut in_string = false;
+        let mut escaped = false;
+        for b in line.bytes() {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' if in_string => escaped = true,
+                b'"' => in_string = !in_string,
+                b'{' | b'[' if !in_string => self.unframed_depth += 1,
+                b'}' | b']' if !in_string => self.unframed_depth -= 1,
+                _ => {}
+            }
         }
         self.unframed.push_str(line);
         self.unframed.push('\n');
-        // A value that cannot be completed any more may be junk before the error: start over
-        // from this line.
-        let value = match serde_json::from_str::<Value>(&self.unframed) {
-            Err(e) if !e.is_eof() => {
-                self.unframed.clear();
-                self.unframed.push_str(line);
-                self.unframed.push('\n');
-                serde_json::from_str::<Value>(&self.unframed)
-            }
-            parsed => parsed,
-        };
-        let value = match value {
-            Ok(value) => value,
-            Err(e) => {
-                if !e.is_eof() {
-                    self.unframed.clear();
-                }
-                return Ok(());
-            }
-        };
+        // Still open: wait for the lines that close it. A string cannot span lines in JSON.
+        if self.unframed_depth > 0 && !in_string {
+            return Ok(());
+        }
+        let value = serde_json::from_str::<Value>(&self.unframed).ok();
         self.unframed.clear();
+        self.unframed_depth = 0;
         let value = match value {
-            Value::Array(items) => items.into_iter().next().unwrap_or(Value::Null),
+            Some(Value::Array(items)) => items.into_iter().next(),
             v => v,
         };
-        match value.get("error") {
+        match value.as_ref().and_then(|v| v.get("error")) {
             Some(error) => Err(provider_error(error)),
             None => Ok(()),
         }
@@ -750,6 +751,57 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn google_status_names_map_to_http_statuses() {
+        let cases = [
+            ("CANCELLED", 499),
+            ("RESOURCE_EXHAUSTED", 429),
+            ("UNAVAILABLE", 503),
+            ("INTERNAL", 500),
+            ("DEADLINE_EXCEEDED", 504),
+            ("INVALID_ARGUMENT", 400),
+            ("UNIMPLEMENTED", 501),
+            ("ABORTED", 409),
+            ("SOMETHING_NEW", 500),
+        ];
+        for (name, status) in cases {
+            // Without a code, or with a gRPC number where the HTTP status should be.
+            for error in [json!({"message": "m", "status": name}), json!({"code": 1, "message": "m", "status": name})] {
+                assert_eq!(provider_error(&error), DecodeError::Provider { status, message: "m".into() }, "{name}");
+            }
+        }
+        let coded = json!({"code": 499, "message": "The operation was cancelled.", "status": "CANCELLED"});
+        assert_eq!(
+            provider_error(&coded),
+            DecodeError::Provider { status: 499, message: "The operation was cancelled.".into() }
+        );
+    }
+
+    #[test]
+    fn unframed_lines_fail_the_stream_only_with_an_error_object() {
+        let cancelled = || Err(DecodeError::Provider { status: 499, message: "cancelled".into() });
+        let error = r#"{"error": {"code": 499, "message": "cancelled", "status": "CANCELLED"}}"#;
+        let cases: [(&[&str], Result<(), DecodeError>); 5] = [
+            (&[error], cancelled()),
+            (&["[{", r#"  "error": {"code": 499,"#, r#"    "message": "cancelled"}"#, "}", "]"], cancelled()),
+            (&["<html>proxy noise</html>", error], cancelled()),
+            (&[r#"{"notice": "not an error"}"#, "garbage"], Ok(())),
+            (&["{", r#"  "error": {"code": 499"#], Ok(())),
+        ];
+        for (lines, expected) in cases {
+            let mut d = StreamDecoder::default();
+            let result = lines.iter().try_for_each(|line| d.on_unframed(line));
+            assert_eq!(result, expected, "{lines:?}");
+        }
+        let mut d = StreamDecoder::default();
+        d.on_unframed("{").expect("waits for the rest");
+        for _ in 0..MAX_UNFRAMED_BYTES / 4 {
+            d.on_unframed(r#""a":1,"#).expect("waits");
+        }
+        assert!(d.unframed.len() < MAX_UNFRAMED_BYTES, "unframed text is bounded");
+        assert_eq!(d.on_unframed(error), cancelled());
     }
 
     #[test]

@@ -445,7 +445,7 @@ impl StreamDecoder {
                 }
             }
             "message_delta" => {
-                if let Some(reason) = data.delta.and_then(|d| d.stop_reason) {
+                if let Some(reason) = data.delta.and_then(|d| d.stop_reason).filter(|r| !r.is_empty()) {
                     self.stop_reason = Some(reason.into_owned());
                 }
                 if let Some(usage) = usage {

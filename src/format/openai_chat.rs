@@ -443,7 +443,7 @@ impl StreamDecoder {
             if let Some(delta) = choice.delta {
                 self.on_delta(delta, out);
             }
-            if let Some(reason) = choice.finish_reason {
+            if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
                 self.finish_reason = Some(reason.into_owned());
             }
         }
@@ -744,6 +744,19 @@ mod tests {
         d.on_event(&event(r#"{"choices":[{"delta":{"reasoning_content":"a"}}]}"#), &mut out).expect("ok");
         d.on_event(&event(r#"{"choices":[{"delta":{"reasoning":"b"}}]}"#), &mut out).expect("ok");
         assert_eq!(out, [Delta::Reasoning { text: "a".into() }, Delta::Reasoning { text: "b".into() }]);
+    }
+
+    #[test]
+    fn an_empty_finish_reason_does_not_finish_a_stream() {
+        // Some compatible servers send `"finish_reason": ""` in every chunk until the last.
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        d.on_event(&event(r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":""}]}"#), &mut out)
+            .expect("ok");
+        assert_eq!(
+            d.finish(&mut out),
+            Err(DecodeError::Protocol("openai_chat stream ended without a finish_reason or data: [DONE]".into()))
+        );
     }
 
     #[test]

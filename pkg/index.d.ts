@@ -50,8 +50,12 @@ export interface Backoff {
   multiplier?: number;
   /** No delay exceeds this (default 8000). */
   maxMs?: number;
-  /** "full" (default): a random delay between 0 and the computed one; "none": exactly it. */
-  jitter?: "full" | "none";
+  /**
+   * "equal" (default): half the computed delay plus a random part up to the other half, so
+   * retries never come closer than half the computed delay; "full": a random delay between 0
+   * and the computed one; "none": exactly it.
+   */
+  jitter?: "equal" | "full" | "none";
 }
 
 /** Try the same strategy again, `attempts` times in total. */

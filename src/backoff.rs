@@ -33,13 +33,17 @@ impl RandomSource for SplitMix64 {
 }
 
 /// The wait before retry number `retry` (0 for the first retry): `initialMs * multiplier^retry`,
-/// capped at `maxMs`, then with full jitter a uniform draw in `[0, that]`.
+/// capped at `maxMs`, then jittered: with equal jitter (the default) a uniform draw in
+/// `[that / 2, that]`, so a retry never follows closer than half the computed delay; with full
+/// jitter a uniform draw in `[0, that]`.
 pub fn delay_ms(backoff: &Backoff, retry: u32, random: &mut dyn RandomSource) -> u64 {
     let exact =
         (backoff.initial_ms as f64 * backoff.multiplier.powi(retry.min(1000) as i32)).min(backoff.max_ms as f64);
+    let unit = |random: &mut dyn RandomSource| random.next_unit().clamp(0.0, 1.0);
     match backoff.jitter {
         Jitter::None => exact.round() as u64,
-        Jitter::Full => (exact * random.next_unit().clamp(0.0, 1.0)).round() as u64,
+        Jitter::Equal => (exact / 2.0 + exact / 2.0 * unit(random)).round() as u64,
+        Jitter::Full => (exact * unit(random)).round() as u64,
     }
 }
 
@@ -133,6 +137,24 @@ mod tests {
         for i in 0..50 {
             assert!(delay_ms(&b, i % 5, &mut r) <= 8000);
         }
+    }
+
+    #[test]
+    fn equal_jitter_never_waits_less_than_half_the_exact_delay() {
+        let b = Backoff { jitter: Jitter::Equal, ..exact(1000, 2.0, 8000) };
+        let cases: [(f64, u32, u64); 6] =
+            [(0.0, 0, 500), (0.5, 0, 750), (0.999_999, 0, 1000), (0.0, 1, 1000), (0.0, 5, 4000), (1.5, 5, 8000)];
+        for (draw, retry, expected) in cases {
+            let mut fixed = || draw;
+            assert_eq!(delay_ms(&b, retry, &mut fixed), expected, "draw {draw}, retry {retry}");
+        }
+        let mut r = SplitMix64(7);
+        for i in 0..200 {
+            let exact_delay = delay_ms(&exact(1000, 2.0, 8000), i % 5, &mut r);
+            let d = delay_ms(&b, i % 5, &mut r);
+            assert!(d >= exact_delay / 2 && d <= exact_delay, "retry {}: {d} of {exact_delay}", i % 5);
+        }
+        assert_eq!(Backoff::default().jitter, Jitter::Equal);
     }
 
     #[test]

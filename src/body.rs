@@ -25,7 +25,8 @@ pub struct StreamBody {
 
 impl StreamBody {
     pub fn new(format: Format) -> StreamBody {
-        StreamBody { parser: SseParser::new(), decoder: format.stream_decoder(), items: Vec::new() }
+        let parser = SseParser::new().reporting_unframed();
+        StreamBody { parser, decoder: format.stream_decoder(), items: Vec::new() }
     }
 
     /// Decodes one read, appending its deltas to `out`. Deltas decoded before a failure in the
@@ -46,8 +47,10 @@ impl StreamBody {
 
     fn decode(&mut self, out: &mut Vec<Delta>) -> Result<(), Failure> {
         for item in self.items.drain(..) {
-            if let SseItem::Event(event) = item {
-                self.decoder.on_event(&event, out)?;
+            match item {
+                SseItem::Event(event) => self.decoder.on_event(&event, out)?,
+                SseItem::Unframed(line) => self.decoder.on_unframed(&line)?,
+                SseItem::Comment(_) => {}
             }
         }
         Ok(())

@@ -303,11 +303,14 @@ pub enum Delta {
         name: Option<String>,
         arguments: String,
     },
-    /// The stream's successful end, carrying what the provider reported.
+    /// The stream's successful end, carrying what the provider reported: why it stopped, the
+    /// token counts, and the model that answered when the stream named it.
     #[serde(rename_all = "camelCase")]
     Done {
         finish_reason: FinishReason,
         usage: Usage,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
     },
 }
 

@@ -135,14 +135,20 @@ pub struct Backoff {
 
 impl Default for Backoff {
     fn default() -> Self {
-        Backoff { initial_ms: 250, multiplier: 2.0, max_ms: 8000, jitter: Jitter::Full }
+        Backoff { initial_ms: 250, multiplier: 2.0, max_ms: 8000, jitter: Jitter::Equal }
     }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Jitter {
-    /// A uniformly random delay between 0 and the computed one (AWS "full jitter").
+    /// Half the computed delay, plus a uniformly random delay up to the other half (AWS "equal
+    /// jitter"): retries spread out, yet never come closer than half the computed delay. The
+    /// default.
+    Equal,
+    /// A uniformly random delay between 0 and the computed one (AWS "full jitter"): the widest
+    /// spread, but two retries may land almost at once.
     Full,
+    /// The computed delay exactly.
     None,
 }
 
@@ -617,12 +623,13 @@ fn parse_backoff(v: &Value, path: &str) -> Result<Backoff, ConfigError> {
     }
     let jitter = match o.get("jitter") {
         None => d.jitter,
+        Some(Value::String(s)) if s == "equal" => Jitter::Equal,
         Some(Value::String(s)) if s == "full" => Jitter::Full,
         Some(Value::String(s)) if s == "none" => Jitter::None,
         Some(x) => {
             return Err(ConfigError::new(
                 child(path, "jitter"),
-                format!("must be \"full\" or \"none\" (got {})", show(x)),
+                format!("must be \"equal\", \"full\" or \"none\" (got {})", show(x)),
             ))
         }
     };

@@ -89,16 +89,10 @@ impl Delivery {
         Ok(())
     }
 
-    /// The whole answer as shown, ended by the provider's finish reason and usage.
-    pub fn into_answer(self, finish_reason: FinishReason, usage: Usage) -> Answer {
-        Answer {
-            text: self.text,
-            reasoning: self.reasoning,
-            tool_calls: self.tool_calls,
-            finish_reason,
-            usage,
-            model: None,
-        }
+    /// The whole answer as shown, ended by the provider's finish reason, usage and the model the
+    /// stream named.
+    pub fn into_answer(self, finish_reason: FinishReason, usage: Usage, model: Option<String>) -> Answer {
+        Answer { text: self.text, reasoning: self.reasoning, tool_calls: self.tool_calls, finish_reason, usage, model }
     }
 
     /// The dense position of the provider's tool call `index`, opening it if new.
@@ -163,7 +157,7 @@ mod tests {
         let indexes: Vec<u32> =
             out.iter().map(|d| if let Delta::ToolCall { index, .. } = d { *index } else { 99 }).collect();
         assert_eq!(indexes, [0, 1, 0]);
-        let answer = d.into_answer(FinishReason::ToolCalls, Usage::default());
+        let answer = d.into_answer(FinishReason::ToolCalls, Usage::default(), None);
         assert_eq!(answer.tool_calls.len(), 2);
         assert_eq!((answer.tool_calls[0].name.as_str(), answer.tool_calls[0].arguments.as_str()), ("a", "{}"));
         assert_eq!((answer.tool_calls[1].name.as_str(), answer.tool_calls[1].arguments.as_str()), ("b", "{}"));
@@ -175,7 +169,7 @@ mod tests {
         let mut out = Vec::new();
         d.deliver(Delta::Text { text: "Let me check.".into() }, &mut out).unwrap();
         d.deliver(call(1, Some("weather"), "{}"), &mut out).unwrap();
-        let answer = d.into_answer(FinishReason::ToolCalls, Usage::default());
+        let answer = d.into_answer(FinishReason::ToolCalls, Usage::default(), None);
         assert_eq!(answer.tool_calls.len(), 1);
         assert_eq!(answer.tool_calls[0].name, "weather");
     }
@@ -189,7 +183,7 @@ mod tests {
         d.hold(call(3, Some("g"), "")).unwrap();
         d.deliver(call(3, None, "{}"), &mut out).unwrap();
         assert_eq!(out.len(), 2);
-        let answer = d.into_answer(FinishReason::ToolCalls, Usage::default());
+        let answer = d.into_answer(FinishReason::ToolCalls, Usage::default(), None);
         assert_eq!(answer.tool_calls, [ToolCall { id: "id-g".into(), name: "g".into(), arguments: "{}".into() }]);
     }
 

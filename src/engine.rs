@@ -310,11 +310,11 @@ impl Call {
         for delta in deltas {
             let Some(a) = self.current(attempt) else { break };
             let result = match delta {
-                Delta::Done { finish_reason, usage } => {
+                Delta::Done { finish_reason, usage, model } => {
                     let a = *a;
                     self.deliver(shown);
                     let delivery = std::mem::take(&mut self.delivery);
-                    self.succeed(a, now, delivery.into_answer(finish_reason, usage));
+                    self.succeed(a, now, delivery.into_answer(finish_reason, usage, model));
                     return;
                 }
                 d if d.is_visible() => {

@@ -35,6 +35,10 @@ pub struct SseEvent {
 pub enum SseItem {
     Event(SseEvent),
     Comment(String),
+    /// A whole line that is no SSE field (not `data`, `event`, `id`, `retry`, nor a comment),
+    /// reported only by a parser made with [`SseParser::reporting_unframed`]. The spec ignores
+    /// such lines; a provider may write its error there, outside the event stream (Gemini does).
+    Unframed(String),
 }
 
 /// The stream broke a memory bound. The parser keeps returning it until [`SseParser::reset`].
@@ -78,6 +82,8 @@ pub struct SseParser {
 #[derive(Debug, Clone)]
 struct Fields {
     max: usize,
+    /// Report lines that are no field as [`SseItem::Unframed`] rather than ignore them.
+    report_unframed: bool,
     /// Spec form: each `data` value followed by "\n"; the last "\n" is dropped on dispatch.
     data: String,
     event: String,
@@ -109,6 +115,7 @@ impl SseParser {
             failed: None,
             fields: Fields {
                 max: bytes,
+                report_unframed: false,
                 data: String::new(),
                 event: String::new(),
                 id: None,
@@ -116,6 +123,12 @@ impl SseParser {
                 retry: None,
             },
         }
+    }
+
+    /// The same parser, also reporting every line that is no SSE field as [`SseItem::Unframed`].
+    pub fn reporting_unframed(mut self) -> Self {
+        self.fields.report_unframed = true;
+        self
     }
 
     /// Parses the next chunk, appending what it completed to `out`. On error, items completed
@@ -292,6 +305,8 @@ impl Fields {
                     self.retry = Some(ms);
                 }
             }
+            b"id" | b"retry" => {}
+            _ if self.report_unframed => out.push(SseItem::Unframed(decode(line).into_owned())),
             _ => {}
         }
         Ok(())
@@ -435,6 +450,29 @@ mod tests {
         let mut out = Vec::new();
         let err = p.feed(b"data:123\ndata:456\ndata:7\n", &mut out).unwrap_err();
         assert_eq!(err.to_string(), "SSE event data longer than 8 bytes");
+    }
+
+    #[test]
+    fn unframed_lines_are_reported_only_when_asked() {
+        let stream =
+            b"data: {\"a\":1}\n\n{\"error\": {\n  \"code\": 499\n}}\nfoobar: x\nid: \x00\nretry: soon\n: ping\n";
+        let mut p = SseParser::new().reporting_unframed();
+        let mut out = Vec::new();
+        p.feed(stream, &mut out).unwrap();
+        p.finish(&mut out).unwrap();
+        let unframed = |l: &str| SseItem::Unframed(l.into());
+        assert_eq!(
+            out,
+            vec![
+                ev("", "{\"a\":1}", None),
+                unframed("{\"error\": {"),
+                unframed("  \"code\": 499"),
+                unframed("}}"),
+                unframed("foobar: x"),
+                SseItem::Comment("ping".into()),
+            ]
+        );
+        assert_eq!(parse(&[stream]), vec![ev("", "{\"a\":1}", None), SseItem::Comment("ping".into())]);
     }
 
     #[test]

@@ -103,7 +103,7 @@ fn messages_are_exact() {
         (
             with_targets("", r#"{"chat": {"retry": "p", "attempts": 2, "backoff": {"jitter": "half"}}}"#),
             "routes.chat.backoff.jitter",
-            r#"routes.chat.backoff.jitter must be "full" or "none" (got "half")"#,
+            r#"routes.chat.backoff.jitter must be "equal", "full" or "none" (got "half")"#,
         ),
         (
             with_targets("", r#"{"chat": {"retry": "p", "attempts": 2, "backoff": {"initialMs": 500, "maxMs": 100}}}"#),
@@ -367,4 +367,16 @@ fn over_deep_documents_name_the_config() {
         err(&deep),
         ("config".to_string(), "config is nested too deeply (more than 128 levels of objects and lists)".to_string())
     );
+}
+
+#[test]
+fn jitter_names_and_the_equal_default() {
+    let cases =
+        [("", Jitter::Equal), (r#", "jitter": "equal""#, Jitter::Equal), (r#", "jitter": "full""#, Jitter::Full)];
+    for (jitter, expected) in cases {
+        let routes = format!(r#"{{"chat": {{"retry": "p", "attempts": 2, "backoff": {{"initialMs": 10{jitter}}}}}}}"#);
+        let c = Config::from_json(&with_targets("", &routes)).unwrap();
+        let Strategy::Retry(p) = &c.routes["chat"] else { panic!("retry expected") };
+        assert_eq!(p.backoff.jitter, expected, "{jitter}");
+    }
 }

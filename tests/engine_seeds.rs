@@ -183,7 +183,7 @@ fn ward_662_an_expired_turn_is_not_retried() {
 
 #[test]
 fn ward_662_the_whole_default_ladder_stays_under_a_tenth_of_a_180s_turn() {
-    // Default backoff (250 ms doubling, full jitter) with the random source at its maximum.
+    // Default backoff (250 ms doubling, equal jitter) over 200 seeds: at most the exact delays.
     let cfg = two_targets("{}", "{}", r#"{"turn": {"retry": "a", "attempts": 4}}"#, "");
     let mut sim = Sim::new(&cfg).script("a", vec![status(0, 503)]);
     let config = sim.config().clone();

@@ -44,7 +44,7 @@ fn text(t: &str) -> Delta {
 }
 
 fn done() -> Delta {
-    Delta::Done { finish_reason: FinishReason::ToolCalls, usage: Usage::default() }
+    Delta::Done { finish_reason: FinishReason::ToolCalls, usage: Usage::default(), model: None }
 }
 
 #[test]

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use llm_baton::chat::Delta;
 use llm_baton::format::{DecodeError, Format};
-use llm_baton::sse::{SseEvent, SseItem, SseParser};
+use llm_baton::sse::{SseItem, SseParser};
 use serde_json::{json, Value};
 
 /// The cases every format must have a transcript for.
@@ -30,29 +30,30 @@ fn fixtures(format: Format) -> Vec<PathBuf> {
     files
 }
 
-/// Parses a whole transcript, delivered in chunks of `chunk` bytes.
-fn events(bytes: &[u8], chunk: usize) -> Vec<SseEvent> {
-    let mut parser = SseParser::new();
+/// Parses a whole transcript, delivered in chunks of `chunk` bytes: its events, and the lines
+/// outside SSE framing that the body reader hands the decoder too.
+fn events(bytes: &[u8], chunk: usize) -> Vec<SseItem> {
+    let mut parser = SseParser::new().reporting_unframed();
     let mut items = Vec::new();
     for piece in bytes.chunks(chunk) {
         parser.feed(piece, &mut items).expect("fixture is valid SSE");
     }
     parser.finish(&mut items).expect("fixture is valid SSE");
+    items.retain(|item| !matches!(item, SseItem::Comment(_)));
     items
-        .into_iter()
-        .filter_map(|item| match item {
-            SseItem::Event(e) => Some(e),
-            SseItem::Comment(_) => None,
-        })
-        .collect()
 }
 
-/// Feeds events as the driver does: stop at the first error, else `finish` at the end.
-fn decode(format: Format, events: &[SseEvent]) -> (Vec<Delta>, Result<(), DecodeError>) {
+/// Feeds events as the body reader does: stop at the first error, else `finish` at the end.
+fn decode(format: Format, events: &[SseItem]) -> (Vec<Delta>, Result<(), DecodeError>) {
     let mut decoder = format.stream_decoder();
     let mut out = Vec::new();
-    for event in events {
-        if let Err(e) = decoder.on_event(event, &mut out) {
+    for item in events {
+        let fed = match item {
+            SseItem::Event(event) => decoder.on_event(event, &mut out),
+            SseItem::Unframed(line) => decoder.on_unframed(line),
+            SseItem::Comment(_) => Ok(()),
+        };
+        if let Err(e) = fed {
             return (out, Err(e));
         }
     }
@@ -109,27 +110,42 @@ fn transcripts_decode_to_their_goldens() {
     assert!(mismatches.is_empty(), "golden mismatches:\n{}", mismatches.join("\n"));
 }
 
-/// Every successful transcript, cut before its last event (where the success marker, or for
-/// Gemini the finishReason, lives), must end in a protocol error naming the format: a truncated
-/// stream is never a success, even though everything before the cut decoded fine.
+/// Every successful transcript, cut after each of its events: a cut before the event that says
+/// how the answer finished (the success marker, or the finish reason that may stand in for it;
+/// see the README's "How a stream ends") is a protocol error naming the format, never a success;
+/// a cut after it is a success with the same finish reason (usage sent later may be missing).
 #[test]
-fn truncated_transcripts_fail_at_finish() {
+fn transcripts_cut_before_their_finish_fail_and_after_it_succeed() {
     let mut checked = 0;
     for format in Format::ALL {
         for sse in fixtures(format) {
             let events = events(&fs::read(&sse).expect("fixture readable"), usize::MAX);
-            let (_, end) = decode(format, &events);
+            let (deltas, end) = decode(format, &events);
             if end.is_err() {
                 continue;
             }
-            let (deltas, end) = decode(format, &events[..events.len() - 1]);
-            match end {
-                Err(DecodeError::Protocol(message)) => {
-                    assert!(message.starts_with(format.as_str()), "{}: {message}", sse.display())
+            let finish = |deltas: &[Delta]| match deltas.last() {
+                Some(Delta::Done { finish_reason, .. }) => Some(finish_reason.clone()),
+                _ => None,
+            };
+            let mut finished = false;
+            for cut in 0..events.len() {
+                let (cut_deltas, cut_end) = decode(format, &events[..cut]);
+                match cut_end {
+                    Ok(()) => {
+                        finished = true;
+                        assert_eq!(finish(&cut_deltas), finish(&deltas), "{} cut at {cut}", sse.display());
+                    }
+                    Err(DecodeError::Protocol(message)) => {
+                        assert!(!finished, "{} cut at {cut}: failed after a shorter cut succeeded", sse.display());
+                        assert!(message.starts_with(format.as_str()), "{}: {message}", sse.display());
+                        assert!(finish(&cut_deltas).is_none(), "{}", sse.display());
+                    }
+                    other => panic!("{} cut at {cut} ended with {other:?}", sse.display()),
                 }
-                other => panic!("{}: truncated stream ended with {other:?}", sse.display()),
             }
-            assert!(!deltas.iter().any(|d| matches!(d, Delta::Done { .. })), "{}", sse.display());
+            let (_, empty) = decode(format, &[]);
+            assert!(matches!(empty, Err(DecodeError::Protocol(_))), "{}", sse.display());
             checked += 1;
         }
     }

@@ -39,11 +39,13 @@ fn feed(format: Format, events: &[SseEvent]) -> (Vec<Delta>, Result<(), DecodeEr
     (out, end)
 }
 
-/// A minimal successful stream per format: one text delta, then the success marker.
+/// A minimal successful stream per format: one text delta, then how it finished (the success
+/// marker, and before it the finish reason where the format sends one apart).
 fn minimal_stream(format: Format) -> Vec<SseEvent> {
     match format {
         Format::OpenaiChat => vec![
-            ev("", r#"{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}"#),
+            ev("", r#"{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}]}"#),
+            ev("", r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#),
             ev("", "[DONE]"),
         ],
         Format::AnthropicMessages => vec![
@@ -64,10 +66,10 @@ fn minimal_stream(format: Format) -> Vec<SseEvent> {
                 r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":1,"output_tokens":1}}}"#,
             ),
         ],
-        Format::Gemini => vec![ev(
-            "",
-            r#"{"candidates":[{"content":{"parts":[{"text":"x"}],"role":"model"},"finishReason":"STOP"}]}"#,
-        )],
+        Format::Gemini => vec![
+            ev("", r#"{"candidates":[{"content":{"parts":[{"text":"x"}],"role":"model"}}]}"#),
+            ev("", r#"{"candidates":[{"content":{"parts":[{"text":""}],"role":"model"},"finishReason":"STOP"}]}"#),
+        ],
     }
 }
 
@@ -198,7 +200,8 @@ fn minimal_streams_succeed_and_truncated_ones_fail_naming_the_format() {
         assert_eq!(deltas.first(), Some(&Delta::Text { text: "x".into() }), "{format:?}");
         assert!(matches!(deltas.last(), Some(Delta::Done { .. })), "{format:?}");
 
-        let (_, end) = feed(format, &events[..events.len() - 1]);
+        // Cut after the text: nothing said how the answer finished.
+        let (_, end) = feed(format, &events[..1]);
         assert!(
             matches!(&end, Err(DecodeError::Protocol(m)) if m.starts_with(format.as_str()) && m.contains("ended without")),
             "{format:?}: {end:?}"

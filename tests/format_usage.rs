@@ -101,7 +101,7 @@ fn odd_counts_in_streams_are_unknown() {
                 out,
                 [
                     Delta::Text { text: "Hi".into() },
-                    Delta::Done { finish_reason: FinishReason::Stop, usage: UNKNOWN_OUTPUT }
+                    Delta::Done { finish_reason: FinishReason::Stop, usage: UNKNOWN_OUTPUT, model: None }
                 ],
                 "{format:?} {odd}"
             );

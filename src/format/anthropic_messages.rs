@@ -3,8 +3,11 @@
 //! Anthropic differs from OpenAI where a translation can go wrong: the system prompt is a top-level
 //! field, `max_tokens` is required, tool calls and results are content blocks (`tool_use`,
 //! `tool_result` inside a user turn), and turns of the same role must be merged. A stream is a
-//! sequence of named events ending with `message_stop`; input tokens come in `message_start`,
-//! output tokens and the stop reason in `message_delta`, errors as an `error` event.
+//! sequence of named events ending with `message_stop`; input tokens and the model come in
+//! `message_start`, output tokens and the stop reason in `message_delta`, errors as an `error`
+//! event. A stream that carried its stop reason and then closed cleanly without `message_stop` is
+//! complete too. A `tool_use` block whose input streams no `input_json_delta` (a call without
+//! arguments) takes its input from `content_block_start`, `{}` when empty, at the block's end.
 
 use std::borrow::Cow;
 
@@ -343,6 +346,8 @@ struct StartBlock<'a> {
     name: Option<&'a str>,
     text: Option<&'a str>,
     thinking: Option<&'a str>,
+    /// A `tool_use` block's `input` when it is a non-empty object.
+    input: Option<&'a Value>,
 }
 
 impl<'a> StartBlock<'a> {
@@ -354,28 +359,51 @@ impl<'a> StartBlock<'a> {
             name: json::str_field(b, "name")?,
             text: json::str_field(b, "text")?,
             thinking: json::str_field(b, "thinking")?,
+            input: json::object_field(b, "input")?.filter(|i| i.as_object().is_some_and(|o| !o.is_empty())),
         })
     }
 }
 
 /// The once-per-stream parts of an event, type-checked whatever the event's type.
-#[allow(clippy::type_complexity)]
-fn read_parts<'a>(data: &'a Event<'_>) -> json::Read<(Option<StartBlock<'a>>, Option<WireUsage>, Option<WireUsage>)> {
+struct Parts<'a> {
+    block: Option<StartBlock<'a>>,
+    /// `message_start`'s `message.usage` and `message.model`.
+    message_usage: Option<WireUsage>,
+    model: Option<&'a str>,
+    usage: Option<WireUsage>,
+}
+
+fn read_parts<'a>(data: &'a Event<'_>) -> json::Read<Parts<'a>> {
     let block = data.content_block.as_ref().map(StartBlock::read).transpose()?;
-    let message_usage = match &data.message {
-        Some(m) => json::object(m, "message").map(|m| json::field(m, "usage").map(WireUsage::read))?,
-        None => None,
+    let (message_usage, model) = match &data.message {
+        Some(m) => {
+            let m = json::object(m, "message")?;
+            (json::field(m, "usage").map(WireUsage::read), json::str_field(m, "model")?)
+        }
+        None => (None, None),
     };
     let usage = data.usage.as_ref().map(WireUsage::read);
-    Ok((block, message_usage, usage))
+    Ok(Parts { block, message_usage, model, usage })
+}
+
+/// A `tool_use` block of the stream.
+#[derive(Debug)]
+struct ToolBlock {
+    /// The content block index, and the call's ordinal among the answer's tool calls.
+    index: u32,
+    ordinal: u32,
+    /// The input as `content_block_start` gave it, until an `input_json_delta` or the block's end.
+    start_input: Option<String>,
+    /// Arguments went out (from a delta, or at the block's end).
+    delivered: bool,
 }
 
 #[derive(Debug, Default)]
 pub struct StreamDecoder {
     stop_reason: Option<String>,
     usage: Usage,
-    /// (content block index, tool-call ordinal) of each `tool_use` block seen.
-    tool_blocks: Vec<(u32, u32)>,
+    model: Option<String>,
+    tool_blocks: Vec<ToolBlock>,
     done: bool,
 }
 
@@ -390,7 +418,7 @@ impl StreamDecoder {
         };
         let mut spare = None;
         let data: Event = json::parse_with(&ev.data, &mut spare, serde_json::from_str).map_err(|e| invalid(&e))?;
-        let (block, message_usage, usage) = read_parts(&data).map_err(|e| invalid(&e))?;
+        let Parts { block, message_usage, model, usage } = read_parts(&data).map_err(|e| invalid(&e))?;
         let kind = data.kind.as_deref().unwrap_or(ev.event.as_str());
         match kind {
             "content_block_delta" => {
@@ -407,24 +435,26 @@ impl StreamDecoder {
                 if let Some(usage) = message_usage {
                     usage.apply(&mut self.usage);
                 }
+                if let Some(model) = model.filter(|m| !m.is_empty()) {
+                    self.model = Some(model.to_string());
+                }
+            }
+            "content_block_stop" => {
+                if let Some(index) = data.index {
+                    self.close_tool_blocks(|b| b.index == index, out);
+                }
             }
             "message_delta" => {
-                if let Some(reason) = data.delta.and_then(|d| d.stop_reason) {
+                if let Some(reason) = data.delta.and_then(|d| d.stop_reason).filter(|r| !r.is_empty()) {
                     self.stop_reason = Some(reason.into_owned());
                 }
                 if let Some(usage) = usage {
                     usage.apply(&mut self.usage);
                 }
             }
-            "message_stop" => {
-                self.done = true;
-                out.push(Delta::Done {
-                    finish_reason: finish_reason(self.stop_reason.as_deref(), !self.tool_blocks.is_empty()),
-                    usage: self.usage,
-                });
-            }
+            "message_stop" => self.end(out),
             "error" => return Err(provider_error(data.error.as_ref().unwrap_or(&Value::Null))),
-            // ping, content_block_stop and events added later carry nothing to emit.
+            // ping and events added later carry nothing to emit.
             _ => {}
         }
         Ok(())
@@ -434,7 +464,8 @@ impl StreamDecoder {
         match block.kind {
             Some("tool_use") => {
                 let ordinal = self.tool_blocks.len() as u32;
-                self.tool_blocks.push((index, ordinal));
+                let start_input = block.input.map(Value::to_string);
+                self.tool_blocks.push(ToolBlock { index, ordinal, start_input, delivered: false });
                 out.push(Delta::ToolCall {
                     index: ordinal,
                     id: block.id.map(str::to_string),
@@ -453,12 +484,14 @@ impl StreamDecoder {
             Some("text_delta") => push_text(out, delta.text, |text| Delta::Text { text }),
             Some("thinking_delta") => push_text(out, delta.thinking, |text| Delta::Reasoning { text }),
             Some("input_json_delta") => {
-                let Some(&(_, ordinal)) = self.tool_blocks.iter().find(|(block, _)| *block == index) else {
+                let Some(block) = self.tool_blocks.iter_mut().find(|b| b.index == index) else {
                     return;
                 };
                 if let Some(arguments) = delta.partial_json.filter(|s| !s.is_empty()) {
+                    block.delivered = true;
+                    block.start_input = None;
                     out.push(Delta::ToolCall {
-                        index: ordinal,
+                        index: block.ordinal,
                         id: None,
                         name: None,
                         arguments: arguments.into_owned(),
@@ -470,12 +503,39 @@ impl StreamDecoder {
         }
     }
 
-    pub fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<(), DecodeError> {
-        if self.done {
-            Ok(())
-        } else {
-            Err(DecodeError::Protocol("anthropic_messages stream ended without message_stop".into()))
+    /// Delivers the arguments of the matching tool blocks that streamed none: the input of
+    /// `content_block_start`, or `{}`, as the whole answer reads the block.
+    fn close_tool_blocks(&mut self, matching: impl Fn(&ToolBlock) -> bool, out: &mut Vec<Delta>) {
+        for block in self.tool_blocks.iter_mut().filter(|b| !b.delivered && matching(b)) {
+            block.delivered = true;
+            let arguments = block.start_input.take().unwrap_or_else(|| "{}".into());
+            out.push(Delta::ToolCall { index: block.ordinal, id: None, name: None, arguments });
         }
+    }
+
+    /// The one `Done`, after the arguments of any tool block that never closed.
+    fn end(&mut self, out: &mut Vec<Delta>) {
+        if std::mem::replace(&mut self.done, true) {
+            return;
+        }
+        self.close_tool_blocks(|_| true, out);
+        out.push(Delta::Done {
+            finish_reason: finish_reason(self.stop_reason.as_deref(), !self.tool_blocks.is_empty()),
+            usage: self.usage,
+            model: self.model.take(),
+        });
+    }
+
+    /// End of stream: complete after `message_stop`, or after `message_delta`'s stop reason
+    /// without it; cut short otherwise.
+    pub fn finish(&mut self, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        if !self.done && self.stop_reason.is_none() {
+            return Err(DecodeError::Protocol(
+                "anthropic_messages stream ended without a stop_reason or message_stop".into(),
+            ));
+        }
+        self.end(out);
+        Ok(())
     }
 }
 
@@ -747,7 +807,8 @@ mod tests {
                 Delta::ToolCall { index: 0, id: None, name: None, arguments: "{}".into() },
                 Delta::Done {
                     finish_reason: FinishReason::ToolCalls,
-                    usage: Usage { input_tokens: Some(12), output_tokens: Some(30) }
+                    usage: Usage { input_tokens: Some(12), output_tokens: Some(30) },
+                    model: Some("claude".into()),
                 },
             ]
         );
@@ -770,7 +831,7 @@ mod tests {
         ));
         assert_eq!(
             d.finish(&mut out),
-            Err(DecodeError::Protocol("anthropic_messages stream ended without message_stop".into()))
+            Err(DecodeError::Protocol("anthropic_messages stream ended without a stop_reason or message_stop".into()))
         );
     }
 }

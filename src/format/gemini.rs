@@ -6,7 +6,10 @@
 //! are `functionCall` / `functionResponse` parts, and a result names its function rather than a
 //! call id, so the name is found from the assistant turn that made the call. Gemini gives no call
 //! ids of its own: calls without one get `call_{n}`. A stream has no end marker: it succeeded if
-//! some chunk carried a `finishReason`, so `Done` is emitted by `finish()`.
+//! some chunk carried a `finishReason`, so `Done` is emitted by `finish()`. When a stream fails
+//! midway, Google writes its error object after the frames, outside SSE framing (one line, or
+//! pretty-printed over several, possibly inside `[...]`): those lines reach the decoder as
+//! unframed lines, and the error fails the stream whatever came before it.
 
 use std::borrow::Cow;
 
@@ -403,17 +406,22 @@ pub fn error_message(body: &[u8]) -> Option<String> {
 }
 
 /// A Google API error (`{"code": 503, "message": ..., "status": "UNAVAILABLE"}`): its `code` is
-/// the HTTP status; without one, the gRPC `status` name is mapped.
+/// the HTTP status; without one (or with a gRPC number instead), the `status` name is mapped to
+/// the HTTP status Google documents for it.
 fn provider_error(error: &Value) -> DecodeError {
     let code = error.get("code").and_then(Value::as_u64).filter(|c| (400..=599).contains(c)).map(|c| c as u16);
     let status = code.unwrap_or(match error.get("status").and_then(Value::as_str) {
-        Some("INVALID_ARGUMENT" | "FAILED_PRECONDITION") => 400,
+        Some("INVALID_ARGUMENT" | "FAILED_PRECONDITION" | "OUT_OF_RANGE") => 400,
         Some("UNAUTHENTICATED") => 401,
         Some("PERMISSION_DENIED") => 403,
         Some("NOT_FOUND") => 404,
+        Some("ABORTED" | "ALREADY_EXISTS") => 409,
         Some("RESOURCE_EXHAUSTED") => 429,
+        Some("CANCELLED") => 499,
+        Some("UNIMPLEMENTED") => 501,
         Some("UNAVAILABLE") => 503,
         Some("DEADLINE_EXCEEDED") => 504,
+        // INTERNAL, UNKNOWN, DATA_LOSS and names added later.
         _ => 500,
     });
     let message = match error {
@@ -430,12 +438,21 @@ fn provider_error(error: &Value) -> DecodeError {
 
 // ---- streams ----
 
+/// The most unframed text kept while waiting for an error object to close: Google's error
+/// objects are a few hundred bytes.
+const MAX_UNFRAMED_BYTES: usize = 64 << 10;
+
 #[derive(Debug, Default)]
 pub struct StreamDecoder {
     finish_reason: Option<String>,
     prompt_blocked: bool,
     usage: Usage,
     tool_calls: u32,
+    model: Option<String>,
+    /// Unframed lines of a JSON value still open, joined by newlines, and how many brackets
+    /// they left open.
+    unframed: String,
+    unframed_depth: i64,
     done: bool,
 }
 
@@ -453,6 +470,9 @@ impl StreamDecoder {
         }
         if let Some(usage) = &chunk.usage_metadata {
             self.usage = UsageMetadata::usage(usage);
+        }
+        if let Some(model) = chunk.model_version.take().filter(|m| !m.is_empty()) {
+            self.model = Some(model);
         }
         self.prompt_blocked |= chunk.prompt_blocked();
         let Some(candidate) = chunk.first_candidate() else {
@@ -479,6 +499,48 @@ impl StreamDecoder {
         Ok(())
     }
 
+    /// A line outside SSE framing. Lines are gathered until their brackets close, then parsed
+    /// once (so a hostile stream of lines costs linear time): an error object (alone or first in
+    /// a list) fails the stream; any other text is ignored, as before the error shape was known.
+    pub fn on_unframed(&mut self, line: &str) -> Result<(), DecodeError> {
+        if self.done {
+            return Ok(());
+        }
+        if self.unframed.len() + line.len() >= MAX_UNFRAMED_BYTES {
+            self.unframed.clear();
+            self.unframed_depth = 0;
+        }
+        let mut in_string = false;
+        let mut escaped = false;
+        for b in line.bytes() {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' if in_string => escaped = true,
+                b'"' => in_string = !in_string,
+                b'{' | b'[' if !in_string => self.unframed_depth += 1,
+                b'}' | b']' if !in_string => self.unframed_depth -= 1,
+                _ => {}
+            }
+        }
+        self.unframed.push_str(line);
+        self.unframed.push('\n');
+        // Still open: wait for the lines that close it. A string cannot span lines in JSON.
+        if self.unframed_depth > 0 && !in_string {
+            return Ok(());
+        }
+        let value = serde_json::from_str::<Value>(&self.unframed).ok();
+        self.unframed.clear();
+        self.unframed_depth = 0;
+        let value = match value {
+            Some(Value::Array(items)) => items.into_iter().next(),
+            v => v,
+        };
+        match value.as_ref().and_then(|v| v.get("error")) {
+            Some(error) => Err(provider_error(error)),
+            None => Ok(()),
+        }
+    }
+
     /// Emits `Done` if a chunk carried a `finishReason` (or the prompt was blocked).
     pub fn finish(&mut self, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         if self.done {
@@ -490,7 +552,7 @@ impl StreamDecoder {
             None => return Err(DecodeError::Protocol("gemini stream ended without a finishReason".into())),
         };
         self.done = true;
-        out.push(Delta::Done { finish_reason, usage: self.usage });
+        out.push(Delta::Done { finish_reason, usage: self.usage, model: self.model.take() });
         Ok(())
     }
 }
@@ -684,10 +746,62 @@ mod tests {
                 },
                 Delta::Done {
                     finish_reason: FinishReason::ToolCalls,
-                    usage: Usage { input_tokens: Some(8), output_tokens: Some(6) }
+                    usage: Usage { input_tokens: Some(8), output_tokens: Some(6) },
+                    model: None,
                 },
             ]
         );
+    }
+
+    #[test]
+    fn google_status_names_map_to_http_statuses() {
+        let cases = [
+            ("CANCELLED", 499),
+            ("RESOURCE_EXHAUSTED", 429),
+            ("UNAVAILABLE", 503),
+            ("INTERNAL", 500),
+            ("DEADLINE_EXCEEDED", 504),
+            ("INVALID_ARGUMENT", 400),
+            ("UNIMPLEMENTED", 501),
+            ("ABORTED", 409),
+            ("SOMETHING_NEW", 500),
+        ];
+        for (name, status) in cases {
+            // Without a code, or with a gRPC number where the HTTP status should be.
+            for error in [json!({"message": "m", "status": name}), json!({"code": 1, "message": "m", "status": name})] {
+                assert_eq!(provider_error(&error), DecodeError::Provider { status, message: "m".into() }, "{name}");
+            }
+        }
+        let coded = json!({"code": 499, "message": "The operation was cancelled.", "status": "CANCELLED"});
+        assert_eq!(
+            provider_error(&coded),
+            DecodeError::Provider { status: 499, message: "The operation was cancelled.".into() }
+        );
+    }
+
+    #[test]
+    fn unframed_lines_fail_the_stream_only_with_an_error_object() {
+        let cancelled = || Err(DecodeError::Provider { status: 499, message: "cancelled".into() });
+        let error = r#"{"error": {"code": 499, "message": "cancelled", "status": "CANCELLED"}}"#;
+        let cases: [(&[&str], Result<(), DecodeError>); 5] = [
+            (&[error], cancelled()),
+            (&["[{", r#"  "error": {"code": 499,"#, r#"    "message": "cancelled"}"#, "}", "]"], cancelled()),
+            (&["<html>proxy noise</html>", error], cancelled()),
+            (&[r#"{"notice": "not an error"}"#, "garbage"], Ok(())),
+            (&["{", r#"  "error": {"code": 499"#], Ok(())),
+        ];
+        for (lines, expected) in cases {
+            let mut d = StreamDecoder::default();
+            let result = lines.iter().try_for_each(|line| d.on_unframed(line));
+            assert_eq!(result, expected, "{lines:?}");
+        }
+        let mut d = StreamDecoder::default();
+        d.on_unframed("{").expect("waits for the rest");
+        for _ in 0..MAX_UNFRAMED_BYTES / 4 {
+            d.on_unframed(r#""a":1,"#).expect("waits");
+        }
+        assert!(d.unframed.len() < MAX_UNFRAMED_BYTES, "unframed text is bounded");
+        assert_eq!(d.on_unframed(error), cancelled());
     }
 
     #[test]

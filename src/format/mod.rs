@@ -148,8 +148,8 @@ impl std::fmt::Debug for HttpRequest {
 /// Why a provider answer could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DecodeError {
-    /// The answer is not the format's shape (bad JSON, a missing field, a stream that ended
-    /// without its success marker).
+    /// The answer is not the format's shape (bad JSON, a missing field, a stream cut short:
+    /// closed before saying how it finished).
     Protocol(String),
     /// The provider reported an error inside a 2xx answer or stream. `status` is the HTTP status
     /// the provider documents for that error type (overloaded_error = 529, rate limits = 429...),
@@ -157,8 +157,9 @@ pub enum DecodeError {
     Provider { status: u16, message: String },
 }
 
-/// Turns a format's SSE events into normalized deltas. Feed every event in order, then call
-/// `finish` at end of stream: a stream that ended without its format's success marker is a
+/// Turns a format's SSE events into normalized deltas. Feed every event (and unframed line) in
+/// order, then call `finish` at end of stream: a stream that ended without its format's success
+/// marker, or the finish reason that may stand in for it (README, "How a stream ends"), is a
 /// protocol error, never a silent success.
 #[derive(Debug)]
 pub enum StreamDecoder {
@@ -175,6 +176,17 @@ impl StreamDecoder {
             StreamDecoder::AnthropicMessages(d) => d.on_event(event, out),
             StreamDecoder::OpenaiResponses(d) => d.on_event(event, out),
             StreamDecoder::Gemini(d) => d.on_event(event, out),
+        }
+    }
+
+    /// A line outside SSE framing ([`crate::sse::SseItem::Unframed`]). Only Gemini writes
+    /// anything there (its error object after the frames); the other formats ignore such lines.
+    pub fn on_unframed(&mut self, line: &str) -> Result<(), DecodeError> {
+        match self {
+            StreamDecoder::Gemini(d) => d.on_unframed(line),
+            StreamDecoder::OpenaiChat(_) | StreamDecoder::AnthropicMessages(_) | StreamDecoder::OpenaiResponses(_) => {
+                Ok(())
+            }
         }
     }
 

@@ -2,7 +2,10 @@
 //! servers speak too (vLLM, Ollama, OpenRouter, Groq, DeepSeek...).
 //!
 //! A stream ends with `data: [DONE]`; the finish reason arrives in an earlier chunk and the usage in
-//! a usage-only chunk with empty `choices` (asked for with `stream_options.include_usage`). Every
+//! a usage-only chunk with empty `choices` (asked for with `stream_options.include_usage`). Several
+//! compatible servers never send `[DONE]`, so a stream that carried its finish reason and then
+//! closed cleanly is complete too; one with neither was cut short. A refusal (`refusal` instead
+//! of `content`) is the answer's text, with finish `content_filter`, whole or streamed. Every
 //! streamed token passes through [`StreamDecoder::on_event`], so data frames are parsed into small
 //! borrowed structs holding only the fields used, never into a whole `serde_json::Value` tree.
 //!
@@ -206,6 +209,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     let Some((Some(message), finish)) = first else {
         return Ok(Err(DecodeError::Protocol("openai_chat answer has no choices[0].message".into())));
     };
+    let finish = if message.refused { refused(finish) } else { finish };
     Ok(Ok(Answer {
         finish_reason: finish_reason(finish, !message.tool_calls.is_empty()),
         text: message.text,
@@ -220,6 +224,8 @@ struct AnswerMessage {
     text: String,
     reasoning: String,
     tool_calls: Vec<ToolCall>,
+    /// The text is the model's refusal.
+    refused: bool,
 }
 
 fn read_message(m: &Value) -> json::Read<AnswerMessage> {
@@ -247,10 +253,21 @@ fn read_message(m: &Value) -> json::Read<AnswerMessage> {
         };
         tool_calls.push(ToolCall { id, name: name.unwrap_or_default(), arguments: arguments.unwrap_or_default() });
     }
-    if text.is_empty() {
+    let refusal = refusal.filter(|r| !r.is_empty());
+    let refused = text.is_empty() && refusal.is_some();
+    if refused {
         text = refusal.unwrap_or("").to_string();
     }
-    Ok(AnswerMessage { text, reasoning: reasoning.unwrap_or("").to_string(), tool_calls })
+    Ok(AnswerMessage { text, reasoning: reasoning.unwrap_or("").to_string(), tool_calls, refused })
+}
+
+/// The finish reason of a refusal: OpenAI says `stop` (or nothing); the answer is a policy
+/// refusal, which is what `content_filter` means (Anthropic's `refusal` maps there too).
+fn refused(raw: Option<&str>) -> Option<&str> {
+    match raw {
+        None | Some("" | "stop") => Some("content_filter"),
+        other => other,
+    }
 }
 
 /// Normalizes `finish_reason`. Some compatible servers say "stop" (or nothing) after tool calls.
@@ -324,6 +341,8 @@ pub(crate) fn error_status(code: Option<&Value>, kind: Option<&str>) -> u16 {
 #[derive(Deserialize)]
 struct Chunk<'a> {
     #[serde(borrow)]
+    model: Option<Cow<'a, str>>,
+    #[serde(borrow)]
     choices: Option<Vec<ChunkChoice<'a>>>,
     usage: Option<json::IfObject<WireUsage>>,
     error: Option<Value>,
@@ -346,6 +365,8 @@ struct ChunkDelta<'a> {
     reasoning_content: Option<Cow<'a, str>>,
     #[serde(borrow)]
     reasoning: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    refusal: Option<Cow<'a, str>>,
     #[serde(borrow)]
     tool_calls: Option<Vec<ChunkToolCall<'a>>>,
 }
@@ -380,6 +401,11 @@ pub struct StreamDecoder {
     finish_reason: Option<String>,
     usage: Usage,
     called_tools: bool,
+    /// Text came from `delta.content`, or from `delta.refusal`.
+    content: bool,
+    refused: bool,
+    /// The model the chunks name (the first that does).
+    model: Option<String>,
     done: bool,
 }
 
@@ -390,11 +416,7 @@ impl StreamDecoder {
         }
         let data = ev.data.trim();
         if data == "[DONE]" {
-            self.done = true;
-            out.push(Delta::Done {
-                finish_reason: finish_reason(self.finish_reason.as_deref(), self.called_tools),
-                usage: self.usage,
-            });
+            self.end(out);
             return Ok(());
         }
         if data.is_empty() {
@@ -414,11 +436,14 @@ impl StreamDecoder {
         if let Some(usage) = chunk.usage {
             self.usage = usage.0.as_ref().map_or(Usage::default(), WireUsage::usage);
         }
+        if self.model.is_none() {
+            self.model = chunk.model.filter(|m| !m.is_empty()).map(Cow::into_owned);
+        }
         for choice in chunk.choices.into_iter().flatten().filter(|c| c.index.unwrap_or(0) == 0) {
             if let Some(delta) = choice.delta {
                 self.on_delta(delta, out);
             }
-            if let Some(reason) = choice.finish_reason {
+            if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
                 self.finish_reason = Some(reason.into_owned());
             }
         }
@@ -430,6 +455,11 @@ impl StreamDecoder {
             out.push(Delta::Reasoning { text: text.into_owned() });
         }
         if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+            self.content = true;
+            out.push(Delta::Text { text: text.into_owned() });
+        }
+        if let Some(text) = delta.refusal.filter(|t| !t.is_empty()) {
+            self.refused = true;
             out.push(Delta::Text { text: text.into_owned() });
         }
         for (position, call) in delta.tool_calls.into_iter().flatten().enumerate() {
@@ -449,12 +479,30 @@ impl StreamDecoder {
         }
     }
 
-    pub fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<(), DecodeError> {
-        if self.done {
-            Ok(())
-        } else {
-            Err(DecodeError::Protocol("openai_chat stream ended without data: [DONE]".into()))
+    /// End of stream: complete after `[DONE]`, or after a finish reason without it (several
+    /// compatible servers never send `[DONE]`); cut short otherwise.
+    pub fn finish(&mut self, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        if !self.done && self.finish_reason.is_none() {
+            return Err(DecodeError::Protocol(
+                "openai_chat stream ended without a finish_reason or data: [DONE]".into(),
+            ));
         }
+        self.end(out);
+        Ok(())
+    }
+
+    /// Emits the one `Done`, as the whole answer would end: a refusal alone is `content_filter`.
+    fn end(&mut self, out: &mut Vec<Delta>) {
+        if std::mem::replace(&mut self.done, true) {
+            return;
+        }
+        let raw = self.finish_reason.as_deref();
+        let raw = if self.refused && !self.content { refused(raw) } else { raw };
+        out.push(Delta::Done {
+            finish_reason: finish_reason(raw, self.called_tools),
+            usage: self.usage,
+            model: self.model.take(),
+        });
     }
 }
 
@@ -671,7 +719,8 @@ mod tests {
                 Delta::ToolCall { index: 0, id: None, name: None, arguments: "{}".into() },
                 Delta::Done {
                     finish_reason: FinishReason::ToolCalls,
-                    usage: Usage { input_tokens: Some(5), output_tokens: Some(7) }
+                    usage: Usage { input_tokens: Some(5), output_tokens: Some(7) },
+                    model: None,
                 },
             ]
         );
@@ -698,6 +747,19 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_finish_reason_does_not_finish_a_stream() {
+        // Some compatible servers send `"finish_reason": ""` in every chunk until the last.
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        d.on_event(&event(r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":""}]}"#), &mut out)
+            .expect("ok");
+        assert_eq!(
+            d.finish(&mut out),
+            Err(DecodeError::Protocol("openai_chat stream ended without a finish_reason or data: [DONE]".into()))
+        );
+    }
+
+    #[test]
     fn stream_errors() {
         let mut d = StreamDecoder::default();
         let mut out = Vec::new();
@@ -710,7 +772,7 @@ mod tests {
         );
         assert_eq!(
             d.finish(&mut out),
-            Err(DecodeError::Protocol("openai_chat stream ended without data: [DONE]".into()))
+            Err(DecodeError::Protocol("openai_chat stream ended without a finish_reason or data: [DONE]".into()))
         );
     }
 }

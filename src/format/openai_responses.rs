@@ -3,8 +3,11 @@
 //! The system prompt goes in `instructions`; the conversation is a list of `input` items in which
 //! tool calls and their results are `function_call` / `function_call_output` items of their own.
 //! A stream is a sequence of typed semantic events ending with `response.completed` (or
-//! `response.incomplete` when a limit cut the answer short); `response.failed` and `error` report
-//! provider errors. Errors use OpenAI's error dialect, shared with [`super::openai_chat`].
+//! `response.incomplete` when a limit cut the answer short), which alone say how it finished: a
+//! stream without one was cut short. `response.failed` and `error` report provider errors. Errors
+//! use OpenAI's error dialect, shared with [`super::openai_chat`]. Reasoning in several parts
+//! (summary parts, reasoning items) reads as the parts' texts with a blank line between them,
+//! whole or streamed.
 
 use std::borrow::Cow;
 
@@ -244,6 +247,8 @@ struct Event<'a> {
     #[serde(borrow)]
     delta: Option<Cow<'a, str>>,
     output_index: Option<u32>,
+    summary_index: Option<u32>,
+    content_index: Option<u32>,
     item: Option<Value>,
     response: Option<Value>,
     code: Option<Value>,
@@ -271,20 +276,34 @@ impl<'a> StreamItem<'a> {
     }
 }
 
-/// The response snapshot in `response.*` events: how it ended, and whether it called a tool.
-fn read_snapshot(r: &Value) -> json::Read<(Ending<'_>, bool)> {
+/// The response snapshot in `response.*` events: how it ended, whether it called a tool, and
+/// the model.
+struct Snapshot<'a> {
+    ending: Ending<'a>,
+    called_tools: bool,
+    model: Option<&'a str>,
+}
+
+fn read_snapshot(r: &Value) -> json::Read<Snapshot<'_>> {
     let ending = Ending::read(r)?;
     let mut called_tools = false;
     for o in json::objects_field(r, "output")?.unwrap_or_default() {
         called_tools |= json::str_field(o, "type")? == Some("function_call");
     }
-    Ok((ending, called_tools))
+    Ok(Snapshot { ending, called_tools, model: json::str_field(r, "model")? })
 }
+
+/// Which reasoning part a reasoning delta belongs to: its output item, and its summary part or
+/// (for reasoning text) content part.
+type ReasoningPart = (u32, Option<u32>, Option<u32>);
 
 #[derive(Debug, Default)]
 pub struct StreamDecoder {
     /// (output_index, tool-call ordinal) of each `function_call` item seen.
     tool_items: Vec<(u32, u32)>,
+    /// The part the last reasoning text came from: a new part starts after a blank line.
+    reasoning_part: Option<ReasoningPart>,
+    model: Option<String>,
     done: bool,
 }
 
@@ -302,6 +321,9 @@ impl StreamDecoder {
         let item = data.item.as_ref().map(StreamItem::read).transpose().map_err(|e| invalid(&e))?;
         let snapshot = data.response.as_ref().map(read_snapshot).transpose().map_err(|e| invalid(&e))?;
         let kind = data.kind.as_deref().unwrap_or(ev.event.as_str());
+        if let Some(model) = snapshot.as_ref().and_then(|s| s.model).filter(|m| !m.is_empty()) {
+            self.model = Some(model.to_string());
+        }
         match kind {
             "response.output_text.delta" | "response.refusal.delta" => {
                 if let Some(text) = data.delta.filter(|t| !t.is_empty()) {
@@ -310,7 +332,15 @@ impl StreamDecoder {
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
                 if let Some(text) = data.delta.filter(|t| !t.is_empty()) {
-                    out.push(Delta::Reasoning { text: text.into_owned() });
+                    let part = match kind {
+                        "response.reasoning_text.delta" => (data.output_index.unwrap_or(0), None, data.content_index),
+                        _ => (data.output_index.unwrap_or(0), data.summary_index, None),
+                    };
+                    let text = match self.reasoning_part.replace(part) {
+                        Some(last) if last != part => format!("\n\n{text}"),
+                        _ => text.into_owned(),
+                    };
+                    out.push(Delta::Reasoning { text });
                 }
             }
             "response.output_item.added" => match (item, data.output_index) {
@@ -335,7 +365,7 @@ impl StreamDecoder {
             "response.completed" | "response.incomplete" => {
                 self.done = true;
                 let (ending, snapshot_called_tools) = match snapshot {
-                    Some((ending, called)) => (Some(ending), called),
+                    Some(s) => (Some(s.ending), s.called_tools),
                     None => (None, false),
                 };
                 let called_tools = !self.tool_items.is_empty() || snapshot_called_tools;
@@ -348,10 +378,11 @@ impl StreamDecoder {
                 out.push(Delta::Done {
                     finish_reason: finish_reason(status, incomplete, called_tools),
                     usage: ending.map(|e| e.usage).unwrap_or_default(),
+                    model: self.model.take(),
                 });
             }
             "response.failed" => {
-                return Err(match snapshot.and_then(|(e, _)| e.error) {
+                return Err(match snapshot.and_then(|s| s.ending.error) {
                     Some(error) => provider_error(error),
                     None => DecodeError::Provider { status: 500, message: "the response failed".into() },
                 });
@@ -561,7 +592,8 @@ mod tests {
                 Delta::ToolCall { index: 0, id: None, name: None, arguments: "{}".into() },
                 Delta::Done {
                     finish_reason: FinishReason::ToolCalls,
-                    usage: Usage { input_tokens: Some(4), output_tokens: Some(9) }
+                    usage: Usage { input_tokens: Some(4), output_tokens: Some(9) },
+                    model: None,
                 },
             ]
         );
@@ -577,7 +609,8 @@ mod tests {
             out,
             [Delta::Done {
                 finish_reason: FinishReason::Length,
-                usage: Usage { input_tokens: Some(1), output_tokens: Some(2) }
+                usage: Usage { input_tokens: Some(1), output_tokens: Some(2) },
+                model: None,
             }]
         );
     }

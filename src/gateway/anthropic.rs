@@ -290,7 +290,7 @@ impl StreamEncoder {
                     Self::block_delta(out, index, json!({ "type": "input_json_delta", "partial_json": arguments }));
                 }
             }
-            Delta::Done { finish_reason, usage } => self.finish(finish_reason, *usage, out),
+            Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
         }
     }
 

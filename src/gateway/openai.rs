@@ -261,7 +261,7 @@ impl StreamEncoder {
                 }
                 self.chunk(json!({ "tool_calls": [call] }), None, out);
             }
-            Delta::Done { finish_reason, usage } => self.finish(finish_reason, *usage, out),
+            Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
         }
     }
 

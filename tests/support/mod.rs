@@ -233,7 +233,7 @@ fn inputs(b: &Behavior, sent: u64) -> Vec<(u64, Input)> {
 
 /// The end of a scripted stream.
 pub fn done() -> Delta {
-    Delta::Done { finish_reason: FinishReason::Stop, usage: Usage::default() }
+    Delta::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), model: None }
 }
 
 /// A scripted whole answer.

@@ -81,7 +81,14 @@ pub fn parse_http_date(s: &str) -> Option<u64> {
     let year: i64 = parts.next()?.parse().ok()?;
     let mut hms = parts.next()?.split(':').map(|p| p.parse::<u64>().ok());
     let (h, m, sec) = (hms.next()??, hms.next()??, hms.next()??);
-    if parts.next()? != "GMT" || !(1..=31).contains(&day) || h > 23 || m > 59 || sec > 60 || year < 1970 {
+    // IMF-fixdate's year has four digits; a longer one would overflow the arithmetic below.
+    if parts.next()? != "GMT"
+        || !(1..=31).contains(&day)
+        || h > 23
+        || m > 59
+        || sec > 60
+        || !(1970..=9999).contains(&year)
+    {
         return None;
     }
     let days = days_from_civil(year, month, day);
@@ -138,5 +145,13 @@ mod tests {
         assert_eq!(retry_after_ms(None, Some("Sun, 06 Nov 1994 08:49:37 GMT"), at - 30_000), Some(30_000));
         assert_eq!(retry_after_ms(None, Some("Sun, 06 Nov 1994 08:49:37 GMT"), at + 5_000), Some(0));
         assert_eq!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"), None);
+    }
+
+    #[test]
+    fn a_date_past_year_9999_is_not_a_date() {
+        assert_eq!(parse_http_date("Fri, 31 Dec 9999 23:59:59 GMT"), Some(253_402_300_799_000));
+        for year in ["10000", "99999999999999", "9223372036854775807"] {
+            assert_eq!(parse_http_date(&format!("Sun, 06 Nov {year} 08:49:37 GMT")), None, "year {year}");
+        }
     }
 }

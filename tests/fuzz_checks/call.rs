@@ -40,8 +40,21 @@ const LIMITS_MS: [Option<u64>; 4] = [None, Some(20), Some(300), Some(3000)];
 /// The status each of the first four attempts answers with (two bits each); later ones get 200.
 const STATUSES: [u16; 4] = [200, 429, 500, 401];
 
-const RETRY_AFTER: [Option<&str>; 4] =
-    [None, Some("0"), Some("99999999999999999999"), Some("Wed, 21 Oct 2015 07:28:00 GMT")];
+/// The headers an error answer carries: none, two fixed hostile ones, or its body's first three
+/// lines as `retry-after`, `retry-after-ms` and `x-should-retry`.
+#[derive(Debug, Clone, Copy)]
+enum ErrorHeaders {
+    None,
+    Fixed(&'static str),
+    FromBody,
+}
+
+const ERROR_HEADERS: [ErrorHeaders; 4] = [
+    ErrorHeaders::None,
+    ErrorHeaders::Fixed("99999999999999999999"),
+    ErrorHeaders::Fixed("Wed, 21 Oct 2015 07:28:00 GMT"),
+    ErrorHeaders::FromBody,
+];
 
 /// What the leading bytes choose.
 #[derive(Debug)]
@@ -63,7 +76,7 @@ struct Plan {
     limits: [Option<u64>; 4],
     statuses: u8,
     headers_after_ms: u64,
-    retry_after: Option<&'static str>,
+    error_headers: ErrorHeaders,
     backoff_initial_ms: u64,
 }
 
@@ -72,7 +85,7 @@ impl Plan {
     /// jitter (7). 1: chunking seed (0: each body in one read). 2: deadline, 1 + 40 * n ms.
     /// 3: the most ms between reads. 4: the four limits, two bits each, from [`LIMITS_MS`].
     /// 5: the statuses of attempts 1-4, two bits each, from [`STATUSES`]. 6: ms to the headers
-    /// / 8 (bits 0-5) and a Retry-After from [`RETRY_AFTER`] (6-7). 7: backoff initialMs / 4.
+    /// / 8 (bits 0-5) and an error's headers from [`ERROR_HEADERS`] (6-7). 7: backoff initialMs / 4.
     fn read(h: &[u8; HEADER]) -> Plan {
         let pick = |byte: u8, at: u32| usize::from((byte >> at) & 3);
         Plan {
@@ -88,7 +101,7 @@ impl Plan {
             limits: [0, 2, 4, 6].map(|at| LIMITS_MS[pick(h[4], at)]),
             statuses: h[5],
             headers_after_ms: 8 * u64::from(h[6] & 63),
-            retry_after: RETRY_AFTER[pick(h[6], 6)],
+            error_headers: ERROR_HEADERS[pick(h[6], 6)],
             backoff_initial_ms: 4 * u64::from(h[7]),
         }
     }
@@ -205,8 +218,7 @@ fn attempt_inputs(plan: &Plan, body: &[u8], status: u16, sent_at: u64, reads: &m
         }
         if !plan.stall {
             let message = plan.format.error_message(status, whole.bytes());
-            let headers: Vec<(String, String)> =
-                plan.retry_after.map(|v| ("retry-after".to_string(), v.to_string())).into_iter().collect();
+            let headers = error_headers(plan.error_headers, body);
             inputs.push_back((at(), Input::Failure(Failure::from_http(status, &headers, message, EPOCH_MS))));
         }
     } else if plan.stream {
@@ -256,6 +268,19 @@ fn attempt_inputs(plan: &Plan, body: &[u8], status: u16, sent_at: u64, reads: &m
         }
     }
     inputs
+}
+
+fn error_headers(choice: ErrorHeaders, body: &[u8]) -> Vec<(String, String)> {
+    let names = ["retry-after", "retry-after-ms", "x-should-retry"];
+    match choice {
+        ErrorHeaders::None => Vec::new(),
+        ErrorHeaders::Fixed(value) => vec![(names[0].to_string(), value.to_string())],
+        ErrorHeaders::FromBody => names
+            .iter()
+            .zip(body.split(|b| *b == b'\n'))
+            .map(|(name, line)| (name.to_string(), String::from_utf8_lossy(line).into_owned()))
+            .collect(),
+    }
 }
 
 /// What the caller was shown, assembled as a reader would.

@@ -5,6 +5,7 @@ use llm_baton::chat::ChatRequest;
 use llm_baton::config::Config;
 use llm_baton::engine::{Action, Baton, CallOptions};
 use llm_baton::format::is_secret_header;
+use llm_baton::gateway::{parse_request, ClientFormat};
 use serde_json::Value;
 
 use super::alloc_meter::bounded_by_input;
@@ -107,17 +108,27 @@ const EVERY_FORMAT: &str = r#"{"targets": {
     "gemini": {"format": "gemini", "baseUrl": "https://generativelanguage.googleapis.com/v1beta", "model": "m", "apiKey": "k-4"}
 }}"#;
 
-/// Chat request JSON text (the JS API's and the gateway's shape): no panic. When it is valid,
-/// every format builds a request from it, streamed or not, whose body is JSON.
+/// Chat request JSON text, as the JS API reads it and as a gateway client sends it (OpenAI and
+/// Anthropic shapes): no panic. Every request read from it builds, in every format, streamed or
+/// not, a body that is JSON.
 pub fn request(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    let Ok(request) = bounded_by_input(data.len(), || ChatRequest::from_json(&text)) else { return };
+    let mut requests = Vec::new();
+    requests.extend(bounded_by_input(data.len(), || ChatRequest::from_json(&text)).ok());
+    for client in [ClientFormat::OpenAi, ClientFormat::Anthropic] {
+        requests.extend(bounded_by_input(data.len(), || parse_request(client, &text)).ok().map(|c| c.request));
+    }
+    if requests.is_empty() {
+        return;
+    }
     let config = Config::from_json(EVERY_FORMAT).expect("the fixed config is valid");
-    for target in &config.targets {
-        for stream in [false, true] {
-            let http = bounded_by_input(data.len(), || target.format.build_request(target, &request, stream));
-            if let Err(e) = serde_json::from_str::<Value>(&http.body) {
-                panic!("{:?} built a body that is not JSON ({e}): {}", target.format, http.body);
+    for request in &requests {
+        for target in &config.targets {
+            for stream in [false, true] {
+                let http = bounded_by_input(data.len(), || target.format.build_request(target, request, stream));
+                if let Err(e) = serde_json::from_str::<Value>(&http.body) {
+                    panic!("{:?} built a body that is not JSON ({e}): {}", target.format, http.body);
+                }
             }
         }
     }

@@ -79,3 +79,11 @@ fn a_tool_call_without_arguments_reaches_the_answer() {
 fn an_attempt_failed_by_its_deltas_is_aborted() {
     replay_pending("gemini-301-function-calls-no-abort");
 }
+
+#[test]
+#[ignore = "engine: a failure's message is not redacted yet, so a provider that echoes the API key \
+            puts it in events and errors (issue 10 point 4: the engine's Redactor)"]
+fn a_key_the_provider_echoes_is_redacted() {
+    replay_pending("openai_chat-401-echoes-the-key");
+    replay_pending("openai_chat-in-stream-error-echoes-the-key");
+}

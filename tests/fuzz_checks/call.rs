@@ -9,8 +9,9 @@
 //! What must hold, whatever the bytes: no panic; exactly one `Finish` and nothing after it, even
 //! when more input arrives; no `Send` after a `Commit` or at/after the deadline; no `Deliver`
 //! before the `Commit`; delivered tool calls at dense positions; a streamed answer equal to what
-//! was delivered; no more kept than the caps; the call over by its deadline; and heap use bounded
-//! by the input's length (a tool-call index of 4294967295 costs nothing).
+//! was delivered; no more kept than the caps; the call over by its deadline; the targets' API
+//! key in no event or outcome, whatever the provider echoes; and heap use bounded by the input's
+//! length (a tool-call index of 4294967295 costs nothing).
 
 use std::collections::VecDeque;
 
@@ -30,6 +31,9 @@ pub const HEADER: usize = 8;
 
 /// Separates the bodies of successive attempts in the rest of the input.
 pub const ATTEMPT_SEPARATOR: &[u8] = b"\n~~~\n";
+
+/// The targets' key. A provider may echo it in an error; no event or outcome may show it.
+const API_KEY: &str = "sk-fuzz-0123456789";
 
 /// The wall clock `Retry-After` dates are read against.
 const EPOCH_MS: u64 = 1_700_000_000_000;
@@ -121,7 +125,7 @@ impl Plan {
         let target = |model: &str| {
             format!(
                 r#"{{"format": "{}", "baseUrl": "https://provider.test/v1", "model": "{model}",
-                    "apiKey": "sk-fuzz-0123456789", "timeouts": {{{}}}}}"#,
+                    "apiKey": "{API_KEY}", "timeouts": {{{}}}}}"#,
                 self.format.as_str(),
                 timeouts.join(", ")
             )
@@ -381,6 +385,10 @@ fn run(plan: &Plan, bodies: &[&[u8]]) {
     let mut now = 0;
     for _ in 0..1_000_000 {
         while let Some(action) = call.poll() {
+            if matches!(action, Action::Abort { .. } | Action::Event(_) | Action::Finish(_)) {
+                let shown = format!("{action:?}");
+                assert!(!shown.contains(API_KEY), "the API key shows in {shown}");
+            }
             match action {
                 Action::Send { attempt, target } => {
                     let previous_over = ended || in_flight.is_none();

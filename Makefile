@@ -8,7 +8,7 @@ WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[
 CARGO_BIN := $(HOME)/.cargo/bin
 WASM_BINDGEN := $(CARGO_BIN)/wasm-bindgen
 
-.PHONY: test test-rust test-e2e build tools rust-tools js-deps chromium provider demo bench
+.PHONY: test test-rust test-e2e build tools rust-tools js-deps chromium provider demo bench fuzz
 
 # Rust first (fast, and the e2e suite needs a sound core), then the four JS runtimes.
 test: test-rust test-e2e
@@ -96,3 +96,24 @@ bench: build js-deps chromium provider bench/node_modules/.package-lock.json
 bench/node_modules/.package-lock.json: bench/package-lock.json bench/package.json
 	cd bench && npm ci --no-audit --no-fund
 	@touch $@
+
+# ---- Fuzzing (not part of `make test`; `cargo test` replays the saved corpus) ------------------
+# Each target (fuzz/fuzz_targets/, checks in tests/fuzz_checks/) runs FUZZ_SECONDS from its saved
+# corpus; the inputs it found that reach new code (edges, not hit counts) are then merged into
+# fuzz/corpus/<target>/, which `cargo test` replays.
+# cargo-fuzz needs nightly-only flags: RUSTC_BOOTSTRAP=1 allows them on the stable toolchain.
+# The core is safe Rust, so no sanitizer (more runs in the same time). A failing input is
+# written to fuzz/artifacts/<target>/ and stops the run.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := sse decoders config request call
+FUZZ_NEW := fuzz/target/new-corpus
+
+fuzz:
+	@cargo fuzz --version >/dev/null 2>&1 || cargo install cargo-fuzz --locked || cargo install cargo-fuzz
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	  rm -rf $(FUZZ_NEW)/$$t && mkdir -p $(FUZZ_NEW)/$$t fuzz/corpus/$$t || exit 1; \
+	  RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none $$t $(FUZZ_NEW)/$$t fuzz/corpus/$$t -- \
+	    -dict=fuzz/dict/$$t.dict -max_total_time=$(FUZZ_SECONDS) -timeout=10 || exit 1; \
+	  RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none $$t fuzz/corpus/$$t $(FUZZ_NEW)/$$t -- -merge=1 -use_counters=0 -use_cmp=0 || exit 1; \
+	done

@@ -89,6 +89,8 @@ pub fn parse_http_date(s: &str) -> Option<u64> {
     let year: i64 = parts.next()?.parse().ok()?;
     let mut hms = parts.next()?.split(':').map(|p| p.parse::<u64>().ok());
     let (h, m, sec) = (hms.next()??, hms.next()??, hms.next()??);
+    // A year past 9999 is not IMF-fixdate, but a server that sends one means "not soon": the
+    // checked arithmetic below reads it as the farthest date, which the caller clamps.
     if parts.next()? != "GMT" || !(1..=31).contains(&day) || h > 23 || m > 59 || sec > 60 || year < 1970 {
         return None;
     }

@@ -224,6 +224,10 @@ impl Config {
             round_robin_nodes: 0,
             resolving: Vec::new(),
             done: BTreeMap::new(),
+            steps: 0,
+            depth: 0,
+            deepest: 0,
+            levels: BTreeMap::new(),
         };
         for name in raw_routes.keys() {
             builder.route(name, &child("routes", name))?;
@@ -463,6 +467,15 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
+/// The most targets and strategies the routes may hold once every route a route names is
+/// written out in it. Routes are inlined, so routes naming each other twice over grow
+/// exponentially; real configs hold a few dozen.
+const MAX_ROUTE_STEPS: usize = 10_000;
+
+/// The most strategies nested inside each other, each route name counting as one more level.
+/// Reading them recurses, and a JavaScript host's stack is small.
+const MAX_ROUTE_DEPTH: usize = 32;
+
 struct RouteBuilder<'a> {
     targets: &'a [Target],
     raw: &'a BTreeMap<String, &'a Value>,
@@ -470,12 +483,23 @@ struct RouteBuilder<'a> {
     /// Routes being resolved, outermost first: a name met again here is a cycle.
     resolving: Vec<String>,
     done: BTreeMap<String, Strategy>,
+    /// Targets and strategies built or copied so far, against [`MAX_ROUTE_STEPS`].
+    steps: usize,
+    /// Levels open now (strategies and route names), against [`MAX_ROUTE_DEPTH`].
+    depth: usize,
+    /// The deepest level reached while building the current route.
+    deepest: usize,
+    /// The levels each built route spans, so naming it again counts the same as building it.
+    levels: BTreeMap<String, usize>,
 }
 
 impl RouteBuilder<'_> {
     fn route(&mut self, name: &str, path: &str) -> Result<Strategy, ConfigError> {
         if let Some(s) = self.done.get(name) {
-            return Ok(s.clone());
+            let steps = steps_in(s);
+            self.take_steps(steps, path)?;
+            self.enter_levels(self.levels[name], path)?;
+            return Ok(self.done[name].clone());
         }
         if let Some(at) = self.resolving.iter().position(|r| r == name) {
             let mut cycle: Vec<&str> = self.resolving[at..].iter().map(String::as_str).collect();
@@ -487,13 +511,51 @@ impl RouteBuilder<'_> {
         }
         self.resolving.push(name.to_string());
         let value = self.raw[name];
+        let outer_deepest = std::mem::replace(&mut self.deepest, self.depth);
         let strategy = self.strategy(value, &child("routes", name))?;
+        self.levels.insert(name.to_string(), self.deepest - self.depth);
+        self.deepest = self.deepest.max(outer_deepest);
         self.resolving.pop();
         self.done.insert(name.to_string(), strategy.clone());
         Ok(strategy)
     }
 
+    fn take_steps(&mut self, steps: usize, path: &str) -> Result<(), ConfigError> {
+        self.steps += steps;
+        if self.steps > MAX_ROUTE_STEPS {
+            return Err(ConfigError::new(
+                path,
+                format!(
+                    "makes the routes hold more than {MAX_ROUTE_STEPS} targets and strategies once the routes they name are written out; name routes inside each other less often"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks that `levels` more below the current one stay within [`MAX_ROUTE_DEPTH`].
+    fn enter_levels(&mut self, levels: usize, path: &str) -> Result<(), ConfigError> {
+        let level = self.depth + levels;
+        if level > MAX_ROUTE_DEPTH {
+            return Err(ConfigError::new(
+                path,
+                format!("nests strategies more than {MAX_ROUTE_DEPTH} deep, each route it names counting as a level; a route needs only a few levels"),
+            ));
+        }
+        self.deepest = self.deepest.max(level);
+        Ok(())
+    }
+
     fn strategy(&mut self, v: &Value, path: &str) -> Result<Strategy, ConfigError> {
+        self.enter_levels(1, path)?;
+        self.take_steps(1, path)?;
+        self.depth += 1;
+        let strategy = self.strategy_node(v, path);
+        self.depth -= 1;
+        strategy
+    }
+
+    fn strategy_node(&mut self, v: &Value, path: &str) -> Result<Strategy, ConfigError> {
         match v {
             Value::String(name) => {
                 if let Some(i) = self.targets.iter().position(|t| &t.name == name) {
@@ -578,6 +640,17 @@ impl RouteBuilder<'_> {
             ));
         }
         list.iter().enumerate().map(|(i, m)| self.strategy(m, &format!("{path}[{i}]"))).collect()
+    }
+}
+
+/// How many targets and strategies `s` holds.
+fn steps_in(s: &Strategy) -> usize {
+    match s {
+        Strategy::Target(_) => 1,
+        Strategy::Retry(p) => 1 + steps_in(&p.inner),
+        Strategy::Fallback { members, .. } | Strategy::RoundRobin { members, .. } => {
+            1 + members.iter().map(steps_in).sum::<usize>()
+        }
     }
 }
 

@@ -1,0 +1,9 @@
+//! The whole native path: provider bytes in any format and chunking, through the engine, to the outcome.
+//! The check itself is shared with the corpus replay: tests/fuzz_checks/.
+#![no_main]
+
+#[allow(dead_code, unused_imports)]
+#[path = "../../tests/fuzz_checks/mod.rs"]
+mod checks;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::call(data));

@@ -1,0 +1,9 @@
+//! Chat request JSON text: no panic, every format builds a JSON body from a valid one.
+//! The check itself is shared with the corpus replay: tests/fuzz_checks/.
+#![no_main]
+
+#[allow(dead_code, unused_imports)]
+#[path = "../../tests/fuzz_checks/mod.rs"]
+mod checks;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::request(data));

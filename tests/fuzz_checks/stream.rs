@@ -1,0 +1,86 @@
+//! The stream's first two layers on their own: SSE framing, and the four formats' decoders.
+
+use llm_baton::chat::Delta;
+use llm_baton::format::Format;
+use llm_baton::sse::{SseError, SseEvent, SseItem, SseParser};
+
+use super::alloc_meter::bounded_by_input;
+
+type SseOutcome = (Vec<SseItem>, Option<SseError>, Option<u64>, Option<String>);
+
+fn parse_all<'a>(p: &mut SseParser, chunks: impl IntoIterator<Item = &'a [u8]>) -> SseOutcome {
+    let mut items = Vec::new();
+    let mut result = Ok(());
+    for chunk in chunks {
+        result = p.feed(chunk, &mut items);
+        if result.is_err() {
+            break;
+        }
+    }
+    if result.is_ok() {
+        result = p.finish(&mut items);
+    }
+    (items, result.err(), p.retry_ms(), p.last_event_id().map(Into::into))
+}
+
+/// SSE parser: no panic on any bytes, and the same items, error, retry and last id whether the
+/// stream arrives whole, in arbitrary chunks (empty ones included) or byte by byte.
+///
+/// Byte 0 picks the line limit (small ones exercise the bounds), byte 1 seeds the chunk sizes.
+pub fn sse(data: &[u8]) {
+    let [limit, seed, stream @ ..] = data else { return };
+    let max = if *limit < 128 { usize::from(*limit) } else { 1 << 20 };
+
+    let mut p = SseParser::with_max_line(max);
+    let whole = bounded_by_input(data.len(), || parse_all(&mut p, [stream]));
+
+    let mut rng = u32::from(*seed) | 0x100;
+    let mut chunks = Vec::new();
+    let mut rest = stream;
+    while !rest.is_empty() {
+        rng ^= rng << 13;
+        rng ^= rng >> 17;
+        rng ^= rng << 5;
+        let (chunk, tail) = rest.split_at((rng as usize % 17).min(rest.len()));
+        chunks.push(chunk);
+        rest = tail;
+    }
+    // The same parser after reset must behave as new.
+    p.reset();
+    assert_eq!(parse_all(&mut p, chunks), whole, "random chunks");
+    assert_eq!(parse_all(&mut SseParser::with_max_line(max), stream.chunks(1)), whole, "byte by byte");
+}
+
+/// Format decoders: no panic on any input. The bytes are fed to all four stream decoders as SSE
+/// events (one per line, `name<TAB>data` or bare data), then each decoder is finished: at most
+/// one `Done`, and exactly one when nothing failed. The same bytes are also a whole answer body
+/// and an error body for every format.
+pub fn decoders(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let events: Vec<SseEvent> = text
+        .split('\n')
+        .map(|line| match line.split_once('\t') {
+            Some((name, data)) => SseEvent { event: name.into(), data: data.into(), id: None },
+            None => SseEvent { event: String::new(), data: line.into(), id: None },
+        })
+        .collect();
+    for format in Format::ALL {
+        bounded_by_input(data.len(), || {
+            let mut decoder = format.stream_decoder();
+            let mut out = Vec::new();
+            let mut failed = false;
+            for event in &events {
+                // Keep feeding after an error too: a decoder must stay panic-free whatever the caller does.
+                failed |= decoder.on_event(event, &mut out).is_err();
+            }
+            let finished = decoder.finish(&mut out);
+            let dones = out.iter().filter(|d| matches!(d, Delta::Done { .. })).count();
+            assert!(dones <= 1, "{format:?} emitted {dones} Done deltas");
+            if !failed && finished.is_ok() {
+                assert_eq!(dones, 1, "{format:?} finished without Done");
+            }
+            let _ = format.decode_answer(data);
+            let _ = format.error_message(500, data);
+        });
+    }
+}

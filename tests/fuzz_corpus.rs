@@ -1,0 +1,89 @@
+//! Replays the saved fuzz corpus (`fuzz/corpus/<target>/`) through the same checks the fuzz
+//! targets run (`tests/fuzz_checks/`), on stable Rust and without libFuzzer: every input a fuzz
+//! run found worth keeping, and the hand-made hostile ones, stay checked by `cargo test`.
+
+mod fuzz_checks;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus")
+}
+
+/// Runs every file of `fuzz/corpus/<target>/` through `check`; names each file that failed.
+fn replay(target: &str, check: fn(&[u8])) {
+    let dir = corpus().join(target);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.expect("a readable corpus entry").path())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "{} holds no inputs", dir.display());
+    let started = Instant::now();
+    let failed: Vec<String> = files
+        .iter()
+        .filter(|file| {
+            let data = std::fs::read(file).expect("a readable corpus file");
+            std::panic::catch_unwind(|| check(&data)).is_err()
+        })
+        .map(|file| file.display().to_string())
+        .collect();
+    assert!(failed.is_empty(), "{} of {} {target} inputs failed: {failed:#?}", failed.len(), files.len());
+    eprintln!("{target}: {} inputs in {:?}", files.len(), started.elapsed());
+}
+
+#[test]
+fn sse_corpus() {
+    replay("sse", fuzz_checks::sse);
+}
+
+#[test]
+fn decoders_corpus() {
+    replay("decoders", fuzz_checks::decoders);
+}
+
+#[test]
+fn config_corpus() {
+    replay("config", fuzz_checks::config);
+}
+
+#[test]
+fn request_corpus() {
+    replay("request", fuzz_checks::request);
+}
+
+#[test]
+fn call_corpus() {
+    replay("call", fuzz_checks::call);
+}
+
+// Inputs that show a known gap in src/engine.rs, kept apart under fuzz/corpus/pending/ so that
+// libFuzzer does not start from them; each moves to fuzz/corpus/call/ once the engine is fixed.
+
+fn replay_pending(name: &str) {
+    let data = std::fs::read(corpus().join("pending/call").join(name)).expect("a saved input");
+    fuzz_checks::call(&data);
+}
+
+#[test]
+#[ignore = "engine: a delta held until visible content follows is dropped when Done comes first, \
+            so a streamed tool call with empty arguments (Anthropic's tool_use with input {}) is lost"]
+fn a_tool_call_without_arguments_reaches_the_answer() {
+    replay_pending("anthropic-tool-no-arguments");
+}
+
+#[test]
+#[ignore = "engine: an attempt that on_deltas fails (over MAX_TOOL_CALLS) gets no Action::Abort, \
+            so the driver is never told to close a body that is still streaming"]
+fn an_attempt_failed_by_its_deltas_is_aborted() {
+    replay_pending("gemini-301-function-calls-no-abort");
+}
+
+#[test]
+#[ignore = "engine: a failure's message is not redacted yet, so a provider that echoes the API key \
+            puts it in events and errors (issue 10 point 4: the engine's Redactor)"]
+fn a_key_the_provider_echoes_is_redacted() {
+    replay_pending("openai_chat-401-echoes-the-key");
+    replay_pending("openai_chat-in-stream-error-echoes-the-key");
+}

@@ -48,6 +48,22 @@ impl Delivery {
         Ok(())
     }
 
+    /// Whether deltas are held back, waiting for visible content.
+    pub fn holds(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// The answer ended before visible content followed what was held (a tool call with no
+    /// arguments at all): what was held is the end of the answer, delivered as it is.
+    pub fn deliver_held(&mut self, out: &mut Vec<Delta>) -> Result<(), Failure> {
+        let mut held = std::mem::take(&mut self.held).into_iter();
+        let Some(last) = held.next_back() else { return Ok(()) };
+        self.held = held.collect();
+        // `last` was counted when it was held; deliver() counts it again.
+        self.bytes -= content_bytes(&last);
+        self.deliver(last, out)
+    }
+
     /// Forgets what the last attempt held back (a new attempt starts from nothing).
     pub fn drop_held(&mut self) {
         for d in std::mem::take(&mut self.held) {

@@ -312,6 +312,14 @@ impl Call {
             let result = match delta {
                 Delta::Done { finish_reason, usage, model } => {
                     let a = *a;
+                    if self.delivery.holds() {
+                        self.commit(attempt, a.target);
+                        if let Err(failure) = self.delivery.deliver_held(&mut shown) {
+                            self.deliver(shown);
+                            self.abort_and_fail(attempt, now, failure);
+                            return;
+                        }
+                    }
                     self.deliver(shown);
                     let delivery = std::mem::take(&mut self.delivery);
                     self.succeed(a, now, delivery.into_answer(finish_reason, usage, model));
@@ -321,17 +329,14 @@ impl Call {
                     a.first_content_at.get_or_insert(now);
                     a.last_content_at = Some(now);
                     let a = *a;
-                    if self.stream && !self.committed {
-                        self.committed = true;
-                        self.actions.push_back(Action::Commit { attempt, target: a.target });
-                    }
+                    self.commit(attempt, a.target);
                     self.delivery.deliver(d, &mut shown)
                 }
                 d => self.delivery.hold(d),
             };
             if let Err(failure) = result {
                 self.deliver(shown);
-                self.on_failure(attempt, now, failure);
+                self.abort_and_fail(attempt, now, failure);
                 return;
             }
         }
@@ -369,6 +374,21 @@ impl Call {
             }
             State::Backoff { .. } => self.finish_err(Failure::Cancelled),
         }
+    }
+
+    /// A stream's first delivery commits it to `attempt`: nothing is retried from here on.
+    fn commit(&mut self, attempt: AttemptId, target: usize) {
+        if self.stream && !self.committed {
+            self.committed = true;
+            self.actions.push_back(Action::Commit { attempt, target });
+        }
+    }
+
+    /// The attempt's own deltas failed it (a cap): its body may still be streaming, so the
+    /// driver is told to close it before anything else happens.
+    fn abort_and_fail(&mut self, attempt: AttemptId, now: u64, failure: Failure) {
+        self.actions.push_back(Action::Abort { attempt, failure: failure.clone() });
+        self.on_failure(attempt, now, failure);
     }
 
     fn deliver(&mut self, shown: Vec<Delta>) {

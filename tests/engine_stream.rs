@@ -109,3 +109,26 @@ fn held_deltas_of_a_failed_attempt_never_reach_the_retry() {
     let Some(Action::Finish(Ok(served))) = actions.last() else { panic!("{actions:?}") };
     assert_eq!(served.answer.tool_calls[0].name, "", "the first attempt's held name is gone");
 }
+
+#[test]
+fn a_tool_call_with_no_arguments_is_delivered_at_the_end() {
+    let (mut call, a) = call(ONE, "p", None);
+    call.on_deltas(a, 10, [tool(0, Some("now"), ""), done()]);
+    let actions = drain(&mut call);
+    assert!(matches!(actions[0], Action::Commit { .. }), "{actions:?}");
+    let Action::Deliver(shown) = &actions[1] else { panic!("{actions:?}") };
+    assert_eq!(shown, &[tool(0, Some("now"), "")]);
+    let Some(Action::Finish(Ok(served))) = actions.last() else { panic!("{actions:?}") };
+    assert_eq!(served.answer.tool_calls[0].name, "now");
+}
+
+#[test]
+fn an_attempt_failed_by_its_own_deltas_is_aborted_first() {
+    let (mut call, a) = call(ONE, "p", None);
+    let many: Vec<Delta> = (0..=MAX_TOOL_CALLS as u32).map(|i| tool(i, Some("f"), "{}")).collect();
+    call.on_deltas(a, 10, many);
+    let actions = drain(&mut call);
+    let abort = actions.iter().position(|x| matches!(x, Action::Abort { attempt, .. } if *attempt == a));
+    let finish = actions.iter().position(|x| matches!(x, Action::Finish(_)));
+    assert!(abort.is_some() && abort < finish, "{actions:?}");
+}

@@ -444,8 +444,13 @@ impl Call {
         while let Some(depth) = self.frames.len().checked_sub(1) {
             let next = match (node_at(&self.root, &self.frames, depth), self.frames[depth]) {
                 (Strategy::Retry(policy), Frame::Retry { attempt }) => {
+                    let mv = if self.fallback_above_moves_on(depth, &failure) {
+                        Move::RetryBeforeFailover
+                    } else {
+                        Move::Retry
+                    };
                     let may = attempt < policy.attempts
-                        && gate::allows(Move::Retry, &failure, self.committed, policy.retry_on.as_ref());
+                        && gate::allows(mv, &failure, self.committed, policy.retry_on.as_ref());
                     // The server's requested wait replaces the backoff; one longer than the cap
                     // stops this retry at once so an enclosing fallback can move on.
                     // A Retry-After clamped to MAX_MS stands for "longer than a timer can wait".
@@ -491,6 +496,18 @@ impl Call {
             }
         }
         self.finish_err(failure);
+    }
+
+    /// Whether a fallback above frame `depth` has another member that would take over after
+    /// `failure` at once: then a retry at `depth` leaves a silent member to it (see [`gate`]).
+    fn fallback_above_moves_on(&self, depth: usize, failure: &Failure) -> bool {
+        (0..depth).any(|d| match (node_at(&self.root, &self.frames, d), self.frames[d]) {
+            (Strategy::Fallback { members, fallback_on }, Frame::Fallback { member }) => {
+                member + 1 < members.len()
+                    && gate::allows(Move::Failover, failure, self.committed, fallback_on.as_ref())
+            }
+            _ => false,
+        })
     }
 
     /// Descends from the current frames to a target and sends it. `failover` names the target

@@ -62,7 +62,7 @@ function defaultConfig() {
     routes: {
       chat: {
         fallback: [
-          { retry: "primary", attempts: 4, backoff: { initialMs: 500 }, retryOn: ["transport", "5xx", 429] },
+          { retry: "primary", attempts: 4, backoff: { initialMs: 500 } },
           "backup",
         ],
       },

@@ -25,6 +25,10 @@ use crate::outcome::{Failure, Limit};
 use crate::record::{Event, FailureInfo, Leg};
 use crate::secret::Redactor;
 
+/// The most malformed frames one stream may skip: a proxy that corrupts an event now and then
+/// costs a warning each; one that corrupts many is broken, and the attempt fails.
+pub const MAX_SKIPPED_FRAMES: u32 = 8;
+
 /// The long-lived holder of a validated config and the round-robin rotations. One per
 /// `new Baton(config)`; each call is a [`Call`] started from it.
 ///
@@ -239,6 +243,7 @@ struct Attempt {
     headers_at: Option<u64>,
     first_content_at: Option<u64>,
     last_content_at: Option<u64>,
+    skipped_frames: u32,
 }
 
 /// One logical call in progress. See the module docs for the protocol.
@@ -317,6 +322,10 @@ impl Call {
                     self.succeed(a, now, delivery.into_answer(finish_reason, usage, model));
                     return;
                 }
+                Delta::Skipped { reason } => {
+                    self.deliver(std::mem::take(&mut shown));
+                    self.skip_frame(attempt, reason)
+                }
                 d if d.is_visible() => {
                     a.first_content_at.get_or_insert(now);
                     a.last_content_at = Some(now);
@@ -369,6 +378,30 @@ impl Call {
             }
             State::Backoff { .. } => self.finish_err(Failure::Cancelled),
         }
+    }
+
+    /// The decoder skipped a malformed frame of the current attempt (one that could not hold part
+    /// of a tool call). Tell the caller, unless the target is strict about frames or the stream
+    /// has skipped more than [`MAX_SKIPPED_FRAMES`]: then the attempt fails as a protocol error.
+    fn skip_frame(&mut self, attempt: AttemptId, reason: String) -> Result<(), Failure> {
+        let Some(a) = self.current(attempt) else { return Ok(()) };
+        a.skipped_frames += 1;
+        let (skipped, target) = (a.skipped_frames, a.target);
+        let target = &self.config.targets[target];
+        if target.strict_frames {
+            let path = format!("targets.{}.strictFrames", target.name);
+            return Err(Failure::Protocol {
+                message: format!("{reason} ({path} is true: a malformed frame fails the attempt)"),
+            });
+        }
+        if skipped > MAX_SKIPPED_FRAMES {
+            return Err(Failure::Protocol {
+                message: format!("more than {MAX_SKIPPED_FRAMES} malformed stream frames; the last: {reason}"),
+            });
+        }
+        let message = self.redactor.redact(&format!("skipped a malformed stream frame: {reason}")).into_owned();
+        self.event(Event::Warning { target: target.name.clone(), attempt: attempt.0, message });
+        Ok(())
     }
 
     fn deliver(&mut self, shown: Vec<Delta>) {
@@ -533,6 +566,7 @@ impl Call {
             headers_at: None,
             first_content_at: None,
             last_content_at: None,
+            skipped_frames: 0,
         });
         self.actions.push_back(Action::Send { attempt: id, target });
         self.event(Event::Attempt { target: name, attempt: id.0 });
@@ -566,6 +600,7 @@ impl Call {
             timeout: failure.and_then(Failure::timeout).map(|(l, _)| l),
             retry_after_ms: failure.and_then(Failure::retry_after_ms),
             ttft_ms: a.first_content_at.map(|t| t - a.started_at),
+            skipped_frames: a.skipped_frames,
         };
         self.legs.push(leg.clone());
         self.event(Event::Leg { leg });

@@ -201,6 +201,26 @@ impl StreamDecoder {
     }
 }
 
+/// A frame that is not valid JSON, or not the shape its event has, between good ones: a proxy
+/// corrupted it. It is skipped (a [`Delta::Skipped`] naming `reason`) unless it may hold part of
+/// a tool call: `tool_call` says why it may (a call was open, or the frame names one), and then
+/// skipping could corrupt the call's arguments or lose the call, so it is a protocol error.
+pub(crate) fn malformed_frame(
+    reason: String,
+    tool_call: Option<&str>,
+    out: &mut Vec<Delta>,
+) -> Result<(), DecodeError> {
+    match tool_call {
+        Some(why) => Err(DecodeError::Protocol(format!(
+            "{reason}; it cannot be skipped, since {why}: skipping it could corrupt a tool call"
+        ))),
+        None => {
+            out.push(Delta::Skipped { reason });
+            Ok(())
+        }
+    }
+}
+
 /// Joins a base URL and a path with exactly one slash between them.
 pub(crate) fn join_url(base: &str, path: &str) -> String {
     format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))

@@ -355,3 +355,28 @@ fn the_warning_event_and_the_leg_count_serialize_for_javascript() {
     let leg = events.iter().find(|e| e.starts_with(r#"{"type":"leg""#)).expect("a leg event");
     assert!(leg.ends_with(r#","ttftMs":5,"skippedFrames":1}}"#), "{leg}");
 }
+
+#[test]
+fn a_warning_never_shows_a_configured_key_the_frame_echoed() {
+    let key = "sk-proj-SECRET-0123456789";
+    let config = format!(
+        r#"{{"targets": {{"p": {{"format": "openai_chat", "baseUrl": "http://127.0.0.1:1/v1", "model": "m", "apiKey": "{key}"}}}}}}"#
+    );
+    let mut baton = Baton::new(Config::from_json(&config).unwrap());
+    let mut call =
+        baton.start("p", CallOptions { deadline_ms: None, stream: true }, 0, Box::new(SplitMix64(1))).unwrap();
+    // serde quotes a string of the wrong type in its message: the frame's echo of the key.
+    let sse = data(&[&chat_text("Hi"), &format!(r#"{{"choices":"{key}"}}"#), CHAT_STOP]);
+    let mut body = StreamBody::new(Format::OpenaiChat);
+    let mut deltas = Vec::new();
+    body.feed(sse.as_bytes(), &mut deltas).unwrap();
+    body.finish(&mut deltas).unwrap();
+    let raw = format!("{deltas:?}");
+    assert!(raw.contains(key), "the decoder's reason quotes the frame: {raw}");
+    call.on_deltas(llm_baton::engine::AttemptId(1), 5, deltas);
+    let warnings: Vec<String> = std::iter::from_fn(|| call.poll())
+        .filter_map(|a| if let Action::Event(Event::Warning { message, .. }) = a { Some(message) } else { None })
+        .collect();
+    assert_eq!(warnings.len(), 1);
+    assert!(!warnings[0].contains("SECRET") && warnings[0].contains("<redacted>"), "{}", warnings[0]);
+}

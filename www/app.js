@@ -230,6 +230,8 @@ function onEvent(call, ev) {
     notice(call, "retry", retryNotice(ev));
   } else if (ev.type === "failover") {
     notice(call, "failover", failoverNotice(ev));
+  } else if (ev.type === "warning") {
+    notice(call, "warning", `${ev.target} (attempt ${ev.attempt}): ${ev.message}`);
   }
   renderPanel();
 }

@@ -385,8 +385,7 @@ impl Call {
     /// has skipped more than [`MAX_SKIPPED_FRAMES`]: then the attempt fails as a protocol error.
     fn skip_frame(&mut self, attempt: AttemptId, reason: String) -> Result<(), Failure> {
         let Some(a) = self.current(attempt) else { return Ok(()) };
-        a.skipped_frames += 1;
-        let (skipped, target) = (a.skipped_frames, a.target);
+        let (skipped, target) = (a.skipped_frames + 1, a.target);
         let target = &self.config.targets[target];
         if target.strict_frames {
             let path = format!("targets.{}.strictFrames", target.name);
@@ -401,6 +400,9 @@ impl Call {
         }
         let message = self.redactor.redact(&format!("skipped a malformed stream frame: {reason}")).into_owned();
         self.event(Event::Warning { target: target.name.clone(), attempt: attempt.0, message });
+        if let Some(a) = self.current(attempt) {
+            a.skipped_frames = skipped;
+        }
         Ok(())
     }
 

@@ -61,6 +61,7 @@ const onEvent = (ev) => {
   if (ev.type === "attempt") console.log(dim(`${t}  → attempt ${ev.attempt} to ${ev.target}`));
   if (ev.type === "retry") console.log(dim(`${t}  ↻ ${ev.target} failed (${ev.cause.message}); retrying (${ev.attempt + 1}/${ev.of}) in ${ev.delayMs} ms`));
   if (ev.type === "failover") console.log(dim(`${t}  ⇢ ${ev.from} failed (${ev.cause.message}); switching to ${ev.to}`));
+  if (ev.type === "warning") console.log(dim(`${t}  ! ${ev.target}: ${ev.message}`));
 };
 try {
   process.stdout.write("\n");

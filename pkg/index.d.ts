@@ -35,6 +35,11 @@ export interface Target {
    */
   headers?: Record<string, string>;
   timeouts?: Timeouts;
+  /**
+   * A malformed stream frame fails the attempt as a protocol error. Default false: one that
+   * cannot hold part of a tool call is skipped with a "warning" event (at most 8 per stream).
+   */
+  strictFrames?: boolean;
 }
 
 /**
@@ -65,6 +70,8 @@ export interface RetryStrategy {
   backoff?: Backoff;
   /**
    * Replaces the default set: transport failures, member timeouts, 408, 409, 429 and 5xx.
+   * By default a `headers` or `first_token` timeout is not retried when an enclosing fallback
+   * has another member ready (it takes over at once); a list naming "timeout" retries it.
    * The caller's cancellation, the call's deadline and anything after visible stream content
    * are never retried.
    */
@@ -164,6 +171,8 @@ export interface Leg {
   retryAfterMs?: number;
   /** Time to the first visible content (streams). */
   ttftMs?: number;
+  /** Malformed stream frames skipped in this attempt (each also a "warning" event). */
+  skippedFrames?: number;
 }
 
 /**
@@ -211,7 +220,9 @@ export type CallEvent =
   | { type: "attempt"; target: string; attempt: number }
   | { type: "retry"; target: string; attempt: number; of: number; delayMs: number; cause: Cause }
   | { type: "failover"; from: string; to: string; cause: Cause }
-  | { type: "leg"; leg: Leg };
+  | { type: "leg"; leg: Leg }
+  /** A malformed stream frame was skipped; `message` says what was wrong with it. */
+  | { type: "warning"; target: string; attempt: number; message: string };
 
 export interface CallOptions {
   /** This call's deadline, replacing the config's deadlineMs. */

@@ -132,8 +132,8 @@ mod tests {
     fn stream_deltas_before_an_error_in_the_same_read_are_kept() {
         let mut s = StreamBody::new(Format::OpenaiChat);
         let mut out = Vec::new();
-        let read = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\ndata: {not json}\n\n";
-        assert!(matches!(s.feed(read, &mut out), Err(Failure::Protocol { .. })));
+        let read = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\ndata: {\"error\":{\"message\":\"boom\"}}\n\n";
+        assert!(matches!(s.feed(read, &mut out), Err(Failure::Http { status: 500, .. })));
         assert_eq!(out, [Delta::Text { text: "Hi".into() }]);
     }
 }

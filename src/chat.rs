@@ -312,6 +312,12 @@ pub enum Delta {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
     },
+    /// A malformed frame the decoder skipped; `reason` says what was wrong with it. Not part of
+    /// the answer: the engine turns it into a `warning` event, or fails the attempt when the
+    /// target sets `strictFrames` or too many frames were skipped. Never delivered.
+    Skipped {
+        reason: String,
+    },
 }
 
 impl Delta {
@@ -322,7 +328,7 @@ impl Delta {
         match self {
             Delta::Text { text } | Delta::Reasoning { text } => !text.is_empty(),
             Delta::ToolCall { arguments, .. } => !arguments.is_empty(),
-            Delta::Done { .. } => false,
+            Delta::Done { .. } | Delta::Skipped { .. } => false,
         }
     }
 }

@@ -44,6 +44,8 @@ pub struct Target {
     pub api_key: Option<Secret>,
     pub headers: Vec<(String, String)>,
     pub timeouts: Timeouts,
+    /// A malformed stream frame fails the attempt instead of being skipped with a warning.
+    pub strict_frames: bool,
 }
 
 impl fmt::Debug for Target {
@@ -61,6 +63,7 @@ impl fmt::Debug for Target {
             .field("api_key", &self.api_key)
             .field("headers", &headers)
             .field("timeouts", &self.timeouts)
+            .field("strict_frames", &self.strict_frames)
             .finish()
     }
 }
@@ -278,7 +281,7 @@ impl Config {
 }
 
 fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, ConfigError> {
-    let o = Obj::new(v, path, &["format", "baseUrl", "model", "apiKey", "headers", "timeouts"])?;
+    let o = Obj::new(v, path, &["format", "baseUrl", "model", "apiKey", "headers", "timeouts", "strictFrames"])?;
     let format_name =
         o.required_str("format", "one of \"openai_chat\", \"anthropic_messages\", \"openai_responses\", \"gemini\"")?;
     let format = Format::parse(format_name).ok_or_else(|| {
@@ -354,7 +357,29 @@ fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, ConfigError
             }
         }
     };
-    Ok(Target { name: name.to_string(), format, base_url, model: model.to_string(), api_key, headers, timeouts })
+    let strict_frames = match o.get("strictFrames") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(strict)) => *strict,
+        Some(other) => {
+            return Err(ConfigError::new(
+                child(path, "strictFrames"),
+                format!(
+                    "must be true (a malformed stream frame fails the attempt) or false (it is skipped with a warning) (got {})",
+                    show(other)
+                ),
+            ))
+        }
+    };
+    Ok(Target {
+        name: name.to_string(),
+        format,
+        base_url,
+        model: model.to_string(),
+        api_key,
+        headers,
+        timeouts,
+        strict_frames,
+    })
 }
 
 /// Headers the HTTP client owns: set per request, or meaningful for one connection only. A

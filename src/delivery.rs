@@ -98,7 +98,7 @@ impl Delivery {
                     call.arguments.push_str(&arguments);
                     Delta::ToolCall { index: position as u32, id, name, arguments }
                 }
-                done @ Delta::Done { .. } => done,
+                other @ (Delta::Done { .. } | Delta::Skipped { .. }) => other,
             };
             out.push(shown);
         }
@@ -146,7 +146,7 @@ fn content_bytes(delta: &Delta) -> usize {
         Delta::ToolCall { id, name, arguments, .. } => {
             id.as_ref().map_or(0, String::len) + name.as_ref().map_or(0, String::len) + arguments.len()
         }
-        Delta::Done { .. } => 0,
+        Delta::Done { .. } | Delta::Skipped { .. } => 0,
     }
 }
 

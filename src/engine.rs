@@ -25,6 +25,10 @@ use crate::outcome::{Failure, Limit};
 use crate::record::{Event, FailureInfo, Leg};
 use crate::secret::Redactor;
 
+/// The most malformed frames one stream may skip: a proxy that corrupts an event now and then
+/// costs a warning each; one that corrupts many is broken, and the attempt fails.
+pub const MAX_SKIPPED_FRAMES: u32 = 8;
+
 /// The long-lived holder of a validated config and the round-robin rotations. One per
 /// `new Baton(config)`; each call is a [`Call`] started from it.
 ///
@@ -239,6 +243,7 @@ struct Attempt {
     headers_at: Option<u64>,
     first_content_at: Option<u64>,
     last_content_at: Option<u64>,
+    skipped_frames: u32,
 }
 
 /// One logical call in progress. See the module docs for the protocol.
@@ -325,6 +330,10 @@ impl Call {
                     self.succeed(a, now, delivery.into_answer(finish_reason, usage, model));
                     return;
                 }
+                Delta::Skipped { reason } => {
+                    self.deliver(std::mem::take(&mut shown));
+                    self.skip_frame(attempt, reason)
+                }
                 d if d.is_visible() => {
                     a.first_content_at.get_or_insert(now);
                     a.last_content_at = Some(now);
@@ -389,6 +398,32 @@ impl Call {
     fn abort_and_fail(&mut self, attempt: AttemptId, now: u64, failure: Failure) {
         self.actions.push_back(Action::Abort { attempt, failure: failure.clone() });
         self.on_failure(attempt, now, failure);
+    }
+
+    /// The decoder skipped a malformed frame of the current attempt (one that could not hold part
+    /// of a tool call). Tell the caller, unless the target is strict about frames or the stream
+    /// has skipped more than [`MAX_SKIPPED_FRAMES`]: then the attempt fails as a protocol error.
+    fn skip_frame(&mut self, attempt: AttemptId, reason: String) -> Result<(), Failure> {
+        let Some(a) = self.current(attempt) else { return Ok(()) };
+        let (skipped, target) = (a.skipped_frames + 1, a.target);
+        let target = &self.config.targets[target];
+        if target.strict_frames {
+            let path = format!("targets.{}.strictFrames", target.name);
+            return Err(Failure::Protocol {
+                message: format!("{reason} ({path} is true: a malformed frame fails the attempt)"),
+            });
+        }
+        if skipped > MAX_SKIPPED_FRAMES {
+            return Err(Failure::Protocol {
+                message: format!("more than {MAX_SKIPPED_FRAMES} malformed stream frames; the last: {reason}"),
+            });
+        }
+        let message = self.redactor.redact(&format!("skipped a malformed stream frame: {reason}")).into_owned();
+        self.event(Event::Warning { target: target.name.clone(), attempt: attempt.0, message });
+        if let Some(a) = self.current(attempt) {
+            a.skipped_frames = skipped;
+        }
+        Ok(())
     }
 
     fn deliver(&mut self, shown: Vec<Delta>) {
@@ -464,8 +499,13 @@ impl Call {
         while let Some(depth) = self.frames.len().checked_sub(1) {
             let next = match (node_at(&self.root, &self.frames, depth), self.frames[depth]) {
                 (Strategy::Retry(policy), Frame::Retry { attempt }) => {
+                    let mv = if self.fallback_above_moves_on(depth, &failure) {
+                        Move::RetryBeforeFailover
+                    } else {
+                        Move::Retry
+                    };
                     let may = attempt < policy.attempts
-                        && gate::allows(Move::Retry, &failure, self.committed, policy.retry_on.as_ref());
+                        && gate::allows(mv, &failure, self.committed, policy.retry_on.as_ref());
                     // The server's requested wait replaces the backoff; one longer than the cap
                     // stops this retry at once so an enclosing fallback can move on.
                     // A Retry-After clamped to MAX_MS stands for "longer than a timer can wait".
@@ -513,6 +553,18 @@ impl Call {
         self.finish_err(failure);
     }
 
+    /// Whether a fallback above frame `depth` has another member that would take over after
+    /// `failure` at once: then a retry at `depth` leaves a silent member to it (see [`gate`]).
+    fn fallback_above_moves_on(&self, depth: usize, failure: &Failure) -> bool {
+        (0..depth).any(|d| match (node_at(&self.root, &self.frames, d), self.frames[d]) {
+            (Strategy::Fallback { members, fallback_on }, Frame::Fallback { member }) => {
+                member + 1 < members.len()
+                    && gate::allows(Move::Failover, failure, self.committed, fallback_on.as_ref())
+            }
+            _ => false,
+        })
+    }
+
     /// Descends from the current frames to a target and sends it. `failover` names the target
     /// that just failed, for the failover event. Never starts a leg with no budget left.
     fn start_leg(&mut self, now: u64, failover: Option<(String, Failure)>) {
@@ -536,6 +588,7 @@ impl Call {
             headers_at: None,
             first_content_at: None,
             last_content_at: None,
+            skipped_frames: 0,
         });
         self.actions.push_back(Action::Send { attempt: id, target });
         self.event(Event::Attempt { target: name, attempt: id.0 });
@@ -569,6 +622,7 @@ impl Call {
             timeout: failure.and_then(Failure::timeout).map(|(l, _)| l),
             retry_after_ms: failure.and_then(Failure::retry_after_ms),
             ttft_ms: a.first_content_at.map(|t| t - a.started_at),
+            skipped_frames: a.skipped_frames,
         };
         self.legs.push(leg.clone());
         self.event(Event::Leg { leg });

@@ -11,6 +11,13 @@
 //!   every time and may be billed each time). A `retryOn` list replaces that default; an
 //!   `x-should-retry` response header overrides the status rule.
 //! - **fail over** (the next member) on any failure, unless `fallbackOn` narrows it.
+//!
+//! A member whose `headers` or `first_token` limit expired is silent right now, and a retry
+//! would wait that whole limit again. So a retry inside a fallback that has another member
+//! ready leaves a silent member to that member by default ([`Move::RetryBeforeFailover`]): with
+//! 10 s limits and three attempts, the backup answers after 10 s, not 30 s. A bare retry, with
+//! nowhere else to go, still retries it (BAML #5085), and a `retryOn` naming `"timeout"` always
+//! does.
 
 use crate::config::Conditions;
 use crate::outcome::{Failure, Limit};
@@ -19,6 +26,8 @@ use crate::outcome::{Failure, Limit};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Move {
     Retry,
+    /// A retry where an enclosing fallback would otherwise move to another member at once.
+    RetryBeforeFailover,
     Failover,
 }
 
@@ -28,13 +37,13 @@ pub fn allows(mv: Move, failure: &Failure, committed: bool, conditions: Option<&
         return false;
     }
     match mv {
-        Move::Retry => {
+        Move::Retry | Move::RetryBeforeFailover => {
             if let Failure::Http { should_retry: Some(said), .. } = failure {
                 return *said;
             }
             match conditions {
                 Some(c) => matches(c, failure),
-                None => retried_by_default(failure),
+                None => retried_by_default(failure) && !(mv == Move::RetryBeforeFailover && is_silence(failure)),
             }
         }
         Move::Failover => conditions.is_none_or(|c| matches(c, failure)),
@@ -44,6 +53,11 @@ pub fn allows(mv: Move, failure: &Failure, committed: bool, conditions: Option<&
 /// Failures that end the call whatever the strategy says.
 pub fn is_final(failure: &Failure) -> bool {
     matches!(failure, Failure::Cancelled | Failure::Timeout { limit: Limit::Deadline, .. })
+}
+
+/// The member said nothing in time: no response headers, or no first token of a stream.
+fn is_silence(failure: &Failure) -> bool {
+    matches!(failure, Failure::Timeout { limit: Limit::Headers | Limit::FirstToken, .. })
 }
 
 fn retried_by_default(failure: &Failure) -> bool {
@@ -84,6 +98,28 @@ mod tests {
         assert!(allows(Move::Retry, &Failure::Transport { message: "refused".into() }, false, None));
         assert!(allows(Move::Retry, &Failure::Timeout { limit: Limit::FirstToken, limit_ms: 1000 }, false, None));
         assert!(!allows(Move::Retry, &Failure::Protocol { message: "bad json".into() }, false, None));
+    }
+
+    #[test]
+    fn a_silent_member_is_left_to_the_next_member_unless_retry_on_names_timeouts() {
+        let headers = Failure::Timeout { limit: Limit::Headers, limit_ms: 10_000 };
+        let first_token = Failure::Timeout { limit: Limit::FirstToken, limit_ms: 10_000 };
+        let total = Failure::Timeout { limit: Limit::Total, limit_ms: 10_000 };
+        let timeouts = Conditions { timeout: true, ..Default::default() };
+        // (failure, retryOn, bare retry allowed, retry before a failover allowed)
+        let cases = [
+            (&headers, None, true, false),
+            (&first_token, None, true, false),
+            (&total, None, true, true),
+            (&http(503), None, true, true),
+            (&headers, Some(&timeouts), true, true),
+            (&first_token, Some(&timeouts), true, true),
+        ];
+        for (failure, retry_on, bare, before_failover) in cases {
+            assert_eq!(allows(Move::Retry, failure, false, retry_on), bare, "{failure:?} {retry_on:?}");
+            let got = allows(Move::RetryBeforeFailover, failure, false, retry_on);
+            assert_eq!(got, before_failover, "{failure:?} {retry_on:?}");
+        }
     }
 
     #[test]

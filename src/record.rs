@@ -29,6 +29,13 @@ pub struct Leg {
     /// Time to the first visible content, for streams that showed some.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ttft_ms: Option<u64>,
+    /// Malformed stream frames skipped in this attempt (each also a `warning` event).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub skipped_frames: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Progress a caller can show while it waits.
@@ -44,6 +51,9 @@ pub enum Event {
     Retry { target: String, attempt: u32, of: u32, delay_ms: u64, cause: FailureInfo },
     /// The next member of a fallback takes over at once.
     Failover { from: String, to: String, cause: FailureInfo },
+    /// Something the caller should know that did not fail the attempt: a malformed stream frame
+    /// was skipped (README, "Malformed frames").
+    Warning { target: String, attempt: u32, message: String },
 }
 
 /// A failure as the caller sees it: `{kind, message, status?, timeout?, limitMs?, retryAfterMs?}`.

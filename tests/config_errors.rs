@@ -380,3 +380,20 @@ fn jitter_names_and_the_equal_default() {
         assert_eq!(p.backoff.jitter, expected, "{jitter}");
     }
 }
+
+#[test]
+fn strict_frames_is_a_boolean_off_by_default() {
+    let read = |fields: &str| Config::from_json(&target_with(fields)).map(|c| c.targets[0].strict_frames);
+    assert_eq!(read(r#""headers": {}"#), Ok(false));
+    assert_eq!(read(r#""strictFrames": null"#), Ok(false));
+    assert_eq!(read(r#""strictFrames": false"#), Ok(false));
+    assert_eq!(read(r#""strictFrames": true"#), Ok(true));
+    for wrong in [r#""yes""#, "1", "[]"] {
+        let (path, message) = err(&target_with(&format!(r#""strictFrames": {wrong}"#)));
+        assert_eq!(path, "targets.p.strictFrames");
+        assert_eq!(
+            message,
+            format!("targets.p.strictFrames must be true (a malformed stream frame fails the attempt) or false (it is skipped with a warning) (got {wrong})")
+        );
+    }
+}

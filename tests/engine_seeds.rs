@@ -121,6 +121,69 @@ fn caller_cancellation_during_a_backoff_settles_at_once() {
     assert_eq!(run.sends.len(), 1);
 }
 
+// ---- issue 11, point 10: a silent member stays silent ----
+
+/// A member that sends no headers (or, in a stream, no first token) within 10 s, behind the
+/// README's route: a retry of 3 inside a fallback. The backup answers 10 s in, not 31 s.
+#[test]
+fn a_silent_member_inside_a_fallback_fails_over_at_once() {
+    let limits = r#"{"headersMs": 10000, "firstTokenMs": 10000}"#;
+    let route = r#"{"chat": {"fallback": [{"retry": "a", "attempts": 3}, "b"]}}"#;
+    let no_first_token = Behavior::Answer { headers_at: 5, content: vec![], done_at: None };
+    // (a's behaviour, stream, the limit that expires)
+    let cases = [
+        (Behavior::Stall, false, Limit::Headers),
+        (Behavior::Stall, true, Limit::Headers),
+        (no_first_token, true, Limit::FirstToken),
+    ];
+    for (silent, options, limit) in cases {
+        let options = if options { stream() } else { invoke() };
+        let mut sim =
+            Sim::new(&two_targets(limits, "{}", route, "")).script("a", vec![silent]).script("b", vec![ok_at(1000)]);
+        let run = sim.run("chat", options);
+        assert_eq!(run.served_by(sim.config()), "b", "{limit:?}");
+        assert_eq!(run.sends, vec![(0, "a".into()), (10_000, "b".into())], "{limit:?}: no retry of a");
+        assert_eq!(run.finished_at, 11_000, "{limit:?}");
+        assert!(run.retries().is_empty(), "{limit:?}");
+        assert_eq!(run.failovers(), vec![("a".into(), "b".into())], "{limit:?}");
+        assert_eq!(run.legs()[0].timeout, Some(limit));
+    }
+}
+
+/// Where nothing else can answer, or the config asks for it, a silent member is retried
+/// (BAML #5085); other failures inside the fallback are retried as before.
+#[test]
+fn a_silent_member_is_retried_where_nothing_else_is_ready_or_retry_on_says_so() {
+    let headers = r#"{"headersMs": 1000}"#;
+    let backoff = r#""backoff": {"initialMs": 100, "jitter": "none"}"#;
+    let bare = format!(r#"{{"chat": {{"retry": "a", "attempts": 3, {backoff}}}}}"#);
+    let last_member = format!(r#"{{"chat": {{"fallback": ["b", {{"retry": "a", "attempts": 3, {backoff}}}]}}}}"#);
+    let named = format!(
+        r#"{{"chat": {{"fallback": [{{"retry": "a", "attempts": 3, "retryOn": ["timeout"], {backoff}}}, "b"]}}}}"#
+    );
+    let narrowed = format!(
+        r#"{{"chat": {{"fallback": [{{"retry": "a", "attempts": 3, {backoff}}}, "b"], "fallbackOn": ["5xx"]}}}}"#
+    );
+    let defaults = named.replace(r#""retryOn": ["timeout"], "#, "");
+    // (route, a's limits, a's behaviour, b's behaviour, targets sent, what ends the call)
+    let cases = [
+        (&bare, headers, Behavior::Stall, ok_at(10), vec!["a", "a", "a"], Some(Limit::Headers)),
+        (&last_member, headers, Behavior::Stall, status(5, 503), vec!["b", "a", "a", "a"], Some(Limit::Headers)),
+        (&named, headers, Behavior::Stall, ok_at(10), vec!["a", "a", "a", "b"], None),
+        (&narrowed, headers, Behavior::Stall, ok_at(10), vec!["a", "a", "a"], Some(Limit::Headers)),
+        (&defaults, r#"{"totalMs": 1000}"#, Behavior::Stall, ok_at(10), vec!["a", "a", "a", "b"], None),
+    ];
+    for (route, limits, a, b, sent, limit) in cases {
+        let mut sim = Sim::new(&two_targets(limits, "{}", route, "")).script("a", vec![a]).script("b", vec![b]);
+        let run = sim.run("chat", invoke());
+        assert_eq!(run.sent_targets(), sent, "{route} {limits}");
+        match limit {
+            Some(limit) => assert_eq!(run.failure(), &timeout(limit, 1000), "{route}"),
+            None => assert_eq!(run.served_by(sim.config()), "b", "{route}"),
+        }
+    }
+}
+
 // ---- ward #662: retry what fails fast, and only that ----
 
 fn ward_ladder() -> String {

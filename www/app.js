@@ -62,7 +62,7 @@ function defaultConfig() {
     routes: {
       chat: {
         fallback: [
-          { retry: "primary", attempts: 4, backoff: { initialMs: 500 }, retryOn: ["transport", "5xx", 429] },
+          { retry: "primary", attempts: 4, backoff: { initialMs: 500 } },
           "backup",
         ],
       },
@@ -230,6 +230,8 @@ function onEvent(call, ev) {
     notice(call, "retry", retryNotice(ev));
   } else if (ev.type === "failover") {
     notice(call, "failover", failoverNotice(ev));
+  } else if (ev.type === "warning") {
+    notice(call, "warning", `${ev.target} (attempt ${ev.attempt}): ${ev.message}`);
   }
   renderPanel();
 }

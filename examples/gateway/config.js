@@ -10,7 +10,9 @@
 //   GATEWAY_API_KEYS  comma-separated keys clients must send (Authorization: Bearer or x-api-key)
 //   DEADLINE_MS       the default budget of one request (default 30000)
 //
-// and one route, "chat": OpenAI (two attempts), failing over to Anthropic (whichever are set).
+// and one route, "chat": OpenAI (two attempts), failing over to Anthropic (whichever are set). A
+// silent OpenAI (no headers or no first token in time) hands over to Anthropic at once, without
+// its second attempt; errors such as a 503 use both.
 
 /** A config document for createGateway from an object of string variables. */
 export function configFromEnv(env) {

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Role, ToolCall, Usage};
 use crate::format::openai_chat::request_headers;
-use crate::format::{join_url, json, DecodeError, Endpoint, HttpRequest};
+use crate::format::{join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest};
 use crate::sse::SseEvent;
 
 /// Anthropic rejects a request without `max_tokens`; this is used when the caller set none.
@@ -396,6 +396,8 @@ struct ToolBlock {
     start_input: Option<String>,
     /// Arguments went out (from a delta, or at the block's end).
     delivered: bool,
+    /// Started and not yet stopped: its input may still be streaming.
+    open: bool,
 }
 
 #[derive(Debug, Default)]
@@ -404,6 +406,11 @@ pub struct StreamDecoder {
     usage: Usage,
     model: Option<String>,
     tool_blocks: Vec<ToolBlock>,
+    /// Every content block index a start or delta named: after a skipped frame, a block first
+    /// named by its stop had its start in that frame.
+    seen_blocks: Vec<u32>,
+    /// A malformed frame was skipped.
+    skipped: bool,
     done: bool,
 }
 
@@ -414,16 +421,27 @@ impl StreamDecoder {
         }
         let invalid = |e: &dyn std::fmt::Display| {
             let name = if ev.event.is_empty() { "data" } else { ev.event.as_str() };
-            DecodeError::Protocol(format!("anthropic_messages stream {name} event is not valid JSON: {e}"))
+            format!("anthropic_messages stream {name} event is not valid JSON: {e}")
         };
         let mut spare = None;
-        let data: Event = json::parse_with(&ev.data, &mut spare, serde_json::from_str).map_err(|e| invalid(&e))?;
-        let Parts { block, message_usage, model, usage } = read_parts(&data).map_err(|e| invalid(&e))?;
+        let data: Event = match json::parse_with(&ev.data, &mut spare, serde_json::from_str) {
+            Ok(data) => data,
+            Err(e) => return self.malformed(ev, invalid(&e), out),
+        };
+        let Parts { block, message_usage, model, usage } = match read_parts(&data) {
+            Ok(parts) => parts,
+            Err(e) => return self.malformed(ev, invalid(&e), out),
+        };
         let kind = data.kind.as_deref().unwrap_or(ev.event.as_str());
+        if let (Some(index), "content_block_start" | "content_block_delta") = (data.index, kind) {
+            if !self.seen_blocks.contains(&index) {
+                self.seen_blocks.push(index);
+            }
+        }
         match kind {
             "content_block_delta" => {
                 if let (Some(delta), Some(index)) = (data.delta, data.index) {
-                    self.on_delta(index, delta, out);
+                    self.on_delta(index, delta, out)?;
                 }
             }
             "content_block_start" => {
@@ -441,6 +459,12 @@ impl StreamDecoder {
             }
             "content_block_stop" => {
                 if let Some(index) = data.index {
+                    if self.skipped && !self.seen_blocks.contains(&index) {
+                        return Err(DecodeError::Protocol(format!(
+                            "anthropic_messages stream: content block {index} stopped, but its content_block_start was in a skipped malformed frame (it may have been a tool_use)"
+                        )));
+                    }
+                    self.tool_blocks.iter_mut().filter(|b| b.index == index).for_each(|b| b.open = false);
                     self.close_tool_blocks(|b| b.index == index, out);
                 }
             }
@@ -452,7 +476,7 @@ impl StreamDecoder {
                     usage.apply(&mut self.usage);
                 }
             }
-            "message_stop" => self.end(out),
+            "message_stop" => return self.end(out),
             "error" => return Err(provider_error(data.error.as_ref().unwrap_or(&Value::Null))),
             // ping and events added later carry nothing to emit.
             _ => {}
@@ -460,12 +484,28 @@ impl StreamDecoder {
         Ok(())
     }
 
+    /// A frame that is not valid JSON or not an event's shape. An `error` event is never skipped.
+    fn malformed(&mut self, ev: &SseEvent, reason: String, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        if ev.event == "error" {
+            return Err(DecodeError::Protocol(reason));
+        }
+        let at_risk = if self.tool_blocks.iter().any(|b| b.open) {
+            Some("a tool_use block was open")
+        } else if ev.data.contains("\"tool_use\"") || ev.data.contains("\"input_json_delta\"") {
+            Some("the frame names a tool_use block")
+        } else {
+            None
+        };
+        self.skipped = true;
+        malformed_frame(reason, at_risk, out)
+    }
+
     fn on_block_start(&mut self, index: u32, block: StartBlock, out: &mut Vec<Delta>) {
         match block.kind {
             Some("tool_use") => {
                 let ordinal = self.tool_blocks.len() as u32;
                 let start_input = block.input.map(Value::to_string);
-                self.tool_blocks.push(ToolBlock { index, ordinal, start_input, delivered: false });
+                self.tool_blocks.push(ToolBlock { index, ordinal, start_input, delivered: false, open: true });
                 out.push(Delta::ToolCall {
                     index: ordinal,
                     id: block.id.map(str::to_string),
@@ -479,13 +519,18 @@ impl StreamDecoder {
         }
     }
 
-    fn on_delta(&mut self, index: u32, delta: EventDelta, out: &mut Vec<Delta>) {
+    fn on_delta(&mut self, index: u32, delta: EventDelta, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         match delta.kind.as_deref() {
             Some("text_delta") => push_text(out, delta.text, |text| Delta::Text { text }),
             Some("thinking_delta") => push_text(out, delta.thinking, |text| Delta::Reasoning { text }),
             Some("input_json_delta") => {
                 let Some(block) = self.tool_blocks.iter_mut().find(|b| b.index == index) else {
-                    return;
+                    if self.skipped {
+                        return Err(DecodeError::Protocol(format!(
+                            "anthropic_messages stream: input_json_delta for content block {index}, whose content_block_start was in a skipped malformed frame"
+                        )));
+                    }
+                    return Ok(());
                 };
                 if let Some(arguments) = delta.partial_json.filter(|s| !s.is_empty()) {
                     block.delivered = true;
@@ -501,6 +546,7 @@ impl StreamDecoder {
             // signature_delta, citations_delta: nothing for the caller.
             _ => {}
         }
+        Ok(())
     }
 
     /// Delivers the arguments of the matching tool blocks that streamed none: the input of
@@ -514,9 +560,14 @@ impl StreamDecoder {
     }
 
     /// The one `Done`, after the arguments of any tool block that never closed.
-    fn end(&mut self, out: &mut Vec<Delta>) {
+    fn end(&mut self, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         if std::mem::replace(&mut self.done, true) {
-            return;
+            return Ok(());
+        }
+        if self.skipped && self.tool_blocks.is_empty() && self.stop_reason.as_deref() == Some("tool_use") {
+            return Err(DecodeError::Protocol(
+                "anthropic_messages stream stopped for tool_use, but no tool_use block was read: a skipped malformed frame held it".into(),
+            ));
         }
         self.close_tool_blocks(|_| true, out);
         out.push(Delta::Done {
@@ -524,6 +575,7 @@ impl StreamDecoder {
             usage: self.usage,
             model: self.model.take(),
         });
+        Ok(())
     }
 
     /// End of stream: complete after `message_stop`, or after `message_delta`'s stop reason
@@ -534,8 +586,7 @@ impl StreamDecoder {
                 "anthropic_messages stream ended without a stop_reason or message_stop".into(),
             ));
         }
-        self.end(out);
-        Ok(())
+        self.end(out)
     }
 }
 
@@ -825,9 +876,10 @@ mod tests {
         .expect("ok");
         d.on_event(&event("ping", r#"{"type":"ping"}"#), &mut out).expect("ok");
         assert!(out.iter().all(|d| !d.is_visible()));
+        assert_eq!(d.on_event(&event("content_block_delta", "{nope"), &mut out), Ok(()));
         assert!(matches!(
-            d.on_event(&event("content_block_delta", "{nope"), &mut out),
-            Err(DecodeError::Protocol(m)) if m.contains("anthropic_messages") && m.contains("content_block_delta")
+            out.last(),
+            Some(Delta::Skipped { reason }) if reason.contains("anthropic_messages") && reason.contains("content_block_delta")
         ));
         assert_eq!(
             d.finish(&mut out),

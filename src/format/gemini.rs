@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, ToolCall, Usage};
 use crate::format::openai_chat::request_headers;
-use crate::format::{join_url, json, DecodeError, Endpoint, HttpRequest};
+use crate::format::{join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest};
 use crate::sse::SseEvent;
 
 pub fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
@@ -462,9 +462,22 @@ impl StreamDecoder {
             return Ok(());
         }
         let mut spare = None;
-        let mut chunk = json::parse_with(&ev.data, &mut spare, parse_chunk).map_err(|e| {
-            DecodeError::Protocol(format!("gemini stream data frame is not a GenerateContentResponse: {e}"))
-        })?;
+        let mut chunk = match json::parse_with(&ev.data, &mut spare, parse_chunk) {
+            Ok(chunk) => chunk,
+            Err(e) => {
+                let reason = format!("gemini stream data frame is not a GenerateContentResponse: {e}");
+                // Gemini sends each function call whole in one frame: a frame that names one, or
+                // one after a call (the next of parallel calls), may be a call nobody would miss.
+                let at_risk = if self.tool_calls > 0 {
+                    Some("the answer holds a function call, and this frame may hold the next")
+                } else if ev.data.contains("functionCall") || ev.data.contains("function_call") {
+                    Some("the frame names a functionCall")
+                } else {
+                    None
+                };
+                return malformed_frame(reason, at_risk, out);
+            }
+        };
         if let Some(error) = chunk.error.as_ref() {
             return Err(provider_error(error));
         }
@@ -819,7 +832,8 @@ mod tests {
             ),
             Err(DecodeError::Provider { status: 503, message: "The model is overloaded.".into() })
         );
-        assert!(matches!(d.on_event(&event("{"), &mut out), Err(DecodeError::Protocol(m)) if m.starts_with("gemini")));
+        assert_eq!(d.on_event(&event("{"), &mut out), Ok(()));
+        assert!(matches!(out.last(), Some(Delta::Skipped { reason }) if reason.starts_with("gemini")));
         assert_eq!(d.finish(&mut out), Err(DecodeError::Protocol("gemini stream ended without a finishReason".into())));
     }
 }

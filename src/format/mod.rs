@@ -160,7 +160,8 @@ pub enum DecodeError {
 /// Turns a format's SSE events into normalized deltas. Feed every event (and unframed line) in
 /// order, then call `finish` at end of stream: a stream that ended without its format's success
 /// marker, or the finish reason that may stand in for it (README, "How a stream ends"), is a
-/// protocol error, never a silent success.
+/// protocol error, never a silent success. A malformed frame becomes a [`Delta::Skipped`] unless
+/// it may hold part of a tool call (README, "Malformed frames").
 #[derive(Debug)]
 pub enum StreamDecoder {
     OpenaiChat(openai_chat::StreamDecoder),
@@ -197,6 +198,26 @@ impl StreamDecoder {
             StreamDecoder::AnthropicMessages(d) => d.finish(out),
             StreamDecoder::OpenaiResponses(d) => d.finish(out),
             StreamDecoder::Gemini(d) => d.finish(out),
+        }
+    }
+}
+
+/// A frame that is not valid JSON, or not the shape its event has, between good ones: a proxy
+/// corrupted it. It is skipped (a [`Delta::Skipped`] naming `reason`) unless it may hold part of
+/// a tool call: `tool_call` says why it may (a call was open, or the frame names one), and then
+/// skipping could corrupt the call's arguments or lose the call, so it is a protocol error.
+pub(crate) fn malformed_frame(
+    reason: String,
+    tool_call: Option<&str>,
+    out: &mut Vec<Delta>,
+) -> Result<(), DecodeError> {
+    match tool_call {
+        Some(why) => Err(DecodeError::Protocol(format!(
+            "{reason}; it cannot be skipped, since {why}: skipping it could corrupt a tool call"
+        ))),
+        None => {
+            out.push(Delta::Skipped { reason });
+            Ok(())
         }
     }
 }

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, ToolCall, Usage};
-use crate::format::{join_url, json, DecodeError, Endpoint, HttpRequest};
+use crate::format::{join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest};
 use crate::sse::SseEvent;
 
 pub fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
@@ -406,6 +406,8 @@ pub struct StreamDecoder {
     refused: bool,
     /// The model the chunks name (the first that does).
     model: Option<String>,
+    /// A malformed frame was skipped: a tool call that shows up after it must be whole.
+    skipped: bool,
     done: bool,
 }
 
@@ -416,8 +418,7 @@ impl StreamDecoder {
         }
         let data = ev.data.trim();
         if data == "[DONE]" {
-            self.end(out);
-            return Ok(());
+            return self.end(out);
         }
         if data.is_empty() {
             return Ok(());
@@ -427,9 +428,14 @@ impl StreamDecoder {
             return Err(provider_error(value.get("error").unwrap_or(&value)));
         }
         let mut spare = None;
-        let chunk = json::parse_with(data, &mut spare, parse_chunk).map_err(|e| {
-            DecodeError::Protocol(format!("openai_chat stream data frame is not a chat.completion.chunk: {e}"))
-        })?;
+        let chunk = match json::parse_with(data, &mut spare, parse_chunk) {
+            Ok(chunk) => chunk,
+            Err(e) => {
+                let reason = format!("openai_chat stream data frame is not a chat.completion.chunk: {e}");
+                self.skipped = true;
+                return malformed_frame(reason, self.tool_call_at_risk(data), out);
+            }
+        };
         if let Some(error) = chunk.error.as_ref() {
             return Err(provider_error(error));
         }
@@ -441,7 +447,7 @@ impl StreamDecoder {
         }
         for choice in chunk.choices.into_iter().flatten().filter(|c| c.index.unwrap_or(0) == 0) {
             if let Some(delta) = choice.delta {
-                self.on_delta(delta, out);
+                self.on_delta(delta, out)?;
             }
             if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
                 self.finish_reason = Some(reason.into_owned());
@@ -450,7 +456,19 @@ impl StreamDecoder {
         Ok(())
     }
 
-    fn on_delta(&mut self, delta: ChunkDelta, out: &mut Vec<Delta>) {
+    /// Why a malformed frame may hold part of a tool call: one is open (calls stream their
+    /// arguments until the finish reason), or the frame's text names one.
+    fn tool_call_at_risk(&self, data: &str) -> Option<&'static str> {
+        if self.called_tools && self.finish_reason.is_none() {
+            Some("a tool call was open")
+        } else if data.contains("\"tool_calls\"") {
+            Some("the frame names tool_calls")
+        } else {
+            None
+        }
+    }
+
+    fn on_delta(&mut self, delta: ChunkDelta, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         if let Some(text) = delta.reasoning_content.or(delta.reasoning).filter(|t| !t.is_empty()) {
             out.push(Delta::Reasoning { text: text.into_owned() });
         }
@@ -473,10 +491,16 @@ impl StreamDecoder {
             if id.is_none() && name.is_none() && arguments.is_empty() {
                 continue;
             }
+            if self.skipped && !self.called_tools && name.is_none() {
+                return Err(DecodeError::Protocol(
+                    "openai_chat stream: a tool call began without its name after a skipped malformed frame, which held its start".into(),
+                ));
+            }
             self.called_tools = true;
             let index = call.index.unwrap_or(position as u32);
             out.push(Delta::ToolCall { index, id, name, arguments });
         }
+        Ok(())
     }
 
     /// End of stream: complete after `[DONE]`, or after a finish reason without it (several
@@ -487,22 +511,27 @@ impl StreamDecoder {
                 "openai_chat stream ended without a finish_reason or data: [DONE]".into(),
             ));
         }
-        self.end(out);
-        Ok(())
+        self.end(out)
     }
 
     /// Emits the one `Done`, as the whole answer would end: a refusal alone is `content_filter`.
-    fn end(&mut self, out: &mut Vec<Delta>) {
+    fn end(&mut self, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         if std::mem::replace(&mut self.done, true) {
-            return;
+            return Ok(());
         }
         let raw = self.finish_reason.as_deref();
+        if self.skipped && !self.called_tools && raw == Some("tool_calls") {
+            return Err(DecodeError::Protocol(
+                "openai_chat stream finished with tool_calls, but no tool call was read: a skipped malformed frame held it".into(),
+            ));
+        }
         let raw = if self.refused && !self.content { refused(raw) } else { raw };
         out.push(Delta::Done {
             finish_reason: finish_reason(raw, self.called_tools),
             usage: self.usage,
             model: self.model.take(),
         });
+        Ok(())
     }
 }
 
@@ -767,9 +796,8 @@ mod tests {
             d.on_event(&event(r#"{"error":{"message":"The server had an error","type":"server_error"}}"#), &mut out),
             Err(DecodeError::Provider { status: 500, message: "The server had an error".into() })
         );
-        assert!(
-            matches!(d.on_event(&event("{\"choices\":["), &mut out), Err(DecodeError::Protocol(m)) if m.starts_with("openai_chat"))
-        );
+        assert_eq!(d.on_event(&event("{\"choices\":["), &mut out), Ok(()));
+        assert!(matches!(out.last(), Some(Delta::Skipped { reason }) if reason.starts_with("openai_chat")));
         assert_eq!(
             d.finish(&mut out),
             Err(DecodeError::Protocol("openai_chat stream ended without a finish_reason or data: [DONE]".into()))

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Role, ToolCall, Usage};
 use crate::format::openai_chat::{error_status, provider_error, request_headers};
-use crate::format::{join_url, json, DecodeError, Endpoint, HttpRequest};
+use crate::format::{join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest};
 use crate::sse::SseEvent;
 
 /// Builds the request. The Responses API has no stop sequences: `request.stop` is not sent.
@@ -280,17 +280,18 @@ impl<'a> StreamItem<'a> {
 /// the model.
 struct Snapshot<'a> {
     ending: Ending<'a>,
-    called_tools: bool,
+    /// How many `function_call` items the output holds.
+    tool_calls: usize,
     model: Option<&'a str>,
 }
 
 fn read_snapshot(r: &Value) -> json::Read<Snapshot<'_>> {
     let ending = Ending::read(r)?;
-    let mut called_tools = false;
+    let mut tool_calls = 0;
     for o in json::objects_field(r, "output")?.unwrap_or_default() {
-        called_tools |= json::str_field(o, "type")? == Some("function_call");
+        tool_calls += usize::from(json::str_field(o, "type")? == Some("function_call"));
     }
-    Ok(Snapshot { ending, called_tools, model: json::str_field(r, "model")? })
+    Ok(Snapshot { ending, tool_calls, model: json::str_field(r, "model")? })
 }
 
 /// Which reasoning part a reasoning delta belongs to: its output item, and its summary part or
@@ -301,6 +302,10 @@ type ReasoningPart = (u32, Option<u32>, Option<u32>);
 pub struct StreamDecoder {
     /// (output_index, tool-call ordinal) of each `function_call` item seen.
     tool_items: Vec<(u32, u32)>,
+    /// The output_index of each `function_call` item whose arguments may still stream.
+    open_items: Vec<u32>,
+    /// A malformed frame was skipped.
+    skipped: bool,
     /// The part the last reasoning text came from: a new part starts after a blank line.
     reasoning_part: Option<ReasoningPart>,
     model: Option<String>,
@@ -314,12 +319,23 @@ impl StreamDecoder {
         }
         let invalid = |e: &dyn std::fmt::Display| {
             let name = if ev.event.is_empty() { "data" } else { ev.event.as_str() };
-            DecodeError::Protocol(format!("openai_responses stream {name} event is not valid JSON: {e}"))
+            format!("openai_responses stream {name} event is not valid JSON: {e}")
         };
         let mut spare = None;
-        let data: Event = json::parse_with(&ev.data, &mut spare, serde_json::from_str).map_err(|e| invalid(&e))?;
-        let item = data.item.as_ref().map(StreamItem::read).transpose().map_err(|e| invalid(&e))?;
-        let snapshot = data.response.as_ref().map(read_snapshot).transpose().map_err(|e| invalid(&e))?;
+        let data: Event = match json::parse_with(&ev.data, &mut spare, serde_json::from_str) {
+            Ok(data) => data,
+            Err(e) => return self.malformed(ev, invalid(&e), out),
+        };
+        let parts = data
+            .item
+            .as_ref()
+            .map(StreamItem::read)
+            .transpose()
+            .and_then(|item| Ok((item, data.response.as_ref().map(read_snapshot).transpose()?)));
+        let (item, snapshot) = match parts {
+            Ok(parts) => parts,
+            Err(e) => return self.malformed(ev, invalid(&e), out),
+        };
         let kind = data.kind.as_deref().unwrap_or(ev.event.as_str());
         if let Some(model) = snapshot.as_ref().and_then(|s| s.model).filter(|m| !m.is_empty()) {
             self.model = Some(model.to_string());
@@ -346,6 +362,7 @@ impl StreamDecoder {
             "response.output_item.added" => match (item, data.output_index) {
                 (Some(item), Some(output_index)) if item.kind == Some("function_call") => {
                     let index = self.tool_index(output_index);
+                    self.open_items.push(output_index);
                     out.push(Delta::ToolCall {
                         index,
                         id: item.call_id.map(str::to_string),
@@ -358,17 +375,31 @@ impl StreamDecoder {
             "response.function_call_arguments.delta" => {
                 if let (Some(arguments), Some(output_index)) = (data.delta.filter(|t| !t.is_empty()), data.output_index)
                 {
+                    if self.skipped && !self.tool_items.iter().any(|(item, _)| *item == output_index) {
+                        return Err(DecodeError::Protocol(format!(
+                            "openai_responses stream: function_call arguments for output item {output_index}, whose response.output_item.added was in a skipped malformed frame"
+                        )));
+                    }
                     let index = self.tool_index(output_index);
                     out.push(Delta::ToolCall { index, id: None, name: None, arguments: arguments.into_owned() });
                 }
             }
+            "response.function_call_arguments.done" | "response.output_item.done" => {
+                self.open_items.retain(|item| Some(*item) != data.output_index);
+            }
             "response.completed" | "response.incomplete" => {
                 self.done = true;
-                let (ending, snapshot_called_tools) = match snapshot {
-                    Some(s) => (Some(s.ending), s.called_tools),
-                    None => (None, false),
+                let (ending, snapshot_tool_calls) = match snapshot {
+                    Some(s) => (Some(s.ending), s.tool_calls),
+                    None => (None, 0),
                 };
-                let called_tools = !self.tool_items.is_empty() || snapshot_called_tools;
+                if self.skipped && snapshot_tool_calls > self.tool_items.len() {
+                    return Err(DecodeError::Protocol(format!(
+                        "openai_responses stream: the response holds {snapshot_tool_calls} function_call items but {} were read: a skipped malformed frame held one",
+                        self.tool_items.len()
+                    )));
+                }
+                let called_tools = !self.tool_items.is_empty() || snapshot_tool_calls > 0;
                 let (status, incomplete) = match &ending {
                     Some(e) => (e.status, e.incomplete),
                     None => (None, None),
@@ -401,6 +432,22 @@ impl StreamDecoder {
             _ => {}
         }
         Ok(())
+    }
+
+    /// A frame that is not valid JSON or not an event's shape. An `error` event is never skipped.
+    fn malformed(&mut self, ev: &SseEvent, reason: String, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        if ev.event == "error" {
+            return Err(DecodeError::Protocol(reason));
+        }
+        let at_risk = if !self.open_items.is_empty() {
+            Some("a function_call item was open")
+        } else if ev.data.contains("function_call") {
+            Some("the frame names a function_call")
+        } else {
+            None
+        };
+        self.skipped = true;
+        malformed_frame(reason, at_risk, out)
     }
 
     /// The tool-call ordinal of the function_call item at `output_index`, assigned on first sight.
@@ -629,9 +676,10 @@ mod tests {
             Err(DecodeError::Provider { status: 500, message: "Something went wrong".into() })
         );
         let mut d = StreamDecoder::default();
+        assert_eq!(d.on_event(&event("response.output_text.delta", "{\"delta\":"), &mut out), Ok(()));
         assert!(matches!(
-            d.on_event(&event("response.output_text.delta", "{\"delta\":"), &mut out),
-            Err(DecodeError::Protocol(m)) if m.contains("openai_responses") && m.contains("response.output_text.delta")
+            out.pop(),
+            Some(Delta::Skipped { reason }) if reason.contains("openai_responses") && reason.contains("response.output_text.delta")
         ));
         assert_eq!(
             d.finish(&mut out),

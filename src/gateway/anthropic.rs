@@ -291,6 +291,8 @@ impl StreamEncoder {
                 }
             }
             Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
+            // The engine never delivers a skipped frame: it becomes a warning event.
+            Delta::Skipped { .. } => {}
         }
     }
 

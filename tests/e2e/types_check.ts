@@ -6,7 +6,7 @@ import type { CallEvent, Completion, Config, Gateway, StreamEvent } from "../../
 const config: Config = {
   targets: {
     primary: { format: "openai_chat", baseUrl: "http://127.0.0.1:1/v1", model: "m", apiKey: "k", timeouts: { headersMs: 1000, firstTokenMs: 2000, idleMs: 500 } },
-    backup: { format: "gemini", baseUrl: "http://127.0.0.1:1/v1beta", model: "g", headers: { "x-extra": "1" } },
+    backup: { format: "gemini", baseUrl: "http://127.0.0.1:1/v1beta", model: "g", headers: { "x-extra": "1" }, strictFrames: true },
   },
   routes: {
     main: { fallback: [{ retry: "primary", attempts: 3, backoff: { initialMs: 250, jitter: "none" }, retryOn: ["transport", "timeout", 429, "5xx"] }, "backup"], fallbackOn: ["timeout"] },
@@ -22,7 +22,8 @@ export async function use(): Promise<string> {
   const ctrl = new AbortController();
   const onEvent = (ev: CallEvent) => {
     if (ev.type === "retry") console.log(ev.delayMs, ev.cause.kind, ev.cause.status);
-    if (ev.type === "leg") console.log(ev.leg.outcome, ev.leg.timeout);
+    if (ev.type === "leg") console.log(ev.leg.outcome, ev.leg.timeout, ev.leg.skippedFrames);
+    if (ev.type === "warning") console.log(ev.target, ev.attempt, ev.message);
   };
   try {
     const out: Completion = await baton.complete(names[0], { messages: [{ role: "user", content: "hi" }], maxTokens: 5 }, { deadlineMs: 5000, signal: ctrl.signal, onEvent });

@@ -336,6 +336,7 @@ impl Shown {
                     call.arguments.push_str(&arguments);
                 }
                 done @ Delta::Done { .. } => panic!("Deliver carried {done:?}; the end of a stream is the Finish"),
+                skipped @ Delta::Skipped { .. } => panic!("Deliver carried {skipped:?}; a skipped frame is a warning"),
             }
         }
         assert!(self.bytes <= MAX_ANSWER_BYTES, "{} content bytes delivered, over the cap", self.bytes);
@@ -518,7 +519,7 @@ fn assemble(decoded: &[Delta]) -> Shown {
                 }
                 call.arguments.push_str(arguments);
             }
-            Delta::Done { .. } => {}
+            Delta::Done { .. } | Delta::Skipped { .. } => {}
         }
     }
     whole

@@ -46,7 +46,9 @@ pub enum Event {
     Failover { from: String, to: String, cause: FailureInfo },
 }
 
-/// A failure as the caller sees it: `{kind, message, status?, timeout?, limitMs?, retryAfterMs?}`.
+/// A failure as the caller sees it:
+/// `{kind, message, status?, code?, class?, timeout?, limitMs?, retryAfterMs?}` (`code` the
+/// provider's own error code, `class` the failure class the gate and the gateway read from it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FailureInfo(pub Failure);
 
@@ -58,6 +60,12 @@ impl Serialize for FailureInfo {
         m.serialize_entry("message", &f.to_string())?;
         if let Some(status) = f.status() {
             m.serialize_entry("status", &status)?;
+        }
+        if let Some(code) = f.code() {
+            m.serialize_entry("code", code)?;
+        }
+        if let Some(class) = f.class() {
+            m.serialize_entry("class", class.as_str())?;
         }
         if let Some(ms) = f.retry_after_ms() {
             m.serialize_entry("retryAfterMs", &ms)?;

@@ -291,7 +291,8 @@ fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
 // `tokens`), `content_policy_violation` (400, images) and Azure OpenAI's `content_filter` (400, a
 // prompt its content filter rejected). A Responses `invalid_prompt` names a prompt "flagged as
 // potentially violating our usage policy" only in its words. Compatible servers (vLLM, LiteLLM)
-// send no code for a prompt over the window, only "maximum context length" in the message, and
+// send no code for a prompt over the window, only "maximum context length" in the message (and
+// Anthropic's compatible endpoint its own "prompt is too long"), and
 // OpenAI's 503 names an overload only in words ("The engine is currently overloaded").
 
 /// The provider's words, code and class from an OpenAI error body (`{"error": {...}}`, or the
@@ -337,7 +338,9 @@ pub(crate) fn error_class(status: u16, kind: Option<&str>, code: Option<&str>, m
         _ => None,
     };
     let words = message.to_ascii_lowercase();
-    let by_words = if words.contains("maximum context length") || words.contains("context window") {
+    let over_window =
+        ["maximum context length", "context window", "prompt is too long"].iter().any(|w| words.contains(w));
+    let by_words = if (400..500).contains(&status) && over_window {
         Some(FailureClass::ContextLength)
     } else if code == Some("invalid_prompt") && words.contains("usage policy") {
         Some(FailureClass::ContentFilter)
@@ -912,6 +915,27 @@ mod tests {
         assert_eq!(
             d.on_event(&event(r#"{"error":{"message":"The server had an error","type":"server_error"}}"#), &mut out),
             Err(provider(500, "The server had an error", Some("server_error"), None))
+        );
+        // Compatible servers (vLLM) report a prompt over the window in the stream, code a number.
+        let over = r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.","type":"BadRequestError","param":null,"code":400}"#;
+        assert_eq!(
+            StreamDecoder::default().on_event(&event(&format!(r#"{{"error":{over}}}"#)), &mut Vec::new()),
+            Err(provider(
+                400,
+                "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.",
+                Some("BadRequestError"),
+                Some(FailureClass::ContextLength)
+            ))
+        );
+        let quota = r#"{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+        assert_eq!(
+            StreamDecoder::default().on_event(&event(quota), &mut Vec::new()),
+            Err(provider(
+                429,
+                "You exceeded your current quota.",
+                Some("insufficient_quota"),
+                Some(FailureClass::Quota)
+            ))
         );
         assert!(
             matches!(d.on_event(&event("{\"choices\":["), &mut out), Err(DecodeError::Protocol(m)) if m.starts_with("openai_chat"))

@@ -624,6 +624,42 @@ mod tests {
     }
 
     #[test]
+    fn stream_errors_carry_the_code_and_class() {
+        use FailureClass::*;
+        let cases = [
+            (
+                "error",
+                r#"{"type":"error","code":"context_length_exceeded","message":"Your input exceeds the context window of this model. Please adjust your input and try again.","param":"input","sequence_number":1}"#,
+                provider(
+                    400,
+                    "Your input exceeds the context window of this model. Please adjust your input and try again.",
+                    Some("context_length_exceeded"),
+                    Some(ContextLength),
+                ),
+            ),
+            (
+                "response.failed",
+                r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"insufficient_quota","message":"You exceeded your current quota."}}}"#,
+                provider(429, "You exceeded your current quota.", Some("insufficient_quota"), Some(Quota)),
+            ),
+            (
+                "error",
+                r#"{"type":"error","error":{"type":"invalid_request_error","code":"invalid_prompt","message":"Invalid prompt: your prompt was flagged as potentially violating our usage policy."}}"#,
+                provider(
+                    400,
+                    "Invalid prompt: your prompt was flagged as potentially violating our usage policy.",
+                    Some("invalid_prompt"),
+                    Some(ContentFilter),
+                ),
+            ),
+        ];
+        for (name, data, expected) in cases {
+            let mut out = Vec::new();
+            assert_eq!(StreamDecoder::default().on_event(&event(name, data), &mut out), Err(expected), "{data}");
+        }
+    }
+
+    #[test]
     fn stream_errors_and_truncation() {
         let mut out = Vec::new();
         let failed = r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"rate_limit_exceeded","message":"slow down"}}}"#;

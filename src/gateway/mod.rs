@@ -216,6 +216,8 @@ impl GatewayError {
     /// | quota | 429 | insufficient_quota / insufficient_quota | billing_error |
     /// | rate_limit | 429 | rate_limit_error / rate_limit_exceeded | rate_limit_error |
     /// | overloaded | 529 | overloaded_error / overloaded | overloaded_error |
+    ///
+    /// The first three also say `x-should-retry: false` ([`GatewayError::should_retry`]).
     pub fn from_failure(failure: &Failure) -> GatewayError {
         GatewayError::from_target_failure(failure, None)
     }
@@ -277,6 +279,16 @@ impl GatewayError {
                 retry_after_ms: None,
                 class: None,
             },
+        }
+    }
+
+    /// `Some(false)` for a class a client's retry cannot help, sent as `x-should-retry: false`:
+    /// the OpenAI and Anthropic SDKs obey that header before their status rule, and would
+    /// otherwise retry a spent quota's 429.
+    pub fn should_retry(&self) -> Option<bool> {
+        match self.class? {
+            FailureClass::ContextLength | FailureClass::ContentFilter | FailureClass::Quota => Some(false),
+            FailureClass::Auth | FailureClass::Overloaded | FailureClass::RateLimit => None,
         }
     }
 
@@ -593,6 +605,8 @@ mod tests {
                 };
                 let e = GatewayError::from_failure(&failure);
                 assert_eq!((e.status, e.message.as_str()), (status, "the provider's reason"), "{class:?}");
+                let final_for_clients = matches!(class, ContextLength | ContentFilter | Quota);
+                assert_eq!(e.should_retry(), final_for_clients.then_some(false), "{class:?}");
                 assert_eq!(
                     e.body(ClientFormat::OpenAi),
                     json!({"error": {"message": "the provider's reason", "type": openai_type, "code": openai_code, "param": null}}),

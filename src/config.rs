@@ -648,13 +648,14 @@ fn parse_conditions(v: &Value, path: &str) -> Result<Conditions, ConfigError> {
     })?;
     let mut c = Conditions::default();
     for (i, item) in list.iter().enumerate() {
+        let class = item.as_str().and_then(FailureClass::parse);
         match item {
             Value::String(s) if s == "transport" => c.transport = true,
             Value::String(s) if s == "timeout" => c.timeout = true,
             Value::String(s) if s == "protocol" => c.protocol = true,
             Value::String(s) if s == "4xx" => c.any_4xx = true,
             Value::String(s) if s == "5xx" => c.any_5xx = true,
-            Value::String(s) if FailureClass::parse(s).is_some() => c.classes.extend(FailureClass::parse(s)),
+            Value::String(_) if class.is_some() => c.classes.extend(class),
             Value::Number(n) if n.as_u64().is_some_and(|s| (100..=599).contains(&s)) => c.statuses.push(n.as_u64().unwrap() as u16),
             other => {
                 return Err(ConfigError::new(

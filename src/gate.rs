@@ -15,7 +15,7 @@
 //! A provider error's class (src/outcome.rs, read by the formats) sharpens both moves, because
 //! its status alone says the wrong thing:
 //!
-//! - `context_length` (a 400) and `quota` (a 429) and `auth` (401/403) are never retried by
+//! - `context_length` (a 400), `quota` (a 429) and `auth` (401/403) are never retried by
 //!   default: the same request to the same member fails the same way (a wait refills no quota),
 //!   and `x-should-retry` does not change that. They fail over: another member may have a bigger
 //!   window, another account or key.
@@ -58,11 +58,8 @@ pub fn allows(mv: Move, failure: &Failure, committed: bool, conditions: Option<&
                 None => retried_by_default(failure),
             }
         }
-        Move::Failover => match conditions {
-            _ if class == Some(FailureClass::ContentFilter) => conditions.is_some_and(|c| names(c, class)),
-            Some(c) => names(c, class) || matches(c, failure),
-            None => true,
-        },
+        Move::Failover if class == Some(FailureClass::ContentFilter) => conditions.is_some_and(|c| names(c, class)),
+        Move::Failover => conditions.is_none_or(|c| names(c, class) || matches(c, failure)),
     }
 }
 

@@ -11,7 +11,7 @@ import { Gateway, openGatewayWarning } from "./gateway.js";
 import { armTrap, cancel, currentGeneration, enter, spawn } from "./host.js";
 
 /** Fields of a driver error worth keeping on a BatonError (see index.d.ts for their meaning). */
-const ERROR_FIELDS = ["kind", "timeout", "limitMs", "status", "retryAfterMs", "path", "target", "legs"];
+const ERROR_FIELDS = ["kind", "timeout", "limitMs", "status", "code", "class", "retryAfterMs", "path", "target", "legs"];
 
 /** The test-only hook that makes the wasm trap at its next poll (tests/e2e/hostile.mjs). */
 const TRAP = Symbol.for("llm-baton.test.trap");

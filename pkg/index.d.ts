@@ -43,10 +43,18 @@ export interface Target {
 }
 
 /**
- * Which failures qualify for a retry or a failover: a failure class, any 4xx / 5xx, or one
- * HTTP status.
+ * What kind of provider error an HTTP failure is, read from the provider's own error code (README,
+ * "Failure classes"). By default `context_length`, `quota` and `auth` are never retried and fail
+ * over; `content_filter` is final; `overloaded` and `rate_limit` are retried and fail over.
  */
-export type Condition = "transport" | "timeout" | "protocol" | "4xx" | "5xx" | number;
+export type FailureClass = "context_length" | "content_filter" | "quota" | "auth" | "overloaded" | "rate_limit";
+
+/**
+ * Which failures qualify for a retry or a failover: a failure kind, a failure class, any
+ * 4xx / 5xx, or one HTTP status. Only its class name retries `context_length`, `quota`, `auth`
+ * or `content_filter`, and only its class name routes around `content_filter`.
+ */
+export type Condition = "transport" | "timeout" | "protocol" | "4xx" | "5xx" | FailureClass | number;
 
 export interface Backoff {
   /** The first delay (default 250). */
@@ -169,6 +177,8 @@ export interface Leg {
   status?: number;
   timeout?: TimeoutKind;
   retryAfterMs?: number;
+  /** The provider error's class, when it had one. */
+  class?: FailureClass;
   /** Time to the first visible content (streams). */
   ttftMs?: number;
   /** Malformed stream frames skipped in this attempt (each also a "warning" event). */
@@ -210,6 +220,10 @@ export interface Cause {
   kind: ErrorKind;
   message: string;
   status?: number;
+  /** kind "http": the provider's own error code ("insufficient_quota", "overloaded_error", "RESOURCE_EXHAUSTED"...). */
+  code?: string;
+  /** kind "http": the failure class read from it. */
+  class?: FailureClass;
   retryAfterMs?: number;
   timeout?: TimeoutKind;
   limitMs?: number;
@@ -259,6 +273,14 @@ export declare class BatonError extends Error {
   status?: number;
   /** kind "http": the provider's Retry-After, in milliseconds. */
   retryAfterMs?: number;
+  /**
+   * kind "http": the provider's own error code, as it sent it: OpenAI's `code` (else `type`),
+   * Anthropic's error `type`, Google's `status` ("context_length_exceeded", "overloaded_error",
+   * "RESOURCE_EXHAUSTED").
+   */
+  code?: string;
+  /** kind "http": the failure class read from the provider's error, when it has one. */
+  class?: FailureClass;
   /** kind "config": the offending field, e.g. "targets.p.timeouts.totalMs" or "options.deadlineMs". */
   path?: string;
   /** The target of the last attempt. */

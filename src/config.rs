@@ -12,6 +12,7 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::format::{Endpoint, Format};
+use crate::outcome::FailureClass;
 use crate::secret::{is_secret_header, REDACTED};
 use crate::value::{as_object, child, kind, parse_json, read_ms, read_number, read_whole, show, show_kind, Obj};
 pub use crate::value::{parse_ms, ConfigError, MAX_MS};
@@ -164,6 +165,8 @@ pub struct Conditions {
     pub any_4xx: bool,
     pub any_5xx: bool,
     pub statuses: Vec<u16>,
+    /// Failure classes named in the list (`"context_length"`, `"quota"`...).
+    pub classes: Vec<FailureClass>,
 }
 
 impl Conditions {
@@ -743,17 +746,19 @@ fn parse_conditions(v: &Value, path: &str) -> Result<Conditions, ConfigError> {
     })?;
     let mut c = Conditions::default();
     for (i, item) in list.iter().enumerate() {
+        let class = item.as_str().and_then(FailureClass::parse);
         match item {
             Value::String(s) if s == "transport" => c.transport = true,
             Value::String(s) if s == "timeout" => c.timeout = true,
             Value::String(s) if s == "protocol" => c.protocol = true,
             Value::String(s) if s == "4xx" => c.any_4xx = true,
             Value::String(s) if s == "5xx" => c.any_5xx = true,
+            Value::String(_) if class.is_some() => c.classes.extend(class),
             Value::Number(n) if n.as_u64().is_some_and(|s| (100..=599).contains(&s)) => c.statuses.push(n.as_u64().unwrap() as u16),
             other => {
                 return Err(ConfigError::new(
                     format!("{path}[{i}]"),
-                    format!("must be \"transport\", \"timeout\", \"protocol\", \"4xx\", \"5xx\" or an HTTP status from 100 to 599 (got {})", show(other)),
+                    format!("must be \"transport\", \"timeout\", \"protocol\", \"4xx\", \"5xx\", a failure class ({}) or an HTTP status from 100 to 599 (got {})", FailureClass::ALL.map(|c| format!("\"{}\"", c.as_str())).join(", "), show(other)),
                 ))
             }
         }

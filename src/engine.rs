@@ -621,6 +621,7 @@ impl Call {
             status: failure.and_then(Failure::status),
             timeout: failure.and_then(Failure::timeout).map(|(l, _)| l),
             retry_after_ms: failure.and_then(Failure::retry_after_ms),
+            class: failure.and_then(Failure::class),
             ttft_ms: a.first_content_at.map(|t| t - a.started_at),
             skipped_frames: a.skipped_frames,
         };

@@ -18,9 +18,26 @@
 //! 10 s limits and three attempts, the backup answers after 10 s, not 30 s. A bare retry, with
 //! nowhere else to go, still retries it (BAML #5085), and a `retryOn` naming `"timeout"` always
 //! does.
+//!
+//! A provider error's class (src/outcome.rs, read by the formats) sharpens both moves, because
+//! its status alone says the wrong thing:
+//!
+//! - `context_length` (a 400), `quota` (a 429) and `auth` (401/403) are never retried by
+//!   default: the same request to the same member fails the same way (a wait refills no quota),
+//!   and `x-should-retry` does not change that. They fail over: another member may have a bigger
+//!   window, another account or key.
+//! - `content_filter` (a 400) is final by default: the provider's reason reaches the caller, and
+//!   a policy rejection is not routed to a less strict provider unless `fallbackOn` names
+//!   `"content_filter"`.
+//! - `overloaded` and `rate_limit` keep their statuses' defaults (retried, fail over).
+//!
+//! In a `retryOn` list, only the class's own name retries `context_length`, `quota`, `auth` or
+//! `content_filter` (a `429` or `"4xx"` there means "a status worth waiting for", which these
+//! are not); in `fallbackOn`, only its own name routes around `content_filter`. Every other
+//! failure matches a list by its class name or, as before, by its status, kind or range.
 
 use crate::config::Conditions;
-use crate::outcome::{Failure, Limit};
+use crate::outcome::{Failure, FailureClass, Limit};
 
 /// What the asking strategy would do next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,18 +53,35 @@ pub fn allows(mv: Move, failure: &Failure, committed: bool, conditions: Option<&
     if committed || is_final(failure) {
         return false;
     }
+    let class = failure.class();
     match mv {
         Move::Retry | Move::RetryBeforeFailover => {
+            if class.is_some_and(only_named_retries) {
+                return conditions.is_some_and(|c| names(c, class));
+            }
             if let Failure::Http { should_retry: Some(said), .. } = failure {
                 return *said;
             }
             match conditions {
-                Some(c) => matches(c, failure),
+                Some(c) => names(c, class) || matches(c, failure),
                 None => retried_by_default(failure) && !(mv == Move::RetryBeforeFailover && is_silence(failure)),
             }
         }
-        Move::Failover => conditions.is_none_or(|c| matches(c, failure)),
+        Move::Failover if class == Some(FailureClass::ContentFilter) => conditions.is_some_and(|c| names(c, class)),
+        Move::Failover => conditions.is_none_or(|c| names(c, class) || matches(c, failure)),
     }
+}
+
+/// Classes a retry cannot help, so only a `retryOn` that names them retries them.
+fn only_named_retries(class: FailureClass) -> bool {
+    matches!(
+        class,
+        FailureClass::ContextLength | FailureClass::Quota | FailureClass::ContentFilter | FailureClass::Auth
+    )
+}
+
+fn names(c: &Conditions, class: Option<FailureClass>) -> bool {
+    class.is_some_and(|class| c.classes.contains(&class))
 }
 
 /// Failures that end the call whatever the strategy says.
@@ -83,7 +117,19 @@ mod tests {
     use super::*;
 
     fn http(status: u16) -> Failure {
-        Failure::Http { status, message: String::new(), retry_after_ms: None, should_retry: None, in_stream: false }
+        classed(status, None)
+    }
+
+    fn classed(status: u16, class: Option<FailureClass>) -> Failure {
+        Failure::Http {
+            status,
+            message: String::new(),
+            code: None,
+            class,
+            retry_after_ms: None,
+            should_retry: None,
+            in_stream: false,
+        }
     }
 
     #[test]
@@ -171,5 +217,61 @@ mod tests {
         let words = Conditions { timeout: true, any_5xx: true, ..Default::default() };
         assert!(allows(Move::Failover, &http(599), false, Some(&words)));
         assert!(allows(Move::Failover, &Failure::Timeout { limit: Limit::Headers, limit_ms: 1 }, false, Some(&words)));
+    }
+
+    #[test]
+    fn classes_steer_both_moves_by_default() {
+        use FailureClass::*;
+        // (class, its usual status, retried, fails over)
+        let cases = [
+            (ContextLength, 400, false, true),
+            (ContentFilter, 400, false, false),
+            (Quota, 429, false, true),
+            (Auth, 401, false, true),
+            (Overloaded, 529, true, true),
+            (RateLimit, 429, true, true),
+        ];
+        for (class, status, retried, fails_over) in cases {
+            let f = classed(status, Some(class));
+            assert_eq!(allows(Move::Retry, &f, false, None), retried, "{class:?} retry");
+            assert_eq!(allows(Move::Failover, &f, false, None), fails_over, "{class:?} failover");
+            assert!(!allows(Move::Failover, &f, true, None), "{class:?} after the commit point");
+        }
+    }
+
+    #[test]
+    fn only_its_name_retries_a_class_that_waiting_cannot_help() {
+        use FailureClass::*;
+        let by_status = Conditions { any_4xx: true, statuses: vec![400, 401, 429], ..Default::default() };
+        for (class, status) in [(ContextLength, 400), (Quota, 429), (Auth, 401), (ContentFilter, 400)] {
+            let mut f = classed(status, Some(class));
+            assert!(!allows(Move::Retry, &f, false, Some(&by_status)), "{class:?} by status");
+            let named = Conditions { classes: vec![class], ..Default::default() };
+            assert!(allows(Move::Retry, &f, false, Some(&named)), "{class:?} by name");
+            if let Failure::Http { should_retry, .. } = &mut f {
+                *should_retry = Some(true);
+            }
+            assert!(!allows(Move::Retry, &f, false, None), "{class:?}: x-should-retry does not override it");
+        }
+        // Classes that waiting helps still match their status, and their name.
+        let f = classed(429, Some(RateLimit));
+        assert!(allows(Move::Retry, &f, false, Some(&by_status)));
+        let named = Conditions { classes: vec![Overloaded], ..Default::default() };
+        assert!(allows(Move::Retry, &classed(529, Some(Overloaded)), false, Some(&named)));
+        assert!(!allows(Move::Retry, &classed(529, None), false, Some(&named)), "an unclassed 529 is not named");
+    }
+
+    #[test]
+    fn only_its_name_routes_around_a_content_filter() {
+        let f = classed(400, Some(FailureClass::ContentFilter));
+        let broad = Conditions { any_4xx: true, statuses: vec![400], ..Default::default() };
+        assert!(!allows(Move::Failover, &f, false, Some(&broad)));
+        let named = Conditions { classes: vec![FailureClass::ContentFilter], ..Default::default() };
+        assert!(allows(Move::Failover, &f, false, Some(&named)));
+        // A fallbackOn that names a class narrows the rest like any list.
+        let quota_only = Conditions { classes: vec![FailureClass::Quota], ..Default::default() };
+        assert!(allows(Move::Failover, &classed(429, Some(FailureClass::Quota)), false, Some(&quota_only)));
+        assert!(!allows(Move::Failover, &classed(429, Some(FailureClass::RateLimit)), false, Some(&quota_only)));
+        assert!(allows(Move::Failover, &classed(400, Some(FailureClass::ContextLength)), false, Some(&broad)));
     }
 }

@@ -3,6 +3,11 @@
 //! Every failure is classified once, where it is observed (the driver, a decoder, a timer), and
 //! carried as a [`Failure`] from then on: the gate reads a status number or a limit name, never
 //! a formatted sentence. The same value becomes the caller's error, unchanged.
+//!
+//! An HTTP failure also keeps the provider's own error code and the [`FailureClass`] the
+//! format read from it (src/format/*: `error_body`), because a status alone hides what matters
+//! to the gate: a 400 may be a prompt too long for this model (another may take it), a 429 may
+//! be a quota that no wait refills.
 
 use serde::Serialize;
 use std::fmt;
@@ -60,14 +65,89 @@ impl ErrorKind {
     }
 }
 
+/// What kind of provider error an HTTP failure is, read from the provider's error code, type or
+/// status (and, where the provider documents only words, its message). Each class has its own
+/// default at the gate (src/gate.rs) and its own codes at the gateway (src/gateway/mod.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureClass {
+    /// The prompt does not fit this model's context window.
+    ContextLength,
+    /// The provider's policy or safety filter rejected the request.
+    ContentFilter,
+    /// The account's quota or credit is used up.
+    Quota,
+    /// The provider refused the credentials (401, 403 and their codes).
+    Auth,
+    /// The provider is overloaded (Anthropic 529 and equivalents).
+    Overloaded,
+    /// Too many requests for now (429 otherwise).
+    RateLimit,
+}
+
+impl FailureClass {
+    pub const ALL: [FailureClass; 6] = [
+        FailureClass::ContextLength,
+        FailureClass::ContentFilter,
+        FailureClass::Quota,
+        FailureClass::Auth,
+        FailureClass::Overloaded,
+        FailureClass::RateLimit,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureClass::ContextLength => "context_length",
+            FailureClass::ContentFilter => "content_filter",
+            FailureClass::Quota => "quota",
+            FailureClass::Auth => "auth",
+            FailureClass::Overloaded => "overloaded",
+            FailureClass::RateLimit => "rate_limit",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<FailureClass> {
+        FailureClass::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+
+    /// The class a status alone implies, for errors whose provider named nothing more specific.
+    pub fn of_status(status: u16) -> Option<FailureClass> {
+        match status {
+            401 | 403 => Some(FailureClass::Auth),
+            429 => Some(FailureClass::RateLimit),
+            529 => Some(FailureClass::Overloaded),
+            _ => None,
+        }
+    }
+}
+
+/// What a provider's error body or in-stream error object said about itself.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProviderSaid {
+    /// The provider's own words (or an excerpt of a body that is not its error shape).
+    pub message: String,
+    /// The provider's own code: OpenAI's `code` (else `type`), Anthropic's `type`, Google's `status`.
+    pub code: Option<String>,
+    pub class: Option<FailureClass>,
+}
+
 /// Why an attempt (and, when nothing is left to try, the call) did not succeed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
     /// No HTTP status was read: connection refused, reset, DNS, TLS, a dropped body.
     Transport { message: String },
     /// The provider answered with an error status, or reported an error inside a 2xx stream
-    /// (`in_stream`, with the status the provider documents for that error type).
-    Http { status: u16, message: String, retry_after_ms: Option<u64>, should_retry: Option<bool>, in_stream: bool },
+    /// (`in_stream`, with the status the provider documents for that error type). `code` is the
+    /// provider's own error code, `class` what llm-baton reads from it.
+    Http {
+        status: u16,
+        message: String,
+        code: Option<String>,
+        class: Option<FailureClass>,
+        retry_after_ms: Option<u64>,
+        should_retry: Option<bool>,
+        in_stream: bool,
+    },
     /// A limit expired; `limit_ms` is the configured value.
     Timeout { limit: Limit, limit_ms: u64 },
     /// The caller aborted the call.
@@ -94,6 +174,21 @@ impl Failure {
         }
     }
 
+    /// The provider's own error code, for HTTP failures whose provider named one.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            Failure::Http { code, .. } => code.as_deref(),
+            _ => None,
+        }
+    }
+
+    pub fn class(&self) -> Option<FailureClass> {
+        match self {
+            Failure::Http { class, .. } => *class,
+            _ => None,
+        }
+    }
+
     pub fn retry_after_ms(&self) -> Option<u64> {
         match self {
             Failure::Http { retry_after_ms, .. } => *retry_after_ms,
@@ -110,7 +205,8 @@ impl Failure {
 
     /// An HTTP error answer, reading `retry-after-ms`, `retry-after` and `x-should-retry` from
     /// its headers. `now_epoch_ms` (wall clock) resolves a Retry-After given as an HTTP date.
-    pub fn from_http(status: u16, headers: &[(String, String)], message: String, now_epoch_ms: u64) -> Failure {
+    /// `said` is the format's reading of the body (`Format::error_body`).
+    pub fn from_http(status: u16, headers: &[(String, String)], said: ProviderSaid, now_epoch_ms: u64) -> Failure {
         let header = |name: &str| headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim());
         let retry_after_ms =
             crate::backoff::retry_after_ms(header("retry-after-ms"), header("retry-after"), now_epoch_ms);
@@ -119,8 +215,9 @@ impl Failure {
             Some("false") => Some(false),
             _ => None,
         };
+        let ProviderSaid { message, code, class } = said;
         let message = without_status_prefix(status, message);
-        Failure::Http { status, message, retry_after_ms, should_retry, in_stream: false }
+        Failure::Http { status, message, code, class, retry_after_ms, should_retry, in_stream: false }
     }
 }
 
@@ -188,9 +285,17 @@ impl From<crate::format::DecodeError> for Failure {
     fn from(e: crate::format::DecodeError) -> Failure {
         match e {
             crate::format::DecodeError::Protocol(message) => Failure::Protocol { message },
-            crate::format::DecodeError::Provider { status, message } => {
+            crate::format::DecodeError::Provider { status, message, code, class } => {
                 let message = without_status_prefix(status, message);
-                Failure::Http { status, message, retry_after_ms: None, should_retry: None, in_stream: true }
+                Failure::Http {
+                    status,
+                    message,
+                    code,
+                    class,
+                    retry_after_ms: None,
+                    should_retry: None,
+                    in_stream: true,
+                }
             }
         }
     }
@@ -211,12 +316,15 @@ mod tests {
             ("overloaded", "overloaded", "HTTP 599: overloaded"),
         ];
         for (message, kept, shown) in cases {
-            let failure = Failure::from_http(599, &[], message.to_string(), 0);
+            let said = ProviderSaid { message: message.to_string(), ..Default::default() };
+            let failure = Failure::from_http(599, &[], said, 0);
             assert_eq!(
                 failure,
                 Failure::Http {
                     status: 599,
                     message: kept.into(),
+                    code: None,
+                    class: None,
                     retry_after_ms: None,
                     should_retry: None,
                     in_stream: false
@@ -227,13 +335,19 @@ mod tests {
         let built = Failure::Http {
             status: 599,
             message: "HTTP 599: HTTP 599: built elsewhere".into(),
+            code: None,
+            class: None,
             retry_after_ms: None,
             should_retry: None,
             in_stream: false,
         };
         assert_eq!(built.to_string(), "HTTP 599: built elsewhere");
-        let decoded =
-            Failure::from(crate::format::DecodeError::Provider { status: 529, message: "HTTP 529: busy".into() });
+        let decoded = Failure::from(crate::format::DecodeError::Provider {
+            status: 529,
+            message: "HTTP 529: busy".into(),
+            code: Some("overloaded_error".into()),
+            class: Some(FailureClass::Overloaded),
+        });
         assert_eq!(decoded.to_string(), "HTTP 529 in stream: busy");
     }
 }

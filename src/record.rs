@@ -7,7 +7,7 @@
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use crate::outcome::{Failure, Limit};
+use crate::outcome::{Failure, FailureClass, Limit};
 
 /// One attempt. Times are milliseconds since the call started.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -26,6 +26,9 @@ pub struct Leg {
     pub timeout: Option<Limit>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
+    /// The provider error's class (`context_length`, `quota`, …), when it had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class: Option<FailureClass>,
     /// Time to the first visible content, for streams that showed some.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ttft_ms: Option<u64>,
@@ -56,7 +59,9 @@ pub enum Event {
     Warning { target: String, attempt: u32, message: String },
 }
 
-/// A failure as the caller sees it: `{kind, message, status?, timeout?, limitMs?, retryAfterMs?}`.
+/// A failure as the caller sees it:
+/// `{kind, message, status?, code?, class?, timeout?, limitMs?, retryAfterMs?}` (`code` the
+/// provider's own error code, `class` the failure class the gate and the gateway read from it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FailureInfo(pub Failure);
 
@@ -68,6 +73,12 @@ impl Serialize for FailureInfo {
         m.serialize_entry("message", &f.to_string())?;
         if let Some(status) = f.status() {
             m.serialize_entry("status", &status)?;
+        }
+        if let Some(code) = f.code() {
+            m.serialize_entry("code", code)?;
+        }
+        if let Some(class) = f.class() {
+            m.serialize_entry("class", class.as_str())?;
         }
         if let Some(ms) = f.retry_after_ms() {
             m.serialize_entry("retryAfterMs", &ms)?;

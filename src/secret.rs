@@ -178,9 +178,15 @@ impl Redactor {
         match failure {
             Failure::Transport { message } => Failure::Transport { message: clean(message) },
             Failure::Protocol { message } => Failure::Protocol { message: clean(message) },
-            Failure::Http { status, message, retry_after_ms, should_retry, in_stream } => {
-                Failure::Http { status, message: clean(message), retry_after_ms, should_retry, in_stream }
-            }
+            Failure::Http { status, message, code, class, retry_after_ms, should_retry, in_stream } => Failure::Http {
+                status,
+                message: clean(message),
+                code: code.map(clean),
+                class,
+                retry_after_ms,
+                should_retry,
+                in_stream,
+            },
             other @ (Failure::Timeout { .. } | Failure::Cancelled) => other,
         }
     }
@@ -310,6 +316,7 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outcome::FailureClass;
 
     const KEY: &str = "sk-test-1234567890abcdef";
 
@@ -407,6 +414,8 @@ mod tests {
                 Failure::Http {
                     status: 401,
                     message: format!("bad key {KEY}"),
+                    code: Some(format!("code {KEY}")),
+                    class: Some(FailureClass::Auth),
                     retry_after_ms: Some(5),
                     should_retry: Some(false),
                     in_stream: true,
@@ -414,6 +423,8 @@ mod tests {
                 Failure::Http {
                     status: 401,
                     message: format!("bad key {REDACTED}"),
+                    code: Some(format!("code {REDACTED}")),
+                    class: Some(FailureClass::Auth),
                     retry_after_ms: Some(5),
                     should_retry: Some(false),
                     in_stream: true,

@@ -2,6 +2,7 @@
 //! what would be right.
 
 use llm_baton::config::{Config, Cors, Jitter, Strategy};
+use llm_baton::outcome::FailureClass;
 
 fn err(json: &str) -> (String, String) {
     let e = Config::from_json(json).expect_err("config should be rejected");
@@ -98,7 +99,12 @@ fn messages_are_exact() {
         (
             with_targets("", r#"{"chat": {"retry": "p", "attempts": 2, "retryOn": ["timeouts"]}}"#),
             "routes.chat.retryOn[0]",
-            r#"routes.chat.retryOn[0] must be "transport", "timeout", "protocol", "4xx", "5xx" or an HTTP status from 100 to 599 (got "timeouts")"#,
+            r#"routes.chat.retryOn[0] must be "transport", "timeout", "protocol", "4xx", "5xx", a failure class ("context_length", "content_filter", "quota", "auth", "overloaded", "rate_limit") or an HTTP status from 100 to 599 (got "timeouts")"#,
+        ),
+        (
+            with_targets("", r#"{"chat": {"fallback": ["p"], "fallbackOn": ["quota", "context_lenght"]}}"#),
+            "routes.chat.fallbackOn[1]",
+            r#"routes.chat.fallbackOn[1] must be "transport", "timeout", "protocol", "4xx", "5xx", a failure class ("context_length", "content_filter", "quota", "auth", "overloaded", "rate_limit") or an HTTP status from 100 to 599 (got "context_lenght")"#,
         ),
         (
             with_targets("", r#"{"chat": {"retry": "p", "attempts": 2, "backoff": {"jitter": "half"}}}"#),
@@ -157,6 +163,25 @@ fn nested_strategies_are_inlined_with_their_settings() {
     assert_eq!(c.round_robin_nodes, 1);
     assert_eq!(c.gateway.cors, Cors::Off);
     assert_eq!(c.route_names(), vec!["chat", "primary", "p", "q"]);
+}
+
+#[test]
+fn condition_lists_name_failure_classes() {
+    let json = with_targets(
+        "",
+        r#"{"primary": {"retry": "p", "attempts": 3, "retryOn": ["overloaded", "rate_limit", "transport"]},
+            "chat": {"fallback": ["primary", "p"], "fallbackOn": ["context_length", "content_filter", "quota", "auth", 500]}}"#,
+    );
+    let c = Config::from_json(&json).unwrap();
+    let Strategy::Fallback { members, fallback_on } = &c.routes["chat"] else { panic!("fallback expected") };
+    let fallback_on = fallback_on.as_ref().unwrap();
+    use FailureClass::*;
+    assert_eq!(fallback_on.classes, vec![ContextLength, ContentFilter, Quota, Auth]);
+    assert_eq!(fallback_on.statuses, vec![500]);
+    let Strategy::Retry(p) = &members[0] else { panic!("retry inlined") };
+    let retry_on = p.retry_on.as_ref().unwrap();
+    assert_eq!(retry_on.classes, vec![Overloaded, RateLimit]);
+    assert!(retry_on.transport && !retry_on.timeout);
 }
 
 #[test]

@@ -64,7 +64,9 @@ fn decode(format: Format, events: &[SseItem]) -> (Vec<Delta>, Result<(), DecodeE
 fn golden(deltas: &[Delta], end: &Result<(), DecodeError>) -> Value {
     let end = match end {
         Ok(()) => json!("ok"),
-        Err(DecodeError::Provider { status, message }) => json!({"provider": {"status": status, "message": message}}),
+        Err(DecodeError::Provider { status, message, code, class }) => {
+            json!({"provider": {"status": status, "message": message, "code": code, "class": class}})
+        }
         Err(DecodeError::Protocol(message)) => json!({"protocol": message}),
     };
     json!({"deltas": deltas, "end": end})

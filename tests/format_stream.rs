@@ -5,7 +5,7 @@
 
 use llm_baton::chat::{ChatRequest, Delta, Message, Role};
 use llm_baton::config::{Secret, Target, Timeouts};
-use llm_baton::format::{DecodeError, Format};
+use llm_baton::format::{DecodeError, FailureClass, Format};
 use llm_baton::sse::SseEvent;
 use proptest::prelude::*;
 
@@ -259,11 +259,18 @@ fn error_messages_come_from_the_providers_own_shape() {
     );
     let gemini = br#"{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}"#;
     assert_eq!(Format::Gemini.error_message(429, gemini), "Resource has been exhausted (e.g. check quota).");
+    for format in [Format::OpenaiChat, Format::OpenaiResponses] {
+        let said = format.error_body(429, openai);
+        assert_eq!((said.code.as_deref(), said.class), (Some("insufficient_quota"), Some(FailureClass::Quota)));
+    }
     for format in Format::ALL {
-        let message = format.error_message(502, b"<html>Bad Gateway</html>");
-        assert_eq!(message, "<html>Bad Gateway</html>", "the status is written once, by the failure");
-        let failure = llm_baton::outcome::Failure::from_http(502, &[], message, 0);
+        let said = format.error_body(502, b"<html>Bad Gateway</html>");
+        assert_eq!(said.message, "<html>Bad Gateway</html>", "the status is written once, by the failure");
+        let failure = llm_baton::outcome::Failure::from_http(502, &[], said, 0);
         assert_eq!(failure.to_string(), "HTTP 502: <html>Bad Gateway</html>");
+        // A body that is not the provider's shape still has its status's class.
+        let said = format.error_body(429, b"Too Many Requests");
+        assert_eq!((said.code, said.class), (None, Some(FailureClass::RateLimit)), "{format:?}");
     }
 }
 

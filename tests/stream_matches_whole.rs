@@ -13,7 +13,7 @@ use llm_baton::body::StreamBody;
 use llm_baton::chat::{Answer, Delta, FinishReason, ToolCall, Usage};
 use llm_baton::config::Config;
 use llm_baton::engine::{Action, Baton, CallOptions};
-use llm_baton::format::{DecodeError, Format};
+use llm_baton::format::{DecodeError, FailureClass, Format};
 use llm_baton::outcome::Failure;
 
 const CONFIGURED_MODEL: &str = "configured-model";
@@ -207,15 +207,26 @@ fn an_anthropic_tool_call_without_streamed_input_takes_its_start_input() {
 #[test]
 fn a_gemini_error_after_the_frames_is_a_provider_error() {
     let cases = [
-        ("error_after_frames", 499, "The operation was cancelled."),
-        ("error_after_frames_pretty", 503, "The model is overloaded. Please try again later."),
+        ("error_after_frames", 499, "The operation was cancelled.", "CANCELLED", None),
+        (
+            "error_after_frames_pretty",
+            503,
+            "The model is overloaded. Please try again later.",
+            "UNAVAILABLE",
+            Some(FailureClass::Overloaded),
+        ),
     ];
-    for (case, status, message) in cases {
+    for (case, status, message, code, class) in cases {
         let streamed = stream_everywhere(Format::Gemini, &read(Format::Gemini, case));
         assert_eq!(text(&streamed.delivered), "The first chapter of the story begins", "{case}");
         assert_eq!(
             streamed.outcome,
-            Err(Failure::from(DecodeError::Provider { status, message: message.into() })),
+            Err(Failure::from(DecodeError::Provider {
+                status,
+                message: message.into(),
+                code: Some(code.into()),
+                class
+            })),
             "{case}"
         );
     }

@@ -86,8 +86,8 @@ async fn exchange(
             .iter()
             .filter_map(|name| response.headers().get(name).ok().flatten().map(|v| (name.to_string(), v)))
             .collect();
-        let message = format.error_message(status, whole.bytes());
-        return Err(Failure::from_http(status, &headers, message, js_sys::Date::now() as u64));
+        let said = format.error_body(status, whole.bytes());
+        return Err(Failure::from_http(status, &headers, said, js_sys::Date::now() as u64));
     }
 
     if !stream {

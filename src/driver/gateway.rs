@@ -54,6 +54,9 @@ impl Reply {
         if let Some(ms) = e.retry_after_ms {
             reply.headers.insert("retry-after", ms.div_ceil(1000).to_string());
         }
+        if let Some(said) = e.should_retry() {
+            reply.headers.insert("x-should-retry", said.to_string());
+        }
         reply
     }
 }

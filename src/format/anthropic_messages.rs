@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Role, ToolCall, Usage};
 use crate::format::openai_chat::request_headers;
-use crate::format::{join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest};
+use crate::format::{join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderSaid};
 use crate::sse::SseEvent;
 
 /// Anthropic rejects a request without `max_tokens`; this is used when the caller set none.
@@ -270,14 +270,44 @@ fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
 }
 
 // ---- errors ----
+//
+// Anthropic's error body is `{"type": "error", "error": {"type", "message"}}`, and its "Errors"
+// reference lists the types with their statuses: invalid_request_error 400,
+// authentication_error 401, billing_error 402, permission_error 403, not_found_error 404,
+// request_too_large 413, rate_limit_error 429, api_error 500, timeout_error 504,
+// overloaded_error 529. A prompt over the context window is an invalid_request_error whose
+// message says "prompt is too long: N tokens > M maximum", and an account out of credit one that
+// says "Your credit balance is too low": only the words tell them apart. Anthropic documents no
+// error for its policy refusals: a refusal is an answer with stop_reason "refusal".
 
-pub fn error_message(body: &[u8]) -> Option<String> {
+/// The provider's words, code (its error `type`) and class from an Anthropic error body; None
+/// when the body is not that shape or carries no message.
+pub fn error_body(status: u16, body: &[u8]) -> Option<ProviderSaid> {
     let value = json::parse(body).ok()?;
-    let message = match value.get("error")? {
-        Value::String(s) => Some(s.as_str()),
-        e => e.get("message").and_then(Value::as_str),
+    let error = value.get("error")?;
+    let message = match error {
+        Value::String(s) => s.as_str(),
+        e => e.get("message").and_then(Value::as_str)?,
     };
-    message.filter(|m| !m.trim().is_empty()).map(str::to_string)
+    let kind = error.get("type").and_then(Value::as_str).filter(|k| !k.is_empty());
+    (!message.trim().is_empty()).then(|| ProviderSaid {
+        message: message.to_string(),
+        code: kind.map(str::to_string),
+        class: error_class(status, kind, message),
+    })
+}
+
+fn error_class(status: u16, kind: Option<&str>, message: &str) -> Option<FailureClass> {
+    let words = message.to_ascii_lowercase();
+    match kind {
+        Some("invalid_request_error") if words.contains("prompt is too long") => Some(FailureClass::ContextLength),
+        Some("invalid_request_error") if words.contains("credit balance is too low") => Some(FailureClass::Quota),
+        Some("billing_error") => Some(FailureClass::Quota),
+        Some("authentication_error" | "permission_error") => Some(FailureClass::Auth),
+        Some("rate_limit_error") => Some(FailureClass::RateLimit),
+        Some("overloaded_error") => Some(FailureClass::Overloaded),
+        _ => FailureClass::of_status(status),
+    }
 }
 
 /// An Anthropic `error` object (`{"type": "overloaded_error", "message": "Overloaded"}`) as a
@@ -305,7 +335,9 @@ fn provider_error(error: &Value) -> DecodeError {
             None => kind.to_string(),
         },
     };
-    DecodeError::Provider { status, message }
+    let code = (!kind.is_empty()).then(|| kind.to_string());
+    let class = error_class(status, code.as_deref(), &message);
+    DecodeError::Provider { status, message, code, class }
 }
 
 // ---- streams ----
@@ -600,6 +632,7 @@ fn push_text(out: &mut Vec<Delta>, text: Option<Cow<str>>, delta: fn(String) -> 
 mod tests {
     use super::*;
     use crate::chat::{Message, Tool};
+    use crate::format::provider;
     use crate::format::test_endpoint;
     use serde_json::json;
 
@@ -756,7 +789,7 @@ mod tests {
         assert!(matches!(decode_answer(b"{"), Err(DecodeError::Protocol(m)) if m.contains("anthropic_messages")));
         assert_eq!(
             decode_answer(br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#),
-            Err(DecodeError::Provider { status: 529, message: "Overloaded".into() })
+            Err(provider(529, "Overloaded", Some("overloaded_error"), Some(FailureClass::Overloaded)))
         );
     }
 
@@ -764,9 +797,36 @@ mod tests {
     fn reads_error_messages() {
         let body =
             br#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-x"},"request_id":"req_1"}"#;
-        assert_eq!(error_message(body).as_deref(), Some("model: claude-x"));
-        assert_eq!(error_message(br#"{"message":"no error key"}"#), None);
-        assert_eq!(error_message(b"upstream connect error"), None);
+        let message = |body: &[u8]| error_body(404, body).map(|said| said.message);
+        assert_eq!(message(body).as_deref(), Some("model: claude-x"));
+        assert_eq!(message(br#"{"message":"no error key"}"#), None);
+        assert_eq!(message(b"upstream connect error"), None);
+    }
+
+    #[test]
+    fn reads_error_codes_and_classes() {
+        use FailureClass::*;
+        let cases: [(u16, &str, &str, Option<FailureClass>); 10] = [
+            (400, "invalid_request_error", "prompt is too long: 215487 tokens > 200000 maximum", Some(ContextLength)),
+            (400, "invalid_request_error", "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.", Some(Quota)),
+            (400, "invalid_request_error", "messages: at least one message is required", None),
+            (402, "billing_error", "There is an issue with your billing.", Some(Quota)),
+            (401, "authentication_error", "invalid x-api-key", Some(Auth)),
+            (403, "permission_error", "Your API key does not have permission to use the specified resource.", Some(Auth)),
+            (429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", Some(RateLimit)),
+            (529, "overloaded_error", "Overloaded", Some(Overloaded)),
+            (500, "api_error", "Internal server error", None),
+            (413, "request_too_large", "Request exceeds the maximum allowed number of bytes.", None),
+        ];
+        for (status, kind, message, class) in cases {
+            let body = json!({"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_1"});
+            let said = error_body(status, body.to_string().as_bytes()).expect(message);
+            assert_eq!(said, ProviderSaid { message: message.into(), code: Some(kind.into()), class }, "{message}");
+            // The same object in a stream: the status comes from the type.
+            let mut out = Vec::new();
+            let streamed = StreamDecoder::default().on_event(&event("error", &body.to_string()), &mut out);
+            assert_eq!(streamed, Err(provider(status, message, Some(kind), class)), "{message}");
+        }
     }
 
     #[test]
@@ -786,7 +846,7 @@ mod tests {
             let mut out = Vec::new();
             assert_eq!(
                 StreamDecoder::default().on_event(&event("error", &data), &mut out),
-                Err(DecodeError::Provider { status, message: "m".into() })
+                Err(provider(status, "m", Some(kind), FailureClass::of_status(status)))
             );
         }
     }

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, ToolCall, Usage};
 use crate::format::openai_chat::request_headers;
-use crate::format::{join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest};
+use crate::format::{join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderSaid};
 use crate::sse::SseEvent;
 
 pub fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
@@ -393,16 +393,50 @@ fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
 }
 
 // ---- errors ----
+//
+// A Google API error is `{"error": {"code", "message", "status", "details"}}` (google.rpc.Status;
+// the Gemini API's "Troubleshooting" page lists what each status means). INVALID_ARGUMENT 400
+// covers a prompt over the model's window, named only in its words ("The input token count (N)
+// exceeds the maximum number of tokens allowed (M)"), and an invalid key, named by the
+// ErrorInfo reason API_KEY_INVALID. UNAUTHENTICATED 401 and PERMISSION_DENIED 403 are
+// credentials. RESOURCE_EXHAUSTED 429 is a rate limit: Google words even per-minute limits as
+// "You exceeded your current quota" and sends a RetryInfo delay, so waiting does help and none is
+// read as a quota. UNAVAILABLE 503 "The model is overloaded" is an overload. A prompt Gemini
+// blocks is no error but an answer (promptFeedback.blockReason, finish content_filter).
 
-pub fn error_message(body: &[u8]) -> Option<String> {
+/// The provider's words, code (its `status` name) and class from a Google API error body (also
+/// the one-element list some endpoints wrap it in); None when it is not that shape.
+pub fn error_body(status: u16, body: &[u8]) -> Option<ProviderSaid> {
     let value = json::parse(body).ok()?;
-    // Some endpoints wrap the error in a one-element list.
     let value = match value {
         Value::Array(items) => items.into_iter().next()?,
         v => v,
     };
-    let message = value.get("error")?.get("message")?.as_str()?;
-    (!message.trim().is_empty()).then(|| message.to_string())
+    let error = value.get("error")?;
+    let message = error.get("message")?.as_str()?;
+    (!message.trim().is_empty()).then(|| said(status, error, message.to_string()))
+}
+
+fn said(status: u16, error: &Value, message: String) -> ProviderSaid {
+    let name = error.get("status").and_then(Value::as_str).filter(|s| !s.is_empty());
+    let reasons = || {
+        let details = error.get("details").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        details.iter().filter_map(|d| d.get("reason").and_then(Value::as_str)).collect::<Vec<_>>()
+    };
+    let words = message.to_ascii_lowercase();
+    let class = match name {
+        Some("INVALID_ARGUMENT")
+            if words.contains("exceeds the maximum number of tokens") || words.contains("input token count") =>
+        {
+            Some(FailureClass::ContextLength)
+        }
+        Some("INVALID_ARGUMENT") if reasons().contains(&"API_KEY_INVALID") => Some(FailureClass::Auth),
+        Some("UNAUTHENTICATED" | "PERMISSION_DENIED") => Some(FailureClass::Auth),
+        Some("RESOURCE_EXHAUSTED") => Some(FailureClass::RateLimit),
+        Some("UNAVAILABLE") if words.contains("overloaded") => Some(FailureClass::Overloaded),
+        _ => FailureClass::of_status(status),
+    };
+    ProviderSaid { message, code: name.map(str::to_string), class }
 }
 
 /// A Google API error (`{"code": 503, "message": ..., "status": "UNAVAILABLE"}`): its `code` is
@@ -433,7 +467,8 @@ fn provider_error(error: &Value) -> DecodeError {
             .unwrap_or("the provider reported an error")
             .to_string(),
     };
-    DecodeError::Provider { status, message }
+    let said = said(status, error, message);
+    DecodeError::Provider { status, message: said.message, code: said.code, class: said.class }
 }
 
 // ---- streams ----
@@ -574,6 +609,7 @@ impl StreamDecoder {
 mod tests {
     use super::*;
     use crate::chat::Tool;
+    use crate::format::provider;
     use crate::format::test_endpoint;
     use serde_json::json;
 
@@ -715,22 +751,65 @@ mod tests {
         assert!(matches!(decode_answer(b"\xff"), Err(DecodeError::Protocol(m)) if m.contains("gemini")));
         assert_eq!(
             decode_answer(br#"{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}"#),
-            Err(DecodeError::Provider { status: 429, message: "Quota exceeded".into() })
+            Err(provider(429, "Quota exceeded", Some("RESOURCE_EXHAUSTED"), Some(FailureClass::RateLimit)))
         );
         assert_eq!(
             decode_answer(br#"{"error":{"message":"Overloaded","status":"UNAVAILABLE"}}"#),
-            Err(DecodeError::Provider { status: 503, message: "Overloaded".into() })
+            Err(provider(503, "Overloaded", Some("UNAVAILABLE"), Some(FailureClass::Overloaded)))
         );
     }
 
     #[test]
     fn reads_error_messages() {
         let body = br#"{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}"#;
-        assert_eq!(error_message(body).as_deref(), Some("API key not valid. Please pass a valid API key."));
+        let message = |body: &[u8]| error_body(400, body).map(|said| said.message);
+        assert_eq!(message(body).as_deref(), Some("API key not valid. Please pass a valid API key."));
         let listed = br#"[{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}]"#;
-        assert_eq!(error_message(listed).as_deref(), Some("The model is overloaded."));
-        assert_eq!(error_message(b"[]"), None);
-        assert_eq!(error_message(b"Not Found"), None);
+        assert_eq!(message(listed).as_deref(), Some("The model is overloaded."));
+        assert_eq!(message(b"[]"), None);
+        assert_eq!(message(b"Not Found"), None);
+    }
+
+    #[test]
+    fn reads_error_codes_and_classes() {
+        use FailureClass::*;
+        let key_invalid = json!([{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID", "domain": "googleapis.com"}]);
+        let quota = json!([{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{"quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]}, {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "33s"}]);
+        let cases: [(u16, &str, &str, Value, Option<FailureClass>); 9] = [
+            (
+                400,
+                "INVALID_ARGUMENT",
+                "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
+                json!([]),
+                Some(ContextLength),
+            ),
+            (400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.", key_invalid, Some(Auth)),
+            (400, "INVALID_ARGUMENT", "Request contains an invalid argument.", json!([]), None),
+            (403, "PERMISSION_DENIED", "Method doesn't allow unregistered callers.", json!([]), Some(Auth)),
+            (401, "UNAUTHENTICATED", "Request had invalid authentication credentials.", json!([]), Some(Auth)),
+            (
+                429,
+                "RESOURCE_EXHAUSTED",
+                "You exceeded your current quota, please check your plan and billing details.",
+                quota,
+                Some(RateLimit),
+            ),
+            (503, "UNAVAILABLE", "The model is overloaded. Please try again later.", json!([]), Some(Overloaded)),
+            (503, "UNAVAILABLE", "The service is currently unavailable.", json!([]), None),
+            (500, "INTERNAL", "An internal error has occurred.", json!([]), None),
+        ];
+        for (status, name, message, details, class) in cases {
+            let body = json!({"error": {"code": status, "message": message, "status": name, "details": details}});
+            let said = error_body(status, body.to_string().as_bytes()).expect(message);
+            assert_eq!(said, ProviderSaid { message: message.into(), code: Some(name.into()), class }, "{message}");
+            // The same object written after the frames of a failing stream.
+            let mut d = StreamDecoder::default();
+            assert_eq!(
+                d.on_unframed(&body.to_string()),
+                Err(provider(status, message, Some(name), class)),
+                "{message}"
+            );
+        }
     }
 
     #[test]
@@ -782,23 +861,34 @@ mod tests {
         for (name, status) in cases {
             // Without a code, or with a gRPC number where the HTTP status should be.
             for error in [json!({"message": "m", "status": name}), json!({"code": 1, "message": "m", "status": name})] {
-                assert_eq!(provider_error(&error), DecodeError::Provider { status, message: "m".into() }, "{name}");
+                let class = match name {
+                    "UNAUTHENTICATED" | "PERMISSION_DENIED" => Some(FailureClass::Auth),
+                    "RESOURCE_EXHAUSTED" => Some(FailureClass::RateLimit),
+                    _ => None,
+                };
+                assert_eq!(provider_error(&error), provider(status, "m", Some(name), class), "{name}");
             }
         }
         let coded = json!({"code": 499, "message": "The operation was cancelled.", "status": "CANCELLED"});
-        assert_eq!(
-            provider_error(&coded),
-            DecodeError::Provider { status: 499, message: "The operation was cancelled.".into() }
-        );
+        assert_eq!(provider_error(&coded), provider(499, "The operation was cancelled.", Some("CANCELLED"), None));
     }
 
     #[test]
     fn unframed_lines_fail_the_stream_only_with_an_error_object() {
-        let cancelled = || Err(DecodeError::Provider { status: 499, message: "cancelled".into() });
+        let cancelled = || Err(provider(499, "cancelled", Some("CANCELLED"), None));
         let error = r#"{"error": {"code": 499, "message": "cancelled", "status": "CANCELLED"}}"#;
         let cases: [(&[&str], Result<(), DecodeError>); 5] = [
             (&[error], cancelled()),
-            (&["[{", r#"  "error": {"code": 499,"#, r#"    "message": "cancelled"}"#, "}", "]"], cancelled()),
+            (
+                &[
+                    "[{",
+                    r#"  "error": {"code": 499,"#,
+                    r#"    "message": "cancelled", "status": "CANCELLED"}"#,
+                    "}",
+                    "]",
+                ],
+                cancelled(),
+            ),
             (&["<html>proxy noise</html>", error], cancelled()),
             (&[r#"{"notice": "not an error"}"#, "garbage"], Ok(())),
             (&["{", r#"  "error": {"code": 499"#], Ok(())),
@@ -830,7 +920,7 @@ mod tests {
                 &event(r#"{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}"#),
                 &mut out
             ),
-            Err(DecodeError::Provider { status: 503, message: "The model is overloaded.".into() })
+            Err(provider(503, "The model is overloaded.", Some("UNAVAILABLE"), Some(FailureClass::Overloaded)))
         );
         assert_eq!(d.on_event(&event("{"), &mut out), Ok(()));
         assert!(matches!(out.last(), Some(Delta::Skipped { reason }) if reason.starts_with("gemini")));

@@ -2,8 +2,13 @@
 //! provider's answer (whole or streamed) becomes normalized [`Answer`]s and [`Delta`]s.
 //!
 //! Every format is one module with the same four parts, so a reader who knows one knows all:
-//! `build_request`, `decode_answer`, a `StreamDecoder` fed with SSE events, and `error_message`
-//! (the provider's own words from an error body). Nothing here does I/O.
+//! `build_request`, `decode_answer`, a `StreamDecoder` fed with SSE events, and `error_body`
+//! (the provider's own words, code and [`FailureClass`] from an error body). Nothing here does I/O.
+//!
+//! Each format reads an error's class from what its provider documents (cited in its module):
+//! the code or type first, the status name for Google, and the message only where a provider
+//! documents nothing but words (Anthropic's "prompt is too long", Gemini's token-limit
+//! INVALID_ARGUMENT). What names no class falls back to [`FailureClass::of_status`].
 
 pub mod anthropic_messages;
 pub mod gemini;
@@ -14,6 +19,7 @@ pub mod openai_responses;
 use serde::{Deserialize, Serialize};
 
 use crate::chat::{Answer, ChatRequest, Delta};
+pub use crate::outcome::{FailureClass, ProviderSaid};
 pub use crate::secret::is_secret_header;
 use crate::secret::{Secret, REDACTED};
 use crate::sse::SseEvent;
@@ -81,15 +87,27 @@ impl Format {
         }
     }
 
-    /// The provider's own message from an error body, or a short excerpt of the body when it is
-    /// not the provider's error shape. Never echoes request headers.
+    /// The provider's own message from an error body ([`Format::error_body`]'s message).
     pub fn error_message(self, status: u16, body: &[u8]) -> String {
+        self.error_body(status, body).message
+    }
+
+    /// The provider's own message, code and class from an error body; a short excerpt of the
+    /// body (and the class its status implies) when it is not the provider's error shape. Never
+    /// echoes request headers.
+    pub fn error_body(self, status: u16, body: &[u8]) -> ProviderSaid {
         let found = match self {
-            Format::OpenaiChat | Format::OpenaiResponses => openai_chat::error_message(body),
-            Format::AnthropicMessages => anthropic_messages::error_message(body),
-            Format::Gemini => gemini::error_message(body),
+            Format::OpenaiChat | Format::OpenaiResponses => openai_chat::error_body(status, body),
+            Format::AnthropicMessages => anthropic_messages::error_body(status, body),
+            Format::Gemini => gemini::error_body(status, body),
         };
-        crate::outcome::without_status_prefix(status, found.unwrap_or_else(|| body_excerpt(body)))
+        let mut said = found.unwrap_or_else(|| ProviderSaid {
+            message: body_excerpt(body),
+            code: None,
+            class: FailureClass::of_status(status),
+        });
+        said.message = crate::outcome::without_status_prefix(status, said.message);
+        said
     }
 }
 
@@ -153,8 +171,9 @@ pub enum DecodeError {
     Protocol(String),
     /// The provider reported an error inside a 2xx answer or stream. `status` is the HTTP status
     /// the provider documents for that error type (overloaded_error = 529, rate limits = 429...),
-    /// 500 when it names none, so the gate treats it like the equivalent HTTP answer.
-    Provider { status: u16, message: String },
+    /// 500 when it names none, so the gate treats it like the equivalent HTTP answer. `code` is
+    /// the provider's own, `class` what the format reads from it (as for an HTTP error body).
+    Provider { status: u16, message: String, code: Option<String>, class: Option<FailureClass> },
 }
 
 /// Turns a format's SSE events into normalized deltas. Feed every event (and unframed line) in
@@ -227,6 +246,12 @@ pub(crate) fn join_url(base: &str, path: &str) -> String {
     format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))
 }
 
+/// A provider error as a unit test expects it.
+#[cfg(test)]
+pub(crate) fn provider(status: u16, message: &str, code: Option<&str>, class: Option<FailureClass>) -> DecodeError {
+    DecodeError::Provider { status, message: message.into(), code: code.map(str::to_string), class }
+}
+
 /// An endpoint for unit tests; the fixture is leaked so it lives for the whole test run.
 #[cfg(test)]
 pub(crate) fn test_endpoint(
@@ -261,9 +286,10 @@ mod tests {
         ];
         for format in Format::ALL {
             for (body, expected) in &cases {
-                let message = format.error_message(599, body);
-                assert_eq!(&message, expected, "{format:?}");
-                let shown = Failure::from_http(599, &[], message, 0).to_string();
+                let said = format.error_body(599, body);
+                assert_eq!(&said.message, expected, "{format:?}");
+                assert_eq!((said.code.as_deref(), said.class), (None, None), "{format:?}");
+                let shown = Failure::from_http(599, &[], said, 0).to_string();
                 assert_eq!(shown.matches("599").count(), 1, "{format:?}: {shown}");
             }
         }

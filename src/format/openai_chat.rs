@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, ToolCall, Usage};
-use crate::format::{join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest};
+use crate::format::{join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderSaid};
 use crate::sse::SseEvent;
 
 pub fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
@@ -283,15 +283,73 @@ fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
 }
 
 // ---- errors ----
+//
+// OpenAI's error object is `{"message", "type", "param", "code"}` (API reference, "Error codes"
+// guide). The classes come from its codes: `context_length_exceeded` (400, also the Responses
+// API's code for an input over the window), `insufficient_quota` (429, type `insufficient_quota`:
+// billing, not a rate), `invalid_api_key` (401), `rate_limit_exceeded` (429, type `requests` or
+// `tokens`), `content_policy_violation` (400, images) and Azure OpenAI's `content_filter` (400, a
+// prompt its content filter rejected). A Responses `invalid_prompt` names a prompt "flagged as
+// potentially violating our usage policy" only in its words. Compatible servers (vLLM, LiteLLM)
+// send no code for a prompt over the window, only "maximum context length" in the message (and
+// Anthropic's compatible endpoint its own "prompt is too long"), and
+// OpenAI's 503 names an overload only in words ("The engine is currently overloaded").
 
-pub fn error_message(body: &[u8]) -> Option<String> {
+/// The provider's words, code and class from an OpenAI error body (`{"error": {...}}`, or the
+/// bare `{"error": "..."}` / `{"message": "..."}` some compatible servers send); None when the
+/// body is none of these or carries no message.
+pub fn error_body(status: u16, body: &[u8]) -> Option<ProviderSaid> {
     let value = json::parse(body).ok()?;
-    let message = match value.get("error") {
-        Some(Value::String(s)) => Some(s.as_str()),
-        Some(e) => e.get("message").and_then(Value::as_str),
-        None => value.get("message").and_then(Value::as_str),
+    let said = match value.get("error") {
+        Some(Value::String(s)) => said(status, None, s),
+        Some(e) => said(status, Some(e), e.get("message").and_then(Value::as_str)?),
+        None => said(status, None, value.get("message").and_then(Value::as_str)?),
     };
-    message.filter(|m| !m.trim().is_empty()).map(str::to_string)
+    (!said.message.trim().is_empty()).then_some(said)
+}
+
+fn said(status: u16, error: Option<&Value>, message: &str) -> ProviderSaid {
+    let code = error.and_then(error_code);
+    let kind = error.and_then(|e| e.get("type")).and_then(Value::as_str);
+    let class = error_class(status, kind, code.as_deref(), message);
+    ProviderSaid { message: message.to_string(), code, class }
+}
+
+/// The code an OpenAI error names: its `code` when that is a word (compatible gateways put a
+/// status number there), else its `type`.
+fn error_code(error: &Value) -> Option<String> {
+    fn word(v: Option<&Value>) -> Option<&str> {
+        v.and_then(Value::as_str).filter(|s| !s.is_empty() && s.parse::<u16>().is_err())
+    }
+    word(error.get("code")).or_else(|| word(error.get("type"))).map(str::to_string)
+}
+
+/// The class of an OpenAI-dialect error, from its code, its type and (for what only words name)
+/// its message; the status's class otherwise.
+pub(crate) fn error_class(status: u16, kind: Option<&str>, code: Option<&str>, message: &str) -> Option<FailureClass> {
+    let by_name = |name: &str| match name {
+        "context_length_exceeded" => Some(FailureClass::ContextLength),
+        "content_policy_violation" | "content_filter" => Some(FailureClass::ContentFilter),
+        "insufficient_quota" => Some(FailureClass::Quota),
+        "invalid_api_key" | "invalid_authentication" | "authentication_error" | "permission_error" => {
+            Some(FailureClass::Auth)
+        }
+        "rate_limit_exceeded" | "rate_limit_error" | "requests" | "tokens" => Some(FailureClass::RateLimit),
+        _ => None,
+    };
+    let words = message.to_ascii_lowercase();
+    let over_window =
+        ["maximum context length", "context window", "prompt is too long"].iter().any(|w| words.contains(w));
+    let by_words = if (400..500).contains(&status) && over_window {
+        Some(FailureClass::ContextLength)
+    } else if code == Some("invalid_prompt") && words.contains("usage policy") {
+        Some(FailureClass::ContentFilter)
+    } else if status >= 500 && words.contains("overloaded") {
+        Some(FailureClass::Overloaded)
+    } else {
+        None
+    };
+    code.and_then(by_name).or_else(|| kind.and_then(by_name)).or(by_words).or_else(|| FailureClass::of_status(status))
 }
 
 /// An OpenAI `error` value (an object with `message`/`type`/`code`, or a bare string from some
@@ -307,10 +365,9 @@ pub(crate) fn provider_error(error: &Value) -> DecodeError {
             .unwrap_or("the provider reported an error")
             .to_string(),
     };
-    DecodeError::Provider {
-        status: error_status(error.get("code"), error.get("type").and_then(Value::as_str)),
-        message,
-    }
+    let status = error_status(error.get("code"), error.get("type").and_then(Value::as_str));
+    let ProviderSaid { message, code, class } = said(status, Some(error), &message);
+    DecodeError::Provider { status, message, code, class }
 }
 
 /// The HTTP status OpenAI documents for an error `code` (or, failing that, `type`); 500 when
@@ -539,6 +596,7 @@ impl StreamDecoder {
 mod tests {
     use super::*;
     use crate::chat::Tool;
+    use crate::format::provider;
     use crate::format::test_endpoint;
     use serde_json::json;
 
@@ -692,18 +750,109 @@ mod tests {
             decode_answer(
                 br#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#
             ),
-            Err(DecodeError::Provider { status: 429, message: "Rate limit reached".into() })
+            Err(provider(429, "Rate limit reached", Some("rate_limit_exceeded"), Some(FailureClass::RateLimit)))
         );
     }
 
     #[test]
     fn reads_error_messages() {
+        let message = |body: &[u8]| error_body(500, body).map(|said| said.message);
         let body = br#"{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#;
-        assert_eq!(error_message(body).as_deref(), Some("Incorrect API key provided."));
-        assert_eq!(error_message(br#"{"error":"model not loaded"}"#).as_deref(), Some("model not loaded"));
-        assert_eq!(error_message(br#"{"message":"bad gateway"}"#).as_deref(), Some("bad gateway"));
-        assert_eq!(error_message(br#"{"error":{"message":""}}"#), None);
-        assert_eq!(error_message(b"<html>502</html>"), None);
+        assert_eq!(message(body).as_deref(), Some("Incorrect API key provided."));
+        assert_eq!(message(br#"{"error":"model not loaded"}"#).as_deref(), Some("model not loaded"));
+        assert_eq!(message(br#"{"message":"bad gateway"}"#).as_deref(), Some("bad gateway"));
+        assert_eq!(message(br#"{"error":{"message":""}}"#), None);
+        assert_eq!(message(b"<html>502</html>"), None);
+    }
+
+    #[test]
+    fn reads_error_codes_and_classes() {
+        use FailureClass::*;
+        // Bodies as OpenAI, Azure OpenAI and compatible servers send them.
+        let cases: [(u16, &str, Option<&str>, Option<FailureClass>); 13] = [
+            (
+                400,
+                r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130412 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
+                Some("context_length_exceeded"),
+                Some(ContextLength),
+            ),
+            (
+                400,
+                r#"{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}"#,
+                Some("context_length_exceeded"),
+                Some(ContextLength),
+            ),
+            (
+                400,
+                r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.","type":"BadRequestError","param":null,"code":400}"#,
+                None,
+                Some(ContextLength),
+            ),
+            (
+                400,
+                r#"{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy.","type":null,"param":"prompt","code":"content_filter","status":400}}"#,
+                Some("content_filter"),
+                Some(ContentFilter),
+            ),
+            (
+                400,
+                r#"{"error":{"code":"content_policy_violation","message":"Your request was rejected as a result of our safety system.","param":null,"type":"invalid_request_error"}}"#,
+                Some("content_policy_violation"),
+                Some(ContentFilter),
+            ),
+            (
+                400,
+                r#"{"error":{"message":"Invalid prompt: your prompt was flagged as potentially violating our usage policy. Please try again with a different prompt.","type":"invalid_request_error","param":null,"code":"invalid_prompt"}}"#,
+                Some("invalid_prompt"),
+                Some(ContentFilter),
+            ),
+            (
+                429,
+                r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#,
+                Some("insufficient_quota"),
+                Some(Quota),
+            ),
+            (
+                429,
+                r#"{"error":{"message":"Rate limit reached for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Used 29000, Requested 2000.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}"#,
+                Some("rate_limit_exceeded"),
+                Some(RateLimit),
+            ),
+            (
+                401,
+                r#"{"error":{"message":"Incorrect API key provided: sk-abc***xyz.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#,
+                Some("invalid_api_key"),
+                Some(Auth),
+            ),
+            (
+                403,
+                r#"{"error":{"code":"unsupported_country_region_territory","message":"Country, region, or territory not supported","param":null,"type":"request_forbidden"}}"#,
+                Some("unsupported_country_region_territory"),
+                Some(Auth),
+            ),
+            (
+                503,
+                r#"{"error":{"message":"The engine is currently overloaded, please try again later","type":"server_error","param":null,"code":null}}"#,
+                Some("server_error"),
+                Some(Overloaded),
+            ),
+            (
+                500,
+                r#"{"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}"#,
+                Some("server_error"),
+                None,
+            ),
+            (
+                400,
+                r#"{"error":{"message":"Unrecognized request argument supplied: foo","type":"invalid_request_error","param":null,"code":null}}"#,
+                Some("invalid_request_error"),
+                None,
+            ),
+        ];
+        for (status, body, code, class) in cases {
+            let said = error_body(status, body.as_bytes()).expect(body);
+            assert_eq!((said.code.as_deref(), said.class), (code, class), "{body}");
+        }
     }
 
     #[test]
@@ -794,7 +943,28 @@ mod tests {
         let mut out = Vec::new();
         assert_eq!(
             d.on_event(&event(r#"{"error":{"message":"The server had an error","type":"server_error"}}"#), &mut out),
-            Err(DecodeError::Provider { status: 500, message: "The server had an error".into() })
+            Err(provider(500, "The server had an error", Some("server_error"), None))
+        );
+        // Compatible servers (vLLM) report a prompt over the window in the stream, code a number.
+        let over = r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.","type":"BadRequestError","param":null,"code":400}"#;
+        assert_eq!(
+            StreamDecoder::default().on_event(&event(&format!(r#"{{"error":{over}}}"#)), &mut Vec::new()),
+            Err(provider(
+                400,
+                "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.",
+                Some("BadRequestError"),
+                Some(FailureClass::ContextLength)
+            ))
+        );
+        let quota = r#"{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+        assert_eq!(
+            StreamDecoder::default().on_event(&event(quota), &mut Vec::new()),
+            Err(provider(
+                429,
+                "You exceeded your current quota.",
+                Some("insufficient_quota"),
+                Some(FailureClass::Quota)
+            ))
         );
         assert_eq!(d.on_event(&event("{\"choices\":["), &mut out), Ok(()));
         assert!(matches!(out.last(), Some(Delta::Skipped { reason }) if reason.starts_with("openai_chat")));

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Role, ToolCall, Usage};
-use crate::format::openai_chat::{error_status, provider_error, request_headers};
+use crate::format::openai_chat::{provider_error, request_headers};
 use crate::format::{join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest};
 use crate::sse::SseEvent;
 
@@ -208,7 +208,12 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
         return Ok(Err(provider_error(error)));
     }
     if ending.status == Some("failed") {
-        return Ok(Err(DecodeError::Provider { status: 500, message: "the response failed".into() }));
+        return Ok(Err(DecodeError::Provider {
+            status: 500,
+            message: "the response failed".into(),
+            code: None,
+            class: None,
+        }));
     }
     if output.is_none() {
         return Ok(Err(DecodeError::Protocol("openai_responses answer has no output".into())));
@@ -415,18 +420,20 @@ impl StreamDecoder {
             "response.failed" => {
                 return Err(match snapshot.and_then(|s| s.ending.error) {
                     Some(error) => provider_error(error),
-                    None => DecodeError::Provider { status: 500, message: "the response failed".into() },
+                    None => DecodeError::Provider {
+                        status: 500,
+                        message: "the response failed".into(),
+                        code: None,
+                        class: None,
+                    },
                 });
             }
             "error" => {
                 if let Some(error) = data.error {
                     return Err(provider_error(&error));
                 }
-                let message = data.message.filter(|m| !m.is_empty());
-                return Err(DecodeError::Provider {
-                    status: error_status(data.code.as_ref(), None),
-                    message: message.unwrap_or_else(|| "the provider reported an error".into()),
-                });
+                // The `error` event carries `code` and `message` at its top level.
+                return Err(provider_error(&serde_json::json!({ "code": data.code, "message": data.message })));
             }
             // created, in_progress, content_part.*, *.done and events added later carry nothing.
             _ => {}
@@ -474,6 +481,7 @@ mod tests {
     use super::*;
     use crate::chat::{Message, Tool};
     use crate::format::test_endpoint;
+    use crate::format::{provider, FailureClass};
     use serde_json::json;
 
     fn endpoint(key: Option<&str>) -> Endpoint<'static> {
@@ -575,11 +583,11 @@ mod tests {
         assert!(matches!(decode_answer(b""), Err(DecodeError::Protocol(m)) if m.contains("openai_responses")));
         assert_eq!(
             decode_answer(br#"{"status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}"#),
-            Err(DecodeError::Provider { status: 500, message: "boom".into() })
+            Err(provider(500, "boom", Some("server_error"), None))
         );
         assert_eq!(
             decode_answer(br#"{"error":{"message":"Rate limit","type":"requests","code":"rate_limit_exceeded"}}"#),
-            Err(DecodeError::Provider { status: 429, message: "Rate limit".into() })
+            Err(provider(429, "Rate limit", Some("rate_limit_exceeded"), Some(FailureClass::RateLimit)))
         );
     }
 
@@ -663,17 +671,53 @@ mod tests {
     }
 
     #[test]
+    fn stream_errors_carry_the_code_and_class() {
+        use FailureClass::*;
+        let cases = [
+            (
+                "error",
+                r#"{"type":"error","code":"context_length_exceeded","message":"Your input exceeds the context window of this model. Please adjust your input and try again.","param":"input","sequence_number":1}"#,
+                provider(
+                    400,
+                    "Your input exceeds the context window of this model. Please adjust your input and try again.",
+                    Some("context_length_exceeded"),
+                    Some(ContextLength),
+                ),
+            ),
+            (
+                "response.failed",
+                r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"insufficient_quota","message":"You exceeded your current quota."}}}"#,
+                provider(429, "You exceeded your current quota.", Some("insufficient_quota"), Some(Quota)),
+            ),
+            (
+                "error",
+                r#"{"type":"error","error":{"type":"invalid_request_error","code":"invalid_prompt","message":"Invalid prompt: your prompt was flagged as potentially violating our usage policy."}}"#,
+                provider(
+                    400,
+                    "Invalid prompt: your prompt was flagged as potentially violating our usage policy.",
+                    Some("invalid_prompt"),
+                    Some(ContentFilter),
+                ),
+            ),
+        ];
+        for (name, data, expected) in cases {
+            let mut out = Vec::new();
+            assert_eq!(StreamDecoder::default().on_event(&event(name, data), &mut out), Err(expected), "{data}");
+        }
+    }
+
+    #[test]
     fn stream_errors_and_truncation() {
         let mut out = Vec::new();
         let failed = r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"rate_limit_exceeded","message":"slow down"}}}"#;
         assert_eq!(
             StreamDecoder::default().on_event(&event("response.failed", failed), &mut out),
-            Err(DecodeError::Provider { status: 429, message: "slow down".into() })
+            Err(provider(429, "slow down", Some("rate_limit_exceeded"), Some(FailureClass::RateLimit)))
         );
         let error = r#"{"type":"error","code":"ERR_SOMETHING","message":"Something went wrong","param":null}"#;
         assert_eq!(
             StreamDecoder::default().on_event(&event("error", error), &mut out),
-            Err(DecodeError::Provider { status: 500, message: "Something went wrong".into() })
+            Err(provider(500, "Something went wrong", Some("ERR_SOMETHING"), None))
         );
         let mut d = StreamDecoder::default();
         assert_eq!(d.on_event(&event("response.output_text.delta", "{\"delta\":"), &mut out), Ok(()));

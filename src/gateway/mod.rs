@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Usage};
 use crate::config::{parse_ms, Cors, GatewayConfig};
-use crate::outcome::Failure;
+use crate::outcome::{Failure, FailureClass};
 
 /// The request header that sets one call's deadline.
 pub const DEADLINE_HEADER: &str = "x-baton-deadline-ms";
@@ -162,6 +162,8 @@ pub struct GatewayError {
     pub message: String,
     /// A provider's Retry-After, passed on to the client.
     pub retry_after_ms: Option<u64>,
+    /// The upstream failure's class, which the body names in each client format's own words.
+    pub class: Option<FailureClass>,
 }
 
 impl GatewayError {
@@ -173,7 +175,14 @@ impl GatewayError {
             413 => Some("request_too_large"),
             _ => None,
         };
-        GatewayError { status, kind: type_for_status(status), code, message: message.into(), retry_after_ms: None }
+        GatewayError {
+            status,
+            kind: type_for_status(status),
+            code,
+            message: message.into(),
+            retry_after_ms: None,
+            class: None,
+        }
     }
 
     /// A 400 for a malformed body or a field; the message names the field.
@@ -195,7 +204,20 @@ impl GatewayError {
     /// a timeout is a 504, a transport failure or an answer that could not be understood a 502,
     /// and an upstream HTTP error keeps its status and the provider's own message, except a 401
     /// or 403: those refused the gateway's provider key, not the client's gateway key, so they
-    /// are a 502 `upstream_credentials_refused` (a client SDK would read a 401 as "your key").
+    /// are a 502 `upstream_credentials_refused` (a client SDK would read a 401 as "your key"),
+    /// as is any failure of class `auth` (Gemini's invalid key is a 400).
+    ///
+    /// A classed failure takes the status and codes each client SDK knows for it:
+    ///
+    /// | class | status | OpenAI `type` / `code` | Anthropic `type` |
+    /// |---|---|---|---|
+    /// | context_length | 400 | invalid_request_error / context_length_exceeded | invalid_request_error |
+    /// | content_filter | 400 | invalid_request_error / content_filter | invalid_request_error |
+    /// | quota | 429 | insufficient_quota / insufficient_quota | billing_error |
+    /// | rate_limit | 429 | rate_limit_error / rate_limit_exceeded | rate_limit_error |
+    /// | overloaded | 529 | overloaded_error / overloaded | overloaded_error |
+    ///
+    /// The first three also say `x-should-retry: false` ([`GatewayError::should_retry`]).
     pub fn from_failure(failure: &Failure) -> GatewayError {
         GatewayError::from_target_failure(failure, None)
     }
@@ -208,12 +230,13 @@ impl GatewayError {
             code: Some(code),
             message,
             retry_after_ms: None,
+            class: None,
         };
         match failure {
             Failure::Timeout { .. } => upstream(504, "upstream_timeout", failure.to_string()),
             Failure::Transport { .. } => upstream(502, "upstream_unreachable", failure.to_string()),
             Failure::Protocol { .. } => upstream(502, "upstream_protocol_error", failure.to_string()),
-            Failure::Http { status: 401 | 403, .. } => {
+            Failure::Http { status: 401 | 403, .. } | Failure::Http { class: Some(FailureClass::Auth), .. } => {
                 let provider = match target {
                     Some(name) => format!("target {}", json!(name)),
                     None => "its upstream provider".to_string(),
@@ -227,14 +250,24 @@ impl GatewayError {
                     ),
                 )
             }
-            Failure::Http { status, message, retry_after_ms, .. } => {
+            Failure::Http { status, message, retry_after_ms, class, .. } => {
                 let message = crate::outcome::without_status_prefix(*status, message.clone());
+                let message = if message.is_empty() { format!("upstream answered HTTP {status}") } else { message };
+                let (status, code) = match class {
+                    Some(FailureClass::ContextLength) => (400, Some("context_length_exceeded")),
+                    Some(FailureClass::ContentFilter) => (400, Some("content_filter")),
+                    Some(FailureClass::Quota) => (429, Some("insufficient_quota")),
+                    Some(FailureClass::RateLimit) => (429, Some("rate_limit_exceeded")),
+                    Some(FailureClass::Overloaded) => (529, Some("overloaded")),
+                    Some(FailureClass::Auth) | None => (*status, None),
+                };
                 GatewayError {
-                    status: *status,
-                    kind: type_for_status(*status),
-                    code: None,
-                    message: if message.is_empty() { format!("upstream answered HTTP {status}") } else { message },
+                    status,
+                    kind: type_for_status(status),
+                    code,
+                    message,
                     retry_after_ms: *retry_after_ms,
+                    class: *class,
                 }
             }
             // Nobody reads it: the client has gone. nginx's 499 says so in logs.
@@ -244,19 +277,34 @@ impl GatewayError {
                 code: Some("client_closed_request"),
                 message: failure.to_string(),
                 retry_after_ms: None,
+                class: None,
             },
+        }
+    }
+
+    /// `Some(false)` for a class a client's retry cannot help, sent as `x-should-retry: false`:
+    /// the OpenAI and Anthropic SDKs obey that header before their status rule, and would
+    /// otherwise retry a spent quota's 429.
+    pub fn should_retry(&self) -> Option<bool> {
+        match self.class? {
+            FailureClass::ContextLength | FailureClass::ContentFilter | FailureClass::Quota => Some(false),
+            FailureClass::Auth | FailureClass::Overloaded | FailureClass::RateLimit => None,
         }
     }
 
     /// The error body in the client's format: OpenAI `{"error":{"message","type","code"}}`,
     /// Anthropic `{"type":"error","error":{"type","message"}}`.
     pub fn body(&self, format: ClientFormat) -> Value {
+        // A spent quota is a 429 to both SDKs, but each names it its own way.
+        let quota = self.class == Some(FailureClass::Quota);
         match format {
             ClientFormat::OpenAi => {
-                json!({ "error": { "message": self.message, "type": self.kind, "code": self.code, "param": null } })
+                let kind = if quota { "insufficient_quota" } else { self.kind };
+                json!({ "error": { "message": self.message, "type": kind, "code": self.code, "param": null } })
             }
             ClientFormat::Anthropic => {
-                json!({ "type": "error", "error": { "type": self.kind, "message": self.message } })
+                let kind = if quota { "billing_error" } else { self.kind };
+                json!({ "type": "error", "error": { "type": kind, "message": self.message } })
             }
         }
     }
@@ -484,6 +532,8 @@ mod tests {
         let http = GatewayError::from_failure(&Failure::Http {
             status: 429,
             message: "slow down".into(),
+            code: None,
+            class: None,
             retry_after_ms: Some(2000),
             should_retry: None,
             in_stream: false,
@@ -506,6 +556,8 @@ mod tests {
             let failure = Failure::Http {
                 status,
                 message: "Incorrect API key provided.".into(),
+                code: None,
+                class: None,
                 retry_after_ms: Some(1000),
                 should_retry: None,
                 in_stream,
@@ -529,6 +581,59 @@ mod tests {
     }
 
     #[test]
+    fn failure_classes_take_each_client_formats_own_codes() {
+        use FailureClass::*;
+        let cases = [
+            (ContextLength, 400, 400, "invalid_request_error", "context_length_exceeded", "invalid_request_error"),
+            (ContentFilter, 400, 400, "invalid_request_error", "content_filter", "invalid_request_error"),
+            (Quota, 429, 429, "insufficient_quota", "insufficient_quota", "billing_error"),
+            (Quota, 402, 429, "insufficient_quota", "insufficient_quota", "billing_error"),
+            (RateLimit, 429, 429, "rate_limit_error", "rate_limit_exceeded", "rate_limit_error"),
+            (Overloaded, 503, 529, "overloaded_error", "overloaded", "overloaded_error"),
+            (Overloaded, 529, 529, "overloaded_error", "overloaded", "overloaded_error"),
+        ];
+        for (class, upstream, status, openai_type, openai_code, anthropic_type) in cases {
+            for in_stream in [false, true] {
+                let failure = Failure::Http {
+                    status: upstream,
+                    message: "the provider's reason".into(),
+                    code: Some("theirs".into()),
+                    class: Some(class),
+                    retry_after_ms: None,
+                    should_retry: None,
+                    in_stream,
+                };
+                let e = GatewayError::from_failure(&failure);
+                assert_eq!((e.status, e.message.as_str()), (status, "the provider's reason"), "{class:?}");
+                let final_for_clients = matches!(class, ContextLength | ContentFilter | Quota);
+                assert_eq!(e.should_retry(), final_for_clients.then_some(false), "{class:?}");
+                assert_eq!(
+                    e.body(ClientFormat::OpenAi),
+                    json!({"error": {"message": "the provider's reason", "type": openai_type, "code": openai_code, "param": null}}),
+                    "{class:?}"
+                );
+                assert_eq!(
+                    e.body(ClientFormat::Anthropic),
+                    json!({"type": "error", "error": {"type": anthropic_type, "message": "the provider's reason"}}),
+                    "{class:?}"
+                );
+            }
+        }
+        // Gemini's invalid key is a 400 of class auth: the gateway's credentials, not the client's.
+        let key = Failure::Http {
+            status: 400,
+            message: "API key not valid. Please pass a valid API key.".into(),
+            code: Some("INVALID_ARGUMENT".into()),
+            class: Some(Auth),
+            retry_after_ms: None,
+            should_retry: None,
+            in_stream: false,
+        };
+        let e = GatewayError::from_target_failure(&key, Some("gemini"));
+        assert_eq!((e.status, e.code), (502, Some("upstream_credentials_refused")));
+    }
+
+    #[test]
     fn no_message_repeats_its_prefix() {
         let cases = [
             (Failure::Transport { message: "transport error: reset".into() }, "transport error: reset"),
@@ -537,6 +642,8 @@ mod tests {
                 Failure::Http {
                     status: 599,
                     message: "HTTP 599: HTTP 599: odd".into(),
+                    code: None,
+                    class: None,
                     retry_after_ms: None,
                     should_retry: None,
                     in_stream: false,
@@ -547,6 +654,8 @@ mod tests {
                 Failure::Http {
                     status: 500,
                     message: "HTTP 500".into(),
+                    code: None,
+                    class: None,
                     retry_after_ms: None,
                     should_retry: None,
                     in_stream: false,

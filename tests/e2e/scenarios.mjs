@@ -416,6 +416,32 @@ export const scenarios = {
     await upstream(env, t, { requests: 1 });
   },
 
+  // Issue 11 point 9: a prompt too long for one model fails over at once (never retried); a
+  // content filter's rejection is final, with the provider's code and class on the error.
+  async "classes: context_length fails over without a retry, content_filter is final with code and class"(env) {
+    const small = await script(env, "class-small", [{ status: 400, errorType: "invalid_request_error", message: "prompt is too long: 215487 tokens > 200000 maximum" }]);
+    const big = await script(env, "class-big", [{ text: "a bigger window" }]);
+    const causes = [];
+    const baton = new env.Baton({
+      targets: { small: target(env, small, { format: "anthropic_messages" }), big: target(env, big) },
+      routes: { main: { fallback: [{ retry: "small", attempts: 3, backoff: { initialMs: 10, jitter: "none" } }, "big"] } },
+    });
+    const out = await baton.complete("main", ASK, { onEvent: (ev) => ev.type !== "attempt" && ev.type !== "leg" && causes.push(ev) });
+    eq(out.text, "a bigger window", "answer from the next member");
+    eq(causes.map((ev) => `${ev.type} ${ev.cause.status} ${ev.cause.code} ${ev.cause.class}`).join(), "failover 400 invalid_request_error context_length", "events");
+    await upstream(env, small, { requests: 1 });
+
+    const filtered = await script(env, "class-filtered", [{ status: 400, errorType: "content_filter", message: "The response was filtered due to the prompt triggering the content management policy." }]);
+    const backup = await script(env, "class-backup", [{ text: "never" }]);
+    const strict = new env.Baton({
+      targets: { filtered: target(env, filtered), backup: target(env, backup) },
+      routes: { main: { fallback: ["filtered", "backup"] } },
+    });
+    const [e] = await rejects(env, () => strict.complete("main", ASK), { kind: "http", status: 400, code: "content_filter", class: "content_filter" }, "content filter");
+    if (!e.message.includes("content management policy")) fail(`the provider's reason should be kept, got ${JSON.stringify(e.message)}`);
+    await upstream(env, backup, { requests: 0 });
+  },
+
   async "429 with retry-after 1: retried after ~1 s"(env) {
     const t = await script(env, "429-ra1", [{ status: 429, message: "slow down", headers: { "retry-after": "1" } }, { text: "ok now" }]);
     const baton = new env.Baton({

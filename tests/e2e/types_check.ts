@@ -9,7 +9,7 @@ const config: Config = {
     backup: { format: "gemini", baseUrl: "http://127.0.0.1:1/v1beta", model: "g", headers: { "x-extra": "1" }, strictFrames: true },
   },
   routes: {
-    main: { fallback: [{ retry: "primary", attempts: 3, backoff: { initialMs: 250, jitter: "none" }, retryOn: ["transport", "timeout", 429, "5xx"] }, "backup"], fallbackOn: ["timeout"] },
+    main: { fallback: [{ retry: "primary", attempts: 3, backoff: { initialMs: 250, jitter: "none" }, retryOn: ["transport", "timeout", 429, "5xx", "overloaded"] }, "backup"], fallbackOn: ["timeout", "context_length", "quota", "content_filter"] },
     spread: { roundRobin: ["primary", "backup"], weights: [3, 1] },
   },
   deadlineMs: 30_000,
@@ -21,7 +21,7 @@ export async function use(): Promise<string> {
   const names: string[] = baton.routes();
   const ctrl = new AbortController();
   const onEvent = (ev: CallEvent) => {
-    if (ev.type === "retry") console.log(ev.delayMs, ev.cause.kind, ev.cause.status);
+    if (ev.type === "retry") console.log(ev.delayMs, ev.cause.kind, ev.cause.status, ev.cause.code, ev.cause.class);
     if (ev.type === "leg") console.log(ev.leg.outcome, ev.leg.timeout, ev.leg.skippedFrames);
     if (ev.type === "warning") console.log(ev.target, ev.attempt, ev.message);
   };
@@ -38,6 +38,7 @@ export async function use(): Promise<string> {
   } catch (e) {
     if (e instanceof BatonError && e.kind === "timeout") return `${e.timeout} ${e.limitMs}`;
     if (e instanceof BatonError && e.kind === "config") return e.path ?? "";
+    if (e instanceof BatonError && e.class === "context_length") return e.code ?? "";
     throw e;
   }
 }

@@ -221,9 +221,9 @@ fn attempt_inputs(plan: &Plan, body: &[u8], status: u16, sent_at: u64, reads: &m
             }
         }
         if !plan.stall {
-            let message = plan.format.error_message(status, whole.bytes());
+            let said = plan.format.error_body(status, whole.bytes());
             let headers = error_headers(plan.error_headers, body);
-            inputs.push_back((at(), Input::Failure(Failure::from_http(status, &headers, message, EPOCH_MS))));
+            inputs.push_back((at(), Input::Failure(Failure::from_http(status, &headers, said, EPOCH_MS))));
         }
     } else if plan.stream {
         let mut decoding = StreamBody::new(plan.format);

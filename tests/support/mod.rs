@@ -221,6 +221,8 @@ fn inputs(b: &Behavior, sent: u64) -> Vec<(u64, Input)> {
             let f = Failure::Http {
                 status: *status,
                 message: format!("scripted {status}"),
+                code: None,
+                class: None,
                 retry_after_ms: *retry_after_ms,
                 should_retry: None,
                 in_stream: false,

@@ -105,6 +105,19 @@ fn text(deltas: &[Delta]) -> String {
     deltas.iter().filter_map(|d| if let Delta::Text { text } = d { Some(text.as_str()) } else { None }).collect()
 }
 
+/// The answer with each tool call's arguments written the one way serde_json writes them, when
+/// they are JSON: a whole Anthropic answer has `input` as an object, which the decoder writes
+/// without the spaces its stream's `partial_json` fragments carry. Arguments that are not JSON (a
+/// call cut by max tokens) stay as they are.
+fn same_json(mut answer: Answer) -> Answer {
+    for call in &mut answer.tool_calls {
+        if let Ok(value) = serde_json::from_str::<serde_json::Value>(&call.arguments) {
+            call.arguments = value.to_string();
+        }
+    }
+    answer
+}
+
 #[test]
 fn every_answer_recorded_both_ways_streams_as_it_reads_whole() {
     let mut checked = 0;
@@ -119,13 +132,13 @@ fn every_answer_recorded_both_ways_streams_as_it_reads_whole() {
         for case in cases {
             let whole = whole_answer(format, &case).unwrap_or_else(|e| panic!("{format:?} {case}: {e:?}"));
             let streamed = stream_everywhere(format, &read(format, &case));
-            assert_eq!(streamed.outcome, Ok(whole.clone()), "{format:?} {case}");
+            assert_eq!(streamed.outcome.map(same_json), Ok(same_json(whole.clone())), "{format:?} {case}");
             assert_ne!(whole.model.as_deref(), Some(CONFIGURED_MODEL));
             assert!(whole.model.is_some(), "{format:?} {case}: the answering model is named");
             checked += 1;
         }
     }
-    assert!(checked >= 7, "only {checked} answers recorded both ways");
+    assert!(checked >= 30, "only {checked} answers recorded both ways");
 }
 
 /// Point 1: a refusal streams as visible text and finishes `content_filter`, as the whole

@@ -142,17 +142,30 @@ fn every_answer_recorded_both_ways_streams_as_it_reads_whole() {
 }
 
 /// Point 1: a refusal streams as visible text and finishes `content_filter`, as the whole
-/// answer's `message.refusal` does.
+/// answer's refusal does: OpenAI Chat's `delta.refusal`, and the Responses API's refusal part
+/// (`response.refusal.delta`), whose response says only `completed`.
 #[test]
-fn an_openai_chat_refusal_streams_as_its_text() {
-    let streamed = stream_everywhere(Format::OpenaiChat, &read(Format::OpenaiChat, "refusal"));
-    assert_eq!(text(&streamed.delivered), "I'm sorry, I can't help with that.");
-    let answer = streamed.outcome.expect("answer");
-    assert_eq!(
-        (answer.text.as_str(), answer.finish_reason),
-        ("I'm sorry, I can't help with that.", FinishReason::ContentFilter)
-    );
-    assert_eq!(answer.usage, Usage { input_tokens: Some(17), output_tokens: Some(10) });
+fn an_openai_refusal_streams_as_its_text() {
+    let cases = [
+        (
+            Format::OpenaiChat,
+            "I'm sorry, I can't help with that.",
+            Usage { input_tokens: Some(17), output_tokens: Some(10) },
+        ),
+        (
+            Format::OpenaiResponses,
+            "I'm sorry, but I can't help with that.",
+            Usage { input_tokens: Some(19), output_tokens: Some(11) },
+        ),
+    ];
+    for (format, refusal, usage) in cases {
+        let streamed = stream_everywhere(format, &read(format, "refusal"));
+        assert_eq!(text(&streamed.delivered), refusal, "{format:?}");
+        let answer = streamed.outcome.expect("answer");
+        assert_eq!((answer.text.as_str(), answer.finish_reason), (refusal, FinishReason::ContentFilter), "{format:?}");
+        assert_eq!(answer.usage, usage, "{format:?}");
+        assert_eq!(whole_answer(format, "refusal").map(|a| a.finish_reason), Ok(FinishReason::ContentFilter));
+    }
 }
 
 /// Point 2: a call numbered 1 after text (Anthropic's OpenAI-compatible endpoint) is the

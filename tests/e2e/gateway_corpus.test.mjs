@@ -1,11 +1,12 @@
 // The fixture corpus (tests/fixtures/{format}/{case}.sse) through the gateway, read back by the
 // official SDKs: for every fixture, the scripted provider sends the fixture's bytes verbatim (a
 // `raw` step, cut into small pieces that fall inside events), a gateway target of that format
-// reads them, and `openai`'s `chat.completions.stream` and `@anthropic-ai/sdk`'s
-// `messages.stream` (retries off) read the gateway's re-encoded stream. The SDK's final message
+// reads them, and `openai`'s `chat.completions.stream` and `create({stream: true})` and
+// `@anthropic-ai/sdk`'s `messages.stream` (retries off) read the gateway's re-encoded stream. The SDK's final message
 // must say what the fixture's golden deltas say: text, reasoning (Anthropic thinking), tool calls
 // in the order first opened with their ids, names and arguments, finish/stop reason and usage; a
-// fixture that ends in an error must make the SDK throw, after at most the text the golden shows.
+// fixture that ends in an error must make the SDK throw its API error, after at most the text the
+// golden shows.
 // In workerd and Deno, like gateway.test.mjs (which imports this file).
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -133,6 +134,7 @@ async function failsAfterPrefix(read, want, what) {
   try {
     await read(seen);
   } catch (e) {
+    assert.ok(e instanceof OpenAI.APIError || e instanceof Anthropic.APIError, `${what}: not the SDK's API error: ${e?.stack ?? e}`);
     assert.ok(want.text.startsWith(seen.text), `${what}: showed ${JSON.stringify(seen.text)} before ${e}`);
     return e;
   }
@@ -168,7 +170,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
     after(() => gw?.stop());
 
     async function replay(format, bytes) {
-      const steps = [{ raw: { chunks: pieces(bytes) } }, { raw: { chunks: pieces(bytes) } }];
+      const steps = Array.from({ length: 3 }, () => ({ raw: { chunks: pieces(bytes) } }));
       const res = await fetch(`${provider.url}/_scenarios/${scenario(format)}`, { method: "PUT", body: JSON.stringify({ steps }) });
       assert.equal(res.status, 200, await res.text());
     }
@@ -183,12 +185,43 @@ for (const [host, start] of Object.entries(HOSTS)) {
           stream.on("content", (delta) => (seen.text += delta));
           return stream.finalChatCompletion();
         };
+        // The chunks as `create({stream: true})` yields them: calls numbered densely from 0 in
+        // the order opened, each opened by one chunk with its id, type and name; one finish_reason.
+        const readChunks = async (seen) => {
+          const stream = await openai.chat.completions.create({ model: format, messages: ASK, stream: true, stream_options: { include_usage: true } });
+          const calls = [];
+          const finishes = [];
+          let usage;
+          for await (const chunk of stream) {
+            if (chunk.usage) usage = chunk.usage;
+            const choice = chunk.choices[0];
+            if (!choice) continue;
+            seen.text += choice.delta?.content ?? "";
+            for (const call of choice.delta?.tool_calls ?? []) {
+              if (call.index === calls.length) {
+                assert.ok(call.id && call.type === "function" && call.function?.name, `${what}: call ${call.index} opened by ${JSON.stringify(call)}`);
+                calls.push({ id: call.id, type: "function", function: { name: call.function.name, arguments: call.function.arguments ?? "" } });
+              } else {
+                assert.ok(call.index < calls.length && call.id === undefined, `${what}: call fragment ${JSON.stringify(call)} after ${calls.length} calls`);
+                calls[call.index].function.arguments += call.function?.arguments ?? "";
+              }
+            }
+            if (choice.finish_reason) finishes.push(choice.finish_reason);
+          }
+          assert.equal(finishes.length, 1, `${what}: finish_reasons ${finishes}`);
+          const message = { content: seen.text, ...(calls.length ? { tool_calls: calls } : {}) };
+          return { choices: [{ message, finish_reason: finishes[0] }], usage };
+        };
         const readAnthropic = async (seen) => {
           const stream = anthropic.messages.stream({ model: format, max_tokens: 256, messages: ASK });
           stream.on("text", (delta) => (seen.text += delta));
           return stream.finalMessage();
         };
-        for (const [client, read, check] of [["openai", readOpenAI, checkOpenAI], ["anthropic", readAnthropic, checkAnthropic]]) {
+        for (const [client, read, check] of [
+          ["openai chat.completions.stream", readOpenAI, checkOpenAI],
+          ["openai create({stream: true})", readChunks, checkOpenAI],
+          ["anthropic messages.stream", readAnthropic, checkAnthropic],
+        ]) {
           const label = `${what} -> ${client} SDK`;
           try {
             if (want.ok) check(await read({ text: "" }), want, label);

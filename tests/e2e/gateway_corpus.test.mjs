@@ -6,11 +6,11 @@
 // must say what the fixture's golden deltas say: text, reasoning (Anthropic thinking), tool calls
 // in the order first opened with their ids, names and arguments, finish/stop reason and usage; a
 // fixture that ends in an error must make the SDK throw its API error, after at most the text the
-// golden shows.
-// In workerd and Deno, like gateway.test.mjs (which imports this file).
+// golden shows. Each whole answer (`{case}.answer.json`) is served whole and read with the SDKs'
+// non-streaming `create`, against the same golden. In workerd and Deno, like gateway.test.mjs (which imports this file).
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
@@ -32,7 +32,9 @@ function corpus() {
       const name = file.slice(0, -".sse".length);
       const bytes = readFileSync(`${fixtures}${format}/${file}`, "utf8");
       const golden = JSON.parse(readFileSync(`${fixtures}${format}/${name}.golden.json`, "utf8"));
-      cases.push({ format, name, bytes, expected: expected(golden) });
+      const answerFile = `${fixtures}${format}/${name}.answer.json`;
+      const whole = existsSync(answerFile) ? readFileSync(answerFile, "utf8") : undefined;
+      cases.push({ format, name, bytes, whole, expected: expected(golden) });
     }
   }
   return cases;
@@ -92,9 +94,9 @@ function checkOpenAI(final, want, what) {
     if (call.id) assert.equal(got.id, call.id, `${what}: call ${i} id`);
     else assert.ok(got.id, `${what}: call ${i} has an id`);
     assert.equal(got.function.name, call.name, `${what}: call ${i} name`);
-    assert.equal(got.function.arguments, call.arguments, `${what}: call ${i} arguments`);
     const args = parsed(call.arguments);
     if (args.ok) assert.deepEqual(JSON.parse(got.function.arguments), args.value, `${what}: call ${i} parsed arguments`);
+    else assert.equal(got.function.arguments, call.arguments, `${what}: call ${i} arguments`);
   });
   assert.deepEqual(
     final.usage && { prompt_tokens: final.usage.prompt_tokens, completion_tokens: final.usage.completion_tokens },
@@ -169,8 +171,8 @@ for (const [host, start] of Object.entries(HOSTS)) {
     });
     after(() => gw?.stop());
 
-    async function replay(format, bytes) {
-      const steps = Array.from({ length: 3 }, () => ({ raw: { chunks: pieces(bytes) } }));
+    async function replay(format, bytes, contentType) {
+      const steps = Array.from({ length: 3 }, () => ({ raw: { chunks: pieces(bytes), ...(contentType ? { contentType } : {}) } }));
       const res = await fetch(`${provider.url}/_scenarios/${scenario(format)}`, { method: "PUT", body: JSON.stringify({ steps }) });
       assert.equal(res.status, 200, await res.text());
     }
@@ -232,6 +234,28 @@ for (const [host, start] of Object.entries(HOSTS)) {
         }
       }
       assert.deepEqual(problems, [], `${problems.length} fixture read(s) disagreed with their goldens:\n${problems.join("\n\n")}`);
+    });
+
+    // The same answers whole: the provider sends `{case}.answer.json`, the SDKs ask without
+    // `stream`, and what they get must still say what the stream's golden says.
+    test(`every whole answer (${CASES.filter((c) => c.whole).length}), re-encoded to both client formats`, async () => {
+      const problems = [];
+      for (const { format, name, whole, expected: want } of CASES.filter((c) => c.whole)) {
+        await replay(format, whole, "application/json");
+        const reads = [
+          ["openai chat.completions.create", () => openai.chat.completions.create({ model: format, messages: ASK }), checkOpenAI],
+          ["anthropic messages.create", () => anthropic.messages.create({ model: format, max_tokens: 256, messages: ASK }), checkAnthropic],
+        ];
+        for (const [client, read, check] of reads) {
+          const label = `${format}/${name}.answer.json -> ${client}`;
+          try {
+            check(await read(), want, label);
+          } catch (e) {
+            problems.push(`${label}: ${e.message.split("\n").slice(0, 6).join("\n")}`);
+          }
+        }
+      }
+      assert.deepEqual(problems, [], `${problems.length} whole answer(s) disagreed with their goldens:\n${problems.join("\n\n")}`);
     });
   });
 }

@@ -168,6 +168,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     let model = json::string_field(v, "model")?;
     let output = json::objects_field(v, "output")?;
     let (mut text, mut reasoning, mut tool_calls) = (String::new(), Vec::new(), Vec::new());
+    let mut said = Said::default();
     for item in output.unwrap_or_default() {
         let content = json::objects_field(item, "content")?.unwrap_or_default();
         let summary = json::objects_field(item, "summary")?.unwrap_or_default();
@@ -189,8 +190,14 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
             "message" => {
                 for (kind, part_text, refusal) in &parts[summary.len()..] {
                     match kind {
-                        Some("output_text") => text.push_str(part_text.unwrap_or("")),
-                        Some("refusal") => text.push_str(refusal.unwrap_or("")),
+                        Some("output_text") => {
+                            said.text |= part_text.is_some_and(|t| !t.is_empty());
+                            text.push_str(part_text.unwrap_or(""))
+                        }
+                        Some("refusal") => {
+                            said.refusal |= refusal.is_some_and(|t| !t.is_empty());
+                            text.push_str(refusal.unwrap_or(""))
+                        }
                         _ => {}
                     }
                 }
@@ -221,7 +228,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     Ok(Ok(Answer {
         text,
         reasoning: reasoning.join("\n\n"),
-        finish_reason: finish_reason(ending.status, ending.incomplete, !tool_calls.is_empty()),
+        finish_reason: said.finish(finish_reason(ending.status, ending.incomplete, !tool_calls.is_empty())),
         tool_calls,
         usage: ending.usage,
         model,
@@ -237,6 +244,23 @@ fn finish_reason(status: Option<&str>, incomplete: Option<&str>, called_tools: b
         (Some("incomplete"), Some("content_filter")) => FinishReason::ContentFilter,
         (Some("incomplete"), Some(reason)) => FinishReason::Other(reason.to_string()),
         (Some(status), _) => FinishReason::Other(status.to_string()),
+    }
+}
+
+/// What kind of text an answer said: a refusal alone is a policy refusal, `content_filter`, as
+/// OpenAI Chat's `refusal` is (the response itself says `completed`).
+#[derive(Debug, Default)]
+struct Said {
+    text: bool,
+    refusal: bool,
+}
+
+impl Said {
+    fn finish(&self, finish: FinishReason) -> FinishReason {
+        match finish {
+            FinishReason::Stop if self.refusal && !self.text => FinishReason::ContentFilter,
+            other => other,
+        }
     }
 }
 
@@ -313,6 +337,7 @@ pub struct StreamDecoder {
     skipped: bool,
     /// The part the last reasoning text came from: a new part starts after a blank line.
     reasoning_part: Option<ReasoningPart>,
+    said: Said,
     model: Option<String>,
     done: bool,
 }
@@ -348,6 +373,10 @@ impl StreamDecoder {
         match kind {
             "response.output_text.delta" | "response.refusal.delta" => {
                 if let Some(text) = data.delta.filter(|t| !t.is_empty()) {
+                    match kind {
+                        "response.refusal.delta" => self.said.refusal = true,
+                        _ => self.said.text = true,
+                    }
                     out.push(Delta::Text { text: text.into_owned() });
                 }
             }
@@ -412,7 +441,7 @@ impl StreamDecoder {
                 // An incomplete event whose snapshot lost its status is still incomplete.
                 let status = status.or((kind == "response.incomplete").then_some("incomplete"));
                 out.push(Delta::Done {
-                    finish_reason: finish_reason(status, incomplete, called_tools),
+                    finish_reason: self.said.finish(finish_reason(status, incomplete, called_tools)),
                     usage: ending.map(|e| e.usage).unwrap_or_default(),
                     model: self.model.take(),
                 });

@@ -198,27 +198,28 @@ pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
     .to_string()
 }
 
-/// What the open content block holds.
+/// What a content block holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Block {
     Text,
     Thinking,
-    /// A tool call, by its normalized index.
-    Tool(u32),
+    Tool,
 }
 
 #[derive(Debug)]
 pub struct StreamEncoder {
     pub(crate) meta: Meta,
     started: bool,
-    /// The open block and its index.
-    open: Option<(Block, u32)>,
+    /// The blocks started and not yet stopped, in order, with their indexes.
+    open: Vec<(Block, u32)>,
+    /// Each tool call's block: (normalized call index, block index).
+    tool_blocks: Vec<(u32, u32)>,
     next_index: u32,
 }
 
 impl StreamEncoder {
     pub fn new(meta: Meta) -> StreamEncoder {
-        StreamEncoder { meta, started: false, open: None, next_index: 0 }
+        StreamEncoder { meta, started: false, open: Vec::new(), tool_blocks: Vec::new(), next_index: 0 }
     }
 
     fn start(&mut self, out: &mut String) {
@@ -234,29 +235,51 @@ impl StreamEncoder {
         sse(out, Some("message_start"), &json!({ "type": "message_start", "message": message }));
     }
 
-    fn close(&mut self, out: &mut String) {
-        if let Some((_, index)) = self.open.take() {
+    fn close_all(&mut self, out: &mut String) {
+        for (_, index) in self.open.drain(..) {
             sse(out, Some("content_block_stop"), &json!({ "type": "content_block_stop", "index": index }));
         }
     }
 
-    /// Makes `block` the open one (closing another first); returns its index.
+    /// Starts a new block; returns its index.
     fn open(&mut self, block: Block, start: Value, out: &mut String) -> u32 {
-        match self.open {
-            Some((b, index)) if b == block => index,
+        let index = self.next_index;
+        self.next_index += 1;
+        self.open.push((block, index));
+        sse(
+            out,
+            Some("content_block_start"),
+            &json!({ "type": "content_block_start", "index": index, "content_block": start }),
+        );
+        index
+    }
+
+    /// The block a text or thinking run goes to: the open one of its kind if it is the last
+    /// started, else a new one (every open block is stopped first).
+    fn run(&mut self, block: Block, start: Value, out: &mut String) -> u32 {
+        match self.open.last() {
+            Some((b, index)) if *b == block => *index,
             _ => {
-                self.close(out);
-                let index = self.next_index;
-                self.next_index += 1;
-                self.open = Some((block, index));
-                sse(
-                    out,
-                    Some("content_block_start"),
-                    &json!({ "type": "content_block_start", "index": index, "content_block": start }),
-                );
-                index
+                self.close_all(out);
+                self.open(block, start, out)
             }
         }
+    }
+
+    /// A tool call's block. Providers may interleave parallel calls' arguments (OpenAI Chat
+    /// numbers each fragment by call), so a call's block stays open beside the other calls'
+    /// until a text or thinking run or the end, and a later fragment goes to the block its call
+    /// started: a new block per fragment would split one call into several.
+    fn tool_block(&mut self, call: u32, start: Value, out: &mut String) -> u32 {
+        if let Some((_, index)) = self.tool_blocks.iter().find(|(c, _)| *c == call) {
+            return *index;
+        }
+        if self.open.iter().any(|(b, _)| *b != Block::Tool) {
+            self.close_all(out);
+        }
+        let index = self.open(Block::Tool, start, out);
+        self.tool_blocks.push((call, index));
+        index
     }
 
     fn block_delta(out: &mut String, index: u32, delta: Value) {
@@ -271,11 +294,11 @@ impl StreamEncoder {
         self.start(out);
         match delta {
             Delta::Text { text } => {
-                let index = self.open(Block::Text, json!({ "type": "text", "text": "" }), out);
+                let index = self.run(Block::Text, json!({ "type": "text", "text": "" }), out);
                 Self::block_delta(out, index, json!({ "type": "text_delta", "text": text }));
             }
             Delta::Reasoning { text } => {
-                let index = self.open(Block::Thinking, json!({ "type": "thinking", "thinking": "" }), out);
+                let index = self.run(Block::Thinking, json!({ "type": "thinking", "thinking": "" }), out);
                 Self::block_delta(out, index, json!({ "type": "thinking_delta", "thinking": text }));
             }
             Delta::ToolCall { index: call, id, name, arguments } => {
@@ -285,7 +308,7 @@ impl StreamEncoder {
                     "name": name.as_deref().unwrap_or(""),
                     "input": {},
                 });
-                let index = self.open(Block::Tool(*call), start, out);
+                let index = self.tool_block(*call, start, out);
                 if !arguments.is_empty() {
                     Self::block_delta(out, index, json!({ "type": "input_json_delta", "partial_json": arguments }));
                 }
@@ -298,7 +321,7 @@ impl StreamEncoder {
 
     pub fn finish(&mut self, finish: &FinishReason, usage: Usage, out: &mut String) {
         self.start(out);
-        self.close(out);
+        self.close_all(out);
         sse(
             out,
             Some("message_delta"),
@@ -472,6 +495,50 @@ mod tests {
         assert_eq!(ev[9].1["delta"], json!({"type": "input_json_delta", "partial_json": "{\"a\":"}));
         assert_eq!(ev[12].1["delta"]["stop_reason"], "tool_use");
         assert_eq!(ev[12].1["usage"], json!({"input_tokens": 5, "output_tokens": 6}));
+    }
+
+    /// OpenAI Chat interleaves parallel calls' fragments: each call keeps one block.
+    #[test]
+    fn interleaved_tool_calls_keep_one_block_each() {
+        let mut e = StreamEncoder::new(meta());
+        let mut out = String::new();
+        let call = |index: u32, id: Option<&str>, arguments: &str| Delta::ToolCall {
+            index,
+            id: id.map(str::to_string),
+            name: id.map(|_| "get_weather".to_string()),
+            arguments: arguments.into(),
+        };
+        e.delta(&Delta::Text { text: "Both.".into() }, &mut out);
+        for d in [
+            call(0, Some("call_a"), ""),
+            call(1, Some("call_b"), ""),
+            call(0, None, "{\"city\":"),
+            call(1, None, "{\"city\":\"Oslo\"}"),
+            call(0, None, "\"Paris\"}"),
+        ] {
+            e.delta(&d, &mut out);
+        }
+        e.finish(&FinishReason::ToolCalls, Usage::default(), &mut out);
+        let ev = events(&out);
+        let starts: Vec<(u64, &str)> = ev
+            .iter()
+            .filter(|(n, _)| n == "content_block_start")
+            .map(|(_, d)| (d["index"].as_u64().unwrap(), d["content_block"]["type"].as_str().unwrap()))
+            .collect();
+        assert_eq!(starts, [(0, "text"), (1, "tool_use"), (2, "tool_use")]);
+        let json_of = |block: u64| -> String {
+            ev.iter()
+                .filter(|(n, d)| n == "content_block_delta" && d["index"] == block)
+                .map(|(_, d)| d["delta"]["partial_json"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!((json_of(1).as_str(), json_of(2).as_str()), ("{\"city\":\"Paris\"}", "{\"city\":\"Oslo\"}"));
+        let stops: Vec<u64> =
+            ev.iter().filter(|(n, _)| n == "content_block_stop").map(|(_, d)| d["index"].as_u64().unwrap()).collect();
+        assert_eq!(stops, [0, 1, 2]);
+        let last_stop = ev.iter().rposition(|(n, _)| n == "content_block_stop").unwrap();
+        let last_delta = ev.iter().rposition(|(n, _)| n == "content_block_delta").unwrap();
+        assert!(last_delta < last_stop, "a fragment after its block stopped");
     }
 
     #[test]

@@ -12,6 +12,8 @@ import { startProvider } from "./provider.mjs";
 import { startDenoGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 // The hostile-upstream and hostile-client cases run in this same node:test run.
 import "./gateway_hostile.test.mjs";
+// The fixture corpus, re-encoded to both client formats and read back by the SDKs.
+import "./gateway_corpus.test.mjs";
 
 const KEY = "gw-test-key";
 const SLACK_MS = 400;

@@ -4,7 +4,8 @@
 //! The delay is data, not a sleep: the engine turns it into a "wait until" that the driver
 //! schedules, so tests check exact delays with a fake clock and a scripted random source.
 
-use crate::config::{Backoff, Jitter, MAX_MS};
+use crate::config::{Backoff, Jitter, RetryPolicy, MAX_MS};
+use crate::outcome::Failure;
 
 /// A source of uniform numbers in `[0, 1)`, injected so jitter is reproducible in tests.
 pub trait RandomSource {
@@ -44,6 +45,27 @@ pub fn delay_ms(backoff: &Backoff, retry: u32, random: &mut dyn RandomSource) ->
         Jitter::None => exact.round() as u64,
         Jitter::Equal => (exact / 2.0 + exact / 2.0 * unit(random)).round() as u64,
         Jitter::Full => (exact * unit(random)).round() as u64,
+    }
+}
+
+/// The wait before retry number `retry` (0 for the first retry) of `policy` after `failure`;
+/// `None`: do not retry on this member, so an enclosing fallback can move on at once.
+///
+/// The rule, whole: the server's requested wait (Retry-After, see [`retry_after_ms`]) replaces
+/// the backoff; one longer than `maxRetryAfterMs`, or clamped to [`MAX_MS`] (which stands for
+/// "longer than a timer can wait"), is `None`. Without one, the backoff's [`delay_ms`], which
+/// alone draws from `random`. Whether the failure may be retried at all is the gate's question,
+/// and whether the wait fits the deadline the budget's: the engine asks all three.
+pub fn wait_before_retry(
+    policy: &RetryPolicy,
+    failure: &Failure,
+    retry: u32,
+    random: &mut dyn RandomSource,
+) -> Option<u64> {
+    match failure.retry_after_ms() {
+        Some(ms) if ms > policy.max_retry_after_ms || ms >= MAX_MS => None,
+        Some(ms) => Some(ms),
+        None => Some(delay_ms(&policy.backoff, retry, random)),
     }
 }
 
@@ -157,6 +179,49 @@ mod tests {
             assert!(d >= exact_delay / 2 && d <= exact_delay, "retry {}: {d} of {exact_delay}", i % 5);
         }
         assert_eq!(Backoff::default().jitter, Jitter::Equal);
+    }
+
+    #[test]
+    fn wait_before_retry_prefers_the_servers_word_within_the_cap() {
+        use crate::config::Strategy;
+        use crate::outcome::ProviderSaid;
+        let policy = RetryPolicy {
+            inner: Strategy::Target(0),
+            attempts: 3,
+            backoff: Backoff { jitter: Jitter::Full, ..exact(250, 2.0, 8000) },
+            retry_on: None,
+            max_retry_after_ms: 60_000,
+        };
+        let http = |retry_after: Option<&str>| {
+            let headers: Vec<(String, String)> =
+                retry_after.map(|v| ("retry-after-ms".to_string(), v.to_string())).into_iter().collect();
+            Failure::from_http(429, &headers, ProviderSaid::default(), 0)
+        };
+        let max = MAX_MS.to_string();
+        // (failure, retry index, expected wait, draws from the random source)
+        let cases: [(Failure, u32, Option<u64>, u32); 9] = [
+            (http(None), 0, Some(125), 1),
+            (http(None), 2, Some(500), 1),
+            (Failure::Transport { message: "reset".into() }, 1, Some(250), 1),
+            (http(Some("0")), 0, Some(0), 0),
+            (http(Some("1500")), 2, Some(1500), 0),
+            (http(Some("60000")), 0, Some(60_000), 0),
+            (http(Some("60001")), 0, None, 0),
+            (http(Some(&max)), 0, None, 0),
+            (http(Some("1e308")), 0, None, 0),
+        ];
+        for (failure, retry, expected, draws) in cases {
+            let mut drawn = 0;
+            let mut counting = || {
+                drawn += 1;
+                0.5
+            };
+            assert_eq!(wait_before_retry(&policy, &failure, retry, &mut counting), expected, "{failure:?} #{retry}");
+            assert_eq!(drawn, draws, "{failure:?} #{retry}");
+        }
+        let uncapped = RetryPolicy { max_retry_after_ms: u64::MAX, ..policy };
+        assert_eq!(wait_before_retry(&uncapped, &http(Some(&max)), 0, &mut SplitMix64(1)), None);
+        assert_eq!(wait_before_retry(&uncapped, &http(Some("2147483646")), 0, &mut SplitMix64(1)), Some(MAX_MS - 1));
     }
 
     #[test]

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use crate::backoff::{self, RandomSource};
 use crate::budget::Budget;
 use crate::chat::{Answer, Delta};
-use crate::config::{Config, ConfigError, Strategy, Timeouts, MAX_MS};
+use crate::config::{Config, ConfigError, Strategy, Timeouts};
 use crate::delivery::Delivery;
 use crate::gate::{self, Move};
 use crate::outcome::{Failure, Limit};
@@ -506,14 +506,7 @@ impl Call {
                     };
                     let may = attempt < policy.attempts
                         && gate::allows(mv, &failure, self.committed, policy.retry_on.as_ref());
-                    // The server's requested wait replaces the backoff; one longer than the cap
-                    // stops this retry at once so an enclosing fallback can move on.
-                    // A Retry-After clamped to MAX_MS stands for "longer than a timer can wait".
-                    let delay = match failure.retry_after_ms() {
-                        Some(ms) if ms > policy.max_retry_after_ms || ms >= MAX_MS => None,
-                        Some(ms) => Some(ms),
-                        None => Some(backoff::delay_ms(&policy.backoff, attempt - 1, self.random.as_mut())),
-                    };
+                    let delay = backoff::wait_before_retry(policy, &failure, attempt - 1, self.random.as_mut());
                     match delay {
                         Some(delay_ms) if may && self.budget.fits(now, delay_ms) => {
                             Next::Retry { attempt, of: policy.attempts, delay_ms }

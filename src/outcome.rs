@@ -203,14 +203,18 @@ impl Failure {
         }
     }
 
-    /// An HTTP error answer, reading `retry-after-ms`, `retry-after` and `x-should-retry` from
-    /// its headers. `now_epoch_ms` (wall clock) resolves a Retry-After given as an HTTP date.
+    /// The response headers an HTTP error answer is read for ([`Failure::from_http`]): the
+    /// server's requested wait and its own word on whether a retry can help. A driver passes
+    /// these and no others.
+    pub const HEADERS_READ: [&'static str; 3] = ["retry-after-ms", "retry-after", "x-should-retry"];
+
+    /// An HTTP error answer, reading [`Failure::HEADERS_READ`] from its headers. `now_epoch_ms` (wall clock) resolves a Retry-After given as an HTTP date.
     /// `said` is the format's reading of the body (`Format::error_body`).
     pub fn from_http(status: u16, headers: &[(String, String)], said: ProviderSaid, now_epoch_ms: u64) -> Failure {
         let header = |name: &str| headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim());
-        let retry_after_ms =
-            crate::backoff::retry_after_ms(header("retry-after-ms"), header("retry-after"), now_epoch_ms);
-        let should_retry = match header("x-should-retry") {
+        let [wait_ms, wait, should] = Self::HEADERS_READ;
+        let retry_after_ms = crate::backoff::retry_after_ms(header(wait_ms), header(wait), now_epoch_ms);
+        let should_retry = match header(should) {
             Some("true") => Some(true),
             Some("false") => Some(false),
             _ => None,

@@ -82,7 +82,7 @@ async fn exchange(
         // A broken error body still leaves the status: keep whatever was read.
         let mut whole = WholeBody::error();
         let _ = body.read_whole(&mut whole).await;
-        let headers: Vec<(String, String)> = ["retry-after", "retry-after-ms", "x-should-retry"]
+        let headers: Vec<(String, String)> = Failure::HEADERS_READ
             .iter()
             .filter_map(|name| response.headers().get(name).ok().flatten().map(|v| (name.to_string(), v)))
             .collect();

@@ -16,40 +16,76 @@ use serde_json::Value;
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Role, ToolCall, Usage};
 use crate::format::openai_chat::request_headers;
-use crate::format::{join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderSaid};
+use crate::format::{
+    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
+    StreamDecoding,
+};
 use crate::sse::SseEvent;
 
 /// Anthropic rejects a request without `max_tokens`; this is used when the caller set none.
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;
 const API_VERSION: &str = "2023-06-01";
 
-pub fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
-    let system: Vec<&str> = request
-        .messages
-        .iter()
-        .filter(|m| m.role == Role::System && !m.content.is_empty())
-        .map(|m| m.content.as_str())
-        .collect();
-    let body = Body {
-        model: endpoint.model,
-        max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        system: (!system.is_empty()).then(|| system.join("\n\n")),
-        messages: wire_messages(request),
-        temperature: request.temperature,
-        stop_sequences: &request.stop,
-        tools: request
-            .tools
+/// Anthropic Messages, as a [`ProviderDialect`].
+#[derive(Debug, Clone, Copy)]
+pub struct AnthropicMessages;
+
+impl ProviderDialect for AnthropicMessages {
+    type StreamDecoder = StreamDecoder;
+
+    fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
+        let system: Vec<&str> = request
+            .messages
             .iter()
-            .map(|t| WireTool { name: &t.name, description: t.description.as_deref(), input_schema: &t.parameters })
-            .collect(),
-        stream,
-    };
-    let credential = endpoint.api_key.map(|key| ("x-api-key", key.expose().to_string()));
-    HttpRequest {
-        method: "POST",
-        url: join_url(endpoint.base_url, "messages"),
-        headers: request_headers(endpoint, credential, &[("anthropic-version", API_VERSION)]),
-        body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
+            .filter(|m| m.role == Role::System && !m.content.is_empty())
+            .map(|m| m.content.as_str())
+            .collect();
+        let body = Body {
+            model: endpoint.model,
+            max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            system: (!system.is_empty()).then(|| system.join("\n\n")),
+            messages: wire_messages(request),
+            temperature: request.temperature,
+            stop_sequences: &request.stop,
+            tools: request
+                .tools
+                .iter()
+                .map(|t| WireTool { name: &t.name, description: t.description.as_deref(), input_schema: &t.parameters })
+                .collect(),
+            stream,
+        };
+        let credential = endpoint.api_key.map(|key| ("x-api-key", key.expose().to_string()));
+        HttpRequest {
+            method: "POST",
+            url: join_url(endpoint.base_url, "messages"),
+            headers: request_headers(endpoint, credential, &[("anthropic-version", API_VERSION)]),
+            body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
+        }
+    }
+
+    /// A whole answer is read once per call, so it goes through the shared `Value` parser (see
+    /// [`json`]) rather than a derived deserializer of its own.
+    fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
+        json::parse(body)
+            .and_then(|v| read_answer(&v))
+            .unwrap_or_else(|e| Err(DecodeError::Protocol(format!("anthropic_messages answer is not a message: {e}"))))
+    }
+
+    /// The provider's words, code (its error `type`) and class from an Anthropic error body; None
+    /// when the body is not that shape or carries no message.
+    fn error_body(status: u16, body: &[u8]) -> Option<ProviderSaid> {
+        let value = json::parse(body).ok()?;
+        let error = value.get("error")?;
+        let message = match error {
+            Value::String(s) => s.as_str(),
+            e => e.get("message").and_then(Value::as_str)?,
+        };
+        let kind = error.get("type").and_then(Value::as_str).filter(|k| !k.is_empty());
+        (!message.trim().is_empty()).then(|| ProviderSaid {
+            message: message.to_string(),
+            code: kind.map(str::to_string),
+            class: error_class(status, kind, message),
+        })
     }
 }
 
@@ -204,14 +240,6 @@ impl WireUsage {
     }
 }
 
-/// A whole answer is read once per call, so it goes through the shared `Value` parser (see
-/// [`json`]) rather than a derived deserializer of its own.
-pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
-    json::parse(body)
-        .and_then(|v| read_answer(&v))
-        .unwrap_or_else(|e| Err(DecodeError::Protocol(format!("anthropic_messages answer is not a message: {e}"))))
-}
-
 fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     json::object(v, "answer")?;
     let kind = json::str_field(v, "type")?;
@@ -279,23 +307,6 @@ fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
 // message says "prompt is too long: N tokens > M maximum", and an account out of credit one that
 // says "Your credit balance is too low": only the words tell them apart. Anthropic documents no
 // error for its policy refusals: a refusal is an answer with stop_reason "refusal".
-
-/// The provider's words, code (its error `type`) and class from an Anthropic error body; None
-/// when the body is not that shape or carries no message.
-pub fn error_body(status: u16, body: &[u8]) -> Option<ProviderSaid> {
-    let value = json::parse(body).ok()?;
-    let error = value.get("error")?;
-    let message = match error {
-        Value::String(s) => s.as_str(),
-        e => e.get("message").and_then(Value::as_str)?,
-    };
-    let kind = error.get("type").and_then(Value::as_str).filter(|k| !k.is_empty());
-    (!message.trim().is_empty()).then(|| ProviderSaid {
-        message: message.to_string(),
-        code: kind.map(str::to_string),
-        class: error_class(status, kind, message),
-    })
-}
 
 fn error_class(status: u16, kind: Option<&str>, message: &str) -> Option<FailureClass> {
     let words = message.to_ascii_lowercase();
@@ -447,75 +458,6 @@ pub struct StreamDecoder {
 }
 
 impl StreamDecoder {
-    pub fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
-        if self.done || ev.data.trim().is_empty() {
-            return Ok(());
-        }
-        let invalid = |e: &dyn std::fmt::Display| {
-            let name = if ev.event.is_empty() { "data" } else { ev.event.as_str() };
-            format!("anthropic_messages stream {name} event is not valid JSON: {e}")
-        };
-        let mut spare = None;
-        let data: Event = match json::parse_with(&ev.data, &mut spare, serde_json::from_str) {
-            Ok(data) => data,
-            Err(e) => return self.malformed(ev, invalid(&e), out),
-        };
-        let Parts { block, message_usage, model, usage } = match read_parts(&data) {
-            Ok(parts) => parts,
-            Err(e) => return self.malformed(ev, invalid(&e), out),
-        };
-        let kind = data.kind.as_deref().unwrap_or(ev.event.as_str());
-        if let (Some(index), "content_block_start" | "content_block_delta") = (data.index, kind) {
-            if !self.seen_blocks.contains(&index) {
-                self.seen_blocks.push(index);
-            }
-        }
-        match kind {
-            "content_block_delta" => {
-                if let (Some(delta), Some(index)) = (data.delta, data.index) {
-                    self.on_delta(index, delta, out)?;
-                }
-            }
-            "content_block_start" => {
-                if let (Some(block), Some(index)) = (block, data.index) {
-                    self.on_block_start(index, block, out);
-                }
-            }
-            "message_start" => {
-                if let Some(usage) = message_usage {
-                    usage.apply(&mut self.usage);
-                }
-                if let Some(model) = model.filter(|m| !m.is_empty()) {
-                    self.model = Some(model.to_string());
-                }
-            }
-            "content_block_stop" => {
-                if let Some(index) = data.index {
-                    if self.skipped && !self.seen_blocks.contains(&index) {
-                        return Err(DecodeError::Protocol(format!(
-                            "anthropic_messages stream: content block {index} stopped, but its content_block_start was in a skipped malformed frame (it may have been a tool_use)"
-                        )));
-                    }
-                    self.tool_blocks.iter_mut().filter(|b| b.index == index).for_each(|b| b.open = false);
-                    self.close_tool_blocks(|b| b.index == index, out);
-                }
-            }
-            "message_delta" => {
-                if let Some(reason) = data.delta.and_then(|d| d.stop_reason).filter(|r| !r.is_empty()) {
-                    self.stop_reason = Some(reason.into_owned());
-                }
-                if let Some(usage) = usage {
-                    usage.apply(&mut self.usage);
-                }
-            }
-            "message_stop" => return self.end(out),
-            "error" => return Err(provider_error(data.error.as_ref().unwrap_or(&Value::Null))),
-            // ping and events added later carry nothing to emit.
-            _ => {}
-        }
-        Ok(())
-    }
-
     /// A frame that is not valid JSON or not an event's shape. An `error` event is never skipped.
     fn malformed(&mut self, ev: &SseEvent, reason: String, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         if ev.event == "error" {
@@ -609,10 +551,81 @@ impl StreamDecoder {
         });
         Ok(())
     }
+}
+
+impl StreamDecoding for StreamDecoder {
+    fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        if self.done || ev.data.trim().is_empty() {
+            return Ok(());
+        }
+        let invalid = |e: &dyn std::fmt::Display| {
+            let name = if ev.event.is_empty() { "data" } else { ev.event.as_str() };
+            format!("anthropic_messages stream {name} event is not valid JSON: {e}")
+        };
+        let mut spare = None;
+        let data: Event = match json::parse_with(&ev.data, &mut spare, serde_json::from_str) {
+            Ok(data) => data,
+            Err(e) => return self.malformed(ev, invalid(&e), out),
+        };
+        let Parts { block, message_usage, model, usage } = match read_parts(&data) {
+            Ok(parts) => parts,
+            Err(e) => return self.malformed(ev, invalid(&e), out),
+        };
+        let kind = data.kind.as_deref().unwrap_or(ev.event.as_str());
+        if let (Some(index), "content_block_start" | "content_block_delta") = (data.index, kind) {
+            if !self.seen_blocks.contains(&index) {
+                self.seen_blocks.push(index);
+            }
+        }
+        match kind {
+            "content_block_delta" => {
+                if let (Some(delta), Some(index)) = (data.delta, data.index) {
+                    self.on_delta(index, delta, out)?;
+                }
+            }
+            "content_block_start" => {
+                if let (Some(block), Some(index)) = (block, data.index) {
+                    self.on_block_start(index, block, out);
+                }
+            }
+            "message_start" => {
+                if let Some(usage) = message_usage {
+                    usage.apply(&mut self.usage);
+                }
+                if let Some(model) = model.filter(|m| !m.is_empty()) {
+                    self.model = Some(model.to_string());
+                }
+            }
+            "content_block_stop" => {
+                if let Some(index) = data.index {
+                    if self.skipped && !self.seen_blocks.contains(&index) {
+                        return Err(DecodeError::Protocol(format!(
+                            "anthropic_messages stream: content block {index} stopped, but its content_block_start was in a skipped malformed frame (it may have been a tool_use)"
+                        )));
+                    }
+                    self.tool_blocks.iter_mut().filter(|b| b.index == index).for_each(|b| b.open = false);
+                    self.close_tool_blocks(|b| b.index == index, out);
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = data.delta.and_then(|d| d.stop_reason).filter(|r| !r.is_empty()) {
+                    self.stop_reason = Some(reason.into_owned());
+                }
+                if let Some(usage) = usage {
+                    usage.apply(&mut self.usage);
+                }
+            }
+            "message_stop" => return self.end(out),
+            "error" => return Err(provider_error(data.error.as_ref().unwrap_or(&Value::Null))),
+            // ping and events added later carry nothing to emit.
+            _ => {}
+        }
+        Ok(())
+    }
 
     /// End of stream: complete after `message_stop`, or after `message_delta`'s stop reason
     /// without it; cut short otherwise.
-    pub fn finish(&mut self, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+    fn finish(&mut self, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         if !self.done && self.stop_reason.is_none() {
             return Err(DecodeError::Protocol(
                 "anthropic_messages stream ended without a stop_reason or message_stop".into(),
@@ -662,7 +675,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let http = build_request(&endpoint(Some("sk-ant-secret"), &[]), &req, false);
+        let http = AnthropicMessages::build_request(&endpoint(Some("sk-ant-secret"), &[]), &req, false);
         assert_eq!(http.url, "https://api.anthropic.com/v1/messages");
         assert_eq!(header(&http, "x-api-key"), Some("sk-ant-secret"));
         assert_eq!(header(&http, "anthropic-version"), Some("2023-06-01"));
@@ -684,7 +697,7 @@ mod tests {
     #[test]
     fn no_key_no_credential_and_version_can_be_overridden() {
         let t = endpoint(None, &[("anthropic-version", "2024-01-01"), ("anthropic-beta", "x")]);
-        let http = build_request(&t, &ChatRequest::default(), true);
+        let http = AnthropicMessages::build_request(&t, &ChatRequest::default(), true);
         assert_eq!(header(&http, "x-api-key"), None);
         assert_eq!(header(&http, "anthropic-version"), Some("2024-01-01"));
         assert_eq!(header(&http, "anthropic-beta"), Some("x"));
@@ -709,7 +722,7 @@ mod tests {
             stop: vec!["\n\nHuman:".into()],
             tools: vec![Tool { name: "get_weather".into(), description: None, parameters: json!({"type": "object"}) }],
         };
-        let http = build_request(&endpoint(Some("k"), &[]), &req, false);
+        let http = AnthropicMessages::build_request(&endpoint(Some("k"), &[]), &req, false);
         assert_eq!(
             body(&http),
             json!({
@@ -741,7 +754,7 @@ mod tests {
         let mut assistant = Message::new(Role::Assistant, "");
         assistant.tool_calls = vec![ToolCall { id: "t".into(), name: "f".into(), arguments: "not json".into() }];
         let req = ChatRequest { messages: vec![Message::new(Role::User, "go"), assistant], ..Default::default() };
-        let http = build_request(&endpoint(None, &[]), &req, false);
+        let http = AnthropicMessages::build_request(&endpoint(None, &[]), &req, false);
         assert_eq!(
             body(&http)["messages"][1],
             json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": "not json"}]})
@@ -755,7 +768,7 @@ mod tests {
               {"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris"}}],
             "stop_reason":"tool_use","stop_sequence":null,
             "usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":5,"output_tokens":20}}"#;
-        let answer = decode_answer(body).expect("decodes");
+        let answer = AnthropicMessages::decode_answer(body).expect("decodes");
         assert_eq!(answer.text, "Hello");
         assert_eq!(answer.reasoning, "Let me see.");
         assert_eq!(
@@ -776,19 +789,23 @@ mod tests {
         for (raw, expected) in stops {
             let body =
                 format!(r#"{{"type":"message","content":[{{"type":"text","text":"x"}}],"stop_reason":"{raw}"}}"#);
-            assert_eq!(decode_answer(body.as_bytes()).map(|a| a.finish_reason), Ok(expected));
+            assert_eq!(AnthropicMessages::decode_answer(body.as_bytes()).map(|a| a.finish_reason), Ok(expected));
         }
     }
 
     #[test]
     fn rejects_bodies_that_are_not_messages() {
         assert_eq!(
-            decode_answer(br#"{"type":"message","role":"assistant"}"#),
+            AnthropicMessages::decode_answer(br#"{"type":"message","role":"assistant"}"#),
             Err(DecodeError::Protocol("anthropic_messages answer has no content".into()))
         );
-        assert!(matches!(decode_answer(b"{"), Err(DecodeError::Protocol(m)) if m.contains("anthropic_messages")));
+        assert!(
+            matches!(AnthropicMessages::decode_answer(b"{"), Err(DecodeError::Protocol(m)) if m.contains("anthropic_messages"))
+        );
         assert_eq!(
-            decode_answer(br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#),
+            AnthropicMessages::decode_answer(
+                br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
             Err(provider(529, "Overloaded", Some("overloaded_error"), Some(FailureClass::Overloaded)))
         );
     }
@@ -797,7 +814,7 @@ mod tests {
     fn reads_error_messages() {
         let body =
             br#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-x"},"request_id":"req_1"}"#;
-        let message = |body: &[u8]| error_body(404, body).map(|said| said.message);
+        let message = |body: &[u8]| AnthropicMessages::error_body(404, body).map(|said| said.message);
         assert_eq!(message(body).as_deref(), Some("model: claude-x"));
         assert_eq!(message(br#"{"message":"no error key"}"#), None);
         assert_eq!(message(b"upstream connect error"), None);
@@ -820,7 +837,7 @@ mod tests {
         ];
         for (status, kind, message, class) in cases {
             let body = json!({"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_1"});
-            let said = error_body(status, body.to_string().as_bytes()).expect(message);
+            let said = AnthropicMessages::error_body(status, body.to_string().as_bytes()).expect(message);
             assert_eq!(said, ProviderSaid { message: message.into(), code: Some(kind.into()), class }, "{message}");
             // The same object in a stream: the status comes from the type.
             let mut out = Vec::new();

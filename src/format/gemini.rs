@@ -18,53 +18,121 @@ use serde_json::{Map, Value};
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, ToolCall, Usage};
 use crate::format::openai_chat::request_headers;
-use crate::format::{join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderSaid};
+use crate::format::{
+    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
+    StreamDecoding,
+};
 use crate::sse::SseEvent;
 
-pub fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
-    let model = endpoint.model.strip_prefix("models/").unwrap_or(endpoint.model);
-    let path = if stream {
-        format!("models/{model}:streamGenerateContent?alt=sse")
-    } else {
-        format!("models/{model}:generateContent")
-    };
-    let system: Vec<&str> = request
-        .messages
-        .iter()
-        .filter(|m| m.role == Role::System && !m.content.is_empty())
-        .map(|m| m.content.as_str())
-        .collect();
-    let generation_config = GenerationConfig {
-        max_output_tokens: request.max_tokens,
-        temperature: request.temperature,
-        stop_sequences: &request.stop,
-    };
-    let declarations: Vec<FunctionDeclaration> = request
-        .tools
-        .iter()
-        .map(|t| FunctionDeclaration {
-            name: &t.name,
-            description: t.description.as_deref(),
-            parameters: has_parameters(&t.parameters).then_some(&t.parameters),
-        })
-        .collect();
-    let body = Body {
-        contents: contents(&request.messages),
-        system_instruction: (!system.is_empty())
-            .then(|| SystemInstruction { parts: vec![TextPart { text: system.join("\n\n") }] }),
-        generation_config: (!generation_config.is_empty()).then_some(generation_config),
-        tools: if declarations.is_empty() {
-            Vec::new()
+/// Google Gemini (generateContent), as a [`ProviderDialect`].
+#[derive(Debug, Clone, Copy)]
+pub struct Gemini;
+
+impl ProviderDialect for Gemini {
+    type StreamDecoder = StreamDecoder;
+
+    fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
+        let model = endpoint.model.strip_prefix("models/").unwrap_or(endpoint.model);
+        let path = if stream {
+            format!("models/{model}:streamGenerateContent?alt=sse")
         } else {
-            vec![ToolGroup { function_declarations: declarations }]
-        },
-    };
-    let credential = endpoint.api_key.map(|key| ("x-goog-api-key", key.expose().to_string()));
-    HttpRequest {
-        method: "POST",
-        url: join_url(endpoint.base_url, &path),
-        headers: request_headers(endpoint, credential, &[]),
-        body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
+            format!("models/{model}:generateContent")
+        };
+        let system: Vec<&str> = request
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::System && !m.content.is_empty())
+            .map(|m| m.content.as_str())
+            .collect();
+        let generation_config = GenerationConfig {
+            max_output_tokens: request.max_tokens,
+            temperature: request.temperature,
+            stop_sequences: &request.stop,
+        };
+        let declarations: Vec<FunctionDeclaration> = request
+            .tools
+            .iter()
+            .map(|t| FunctionDeclaration {
+                name: &t.name,
+                description: t.description.as_deref(),
+                parameters: has_parameters(&t.parameters).then_some(&t.parameters),
+            })
+            .collect();
+        let body = Body {
+            contents: contents(&request.messages),
+            system_instruction: (!system.is_empty())
+                .then(|| SystemInstruction { parts: vec![TextPart { text: system.join("\n\n") }] }),
+            generation_config: (!generation_config.is_empty()).then_some(generation_config),
+            tools: if declarations.is_empty() {
+                Vec::new()
+            } else {
+                vec![ToolGroup { function_declarations: declarations }]
+            },
+        };
+        let credential = endpoint.api_key.map(|key| ("x-goog-api-key", key.expose().to_string()));
+        HttpRequest {
+            method: "POST",
+            url: join_url(endpoint.base_url, &path),
+            headers: request_headers(endpoint, credential, &[]),
+            body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
+        }
+    }
+
+    fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
+        let mut spare = None;
+        let mut chunk: Chunk = json::text(body)
+            .and_then(|text| json::parse_with(text, &mut spare, parse_chunk).map_err(|e| e.to_string()))
+            .map_err(|e| DecodeError::Protocol(format!("gemini answer is not a GenerateContentResponse: {e}")))?;
+        if let Some(error) = chunk.error.as_ref() {
+            return Err(provider_error(error));
+        }
+        let usage = chunk.usage_metadata.as_ref().map(UsageMetadata::usage).unwrap_or_default();
+        let model = chunk.model_version.take();
+        let blocked = chunk.prompt_blocked();
+        let Some(candidate) = chunk.first_candidate() else {
+            if blocked {
+                let (text, reasoning, tool_calls) = (String::new(), String::new(), Vec::new());
+                return Ok(Answer {
+                    text,
+                    reasoning,
+                    tool_calls,
+                    finish_reason: FinishReason::ContentFilter,
+                    usage,
+                    model,
+                });
+            }
+            return Err(DecodeError::Protocol("gemini answer has no candidates[0]".into()));
+        };
+        let (mut text, mut reasoning, mut tool_calls) = (String::new(), String::new(), Vec::new());
+        for part in candidate.content.and_then(|c| c.parts).into_iter().flatten() {
+            if let Some(call) = part.function_call {
+                tool_calls.push(call.into_tool_call(tool_calls.len() as u32));
+            } else if let Some(t) = part.text {
+                let into = if part.thought == Some(true) { &mut reasoning } else { &mut text };
+                into.push_str(&t);
+            }
+        }
+        Ok(Answer {
+            text,
+            reasoning,
+            finish_reason: finish_reason(candidate.finish_reason.as_deref(), !tool_calls.is_empty()),
+            tool_calls,
+            usage,
+            model,
+        })
+    }
+
+    /// The provider's words, code (its `status` name) and class from a Google API error body (also
+    /// the one-element list some endpoints wrap it in); None when it is not that shape.
+    fn error_body(status: u16, body: &[u8]) -> Option<ProviderSaid> {
+        let value = json::parse(body).ok()?;
+        let value = match value {
+            Value::Array(items) => items.into_iter().next()?,
+            v => v,
+        };
+        let error = value.get("error")?;
+        let message = error.get("message")?.as_str()?;
+        (!message.trim().is_empty()).then(|| said(status, error, message.to_string()))
     }
 }
 
@@ -335,50 +403,6 @@ impl<'a> Chunk<'a> {
     }
 }
 
-pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
-    let mut spare = None;
-    let mut chunk: Chunk = json::text(body)
-        .and_then(|text| json::parse_with(text, &mut spare, parse_chunk).map_err(|e| e.to_string()))
-        .map_err(|e| DecodeError::Protocol(format!("gemini answer is not a GenerateContentResponse: {e}")))?;
-    if let Some(error) = chunk.error.as_ref() {
-        return Err(provider_error(error));
-    }
-    let usage = chunk.usage_metadata.as_ref().map(UsageMetadata::usage).unwrap_or_default();
-    let model = chunk.model_version.take();
-    let blocked = chunk.prompt_blocked();
-    let Some(candidate) = chunk.first_candidate() else {
-        if blocked {
-            let (text, reasoning, tool_calls) = (String::new(), String::new(), Vec::new());
-            return Ok(Answer {
-                text,
-                reasoning,
-                tool_calls,
-                finish_reason: FinishReason::ContentFilter,
-                usage,
-                model,
-            });
-        }
-        return Err(DecodeError::Protocol("gemini answer has no candidates[0]".into()));
-    };
-    let (mut text, mut reasoning, mut tool_calls) = (String::new(), String::new(), Vec::new());
-    for part in candidate.content.and_then(|c| c.parts).into_iter().flatten() {
-        if let Some(call) = part.function_call {
-            tool_calls.push(call.into_tool_call(tool_calls.len() as u32));
-        } else if let Some(t) = part.text {
-            let into = if part.thought == Some(true) { &mut reasoning } else { &mut text };
-            into.push_str(&t);
-        }
-    }
-    Ok(Answer {
-        text,
-        reasoning,
-        finish_reason: finish_reason(candidate.finish_reason.as_deref(), !tool_calls.is_empty()),
-        tool_calls,
-        usage,
-        model,
-    })
-}
-
 /// Gemini says STOP after function calls too; that is normalized to `ToolCalls`.
 fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
     match raw {
@@ -403,19 +427,6 @@ fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
 // "You exceeded your current quota" and sends a RetryInfo delay, so waiting does help and none is
 // read as a quota. UNAVAILABLE 503 "The model is overloaded" is an overload. A prompt Gemini
 // blocks is no error but an answer (promptFeedback.blockReason, finish content_filter).
-
-/// The provider's words, code (its `status` name) and class from a Google API error body (also
-/// the one-element list some endpoints wrap it in); None when it is not that shape.
-pub fn error_body(status: u16, body: &[u8]) -> Option<ProviderSaid> {
-    let value = json::parse(body).ok()?;
-    let value = match value {
-        Value::Array(items) => items.into_iter().next()?,
-        v => v,
-    };
-    let error = value.get("error")?;
-    let message = error.get("message")?.as_str()?;
-    (!message.trim().is_empty()).then(|| said(status, error, message.to_string()))
-}
 
 fn said(status: u16, error: &Value, message: String) -> ProviderSaid {
     let name = error.get("status").and_then(Value::as_str).filter(|s| !s.is_empty());
@@ -491,8 +502,8 @@ pub struct StreamDecoder {
     done: bool,
 }
 
-impl StreamDecoder {
-    pub fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+impl StreamDecoding for StreamDecoder {
+    fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         if self.done || ev.data.trim().is_empty() {
             return Ok(());
         }
@@ -550,7 +561,7 @@ impl StreamDecoder {
     /// A line outside SSE framing. Lines are gathered until their brackets close, then parsed
     /// once (so a hostile stream of lines costs linear time): an error object (alone or first in
     /// a list) fails the stream; any other text is ignored, as before the error shape was known.
-    pub fn on_unframed(&mut self, line: &str) -> Result<(), DecodeError> {
+    fn on_unframed(&mut self, line: &str) -> Result<(), DecodeError> {
         if self.done {
             return Ok(());
         }
@@ -590,7 +601,7 @@ impl StreamDecoder {
     }
 
     /// Emits `Done` if a chunk carried a `finishReason` (or the prompt was blocked).
-    pub fn finish(&mut self, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+    fn finish(&mut self, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         if self.done {
             return Ok(());
         }
@@ -628,7 +639,7 @@ mod tests {
     #[test]
     fn key_only_in_header_never_in_url() {
         let req = ChatRequest { messages: vec![Message::new(Role::User, "hi")], ..Default::default() };
-        let http = build_request(&endpoint(Some("AIza-secret")), &req, false);
+        let http = Gemini::build_request(&endpoint(Some("AIza-secret")), &req, false);
         assert_eq!(
             http.url,
             "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent"
@@ -643,13 +654,13 @@ mod tests {
 
         let mut t = endpoint(Some("AIza-secret"));
         t.model = "models/gemini-2.5-pro";
-        let http = build_request(&t, &req, true);
+        let http = Gemini::build_request(&t, &req, true);
         assert_eq!(
             http.url,
             "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
         );
         assert!(!http.url.contains("AIza-secret"));
-        assert_eq!(header(&build_request(&endpoint(None), &req, true), "x-goog-api-key"), None);
+        assert_eq!(header(&Gemini::build_request(&endpoint(None), &req, true), "x-goog-api-key"), None);
     }
 
     #[test]
@@ -687,7 +698,7 @@ mod tests {
                 },
             ],
         };
-        let http = build_request(&endpoint(Some("k")), &req, false);
+        let http = Gemini::build_request(&endpoint(Some("k")), &req, false);
         assert_eq!(
             serde_json::from_str::<Value>(&http.body).expect("json"),
             json!({
@@ -718,7 +729,7 @@ mod tests {
               {"functionCall":{"name":"get_weather","args":{"city":"Paris"}}}],"role":"model"},"finishReason":"STOP","index":0}],
             "usageMetadata":{"promptTokenCount":8,"candidatesTokenCount":5,"totalTokenCount":20,"thoughtsTokenCount":7},
             "modelVersion":"gemini-2.5-flash","responseId":"abc"}"#;
-        let answer = decode_answer(body).expect("decodes");
+        let answer = Gemini::decode_answer(body).expect("decodes");
         assert_eq!(answer.text, "Hello there");
         assert_eq!(answer.reasoning, "Plan.");
         assert_eq!(
@@ -735,26 +746,28 @@ mod tests {
             ("MALFORMED_FUNCTION_CALL", FinishReason::Other("MALFORMED_FUNCTION_CALL".into())),
         ] {
             let body = format!(r#"{{"candidates":[{{"finishReason":"{raw}"}}]}}"#);
-            assert_eq!(decode_answer(body.as_bytes()).map(|a| a.finish_reason), Ok(expected));
+            assert_eq!(Gemini::decode_answer(body.as_bytes()).map(|a| a.finish_reason), Ok(expected));
         }
         let blocked = br#"{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":4}}"#;
-        let answer = decode_answer(blocked).expect("decodes");
+        let answer = Gemini::decode_answer(blocked).expect("decodes");
         assert_eq!((answer.finish_reason, answer.usage.input_tokens), (FinishReason::ContentFilter, Some(4)));
     }
 
     #[test]
     fn rejects_bodies_that_are_not_answers() {
         assert_eq!(
-            decode_answer(br#"{"usageMetadata":{}}"#),
+            Gemini::decode_answer(br#"{"usageMetadata":{}}"#),
             Err(DecodeError::Protocol("gemini answer has no candidates[0]".into()))
         );
-        assert!(matches!(decode_answer(b"\xff"), Err(DecodeError::Protocol(m)) if m.contains("gemini")));
+        assert!(matches!(Gemini::decode_answer(b"\xff"), Err(DecodeError::Protocol(m)) if m.contains("gemini")));
         assert_eq!(
-            decode_answer(br#"{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}"#),
+            Gemini::decode_answer(
+                br#"{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}"#
+            ),
             Err(provider(429, "Quota exceeded", Some("RESOURCE_EXHAUSTED"), Some(FailureClass::RateLimit)))
         );
         assert_eq!(
-            decode_answer(br#"{"error":{"message":"Overloaded","status":"UNAVAILABLE"}}"#),
+            Gemini::decode_answer(br#"{"error":{"message":"Overloaded","status":"UNAVAILABLE"}}"#),
             Err(provider(503, "Overloaded", Some("UNAVAILABLE"), Some(FailureClass::Overloaded)))
         );
     }
@@ -762,7 +775,7 @@ mod tests {
     #[test]
     fn reads_error_messages() {
         let body = br#"{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}"#;
-        let message = |body: &[u8]| error_body(400, body).map(|said| said.message);
+        let message = |body: &[u8]| Gemini::error_body(400, body).map(|said| said.message);
         assert_eq!(message(body).as_deref(), Some("API key not valid. Please pass a valid API key."));
         let listed = br#"[{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}]"#;
         assert_eq!(message(listed).as_deref(), Some("The model is overloaded."));
@@ -800,7 +813,7 @@ mod tests {
         ];
         for (status, name, message, details, class) in cases {
             let body = json!({"error": {"code": status, "message": message, "status": name, "details": details}});
-            let said = error_body(status, body.to_string().as_bytes()).expect(message);
+            let said = Gemini::error_body(status, body.to_string().as_bytes()).expect(message);
             assert_eq!(said, ProviderSaid { message: message.into(), code: Some(name.into()), class }, "{message}");
             // The same object written after the frames of a failing stream.
             let mut d = StreamDecoder::default();

@@ -3,7 +3,9 @@
 //!
 //! Every format is one module with the same four parts, so a reader who knows one knows all:
 //! `build_request`, `decode_answer`, a `StreamDecoder` fed with SSE events, and `error_body`
-//! (the provider's own words, code and [`FailureClass`] from an error body). Nothing here does I/O.
+//! (the provider's own words, code and [`FailureClass`] from an error body). The
+//! [`ProviderDialect`] trait states them, so the compiler checks every module has all four;
+//! [`Format`] dispatches to them through a plain `match`, statically. Nothing here does I/O.
 //!
 //! Each format reads an error's class from what its provider documents (cited in its module):
 //! the code or type first, the status name for Google, and the message only where a provider
@@ -23,6 +25,42 @@ pub use crate::outcome::{FailureClass, ProviderSaid};
 pub use crate::secret::is_secret_header;
 use crate::secret::{Secret, REDACTED};
 use crate::sse::SseEvent;
+use anthropic_messages::AnthropicMessages;
+use gemini::Gemini;
+use openai_chat::OpenaiChat;
+use openai_responses::OpenaiResponses;
+
+/// The four parts every provider format has. Implemented by a unit type per format module
+/// (`openai_chat::OpenaiChat`...); [`Format`] picks one.
+pub trait ProviderDialect {
+    /// Reads this format's streamed answer.
+    type StreamDecoder: StreamDecoding + Default;
+
+    /// Builds the provider request. Credentials go in headers, never in the URL.
+    fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest;
+
+    /// Decodes a whole 2xx answer body.
+    fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError>;
+
+    /// The provider's own message, code and class from an error body in its documented error
+    /// shape; `None` when the body is not that shape ([`Format::error_body`] then keeps an excerpt).
+    fn error_body(status: u16, body: &[u8]) -> Option<ProviderSaid>;
+}
+
+/// A format's stream reader: fed every SSE event (and unframed line) in order, then `finish`.
+/// See [`StreamDecoder`] for what a stream must say to end well.
+pub trait StreamDecoding {
+    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError>;
+
+    /// A line outside SSE framing ([`crate::sse::SseItem::Unframed`]). Only Gemini writes
+    /// anything there (its error object after the frames); the other formats ignore such lines.
+    fn on_unframed(&mut self, _line: &str) -> Result<(), DecodeError> {
+        Ok(())
+    }
+
+    /// End of stream. Emits the final `Delta::Done` if the format sends it only implicitly.
+    fn finish(&mut self, out: &mut Vec<Delta>) -> Result<(), DecodeError>;
+}
 
 /// The provider protocol a target speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -61,20 +99,20 @@ impl Format {
     ) -> HttpRequest {
         let endpoint = endpoint.into();
         match self {
-            Format::OpenaiChat => openai_chat::build_request(&endpoint, request, stream),
-            Format::AnthropicMessages => anthropic_messages::build_request(&endpoint, request, stream),
-            Format::OpenaiResponses => openai_responses::build_request(&endpoint, request, stream),
-            Format::Gemini => gemini::build_request(&endpoint, request, stream),
+            Format::OpenaiChat => OpenaiChat::build_request(&endpoint, request, stream),
+            Format::AnthropicMessages => AnthropicMessages::build_request(&endpoint, request, stream),
+            Format::OpenaiResponses => OpenaiResponses::build_request(&endpoint, request, stream),
+            Format::Gemini => Gemini::build_request(&endpoint, request, stream),
         }
     }
 
     /// Decodes a whole 2xx answer body.
     pub fn decode_answer(self, body: &[u8]) -> Result<Answer, DecodeError> {
         match self {
-            Format::OpenaiChat => openai_chat::decode_answer(body),
-            Format::AnthropicMessages => anthropic_messages::decode_answer(body),
-            Format::OpenaiResponses => openai_responses::decode_answer(body),
-            Format::Gemini => gemini::decode_answer(body),
+            Format::OpenaiChat => OpenaiChat::decode_answer(body),
+            Format::AnthropicMessages => AnthropicMessages::decode_answer(body),
+            Format::OpenaiResponses => OpenaiResponses::decode_answer(body),
+            Format::Gemini => Gemini::decode_answer(body),
         }
     }
 
@@ -97,9 +135,10 @@ impl Format {
     /// echoes request headers.
     pub fn error_body(self, status: u16, body: &[u8]) -> ProviderSaid {
         let found = match self {
-            Format::OpenaiChat | Format::OpenaiResponses => openai_chat::error_body(status, body),
-            Format::AnthropicMessages => anthropic_messages::error_body(status, body),
-            Format::Gemini => gemini::error_body(status, body),
+            Format::OpenaiChat => OpenaiChat::error_body(status, body),
+            Format::AnthropicMessages => AnthropicMessages::error_body(status, body),
+            Format::OpenaiResponses => OpenaiResponses::error_body(status, body),
+            Format::Gemini => Gemini::error_body(status, body),
         };
         let mut said = found.unwrap_or_else(|| ProviderSaid {
             message: body_excerpt(body),
@@ -199,14 +238,14 @@ impl StreamDecoder {
         }
     }
 
-    /// A line outside SSE framing ([`crate::sse::SseItem::Unframed`]). Only Gemini writes
-    /// anything there (its error object after the frames); the other formats ignore such lines.
+    /// A line outside SSE framing ([`crate::sse::SseItem::Unframed`]): see
+    /// [`StreamDecoding::on_unframed`].
     pub fn on_unframed(&mut self, line: &str) -> Result<(), DecodeError> {
         match self {
+            StreamDecoder::OpenaiChat(d) => d.on_unframed(line),
+            StreamDecoder::AnthropicMessages(d) => d.on_unframed(line),
+            StreamDecoder::OpenaiResponses(d) => d.on_unframed(line),
             StreamDecoder::Gemini(d) => d.on_unframed(line),
-            StreamDecoder::OpenaiChat(_) | StreamDecoder::AnthropicMessages(_) | StreamDecoder::OpenaiResponses(_) => {
-                Ok(())
-            }
         }
     }
 

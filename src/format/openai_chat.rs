@@ -18,37 +18,69 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, ToolCall, Usage};
-use crate::format::{join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderSaid};
+use crate::format::{
+    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
+    StreamDecoding,
+};
 use crate::sse::SseEvent;
 
-pub fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
-    let body = Body {
-        model: endpoint.model,
-        messages: request.messages.iter().map(WireMessage::new).collect(),
-        max_tokens: request.max_tokens,
-        temperature: request.temperature,
-        stop: &request.stop,
-        tools: request
-            .tools
-            .iter()
-            .map(|t| WireTool {
-                kind: "function",
-                function: FunctionDef {
-                    name: &t.name,
-                    description: t.description.as_deref(),
-                    parameters: &t.parameters,
-                },
-            })
-            .collect(),
-        stream,
-        stream_options: stream.then_some(StreamOptions { include_usage: true }),
-    };
-    let credential = endpoint.api_key.map(|key| ("authorization", format!("Bearer {}", key.expose())));
-    HttpRequest {
-        method: "POST",
-        url: join_url(endpoint.base_url, "chat/completions"),
-        headers: request_headers(endpoint, credential, &[]),
-        body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
+/// OpenAI Chat Completions, as a [`ProviderDialect`].
+#[derive(Debug, Clone, Copy)]
+pub struct OpenaiChat;
+
+impl ProviderDialect for OpenaiChat {
+    type StreamDecoder = StreamDecoder;
+
+    fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
+        let body = Body {
+            model: endpoint.model,
+            messages: request.messages.iter().map(WireMessage::new).collect(),
+            max_tokens: request.max_tokens,
+            temperature: request.temperature,
+            stop: &request.stop,
+            tools: request
+                .tools
+                .iter()
+                .map(|t| WireTool {
+                    kind: "function",
+                    function: FunctionDef {
+                        name: &t.name,
+                        description: t.description.as_deref(),
+                        parameters: &t.parameters,
+                    },
+                })
+                .collect(),
+            stream,
+            stream_options: stream.then_some(StreamOptions { include_usage: true }),
+        };
+        let credential = endpoint.api_key.map(|key| ("authorization", format!("Bearer {}", key.expose())));
+        HttpRequest {
+            method: "POST",
+            url: join_url(endpoint.base_url, "chat/completions"),
+            headers: request_headers(endpoint, credential, &[]),
+            body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
+        }
+    }
+
+    /// A whole answer is read once per call, so it goes through the shared `Value` parser (see
+    /// [`json`]) rather than a derived deserializer of its own.
+    fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
+        json::parse(body)
+            .and_then(|v| read_answer(&v))
+            .unwrap_or_else(|e| Err(DecodeError::Protocol(format!("openai_chat answer is not a chat.completion: {e}"))))
+    }
+
+    /// The provider's words, code and class from an OpenAI error body (`{"error": {...}}`, or the
+    /// bare `{"error": "..."}` / `{"message": "..."}` some compatible servers send); None when the
+    /// body is none of these or carries no message.
+    fn error_body(status: u16, body: &[u8]) -> Option<ProviderSaid> {
+        let value = json::parse(body).ok()?;
+        let said = match value.get("error") {
+            Some(Value::String(s)) => said(status, None, s),
+            Some(e) => said(status, Some(e), e.get("message").and_then(Value::as_str)?),
+            None => said(status, None, value.get("message").and_then(Value::as_str)?),
+        };
+        (!said.message.trim().is_empty()).then_some(said)
     }
 }
 
@@ -182,14 +214,6 @@ impl WireUsage {
     }
 }
 
-/// A whole answer is read once per call, so it goes through the shared `Value` parser (see
-/// [`json`]) rather than a derived deserializer of its own.
-pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
-    json::parse(body)
-        .and_then(|v| read_answer(&v))
-        .unwrap_or_else(|e| Err(DecodeError::Protocol(format!("openai_chat answer is not a chat.completion: {e}"))))
-}
-
 fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     json::object(v, "answer")?;
     let usage = json::field(v, "usage").map_or(Usage::default(), |u| Usage {
@@ -294,19 +318,6 @@ fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
 // send no code for a prompt over the window, only "maximum context length" in the message (and
 // Anthropic's compatible endpoint its own "prompt is too long"), and
 // OpenAI's 503 names an overload only in words ("The engine is currently overloaded").
-
-/// The provider's words, code and class from an OpenAI error body (`{"error": {...}}`, or the
-/// bare `{"error": "..."}` / `{"message": "..."}` some compatible servers send); None when the
-/// body is none of these or carries no message.
-pub fn error_body(status: u16, body: &[u8]) -> Option<ProviderSaid> {
-    let value = json::parse(body).ok()?;
-    let said = match value.get("error") {
-        Some(Value::String(s)) => said(status, None, s),
-        Some(e) => said(status, Some(e), e.get("message").and_then(Value::as_str)?),
-        None => said(status, None, value.get("message").and_then(Value::as_str)?),
-    };
-    (!said.message.trim().is_empty()).then_some(said)
-}
 
 fn said(status: u16, error: Option<&Value>, message: &str) -> ProviderSaid {
     let code = error.and_then(error_code);
@@ -469,50 +480,6 @@ pub struct StreamDecoder {
 }
 
 impl StreamDecoder {
-    pub fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
-        if self.done {
-            return Ok(());
-        }
-        let data = ev.data.trim();
-        if data == "[DONE]" {
-            return self.end(out);
-        }
-        if data.is_empty() {
-            return Ok(());
-        }
-        if ev.event == "error" {
-            let value = serde_json::from_str(data).unwrap_or_else(|_| Value::String(data.to_string()));
-            return Err(provider_error(value.get("error").unwrap_or(&value)));
-        }
-        let mut spare = None;
-        let chunk = match json::parse_with(data, &mut spare, parse_chunk) {
-            Ok(chunk) => chunk,
-            Err(e) => {
-                let reason = format!("openai_chat stream data frame is not a chat.completion.chunk: {e}");
-                self.skipped = true;
-                return malformed_frame(reason, self.tool_call_at_risk(data), out);
-            }
-        };
-        if let Some(error) = chunk.error.as_ref() {
-            return Err(provider_error(error));
-        }
-        if let Some(usage) = chunk.usage {
-            self.usage = usage.0.as_ref().map_or(Usage::default(), WireUsage::usage);
-        }
-        if self.model.is_none() {
-            self.model = chunk.model.filter(|m| !m.is_empty()).map(Cow::into_owned);
-        }
-        for choice in chunk.choices.into_iter().flatten().filter(|c| c.index.unwrap_or(0) == 0) {
-            if let Some(delta) = choice.delta {
-                self.on_delta(delta, out)?;
-            }
-            if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
-                self.finish_reason = Some(reason.into_owned());
-            }
-        }
-        Ok(())
-    }
-
     /// Why a malformed frame may hold part of a tool call: one is open (calls stream their
     /// arguments until the finish reason), or the frame's text names one.
     fn tool_call_at_risk(&self, data: &str) -> Option<&'static str> {
@@ -560,17 +527,6 @@ impl StreamDecoder {
         Ok(())
     }
 
-    /// End of stream: complete after `[DONE]`, or after a finish reason without it (several
-    /// compatible servers never send `[DONE]`); cut short otherwise.
-    pub fn finish(&mut self, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
-        if !self.done && self.finish_reason.is_none() {
-            return Err(DecodeError::Protocol(
-                "openai_chat stream ended without a finish_reason or data: [DONE]".into(),
-            ));
-        }
-        self.end(out)
-    }
-
     /// Emits the one `Done`, as the whole answer would end: a refusal alone is `content_filter`.
     fn end(&mut self, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         if std::mem::replace(&mut self.done, true) {
@@ -589,6 +545,63 @@ impl StreamDecoder {
             model: self.model.take(),
         });
         Ok(())
+    }
+}
+
+impl StreamDecoding for StreamDecoder {
+    fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        if self.done {
+            return Ok(());
+        }
+        let data = ev.data.trim();
+        if data == "[DONE]" {
+            return self.end(out);
+        }
+        if data.is_empty() {
+            return Ok(());
+        }
+        if ev.event == "error" {
+            let value = serde_json::from_str(data).unwrap_or_else(|_| Value::String(data.to_string()));
+            return Err(provider_error(value.get("error").unwrap_or(&value)));
+        }
+        let mut spare = None;
+        let chunk = match json::parse_with(data, &mut spare, parse_chunk) {
+            Ok(chunk) => chunk,
+            Err(e) => {
+                let reason = format!("openai_chat stream data frame is not a chat.completion.chunk: {e}");
+                self.skipped = true;
+                return malformed_frame(reason, self.tool_call_at_risk(data), out);
+            }
+        };
+        if let Some(error) = chunk.error.as_ref() {
+            return Err(provider_error(error));
+        }
+        if let Some(usage) = chunk.usage {
+            self.usage = usage.0.as_ref().map_or(Usage::default(), WireUsage::usage);
+        }
+        if self.model.is_none() {
+            self.model = chunk.model.filter(|m| !m.is_empty()).map(Cow::into_owned);
+        }
+        for choice in chunk.choices.into_iter().flatten().filter(|c| c.index.unwrap_or(0) == 0) {
+            if let Some(delta) = choice.delta {
+                self.on_delta(delta, out)?;
+            }
+            if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
+                self.finish_reason = Some(reason.into_owned());
+            }
+        }
+        Ok(())
+    }
+
+    /// End of stream: complete after `[DONE]`, or after a finish reason without it (several
+    /// compatible servers never send `[DONE]`); cut short otherwise.
+    fn finish(&mut self, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        if !self.done && self.finish_reason.is_none() {
+            return Err(DecodeError::Protocol(
+                "openai_chat stream ended without a finish_reason or data: [DONE]".into(),
+            ));
+        }
+        self.end(out)
     }
 }
 
@@ -619,7 +632,7 @@ mod tests {
     #[test]
     fn builds_url_headers_and_minimal_body() {
         let req = ChatRequest { messages: vec![Message::new(Role::User, "hi")], ..Default::default() };
-        let http = build_request(&endpoint(Some("sk-secret"), &[]), &req, false);
+        let http = OpenaiChat::build_request(&endpoint(Some("sk-secret"), &[]), &req, false);
         assert_eq!(http.method, "POST");
         assert_eq!(http.url, "https://api.example.com/v1/chat/completions");
         assert_eq!(header(&http, "authorization"), Some("Bearer sk-secret"));
@@ -635,7 +648,7 @@ mod tests {
     #[test]
     fn no_credential_header_without_a_key_and_configured_headers_override_defaults() {
         let t = endpoint(None, &[("content-type", "application/json; charset=utf-8"), ("x-org", "o1")]);
-        let http = build_request(&t, &ChatRequest::default(), false);
+        let http = OpenaiChat::build_request(&t, &ChatRequest::default(), false);
         assert_eq!(header(&http, "authorization"), None);
         assert_eq!(header(&http, "content-type"), Some("application/json; charset=utf-8"));
         assert_eq!(header(&http, "x-org"), Some("o1"));
@@ -645,7 +658,7 @@ mod tests {
     #[test]
     fn configured_key_wins_over_a_configured_credential_header() {
         let t = endpoint(Some("sk-real"), &[("authorization", "Bearer other")]);
-        let http = build_request(&t, &ChatRequest::default(), false);
+        let http = OpenaiChat::build_request(&t, &ChatRequest::default(), false);
         let auth: Vec<_> = http.headers.iter().filter(|(k, _)| k == "authorization").collect();
         assert_eq!(auth, [&("authorization".to_string(), "Bearer sk-real".to_string())]);
     }
@@ -673,7 +686,7 @@ mod tests {
                 parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
             }],
         };
-        let http = build_request(&endpoint(Some("k"), &[]), &req, true);
+        let http = OpenaiChat::build_request(&endpoint(Some("k"), &[]), &req, true);
         assert_eq!(
             body(&http),
             json!({
@@ -705,7 +718,7 @@ mod tests {
         let body = br#"{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o-mini-2024-07-18",
             "choices":[{"index":0,"message":{"role":"assistant","content":"Hello!","refusal":null},"logprobs":null,"finish_reason":"stop"}],
             "usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12}}"#;
-        let answer = decode_answer(body).expect("decodes");
+        let answer = OpenaiChat::decode_answer(body).expect("decodes");
         assert_eq!(answer.text, "Hello!");
         assert_eq!(answer.finish_reason, FinishReason::Stop);
         assert_eq!(answer.usage, Usage { input_tokens: Some(9), output_tokens: Some(3) });
@@ -717,7 +730,7 @@ mod tests {
         let body = br#"{"model":"deepseek-reasoner","choices":[{"message":{"role":"assistant","content":null,
             "reasoning_content":"think","tool_calls":[{"id":"call_9","type":"function","function":{"name":"f","arguments":"{}"}}]},
             "finish_reason":"tool_calls"}]}"#;
-        let answer = decode_answer(body).expect("decodes");
+        let answer = OpenaiChat::decode_answer(body).expect("decodes");
         assert_eq!(answer.text, "");
         assert_eq!(answer.reasoning, "think");
         assert_eq!(answer.tool_calls, [ToolCall { id: "call_9".into(), name: "f".into(), arguments: "{}".into() }]);
@@ -725,29 +738,31 @@ mod tests {
         assert_eq!(answer.usage, Usage::default());
 
         let body = br#"{"choices":[{"message":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},"finish_reason":"eos"}]}"#;
-        let answer = decode_answer(body).expect("decodes");
+        let answer = OpenaiChat::decode_answer(body).expect("decodes");
         assert_eq!(answer.text, "ab");
         assert_eq!(answer.finish_reason, FinishReason::Other("eos".into()));
         let length = br#"{"choices":[{"message":{"content":"a"},"finish_reason":"length"}]}"#;
-        assert_eq!(decode_answer(length).map(|a| a.finish_reason), Ok(FinishReason::Length));
+        assert_eq!(OpenaiChat::decode_answer(length).map(|a| a.finish_reason), Ok(FinishReason::Length));
         let filtered = br#"{"choices":[{"message":{"content":""},"finish_reason":"content_filter"}]}"#;
-        assert_eq!(decode_answer(filtered).map(|a| a.finish_reason), Ok(FinishReason::ContentFilter));
+        assert_eq!(OpenaiChat::decode_answer(filtered).map(|a| a.finish_reason), Ok(FinishReason::ContentFilter));
     }
 
     #[test]
     fn rejects_bodies_that_are_not_answers() {
         assert_eq!(
-            decode_answer(br#"{"choices":[]}"#),
+            OpenaiChat::decode_answer(br#"{"choices":[]}"#),
             Err(DecodeError::Protocol("openai_chat answer has no choices[0].message".into()))
         );
         assert_eq!(
-            decode_answer(br#"{"object":"list"}"#),
+            OpenaiChat::decode_answer(br#"{"object":"list"}"#),
             Err(DecodeError::Protocol("openai_chat answer has no choices[0].message".into()))
         );
-        assert!(matches!(decode_answer(b"not json"), Err(DecodeError::Protocol(m)) if m.contains("openai_chat")));
-        assert!(matches!(decode_answer(b"[1,2]"), Err(DecodeError::Protocol(_))));
+        assert!(
+            matches!(OpenaiChat::decode_answer(b"not json"), Err(DecodeError::Protocol(m)) if m.contains("openai_chat"))
+        );
+        assert!(matches!(OpenaiChat::decode_answer(b"[1,2]"), Err(DecodeError::Protocol(_))));
         assert_eq!(
-            decode_answer(
+            OpenaiChat::decode_answer(
                 br#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#
             ),
             Err(provider(429, "Rate limit reached", Some("rate_limit_exceeded"), Some(FailureClass::RateLimit)))
@@ -756,7 +771,7 @@ mod tests {
 
     #[test]
     fn reads_error_messages() {
-        let message = |body: &[u8]| error_body(500, body).map(|said| said.message);
+        let message = |body: &[u8]| OpenaiChat::error_body(500, body).map(|said| said.message);
         let body = br#"{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#;
         assert_eq!(message(body).as_deref(), Some("Incorrect API key provided."));
         assert_eq!(message(br#"{"error":"model not loaded"}"#).as_deref(), Some("model not loaded"));
@@ -850,7 +865,7 @@ mod tests {
             ),
         ];
         for (status, body, code, class) in cases {
-            let said = error_body(status, body.as_bytes()).expect(body);
+            let said = OpenaiChat::error_body(status, body.as_bytes()).expect(body);
             assert_eq!((said.code.as_deref(), said.class), (code, class), "{body}");
         }
     }

@@ -15,66 +15,89 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Role, ToolCall, Usage};
-use crate::format::openai_chat::{provider_error, request_headers};
-use crate::format::{join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest};
+use crate::format::openai_chat::{provider_error, request_headers, OpenaiChat};
+use crate::format::{
+    join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
+};
 use crate::sse::SseEvent;
 
-/// Builds the request. The Responses API has no stop sequences: `request.stop` is not sent.
-pub fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
-    let system: Vec<&str> = request
-        .messages
-        .iter()
-        .filter(|m| m.role == Role::System && !m.content.is_empty())
-        .map(|m| m.content.as_str())
-        .collect();
-    let mut input = Vec::new();
-    for m in &request.messages {
-        match m.role {
-            Role::System => {}
-            Role::User => input.push(InputItem::Message { role: "user", content: &m.content }),
-            Role::Assistant => {
-                if !m.content.is_empty() || m.tool_calls.is_empty() {
-                    input.push(InputItem::Message { role: "assistant", content: &m.content });
+/// OpenAI Responses, as a [`ProviderDialect`].
+#[derive(Debug, Clone, Copy)]
+pub struct OpenaiResponses;
+
+impl ProviderDialect for OpenaiResponses {
+    type StreamDecoder = StreamDecoder;
+
+    /// Builds the request. The Responses API has no stop sequences: `request.stop` is not sent.
+    fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
+        let system: Vec<&str> = request
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::System && !m.content.is_empty())
+            .map(|m| m.content.as_str())
+            .collect();
+        let mut input = Vec::new();
+        for m in &request.messages {
+            match m.role {
+                Role::System => {}
+                Role::User => input.push(InputItem::Message { role: "user", content: &m.content }),
+                Role::Assistant => {
+                    if !m.content.is_empty() || m.tool_calls.is_empty() {
+                        input.push(InputItem::Message { role: "assistant", content: &m.content });
+                    }
+                    input.extend(m.tool_calls.iter().map(|c| InputItem::FunctionCall {
+                        kind: "function_call",
+                        call_id: &c.id,
+                        name: &c.name,
+                        arguments: &c.arguments,
+                    }));
                 }
-                input.extend(m.tool_calls.iter().map(|c| InputItem::FunctionCall {
-                    kind: "function_call",
-                    call_id: &c.id,
-                    name: &c.name,
-                    arguments: &c.arguments,
-                }));
+                Role::Tool => input.push(InputItem::FunctionCallOutput {
+                    kind: "function_call_output",
+                    call_id: m.tool_call_id.as_deref().unwrap_or(""),
+                    output: &m.content,
+                }),
             }
-            Role::Tool => input.push(InputItem::FunctionCallOutput {
-                kind: "function_call_output",
-                call_id: m.tool_call_id.as_deref().unwrap_or(""),
-                output: &m.content,
-            }),
+        }
+        let body = Body {
+            model: endpoint.model,
+            instructions: (!system.is_empty()).then(|| system.join("\n\n")),
+            input,
+            max_output_tokens: request.max_tokens,
+            temperature: request.temperature,
+            tools: request
+                .tools
+                .iter()
+                .map(|t| WireTool {
+                    kind: "function",
+                    name: &t.name,
+                    description: t.description.as_deref(),
+                    parameters: &t.parameters,
+                    strict: false,
+                })
+                .collect(),
+            stream,
+        };
+        let credential = endpoint.api_key.map(|key| ("authorization", format!("Bearer {}", key.expose())));
+        HttpRequest {
+            method: "POST",
+            url: join_url(endpoint.base_url, "responses"),
+            headers: request_headers(endpoint, credential, &[]),
+            body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
         }
     }
-    let body = Body {
-        model: endpoint.model,
-        instructions: (!system.is_empty()).then(|| system.join("\n\n")),
-        input,
-        max_output_tokens: request.max_tokens,
-        temperature: request.temperature,
-        tools: request
-            .tools
-            .iter()
-            .map(|t| WireTool {
-                kind: "function",
-                name: &t.name,
-                description: t.description.as_deref(),
-                parameters: &t.parameters,
-                strict: false,
-            })
-            .collect(),
-        stream,
-    };
-    let credential = endpoint.api_key.map(|key| ("authorization", format!("Bearer {}", key.expose())));
-    HttpRequest {
-        method: "POST",
-        url: join_url(endpoint.base_url, "responses"),
-        headers: request_headers(endpoint, credential, &[]),
-        body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
+
+    /// A whole answer is read once per call, so it goes through the shared `Value` parser (see
+    /// [`json`]) rather than a derived deserializer of its own.
+    fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
+        json::parse(body)
+            .and_then(|v| read_answer(&v))
+            .unwrap_or_else(|e| Err(DecodeError::Protocol(format!("openai_responses answer is not a response: {e}"))))
+    }
+
+    /// Responses errors have Chat Completions' shape.
+    fn error_body(status: u16, body: &[u8]) -> Option<ProviderSaid> {
+        OpenaiChat::error_body(status, body)
     }
 }
 
@@ -153,14 +176,6 @@ impl<'a> Ending<'a> {
         });
         Ok(Ending { status: json::str_field(r, "status")?, incomplete, usage, error: json::field(r, "error") })
     }
-}
-
-/// A whole answer is read once per call, so it goes through the shared `Value` parser (see
-/// [`json`]) rather than a derived deserializer of its own.
-pub fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
-    json::parse(body)
-        .and_then(|v| read_answer(&v))
-        .unwrap_or_else(|e| Err(DecodeError::Protocol(format!("openai_responses answer is not a response: {e}"))))
 }
 
 fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
@@ -343,7 +358,35 @@ pub struct StreamDecoder {
 }
 
 impl StreamDecoder {
-    pub fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+    /// A frame that is not valid JSON or not an event's shape. An `error` event is never skipped.
+    fn malformed(&mut self, ev: &SseEvent, reason: String, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        if ev.event == "error" {
+            return Err(DecodeError::Protocol(reason));
+        }
+        let at_risk = if !self.open_items.is_empty() {
+            Some("a function_call item was open")
+        } else if ev.data.contains("function_call") {
+            Some("the frame names a function_call")
+        } else {
+            None
+        };
+        self.skipped = true;
+        malformed_frame(reason, at_risk, out)
+    }
+
+    /// The tool-call ordinal of the function_call item at `output_index`, assigned on first sight.
+    fn tool_index(&mut self, output_index: u32) -> u32 {
+        if let Some(&(_, ordinal)) = self.tool_items.iter().find(|(item, _)| *item == output_index) {
+            return ordinal;
+        }
+        let ordinal = self.tool_items.len() as u32;
+        self.tool_items.push((output_index, ordinal));
+        ordinal
+    }
+}
+
+impl StreamDecoding for StreamDecoder {
+    fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         if self.done || ev.data.trim().is_empty() {
             return Ok(());
         }
@@ -470,33 +513,7 @@ impl StreamDecoder {
         Ok(())
     }
 
-    /// A frame that is not valid JSON or not an event's shape. An `error` event is never skipped.
-    fn malformed(&mut self, ev: &SseEvent, reason: String, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
-        if ev.event == "error" {
-            return Err(DecodeError::Protocol(reason));
-        }
-        let at_risk = if !self.open_items.is_empty() {
-            Some("a function_call item was open")
-        } else if ev.data.contains("function_call") {
-            Some("the frame names a function_call")
-        } else {
-            None
-        };
-        self.skipped = true;
-        malformed_frame(reason, at_risk, out)
-    }
-
-    /// The tool-call ordinal of the function_call item at `output_index`, assigned on first sight.
-    fn tool_index(&mut self, output_index: u32) -> u32 {
-        if let Some(&(_, ordinal)) = self.tool_items.iter().find(|(item, _)| *item == output_index) {
-            return ordinal;
-        }
-        let ordinal = self.tool_items.len() as u32;
-        self.tool_items.push((output_index, ordinal));
-        ordinal
-    }
-
-    pub fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+    fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         if self.done {
             Ok(())
         } else {
@@ -549,7 +566,7 @@ mod tests {
                 parameters: json!({"type": "object"}),
             }],
         };
-        let http = build_request(&endpoint(Some("sk-secret")), &req, true);
+        let http = OpenaiResponses::build_request(&endpoint(Some("sk-secret")), &req, true);
         assert_eq!(http.url, "https://api.openai.com/v1/responses");
         assert_eq!(header(&http, "authorization"), Some("Bearer sk-secret"));
         assert_eq!(header(&http, "openai-organization"), Some("org-1"));
@@ -571,7 +588,7 @@ mod tests {
             })
         );
         assert!(!format!("{http:?}").contains("sk-secret"));
-        let http = build_request(&endpoint(None), &ChatRequest::default(), false);
+        let http = OpenaiResponses::build_request(&endpoint(None), &ChatRequest::default(), false);
         assert_eq!(header(&http, "authorization"), None);
         assert_eq!(
             serde_json::from_str::<Value>(&http.body).expect("json"),
@@ -589,7 +606,7 @@ mod tests {
               {"id":"fc_1","type":"function_call","status":"completed","call_id":"call_1","name":"f","arguments":"{}"}],
             "usage":{"input_tokens":11,"input_tokens_details":{"cached_tokens":0},"output_tokens":22,
               "output_tokens_details":{"reasoning_tokens":8},"total_tokens":33}}"#;
-        let answer = decode_answer(body).expect("decodes");
+        let answer = OpenaiResponses::decode_answer(body).expect("decodes");
         assert_eq!(answer.text, "Hello.");
         assert_eq!(answer.reasoning, "Thinking.");
         assert_eq!(answer.tool_calls, [ToolCall { id: "call_1".into(), name: "f".into(), arguments: "{}".into() }]);
@@ -598,24 +615,30 @@ mod tests {
         assert_eq!(answer.model.as_deref(), Some("gpt-5-mini-2025-08-07"));
 
         let cut = br#"{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[]}"#;
-        assert_eq!(decode_answer(cut).map(|a| a.finish_reason), Ok(FinishReason::Length));
+        assert_eq!(OpenaiResponses::decode_answer(cut).map(|a| a.finish_reason), Ok(FinishReason::Length));
         let filtered = br#"{"status":"incomplete","incomplete_details":{"reason":"content_filter"},"output":[]}"#;
-        assert_eq!(decode_answer(filtered).map(|a| a.finish_reason), Ok(FinishReason::ContentFilter));
+        assert_eq!(OpenaiResponses::decode_answer(filtered).map(|a| a.finish_reason), Ok(FinishReason::ContentFilter));
     }
 
     #[test]
     fn rejects_bodies_that_are_not_responses() {
         assert_eq!(
-            decode_answer(br#"{"object":"response","status":"completed"}"#),
+            OpenaiResponses::decode_answer(br#"{"object":"response","status":"completed"}"#),
             Err(DecodeError::Protocol("openai_responses answer has no output".into()))
         );
-        assert!(matches!(decode_answer(b""), Err(DecodeError::Protocol(m)) if m.contains("openai_responses")));
+        assert!(
+            matches!(OpenaiResponses::decode_answer(b""), Err(DecodeError::Protocol(m)) if m.contains("openai_responses"))
+        );
         assert_eq!(
-            decode_answer(br#"{"status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}"#),
+            OpenaiResponses::decode_answer(
+                br#"{"status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}"#
+            ),
             Err(provider(500, "boom", Some("server_error"), None))
         );
         assert_eq!(
-            decode_answer(br#"{"error":{"message":"Rate limit","type":"requests","code":"rate_limit_exceeded"}}"#),
+            OpenaiResponses::decode_answer(
+                br#"{"error":{"message":"Rate limit","type":"requests","code":"rate_limit_exceeded"}}"#
+            ),
             Err(provider(429, "Rate limit", Some("rate_limit_exceeded"), Some(FailureClass::RateLimit)))
         );
     }

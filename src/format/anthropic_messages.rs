@@ -159,7 +159,9 @@ fn wire_messages(request: &ChatRequest) -> Vec<WireMessage<'_>> {
                 blocks.extend(m.tool_calls.iter().map(|c| Block::ToolUse {
                     id: &c.id,
                     name: &c.name,
-                    input: tool_input(&c.arguments),
+                    input: tool_input(&c.arguments).unwrap_or_else(|text| {
+                        serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
+                    }),
                 }));
                 ("assistant", blocks)
             }
@@ -188,13 +190,16 @@ fn wire_messages(request: &ChatRequest) -> Vec<WireMessage<'_>> {
         .collect()
 }
 
-/// Tool-call arguments are JSON text; Anthropic wants the object. Empty arguments are `{}`; text
-/// that is not JSON is passed on as a string so the provider names the problem.
-fn tool_input(arguments: &str) -> Value {
-    if arguments.trim().is_empty() {
-        return Value::Object(Default::default());
+/// Tool-call arguments are JSON text; Anthropic's `input` is an object. Empty arguments are
+/// `{}`. Both directions read arguments here and differ only in what they do with text that is
+/// not a JSON object (`Err`): a request passes it on as it parses (JSON, else a string) so the
+/// provider names the problem; the gateway hands its client `{"arguments": text}`, an object.
+pub(crate) fn tool_input(arguments: &str) -> Result<Value, &str> {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        _ if arguments.trim().is_empty() => Ok(Value::Object(Default::default())),
+        _ => Err(arguments),
     }
-    serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_string()))
 }
 
 // ---- whole answers ----
@@ -286,7 +291,14 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     }))
 }
 
-fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
+// ---- stop_reason, both ways ----
+//
+// The provider side reads a `stop_reason` with `finish_reason`; the gateway writes one for its
+// Anthropic clients with `stop_reason`. Kept side by side so the two cannot drift: every
+// `FinishReason` written reads back as itself (tests: `stop_reasons_round_trip`).
+
+/// Normalizes `stop_reason`; a tool call without one stopped to call it.
+pub(crate) fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
     match raw {
         Some("tool_use") => FinishReason::ToolCalls,
         None | Some("") if called_tools => FinishReason::ToolCalls,
@@ -294,6 +306,17 @@ fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
         Some("max_tokens" | "model_context_window_exceeded") => FinishReason::Length,
         Some("refusal") => FinishReason::ContentFilter,
         Some(other) => FinishReason::Other(other.to_string()),
+    }
+}
+
+/// The `stop_reason` an Anthropic client is told; another dialect's own reason passes as it is.
+pub(crate) fn stop_reason(finish: &FinishReason) -> &str {
+    match finish {
+        FinishReason::Stop => "end_turn",
+        FinishReason::Length => "max_tokens",
+        FinishReason::ToolCalls => "tool_use",
+        FinishReason::ContentFilter => "refusal",
+        FinishReason::Other(s) => s,
     }
 }
 
@@ -759,6 +782,39 @@ mod tests {
             body(&http)["messages"][1],
             json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": "not json"}]})
         );
+    }
+
+    #[test]
+    fn stop_reasons_round_trip() {
+        let cases = [
+            (FinishReason::Stop, "end_turn"),
+            (FinishReason::Length, "max_tokens"),
+            (FinishReason::ToolCalls, "tool_use"),
+            (FinishReason::ContentFilter, "refusal"),
+            (FinishReason::Other("pause_turn".into()), "pause_turn"),
+            (FinishReason::Other("insufficient_system_resource".into()), "insufficient_system_resource"),
+        ];
+        for (finish, wire) in cases {
+            assert_eq!(stop_reason(&finish), wire);
+            let called_tools = finish == FinishReason::ToolCalls;
+            assert_eq!(finish_reason(Some(wire), called_tools), finish, "{wire}");
+        }
+    }
+
+    #[test]
+    fn tool_input_is_an_object_or_the_text_that_is_not_one() {
+        let cases: [(&str, Result<Value, &str>); 7] = [
+            (r#"{"city":"Paris"}"#, Ok(json!({ "city": "Paris" }))),
+            ("", Ok(json!({}))),
+            ("  \n", Ok(json!({}))),
+            ("{}", Ok(json!({}))),
+            (r#"{"city":"#, Err(r#"{"city":"#)),
+            ("[1,2]", Err("[1,2]")),
+            ("null", Err("null")),
+        ];
+        for (arguments, expected) in cases {
+            assert_eq!(tool_input(arguments), expected, "{arguments:?}");
+        }
     }
 
     #[test]

@@ -294,8 +294,14 @@ fn refused(raw: Option<&str>) -> Option<&str> {
     }
 }
 
+// ---- finish_reason, both ways ----
+//
+// The provider side reads a `finish_reason` with `finish_reason`; the gateway writes one for its
+// OpenAI clients with `wire_finish_reason`. Kept side by side so the two cannot drift: every
+// `FinishReason` written reads back as itself (tests: `finish_reasons_round_trip`).
+
 /// Normalizes `finish_reason`. Some compatible servers say "stop" (or nothing) after tool calls.
-fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
+pub(crate) fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
     match raw {
         None | Some("" | "stop") if called_tools => FinishReason::ToolCalls,
         None | Some("" | "stop") => FinishReason::Stop,
@@ -303,6 +309,17 @@ fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
         Some("tool_calls" | "function_call") => FinishReason::ToolCalls,
         Some("content_filter") => FinishReason::ContentFilter,
         Some(other) => FinishReason::Other(other.to_string()),
+    }
+}
+
+/// The `finish_reason` an OpenAI client is told; another dialect's own reason passes as it is.
+pub(crate) fn wire_finish_reason(finish: &FinishReason) -> &str {
+    match finish {
+        FinishReason::Stop => "stop",
+        FinishReason::Length => "length",
+        FinishReason::ToolCalls => "tool_calls",
+        FinishReason::ContentFilter => "content_filter",
+        FinishReason::Other(s) => s,
     }
 }
 
@@ -711,6 +728,23 @@ mod tests {
                 "stream_options": {"include_usage": true}
             })
         );
+    }
+
+    #[test]
+    fn finish_reasons_round_trip() {
+        let cases = [
+            (FinishReason::Stop, "stop"),
+            (FinishReason::Length, "length"),
+            (FinishReason::ToolCalls, "tool_calls"),
+            (FinishReason::ContentFilter, "content_filter"),
+            (FinishReason::Other("insufficient_system_resource".into()), "insufficient_system_resource"),
+            (FinishReason::Other("pause_turn".into()), "pause_turn"),
+        ];
+        for (finish, wire) in cases {
+            assert_eq!(wire_finish_reason(&finish), wire);
+            let called_tools = finish == FinishReason::ToolCalls;
+            assert_eq!(finish_reason(Some(wire), called_tools), finish, "{wire}");
+        }
     }
 
     #[test]

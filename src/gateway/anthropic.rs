@@ -14,6 +14,7 @@ use super::field::{self, child};
 use super::openai::schema;
 use super::{sse, ClientCall, ClientFormat, GatewayError, Meta};
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, Tool, ToolCall, Usage};
+use crate::format::anthropic_messages::{stop_reason, tool_input};
 
 pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
     let o = field::object(body, "body")?;
@@ -141,31 +142,12 @@ fn tool(v: &Value, path: &str) -> Result<Tool, GatewayError> {
     })
 }
 
-fn stop_reason(f: &FinishReason) -> &str {
-    match f {
-        FinishReason::Stop => "end_turn",
-        FinishReason::Length => "max_tokens",
-        FinishReason::ToolCalls => "tool_use",
-        FinishReason::ContentFilter => "refusal",
-        FinishReason::Other(s) => s,
-    }
-}
-
 /// A tool call's id as given, or one made up when the provider gave none (Gemini).
 fn tool_id(meta: &Meta, index: u32, id: &str) -> String {
     if id.is_empty() {
         format!("toolu_{}_{index}", meta.id.trim_start_matches("msg_"))
     } else {
         id.to_string()
-    }
-}
-
-/// Tool arguments are JSON text; Anthropic clients want the object.
-fn tool_input(arguments: &str) -> Value {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(v @ Value::Object(_)) => v,
-        _ if arguments.trim().is_empty() => json!({}),
-        _ => json!({ "arguments": arguments }),
     }
 }
 
@@ -182,7 +164,7 @@ pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
             "type": "tool_use",
             "id": tool_id(meta, i as u32, &c.id),
             "name": c.name,
-            "input": tool_input(&c.arguments),
+            "input": tool_input(&c.arguments).unwrap_or_else(|text| json!({ "arguments": text })),
         }));
     }
     json!({

@@ -13,6 +13,7 @@ use serde_json::{json, Map, Value};
 use super::field::{self, child};
 use super::{sse, ClientCall, GatewayError, Meta};
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, Tool, ToolCall, Usage};
+use crate::format::openai_chat::wire_finish_reason;
 
 pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
     let o = field::object(body, "body")?;
@@ -147,16 +148,6 @@ pub(crate) fn schema(v: Option<&Value>, path: &str) -> Result<Value, GatewayErro
     }
 }
 
-fn finish_reason(f: &FinishReason) -> &str {
-    match f {
-        FinishReason::Stop => "stop",
-        FinishReason::Length => "length",
-        FinishReason::ToolCalls => "tool_calls",
-        FinishReason::ContentFilter => "content_filter",
-        FinishReason::Other(s) => s,
-    }
-}
-
 fn usage(u: Usage) -> Value {
     let (input, output) = super::token_counts(u);
     json!({
@@ -204,7 +195,7 @@ pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
         "object": "chat.completion",
         "created": meta.created,
         "model": meta.model,
-        "choices": [{ "index": 0, "message": message, "logprobs": null, "finish_reason": finish_reason(&answer.finish_reason) }],
+        "choices": [{ "index": 0, "message": message, "logprobs": null, "finish_reason": wire_finish_reason(&answer.finish_reason) }],
         "usage": usage(answer.usage),
     })
     .to_string()
@@ -269,7 +260,7 @@ impl StreamEncoder {
 
     pub fn finish(&mut self, finish: &FinishReason, u: Usage, out: &mut String) {
         self.start(out);
-        self.chunk(json!({}), Some(finish_reason(finish)), out);
+        self.chunk(json!({}), Some(wire_finish_reason(finish)), out);
         if self.include_usage {
             let chunk = json!({
                 "id": self.meta.id,

@@ -53,15 +53,14 @@ impl Delivery {
         !self.held.is_empty()
     }
 
-    /// The answer ended before visible content followed what was held (a tool call with no
-    /// arguments at all): what was held is the end of the answer, delivered as it is.
+    /// Shows what is held, in order. The engine calls it when the answer ends before visible
+    /// content followed (a tool call with no arguments at all): what was held is its end.
     pub fn deliver_held(&mut self, out: &mut Vec<Delta>) -> Result<(), Failure> {
-        let mut held = std::mem::take(&mut self.held).into_iter();
-        let Some(last) = held.next_back() else { return Ok(()) };
-        self.held = held.collect();
-        // `last` was counted when it was held; deliver() counts it again.
-        self.bytes -= content_bytes(&last);
-        self.deliver(last, out)
+        for delta in std::mem::take(&mut self.held) {
+            let shown = self.record(delta)?;
+            out.push(shown);
+        }
+        Ok(())
     }
 
     /// Forgets what the last attempt held back (a new attempt starts from nothing).
@@ -75,34 +74,35 @@ impl Delivery {
     /// tool-call fragments carry their dense position as `index`.
     pub fn deliver(&mut self, delta: Delta, out: &mut Vec<Delta>) -> Result<(), Failure> {
         self.count(&delta)?;
-        let held = std::mem::take(&mut self.held);
-        for d in held.into_iter().chain(std::iter::once(delta)) {
-            let shown = match d {
-                Delta::Text { text } => {
-                    self.text.push_str(&text);
-                    Delta::Text { text }
+        self.held.push(delta);
+        self.deliver_held(out)
+    }
+
+    /// Adds one delta to the answer; returns it as the caller sees it.
+    fn record(&mut self, delta: Delta) -> Result<Delta, Failure> {
+        Ok(match delta {
+            Delta::Text { text } => {
+                self.text.push_str(&text);
+                Delta::Text { text }
+            }
+            Delta::Reasoning { text } => {
+                self.reasoning.push_str(&text);
+                Delta::Reasoning { text }
+            }
+            Delta::ToolCall { index, id, name, arguments } => {
+                let position = self.position(index)?;
+                let call = &mut self.tool_calls[position];
+                if let Some(id) = &id {
+                    call.id.clone_from(id);
                 }
-                Delta::Reasoning { text } => {
-                    self.reasoning.push_str(&text);
-                    Delta::Reasoning { text }
+                if let Some(name) = &name {
+                    call.name.clone_from(name);
                 }
-                Delta::ToolCall { index, id, name, arguments } => {
-                    let position = self.position(index)?;
-                    let call = &mut self.tool_calls[position];
-                    if let Some(id) = &id {
-                        call.id.clone_from(id);
-                    }
-                    if let Some(name) = &name {
-                        call.name.clone_from(name);
-                    }
-                    call.arguments.push_str(&arguments);
-                    Delta::ToolCall { index: position as u32, id, name, arguments }
-                }
-                other @ (Delta::Done { .. } | Delta::Skipped { .. }) => other,
-            };
-            out.push(shown);
-        }
-        Ok(())
+                call.arguments.push_str(&arguments);
+                Delta::ToolCall { index: position as u32, id, name, arguments }
+            }
+            other @ (Delta::Done { .. } | Delta::Skipped { .. }) => other,
+        })
     }
 
     /// The whole answer as shown, ended by the provider's finish reason, usage and the model the

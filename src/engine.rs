@@ -319,16 +319,15 @@ impl Call {
                     let a = *a;
                     if self.delivery.holds() {
                         self.commit(attempt, a.target);
-                        if let Err(failure) = self.delivery.deliver_held(&mut shown) {
-                            self.deliver(shown);
-                            self.abort_and_fail(attempt, now, failure);
-                            return;
-                        }
                     }
-                    self.deliver(shown);
-                    let delivery = std::mem::take(&mut self.delivery);
-                    self.succeed(a, now, delivery.into_answer(finish_reason, usage, model));
-                    return;
+                    let held = self.delivery.deliver_held(&mut shown);
+                    if held.is_ok() {
+                        self.deliver(shown);
+                        let delivery = std::mem::take(&mut self.delivery);
+                        self.succeed(a, now, delivery.into_answer(finish_reason, usage, model));
+                        return;
+                    }
+                    held
                 }
                 Delta::Skipped { reason } => {
                     self.deliver(std::mem::take(&mut shown));

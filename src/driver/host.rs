@@ -135,8 +135,8 @@ pub fn poll_task(id: u32) -> Array {
     let finished = future.as_mut().poll(&mut Context::from_waker(&waker)).is_ready();
     CURRENT.set(outer);
     let outputs = with_loop(|l| {
+        // A finished future has dropped its promises and timers, and with them their slots.
         if finished {
-            l.slots.retain(|_, s| s.task != id);
             l.tasks.remove(&id).map(|t| t.outputs).unwrap_or_default()
         } else {
             l.tasks

@@ -8,7 +8,7 @@
 
 import { WasmBaton, WasmGateway } from "./wasm/llm_baton.js";
 import { Gateway, openGatewayWarning } from "./gateway.js";
-import { armTrap, cancel, currentGeneration, enter, spawn } from "./host.js";
+import { armTrap, cancel, currentGeneration, enter, isDriverError, spawn } from "./host.js";
 
 /** Fields of a driver error worth keeping on a BatonError (see index.d.ts for their meaning). */
 const ERROR_FIELDS = ["kind", "timeout", "limitMs", "status", "code", "class", "retryAfterMs", "path", "target", "legs"];
@@ -33,9 +33,7 @@ export class BatonError extends Error {
  */
 function toBatonError(e) {
   if (e instanceof BatonError) return e;
-  if (e !== null && typeof e === "object" && !(e instanceof Error) && typeof e.kind === "string") {
-    return new BatonError(e);
-  }
+  if (isDriverError(e)) return new BatonError(e);
   return internalError(e);
 }
 
@@ -120,54 +118,32 @@ function linkSignal(signal, onAbort) {
 }
 
 export class Baton {
-  #config;
-  #wasm;
-  #generation;
+  #instance;
 
   /** Validates the config at once; a mistake throws BatonError kind "config" naming its path. */
   constructor(config) {
-    this.#wasm = guard(() => new WasmBaton(config));
-    this.#generation = currentGeneration();
-    this.#config = keep(config);
-  }
-
-  /** The wasm object, rebuilt from the config if the instance was replaced since. */
-  #instance() {
-    if (this.#generation !== currentGeneration()) {
-      this.#wasm = guard(() => new WasmBaton(this.#config));
-      this.#generation = currentGeneration();
-    }
-    return this.#wasm;
+    this.#instance = rebuildable(WasmBaton, config);
   }
 
   /** One whole answer for `route` (a route or target name). */
   complete(route, request, options) {
     return new Promise((resolve, reject) => {
-      const settings = readOptions(options);
-      if (settings.signal?.aborted) throw new BatonError({ kind: "cancelled", message: "the caller cancelled the call", legs: [] });
-      const onEvent = eventSink(settings.onEvent);
       let unlink = () => {};
-      const task = spawn(
-        () => this.#instance().start(String(route), request, settings.deadlineMs, false, settings.onEvent != null),
-        {
-          output(out) {
-            if (out.type === "event") onEvent(out.event);
-            else if (out.type === "done") {
-              unlink();
-              resolve(out.summary);
-            } else if (out.type === "failed") {
-              unlink();
-              reject(new BatonError(out.error));
-            }
-          },
-          trapped(cause) {
+      ({ unlink } = this.#begin(route, request, options, false, {
+        output(out) {
+          if (out.type === "done") {
             unlink();
-            reject(internalError(cause));
-          },
+            resolve(out.summary);
+          } else if (out.type === "failed") {
+            unlink();
+            reject(new BatonError(out.error));
+          }
         },
-        internalError,
-      );
-      unlink = linkSignal(settings.signal, () => cancel(task));
+        trapped(cause) {
+          unlink();
+          reject(internalError(cause));
+        },
+      }));
     }).catch((e) => {
       throw toBatonError(e);
     });
@@ -179,24 +155,29 @@ export class Baton {
    * Leaving the loop early (break, return, throw) aborts the call upstream.
    */
   stream(route, request, options) {
-    return new Stream((handler) => {
-      const settings = readOptions(options);
-      if (settings.signal?.aborted) throw new BatonError({ kind: "cancelled", message: "the caller cancelled the call", legs: [] });
-      const onEvent = eventSink(settings.onEvent);
-      const task = spawn(
-        () => this.#instance().start(String(route), request, settings.deadlineMs, true, settings.onEvent != null),
-        {
-          output(out) {
-            if (out.type === "event") onEvent(out.event);
-            else handler.output(out);
-          },
-          trapped: handler.trapped,
+    return new Stream((handler) => this.#begin(route, request, options, true, handler));
+  }
+
+  /**
+   * Starts a call: reads the options, sends the task's events to `onEvent` and its other outputs
+   * to `handler`, and links the caller's signal. Returns `{ task, unlink }`.
+   */
+  #begin(route, request, options, stream, handler) {
+    const settings = readOptions(options);
+    if (settings.signal?.aborted) throw new BatonError({ kind: "cancelled", message: "the caller cancelled the call", legs: [] });
+    const onEvent = eventSink(settings.onEvent);
+    const task = spawn(
+      () => this.#instance().start(String(route), request, settings.deadlineMs, stream, settings.onEvent != null),
+      {
+        output(out) {
+          if (out.type === "event") onEvent(out.event);
+          else handler.output(out);
         },
-        internalError,
-      );
-      const unlink = linkSignal(settings.signal, () => cancel(task));
-      return { task, unlink };
-    });
+        trapped: handler.trapped,
+      },
+      internalError,
+    );
+    return { task, unlink: linkSignal(settings.signal, () => cancel(task)) };
   }
 
   /** Every name `complete` and `stream` accept: the routes, then targets not shadowed by one. */
@@ -211,8 +192,25 @@ export class Baton {
   }
 }
 
-/** A copy of a validated config, to rebuild the wasm object on a fresh instance after a trap. */
-function keep(config) {
+/**
+ * A wasm object (`WasmBaton`, `WasmGateway`) built from a config at once, so a mistake throws
+ * here; returns a function that gives the current one, rebuilt from a copy of the validated
+ * config when a trap has replaced the instance since.
+ */
+function rebuildable(WasmClass, config) {
+  let wasm = guard(() => new WasmClass(config));
+  let built = currentGeneration();
+  const kept = copy(config);
+  return () => {
+    if (built !== currentGeneration()) {
+      wasm = guard(() => new WasmClass(kept));
+      built = currentGeneration();
+    }
+    return wasm;
+  };
+}
+
+function copy(config) {
   try {
     return structuredClone(config);
   } catch {
@@ -236,17 +234,8 @@ function guard(make) {
  * "config" naming the field.
  */
 export function createGateway(config) {
-  let wasm = guard(() => new WasmGateway(config));
-  if (guard(() => wasm.open())) console.warn(openGatewayWarning());
-  const kept = keep(config);
-  let built = currentGeneration();
-  const instance = () => {
-    if (built !== currentGeneration()) {
-      wasm = guard(() => new WasmGateway(kept));
-      built = currentGeneration();
-    }
-    return wasm;
-  };
+  const instance = rebuildable(WasmGateway, config);
+  if (guard(() => instance().open())) console.warn(openGatewayWarning());
   return new Gateway(instance, { spawn, cancel, enter: (f) => guard(f), internalError, armTrap });
 }
 

@@ -152,7 +152,8 @@ function guarded(call) {
   }
 }
 
-function isDriverError(e) {
+/** A thrown driver error `{kind, message, …}`: an outcome, not a trap. */
+export function isDriverError(e) {
   return e !== null && typeof e === "object" && !(e instanceof Error) && typeof e.kind === "string";
 }
 

@@ -43,6 +43,8 @@ const utf8 = new TextEncoder();
 export class Gateway {
   #instance;
   #runtime;
+  /** The wasm object's methods, each entered through the loop (a trap becomes kind "internal"). */
+  #wasm;
 
   /**
    * `instance()` returns the current validated WasmGateway; `runtime` is host.js's loop (see
@@ -51,6 +53,13 @@ export class Gateway {
   constructor(instance, runtime) {
     this.#instance = instance;
     this.#runtime = runtime;
+    this.#wasm = {
+      corsOrigin: (origin) => runtime.enter(() => instance().corsOrigin(origin)),
+      refuse: (format, status, message) => runtime.enter(() => instance().refuse(format, status, message)),
+      authorized: (a, k) => runtime.enter(() => instance().authorized(a, k)),
+      models: () => runtime.enter(() => instance().models()),
+      maxBodyBytes: () => runtime.enter(() => instance().maxBodyBytes()),
+    };
   }
 
   /** Test only: the wasm traps at its next poll, as a bug would. */
@@ -60,16 +69,7 @@ export class Gateway {
 
   /** The handler. An arrow property, so `Deno.serve(gateway.fetch)` works unbound. */
   fetch = async (request) => {
-    const runtime = this.#runtime;
-    const instance = this.#instance;
-    // The wasm object's methods, each entered through the loop (a trap becomes kind "internal").
-    const wasm = {
-      corsOrigin: (origin) => runtime.enter(() => instance().corsOrigin(origin)),
-      refuse: (format, status, message) => runtime.enter(() => instance().refuse(format, status, message)),
-      authorized: (a, k) => runtime.enter(() => instance().authorized(a, k)),
-      models: () => runtime.enter(() => instance().models()),
-      maxBodyBytes: () => runtime.enter(() => instance().maxBodyBytes()),
-    };
+    const wasm = this.#wasm;
     const url = new URL(request.url);
     const origin = wasm.corsOrigin(request.headers.get("origin") ?? undefined);
     const cors = origin ? { "access-control-allow-origin": origin, "access-control-expose-headers": EXPOSED_HEADERS, vary: "origin" } : {};
@@ -109,7 +109,7 @@ export class Gateway {
 
     const body = await readBody(request, wasm.maxBodyBytes());
     if (body.refused) return respond(wasm.refuse(format, body.refused, body.message), cors);
-    return serve(wasm, runtime, instance, format, body.text, request, cors);
+    return serve(wasm, this.#runtime, this.#instance, format, body.text, request, cors);
   };
 }
 

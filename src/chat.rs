@@ -65,6 +65,16 @@ pub struct Tool {
 }
 
 impl ChatRequest {
+    /// The non-empty system messages' texts, in order: the formats that carry the system prompt
+    /// apart from the turns (Anthropic, Responses, Gemini) send these.
+    pub fn system_prompts(&self) -> Vec<&str> {
+        self.messages
+            .iter()
+            .filter(|m| m.role == Role::System && !m.content.is_empty())
+            .map(|m| m.content.as_str())
+            .collect()
+    }
+
     /// Reads the JS API's request document, with the config's kind of message for a mistake:
     /// the field by path (`request.messages[1].role`), what was wrong, what would be right.
     pub fn from_json(text: &str) -> Result<ChatRequest, ConfigError> {

@@ -34,12 +34,7 @@ impl ProviderDialect for AnthropicMessages {
     type StreamDecoder = StreamDecoder;
 
     fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
-        let system: Vec<&str> = request
-            .messages
-            .iter()
-            .filter(|m| m.role == Role::System && !m.content.is_empty())
-            .map(|m| m.content.as_str())
-            .collect();
+        let system = request.system_prompts();
         let body = Body {
             model: endpoint.model,
             max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),

@@ -38,12 +38,7 @@ impl ProviderDialect for Gemini {
         } else {
             format!("models/{model}:generateContent")
         };
-        let system: Vec<&str> = request
-            .messages
-            .iter()
-            .filter(|m| m.role == Role::System && !m.content.is_empty())
-            .map(|m| m.content.as_str())
-            .collect();
+        let system = request.system_prompts();
         let generation_config = GenerationConfig {
             max_output_tokens: request.max_tokens,
             temperature: request.temperature,

@@ -30,12 +30,7 @@ impl ProviderDialect for OpenaiResponses {
 
     /// Builds the request. The Responses API has no stop sequences: `request.stop` is not sent.
     fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
-        let system: Vec<&str> = request
-            .messages
-            .iter()
-            .filter(|m| m.role == Role::System && !m.content.is_empty())
-            .map(|m| m.content.as_str())
-            .collect();
+        let system = request.system_prompts();
         let mut input = Vec::new();
         for m in &request.messages {
             match m.role {

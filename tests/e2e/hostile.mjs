@@ -11,7 +11,7 @@
 // or JSON), `echoCredentials` errors that repeat the request's key the way a proxy does,
 // `padToBytes` bodies past the caps, and absurd Retry-After headers.
 
-import { script, upstream, sleep, fail, safeJson, eq, checkError, errorDetail, target, ASK, drain, textOf } from "./scenarios.mjs";
+import { script, upstream, sleep, fail, safeJson, eq, checkError, rejects, errorDetail, target, ASK, drain, textOf } from "./scenarios.mjs";
 
 const TRAP = Symbol.for("llm-baton.test.trap");
 /**
@@ -48,33 +48,10 @@ function chatCompletion(message, finishReason, usage = { prompt_tokens: 3, compl
   return { id: "chatcmpl-hostile", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message, finish_reason: finishReason }], usage };
 }
 
-/** Runs `fn` (sync or async), which must throw or reject a BatonError; returns `[error, ms]`. */
-async function batonError(env, fn, expect, what) {
-  const t0 = performance.now();
-  let value;
-  try {
-    value = await fn();
-  } catch (e) {
-    const ms = performance.now() - t0;
-    checkError(env, e, expect, what);
-    return [e, ms];
-  }
-  fail(`${what}: expected a BatonError ${safeJson(expect)}, but it succeeded`, shortened(value));
-}
-
-/** `value` with every long string cut to its start and length, for failure details. */
-function shortened(value) {
-  try {
-    return JSON.parse(JSON.stringify(value, (_, x) => (typeof x === "string" && x.length > 120 ? `${x.slice(0, 60)}… (${x.length} characters)` : x)));
-  } catch {
-    return String(value);
-  }
-}
-
 /** Drains a stream, expecting it to fail (at construction, at the first next(), or later). */
 async function streamError(env, make, expect, what) {
   const events = [];
-  const [e, ms] = await batonError(env, async () => {
+  const [e, ms] = await rejects(env, async () => {
     for await (const ev of make()) events.push(ev);
     return events;
   }, expect, what);
@@ -254,7 +231,7 @@ const cases = {
         let streamed = [];
         const logged = captureConsole();
         try {
-          if (mode === "complete") [e] = await batonError(env, () => baton.complete("main", ASK, options), { kind: "http", status: 500 }, what);
+          if (mode === "complete") [e] = await rejects(env, () => baton.complete("main", ASK, options), { kind: "http", status: 500 }, what);
           else [e, , streamed] = await streamError(env, () => baton.stream("main", ASK, options), {}, what);
         } finally {
           logged.stop();
@@ -294,7 +271,7 @@ const cases = {
       ]),
     ];
     const checks = cases.map(([what, config, path, hidden = []]) => [what, async () => {
-      const [e] = await batonError(env, () => new env.Baton(config), { kind: "config", path }, what);
+      const [e] = await rejects(env, () => new env.Baton(config), { kind: "config", path }, what);
       for (const value of hidden) if (e.message.includes(value)) fail(`${what}: the message repeats the refused value: ${JSON.stringify(e.message)}`);
     }]);
     // Upper-case schemes are schemes: accepted, and HTTP:// works.
@@ -331,7 +308,7 @@ const cases = {
       ["options []", ASK, [], "options"],
     ];
     await everyCase(cases.flatMap(([what, request, options, path]) => [
-      [`complete, ${what}`, () => batonError(env, () => baton.complete("t", request, options), { kind: "config", path }, "complete")],
+      [`complete, ${what}`, () => rejects(env, () => baton.complete("t", request, options), { kind: "config", path }, "complete")],
       // stream() may throw at once or at the first next(); either way kind and path hold.
       [`stream, ${what}`, () => streamError(env, () => baton.stream("t", request, options), { kind: "config", path }, "stream")],
     ]).concat([["no request reached the provider", () => upstream(env, id, { requests: 0 })]]));
@@ -377,7 +354,7 @@ const cases = {
       const id = await script(env, "ra-huge", [{ status: 429, message: "slow down", headers: { "retry-after": value } }, { text: "never" }]);
       const baton = new env.Baton({ targets: { t: target(env, id) }, routes: { main: { retry: "t", attempts: 3 } } });
       const what = `Retry-After: ${value}`;
-      const [e, ms] = await batonError(env, () => baton.complete("main", ASK, { deadlineMs: 5000 }), { kind: "http", status: 429 }, what);
+      const [e, ms] = await rejects(env, () => baton.complete("main", ASK, { deadlineMs: 5000 }), { kind: "http", status: 429 }, what);
       if (ms > 1000) fail(`${what}: took ${ms.toFixed(0)} ms, expected < 1000 ms`);
       const ra = e.retryAfterMs;
       if (!(typeof ra === "number" && Number.isFinite(ra) && ra >= 0 && ra <= 2147483647)) fail(`${what}: retryAfterMs should be a finite number <= 2147483647, got ${ra}`, errorDetail(e));
@@ -409,7 +386,7 @@ const cases = {
   async "hostile 40 MiB answer: protocol error naming the cap, body not read to the end"(env) {
     const id = await script(env, "huge-answer", [{ text: "huge", padToBytes: HUGE_ANSWER_BYTES }]);
     const baton = new env.Baton({ targets: { t: target(env, id) } });
-    const [e, ms] = await batonError(env, () => baton.complete("t", ASK, { deadlineMs: 20000 }), { kind: "protocol" }, "40 MiB answer");
+    const [e, ms] = await rejects(env, () => baton.complete("t", ASK, { deadlineMs: 20000 }), { kind: "protocol" }, "40 MiB answer");
     if (!/\d[\d,_ ]*-?\s*(bytes?|KiB|MiB|KB|MB)\b/i.test(e.message)) fail(`the message should name the cap (a size), got ${JSON.stringify(e.message.slice(0, 300))}`);
     if (ms > 5000) fail(`took ${ms.toFixed(0)} ms to refuse a 40 MiB answer`);
     await upstream(env, id, { requests: 1, clientClosed: 1 });
@@ -418,7 +395,7 @@ const cases = {
   async "hostile 5 MiB error body: http 500 at once with a short message"(env) {
     const id = await script(env, "huge-error", [{ status: 500, message: "big trouble", padToBytes: 5 << 20 }]);
     const baton = new env.Baton({ targets: { t: target(env, id) } });
-    const [e, ms] = await batonError(env, () => baton.complete("t", ASK, { deadlineMs: 10000 }), { kind: "http", status: 500 }, "5 MiB error body");
+    const [e, ms] = await rejects(env, () => baton.complete("t", ASK, { deadlineMs: 10000 }), { kind: "http", status: 500 }, "5 MiB error body");
     if (ms > 2000) fail(`took ${ms.toFixed(0)} ms, expected < 2000 ms`);
     if (e.message.length >= 1024) fail(`the message is ${e.message.length} characters long, expected < 1024`);
     await upstream(env, id, { requests: 1 });
@@ -432,7 +409,7 @@ const cases = {
     for (const [label, step] of Object.entries(bodies)) {
       const id = await script(env, "599", [step]);
       const baton = new env.Baton({ targets: { t: target(env, id) } });
-      const [e] = await batonError(env, () => baton.complete("t", ASK, { deadlineMs: 5000 }), { kind: "http", status: 599 }, `599 with ${label}`);
+      const [e] = await rejects(env, () => baton.complete("t", ASK, { deadlineMs: 5000 }), { kind: "http", status: 599 }, `599 with ${label}`);
       if (e.message.includes("HTTP 599: HTTP 599")) fail(`599 with ${label}: the status prefix is doubled: ${JSON.stringify(e.message)}`);
       if (!e.message.includes("boom")) fail(`599 with ${label}: the provider's words are missing: ${JSON.stringify(e.message)}`);
     }
@@ -454,7 +431,7 @@ const cases = {
     const first = await it.next();
     eq(first.value?.type, "text", "first event");
     armTrap(baton, "baton");
-    const [e] = await batonError(env, async () => {
+    const [e] = await rejects(env, async () => {
       for (;;) if ((await it.next()).done) return "the stream ended normally";
     }, {}, "stream after the trap");
     checkInternal(env, e, "stream after the trap");
@@ -468,7 +445,7 @@ const cases = {
     const pending = baton.complete("t", ASK, { deadlineMs: 10000 });
     await sleep(300);
     armTrap(baton, "baton");
-    const [e, ms] = await batonError(env, () => pending, {}, "complete after the trap");
+    const [e, ms] = await rejects(env, () => pending, {}, "complete after the trap");
     checkInternal(env, e, "complete after the trap");
     if (ms > 1500) fail(`settled ${ms.toFixed(0)} ms after the trap was armed; the next body piece arrives within ~200 ms`);
     await upstream(env, id, { requests: 1, clientClosed: 1 });

@@ -700,4 +700,4 @@ export const scenarios = {
 };
 
 // The helpers the hostile-provider scenarios (hostile.mjs) share with these.
-export { script, upstream, sleep, fail, safeJson, eq, checkError, errorDetail, target, ASK, drain, textOf };
+export { script, upstream, sleep, fail, safeJson, eq, checkError, rejects, errorDetail, target, ASK, drain, textOf };

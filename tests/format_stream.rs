@@ -250,15 +250,15 @@ fn a_bad_json_frame_is_skipped_naming_the_format_and_a_bad_body_is_a_protocol_er
 #[test]
 fn error_messages_come_from_the_providers_own_shape() {
     let openai = br#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#;
-    assert_eq!(Format::OpenaiChat.error_message(429, openai), "You exceeded your current quota");
-    assert_eq!(Format::OpenaiResponses.error_message(429, openai), "You exceeded your current quota");
+    assert_eq!(Format::OpenaiChat.error_body(429, openai).message, "You exceeded your current quota");
+    assert_eq!(Format::OpenaiResponses.error_body(429, openai).message, "You exceeded your current quota");
     let anthropic = br#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}"#;
     assert_eq!(
-        Format::AnthropicMessages.error_message(429, anthropic),
+        Format::AnthropicMessages.error_body(429, anthropic).message,
         "Number of request tokens has exceeded your per-minute rate limit"
     );
     let gemini = br#"{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}"#;
-    assert_eq!(Format::Gemini.error_message(429, gemini), "Resource has been exhausted (e.g. check quota).");
+    assert_eq!(Format::Gemini.error_body(429, gemini).message, "Resource has been exhausted (e.g. check quota).");
     for format in [Format::OpenaiChat, Format::OpenaiResponses] {
         let said = format.error_body(429, openai);
         assert_eq!((said.code.as_deref(), said.class), (Some("insufficient_quota"), Some(FailureClass::Quota)));
@@ -287,7 +287,7 @@ proptest! {
             let _ = decoder.finish(&mut out);
             let _ = format.decode_answer(&body);
             let _ = format.decode_answer(data.as_bytes());
-            let _ = format.error_message(500, &body);
+            let _ = format.error_body(500, &body).message;
         }
     }
 }

@@ -186,7 +186,7 @@ async fn serve_whole(
             Reply::json(200, &target.name, done.legs.len(), answer_body(format, &meta, &done.answer))
         }
         Err(e) => {
-            let error = GatewayError::from_target_failure(&e.failure, e.target.as_deref());
+            let error = GatewayError::from_failure(&e.failure, e.target.as_deref());
             Reply::error(format, &error, e.target.as_deref().unwrap_or(""), e.legs.len())
         }
     }
@@ -232,7 +232,7 @@ async fn serve_stream(
             Reply::new(200, SSE, &target.name, done.legs.len(), out)
         }
         Err(e) => {
-            let error = GatewayError::from_target_failure(&e.failure, e.target.as_deref());
+            let error = GatewayError::from_failure(&e.failure, e.target.as_deref());
             let target = e.target.as_deref().unwrap_or("");
             if committed {
                 encoder.fail(&error, &mut out);

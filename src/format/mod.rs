@@ -125,11 +125,6 @@ impl Format {
         }
     }
 
-    /// The provider's own message from an error body ([`Format::error_body`]'s message).
-    pub fn error_message(self, status: u16, body: &[u8]) -> String {
-        self.error_body(status, body).message
-    }
-
     /// The provider's own message, code and class from an error body; a short excerpt of the
     /// body (and the class its status implies) when it is not the provider's error shape. Never
     /// echoes request headers.

@@ -218,12 +218,8 @@ impl GatewayError {
     /// | overloaded | 529 | overloaded_error / overloaded | overloaded_error |
     ///
     /// The first three also say `x-should-retry: false` ([`GatewayError::should_retry`]).
-    pub fn from_failure(failure: &Failure) -> GatewayError {
-        GatewayError::from_target_failure(failure, None)
-    }
-
-    /// [`GatewayError::from_failure`], naming the target whose credentials were refused.
-    pub fn from_target_failure(failure: &Failure, target: Option<&str>) -> GatewayError {
+    /// `target`, when known, is named when its upstream credentials were refused.
+    pub fn from_failure(failure: &Failure, target: Option<&str>) -> GatewayError {
         let upstream = |status, code, message: String| GatewayError {
             status,
             kind: "upstream_error",
@@ -523,21 +519,26 @@ mod tests {
 
     #[test]
     fn failures_map_to_statuses_and_types() {
-        let timeout =
-            GatewayError::from_failure(&Failure::Timeout { limit: crate::outcome::Limit::Deadline, limit_ms: 1500 });
+        let timeout = GatewayError::from_failure(
+            &Failure::Timeout { limit: crate::outcome::Limit::Deadline, limit_ms: 1500 },
+            None,
+        );
         assert_eq!((timeout.status, timeout.kind, timeout.code), (504, "upstream_error", Some("upstream_timeout")));
         assert_eq!(timeout.message, "response did not finish within 1500 ms, retries included");
-        let transport = GatewayError::from_failure(&Failure::Transport { message: "connection refused".into() });
+        let transport = GatewayError::from_failure(&Failure::Transport { message: "connection refused".into() }, None);
         assert_eq!((transport.status, transport.kind), (502, "upstream_error"));
-        let http = GatewayError::from_failure(&Failure::Http {
-            status: 429,
-            message: "slow down".into(),
-            code: None,
-            class: None,
-            retry_after_ms: Some(2000),
-            should_retry: None,
-            in_stream: false,
-        });
+        let http = GatewayError::from_failure(
+            &Failure::Http {
+                status: 429,
+                message: "slow down".into(),
+                code: None,
+                class: None,
+                retry_after_ms: Some(2000),
+                should_retry: None,
+                in_stream: false,
+            },
+            None,
+        );
         assert_eq!((http.status, http.kind, http.message.as_str()), (429, "rate_limit_error", "slow down"));
         assert_eq!(http.retry_after_ms, Some(2000));
         assert_eq!(
@@ -562,7 +563,7 @@ mod tests {
                 should_retry: None,
                 in_stream,
             };
-            let e = GatewayError::from_target_failure(&failure, Some("openai"));
+            let e = GatewayError::from_failure(&failure, Some("openai"));
             assert_eq!((e.status, e.kind, e.code), (502, "upstream_error", Some("upstream_credentials_refused")));
             assert_eq!(e.retry_after_ms, None);
             let place = if in_stream { " in stream" } else { "" };
@@ -574,7 +575,7 @@ mod tests {
                      apiKey or credential headers"
                 )
             );
-            let anonymous = GatewayError::from_failure(&failure);
+            let anonymous = GatewayError::from_failure(&failure, None);
             assert!(anonymous.message.starts_with("the gateway's credentials for its upstream provider were refused"));
             assert_eq!(anonymous.body(ClientFormat::Anthropic)["error"]["type"], "upstream_error");
         }
@@ -603,7 +604,7 @@ mod tests {
                     should_retry: None,
                     in_stream,
                 };
-                let e = GatewayError::from_failure(&failure);
+                let e = GatewayError::from_failure(&failure, None);
                 assert_eq!((e.status, e.message.as_str()), (status, "the provider's reason"), "{class:?}");
                 let final_for_clients = matches!(class, ContextLength | ContentFilter | Quota);
                 assert_eq!(e.should_retry(), final_for_clients.then_some(false), "{class:?}");
@@ -629,7 +630,7 @@ mod tests {
             should_retry: None,
             in_stream: false,
         };
-        let e = GatewayError::from_target_failure(&key, Some("gemini"));
+        let e = GatewayError::from_failure(&key, Some("gemini"));
         assert_eq!((e.status, e.code), (502, Some("upstream_credentials_refused")));
     }
 
@@ -664,7 +665,7 @@ mod tests {
             ),
         ];
         for (failure, message) in cases {
-            assert_eq!(GatewayError::from_failure(&failure).message, message, "{failure:?}");
+            assert_eq!(GatewayError::from_failure(&failure, None).message, message, "{failure:?}");
         }
     }
 

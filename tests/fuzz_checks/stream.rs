@@ -80,7 +80,7 @@ pub fn decoders(data: &[u8]) {
                 assert_eq!(dones, 1, "{format:?} finished without Done");
             }
             let _ = format.decode_answer(data);
-            let _ = format.error_message(500, data);
+            let _ = format.error_body(500, data).message;
         });
     }
 }

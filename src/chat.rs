@@ -328,6 +328,12 @@ pub enum Delta {
     Skipped {
         reason: String,
     },
+    /// Token counts the provider reported before the end (a cumulative snapshot). Never
+    /// delivered: the engine keeps it on the attempt's leg, so a stream cut before its end still
+    /// records what it was billed.
+    Usage {
+        usage: Usage,
+    },
 }
 
 impl Delta {
@@ -338,7 +344,7 @@ impl Delta {
         match self {
             Delta::Text { text } | Delta::Reasoning { text } => !text.is_empty(),
             Delta::ToolCall { arguments, .. } => !arguments.is_empty(),
-            Delta::Done { .. } | Delta::Skipped { .. } => false,
+            Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => false,
         }
     }
 }

@@ -21,6 +21,11 @@ pub use crate::value::{parse_ms, ConfigError, MAX_MS};
 const MAX_ATTEMPTS: u64 = 100;
 /// The largest round-robin weight.
 const MAX_WEIGHT: u64 = 1_000_000;
+/// The most breaks one call may resume.
+const MAX_RESUMES: u64 = 10;
+/// The default least time left for a resume to start: a fresh request rarely shows its first
+/// token sooner.
+const DEFAULT_MIN_REMAINING_MS: u64 = 1000;
 /// The largest gateway request body that may be allowed.
 const MAX_BODY_BYTES: u64 = 1_000_000_000;
 
@@ -47,6 +52,9 @@ pub struct Target {
     pub timeouts: Timeouts,
     /// A malformed stream frame fails the attempt instead of being skipped with a warning.
     pub strict_frames: bool,
+    /// The model continues a final assistant message (a prefill), so a broken stream may be
+    /// continued here (`afterStart`). A property of the model, not the format: default false.
+    pub prefill: bool,
 }
 
 impl fmt::Debug for Target {
@@ -65,6 +73,7 @@ impl fmt::Debug for Target {
             .field("headers", &headers)
             .field("timeouts", &self.timeouts)
             .field("strict_frames", &self.strict_frames)
+            .field("prefill", &self.prefill)
             .finish()
     }
 }
@@ -111,12 +120,44 @@ pub enum Strategy {
     Fallback {
         members: Vec<Strategy>,
         fallback_on: Option<Conditions>,
+        /// What a stream that broke after its first visible content does; `None` ends it.
+        after_start: Option<AfterStart>,
     },
     RoundRobin {
         members: Vec<Strategy>,
         weights: Vec<u32>,
         node: usize,
     },
+}
+
+/// A fallback's `afterStart`: how a stream that broke after the reader saw its start is resumed
+/// on a later member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AfterStart {
+    pub mode: ResumeMode,
+    /// Breaks resumed per call.
+    pub attempts: u32,
+    /// A resume is not started with less than this left of the call's budget.
+    pub min_remaining_ms: u64,
+}
+
+/// How a broken stream resumes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResumeMode {
+    /// The next member that takes a prefill continues the text shown so far, in the same answer.
+    Continue,
+    /// The reader discards what it saw and the next member answers afresh.
+    Restart,
+}
+
+impl ResumeMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResumeMode::Continue => "continue",
+            ResumeMode::Restart => "restart",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -284,7 +325,8 @@ impl Config {
 }
 
 fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, ConfigError> {
-    let o = Obj::new(v, path, &["format", "baseUrl", "model", "apiKey", "headers", "timeouts", "strictFrames"])?;
+    let o =
+        Obj::new(v, path, &["format", "baseUrl", "model", "apiKey", "headers", "timeouts", "strictFrames", "prefill"])?;
     let format_name =
         o.required_str("format", "one of \"openai_chat\", \"anthropic_messages\", \"openai_responses\", \"gemini\"")?;
     let format = Format::parse(format_name).ok_or_else(|| {
@@ -373,6 +415,19 @@ fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, ConfigError
             ))
         }
     };
+    let prefill = match o.get("prefill") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(prefill)) => *prefill,
+        Some(other) => {
+            return Err(ConfigError::new(
+                child(path, "prefill"),
+                format!(
+                    "must be true (the model continues a final assistant message) or false (default) (got {})",
+                    show(other)
+                ),
+            ))
+        }
+    };
     Ok(Target {
         name: name.to_string(),
         format,
@@ -382,6 +437,7 @@ fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, ConfigError
         headers,
         timeouts,
         strict_frames,
+        prefill,
     })
 }
 
@@ -603,11 +659,13 @@ impl RouteBuilder<'_> {
                 if map.contains_key("retry") {
                     self.retry(v, path)
                 } else if map.contains_key("fallback") {
-                    let o = Obj::new(v, path, &["fallback", "fallbackOn"])?;
+                    let o = Obj::new(v, path, &["fallback", "fallbackOn", "afterStart"])?;
                     let members = self.members(o.get("fallback").unwrap(), &child(path, "fallback"), "fallback")?;
                     let fallback_on =
                         o.get("fallbackOn").map(|c| parse_conditions(c, &child(path, "fallbackOn"))).transpose()?;
-                    Ok(Strategy::Fallback { members, fallback_on })
+                    let after_start =
+                        o.get("afterStart").map(|a| parse_after_start(a, &child(path, "afterStart"))).transpose()?;
+                    Ok(Strategy::Fallback { members, fallback_on, after_start })
                 } else if map.contains_key("roundRobin") {
                     let o = Obj::new(v, path, &["roundRobin", "weights"])?;
                     let members =
@@ -680,6 +738,29 @@ fn steps_in(s: &Strategy) -> usize {
             1 + members.iter().map(steps_in).sum::<usize>()
         }
     }
+}
+
+fn parse_after_start(v: &Value, path: &str) -> Result<AfterStart, ConfigError> {
+    let o = Obj::new(v, path, &["mode", "attempts", "minRemainingMs"])?;
+    const MODES: &str = r#""continue" (the next member with prefill: true continues the text) or "restart" (the reader discards it and the next member answers afresh)"#;
+    let mode = match o.required_str("mode", MODES)? {
+        "continue" => ResumeMode::Continue,
+        "restart" => ResumeMode::Restart,
+        other => {
+            return Err(ConfigError::new(
+                child(path, "mode"),
+                format!("must be {MODES} (got {})", show(&Value::from(other))),
+            ))
+        }
+    };
+    let attempts = match o.get("attempts") {
+        None | Some(Value::Null) => 1,
+        Some(a) => read_whole(a, &child(path, "attempts"), "a whole number of resumes", 1, MAX_RESUMES)? as u32,
+    };
+    let min_remaining_ms = o
+        .opt_ms("minRemainingMs", &format!("omit it for the default of {DEFAULT_MIN_REMAINING_MS}"))?
+        .unwrap_or(DEFAULT_MIN_REMAINING_MS);
+    Ok(AfterStart { mode, attempts, min_remaining_ms })
 }
 
 fn parse_weights(v: &Value, path: &str, members: usize) -> Result<Vec<u32>, ConfigError> {

@@ -11,6 +11,9 @@
 //! - everything kept is bounded: [`MAX_TOOL_CALLS`] calls and [`MAX_ANSWER_BYTES`] of content.
 //!
 //! The engine owns one `Delivery` per call and decides when deltas may pass (the commit point).
+//! When a broken stream resumes (`afterStart`), the same `Delivery` either goes on (continue: the
+//! text so far becomes the next member's prefill, and the whitespace the prefill left out is not
+//! shown twice) or starts over (restart).
 
 use crate::chat::{Answer, Delta, FinishReason, ToolCall, Usage};
 use crate::outcome::Failure;
@@ -34,6 +37,11 @@ pub struct Delivery {
     held: Vec<Delta>,
     /// Content bytes kept, held deltas included.
     bytes: usize,
+    /// Whether the last visible delta shown was text (not reasoning or a tool call).
+    last_shown_text: bool,
+    /// Whitespace the reader has seen but a continuation's prefill left out: the continuation
+    /// usually starts with it, and it is dropped there once.
+    echo: String,
 }
 
 impl Delivery {
@@ -78,8 +86,60 @@ impl Delivery {
         self.deliver_held(out)
     }
 
+    /// Whether another model can continue what was shown from a prefill: text only, with no
+    /// tool call shown (no format takes half a call as a prefill) and not inside reasoning.
+    pub fn can_continue(&self) -> bool {
+        self.tool_calls.is_empty() && self.last_shown_text && !self.text.trim().is_empty()
+    }
+
+    /// The text shown so far as a continuation's prefill: without its trailing whitespace
+    /// (Anthropic refuses a prefill that ends in whitespace), which the continuation's start is
+    /// then expected to repeat. Returns the prefill and the characters of text kept.
+    pub fn continue_from(&mut self) -> (String, usize) {
+        let prefill = self.text.trim_end();
+        self.echo = self.text[prefill.len()..].to_string();
+        (prefill.to_string(), self.text.chars().count())
+    }
+
+    /// Drops from a continuation's text what the reader already saw (see [`Self::continue_from`]):
+    /// the leading whitespace, up to the whitespace the prefill left out. A continuation that
+    /// starts otherwise ends the expectation.
+    pub fn drop_echo(&mut self, delta: &mut Delta) {
+        let Delta::Text { text } = delta else { return };
+        if self.echo.is_empty() || text.is_empty() {
+            return;
+        }
+        let shared: usize =
+            text.chars().zip(self.echo.chars()).take_while(|(a, b)| a == b).map(|(a, _)| a.len_utf8()).sum();
+        let whole = shared == text.len() && shared < self.echo.len();
+        text.drain(..shared);
+        if whole {
+            self.echo.drain(..shared);
+        } else {
+            self.echo.clear();
+        }
+    }
+
+    /// Forgets the answer shown so far (a restart): only what the new attempt holds stays.
+    pub fn start_over(&mut self) {
+        let held = std::mem::take(&mut self.held);
+        *self = Delivery::default();
+        for d in held {
+            self.bytes += content_bytes(&d);
+            self.held.push(d);
+        }
+    }
+
+    /// Characters of text and reasoning shown so far.
+    pub fn shown_chars(&self) -> usize {
+        self.text.chars().count() + self.reasoning.chars().count()
+    }
+
     /// Adds one delta to the answer; returns it as the caller sees it.
     fn record(&mut self, delta: Delta) -> Result<Delta, Failure> {
+        if delta.is_visible() {
+            self.last_shown_text = matches!(delta, Delta::Text { .. });
+        }
         Ok(match delta {
             Delta::Text { text } => {
                 self.text.push_str(&text);
@@ -101,7 +161,7 @@ impl Delivery {
                 call.arguments.push_str(&arguments);
                 Delta::ToolCall { index: position as u32, id, name, arguments }
             }
-            other @ (Delta::Done { .. } | Delta::Skipped { .. }) => other,
+            other @ (Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. }) => other,
         })
     }
 
@@ -146,7 +206,7 @@ fn content_bytes(delta: &Delta) -> usize {
         Delta::ToolCall { id, name, arguments, .. } => {
             id.as_ref().map_or(0, String::len) + name.as_ref().map_or(0, String::len) + arguments.len()
         }
-        Delta::Done { .. } | Delta::Skipped { .. } => 0,
+        Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => 0,
     }
 }
 

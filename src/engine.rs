@@ -11,18 +11,24 @@
 //! Every input first settles the timers that are already due: a timer woken late (a hidden
 //! browser tab wakes about once a second) still ends the attempt at the limit, and an answer
 //! that arrives after the deadline is rejected, never reported as on time.
+//!
+//! A stream commits at its first visible content, and nothing is retried after that. A fallback
+//! with `afterStart` may still *resume* a stream that broke: the next member continues the text
+//! shown so far from a prefill, or (where the reader can take back what it saw) restarts it.
+//! A resume that fails ends the call with the break that caused it, never with its own error,
+//! and every leg records the tokens its provider reported, so the caller can see what was billed.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::backoff::{self, RandomSource};
 use crate::budget::Budget;
-use crate::chat::{Answer, Delta};
-use crate::config::{Config, ConfigError, Strategy, Timeouts};
+use crate::chat::{Answer, Delta, Usage};
+use crate::config::{AfterStart, Config, ConfigError, ResumeMode, Strategy, Timeouts};
 use crate::delivery::Delivery;
 use crate::gate::{self, Move};
 use crate::outcome::{Failure, Limit};
-use crate::record::{Event, FailureInfo, Leg};
+use crate::record::{Event, FailureInfo, Leg, ResumedFrom};
 use crate::secret::Redactor;
 
 /// The most malformed frames one stream may skip: a proxy that corrupts an event now and then
@@ -73,6 +79,9 @@ pub struct CallOptions {
     pub deadline_ms: Option<u64>,
     /// Streams have a commit point (the first visible content) and first-token / idle limits.
     pub stream: bool,
+    /// The stream's reader can discard what it was shown (a library stream, not a gateway's
+    /// client), so a broken stream may restart.
+    pub resettable: bool,
 }
 
 /// Names one attempt of a call; equal to its leg's `attempt` number.
@@ -82,8 +91,9 @@ pub struct AttemptId(pub u32);
 /// What the engine asks of its driver.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
-    /// Send the request to `config.targets[target]`.
-    Send { attempt: AttemptId, target: usize },
+    /// Send the request to `config.targets[target]`; with `prefill`, as a continuation: the
+    /// request with this text as its final assistant message (`ChatRequest::with_prefill`).
+    Send { attempt: AttemptId, target: usize, prefill: Option<String> },
     /// Abort this attempt's request now (close the socket). `failure` is the typed reason.
     Abort { attempt: AttemptId, failure: Failure },
     /// Show this to the caller.
@@ -93,25 +103,50 @@ pub enum Action {
     Commit { attempt: AttemptId, target: usize },
     /// Show these deltas to a stream's reader, in order. Tool-call `index`es are dense positions.
     Deliver(Vec<Delta>),
+    /// A resumed stream's new content follows. After a restart the reader must first discard
+    /// what it was shown; after a continue the answer simply goes on (a gateway marks the seam).
+    Splice(Splice),
     /// The call is over. No more actions follow.
     Finish(Result<Served, CallError>),
 }
 
-/// A successful call: the answer (a stream's adds up what was delivered), which target
-/// answered, and every attempt on the way.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Served {
-    pub answer: Answer,
-    pub target: usize,
-    pub legs: Vec<Leg>,
+/// Where a resumed stream's new content starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Splice {
+    pub mode: ResumeMode,
+    pub attempt: AttemptId,
+    pub from: String,
+    pub to: String,
+    pub cause: Failure,
+    /// Characters of text continued (0 for a restart).
+    pub kept_chars: usize,
+    /// Characters of text and reasoning the reader must discard (0 for a continue).
+    pub discarded_chars: usize,
 }
 
-/// A failed call: the last attempt's real failure, unchanged, with every leg attached.
+/// A successful call: the answer (a stream's adds up what was delivered), which target
+/// finished it, which targets' output it holds, and every attempt on the way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Served {
+    /// `answer.usage` is the answer's own: the first contributor's input tokens, and the output
+    /// tokens of every contributor (unknown if one of them reported none).
+    pub answer: Answer,
+    pub target: usize,
+    /// The targets whose output makes up the answer, in order (more than one after a continue).
+    pub contributors: Vec<usize>,
+    pub legs: Vec<Leg>,
+    /// What every leg's provider reported, added up: what the call was billed.
+    pub billed_usage: Usage,
+}
+
+/// A failed call: the real failure, unchanged, with every leg attached. After a resume that
+/// failed too, that is the break the resume tried to recover from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallError {
     pub failure: Failure,
     pub target: Option<String>,
     pub legs: Vec<Leg>,
+    pub billed_usage: Usage,
 }
 
 impl Baton {
@@ -161,8 +196,13 @@ impl Baton {
             budget: Budget::starting(now, deadline_ms),
             started_at: now,
             stream: options.stream,
+            resettable: options.resettable,
             committed: false,
             delivery: Delivery::default(),
+            contributors: Vec::new(),
+            resumes: 0,
+            broken: None,
+            splice: None,
             state: State::Done,
             legs: Vec::new(),
             actions: VecDeque::new(),
@@ -244,6 +284,31 @@ struct Attempt {
     first_content_at: Option<u64>,
     last_content_at: Option<u64>,
     skipped_frames: u32,
+    /// The token counts its provider reported so far.
+    usage: Option<Usage>,
+    resumed_from: Option<ResumedFrom>,
+}
+
+impl Attempt {
+    /// Keeps what the provider reported; a report with no count changes nothing.
+    fn note_usage(&mut self, usage: Usage) {
+        if usage != Usage::default() {
+            self.usage = Some(self.usage.unwrap_or_default().updated_by(usage));
+        }
+    }
+}
+
+/// A stream that broke after its start and is being resumed: kept until a resuming attempt
+/// shows content, so that if none does, the call ends with this failure.
+#[derive(Debug, Clone)]
+struct Break {
+    failure: Failure,
+    attempt: AttemptId,
+    target: usize,
+    /// How long the broken attempt took to its first and to its last content: the least a
+    /// continuation, or a restart that must say it all again, is likely to need.
+    first_content_ms: u64,
+    last_content_ms: u64,
 }
 
 /// One logical call in progress. See the module docs for the protocol.
@@ -256,8 +321,16 @@ pub struct Call {
     budget: Budget,
     started_at: u64,
     stream: bool,
+    resettable: bool,
     committed: bool,
     delivery: Delivery,
+    /// The attempts (and their targets) whose output is in the answer, in order.
+    contributors: Vec<(AttemptId, usize)>,
+    /// Breaks resumed so far.
+    resumes: u32,
+    broken: Option<Break>,
+    /// Announced before a resuming attempt's first content.
+    splice: Option<Splice>,
     state: State,
     legs: Vec<Leg>,
     actions: VecDeque<Action>,
@@ -271,6 +344,7 @@ impl std::fmt::Debug for Call {
             .field("budget", &self.budget)
             .field("state", &self.state)
             .field("committed", &self.committed)
+            .field("resumes", &self.resumes)
             .field("legs", &self.legs)
             .finish_non_exhaustive()
     }
@@ -307,19 +381,30 @@ impl Call {
     /// A stream's attempt decoded these deltas (one network read's worth). Visible content ends
     /// the first-token wait, resets the idle limit, commits the stream at its first piece and is
     /// delivered (`Action::Deliver`); other deltas are held until visible content follows;
-    /// `Delta::Done` ends the call with the delivered answer. Deltas of an attempt that is
-    /// already over (its limit or the deadline passed first) are dropped.
+    /// `Delta::Done` ends the call with the delivered answer, and `Delta::Usage` is kept on the
+    /// attempt's leg. Deltas of an attempt that is already over (its limit or the deadline passed
+    /// first) are dropped.
     pub fn on_deltas(&mut self, attempt: AttemptId, now: u64, deltas: impl IntoIterator<Item = Delta>) {
         self.settle(now);
         let mut shown = Vec::new();
-        for delta in deltas {
+        for mut delta in deltas {
+            let Some(a) = self.current(attempt) else { break };
+            if a.resumed_from.is_some_and(|r| r.mode == ResumeMode::Continue) {
+                self.delivery.drop_echo(&mut delta);
+            }
             let Some(a) = self.current(attempt) else { break };
             let result = match delta {
+                Delta::Usage { usage } => {
+                    a.note_usage(usage);
+                    Ok(())
+                }
                 Delta::Done { finish_reason, usage, model } => {
+                    a.note_usage(usage);
                     let a = *a;
                     if self.delivery.holds() {
                         self.commit(attempt, a.target);
                     }
+                    self.splice_in(a, &mut shown);
                     let held = self.delivery.deliver_held(&mut shown);
                     if held.is_ok() {
                         self.deliver(shown);
@@ -338,6 +423,7 @@ impl Call {
                     a.last_content_at = Some(now);
                     let a = *a;
                     self.commit(attempt, a.target);
+                    self.splice_in(a, &mut shown);
                     self.delivery.deliver(d, &mut shown)
                 }
                 d => self.delivery.hold(d),
@@ -354,7 +440,9 @@ impl Call {
     /// A whole (non-streamed) answer arrived.
     pub fn on_answer(&mut self, attempt: AttemptId, now: u64, answer: Answer) {
         self.settle(now);
-        if let Some(a) = self.current(attempt).copied() {
+        if let Some(a) = self.current(attempt) {
+            a.note_usage(answer.usage);
+            let a = *a;
             self.succeed(a, now, answer);
         }
     }
@@ -388,8 +476,24 @@ impl Call {
     fn commit(&mut self, attempt: AttemptId, target: usize) {
         if self.stream && !self.committed {
             self.committed = true;
+            self.contributors.push((attempt, target));
             self.actions.push_back(Action::Commit { attempt, target });
         }
+    }
+
+    /// A resuming attempt is about to show its first content (or end): the break is recovered.
+    /// Announces the seam, after what was shown before it, and a restart starts the answer over.
+    fn splice_in(&mut self, a: Attempt, shown: &mut Vec<Delta>) {
+        let Some(mut splice) = self.splice.take() else { return };
+        self.deliver(std::mem::take(shown));
+        self.broken = None;
+        if splice.mode == ResumeMode::Restart {
+            splice.discarded_chars = self.delivery.shown_chars();
+            self.delivery.start_over();
+            self.contributors.clear();
+        }
+        self.contributors.push((a.id, a.target));
+        self.actions.push_back(Action::Splice(splice));
     }
 
     /// The attempt's own deltas failed it (a cap): its body may still be streaming, so the
@@ -431,11 +535,27 @@ impl Call {
         }
     }
 
-    fn succeed(&mut self, a: Attempt, now: u64, answer: Answer) {
+    fn succeed(&mut self, a: Attempt, now: u64, mut answer: Answer) {
         self.close_leg(&a, now, None);
         self.state = State::Done;
+        if self.contributors.is_empty() {
+            self.contributors.push((a.id, a.target));
+        }
+        let usages: Vec<Option<Usage>> =
+            self.contributors.iter().map(|(id, _)| self.legs[id.0 as usize - 1].usage).collect();
+        answer.usage = Usage {
+            input_tokens: usages[0].and_then(|u| u.input_tokens),
+            output_tokens: usages.iter().map(|u| u.and_then(|u| u.output_tokens)).sum(),
+        };
+        let contributors = self.contributors.iter().map(|(_, target)| *target).collect();
         let legs = self.legs.clone();
-        self.actions.push_back(Action::Finish(Ok(Served { answer, target: a.target, legs })));
+        let billed_usage = self.billed_usage();
+        let served = Served { answer, target: a.target, contributors, legs, billed_usage };
+        self.actions.push_back(Action::Finish(Ok(served)));
+    }
+
+    fn billed_usage(&self) -> Usage {
+        Usage::sum(self.legs.iter().filter_map(|l| l.usage))
     }
 
     fn current(&mut self, id: AttemptId) -> Option<&mut Attempt> {
@@ -494,6 +614,13 @@ impl Call {
     fn fail(&mut self, a: Attempt, now: u64, failure: Failure) {
         self.close_leg(&a, now, Some(&failure));
         self.state = State::Done;
+        if self.committed {
+            if !self.resume(&a, now, &failure) {
+                let failure = self.broken.take().map_or(failure, |b| b.failure);
+                self.finish_err(failure);
+            }
+            return;
+        }
         let failed_target = self.config.targets[a.target].name.clone();
         while let Some(depth) = self.frames.len().checked_sub(1) {
             let next = match (node_at(&self.root, &self.frames, depth), self.frames[depth]) {
@@ -513,7 +640,7 @@ impl Call {
                         _ => Next::Up,
                     }
                 }
-                (Strategy::Fallback { members, fallback_on }, Frame::Fallback { member })
+                (Strategy::Fallback { members, fallback_on, .. }, Frame::Fallback { member })
                     if member + 1 < members.len()
                         && gate::allows(Move::Failover, &failure, self.committed, fallback_on.as_ref()) =>
                 {
@@ -545,11 +672,137 @@ impl Call {
         self.finish_err(failure);
     }
 
+    /// A committed stream's attempt `a` failed: resumes the stream on a later member of the
+    /// innermost fallback with `afterStart`, if its rules allow. Returns whether it did.
+    ///
+    /// A fresh break (the attempt had shown content) counts against `afterStart.attempts` and
+    /// must be a failure that fallback would fail over on. A resuming attempt that failed before
+    /// showing anything hands over to the next candidate (or, a continuation refused with a 4xx
+    /// request error, restarts on the same member where the reader can discard).
+    fn resume(&mut self, a: &Attempt, now: u64, failure: &Failure) -> bool {
+        if gate::is_final(failure) {
+            return false;
+        }
+        let Some((depth, policy, member, members)) = self.resume_node() else { return false };
+        let recovering = self.broken.is_some();
+        if !recovering {
+            let Strategy::Fallback { fallback_on, .. } = self.node(depth) else { return false };
+            if self.resumes >= policy.attempts || !gate::allows_resume(failure, fallback_on.as_ref()) {
+                return false;
+            }
+        }
+        let refused_prefill = a.resumed_from.is_some_and(|r| r.mode == ResumeMode::Continue)
+            && failure.status().is_some_and(|s| (400..500).contains(&s) && !matches!(s, 408 | 409 | 429));
+        let next = if refused_prefill && self.resettable {
+            Some((member, ResumeMode::Restart))
+        } else {
+            self.resume_candidate(policy, member + 1, members)
+        };
+        let Some((member, mode)) = next else { return false };
+
+        let broken = self.broken.clone().unwrap_or_else(|| Break {
+            failure: failure.clone(),
+            attempt: a.id,
+            target: a.target,
+            first_content_ms: a.first_content_at.map_or(0, |t| t - a.started_at),
+            last_content_ms: a.last_content_at.map_or(0, |t| t - a.started_at),
+        });
+        let estimate = match mode {
+            ResumeMode::Continue => broken.first_content_ms,
+            ResumeMode::Restart => broken.last_content_ms,
+        };
+        let needed = policy.min_remaining_ms.max(estimate);
+        if let Some(left) = self.budget.remaining(now).filter(|left| *left < needed) {
+            let message = format!(
+                "the stream that broke was not resumed: {left} ms of the deadline were left, and a {} needs about {needed} ms (afterStart.minRemainingMs is {}, the broken attempt took {estimate} ms to {})",
+                mode.as_str(),
+                policy.min_remaining_ms,
+                if mode == ResumeMode::Continue { "its first content" } else { "its last content" },
+            );
+            let target = self.config.targets[a.target].name.clone();
+            self.event(Event::Warning { target, attempt: a.id.0, message });
+            return false;
+        }
+
+        if !recovering {
+            self.resumes += 1;
+            self.broken = Some(broken.clone());
+        }
+        self.frames[depth] = Frame::Fallback { member };
+        self.frames.truncate(depth + 1);
+        let target = self.descend();
+        let (prefill, kept_chars) = match mode {
+            ResumeMode::Continue => {
+                let (prefill, kept) = self.delivery.continue_from();
+                (Some(prefill), kept)
+            }
+            ResumeMode::Restart => (None, 0),
+        };
+        let id = self.next_attempt_id();
+        let (from, to) = (self.config.targets[a.target].name.clone(), self.config.targets[target].name.clone());
+        self.event(Event::Resume {
+            mode,
+            from: from.clone(),
+            to: to.clone(),
+            attempt: id.0,
+            cause: FailureInfo(failure.clone()),
+            kept_chars,
+        });
+        self.splice = Some(Splice {
+            mode,
+            attempt: id,
+            from: self.config.targets[broken.target].name.clone(),
+            to,
+            cause: broken.failure,
+            kept_chars,
+            discarded_chars: 0,
+        });
+        let resumed_from = ResumedFrom { attempt: broken.attempt.0, mode, kept_chars };
+        self.send(now, target, Some(resumed_from), prefill);
+        true
+    }
+
+    /// The innermost fallback with `afterStart` above the current target: its depth, its policy,
+    /// the member running, and how many members it has.
+    fn resume_node(&self) -> Option<(usize, AfterStart, usize, usize)> {
+        (0..self.frames.len()).rev().find_map(|d| match (self.node(d), self.frames[d]) {
+            (Strategy::Fallback { members, after_start: Some(policy), .. }, Frame::Fallback { member }) => {
+                Some((d, *policy, member, members.len()))
+            }
+            _ => None,
+        })
+    }
+
+    /// Which member from `first` on resumes, and how: in "continue" mode, the first whose target
+    /// takes a prefill, if the answer can be continued at all; otherwise a restart on `first`,
+    /// where the reader can discard what it saw.
+    fn resume_candidate(&self, policy: AfterStart, first: usize, members: usize) -> Option<(usize, ResumeMode)> {
+        let (depth, ..) = self.resume_node()?;
+        if policy.mode == ResumeMode::Continue && self.delivery.can_continue() {
+            let Strategy::Fallback { members: list, .. } = self.node(depth) else { return None };
+            let takes_prefill = |m: &usize| self.config.targets[self.entry_target(&list[*m])].prefill;
+            if let Some(m) = (first..members).find(takes_prefill) {
+                return Some((m, ResumeMode::Continue));
+            }
+        }
+        (self.resettable && first < members).then_some((first, ResumeMode::Restart))
+    }
+
+    /// The target a member would try first.
+    fn entry_target(&self, member: &Strategy) -> usize {
+        match member {
+            Strategy::Target(i) => *i,
+            Strategy::Retry(p) => self.entry_target(&p.inner),
+            Strategy::Fallback { members, .. } => self.entry_target(&members[0]),
+            Strategy::RoundRobin { members, node, .. } => self.entry_target(&members[self.round_robin_picks[*node]]),
+        }
+    }
+
     /// Whether a fallback above frame `depth` has another member that would take over after
     /// `failure` at once: then a retry at `depth` leaves a silent member to it (see [`gate`]).
     fn fallback_above_moves_on(&self, depth: usize, failure: &Failure) -> bool {
         (0..depth).any(|d| match (node_at(&self.root, &self.frames, d), self.frames[d]) {
-            (Strategy::Fallback { members, fallback_on }, Frame::Fallback { member }) => {
+            (Strategy::Fallback { members, fallback_on, .. }, Frame::Fallback { member }) => {
                 member + 1 < members.len()
                     && gate::allows(Move::Failover, failure, self.committed, fallback_on.as_ref())
             }
@@ -567,11 +820,20 @@ impl Call {
             return;
         }
         let target = self.descend();
-        let name = self.config.targets[target].name.clone();
         if let Some((from, cause)) = failover {
-            self.event(Event::Failover { from, to: name.clone(), cause: FailureInfo(cause) });
+            let to = self.config.targets[target].name.clone();
+            self.event(Event::Failover { from, to, cause: FailureInfo(cause) });
         }
-        let id = AttemptId(self.legs.len() as u32 + 1);
+        self.send(now, target, None, None);
+    }
+
+    fn next_attempt_id(&self) -> AttemptId {
+        AttemptId(self.legs.len() as u32 + 1)
+    }
+
+    /// Starts the next attempt on `target`.
+    fn send(&mut self, now: u64, target: usize, resumed_from: Option<ResumedFrom>, prefill: Option<String>) {
+        let id = self.next_attempt_id();
         self.delivery.drop_held();
         self.state = State::Attempting(Attempt {
             id,
@@ -581,9 +843,11 @@ impl Call {
             first_content_at: None,
             last_content_at: None,
             skipped_frames: 0,
+            usage: None,
+            resumed_from,
         });
-        self.actions.push_back(Action::Send { attempt: id, target });
-        self.event(Event::Attempt { target: name, attempt: id.0 });
+        self.actions.push_back(Action::Send { attempt: id, target, prefill });
+        self.event(Event::Attempt { target: self.config.targets[target].name.clone(), attempt: id.0 });
     }
 
     /// Pushes frames from the current position down to a target; returns its index.
@@ -616,6 +880,8 @@ impl Call {
             class: failure.and_then(Failure::class),
             ttft_ms: a.first_content_at.map(|t| t - a.started_at),
             skipped_frames: a.skipped_frames,
+            usage: a.usage,
+            resumed_from: a.resumed_from,
         };
         self.legs.push(leg.clone());
         self.event(Event::Leg { leg });
@@ -624,7 +890,8 @@ impl Call {
     fn finish_err(&mut self, failure: Failure) {
         let target = self.legs.last().map(|l| l.target.clone());
         let legs = self.legs.clone();
-        self.actions.push_back(Action::Finish(Err(CallError { failure, target, legs })));
+        let billed_usage = self.billed_usage();
+        self.actions.push_back(Action::Finish(Err(CallError { failure, target, legs, billed_usage })));
     }
 
     fn event(&mut self, e: Event) {

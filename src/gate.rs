@@ -31,6 +31,10 @@
 //!   `"content_filter"`.
 //! - `overloaded` and `rate_limit` keep their statuses' defaults (retried, fail over).
 //!
+//! A stream that broke after its start may be **resumed** on a later member when its fallback
+//! has `afterStart` (src/engine.rs): that is a failover after the start, so it follows the
+//! failover rule as if nothing had been shown ([`allows_resume`]).
+//!
 //! In a `retryOn` list, only the class's own name retries `context_length`, `quota`, `auth` or
 //! `content_filter` (a `429` or `"4xx"` there means "a status worth waiting for", which these
 //! are not); in `fallbackOn`, only its own name routes around `content_filter`. Every other
@@ -70,6 +74,12 @@ pub fn allows(mv: Move, failure: &Failure, committed: bool, conditions: Option<&
         Move::Failover if class == Some(FailureClass::ContentFilter) => conditions.is_some_and(|c| names(c, class)),
         Move::Failover => conditions.is_none_or(|c| names(c, class) || matches(c, failure)),
     }
+}
+
+/// May a stream that broke after its start with `failure` be resumed by a fallback with these
+/// `fallbackOn` conditions? Exactly when that fallback would fail over before the start.
+pub fn allows_resume(failure: &Failure, fallback_on: Option<&Conditions>) -> bool {
+    allows(Move::Failover, failure, false, fallback_on)
 }
 
 /// Classes a retry cannot help, so only a `retryOn` that names them retries them.

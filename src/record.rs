@@ -7,6 +7,8 @@
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
+use crate::chat::Usage;
+use crate::config::ResumeMode;
 use crate::outcome::{Failure, FailureClass, Limit};
 
 /// One attempt. Times are milliseconds since the call started.
@@ -35,6 +37,45 @@ pub struct Leg {
     /// Malformed stream frames skipped in this attempt (each also a `warning` event).
     #[serde(skip_serializing_if = "is_zero")]
     pub skipped_frames: u32,
+    /// The token counts this attempt's provider reported, even if the attempt failed later.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// For an attempt that resumed a broken stream: which attempt's answer, and how.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resumed_from: Option<ResumedFrom>,
+}
+
+/// What a resuming attempt took over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResumedFrom {
+    /// The attempt whose stream broke.
+    pub attempt: u32,
+    pub mode: ResumeMode,
+    /// Characters of the text shown that this attempt was asked to continue (0 for a restart).
+    pub kept_chars: usize,
+}
+
+impl Usage {
+    /// This snapshot updated by a later one from the same provider: a reported count replaces.
+    pub fn updated_by(self, later: Usage) -> Usage {
+        Usage {
+            input_tokens: later.input_tokens.or(self.input_tokens),
+            output_tokens: later.output_tokens.or(self.output_tokens),
+        }
+    }
+
+    /// What `usages` add up to; a count no one reported stays unknown.
+    pub fn sum(usages: impl IntoIterator<Item = Usage>) -> Usage {
+        let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.saturating_add(b)),
+            (a, b) => a.or(b),
+        };
+        usages.into_iter().fold(Usage::default(), |total, u| Usage {
+            input_tokens: add(total.input_tokens, u.input_tokens),
+            output_tokens: add(total.output_tokens, u.output_tokens),
+        })
+    }
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -54,8 +95,12 @@ pub enum Event {
     Retry { target: String, attempt: u32, of: u32, delay_ms: u64, cause: FailureInfo },
     /// The next member of a fallback takes over at once.
     Failover { from: String, to: String, cause: FailureInfo },
+    /// A stream that broke after its start goes on at attempt `attempt` of target `to`:
+    /// continuing the `kept_chars` characters shown, or restarting (the reader discards what it
+    /// saw when the new answer's first content arrives).
+    Resume { mode: ResumeMode, from: String, to: String, attempt: u32, cause: FailureInfo, kept_chars: usize },
     /// Something the caller should know that did not fail the attempt: a malformed stream frame
-    /// was skipped (README, "Malformed frames").
+    /// was skipped (README, "Malformed frames"), or a broken stream was not resumed and why.
     Warning { target: String, attempt: u32, message: String },
 }
 

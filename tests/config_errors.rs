@@ -124,7 +124,7 @@ fn messages_are_exact() {
         (
             with_targets("", r#"{"chat": {"fallback": ["p"], "attempts": 2}}"#),
             "routes.chat.attempts",
-            "routes.chat.attempts is not a known field; known fields: fallback, fallbackOn",
+            "routes.chat.attempts is not a known field; known fields: fallback, fallbackOn, afterStart",
         ),
         (
             format!(r#"{{"targets": {{{T}}}, "deadline": 5}}"#),
@@ -155,7 +155,7 @@ fn nested_strategies_are_inlined_with_their_settings() {
     let c = Config::from_json(&json).unwrap();
     assert_eq!(c.targets[1].timeouts.total_ms, Some(2), "fractions round up to whole ms");
     assert_eq!(c.targets[1].headers, vec![("x-team".to_string(), "a".to_string())]);
-    let Strategy::Fallback { members, fallback_on } = &c.routes["chat"] else { panic!("fallback expected") };
+    let Strategy::Fallback { members, fallback_on, .. } = &c.routes["chat"] else { panic!("fallback expected") };
     assert_eq!(fallback_on.as_ref().unwrap().statuses, vec![503]);
     let Strategy::Retry(p) = &members[0] else { panic!("retry inlined") };
     assert_eq!((p.attempts, p.backoff.initial_ms, p.backoff.jitter), (4, 0, Jitter::None));
@@ -173,7 +173,7 @@ fn condition_lists_name_failure_classes() {
             "chat": {"fallback": ["primary", "p"], "fallbackOn": ["context_length", "content_filter", "quota", "auth", 500]}}"#,
     );
     let c = Config::from_json(&json).unwrap();
-    let Strategy::Fallback { members, fallback_on } = &c.routes["chat"] else { panic!("fallback expected") };
+    let Strategy::Fallback { members, fallback_on, .. } = &c.routes["chat"] else { panic!("fallback expected") };
     let fallback_on = fallback_on.as_ref().unwrap();
     use FailureClass::*;
     assert_eq!(fallback_on.classes, vec![ContextLength, ContentFilter, Quota, Auth]);

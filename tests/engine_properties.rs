@@ -80,7 +80,7 @@ fn run_case(c: &Case) -> (Run, u64) {
     let mut sim = Sim::new(&cfg).script("a", c.a.clone()).script("b", c.b.clone());
     sim.seed = c.seed;
     sim.cancel_at = c.cancel_at;
-    let options = CallOptions { deadline_ms: Some(c.deadline), stream: c.stream };
+    let options = CallOptions { deadline_ms: Some(c.deadline), stream: c.stream, ..CallOptions::default() };
     (sim.run("chat", options), c.deadline)
 }
 

@@ -10,7 +10,7 @@ use llm_baton::outcome::{Failure, Limit};
 
 fn call(config: &str, route: &str, deadline_ms: Option<u64>) -> (Call, AttemptId) {
     let mut baton = Baton::new(Config::from_json(config).unwrap());
-    let options = CallOptions { deadline_ms, stream: true };
+    let options = CallOptions { deadline_ms, stream: true, ..CallOptions::default() };
     let mut call = baton.start(route, options, 0, Box::new(SplitMix64(3))).unwrap();
     let attempt = sent(&mut call).expect("the first attempt is sent");
     (call, attempt)

@@ -21,6 +21,7 @@ fn target(format: Format) -> Target {
         headers: vec![("x-trace".into(), "1".into())],
         timeouts: Timeouts::default(),
         strict_frames: false,
+        prefill: false,
     }
 }
 

@@ -30,8 +30,14 @@ fn call(format: Format, strict: bool, reads: &[&[u8]]) -> Seen {
         format.as_str()
     );
     let mut baton = Baton::new(Config::from_json(&config).expect("config"));
-    let mut call =
-        baton.start("p", CallOptions { deadline_ms: None, stream: true }, 0, Box::new(SplitMix64(1))).unwrap();
+    let mut call = baton
+        .start(
+            "p",
+            CallOptions { deadline_ms: None, stream: true, ..CallOptions::default() },
+            0,
+            Box::new(SplitMix64(1)),
+        )
+        .unwrap();
     let mut actions: Vec<Action> = std::iter::from_fn(|| call.poll()).collect();
     let Some(Action::Send { attempt, .. }) = actions.first().cloned() else { panic!("sent first") };
     call.on_headers(attempt, 1);
@@ -338,8 +344,14 @@ fn the_warning_event_and_the_leg_count_serialize_for_javascript() {
     let sse = data(&[&chat_text("Hi"), "{broken", CHAT_STOP]);
     let config = r#"{"targets": {"p": {"format": "openai_chat", "baseUrl": "http://127.0.0.1:1/v1", "model": "m"}}}"#;
     let mut baton = Baton::new(Config::from_json(config).unwrap());
-    let mut call =
-        baton.start("p", CallOptions { deadline_ms: None, stream: true }, 0, Box::new(SplitMix64(1))).unwrap();
+    let mut call = baton
+        .start(
+            "p",
+            CallOptions { deadline_ms: None, stream: true, ..CallOptions::default() },
+            0,
+            Box::new(SplitMix64(1)),
+        )
+        .unwrap();
     let mut body = StreamBody::new(Format::OpenaiChat);
     let mut deltas = Vec::new();
     body.feed(sse.as_bytes(), &mut deltas).unwrap();
@@ -364,8 +376,14 @@ fn a_warning_never_shows_a_configured_key_the_frame_echoed() {
         r#"{{"targets": {{"p": {{"format": "openai_chat", "baseUrl": "http://127.0.0.1:1/v1", "model": "m", "apiKey": "{key}"}}}}}}"#
     );
     let mut baton = Baton::new(Config::from_json(&config).unwrap());
-    let mut call =
-        baton.start("p", CallOptions { deadline_ms: None, stream: true }, 0, Box::new(SplitMix64(1))).unwrap();
+    let mut call = baton
+        .start(
+            "p",
+            CallOptions { deadline_ms: None, stream: true, ..CallOptions::default() },
+            0,
+            Box::new(SplitMix64(1)),
+        )
+        .unwrap();
     // serde quotes a string of the wrong type in its message: the frame's echo of the key.
     let sse = data(&[&chat_text("Hi"), &format!(r#"{{"choices":"{key}"}}"#), CHAT_STOP]);
     let mut body = StreamBody::new(Format::OpenaiChat);

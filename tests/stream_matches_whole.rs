@@ -41,7 +41,7 @@ fn stream_in_reads(format: Format, reads: &[&[u8]]) -> Streamed {
         format.as_str()
     );
     let mut baton = Baton::new(Config::from_json(&config).expect("config"));
-    let options = CallOptions { deadline_ms: None, stream: true };
+    let options = CallOptions { deadline_ms: None, stream: true, ..CallOptions::default() };
     let mut call = baton.start("p", options, 0, Box::new(SplitMix64(1))).expect("route");
     let mut actions: Vec<Action> = std::iter::from_fn(|| call.poll()).collect();
     let attempt = actions

@@ -337,6 +337,7 @@ impl Shown {
                 }
                 done @ Delta::Done { .. } => panic!("Deliver carried {done:?}; the end of a stream is the Finish"),
                 skipped @ Delta::Skipped { .. } => panic!("Deliver carried {skipped:?}; a skipped frame is a warning"),
+                usage @ Delta::Usage { .. } => panic!("Deliver carried {usage:?}; usage belongs to the leg"),
             }
         }
         assert!(self.bytes <= MAX_ANSWER_BYTES, "{} content bytes delivered, over the cap", self.bytes);
@@ -369,7 +370,7 @@ fn split_at_separator(mut rest: &[u8]) -> Vec<&[u8]> {
 fn run(plan: &Plan, bodies: &[&[u8]]) {
     let config = Config::from_json(&plan.config_json()).expect("the plan's config is valid");
     let mut baton = Baton::new(config);
-    let options = CallOptions { deadline_ms: Some(plan.deadline_ms), stream: plan.stream };
+    let options = CallOptions { deadline_ms: Some(plan.deadline_ms), stream: plan.stream, ..CallOptions::default() };
     let mut call = baton.start("r", options, 0, Box::new(SplitMix64(u64::from(plan.chunk_seed)))).expect("route r");
     let deadline_at = plan.deadline_ms;
     let mut reads = Reads(0x9E37_79B9_7F4A_7C15 ^ u64::from(plan.chunk_seed));
@@ -391,7 +392,7 @@ fn run(plan: &Plan, bodies: &[&[u8]]) {
                 assert!(!shown.contains(API_KEY), "the API key shows in {shown}");
             }
             match action {
-                Action::Send { attempt, target } => {
+                Action::Send { attempt, target, .. } => {
                     let previous_over = ended || in_flight.is_none();
                     assert!(
                         previous_over,
@@ -423,6 +424,7 @@ fn run(plan: &Plan, bodies: &[&[u8]]) {
                     assert!(plan.stream, "a whole answer delivered deltas");
                     shown.deliver(deltas);
                 }
+                Action::Splice(splice) => panic!("{splice:?} without afterStart"),
                 Action::Finish(result) => {
                     assert!(now <= deadline_at, "finished at {now} ms, after the deadline ({deadline_at} ms)");
                     match result {
@@ -519,7 +521,7 @@ fn assemble(decoded: &[Delta]) -> Shown {
                 }
                 call.arguments.push_str(arguments);
             }
-            Delta::Done { .. } | Delta::Skipped { .. } => {}
+            Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => {}
         }
     }
     whole

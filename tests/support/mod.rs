@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use llm_baton::backoff::SplitMix64;
 use llm_baton::chat::{Answer, Delta, FinishReason, Usage};
 use llm_baton::config::Config;
-use llm_baton::engine::{Action, AttemptId, Baton, CallError, CallOptions, Served};
+use llm_baton::engine::{Action, AttemptId, Baton, CallError, CallOptions, Served, Splice};
 use llm_baton::outcome::Failure;
 use llm_baton::record::{Event, Leg};
 
@@ -27,6 +27,16 @@ pub enum Behavior {
     Status { at: u64, status: u16, retry_after_ms: Option<u64> },
     /// Fails without a status at `at`.
     Fail { at: u64, failure: Failure },
+    /// Exactly these inputs, each at its time (ms after the send).
+    Steps(Vec<(u64, Step)>),
+}
+
+/// One input of a [`Behavior::Steps`] script.
+#[derive(Debug, Clone)]
+pub enum Step {
+    Headers,
+    Deltas(Vec<Delta>),
+    Fail(Failure),
 }
 
 pub fn ok_at(ms: u64) -> Behavior {
@@ -52,6 +62,37 @@ pub struct Run {
     pub aborts: Vec<(u64, u32, Failure)>,
     /// Times at which visible content was delivered to the caller.
     pub delivered: Vec<u64>,
+    /// The prefill of every Send, in order.
+    pub prefills: Vec<Option<String>>,
+    /// What the reader saw, in order: `Shown::Deltas` and the seams of resumed streams.
+    pub shown: Vec<Shown>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shown {
+    Deltas(Vec<Delta>),
+    Splice(Splice),
+}
+
+impl Run {
+    /// The text a reader that honours restarts ends up with.
+    pub fn reader_text(&self) -> String {
+        let mut text = String::new();
+        for s in &self.shown {
+            match s {
+                Shown::Splice(splice) if splice.mode == llm_baton::config::ResumeMode::Restart => text.clear(),
+                Shown::Splice(_) => {}
+                Shown::Deltas(deltas) => {
+                    for d in deltas {
+                        if let Delta::Text { text: t } = d {
+                            text.push_str(t);
+                        }
+                    }
+                }
+            }
+        }
+        text
+    }
 }
 
 impl Run {
@@ -120,19 +161,27 @@ impl Sim {
         // The in-flight attempt: its id and its remaining scripted inputs (absolute time, input).
         let mut pending: Option<(AttemptId, Vec<(u64, Input)>)> = None;
         let mut run = Run {
-            result: Err(CallError { failure: Failure::Cancelled, target: None, legs: vec![] }),
+            result: Err(CallError {
+                failure: Failure::Cancelled,
+                target: None,
+                legs: vec![],
+                billed_usage: Default::default(),
+            }),
             finished_at: 0,
             events: vec![],
             sends: vec![],
             aborts: vec![],
             delivered: vec![],
+            prefills: vec![],
+            shown: vec![],
         };
         let mut now = 0;
         let mut cancel_at = self.cancel_at;
         for _ in 0..10_000 {
             while let Some(action) = call.poll() {
                 match action {
-                    Action::Send { attempt, target } => {
+                    Action::Send { attempt, target, prefill } => {
+                        run.prefills.push(prefill);
                         let name = self.baton.config().targets[target].name.clone();
                         let script = self.scripts.get(&name).unwrap_or_else(|| panic!("no script for {name}"));
                         let n = used.entry(name.clone()).or_default();
@@ -157,7 +206,11 @@ impl Sim {
                             "commit of an attempt not in flight"
                         );
                     }
-                    Action::Deliver(_) => run.delivered.push(now),
+                    Action::Deliver(deltas) => {
+                        run.delivered.push(now);
+                        run.shown.push(Shown::Deltas(deltas));
+                    }
+                    Action::Splice(splice) => run.shown.push(Shown::Splice(splice)),
                     Action::Finish(result) => {
                         assert!(call.poll().is_none(), "no action may follow Finish");
                         run.result = result;
@@ -193,6 +246,7 @@ impl Sim {
                     Input::Success if options.stream => call.on_deltas(id, now, [done()]),
                     Input::Success => call.on_answer(id, now, answer()),
                     Input::Failure(f) => call.on_failure(id, now, f),
+                    Input::Deltas(deltas) => call.on_deltas(id, now, deltas),
                 }
             }
         }
@@ -206,6 +260,7 @@ enum Input {
     Content,
     Success,
     Failure(Failure),
+    Deltas(Vec<Delta>),
 }
 
 fn inputs(b: &Behavior, sent: u64) -> Vec<(u64, Input)> {
@@ -230,6 +285,17 @@ fn inputs(b: &Behavior, sent: u64) -> Vec<(u64, Input)> {
             vec![(sent + at, Input::Headers), (sent + at, Input::Failure(f))]
         }
         Behavior::Fail { at, failure } => vec![(sent + at, Input::Failure(failure.clone()))],
+        Behavior::Steps(steps) => steps
+            .iter()
+            .map(|(at, step)| {
+                let input = match step {
+                    Step::Headers => Input::Headers,
+                    Step::Deltas(deltas) => Input::Deltas(deltas.clone()),
+                    Step::Fail(failure) => Input::Failure(failure.clone()),
+                };
+                (sent + at, input)
+            })
+            .collect(),
     }
 }
 
@@ -251,11 +317,11 @@ pub fn answer() -> Answer {
 }
 
 pub fn invoke() -> CallOptions {
-    CallOptions { deadline_ms: None, stream: false }
+    CallOptions { deadline_ms: None, stream: false, ..CallOptions::default() }
 }
 
 pub fn stream() -> CallOptions {
-    CallOptions { deadline_ms: None, stream: true }
+    CallOptions { deadline_ms: None, stream: true, ..CallOptions::default() }
 }
 
 pub fn with_deadline(mut o: CallOptions, ms: u64) -> CallOptions {

@@ -11,7 +11,7 @@ import { Gateway, openGatewayWarning } from "./gateway.js";
 import { armTrap, cancel, currentGeneration, enter, isDriverError, spawn } from "./host.js";
 
 /** Fields of a driver error worth keeping on a BatonError (see index.d.ts for their meaning). */
-const ERROR_FIELDS = ["kind", "timeout", "limitMs", "status", "code", "class", "retryAfterMs", "path", "target", "legs"];
+const ERROR_FIELDS = ["kind", "timeout", "limitMs", "status", "code", "class", "retryAfterMs", "path", "target", "legs", "billedUsage"];
 
 /** The test-only hook that makes the wasm trap at its next poll (tests/e2e/hostile.mjs). */
 const TRAP = Symbol.for("llm-baton.test.trap");
@@ -151,7 +151,8 @@ export class Baton {
 
   /**
    * The answer as it arrives: an async iterable of `{type: "text" | "reasoning" | "tool_call"}`
-   * events, then one `{type: "done", ...summary}`. The call starts at the first `next()`.
+   * events (and, when a broken stream restarts, `{type: "reset"}`: discard what was shown), then
+   * one `{type: "done", ...summary}`. The call starts at the first `next()`.
    * Leaving the loop early (break, return, throw) aborts the call upstream.
    */
   stream(route, request, options) {

@@ -40,6 +40,13 @@ export interface Target {
    * cannot hold part of a tool call is skipped with a "warning" event (at most 8 per stream).
    */
   strictFrames?: boolean;
+  /**
+   * The model continues a final assistant message (a prefill), so a stream that broke elsewhere
+   * may be continued here (`afterStart` mode "continue"). A property of the model, not the format:
+   * most Anthropic models take a prefill, newer ones refuse it; OpenAI's own Chat API has none;
+   * some compatible servers do. Default false.
+   */
+  prefill?: boolean;
 }
 
 /**
@@ -93,6 +100,25 @@ export interface FallbackStrategy {
   fallback: Strategy[];
   /** Narrows failover (default: any failure before visible stream content). */
   fallbackOn?: Condition[];
+  /** What a stream that broke after its first visible content does (default: it ends). */
+  afterStart?: AfterStart;
+}
+
+/**
+ * Resuming a stream that broke after the reader saw its start (README, "Resume"). A break the
+ * fallback would fail over on (`fallbackOn`) goes to a later member:
+ * - "continue": the first later member whose target has `prefill: true` continues the text shown
+ *   so far, in the same answer. Impossible inside a tool call or reasoning; then, as in "restart".
+ * - "restart": in `Baton.stream` only, a `{type: "reset"}` item tells the reader to discard what
+ *   it showed, and the next member answers afresh. The gateway never restarts.
+ * A resume that fails too ends the call with the original break.
+ */
+export interface AfterStart {
+  mode: "continue" | "restart";
+  /** Breaks resumed per call, 1 to 10. Default 1. */
+  attempts?: number;
+  /** A resume is not started with less of the deadline left. Default 1000. */
+  minRemainingMs?: number;
 }
 
 /** Spread calls over the members, optionally weighted; a failed member fails over to the next. */
@@ -183,6 +209,10 @@ export interface Leg {
   ttftMs?: number;
   /** Malformed stream frames skipped in this attempt (each also a "warning" event). */
   skippedFrames?: number;
+  /** The token counts this attempt's provider reported, even if the attempt failed later. */
+  usage?: Usage;
+  /** For an attempt that resumed a broken stream: the broken attempt, how, and the text kept. */
+  resumedFrom?: { attempt: number; mode: "continue" | "restart"; keptChars: number };
 }
 
 /**
@@ -197,13 +227,21 @@ export interface Usage {
 /** The result of a call: the whole answer and how it was obtained. */
 export interface Completion {
   text: string;
-  /** The target that answered. */
+  /** The target that finished the answer. */
   target: string;
-  /** The model the provider says answered (else the target's model). */
+  /** The model the provider says finished it (else the target's model). */
   model: string;
+  /** The targets whose output makes up the answer, in order (two after a continue). */
+  contributors: string[];
   /** "stop" | "length" | "tool_calls" | "content_filter", or the provider's own word. */
   finishReason: string;
+  /**
+   * The answer's tokens: the first contributor's input, and every contributor's output (omitted
+   * when one of them reported none).
+   */
   usage: Usage;
+  /** Every leg's reported usage added up: what the call was billed, retries and resumes included. */
+  billedUsage: Usage;
   legs: Leg[];
   toolCalls?: ToolCall[];
   reasoning?: string;
@@ -235,7 +273,9 @@ export type CallEvent =
   | { type: "retry"; target: string; attempt: number; of: number; delayMs: number; cause: Cause }
   | { type: "failover"; from: string; to: string; cause: Cause }
   | { type: "leg"; leg: Leg }
-  /** A malformed stream frame was skipped; `message` says what was wrong with it. */
+  /** A broken stream goes on at `attempt` on `to`; `keptChars` of text continued (0 for a restart). */
+  | { type: "resume"; mode: "continue" | "restart"; from: string; to: string; attempt: number; cause: Cause; keptChars: number }
+  /** A malformed stream frame was skipped, or a broken stream was not resumed; `message` says why. */
   | { type: "warning"; target: string; attempt: number; message: string };
 
 export interface CallOptions {
@@ -255,6 +295,11 @@ export type StreamEvent =
   | { type: "text"; text: string }
   | { type: "reasoning"; text: string }
   | { type: "tool_call"; index: number; id?: string; name?: string; arguments: string }
+  /**
+   * A stream that broke restarts on `to` (`afterStart`): discard everything shown so far; the new
+   * answer follows. Comes only right before the new answer's first content.
+   */
+  | { type: "reset"; from: string; to: string; cause: Cause; discardedChars: number }
   | ({ type: "done" } & Completion);
 
 /**
@@ -287,6 +332,8 @@ export declare class BatonError extends Error {
   target?: string;
   /** Every attempt the call made. */
   legs?: Leg[];
+  /** Every leg's reported usage added up: what the failed call was billed. */
+  billedUsage?: Usage;
 }
 
 export declare class Baton {

@@ -1,7 +1,7 @@
 //! Config mistakes, and the exact message each one gets: the field by path, what was wrong,
 //! what would be right.
 
-use llm_baton::config::{Config, Cors, Jitter, Strategy};
+use llm_baton::config::{Config, Cors, Jitter, ResumeMode, Strategy};
 use llm_baton::outcome::FailureClass;
 
 fn err(json: &str) -> (String, String) {
@@ -420,5 +420,60 @@ fn strict_frames_is_a_boolean_off_by_default() {
             message,
             format!("targets.p.strictFrames must be true (a malformed stream frame fails the attempt) or false (it is skipped with a warning) (got {wrong})")
         );
+    }
+}
+
+#[test]
+fn prefill_is_a_boolean_off_by_default() {
+    let read = |fields: &str| Config::from_json(&target_with(fields)).map(|c| c.targets[0].prefill);
+    assert_eq!(read(r#""headers": {}"#), Ok(false));
+    assert_eq!(read(r#""prefill": true"#), Ok(true));
+    let (path, message) = err(&target_with(r#""prefill": "yes""#));
+    assert_eq!(path, "targets.p.prefill");
+    assert_eq!(
+        message,
+        r#"targets.p.prefill must be true (the model continues a final assistant message) or false (default) (got "yes")"#
+    );
+}
+
+#[test]
+fn after_start_is_read_with_its_defaults_and_mistakes_name_the_field() {
+    let route = |after: &str| with_targets("", &format!(r#"{{"chat": {{"fallback": ["p"], "afterStart": {after}}}}}"#));
+    let c = Config::from_json(&route(r#"{"mode": "continue"}"#)).unwrap();
+    let Strategy::Fallback { after_start: Some(a), .. } = &c.routes["chat"] else { panic!("afterStart expected") };
+    assert_eq!((a.mode, a.attempts, a.min_remaining_ms), (ResumeMode::Continue, 1, 1000));
+    let c = Config::from_json(&route(r#"{"mode": "restart", "attempts": 3, "minRemainingMs": 2500}"#)).unwrap();
+    let Strategy::Fallback { after_start: Some(a), .. } = &c.routes["chat"] else { panic!("afterStart expected") };
+    assert_eq!((a.mode, a.attempts, a.min_remaining_ms), (ResumeMode::Restart, 3, 2500));
+    let cases = [
+        (
+            r#"{"mode": "resume"}"#,
+            "routes.chat.afterStart.mode",
+            r#"routes.chat.afterStart.mode must be "continue" (the next member with prefill: true continues the text) or "restart" (the reader discards it and the next member answers afresh) (got "resume")"#,
+        ),
+        (
+            r#"{}"#,
+            "routes.chat.afterStart.mode",
+            r#"routes.chat.afterStart.mode is missing; give "continue" (the next member with prefill: true continues the text) or "restart" (the reader discards it and the next member answers afresh)"#,
+        ),
+        (
+            r#"{"mode": "continue", "attempts": 11}"#,
+            "routes.chat.afterStart.attempts",
+            "routes.chat.afterStart.attempts must be a whole number of resumes from 1 to 10 (got 11)",
+        ),
+        (
+            r#"{"mode": "continue", "minRemainingMs": 0}"#,
+            "routes.chat.afterStart.minRemainingMs",
+            "routes.chat.afterStart.minRemainingMs must be a positive number of milliseconds (got 0); omit it for the default of 1000",
+        ),
+        (
+            r#"{"mode": "continue", "atempts": 2}"#,
+            "routes.chat.afterStart.atempts",
+            r#"routes.chat.afterStart.atempts is not a known field; did you mean "attempts"?"#,
+        ),
+        (r#""continue""#, "routes.chat.afterStart", r#"routes.chat.afterStart must be an object (got "continue")"#),
+    ];
+    for (after, path, message) in cases {
+        assert_eq!(err(&route(after)), (path.to_string(), message.to_string()), "for {after}");
     }
 }

@@ -6,7 +6,8 @@
 //! commits: for a stream, the first delivered delta, which is the engine's own commit point, so
 //! the gateway never re-implements retry rules; for a whole answer, the answer. Before that, any
 //! failure is a real HTTP status in the client's error shape; after it, an error event in the
-//! client's stream format, and no success marker.
+//! client's stream format, and no success marker. A stream that breaks may continue on another
+//! member (`afterStart`): the client's stream simply goes on, with an SSE comment at the seam.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -18,7 +19,7 @@ use wasm_bindgen::prelude::*;
 
 use super::{host, now, read_config, run_call, to_js, CallOutput, MathRandom};
 use crate::config::Config;
-use crate::engine::{Baton, CallOptions};
+use crate::engine::{Baton, CallOptions, Splice};
 use crate::gateway::{
     answer_body, authorized, cors_origin, models_body, parse_deadline_header, parse_request, ClientFormat,
     GatewayError, Meta, StreamEncoder,
@@ -162,7 +163,8 @@ impl WasmGateway {
         if self.config.strategy(&client.model).is_none() {
             return Err(GatewayError::unknown_model(&client.model, &self.config.route_names()));
         }
-        let options = CallOptions { deadline_ms, stream: client.stream };
+        // What a client was sent cannot be taken back: a broken stream may continue, never restart.
+        let options = CallOptions { deadline_ms, stream: client.stream, resettable: false };
         let call = self
             .baton
             .borrow_mut()
@@ -212,6 +214,7 @@ async fn serve_stream(
             let head = Reply::new(200, SSE, &target.name, attempt.0 as usize, String::new());
             host::emit(to_js(&Output::Commit { headers: &head.headers }));
         }
+        CallOutput::Splice(splice) => host::emit(to_js(&Output::Chunk { text: &splice_comment(splice) })),
         CallOutput::Deltas(deltas) => {
             let mut text = String::new();
             for delta in deltas {
@@ -242,6 +245,21 @@ async fn serve_stream(
             }
         }
     }
+}
+
+/// The SSE comment that marks where a continued stream's new member took over, for anyone
+/// reading the raw stream (clients skip comments). One line, whatever the target names hold.
+fn splice_comment(splice: &Splice) -> String {
+    let line = format!(
+        "llm-baton resumed: attempt {} continues on {} after {} failed ({}); {} characters kept",
+        splice.attempt.0,
+        splice.to,
+        splice.from,
+        splice.cause.kind().as_str(),
+        splice.kept_chars
+    );
+    let line: String = line.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    format!(": {line}\n\n")
 }
 
 fn client_format(name: &str) -> ClientFormat {

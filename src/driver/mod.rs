@@ -27,8 +27,9 @@ use wasm_bindgen::prelude::*;
 
 use crate::backoff::RandomSource;
 use crate::chat::{ChatRequest, Delta, FinishReason, ToolCall, Usage};
+use crate::config::ResumeMode;
 use crate::config::{parse_deadline_option, Config, ConfigError, MAX_MS};
-use crate::engine::{Action, AttemptId, Baton, Call, CallError, CallOptions, Served};
+use crate::engine::{Action, AttemptId, Baton, Call, CallError, CallOptions, Served, Splice};
 use crate::outcome::Failure;
 use crate::record::{Event, FailureInfo, Leg};
 use attempt::AttemptSignal;
@@ -74,8 +75,9 @@ impl WasmBaton {
     }
 
     /// Starts a call and returns its task (pkg/host.js polls it). Its outputs, in order:
-    /// `{type: "event", event}`, for a stream `{type: "deltas", deltas}` (one per network read),
-    /// then `{type: "done", summary}` or `{type: "failed", error}`. Events only when `events`
+    /// `{type: "event", event}`, for a stream `{type: "deltas", deltas}` (one per network read;
+    /// a restarted stream's `{type: "reset", …}` item comes first in its batch), then
+    /// `{type: "done", summary}` or `{type: "failed", error}`. Events only when `events`
     /// (the caller passed `onEvent`): nobody pays for serializing what nobody reads. Throws
     /// `{kind: "config"}` for a bad route, request or deadline, before anything is sent.
     pub fn start(
@@ -88,7 +90,8 @@ impl WasmBaton {
     ) -> Result<u32, JsValue> {
         let deadline_ms = read_deadline(&deadline_ms)?;
         let request = read_request(&request)?;
-        let call_options = CallOptions { deadline_ms, stream };
+        // A library stream's reader handles `reset` items, so a broken stream may restart.
+        let call_options = CallOptions { deadline_ms, stream, resettable: true };
         let call =
             self.baton.borrow_mut().start(&route, call_options, now(), Box::new(MathRandom)).map_err(config_error)?;
         let config = self.baton.borrow().shared_config();
@@ -133,7 +136,8 @@ fn config_error(e: ConfigError) -> JsValue {
     to_js(&View { kind: "config", path: &e.path, message: &e.message })
 }
 
-/// A failed call as pkg/core.js builds its BatonError: `{kind, message, …, target?, legs}`.
+/// A failed call as pkg/core.js builds its BatonError:
+/// `{kind, message, …, target?, legs, billedUsage}`.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ErrorView<'a> {
@@ -142,15 +146,34 @@ struct ErrorView<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     target: Option<&'a str>,
     legs: &'a [Leg],
+    billed_usage: Usage,
 }
 
 impl<'a> ErrorView<'a> {
     fn of(e: &'a CallError) -> ErrorView<'a> {
-        ErrorView { cause: FailureInfo(e.failure.clone()), target: e.target.as_deref(), legs: &e.legs }
+        ErrorView {
+            cause: FailureInfo(e.failure.clone()),
+            target: e.target.as_deref(),
+            legs: &e.legs,
+            billed_usage: e.billed_usage,
+        }
     }
 }
 
-/// The successful summary: `{ text, reasoning?, toolCalls?, target, model, finishReason, usage, legs }`.
+/// A restarted stream's first item: the reader discards what it showed, then the new answer
+/// follows. `{type: "reset", from, to, cause, discardedChars}`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ResetView<'a> {
+    r#type: &'static str,
+    from: &'a str,
+    to: &'a str,
+    cause: FailureInfo,
+    discarded_chars: usize,
+}
+
+/// The successful summary: `{ text, reasoning?, toolCalls?, target, model, contributors,
+/// finishReason, usage, billedUsage, legs }`.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Completion<'a> {
@@ -161,8 +184,11 @@ struct Completion<'a> {
     tool_calls: &'a [ToolCall],
     target: &'a str,
     model: &'a str,
+    /// The targets whose output makes up the answer, in order.
+    contributors: Vec<&'a str>,
     finish_reason: &'a FinishReason,
     usage: Usage,
+    billed_usage: Usage,
     legs: &'a [Leg],
 }
 
@@ -170,10 +196,23 @@ struct Completion<'a> {
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Output<'a> {
-    Event { event: &'a Event },
-    Deltas { deltas: &'a [Delta] },
-    Done { summary: Completion<'a> },
-    Failed { error: ErrorView<'a> },
+    Event {
+        event: &'a Event,
+    },
+    Deltas {
+        deltas: &'a [Delta],
+    },
+    /// A reset goes out as an item of the stream, in order with the deltas around it.
+    #[serde(rename = "deltas")]
+    Reset {
+        deltas: [ResetView<'a>; 1],
+    },
+    Done {
+        summary: Completion<'a>,
+    },
+    Failed {
+        error: ErrorView<'a>,
+    },
 }
 
 /// Runs one call for the JS API, emitting its events, deltas and outcome as task outputs.
@@ -182,7 +221,17 @@ async fn drive(call: Call, config: Arc<Config>, request: ChatRequest, stream: bo
         CallOutput::Event(event) if events => host::emit(to_js(&Output::Event { event })),
         CallOutput::Event(_) => {}
         CallOutput::Deltas(deltas) => host::emit(to_js(&Output::Deltas { deltas })),
-        CallOutput::Commit { .. } => {}
+        CallOutput::Splice(splice) if splice.mode == ResumeMode::Restart => {
+            let reset = ResetView {
+                r#type: "reset",
+                from: &splice.from,
+                to: &splice.to,
+                cause: FailureInfo(splice.cause.clone()),
+                discarded_chars: splice.discarded_chars,
+            };
+            host::emit(to_js(&Output::Reset { deltas: [reset] }));
+        }
+        CallOutput::Splice(_) | CallOutput::Commit { .. } => {}
     })
     .await;
     let output = match &outcome {
@@ -196,8 +245,10 @@ async fn drive(call: Call, config: Arc<Config>, request: ChatRequest, stream: bo
                     tool_calls: &answer.tool_calls,
                     target: &target.name,
                     model: answer.model.as_deref().unwrap_or(&target.model),
+                    contributors: served.contributors.iter().map(|t| config.targets[*t].name.as_str()).collect(),
                     finish_reason: &answer.finish_reason,
                     usage: answer.usage,
+                    billed_usage: served.billed_usage,
                     legs: &served.legs,
                 },
             }
@@ -217,6 +268,8 @@ pub(crate) enum CallOutput<'a> {
     },
     /// Deltas for the reader, as the engine let them through (tool calls at dense positions).
     Deltas(&'a [Delta]),
+    /// A resumed stream's new content follows (after a restart, the reader starts over).
+    Splice(&'a Splice),
 }
 
 /// The attempt in flight: its id, its future, its signals, and the guard whose drop aborts it.
@@ -249,9 +302,12 @@ pub(crate) async fn run_call(
     loop {
         while let Some(action) = call.poll() {
             match action {
-                Action::Send { attempt, target } => {
+                Action::Send { attempt, target, prefill } => {
                     let t = &config.targets[target];
-                    let http = t.format.build_request(t, request, stream);
+                    let http = match prefill {
+                        Some(text) => t.format.build_request(t, &request.with_prefill(&text), stream),
+                        None => t.format.build_request(t, request, stream),
+                    };
                     let guard = AbortGuard::new();
                     let (tx, rx) = mpsc::unbounded();
                     let work = Box::pin(attempt::run(http, guard.signal(), t.format, stream, tx));
@@ -265,6 +321,7 @@ pub(crate) async fn run_call(
                 Action::Event(event) => on_output(CallOutput::Event(&event)),
                 Action::Commit { attempt, target } => on_output(CallOutput::Commit { attempt, target }),
                 Action::Deliver(deltas) => on_output(CallOutput::Deltas(&deltas)),
+                Action::Splice(splice) => on_output(CallOutput::Splice(&splice)),
                 Action::Finish(outcome) => return outcome,
             }
         }

@@ -16,7 +16,7 @@
 //! POST [/s/{scenario}]/…/responses                        OpenAI Responses
 //! POST [/s/{scenario}]/…/models/{model}:generateContent   Gemini, or :streamGenerateContent?alt=sse
 //! PUT  /_scenarios/{id}  {"steps":[Step, …]}   define or replace (counters restart)
-//! GET  /_scenarios/{id}  counters and log      GET /_stats   totals, connectionsOpen
+//! GET  /_scenarios/{id}  counters, billed, log  GET /_stats   totals, connectionsOpen
 //! POST /_reset           forget everything     OPTIONS *     CORS preflight, 204
 //! ```
 //!

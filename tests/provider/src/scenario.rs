@@ -77,6 +77,28 @@ pub struct Step {
     /// Reported token counts (default: 3 in, one out per word of the answer).
     #[serde(default)]
     pub usage: UsageSpec,
+    /// Streams, OpenAI Chat and Gemini: every chunk reports the usage so far, one output token
+    /// per content event written (the role chunk 0; the finish chunk the final `usage`), as vLLM
+    /// does with `stream_options.continuous_usage_stats`: `usage` on each chat chunk,
+    /// `usageMetadata.candidatesTokenCount` on each Gemini chunk. Anthropic Messages and OpenAI
+    /// Responses report output tokens only at the end, so their streams answer a 400 that says
+    /// so (the endpoint, not the scenario, picks the format). Whole answers ignore it.
+    #[serde(default)]
+    pub usage_per_event: bool,
+    /// The whole answer text of a continue: the request must end with an assistant turn (the
+    /// prefill: OpenAI Chat and Anthropic `messages`, Responses `input`, Gemini `contents` with
+    /// role `model`) whose text is a prefix of this; the answer is the rest (`chunks` and
+    /// every other field apply to it). A request without a prefill, or with one that is not a
+    /// prefix, gets a 400 that says which. Replaces `text`.
+    pub continue_from: Option<String>,
+    /// A request whose conversation ends with an assistant turn (as for `continueFrom`, of any
+    /// content) gets Anthropic's 400 for a model without prefill, "This model does not support
+    /// assistant message prefill. The conversation must end with a user message.", in the
+    /// endpoint's error format; any other request plays the step. Like the other 400s of a
+    /// request the step cannot answer, it comes after `headersDelayMs`, with the step's
+    /// `headers`, and none of its faults.
+    #[serde(default)]
+    pub refuse_prefill: bool,
     /// Answer with this function call instead of text.
     pub tool_call: Option<ToolCall>,
     /// Send this body verbatim instead of an answer in the endpoint's format (any hostile frame).
@@ -88,6 +110,32 @@ pub struct Step {
     /// Grow a text answer or an error body to this many bytes: the text or the error message is
     /// padded with `x`. Streams get this many bytes of text, in content events of 16 KiB.
     pub pad_to_bytes: Option<usize>,
+}
+
+impl Step {
+    /// Field combinations that cannot mean anything, refused when the scenario is defined.
+    fn check(&self) -> Result<(), String> {
+        if self.continue_from.is_some() {
+            let excluded = [
+                ("text", self.text.is_some()),
+                ("toolCall", self.tool_call.is_some()),
+                ("raw", self.raw.is_some()),
+                ("status", self.status.is_some()),
+                ("refusePrefill", self.refuse_prefill),
+            ];
+            if let Some((field, _)) = excluded.iter().find(|(_, given)| *given) {
+                return Err(format!(
+                    "continueFrom is the whole answer text, continued after the request's prefill; \
+                     it cannot be combined with {field}"
+                ));
+            }
+        }
+        if self.usage_per_event && (self.raw.is_some() || self.status.is_some()) {
+            let field = if self.raw.is_some() { "raw" } else { "status" };
+            return Err(format!("usagePerEvent shapes a scripted stream, and a {field} step sends none"));
+        }
+        Ok(())
+    }
 }
 
 /// `{"status": 200, "contentType": "text/event-stream", "chunks": ["data: {…}\n\n", …]}`: each
@@ -259,6 +307,20 @@ impl Outcome {
     }
 }
 
+/// What a successful answer cost: the input tokens it reports, and the output that really left
+/// the server (content events written; a whole answer's output tokens once all of it was written).
+#[derive(Clone, Copy, Default)]
+pub struct Billed {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl Billed {
+    fn json(self) -> Value {
+        json!({"inputTokens": self.input_tokens, "outputTokens": self.output_tokens})
+    }
+}
+
 struct LogEntry {
     step: usize,
     request: RequestInfo,
@@ -266,6 +328,8 @@ struct LogEntry {
     headers_ms: Option<u64>,
     ended_ms: Option<u64>,
     outcome: Outcome,
+    /// Only 2xx scripted answers are billed (not error answers, not `raw` bodies).
+    billed: Option<Billed>,
 }
 
 struct Scenario {
@@ -279,6 +343,13 @@ struct Scenario {
 impl Scenario {
     fn count(&self, outcome: Outcome) -> usize {
         self.log.iter().filter(|entry| entry.outcome == outcome).count()
+    }
+
+    fn billed(&self) -> Billed {
+        self.log.iter().filter_map(|entry| entry.billed).fold(Billed::default(), |total, billed| Billed {
+            input_tokens: total.input_tokens + billed.input_tokens,
+            output_tokens: total.output_tokens + billed.output_tokens,
+        })
     }
 }
 
@@ -320,9 +391,12 @@ impl Registry {
     }
 
     /// Defines or replaces a scenario, which starts again at its first step with an empty log.
-    pub fn define(&self, id: &str, steps: Vec<Step>) -> Result<(), &'static str> {
+    pub fn define(&self, id: &str, steps: Vec<Step>) -> Result<(), String> {
         if steps.is_empty() {
-            return Err("a scenario needs at least one step (`{}` is a healthy answer)");
+            return Err("a scenario needs at least one step (`{}` is a healthy answer)".into());
+        }
+        for (index, step) in steps.iter().enumerate() {
+            step.check().map_err(|reason| format!("steps[{index}]: {reason}"))?;
         }
         let mut scenarios = self.scenarios();
         scenarios.generations += 1;
@@ -352,6 +426,7 @@ impl Registry {
             headers_ms: None,
             ended_ms: None,
             outcome: Outcome::Open,
+            billed: None,
         });
         let tracker = RequestTracker {
             registry: Arc::clone(self),
@@ -367,7 +442,10 @@ impl Registry {
     pub fn report(&self, id: &str) -> Value {
         let scenarios = self.scenarios();
         let Some(scenario) = scenarios.by_id.get(id) else {
-            return json!({"requests": 0, "completed": 0, "clientClosed": 0, "reset": 0, "open": 0, "log": []});
+            return json!({
+                "requests": 0, "completed": 0, "clientClosed": 0, "reset": 0, "open": 0,
+                "billed": Billed::default().json(), "log": [],
+            });
         };
         let log: Vec<Value> = scenario
             .log
@@ -390,6 +468,7 @@ impl Registry {
                     "headersMs": entry.headers_ms,
                     "endedMs": entry.ended_ms,
                     "outcome": entry.outcome.name(),
+                    "billed": entry.billed.map(Billed::json),
                 })
             })
             .collect();
@@ -399,6 +478,7 @@ impl Registry {
             "clientClosed": scenario.count(Outcome::ClientClosed),
             "reset": scenario.count(Outcome::Reset),
             "open": scenario.count(Outcome::Open),
+            "billed": scenario.billed().json(),
             "log": log,
         })
     }
@@ -488,6 +568,20 @@ impl RequestTracker {
         self.update(|entry, now| entry.headers_ms = Some(now));
     }
 
+    /// A 2xx scripted answer starts: it bills these input tokens, and no output yet.
+    pub fn bill_input(&self, input_tokens: u64) {
+        self.update(|entry, _| entry.billed = Some(Billed { input_tokens, output_tokens: 0 }));
+    }
+
+    /// Output of a billed answer was written (content events, or a whole answer's tokens).
+    pub fn bill_output(&self, output_tokens: u64) {
+        self.update(|entry, _| {
+            if let Some(billed) = &mut entry.billed {
+                billed.output_tokens += output_tokens;
+            }
+        });
+    }
+
     pub fn finish(&mut self, outcome: Outcome) {
         if !self.finished {
             self.finished = true;
@@ -540,6 +634,41 @@ mod tests {
             let error = step(json).err().map(|error| error.to_string()).unwrap_or_default();
             assert!(error.contains(reason), "{json}: {error}");
         }
+    }
+
+    #[test]
+    fn steps_that_cannot_mean_anything_are_refused_with_their_index() {
+        let registry = Registry::new();
+        let cases = [
+            (r#"{"continueFrom": "a b", "text": "a"}"#, "steps[1]: continueFrom is the whole answer text"),
+            (r#"{"continueFrom": "a b", "refusePrefill": true}"#, "cannot be combined with refusePrefill"),
+            (r#"{"usagePerEvent": true, "status": 500}"#, "steps[1]: usagePerEvent shapes a scripted stream"),
+        ];
+        for (json, reason) in cases {
+            let error = registry.define("s", vec![Step::default(), step(json).unwrap()]).err().unwrap_or_default();
+            assert!(error.contains(reason), "{json}: {error}");
+        }
+        let fine = [r#"{"continueFrom": "a b", "chunks": 2}"#, r#"{"refusePrefill": true, "status": 503}"#];
+        for json in fine {
+            assert_eq!(registry.define("s", vec![step(json).unwrap()]), Ok(()), "{json}");
+        }
+    }
+
+    #[test]
+    fn billed_answers_add_up_and_others_report_null() {
+        let registry = Arc::new(Registry::new());
+        let (_, _, mut error) = registry.begin("b", request());
+        error.finish(Outcome::Completed);
+        for (input, outputs) in [(3, [1, 1]), (4, [0, 6])] {
+            let (_, _, mut answer) = registry.begin("b", request());
+            answer.bill_input(input);
+            outputs.into_iter().for_each(|output| answer.bill_output(output));
+            answer.finish(Outcome::Completed);
+        }
+        let report = registry.report("b");
+        assert_eq!(report["log"][0]["billed"], Value::Null);
+        assert_eq!(report["log"][1]["billed"], json!({"inputTokens": 3, "outputTokens": 2}));
+        assert_eq!(report["billed"], json!({"inputTokens": 7, "outputTokens": 8}));
     }
 
     #[test]

@@ -24,7 +24,7 @@ use tokio::sync::Notify;
 use tokio::time::{sleep, Sleep};
 
 use crate::scenario::{Outcome, RawBody, RequestTracker, Step};
-use crate::wire::{Answer, ErrorInfo, Format, Output, Usage};
+use crate::wire::{Answer, ErrorInfo, Format, LastTurn, Output, Usage};
 
 const DEFAULT_TEXT: &str = "Hello from the scripted provider.";
 const DEFAULT_INPUT_TOKENS: u64 = 3;
@@ -39,6 +39,11 @@ const DRIP_PIECES: usize = 10;
 const BODY_PIECE_BYTES: usize = 64 << 10;
 /// `padToBytes` streams: bytes of text per content event.
 const PADDED_EVENT_BYTES: usize = 16 << 10;
+/// What Anthropic answers (400, `invalid_request_error`) when a model does not take a prefill.
+const PREFILL_REFUSED: &str =
+    "This model does not support assistant message prefill. The conversation must end with a user message.";
+/// How much of the prefill and of `continueFrom` a mismatch shows.
+const SHOWN_CHARS: usize = 40;
 
 /// What the request asked for, as far as the answer depends on it.
 pub struct Ask {
@@ -49,6 +54,8 @@ pub struct Ask {
     pub serial: u64,
     /// The request's credentials as an echoing proxy writes them (`authorization=Bearer sk-…`).
     pub credentials: String,
+    /// Whether the conversation ends with a prefill (`continueFrom`, `refusePrefill`).
+    pub last_turn: LastTurn,
 }
 
 /// Answers one request as its step says. `reset` is the connection's abort switch: a `reset`
@@ -57,18 +64,29 @@ pub async fn play(step: Arc<Step>, ask: Ask, mut tracker: RequestTracker, reset:
     if step.headers_delay_ms > 0 {
         sleep(Duration::from_millis(step.headers_delay_ms)).await;
     }
-    if step.reset {
+    let text = answer_text(&step, &ask);
+    if step.reset && text.is_ok() {
         tracker.finish(Outcome::Reset);
         reset.notify_one();
         return std::future::pending().await;
     }
     let json = HeaderValue::from_static("application/json");
     let event_stream = HeaderValue::from_static("text/event-stream; charset=utf-8");
-    let (status, content_type, plan) = match (&step.raw, step.status) {
-        (Some(raw), _) => (raw.status, raw.content_type.clone().unwrap_or(event_stream), raw_plan(raw, &ask, &step)),
-        (None, Some(status)) => (status, json, whole_plan(error_body(status, &ask, &step), &step)),
-        (None, None) if ask.stream => (StatusCode::OK, event_stream, stream_plan(&ask, &step)),
-        (None, None) => (StatusCode::OK, json, whole_plan(whole_body(&ask, &step), &step)),
+    let (status, content_type, plan) = match (text, &step.raw, step.status) {
+        (Err(message), _, _) => {
+            let error = ErrorInfo { status: StatusCode::BAD_REQUEST, kind: None, message };
+            // The request itself is refused: none of the step's timing or faults apply.
+            (error.status, json, whole_plan(ask.format.error_body(&error).to_string(), None, &Step::default()))
+        }
+        (Ok(_), Some(raw), _) => {
+            (raw.status, raw.content_type.clone().unwrap_or(event_stream), raw_plan(raw, &ask, &step))
+        }
+        (Ok(_), None, Some(status)) => (status, json, whole_plan(error_body(status, &ask, &step), None, &step)),
+        (Ok(text), None, None) if ask.stream => (StatusCode::OK, event_stream, stream_plan(&ask, &step, text)),
+        (Ok(text), None, None) => {
+            let (body, usage) = whole_body(&ask, &step, text);
+            (StatusCode::OK, json, whole_plan(body, Some(usage), &step))
+        }
     };
     let mut response = Response::new(ScriptedBody::new(plan.pieces, plan.ending, Some(tracker)));
     *response.status_mut() = status;
@@ -85,8 +103,74 @@ pub async fn play(step: Arc<Step>, ask: Ask, mut tracker: RequestTracker, reset:
     headers.extend(step.headers.clone());
     if let Some(tracker) = &response.body().tracker {
         tracker.headers_sent();
+        if let Some(input_tokens) = plan.billed_input {
+            tracker.bill_input(input_tokens);
+        }
     }
     response
+}
+
+/// The answer's text (for `continueFrom`, what follows the request's prefill), or the message of
+/// the 400 that the request gets instead: a refused, missing or mismatched prefill, or per-event
+/// usage asked of a format that has none.
+fn answer_text(step: &Step, ask: &Ask) -> Result<String, String> {
+    if step.refuse_prefill && matches!(ask.last_turn, LastTurn::Assistant { .. }) {
+        return Err(PREFILL_REFUSED.to_owned());
+    }
+    let end_only = match ask.format {
+        Format::AnthropicMessages => Some("message_delta"),
+        Format::OpenAiResponses => Some("response.completed"),
+        Format::OpenAiChat | Format::Gemini => None,
+    };
+    if let (true, true, Some(event)) = (step.usage_per_event, ask.stream, end_only) {
+        return Err(format!(
+            "usagePerEvent: {} streams report output tokens only at the end ({event}); \
+             script it for openai_chat or gemini",
+            ask.format.name()
+        ));
+    }
+    match &step.continue_from {
+        Some(full) => continued_text(full, &ask.last_turn).map(str::to_owned),
+        None => Ok(step.text.clone().unwrap_or_else(|| DEFAULT_TEXT.to_owned())),
+    }
+}
+
+/// `continueFrom`: the rest of `full` after the request's prefill, which must be a prefix of it.
+fn continued_text<'a>(full: &'a str, last_turn: &LastTurn) -> Result<&'a str, String> {
+    let (at, prefill) = match last_turn {
+        LastTurn::Assistant { at, text: Some(text) } => (at, text),
+        LastTurn::Assistant { at, text: None } => {
+            return Err(format!(
+                "continueFrom: the request ends with an assistant turn ({at}) that is not only text \
+                 (a tool call?); a prefill is the text so far"
+            ))
+        }
+        LastTurn::Other(why) => {
+            return Err(format!(
+                "continueFrom: the request must end with an assistant turn holding the text so far \
+                 (a prefill), but {why}"
+            ))
+        }
+    };
+    full.strip_prefix(prefill.as_str()).ok_or_else(|| {
+        let same = full.chars().zip(prefill.chars()).take_while(|(scripted, sent)| scripted == sent).count();
+        format!(
+            "continueFrom: the prefill in {at} is not a prefix of the scripted text (they differ at \
+             character {same}): prefill {:?}, scripted {:?}",
+            shown(prefill),
+            shown(full)
+        )
+    })
+}
+
+/// The start of a text for an error message.
+fn shown(text: &str) -> String {
+    let mut chars = text.chars();
+    let mut start: String = chars.by_ref().take(SHOWN_CHARS).collect();
+    if chars.next().is_some() {
+        start.push('…');
+    }
+    start
 }
 
 /// The message of an error answer or in-stream error, with the credentials echo if asked for.
@@ -113,20 +197,22 @@ fn error_body(status: StatusCode, ask: &Ask, step: &Step) -> String {
     }
 }
 
-/// A whole answer, its text padded so the body has at least `padToBytes` bytes.
-fn whole_body(ask: &Ask, step: &Step) -> String {
-    let mut answer = answer(ask, step);
+/// A whole answer, its text padded so the body has at least `padToBytes` bytes, and its usage.
+fn whole_body(ask: &Ask, step: &Step, text: String) -> (String, Usage) {
+    let mut answer = answer(ask, step, text);
     let body = ask.format.whole(&answer).to_string();
-    match (step.pad_to_bytes, &mut answer.output) {
+    let body = match (step.pad_to_bytes, &mut answer.output) {
         (Some(size), Output::Text { text, .. }) if size > body.len() => {
             text.push_str(&"x".repeat(size - body.len()));
             ask.format.whole(&answer).to_string()
         }
         _ => body,
-    }
+    };
+    (body, answer.usage)
 }
 
-fn answer(ask: &Ask, step: &Step) -> Answer {
+/// The answer: the step's tool call, else `text`.
+fn answer(ask: &Ask, step: &Step, mut text: String) -> Answer {
     let output = match &step.tool_call {
         Some(call) => Output::ToolCall {
             name: call.name.clone(),
@@ -135,7 +221,6 @@ fn answer(ask: &Ask, step: &Step) -> Answer {
             fragments: split(&call.arguments, step.chunks, Split::Every(TOOL_FRAGMENT_CHARS)),
         },
         None => {
-            let mut text = step.text.clone().unwrap_or_else(|| DEFAULT_TEXT.to_owned());
             // Whole answers are padded by `whole_body`, to the size of the body.
             match step.pad_to_bytes {
                 Some(size) if ask.stream => {
@@ -164,6 +249,7 @@ fn answer(ask: &Ask, step: &Step) -> Answer {
             output_tokens: step.usage.output_tokens.unwrap_or(words as u64),
         },
         include_usage: ask.include_usage,
+        usage_per_event: step.usage_per_event,
     }
 }
 
@@ -221,11 +307,16 @@ struct Plan {
     ending: Ending,
     /// `content-length` of a non-streamed answer.
     length: Option<usize>,
+    /// Input tokens a 2xx scripted answer bills; `None` for error answers and raw bodies.
+    billed_input: Option<u64>,
 }
 
 struct Piece {
     wait: Duration,
     bytes: Bytes,
+    /// Output tokens billed once this piece is written: 1 per content event of a stream, a whole
+    /// answer's output tokens on its last piece.
+    output: u64,
 }
 
 enum Ending {
@@ -242,8 +333,8 @@ fn stall(step: &Step) -> Ending {
 
 /// A whole JSON body: one piece (64 KiB pieces if larger), or ~10 pieces spread over `dripMs`.
 /// `stallAfterEvents` counts pieces here, so `0` sends the headers and then stalls before any of
-/// the body.
-fn whole_plan(body: String, step: &Step) -> Plan {
+/// the body. A successful answer (`usage`) bills its output only with its last piece.
+fn whole_plan(body: String, usage: Option<Usage>, step: &Step) -> Plan {
     let body = Bytes::from(body);
     let length = body.len();
     let (count, gap) = match step.drip_ms {
@@ -254,8 +345,15 @@ fn whole_plan(body: String, step: &Step) -> Plan {
         None => (length.div_ceil(BODY_PIECE_BYTES).max(1), Duration::ZERO),
     };
     let mut pieces: Vec<Piece> = (0..count)
-        .map(|index| Piece { wait: gap, bytes: body.slice(index * length / count..(index + 1) * length / count) })
+        .map(|index| Piece {
+            wait: gap,
+            bytes: body.slice(index * length / count..(index + 1) * length / count),
+            output: 0,
+        })
         .collect();
+    if let (Some(last), Some(usage)) = (pieces.last_mut(), usage) {
+        last.output = usage.output_tokens;
+    }
     if let Some(first) = pieces.first_mut() {
         first.wait = first.wait.saturating_add(Duration::from_millis(step.first_chunk_delay_ms));
     }
@@ -266,7 +364,7 @@ fn whole_plan(body: String, step: &Step) -> Plan {
         }
         _ => Ending::Complete,
     };
-    Plan { pieces, ending, length: Some(length) }
+    Plan { pieces, ending, length: Some(length), billed_input: usage.map(|usage| usage.input_tokens) }
 }
 
 /// A raw body: each chunk as given (empty ones skipped), with `{{credentials}}` filled in, on
@@ -280,6 +378,7 @@ fn raw_plan(raw: &RawBody, ask: &Ask, step: &Step) -> Plan {
         .map(|(index, chunk)| Piece {
             wait: Duration::from_millis(if index == 0 { step.first_chunk_delay_ms } else { step.chunk_delay_ms }),
             bytes: Bytes::from(chunk.replace("{{credentials}}", echo)),
+            output: 0,
         })
         .collect();
     let ending = match step.stall_after_events {
@@ -290,14 +389,15 @@ fn raw_plan(raw: &RawBody, ask: &Ask, step: &Step) -> Plan {
         Some(_) => stall(step),
         None => Ending::Complete,
     };
-    Plan { pieces, ending, length: None }
+    Plan { pieces, ending, length: None, billed_input: None }
 }
 
 /// A stream: the preamble at once, content events on the step's schedule, then either a stall,
 /// an in-stream error, or the closing events and (unless `omitDone`) the success marker.
 /// `stallAfterEvents` and `streamError.afterEvents` beyond the content count act after all content.
-fn stream_plan(ask: &Ask, step: &Step) -> Plan {
-    let events = ask.format.stream(&answer(ask, step));
+fn stream_plan(ask: &Ask, step: &Step, text: String) -> Plan {
+    let answer = answer(ask, step, text);
+    let events = ask.format.stream(&answer);
     let content_count = events.content.len();
     let stall_at = step.stall_after_events.map(|after| after.min(content_count));
     let error_at = step.stream_error.as_ref().map(|error| error.after_events.min(content_count));
@@ -305,9 +405,10 @@ fn stream_plan(ask: &Ask, step: &Step) -> Plan {
 
     let first_wait = Duration::from_millis(step.first_chunk_delay_ms);
     let gap = Duration::from_millis(step.chunk_delay_ms);
-    let mut timeline: Vec<_> = events.preamble.into_iter().map(|event| (Duration::ZERO, event)).collect();
+    // (wait before, event, output tokens it bills)
+    let mut timeline: Vec<_> = events.preamble.into_iter().map(|event| (Duration::ZERO, event, 0)).collect();
     let content = events.content.into_iter().take(cut.unwrap_or(content_count));
-    timeline.extend(content.enumerate().map(|(index, event)| (if index == 0 { first_wait } else { gap }, event)));
+    timeline.extend(content.enumerate().map(|(index, event)| (if index == 0 { first_wait } else { gap }, event, 1)));
     let mut ending = Ending::Complete;
     match (cut, &step.stream_error) {
         (Some(at), _) if stall_at == Some(at) => ending = stall(step),
@@ -315,19 +416,21 @@ fn stream_plan(ask: &Ask, step: &Step) -> Plan {
             let status = error.status.unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             let message = error_message(error.message.as_deref(), || "scripted stream error".to_owned(), ask, step);
             let error = ErrorInfo { status, kind: error.kind.clone(), message };
-            timeline.push((if at == 0 { first_wait } else { gap }, ask.format.stream_error(&error)));
+            timeline.push((if at == 0 { first_wait } else { gap }, ask.format.stream_error(&error), 0));
         }
         _ => {
-            timeline.extend(events.closing.into_iter().map(|event| (Duration::ZERO, event)));
+            timeline.extend(events.closing.into_iter().map(|event| (Duration::ZERO, event, 0)));
             if !step.omit_done {
-                timeline.extend(events.marker.into_iter().map(|event| (Duration::ZERO, event)));
+                timeline.extend(events.marker.into_iter().map(|event| (Duration::ZERO, event, 0)));
             }
         }
     }
-    let (waits, events): (Vec<_>, Vec<_>) = timeline.into_iter().unzip();
+    let (schedule, events): (Vec<_>, Vec<_>) =
+        timeline.into_iter().map(|(wait, event, output)| ((wait, output), event)).unzip();
     let framed = ask.format.frame(events);
-    let pieces = waits.into_iter().zip(framed).map(|(wait, bytes)| Piece { wait, bytes }).collect();
-    Plan { pieces, ending, length: None }
+    let pieces =
+        schedule.into_iter().zip(framed).map(|((wait, output), bytes)| Piece { wait, bytes, output }).collect();
+    Plan { pieces, ending, length: None, billed_input: Some(answer.usage.input_tokens) }
 }
 
 /// A response body that sends its pieces on schedule and reports how the response ended.
@@ -346,7 +449,7 @@ impl ScriptedBody {
 
     /// A body sent at once and not tracked (control API answers, preflights).
     pub fn immediate(bytes: impl Into<Bytes>) -> Self {
-        Self::new(vec![Piece { wait: Duration::ZERO, bytes: bytes.into() }], Ending::Complete, None)
+        Self::new(vec![Piece { wait: Duration::ZERO, bytes: bytes.into(), output: 0 }], Ending::Complete, None)
     }
 
     fn finish(&mut self, outcome: Outcome) {
@@ -391,6 +494,9 @@ impl Body for ScriptedBody {
             }
             match (this.pieces.pop_front(), &mut this.ending) {
                 (Some(piece), ending) => {
+                    if let (Some(tracker), 1..) = (&this.tracker, piece.output) {
+                        tracker.bill_output(piece.output);
+                    }
                     // The last bytes are the end: say so now, since hyper stops polling a body
                     // whose `content-length` is satisfied and drops it.
                     if this.pieces.is_empty() && matches!(ending, Ending::Complete) {
@@ -434,6 +540,31 @@ mod tests {
         assert_eq!(split_bytes("abcdefg", 3), ["abc", "def", "g"]);
         assert_eq!(split_bytes("aé€x", 2), ["aé", "€", "x"]);
         assert!(split_bytes("", 4).is_empty());
+    }
+
+    #[test]
+    fn continuing_needs_a_text_prefill_that_is_a_prefix() {
+        let prefill = |text: &str| LastTurn::Assistant { at: "messages[1]".into(), text: Some(text.into()) };
+        assert_eq!(continued_text("Hello from here", &prefill("Hello from")), Ok(" here"));
+        assert_eq!(continued_text("Hello", &prefill("Hello")), Ok(""));
+        assert_eq!(continued_text("Héllo wörld", &prefill("Héllo")), Ok(" wörld"));
+        let refused = [
+            (prefill("Hello form"), "the prefill in messages[1] is not a prefix of the scripted text (they differ at character 7): prefill \"Hello form\", scripted \"Hello from here\""),
+            (LastTurn::Assistant { at: "contents[2]".into(), text: None }, "an assistant turn (contents[2]) that is not only text"),
+            (LastTurn::Other(r#"input[0].role is "user""#.into()), r#"(a prefill), but input[0].role is "user""#),
+        ];
+        for (last_turn, reason) in refused {
+            let error = continued_text("Hello from here", &last_turn).err().unwrap_or_default();
+            assert!(error.starts_with("continueFrom: ") && error.contains(reason), "{error}");
+        }
+    }
+
+    #[test]
+    fn mismatches_show_forty_characters() {
+        assert_eq!(shown("short"), "short");
+        let long = "é".repeat(41);
+        assert_eq!(shown(&long), format!("{}…", "é".repeat(40)));
+        assert_eq!(shown(&long[..80]), "é".repeat(40));
     }
 
     #[test]

@@ -130,7 +130,7 @@ async fn define_scenario(request: Request<Incoming>, registry: &Registry, id: &s
     let steps = spec.steps.len();
     match registry.define(id, spec.steps) {
         Ok(()) => json_response(StatusCode::OK, &json!({"ok": true, "steps": steps})),
-        Err(message) => control_error(StatusCode::BAD_REQUEST, message.into()),
+        Err(message) => control_error(StatusCode::BAD_REQUEST, message),
     }
 }
 
@@ -220,6 +220,7 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
         None => (body["stream"] == true, body["model"].as_str().map(str::to_owned)),
     };
     let include_usage = body["stream_options"]["include_usage"] == true;
+    let last_turn = format.last_turn(&body);
     let answered_model = model.clone().unwrap_or_else(|| MODEL_WHEN_UNNAMED.to_owned());
     let credentials = credentials_echo(&parts.headers, query_value(query, "key"));
     let info = RequestInfo {
@@ -233,7 +234,7 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
         body,
     };
     let (step, serial, tracker) = registry.begin(endpoint.scenario, info);
-    let ask = Ask { format, stream, model: answered_model, include_usage, serial, credentials };
+    let ask = Ask { format, stream, model: answered_model, include_usage, serial, credentials, last_turn };
     play(step, ask, tracker, reset).await
 }
 

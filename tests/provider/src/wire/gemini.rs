@@ -35,17 +35,25 @@ fn is_canonical_name(kind: &str) -> bool {
     !kind.is_empty() && kind.bytes().all(|b| b.is_ascii_uppercase() || b == b'_')
 }
 
-fn chunk(answer: &Answer, parts: Value, finished: bool) -> Value {
+/// `candidates` is the output so far: `None` leaves it out, as Gemini does before the end.
+fn chunk(answer: &Answer, parts: Value, finished: bool, candidates: Option<u64>) -> Value {
     let mut candidate = json!({"content": {"parts": parts, "role": "model"}, "index": 0});
-    let usage = if finished {
-        candidate["finishReason"] = json!("STOP");
-        json!({
-            "promptTokenCount": answer.usage.input_tokens,
-            "candidatesTokenCount": answer.usage.output_tokens,
-            "totalTokenCount": answer.usage.total(),
-        })
-    } else {
-        json!({"promptTokenCount": answer.usage.input_tokens, "totalTokenCount": answer.usage.input_tokens})
+    let input = answer.usage.input_tokens;
+    let usage = match (finished, candidates) {
+        (true, _) => {
+            candidate["finishReason"] = json!("STOP");
+            json!({
+                "promptTokenCount": input,
+                "candidatesTokenCount": answer.usage.output_tokens,
+                "totalTokenCount": answer.usage.total(),
+            })
+        }
+        (false, Some(output)) => json!({
+            "promptTokenCount": input,
+            "candidatesTokenCount": output,
+            "totalTokenCount": input.saturating_add(output),
+        }),
+        (false, None) => json!({"promptTokenCount": input, "totalTokenCount": input}),
     };
     json!({
         "candidates": [candidate],
@@ -63,20 +71,23 @@ fn whole_parts(answer: &Answer) -> Value {
 }
 
 pub fn whole(answer: &Answer) -> Value {
-    chunk(answer, whole_parts(answer), true)
+    chunk(answer, whole_parts(answer), true, None)
 }
 
 pub fn stream(answer: &Answer) -> StreamEvents {
+    let so_far = |written: u64| answer.usage_per_event.then_some(written);
     let content = match &answer.output {
-        Output::Text { fragments, .. } => {
-            fragments.iter().map(|fragment| Event::data(chunk(answer, json!([{"text": fragment}]), false))).collect()
-        }
-        Output::ToolCall { .. } => vec![Event::data(chunk(answer, whole_parts(answer), false))],
+        Output::Text { fragments, .. } => fragments
+            .iter()
+            .zip(1..)
+            .map(|(fragment, written)| Event::data(chunk(answer, json!([{"text": fragment}]), false, so_far(written))))
+            .collect(),
+        Output::ToolCall { .. } => vec![Event::data(chunk(answer, whole_parts(answer), false, so_far(1)))],
     };
     StreamEvents {
         preamble: Vec::new(),
         content,
         closing: Vec::new(),
-        marker: vec![Event::data(chunk(answer, json!([{"text": ""}]), true))],
+        marker: vec![Event::data(chunk(answer, json!([{"text": ""}]), true, None))],
     }
 }

@@ -34,6 +34,8 @@ pub struct Answer {
     pub usage: Usage,
     /// OpenAI Chat only: the request asked for `stream_options.include_usage`.
     pub include_usage: bool,
+    /// Streams (OpenAI Chat, Gemini): cumulative usage on every chunk, output one per content event.
+    pub usage_per_event: bool,
 }
 
 pub enum Output {
@@ -47,6 +49,16 @@ pub enum Output {
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
+}
+
+/// How a request's conversation ends, which is where a provider reads a prefill.
+#[derive(Debug, PartialEq, Eq)]
+pub enum LastTurn {
+    /// An assistant turn (Gemini: `model`) at `at` (`messages[2]`); `text` is its text joined, or
+    /// `None` when it holds something else (a tool call, an image).
+    Assistant { at: String, text: Option<String> },
+    /// Anything else, said with where: `messages[1].role is "user"`, `the request has no contents`.
+    Other(String),
 }
 
 /// An error to report, in an HTTP error body or as an in-stream error event.
@@ -131,6 +143,47 @@ impl Format {
         }
     }
 
+    /// How the request's conversation ends: its last `messages` (Responses: `input`, Gemini:
+    /// `contents`) item, and whether that is an assistant turn with text.
+    pub fn last_turn(self, body: &Value) -> LastTurn {
+        let (list, assistant) = match self {
+            Format::OpenAiChat | Format::AnthropicMessages => ("messages", "assistant"),
+            Format::OpenAiResponses => ("input", "assistant"),
+            Format::Gemini => ("contents", "model"),
+        };
+        let items = match body.get(list) {
+            Some(Value::Array(items)) => items,
+            Some(Value::String(_)) => return LastTurn::Other(format!("{list} is a string (one user message)")),
+            _ => return LastTurn::Other(format!("the request has no {list} array")),
+        };
+        let Some(last) = items.last() else {
+            return LastTurn::Other(format!("{list} is empty"));
+        };
+        let at = format!("{list}[{}]", items.len() - 1);
+        match last.get("role").and_then(Value::as_str) {
+            Some(role) if role == assistant => {}
+            Some(role) => return LastTurn::Other(format!("{at}.role is {role:?}")),
+            None => {
+                let kind = last.get("type").and_then(Value::as_str).map(|kind| format!(" (type {kind:?})"));
+                return LastTurn::Other(format!("{at} has no role{}", kind.unwrap_or_default()));
+            }
+        }
+        let text = match self {
+            Format::OpenAiChat
+                if last.get("tool_calls").and_then(Value::as_array).is_some_and(|calls| !calls.is_empty()) =>
+            {
+                None
+            }
+            Format::OpenAiChat => joined_text(&last["content"], &["text"]),
+            Format::AnthropicMessages => joined_text(&last["content"], &["text"]),
+            Format::OpenAiResponses => joined_text(&last["content"], &["output_text", "input_text"]),
+            Format::Gemini => last["parts"].as_array().and_then(|parts| {
+                parts.iter().map(|part| part.get("text").and_then(Value::as_str)).collect::<Option<String>>()
+            }),
+        };
+        LastTurn::Assistant { at, text }
+    }
+
     /// The event a provider sends when it fails in the middle of a stream.
     pub fn stream_error(self, error: &ErrorInfo) -> Event {
         match self {
@@ -167,6 +220,21 @@ impl Format {
     }
 }
 
+/// A message's content as text: a string, or a list of parts all of the given types, joined.
+fn joined_text(content: &Value, part_types: &[&str]) -> Option<String> {
+    match content {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(parts) => parts
+            .iter()
+            .map(|part| {
+                let typed = part.get("type").and_then(Value::as_str).is_some_and(|kind| part_types.contains(&kind));
+                typed.then(|| part.get("text").and_then(Value::as_str)).flatten()
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
 impl Output {
     /// The content events' fragments (Gemini sends a function call whole, as one event).
     fn fragments(&self) -> &[String] {
@@ -179,5 +247,80 @@ impl Output {
 impl Usage {
     fn total(self) -> u64 {
         self.input_tokens.saturating_add(self.output_tokens)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assistant(at: &str, text: Option<&str>) -> LastTurn {
+        LastTurn::Assistant { at: at.into(), text: text.map(str::to_owned) }
+    }
+
+    #[test]
+    fn the_last_turn_is_read_where_each_format_puts_a_prefill() {
+        let other = |why: &str| LastTurn::Other(why.into());
+        let user = json!({"role": "user", "content": "hi"});
+        let cases = [
+            (
+                Format::OpenAiChat,
+                json!({"messages": [user, {"role": "assistant", "content": "Hel"}]}),
+                assistant("messages[1]", Some("Hel")),
+            ),
+            (
+                Format::OpenAiChat,
+                json!({"messages": [{"role": "assistant", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]}),
+                assistant("messages[0]", Some("ab")),
+            ),
+            (
+                Format::OpenAiChat,
+                json!({"messages": [{"role": "assistant", "content": null, "tool_calls": [{"id": "c"}]}]}),
+                assistant("messages[0]", None),
+            ),
+            (Format::OpenAiChat, json!({"messages": [user]}), other(r#"messages[0].role is "user""#)),
+            (Format::OpenAiChat, json!({"messages": []}), other("messages is empty")),
+            (
+                Format::AnthropicMessages,
+                json!({"messages": [user, {"role": "assistant", "content": [{"type": "text", "text": "He"}, {"type": "text", "text": "llo"}]}]}),
+                assistant("messages[1]", Some("Hello")),
+            ),
+            (
+                Format::AnthropicMessages,
+                json!({"messages": [{"role": "assistant", "content": [{"type": "tool_use", "id": "t"}]}]}),
+                assistant("messages[0]", None),
+            ),
+            (Format::AnthropicMessages, json!({"model": "m"}), other("the request has no messages array")),
+            (Format::OpenAiResponses, json!({"input": "hi"}), other("input is a string (one user message)")),
+            (
+                Format::OpenAiResponses,
+                json!({"input": [user, {"role": "assistant", "content": "x y"}]}),
+                assistant("input[1]", Some("x y")),
+            ),
+            (
+                Format::OpenAiResponses,
+                json!({"input": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "o"}, {"type": "input_text", "text": "i"}]}]}),
+                assistant("input[0]", Some("oi")),
+            ),
+            (
+                Format::OpenAiResponses,
+                json!({"input": [{"type": "function_call_output", "output": "{}"}]}),
+                other(r#"input[0] has no role (type "function_call_output")"#),
+            ),
+            (
+                Format::Gemini,
+                json!({"contents": [{"role": "user", "parts": [{"text": "q"}]}, {"role": "model", "parts": [{"text": "A "}, {"text": "b"}]}]}),
+                assistant("contents[1]", Some("A b")),
+            ),
+            (
+                Format::Gemini,
+                json!({"contents": [{"role": "model", "parts": [{"functionCall": {"name": "f"}}]}]}),
+                assistant("contents[0]", None),
+            ),
+            (Format::Gemini, json!({"contents": [{"parts": [{"text": "q"}]}]}), other("contents[0] has no role")),
+        ];
+        for (format, body, expected) in cases {
+            assert_eq!(format.last_turn(&body), expected, "{} {body}", format.name());
+        }
     }
 }

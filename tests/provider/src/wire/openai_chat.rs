@@ -33,10 +33,14 @@ fn finish_reason(answer: &Answer) -> &'static str {
 }
 
 fn usage(answer: &Answer) -> Value {
+    usage_with(answer, answer.usage.output_tokens)
+}
+
+fn usage_with(answer: &Answer, completion_tokens: u64) -> Value {
     json!({
         "prompt_tokens": answer.usage.input_tokens,
-        "completion_tokens": answer.usage.output_tokens,
-        "total_tokens": answer.usage.total(),
+        "completion_tokens": completion_tokens,
+        "total_tokens": answer.usage.input_tokens.saturating_add(completion_tokens),
     })
 }
 
@@ -76,14 +80,19 @@ pub fn stream(answer: &Answer) -> StreamEvents {
             "system_fingerprint": "fp_baton",
             "choices": choices,
         });
-        // With include_usage every chunk carries `usage`: null, except the last one.
-        if answer.include_usage {
+        // With include_usage every chunk carries `usage`: null, except the last one; with
+        // usage per event (vLLM's continuous_usage_stats) every chunk carries the counts so far.
+        if answer.include_usage || answer.usage_per_event {
             chunk["usage"] = usage;
         }
         Event::data(chunk)
     };
-    let delta = |delta: Value, finish_reason: Value| {
-        chunk(json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish_reason}]), Value::Null)
+    let usage_so_far = |completion_tokens: u64| match answer.usage_per_event {
+        true => usage_with(answer, completion_tokens),
+        false => Value::Null,
+    };
+    let delta = |delta: Value, finish_reason: Value, usage: Value| {
+        chunk(json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish_reason}]), usage)
     };
 
     let first = match &answer.output {
@@ -99,19 +108,22 @@ pub fn stream(answer: &Answer) -> StreamEvents {
         .output
         .fragments()
         .iter()
-        .map(|fragment| match answer.output {
-            Output::Text { .. } => delta(json!({"content": fragment}), Value::Null),
-            Output::ToolCall { .. } => {
-                delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": fragment}}]}), Value::Null)
-            }
+        .zip(1..)
+        .map(|(fragment, written)| {
+            let fragment = match answer.output {
+                Output::Text { .. } => json!({"content": fragment}),
+                Output::ToolCall { .. } => json!({"tool_calls": [{"index": 0, "function": {"arguments": fragment}}]}),
+            };
+            delta(fragment, Value::Null, usage_so_far(written))
         })
         .collect();
-    let mut closing = vec![delta(json!({}), json!(finish_reason(answer)))];
+    let finish_usage = if answer.usage_per_event { usage(answer) } else { Value::Null };
+    let mut closing = vec![delta(json!({}), json!(finish_reason(answer)), finish_usage)];
     if answer.include_usage {
         closing.push(chunk(json!([]), usage(answer)));
     }
     StreamEvents {
-        preamble: vec![delta(first, Value::Null)],
+        preamble: vec![delta(first, Value::Null, usage_so_far(0))],
         content,
         closing,
         marker: vec![Event { name: None, data: EventData::Literal("[DONE]") }],
@@ -142,10 +154,34 @@ mod tests {
             output: Output::Text { text: "a b".into(), fragments: vec!["a".into(), " b".into()] },
             usage: Usage { input_tokens: 3, output_tokens: 2 },
             include_usage: true,
+            usage_per_event: false,
         };
         let events = stream(&answer);
         let EventData::Json(last) = &events.closing[1].data else { panic!("usage chunk is JSON") };
         assert_eq!(last["choices"], json!([]));
         assert_eq!(last["usage"]["total_tokens"], 5);
+    }
+
+    #[test]
+    fn usage_per_event_counts_content_chunks_so_far() {
+        let answer = Answer {
+            serial: 1,
+            model: "m".into(),
+            created: 0,
+            output: Output::Text { text: "a b".into(), fragments: vec!["a".into(), " b".into()] },
+            usage: Usage { input_tokens: 3, output_tokens: 7 },
+            include_usage: false,
+            usage_per_event: true,
+        };
+        let events = stream(&answer);
+        let completion = |event: &Event| match &event.data {
+            EventData::Json(chunk) => chunk["usage"]["completion_tokens"].as_u64(),
+            EventData::Literal(_) => None,
+        };
+        let counts: Vec<_> =
+            events.preamble.iter().chain(&events.content).chain(&events.closing).map(completion).collect();
+        assert_eq!(counts, [Some(0), Some(1), Some(2), Some(7)], "role chunk, two content chunks, finish chunk");
+        let EventData::Json(second) = &events.content[1].data else { panic!("content chunks are JSON") };
+        assert_eq!(second["usage"], json!({"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}));
     }
 }

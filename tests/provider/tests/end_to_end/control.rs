@@ -71,7 +71,10 @@ fn unknown_scenarios_are_healthy_and_reset_forgets_everything() {
     let provider = Provider::start();
     assert_eq!(
         provider.scenario("never-used"),
-        json!({"requests": 0, "completed": 0, "clientClosed": 0, "reset": 0, "open": 0, "log": []})
+        json!({
+            "requests": 0, "completed": 0, "clientClosed": 0, "reset": 0, "open": 0,
+            "billed": {"inputTokens": 0, "outputTokens": 0}, "log": [],
+        })
     );
     assert_eq!(provider.post("/s/fresh/v1/messages", r#"{"model":"m"}"#).status, 200);
     assert_eq!(provider.post("/v1/messages", r#"{"model":"m"}"#).status, 200);

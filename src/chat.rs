@@ -328,17 +328,23 @@ pub enum Delta {
     Skipped {
         reason: String,
     },
+    /// The token counts the provider reported before the end, as a cumulative snapshot (each
+    /// emitted only when it changed). Never delivered to a reader: the engine keeps it on the
+    /// attempt's leg, so a stream cut before its end still records what it was billed.
+    Usage {
+        usage: Usage,
+    },
 }
 
 impl Delta {
     /// Visible content ends the first-token wait, resets the idle timer and commits the stream:
     /// a non-empty text, reasoning or tool-argument fragment. Role-only chunks, pings and
-    /// usage-only frames are not content.
+    /// usage reports are not content.
     pub fn is_visible(&self) -> bool {
         match self {
             Delta::Text { text } | Delta::Reasoning { text } => !text.is_empty(),
             Delta::ToolCall { arguments, .. } => !arguments.is_empty(),
-            Delta::Done { .. } | Delta::Skipped { .. } => false,
+            Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => false,
         }
     }
 }

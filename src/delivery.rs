@@ -38,9 +38,11 @@ pub struct Delivery {
 
 impl Delivery {
     /// Keeps a delta that is not visible on its own until visible content follows. Empty text
-    /// carries nothing and is dropped.
+    /// carries nothing and is dropped, and so is a usage report: it is never the reader's.
     pub fn hold(&mut self, delta: Delta) -> Result<(), Failure> {
-        if matches!(&delta, Delta::Text { text } | Delta::Reasoning { text } if text.is_empty()) {
+        if matches!(&delta, Delta::Text { text } | Delta::Reasoning { text } if text.is_empty())
+            || matches!(delta, Delta::Usage { .. })
+        {
             return Ok(());
         }
         self.count(&delta)?;
@@ -101,7 +103,7 @@ impl Delivery {
                 call.arguments.push_str(&arguments);
                 Delta::ToolCall { index: position as u32, id, name, arguments }
             }
-            other @ (Delta::Done { .. } | Delta::Skipped { .. }) => other,
+            other @ (Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. }) => other,
         })
     }
 
@@ -146,7 +148,7 @@ fn content_bytes(delta: &Delta) -> usize {
         Delta::ToolCall { id, name, arguments, .. } => {
             id.as_ref().map_or(0, String::len) + name.as_ref().map_or(0, String::len) + arguments.len()
         }
-        Delta::Done { .. } | Delta::Skipped { .. } => 0,
+        Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => 0,
     }
 }
 

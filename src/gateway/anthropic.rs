@@ -296,8 +296,9 @@ impl StreamEncoder {
                 }
             }
             Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
-            // The engine never delivers a skipped frame: it becomes a warning event.
-            Delta::Skipped { .. } => {}
+            // The engine never delivers a skipped frame (it becomes a warning event) nor a usage
+            // report (it stays on the attempt's leg).
+            Delta::Skipped { .. } | Delta::Usage { .. } => {}
         }
     }
 

@@ -115,10 +115,9 @@ struct Body<'a> {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum InputItem<'a> {
-    Message {
-        role: &'static str,
-        content: &'a str,
-    },
+    /// An EasyInputMessage. Its string content suits every role, an assistant turn (a
+    /// continue's prefill) included; content parts would have to be `output_text` there.
+    Message { role: &'static str, content: &'a str },
     FunctionCall {
         #[serde(rename = "type")]
         kind: &'static str,

@@ -16,18 +16,18 @@ async function scripted() {
   await put("demo-primary", [{ headersDelayMs: 600_000 }]); // hangs before its first byte
   await put("demo-backup", [{ text: "The backup answered: llm-baton failed over at the first-token limit, with one deadline over the whole call.", chunkDelayMs: 40 }]);
   // The second run: the primary stalls after 12 words; the backup continues from what was shown.
-  await put("demo-stalls", [{ text: RESUMED_TEXT, chunkDelayMs: 40, stallAfterEvents: 12 }]);
+  await put("demo-stalls", [{ text: RESUMED_TEXT, chunkDelayMs: 40, stallAfterEvents: 12, usagePerEvent: true }]);
   await put("demo-continues", [{ continueFrom: RESUMED_TEXT, chunkDelayMs: 40 }]);
   const config = {
     targets: {
       primary: { format: "openai_chat", baseUrl: `${provider.url}/s/demo-primary/v1`, model: "gpt-4o-mini", timeouts: { firstTokenMs: 1000 } },
       backup: { format: "anthropic_messages", baseUrl: `${provider.url}/s/demo-backup/v1`, model: "claude-haiku-4-5", timeouts: { idleMs: 2000 } },
-      stalling: { format: "openai_chat", baseUrl: `${provider.url}/s/demo-stalls/v1`, model: "gpt-4o-mini", timeouts: { idleMs: 800 } },
-      continuing: { format: "anthropic_messages", baseUrl: `${provider.url}/s/demo-continues/v1`, model: "claude-haiku-4-5", prefill: true },
+      openai: { format: "openai_chat", baseUrl: `${provider.url}/s/demo-stalls/v1`, model: "gpt-4o-mini", timeouts: { idleMs: 800 } },
+      claude: { format: "anthropic_messages", baseUrl: `${provider.url}/s/demo-continues/v1`, model: "claude-haiku-4-5", prefill: true },
     },
     routes: {
       chat: { fallback: [{ retry: "primary", attempts: 1 }, "backup"] },
-      resumed: { fallback: ["stalling", "continuing"], afterStart: { mode: "continue" } },
+      resumed: { fallback: ["openai", "claude"], afterStart: { mode: "continue" } },
     },
     deadlineMs: 10_000,
   };
@@ -69,9 +69,13 @@ async function show(baton, route, title) {
   console.log("\n" + bold(title));
   const started = performance.now();
   let shown = "";
+  let midLine = false; // the answer's text is being written on the current line
   const onEvent = (ev) => {
     const t = `${Math.round(performance.now() - started)} ms`.padStart(8);
-    const line = (s) => console.log(`${shown ? "\n" : ""}${dim(`${t}  ${s}`)}`);
+    const line = (s) => {
+      console.log(`${midLine ? "\n" : ""}${dim(`${t}  ${s}`)}`);
+      midLine = false;
+    };
     if (ev.type === "attempt") line(`→ attempt ${ev.attempt} to ${ev.target}`);
     if (ev.type === "retry") line(`↻ ${ev.target} failed (${ev.cause.message}); retrying (${ev.attempt + 1}/${ev.of}) in ${ev.delayMs} ms`);
     if (ev.type === "failover") line(`⇢ ${ev.from} failed (${ev.cause.message}); switching to ${ev.to}`);
@@ -87,6 +91,7 @@ async function show(baton, route, title) {
       if (ev.type === "text") {
         process.stdout.write(ev.text);
         shown += ev.text;
+        midLine = true;
       }
       if (ev.type === "reset") shown = "";
       if (ev.type === "done") done = ev;

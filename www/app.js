@@ -41,8 +41,8 @@ let ticker = 0;
 // `steps(ok, target)` scripts the faulty target (`ok`: its healthy step); `others(ok, broken)`,
 // when given, scripts the other targets (`broken`: the faulty target's healthy step). The text is
 // one content event per word, so `stallAfterEvents: 20` breaks the answer after its 20th word (and
-// `stallMs: 0` cuts it there at once), and a `continueFrom` of the same text makes a continue end
-// in exactly that text. Where the format has it, the broken stream reports usage as it goes (as
+// `stallMs: 100` cuts the connection there; a cut right after the last write can lose that word on
+// the way), and a `continueFrom` of the same text makes a continue end in exactly that text. Where the format has it, the broken stream reports usage as it goes (as
 // vLLM does), so the answer's tokens and the billed ones can be told apart.
 const continues = (ok, broken) => [{ continueFrom: broken.text, chunkDelayMs: ok.chunkDelayMs }];
 const usageAsItGoes = (target) => (["openai_chat", "gemini"].includes(target.format) ? { usagePerEvent: true } : {});
@@ -50,9 +50,9 @@ const breakAfter20 = (stall) => (ok, target) => [{ ...ok, ...usageAsItGoes(targe
 const FAULTS = [
   { id: "stall-headers", label: "Stall before headers", steps: () => [{ headersDelayMs: 600_000 }] },
   { id: "stall-mid", label: "Stall after 20 words", steps: breakAfter20({}), others: continues },
-  { id: "cut-mid", label: "Cut mid-answer", steps: breakAfter20({ stallMs: 0 }), others: continues },
+  { id: "cut-mid", label: "Cut mid-answer", steps: breakAfter20({ stallMs: 100 }), others: continues },
   {
-    id: "cut-no-prefill", label: "Cut, backup refuses prefill", steps: breakAfter20({ stallMs: 0 }),
+    id: "cut-no-prefill", label: "Cut, backup refuses prefill", steps: breakAfter20({ stallMs: 100 }),
     others: (ok) => [{ ...ok, refusePrefill: true }],
   },
   { id: "429", label: "429 + Retry-After", steps: (ok) => [{ status: 429, headers: { "retry-after": "1" } }, ok] },

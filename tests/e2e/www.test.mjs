@@ -119,6 +119,13 @@ describe("www chat page", () => {
 
   const answerText = () => last().locator(".text").textContent();
 
+  /** The words of the prefill (the final assistant message) a logged Anthropic request carried. */
+  function prefillWords(request) {
+    const prefill = request.body.messages.at(-1);
+    assert.equal(prefill.role, "assistant", JSON.stringify(prefill));
+    return prefill.content.split(" ").length;
+  }
+
   test("without afterStart, a stall mid-answer ends with the partial text and the error", async () => {
     await reconfigure((config) => delete config.routes.chat.afterStart);
     try {
@@ -145,10 +152,8 @@ describe("www chat page", () => {
     assert.match(list[1], /^Primary stalled after 20 words; continued on backup\s*\d\.\d\d s$/);
     assert.equal(await answerText(), whole, "the full text, exactly once");
     const [request] = (await scenario("backup")).log;
-    const prefill = request.body.messages.at(-1);
-    assert.equal(prefill.role, "assistant");
-    assert.equal(prefill.content.split(" ").length, 20, `the prefill is the 20 words shown: ${JSON.stringify(prefill.content)}`);
-    assert.ok(whole.startsWith(prefill.content));
+    assert.equal(prefillWords(request), 20, "the prefill is the 20 words shown");
+    assert.ok(whole.startsWith(request.body.messages.at(-1).content));
     assert.deepEqual(await rows(), ["1. primary | OpenAI Chat | timeout idle", "2. backup | Anthropic Messages | ok"]);
     assert.match(await page.locator("#timeline .row-times").last().textContent(), /continues attempt 1$/);
     // The answer's tokens: the primary's input once, both members' output. The prompt was billed twice.
@@ -165,6 +170,7 @@ describe("www chat page", () => {
     const [, resumed] = await notices();
     assert.match(resumed, /^Primary was cut after 20 words; continued on backup\s*\d/);
     assert.equal(await answerText(), whole);
+    assert.equal(prefillWords((await scenario("backup")).log[0]), 20, "the notice counts what the backup continued");
     assert.deepEqual(await rows(), ["1. primary | OpenAI Chat | transport", "2. backup | Anthropic Messages | ok"]);
   });
 
@@ -175,6 +181,9 @@ describe("www chat page", () => {
     assert.match(resumed, /^Primary was cut after 20 words; continued on backup\s*\d/);
     assert.match(refused, /^Backup answered HTTP 400 instead of continuing; restarting on backup\s*\d/);
     assert.match(reset, /^Discarded \d+ characters from primary \(the connection was cut\); backup answers afresh\s*\d/);
+    const [refusedRequest, freshRequest] = (await scenario("backup")).log;
+    assert.equal(prefillWords(refusedRequest), 20);
+    assert.equal(freshRequest.body.messages.at(-1).role, "user", "the restart asks afresh");
     const text = await answerText();
     assert.match(text, /^This answer was streamed by the backup target \(Anthropic Messages, model claude-haiku-4-5\)/);
     assert.ok(!text.includes("primary"), `nothing of the discarded answer is left: ${JSON.stringify(text)}`);

@@ -8,7 +8,9 @@
 // entry by path so it runs without a bundler.
 import { Baton, BatonError } from "../pkg/browser.js";
 import { locate, lineAt } from "./locate.js";
-import { FORMATS, seconds, retryNotice, failoverNotice, outcomeLabel, failure } from "./words.js";
+import {
+  FORMATS, seconds, retryNotice, failoverNotice, resumeNotice, resetNotice, outcomeLabel, failure, wordCount,
+} from "./words.js";
 
 const $ = (id) => document.getElementById(id);
 const KEYS_ITEM = "llm-baton.keys";
@@ -36,9 +38,23 @@ let ticker = 0;
 
 // ---- The scripted provider and its demo faults ------------------------------------------------
 
+// `steps(ok, target)` scripts the faulty target (`ok`: its healthy step); `others(ok, broken)`,
+// when given, scripts the other targets (`broken`: the faulty target's healthy step). The text is
+// one content event per word, so `stallAfterEvents: 20` breaks the answer after its 20th word (and
+// `stallMs: 100` cuts the connection there; a cut right after the last write can lose that word on
+// the way), and a `continueFrom` of the same text makes a continue end in exactly that text. Where the format has it, the broken stream reports usage as it goes (as
+// vLLM does), so the answer's tokens and the billed ones can be told apart.
+const continues = (ok, broken) => [{ continueFrom: broken.text, chunkDelayMs: ok.chunkDelayMs }];
+const usageAsItGoes = (target) => (["openai_chat", "gemini"].includes(target.format) ? { usagePerEvent: true } : {});
+const breakAfter20 = (stall) => (ok, target) => [{ ...ok, ...usageAsItGoes(target), stallAfterEvents: 20, ...stall }];
 const FAULTS = [
   { id: "stall-headers", label: "Stall before headers", steps: () => [{ headersDelayMs: 600_000 }] },
-  { id: "stall-token", label: "Stall after first token", steps: (ok) => [{ ...ok, stallAfterEvents: 3 }] },
+  { id: "stall-mid", label: "Stall after 20 words", steps: breakAfter20({}), others: continues },
+  { id: "cut-mid", label: "Cut mid-answer", steps: breakAfter20({ stallMs: 100 }), others: continues },
+  {
+    id: "cut-no-prefill", label: "Cut, backup refuses prefill", steps: breakAfter20({ stallMs: 100 }),
+    others: (ok) => [{ ...ok, refusePrefill: true }],
+  },
   { id: "429", label: "429 + Retry-After", steps: (ok) => [{ status: 429, headers: { "retry-after": "1" } }, ok] },
   { id: "503x2", label: "503 twice", steps: (ok) => [{ status: 503 }, { status: 503 }, ok] },
   { id: "400", label: "400 Bad Request", steps: () => [{ status: 400, message: "the request was rejected (scripted)" }] },
@@ -54,9 +70,11 @@ function defaultConfig() {
         format: "openai_chat", baseUrl: `${providerUrl}/s/primary/v1`, model: "gpt-4o-mini",
         timeouts: { headersMs: 3000, firstTokenMs: 5000, idleMs: 2000 },
       },
+      // The scripted provider continues a prefill as Anthropic's older models do; a real model
+      // gets `prefill: true` only if it takes one (README, "Resume").
       backup: {
         format: "anthropic_messages", baseUrl: `${providerUrl}/s/backup/v1`, model: "claude-haiku-4-5",
-        timeouts: { firstTokenMs: 5000, idleMs: 3000 },
+        prefill: true, timeouts: { firstTokenMs: 5000, idleMs: 3000 },
       },
     },
     routes: {
@@ -65,6 +83,7 @@ function defaultConfig() {
           { retry: "primary", attempts: 4, backoff: { initialMs: 500 } },
           "backup",
         ],
+        afterStart: { mode: "continue" },
       },
     },
     deadlineMs: 20_000,
@@ -104,11 +123,14 @@ function scriptedAnswer(name, target, prompt) {
 /** Scripts every target on the scripted provider for the next message: healthy, or the fault. */
 async function scriptProvider(prompt, fault) {
   const faulty = faultTarget();
+  const healthy = (name) => ({ text: scriptedAnswer(name, config.targets[name], prompt), chunkDelayMs: 40 });
   await Promise.all(Object.entries(config.targets).map(async ([name, target]) => {
     const id = scenarioOf(target);
     if (!id) return;
-    const ok = { text: scriptedAnswer(name, target, prompt), chunkDelayMs: 40 };
-    const steps = fault && name === faulty ? fault.steps(ok) : [ok];
+    const ok = healthy(name);
+    let steps = [ok];
+    if (fault && name === faulty) steps = fault.steps(ok, target);
+    else if (fault?.others) steps = fault.others(ok, healthy(faulty));
     const res = await fetch(`${providerUrl}/_scenarios/${id}`, { method: "PUT", body: JSON.stringify({ steps }) });
     if (!res.ok) throw new Error(`the scripted provider refused scenario ${id}: HTTP ${res.status}`);
   }));
@@ -138,8 +160,8 @@ function announce(text) {
  * A notice inside the answer it belongs to, stamped with the time since the call started: above
  * the text while the call runs, below it when it ends the answer.
  */
-function notice(call, kind, text, list = call.view.notices) {
-  const at = call.start ? ms(performance.now() - call.start) : "";
+function notice(call, kind, text, list = call.view.notices, when = performance.now()) {
+  const at = call.start ? ms(when - call.start) : "";
   const stick = atBottom();
   list.append(h("li", { className: `notice ${kind}` },
     h("span", { className: "notice-icon", ariaHidden: "true" }),
@@ -166,7 +188,7 @@ async function send(prompt) {
   const call = {
     controller: new AbortController(), view: answerView(), rows: [], start: 0, end: 0,
     deadlineMs: config.deadlineMs, formats: Object.fromEntries(Object.entries(config.targets).map(([n, t]) => [n, t.format])),
-    text: "", done: null, error: null,
+    text: "", done: null, error: null, resumed: false,
   };
   current = call;
   setBusy(true);
@@ -179,6 +201,7 @@ async function send(prompt) {
     const request = { messages: [...history], maxTokens: 512 };
     for await (const ev of baton.stream(route, request, { signal: call.controller.signal, onEvent: (ev) => onEvent(call, ev) })) {
       if (ev.type === "text") onText(call, ev.text);
+      else if (ev.type === "reset") onReset(call, ev);
       else if (ev.type === "done") call.done = ev;
     }
     call.end = performance.now();
@@ -186,17 +209,18 @@ async function send(prompt) {
     const stick = atBottom();
     history.push({ role: "assistant", content: call.done.text });
     const u = call.done.usage;
-    call.view.meta.textContent = `${call.done.target} · ${call.done.model} · ${ms(call.end - call.start)} · ` +
+    const by = call.done.contributors.join(" + ");
+    call.view.meta.textContent = `${by} · ${call.done.model} · ${ms(call.end - call.start)} · ` +
       `${u.inputTokens ?? "?"} in / ${u.outputTokens ?? "?"} out tokens`;
     if (stick) log.scrollTop = log.scrollHeight;
-    announce(`Answer complete, served by ${call.done.target}.`);
+    announce(`Answer complete, served by ${call.done.contributors.join(" and ")}.`);
   } catch (e) {
     call.end = performance.now();
     call.error = e instanceof BatonError ? e : new BatonError({ kind: "internal", message: String(e?.message ?? e) });
     if (call.error.legs) call.rows = call.error.legs;
     if (call.text) history.push({ role: "assistant", content: call.text });
     else history.pop();
-    notice(call, call.error.kind === "cancelled" ? "stopped" : "error", failure(call.error), call.view.ending);
+    notice(call, call.error.kind === "cancelled" ? "stopped" : "error", failure(call.error, call.resumed), call.view.ending);
   } finally {
     clearInterval(ticker);
     call.view.text.classList.remove("streaming");
@@ -218,6 +242,26 @@ function onText(call, text) {
   if (stick) log.scrollTop = log.scrollHeight;
 }
 
+/** A restarted stream: what was shown goes, and the notice says why; the new answer follows. */
+function onReset(call, item) {
+  call.text = "";
+  call.view.text.textContent = "";
+  notice(call, "reset", resetNotice(item));
+}
+
+/**
+ * A broken stream goes on at another attempt. The notice counts the words the reader saw, so it
+ * waits one task: the stream's items queue while events arrive at once, and text that came
+ * before the break may still be on its way to `onText`.
+ */
+function onResume(call, ev) {
+  const when = performance.now();
+  call.resumed = true;
+  const broken = call.rows.find((row) => row.attempt === ev.attempt - 1);
+  const failedResume = broken?.resumedFrom && broken.ttftMs === undefined ? broken.resumedFrom : null;
+  setTimeout(() => notice(call, "resume", resumeNotice(ev, wordCount(call.text), failedResume), call.view.notices, when));
+}
+
 function onEvent(call, ev) {
   const now = performance.now() - call.start;
   if (ev.type === "attempt") {
@@ -230,6 +274,8 @@ function onEvent(call, ev) {
     notice(call, "retry", retryNotice(ev));
   } else if (ev.type === "failover") {
     notice(call, "failover", failoverNotice(ev));
+  } else if (ev.type === "resume") {
+    onResume(call, ev);
   } else if (ev.type === "warning") {
     notice(call, "warning", `${ev.target} (attempt ${ev.attempt}): ${ev.message}`);
   }
@@ -309,6 +355,7 @@ function renderTimeline() {
     }
     const times = [`${ms(row.startMs)} → ${row.live ? "…" : ms(row.endMs)}`];
     if (row.ttftMs !== undefined) times.push(`first token +${ms(row.ttftMs)}`);
+    if (row.resumedFrom) times.push(`${row.resumedFrom.mode === "continue" ? "continues" : "restarts"} attempt ${row.resumedFrom.attempt}`);
     const label = row.live ? (call.error ? call.error.kind : "running") : outcomeLabel(row);
     return h("li", { className: `row ${kind}` },
       h("div", { className: "row-head" },
@@ -318,6 +365,11 @@ function renderTimeline() {
       h("div", { className: "track" }, bar),
       h("p", { className: "row-times mono", textContent: times.join(" · ") }));
   }));
+}
+
+/** "12 in · 40 out", "?" for a count the provider did not report. */
+function tokens(usage) {
+  return `${usage.inputTokens ?? "?"} in · ${usage.outputTokens ?? "?"} out`;
 }
 
 function renderResult() {
@@ -335,12 +387,16 @@ function renderResult() {
       const d = call.done;
       const late = call.deadlineMs && spent > call.deadlineMs;
       add("Outcome", late ? `ok, but ${ms(spent - call.deadlineMs)} past the deadline` : `ok, finish ${d.finishReason}`, late ? "bad" : "good");
-      add("Served by", `${d.target} (${d.model})`);
-      add("Tokens", `${d.usage.inputTokens ?? "?"} in · ${d.usage.outputTokens ?? "?"} out`);
+      add("Served by", `${d.contributors.join(", then ")} (${d.model})`);
+      add("Tokens", tokens(d.usage));
+      if (tokens(d.billedUsage) !== tokens(d.usage)) add("Billed", tokens(d.billedUsage));
     } else {
       const e = call.error;
       add("Outcome", e.kind === "cancelled" ? "stopped by you" : `failed: ${e.kind}${e.timeout ? ` ${e.timeout}` : ""}${e.status ? ` ${e.status}` : ""}`, e.kind === "cancelled" ? "" : "bad");
       if (e.target) add("Last target", e.target);
+      if (e.billedUsage && (e.billedUsage.inputTokens !== undefined || e.billedUsage.outputTokens !== undefined)) {
+        add("Billed", tokens(e.billedUsage));
+      }
     }
     add("Time", `${ms(spent)}${call.deadlineMs ? ` of ${seconds(call.deadlineMs)}` : ""}`);
     add("Attempts", String(call.rows.length));

@@ -59,6 +59,55 @@ export function failoverNotice(ev) {
   return `${title(ev.from)} ${why(ev.cause)}, switching to ${ev.to}`;
 }
 
+/** How many words `text` holds: "This answer was" -> 3. */
+export function wordCount(text) {
+  const trimmed = text.trim();
+  return trimmed ? trimmed.split(/\s+/).length : 0;
+}
+
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/** How a stream that had started broke, for the middle of a sentence: "the connection was cut". */
+export function breakCause(cause) {
+  switch (cause.kind) {
+    case "timeout":
+      return (ENDED_BY[cause.timeout] ?? ((t) => `its ${cause.timeout} limit of ${t} passed`))(seconds(cause.limitMs));
+    case "transport":
+      return "the connection was cut";
+    case "http":
+      return cause.status ? `an error in the stream, HTTP ${cause.status}` : "an error in the stream";
+    case "protocol":
+      return "a stream that could not be read";
+    default:
+      return cause.message;
+  }
+}
+
+/**
+ * A `resume` event, after `words` words were shown: "Primary stalled after 20 words; continued on
+ * backup" (an idle timeout), "Primary was cut after 20 words; continued on backup" (any other
+ * break), "Primary broke after 20 words; restarting on backup". `failedResume` is the leg that
+ * failed when that leg was itself a resume that showed nothing (a refused prefill): "Backup
+ * answered HTTP 400 instead of continuing; restarting on backup".
+ */
+export function resumeNotice(ev, words, failedResume) {
+  const next = ev.mode === "continue" ? "continuing" : "restarting";
+  if (failedResume) {
+    const instead = failedResume.mode === "continue" ? "continuing" : "answering";
+    return `${title(ev.from)} ${why(ev.cause)} instead of ${instead}; ${next} on ${ev.to}`;
+  }
+  const shown = plural(words, "word");
+  if (ev.mode === "restart") return `${title(ev.from)} broke after ${shown}; restarting on ${ev.to}`;
+  const how = ev.cause.kind === "timeout" && ev.cause.timeout === "idle" ? "stalled" : "was cut";
+  return `${title(ev.from)} ${how} after ${shown}; continued on ${ev.to}`;
+}
+
+/** A `reset` stream item: "Discarded 312 characters from primary (the connection was cut); backup answers afresh". */
+export function resetNotice(item) {
+  return `Discarded ${plural(item.discardedChars, "character")} from ${item.from} (${breakCause(item.cause)}); ` +
+    `${item.to} answers afresh`;
+}
+
 /** A leg's outcome in a few words: "ok", "http 503", "timeout first_token", "cancelled". */
 export function outcomeLabel(leg) {
   if (leg.outcome === "timeout") return `timeout ${leg.timeout}`;
@@ -66,23 +115,25 @@ export function outcomeLabel(leg) {
   return leg.outcome;
 }
 
-/** The sentence that closes a failed answer. */
-export function failure(e) {
+/** The sentence that closes a failed answer; `resumed` when a resume of the broken stream was tried. */
+export function failure(e, resumed = false) {
+  const tried = resumed ? ". Resuming the answer did not work either." : "";
   switch (e.kind) {
     case "cancelled":
       return "Stopped. The request was aborted upstream.";
     case "timeout": {
       const limit = (ENDED_BY[e.timeout] ?? ((t) => `${e.timeout} limit of ${t}`))(seconds(e.limitMs));
       const started = e.legs?.some((leg) => leg.ttftMs !== undefined);
+      if (resumed) return `Failed: ${limit}. Resuming the answer did not work either, so it ends here.`;
       return started
         ? `Failed: ${limit}. The answer had already started, so it was not retried: a second answer could contradict the first.`
         : `Failed: ${limit}, and nothing was left to try.`;
     }
     case "http":
-      return `Failed: ${e.target ?? "the provider"} answered HTTP ${e.status}. ${e.message}`;
+      return `Failed: ${e.target ?? "the provider"} answered HTTP ${e.status}. ${e.message}${tried}`;
     case "config":
       return `The request was not sent: ${e.message}`;
     default:
-      return `Failed (${e.kind}): ${e.message}`;
+      return `Failed (${e.kind}): ${e.message}${tried}`;
   }
 }

@@ -1,6 +1,7 @@
 // The chat page (www/) in headless Chromium, against the servers `make demo` starts (www/serve.mjs:
 // the static server and the scripted provider). What a person would check by hand: an answer
-// streams in, each demo fault shows its notice, its timeline rows and its outcome, Stop really
+// streams in, each demo fault shows its notice, its timeline rows and its outcome, a stream that
+// breaks mid-answer is continued (or restarted) and reads as one answer, Stop really
 // closes the provider's connection, a config error lands on its line, keys stay out of storage,
 // the page fits a phone, and the console stays clean. Screenshots of the main states go to
 // tests/e2e/artifacts/www/ for a reviewer.
@@ -102,14 +103,98 @@ describe("www chat page", () => {
     await shot("03-failover-after-stall");
   });
 
-  test("stall after the first token: the answer had started, so no retry", async () => {
-    await ask("Tell me a story", "stall-token");
-    const [, ending] = await notices();
-    assert.match(ending, /^Failed: the stream went quiet for 2 s\. The answer had already started, so it was not retried/);
-    assert.ok((await last().locator(".text").textContent()).length > 0, "the partial answer stays on screen");
-    assert.deepEqual(await rows(), ["1. primary | OpenAI Chat | timeout idle"]);
-    assert.match(await result(), /Outcome\s+failed: timeout idle/);
-    await shot("04-stall-after-first-token");
+  /** Applies the config in the settings dialog after `edit(parsed)`; "Restore defaults" when `edit` is null. */
+  async function reconfigure(edit) {
+    await page.click("#open-settings");
+    if (edit) {
+      const parsed = JSON.parse(await page.inputValue("#config-text"));
+      edit(parsed);
+      await page.fill("#config-text", JSON.stringify(parsed, null, 2));
+    } else {
+      await page.click("#reset-config");
+    }
+    await page.click("#apply-settings");
+    await page.locator("#settings").waitFor({ state: "hidden" });
+  }
+
+  const answerText = () => last().locator(".text").textContent();
+
+  /** The words of the prefill (the final assistant message) a logged Anthropic request carried. */
+  function prefillWords(request) {
+    const prefill = request.body.messages.at(-1);
+    assert.equal(prefill.role, "assistant", JSON.stringify(prefill));
+    return prefill.content.split(" ").length;
+  }
+
+  test("without afterStart, a stall mid-answer ends with the partial text and the error", async () => {
+    await reconfigure((config) => delete config.routes.chat.afterStart);
+    try {
+      await ask("Tell me a story", "stall-mid");
+      const [, ending] = await notices();
+      assert.match(ending, /^Failed: the stream went quiet for 2 s\. The answer had already started, so it was not retried/);
+      const partial = await answerText();
+      assert.equal(partial.trim().split(/\s+/).length, 20, `the partial answer stays on screen: ${JSON.stringify(partial)}`);
+      assert.deepEqual(await rows(), ["1. primary | OpenAI Chat | timeout idle"]);
+      assert.match(await result(), /Outcome\s+failed: timeout idle/);
+      assert.equal((await scenario("backup")).requests, 0);
+      await shot("04-stall-mid-answer");
+    } finally {
+      await reconfigure(null);
+    }
+  });
+
+  test("stall after 20 words: the backup continues the answer, which reads once", async () => {
+    await ask("Tell me a story");
+    const whole = await answerText();
+    await ask("Tell me a story", "stall-mid");
+    const list = await notices();
+    assert.equal(list.length, 2, JSON.stringify(list));
+    assert.match(list[1], /^Primary stalled after 20 words; continued on backup\s*\d\.\d\d s$/);
+    assert.equal(await answerText(), whole, "the full text, exactly once");
+    const [request] = (await scenario("backup")).log;
+    assert.equal(prefillWords(request), 20, "the prefill is the 20 words shown");
+    assert.ok(whole.startsWith(request.body.messages.at(-1).content));
+    assert.deepEqual(await rows(), ["1. primary | OpenAI Chat | timeout idle", "2. backup | Anthropic Messages | ok"]);
+    assert.match(await page.locator("#timeline .row-times").last().textContent(), /continues attempt 1$/);
+    // The answer's tokens: the primary's input once, both members' output. The prompt was billed twice.
+    const out = whole.split(" ").length;
+    assert.match(await last().locator(".meta").textContent(), new RegExp(`^primary \\+ backup · claude-haiku-4-5 · .* · 3 in / ${out} out tokens$`));
+    assert.match(await result(), new RegExp(`Served by\\s+primary, then backup \\(claude-haiku-4-5\\)[\\s\\S]*Tokens\\s+3 in · ${out} out\\s+Billed\\s+6 in · ${out} out`));
+    await shot("04b-stall-continued");
+  });
+
+  test("cut mid-answer: the backup continues the answer", async () => {
+    await ask("Go on");
+    const whole = await answerText();
+    await ask("Go on", "cut-mid");
+    const [, resumed] = await notices();
+    assert.match(resumed, /^Primary was cut after 20 words; continued on backup\s*\d/);
+    assert.equal(await answerText(), whole);
+    assert.equal(prefillWords((await scenario("backup")).log[0]), 20, "the notice counts what the backup continued");
+    assert.deepEqual(await rows(), ["1. primary | OpenAI Chat | transport", "2. backup | Anthropic Messages | ok"]);
+  });
+
+  test("a backup that refuses the prefill restarts: the partial answer is cleared and says why", async () => {
+    await ask("Once more", "cut-no-prefill");
+    const [, resumed, refused, reset, ...more] = await notices();
+    assert.deepEqual(more, []);
+    assert.match(resumed, /^Primary was cut after 20 words; continued on backup\s*\d/);
+    assert.match(refused, /^Backup answered HTTP 400 instead of continuing; restarting on backup\s*\d/);
+    assert.match(reset, /^Discarded \d+ characters from primary \(the connection was cut\); backup answers afresh\s*\d/);
+    const [refusedRequest, freshRequest] = (await scenario("backup")).log;
+    assert.equal(prefillWords(refusedRequest), 20);
+    assert.equal(freshRequest.body.messages.at(-1).role, "user", "the restart asks afresh");
+    const text = await answerText();
+    assert.match(text, /^This answer was streamed by the backup target \(Anthropic Messages, model claude-haiku-4-5\)/);
+    assert.ok(!text.includes("primary"), `nothing of the discarded answer is left: ${JSON.stringify(text)}`);
+    assert.equal(text.split("This answer was").length, 2, "one answer");
+    const discarded = Number(/Discarded (\d+)/.exec(reset)[1]);
+    assert.ok(discarded > 80, `the primary's 20 words were discarded: ${discarded} characters`);
+    assert.deepEqual(await rows(), [
+      "1. primary | OpenAI Chat | transport", "2. backup | Anthropic Messages | http 400", "3. backup | Anthropic Messages | ok",
+    ]);
+    assert.match(await last().locator(".meta").textContent(), /^backup · claude-haiku-4-5 · /);
+    await shot("04c-restarted");
   });
 
   test("429 with Retry-After: the wait the provider asked for, then the primary again", async () => {

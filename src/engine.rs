@@ -616,8 +616,13 @@ impl Call {
         self.state = State::Done;
         if self.committed {
             if !self.resume(&a, now, &failure) {
-                let failure = self.broken.take().map_or(failure, |b| b.failure);
-                self.finish_err(failure);
+                match self.broken.take() {
+                    Some(broken) => {
+                        let target = self.config.targets[broken.target].name.clone();
+                        self.finish_with(broken.failure, Some(target));
+                    }
+                    None => self.finish_err(failure),
+                }
             }
             return;
         }
@@ -887,8 +892,13 @@ impl Call {
         self.event(Event::Leg { leg });
     }
 
+    /// Ends the call with `failure` of the last attempt's target.
     fn finish_err(&mut self, failure: Failure) {
         let target = self.legs.last().map(|l| l.target.clone());
+        self.finish_with(failure, target);
+    }
+
+    fn finish_with(&mut self, failure: Failure, target: Option<String>) {
         let legs = self.legs.clone();
         let billed_usage = self.billed_usage();
         self.actions.push_back(Action::Finish(Err(CallError { failure, target, legs, billed_usage })));

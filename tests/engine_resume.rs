@@ -163,6 +163,7 @@ fn a_refused_prefill_restarts_in_the_library_and_reports_the_break_at_the_gatewa
     let mut sim = script(Sim::new(&config(CONTINUE, true, "")));
     let run = sim.run("chat", stream());
     assert_eq!(run.failure(), &cut());
+    assert_eq!(run.result.as_ref().unwrap_err().target.as_deref(), Some("p"), "the target that broke");
     assert_eq!(run.legs().iter().map(|l| l.status).collect::<Vec<_>>(), [None, Some(400)]);
     assert_eq!(run.reader_text(), "The answer was ");
 }

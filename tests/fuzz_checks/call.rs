@@ -7,8 +7,9 @@
 //! provider's body, split at [`ATTEMPT_SEPARATOR`] into one body per attempt (used in turn).
 //!
 //! What must hold, whatever the bytes: no panic; exactly one `Finish` and nothing after it, even
-//! when more input arrives; no `Send` after a `Commit` or at/after the deadline; no `Deliver`
-//! before the `Commit`; delivered tool calls at dense positions; a streamed answer equal to what
+//! when more input arrives; no `Send` at/after the deadline, nor after a `Commit` unless a `resume`
+//! event announced it (fallbacks that retry on everything resume broken streams: `afterStart`);
+//! a restart only where the reader can discard; no `Deliver` before the `Commit`; delivered tool calls at dense positions; a streamed answer equal to what
 //! was delivered; no more kept than the caps; the call over by its deadline; the targets' API
 //! key in no event or outcome, whatever the provider echoes; and heap use bounded by the input's
 //! length (a tool-call index of 4294967295 costs nothing).
@@ -18,11 +19,12 @@ use std::collections::VecDeque;
 use llm_baton::backoff::SplitMix64;
 use llm_baton::body::{StreamBody, WholeBody};
 use llm_baton::chat::{Answer, Delta, ToolCall};
-use llm_baton::config::Config;
+use llm_baton::config::{Config, ResumeMode};
 use llm_baton::delivery::{MAX_ANSWER_BYTES, MAX_TOOL_CALLS};
 use llm_baton::engine::{Action, AttemptId, Baton, Call, CallOptions, Served};
 use llm_baton::format::Format;
 use llm_baton::outcome::{Failure, Limit};
+use llm_baton::record::Event;
 
 use super::alloc_meter::bounded_by_input;
 
@@ -82,6 +84,8 @@ struct Plan {
     headers_after_ms: u64,
     error_headers: ErrorHeaders,
     backoff_initial_ms: u64,
+    /// The reader can discard what it saw (a library stream), so a broken stream may restart.
+    resettable: bool,
 }
 
 impl Plan {
@@ -89,7 +93,8 @@ impl Plan {
     /// jitter (7). 1: chunking seed (0: each body in one read). 2: deadline, 1 + 40 * n ms.
     /// 3: the most ms between reads. 4: the four limits, two bits each, from [`LIMITS_MS`].
     /// 5: the statuses of attempts 1-4, two bits each, from [`STATUSES`]. 6: ms to the headers
-    /// / 8 (bits 0-5) and an error's headers from [`ERROR_HEADERS`] (6-7). 7: backoff initialMs / 4.
+    /// / 8 (bits 0-5; bit 0 also: resettable) and an error's headers from [`ERROR_HEADERS`] (6-7).
+    /// 7: backoff initialMs / 4.
     fn read(h: &[u8; HEADER]) -> Plan {
         let pick = |byte: u8, at: u32| usize::from((byte >> at) & 3);
         Plan {
@@ -107,6 +112,7 @@ impl Plan {
             headers_after_ms: 8 * u64::from(h[6] & 63),
             error_headers: ERROR_HEADERS[pick(h[6], 6)],
             backoff_initial_ms: 4 * u64::from(h[7]),
+            resettable: h[6] & 1 != 0,
         }
     }
 
@@ -122,13 +128,21 @@ impl Plan {
         let names = ["headersMs", "firstTokenMs", "idleMs", "totalMs"];
         let timeouts: Vec<String> =
             names.iter().zip(self.limits).filter_map(|(n, ms)| Some(format!("\"{n}\": {}", ms?))).collect();
-        let target = |model: &str| {
+        let target = |model: &str, prefill: bool| {
             format!(
                 r#"{{"format": "{}", "baseUrl": "https://provider.test/v1", "model": "{model}",
-                    "apiKey": "{API_KEY}", "timeouts": {{{}}}}}"#,
+                    "apiKey": "{API_KEY}", "timeouts": {{{}}}, "prefill": {prefill}}}"#,
                 self.format.as_str(),
                 timeouts.join(", ")
             )
+        };
+        // Fallbacks that retry on everything also resume a broken stream: continue, or with
+        // jitter, restart; on a budget floor of 1 ms, so a resume starts whenever time is left.
+        let after_start = if self.retry_on_everything {
+            let mode = if self.jitter { "restart" } else { "continue" };
+            format!(r#", "afterStart": {{"mode": "{mode}", "attempts": 2, "minRemainingMs": 1}}"#)
+        } else {
+            String::new()
         };
         let retry_on = if self.retry_on_everything {
             r#", "retryOn": ["transport", "timeout", "protocol", "4xx", "5xx"]"#
@@ -145,10 +159,11 @@ impl Plan {
         let route = match self.topology {
             0 => "\"a\"".to_string(),
             1 => retry(3),
-            2 => r#"{"fallback": ["a", "b"]}"#.to_string(),
-            _ => format!(r#"{{"fallback": [{}, "b"]}}"#, retry(2)),
+            2 => format!(r#"{{"fallback": ["a", "b"]{after_start}}}"#),
+            _ => format!(r#"{{"fallback": [{}, "b"]{after_start}}}"#, retry(2)),
         };
-        format!(r#"{{"targets": {{"a": {}, "b": {}}}, "routes": {{"r": {route}}}}}"#, target("m-a"), target("m-b"))
+        let (a, b) = (target("m-a", false), target("m-b", true));
+        format!(r#"{{"targets": {{"a": {a}, "b": {b}}}, "routes": {{"r": {route}}}}}"#)
     }
 }
 
@@ -370,7 +385,7 @@ fn split_at_separator(mut rest: &[u8]) -> Vec<&[u8]> {
 fn run(plan: &Plan, bodies: &[&[u8]]) {
     let config = Config::from_json(&plan.config_json()).expect("the plan's config is valid");
     let mut baton = Baton::new(config);
-    let options = CallOptions { deadline_ms: Some(plan.deadline_ms), stream: plan.stream, ..CallOptions::default() };
+    let options = CallOptions { deadline_ms: Some(plan.deadline_ms), stream: plan.stream, resettable: plan.resettable };
     let mut call = baton.start("r", options, 0, Box::new(SplitMix64(u64::from(plan.chunk_seed)))).expect("route r");
     let deadline_at = plan.deadline_ms;
     let mut reads = Reads(0x9E37_79B9_7F4A_7C15 ^ u64::from(plan.chunk_seed));
@@ -383,6 +398,9 @@ fn run(plan: &Plan, bodies: &[&[u8]]) {
     // Every delta the driver decoded for the attempt in flight: a served stream's answer must
     // hold all of it, not only what happened to be delivered.
     let mut decoded: Vec<Delta> = Vec::new();
+    // A `resume` event announced the next Send; a continue spliced attempts into one answer.
+    let mut resume_announced = false;
+    let mut continued = false;
     let mut sent = 0;
     let mut now = 0;
     for _ in 0..1_000_000 {
@@ -398,7 +416,8 @@ fn run(plan: &Plan, bodies: &[&[u8]]) {
                         previous_over,
                         "{attempt:?} was sent while the attempt before it, never aborted, was still being read"
                     );
-                    assert!(!shown.committed, "Send after the Commit");
+                    assert!(!shown.committed || resume_announced, "Send after the Commit, with no resume announced");
+                    resume_announced = false;
                     assert!(now < deadline_at, "Send at {now} ms, at or after the deadline ({deadline_at} ms)");
                     assert!(target < 2, "Send to target {target} of 2");
                     let body = bodies[sent % bodies.len()];
@@ -410,6 +429,10 @@ fn run(plan: &Plan, bodies: &[&[u8]]) {
                 Action::Abort { attempt, .. } => {
                     let current = in_flight.take().map(|(id, _)| id);
                     assert_eq!(current, Some(attempt), "Abort of an attempt that is not in flight");
+                }
+                Action::Event(Event::Resume { .. }) => {
+                    assert!(shown.committed, "a resume before the stream committed");
+                    resume_announced = true;
                 }
                 Action::Event(_) => {}
                 Action::Commit { attempt, target } => {
@@ -424,11 +447,20 @@ fn run(plan: &Plan, bodies: &[&[u8]]) {
                     assert!(plan.stream, "a whole answer delivered deltas");
                     shown.deliver(deltas);
                 }
-                Action::Splice(splice) => panic!("{splice:?} without afterStart"),
+                Action::Splice(splice) => {
+                    assert!(shown.committed, "a splice before the stream committed");
+                    match splice.mode {
+                        ResumeMode::Restart => {
+                            assert!(plan.resettable, "a restart where the reader cannot discard");
+                            shown = Shown { committed: true, ..Shown::default() };
+                        }
+                        ResumeMode::Continue => continued = true,
+                    }
+                }
                 Action::Finish(result) => {
                     assert!(now <= deadline_at, "finished at {now} ms, after the deadline ({deadline_at} ms)");
                     match result {
-                        Ok(served) => check_served(plan, &shown, &decoded, &served),
+                        Ok(served) => check_served(plan, &shown, (!continued).then_some(&decoded[..]), &served),
                         Err(e) => {
                             if let Failure::Timeout { limit: Limit::Deadline, limit_ms } = e.failure {
                                 assert_eq!(limit_ms, plan.deadline_ms, "the deadline timeout names another budget");
@@ -476,7 +508,8 @@ fn run(plan: &Plan, bodies: &[&[u8]]) {
     panic!("the call did not finish within a million steps");
 }
 
-fn check_served(plan: &Plan, shown: &Shown, decoded: &[Delta], served: &Served) {
+/// `decoded`: what the serving attempt decoded, when it alone made the answer (no continue).
+fn check_served(plan: &Plan, shown: &Shown, decoded: Option<&[Delta]>, served: &Served) {
     assert!(served.target < 2, "served by target {} of 2", served.target);
     if !plan.stream {
         return;
@@ -485,6 +518,7 @@ fn check_served(plan: &Plan, shown: &Shown, decoded: &[Delta], served: &Served) 
     assert_eq!(answer.text, shown.text, "the answer's text is not what was delivered");
     assert_eq!(answer.reasoning, shown.reasoning, "the answer's reasoning is not what was delivered");
     assert_eq!(answer.tool_calls, shown.tool_calls, "the answer's tool calls are not what was delivered");
+    let Some(decoded) = decoded else { return };
     let whole = assemble(decoded);
     assert_eq!(
         (&answer.text, &answer.reasoning, &answer.tool_calls),

@@ -75,6 +75,19 @@ impl ChatRequest {
             .collect()
     }
 
+    /// This request with `text` as the start of the model's answer (a prefill), for a member to
+    /// continue: appended to a final assistant message that made no tool calls, else a new final
+    /// assistant message. Every format sends a final assistant message as its provider reads a
+    /// prefill. Trailing whitespace is the caller's to trim (Anthropic refuses it).
+    pub fn with_prefill(&self, text: &str) -> ChatRequest {
+        let mut request = self.clone();
+        match request.messages.last_mut() {
+            Some(last) if last.role == Role::Assistant && last.tool_calls.is_empty() => last.content.push_str(text),
+            _ => request.messages.push(Message::new(Role::Assistant, text)),
+        }
+        request
+    }
+
     /// Reads the JS API's request document, with the config's kind of message for a mistake:
     /// the field by path (`request.messages[1].role`), what was wrong, what would be right.
     pub fn from_json(text: &str) -> Result<ChatRequest, ConfigError> {
@@ -328,9 +341,9 @@ pub enum Delta {
     Skipped {
         reason: String,
     },
-    /// Token counts the provider reported before the end (a cumulative snapshot). Never
-    /// delivered: the engine keeps it on the attempt's leg, so a stream cut before its end still
-    /// records what it was billed.
+    /// The token counts the provider reported before the end, as a cumulative snapshot (each
+    /// emitted only when it changed). Never delivered to a reader: the engine keeps it on the
+    /// attempt's leg, so a stream cut before its end still records what it was billed.
     Usage {
         usage: Usage,
     },
@@ -339,7 +352,7 @@ pub enum Delta {
 impl Delta {
     /// Visible content ends the first-token wait, resets the idle timer and commits the stream:
     /// a non-empty text, reasoning or tool-argument fragment. Role-only chunks, pings and
-    /// usage-only frames are not content.
+    /// usage reports are not content.
     pub fn is_visible(&self) -> bool {
         match self {
             Delta::Text { text } | Delta::Reasoning { text } => !text.is_empty(),
@@ -428,6 +441,41 @@ mod tests {
             (e.path.as_str(), e.message.as_str()),
             ("request", "request is nested too deeply (more than 128 levels of objects and lists)")
         );
+    }
+
+    #[test]
+    fn a_prefill_ends_the_request_as_an_assistant_message() {
+        let user = Message::new(Role::User, "Hi");
+        let assistant = Message::new(Role::Assistant, "Sure: ");
+        let call = ToolCall { id: "c1".into(), name: "f".into(), arguments: "{}".into() };
+        let calling = Message { tool_calls: vec![call], ..Message::new(Role::Assistant, "Let me look.") };
+        let tool = Message { tool_call_id: Some("c1".into()), ..Message::new(Role::Tool, "42") };
+        let prefill = Message::new(Role::Assistant, "The answer is");
+        let cases = [
+            ("after a user turn", vec![user.clone()], vec![user.clone(), prefill.clone()]),
+            (
+                "after an assistant turn: appended",
+                vec![user.clone(), assistant.clone()],
+                vec![user.clone(), Message::new(Role::Assistant, "Sure: The answer is")],
+            ),
+            (
+                "after tool calls: a turn of its own",
+                vec![user.clone(), calling.clone()],
+                vec![user.clone(), calling.clone(), prefill.clone()],
+            ),
+            (
+                "after a tool result",
+                vec![user.clone(), calling.clone(), tool.clone()],
+                vec![user.clone(), calling.clone(), tool.clone(), prefill.clone()],
+            ),
+            ("of an empty request", vec![], vec![prefill.clone()]),
+        ];
+        for (case, messages, expected) in cases {
+            let request = ChatRequest { messages, max_tokens: Some(9), stop: vec!["END".into()], ..Default::default() };
+            let prefilled = request.with_prefill("The answer is");
+            assert_eq!(prefilled.messages, expected, "{case}");
+            assert_eq!((prefilled.max_tokens, &prefilled.stop), (Some(9), &request.stop), "{case}: the rest is kept");
+        }
     }
 
     #[test]

@@ -155,7 +155,8 @@ fn transcripts_cut_before_their_finish_fail_and_after_it_succeed() {
 }
 
 /// The normalized meaning of a transcript does not depend on the provider: each success ends with
-/// exactly one `Done`, last, and nothing invisible is emitted except a tool call's opening.
+/// exactly one `Done`, last, and nothing invisible is emitted except a tool call's opening and a
+/// usage report.
 #[test]
 fn transcripts_end_with_exactly_one_done_and_emit_no_empty_deltas() {
     for format in Format::ALL {
@@ -170,7 +171,8 @@ fn transcripts_end_with_exactly_one_done_and_emit_no_empty_deltas() {
             }
             for d in &deltas {
                 let opening = matches!(d, Delta::ToolCall { id: Some(_), name: Some(_), .. });
-                assert!(d.is_visible() || opening || matches!(d, Delta::Done { .. }), "{}: {d:?}", sse.display());
+                let invisible = matches!(d, Delta::Done { .. } | Delta::Usage { .. });
+                assert!(d.is_visible() || opening || invisible, "{}: {d:?}", sse.display());
             }
         }
     }

@@ -1,9 +1,15 @@
-//! Odd token counts never fail an answer: in every format, whole and streamed, a count that is
+//! Token counts, as every format reports them.
+//!
+//! Odd counts never fail an answer: in every format, whole and streamed, a count that is
 //! fractional, negative, beyond what JavaScript holds exactly, out of `f64`'s range or not a
 //! number is reported as unknown, and the text is delivered as if the count were fine.
+//!
+//! Counts a stream reports before its end come out as `Delta::Usage`, the decoder's cumulative
+//! snapshot, each time a frame changes it: a stream cut before its end has still said what it
+//! was billed.
 
 use llm_baton::chat::{Delta, FinishReason, Usage};
-use llm_baton::format::Format;
+use llm_baton::format::{DecodeError, Format};
 use llm_baton::sse::SseEvent;
 
 /// Output-token values a provider might send, none of them a count.
@@ -87,26 +93,283 @@ fn odd_counts_in_whole_answers_are_unknown() {
     }
 }
 
-#[test]
-fn odd_counts_in_streams_are_unknown() {
-    for format in Format::ALL {
-        for odd in ODD {
-            let mut decoder = format.stream_decoder();
-            let mut out = Vec::new();
-            for event in stream(format, odd) {
-                decoder.on_event(&event, &mut out).unwrap_or_else(|e| panic!("{format:?} {odd}: {e:?}"));
-            }
-            decoder.finish(&mut out).unwrap_or_else(|e| panic!("{format:?} {odd}: {e:?}"));
-            assert_eq!(
-                out,
-                [
-                    Delta::Text { text: "Hi".into() },
-                    Delta::Done { finish_reason: FinishReason::Stop, usage: UNKNOWN_OUTPUT, model: None }
-                ],
-                "{format:?} {odd}"
-            );
+/// Feeds `events` as the body reader does: stop at the first error, else `finish` at the end.
+fn decode(format: Format, events: &[SseEvent]) -> (Vec<Delta>, Result<(), DecodeError>) {
+    let mut decoder = format.stream_decoder();
+    let mut out = Vec::new();
+    for event in events {
+        if let Err(e) = decoder.on_event(event, &mut out) {
+            return (out, Err(e));
         }
     }
+    let end = decoder.finish(&mut out);
+    (out, end)
+}
+
+fn usage(input_tokens: Option<u64>, output_tokens: Option<u64>) -> Delta {
+    Delta::Usage { usage: Usage { input_tokens, output_tokens } }
+}
+
+fn text(t: &str) -> Delta {
+    Delta::Text { text: t.into() }
+}
+
+#[test]
+fn odd_counts_in_streams_are_unknown() {
+    let hi = || text("Hi");
+    let done = Delta::Done { finish_reason: FinishReason::Stop, usage: UNKNOWN_OUTPUT, model: None };
+    let unknown_output = usage(Some(7), None);
+    for format in Format::ALL {
+        let expected = match format {
+            Format::OpenaiChat | Format::Gemini => vec![hi(), unknown_output.clone(), done.clone()],
+            Format::AnthropicMessages => vec![usage(Some(7), Some(1)), hi(), unknown_output.clone(), done.clone()],
+            // Responses reports usage only at completion, in the `Done`.
+            Format::OpenaiResponses => vec![hi(), done.clone()],
+        };
+        for odd in ODD {
+            let (out, end) = decode(format, &stream(format, odd));
+            assert_eq!(end, Ok(()), "{format:?} {odd}");
+            assert_eq!(out, expected, "{format:?} {odd}");
+        }
+    }
+}
+
+/// Per format, a stream that reports its counts as it goes and is cut before it says how it
+/// finished: the deltas before the cut, and how the decoder ends it.
+fn cut_after_usage(format: Format) -> (Vec<SseEvent>, Vec<Delta>, Result<(), DecodeError>) {
+    let cut_short = |message: &str| Err(DecodeError::Protocol(message.into()));
+    match format {
+        // vLLM's continuous_usage_stats: a usage object on every chunk.
+        Format::OpenaiChat => (
+            vec![
+                ev(
+                    "",
+                    r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}],"usage":{"prompt_tokens":7,"completion_tokens":0,"total_tokens":7}}"#,
+                ),
+                ev(
+                    "",
+                    r#"{"choices":[{"index":0,"delta":{"content":"Hel"}}],"usage":{"prompt_tokens":7,"completion_tokens":1,"total_tokens":8}}"#,
+                ),
+                ev(
+                    "",
+                    r#"{"choices":[{"index":0,"delta":{"content":"lo"}}],"usage":{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9}}"#,
+                ),
+            ],
+            vec![usage(Some(7), Some(0)), text("Hel"), usage(Some(7), Some(1)), text("lo"), usage(Some(7), Some(2))],
+            cut_short("openai_chat stream ended without a finish_reason or data: [DONE]"),
+        ),
+        Format::AnthropicMessages => (
+            vec![
+                ev(
+                    "message_start",
+                    r#"{"type":"message_start","message":{"model":"claude","usage":{"input_tokens":7,"cache_read_input_tokens":3,"output_tokens":1}}}"#,
+                ),
+                ev(
+                    "content_block_start",
+                    r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+                ),
+                ev(
+                    "content_block_delta",
+                    r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}"#,
+                ),
+            ],
+            vec![usage(Some(10), Some(1)), text("Hello")],
+            cut_short("anthropic_messages stream ended without a stop_reason or message_stop"),
+        ),
+        // Only a failed response reports usage before a `Done`.
+        Format::OpenaiResponses => (
+            vec![
+                ev(
+                    "response.created",
+                    r#"{"type":"response.created","response":{"status":"in_progress","output":[],"usage":null}}"#,
+                ),
+                ev(
+                    "response.output_text.delta",
+                    r#"{"type":"response.output_text.delta","output_index":0,"delta":"Hello"}"#,
+                ),
+                ev(
+                    "response.failed",
+                    r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"The model failed to generate a response."},"usage":{"input_tokens":7,"output_tokens":2}}}"#,
+                ),
+            ],
+            vec![text("Hello"), usage(Some(7), Some(2))],
+            Err(DecodeError::Provider {
+                status: 500,
+                message: "The model failed to generate a response.".into(),
+                code: Some("server_error".into()),
+                class: None,
+            }),
+        ),
+        Format::Gemini => (
+            vec![
+                ev(
+                    "",
+                    r#"{"candidates":[{"content":{"parts":[{"text":"Hel"}],"role":"model"}}],"usageMetadata":{"promptTokenCount":7,"candidatesTokenCount":1}}"#,
+                ),
+                ev(
+                    "",
+                    r#"{"candidates":[{"content":{"parts":[{"text":"lo"}],"role":"model"}}],"usageMetadata":{"promptTokenCount":7,"candidatesTokenCount":2,"thoughtsTokenCount":4}}"#,
+                ),
+            ],
+            vec![text("Hel"), usage(Some(7), Some(1)), text("lo"), usage(Some(7), Some(6))],
+            cut_short("gemini stream ended without a finishReason"),
+        ),
+    }
+}
+
+#[test]
+fn a_stream_cut_after_a_usage_report_has_reported_it() {
+    for format in Format::ALL {
+        let (events, expected, expected_end) = cut_after_usage(format);
+        let (out, end) = decode(format, &events);
+        assert_eq!((out, end), (expected, expected_end), "{format:?}");
+    }
+}
+
+#[test]
+fn usage_reports_are_cumulative_snapshots() {
+    let start = |u: &str| ev("message_start", &format!(r#"{{"type":"message_start","message":{{"usage":{u}}}}}"#));
+    let delta = |u: &str| {
+        ev("message_delta", &format!(r#"{{"type":"message_delta","delta":{{"stop_reason":null}},"usage":{u}}}"#))
+    };
+    let chat = |u: &str| ev("", &format!(r#"{{"choices":[{{"index":0,"delta":{{}}}}],"usage":{u}}}"#));
+    let gemini = |u: &str| ev("", &format!(r#"{{"candidates":[],"usageMetadata":{u}}}"#));
+    let cases = [
+        // Anthropic: the start's input stays when a message_delta reports only output, and
+        // a later report of a count replaces it.
+        (
+            Format::AnthropicMessages,
+            vec![
+                start(r#"{"input_tokens":7,"output_tokens":1}"#),
+                delta(r#"{"output_tokens":5}"#),
+                delta(r#"{"input_tokens":7,"cache_creation_input_tokens":2,"output_tokens":9}"#),
+            ],
+            vec![usage(Some(7), Some(1)), usage(Some(7), Some(5)), usage(Some(9), Some(9))],
+        ),
+        // An output count alone, before any input was reported.
+        (Format::AnthropicMessages, vec![delta(r#"{"output_tokens":3}"#)], vec![usage(None, Some(3))]),
+        // OpenAI and Gemini report both counts in every usage object.
+        (
+            Format::OpenaiChat,
+            vec![chat(r#"{"prompt_tokens":7}"#), chat(r#"{"prompt_tokens":7,"completion_tokens":4}"#)],
+            vec![usage(Some(7), None), usage(Some(7), Some(4))],
+        ),
+        (
+            Format::Gemini,
+            vec![gemini(r#"{"promptTokenCount":7}"#), gemini(r#"{"promptTokenCount":7,"candidatesTokenCount":4}"#)],
+            vec![usage(Some(7), Some(0)), usage(Some(7), Some(4))],
+        ),
+    ];
+    for (format, events, expected) in cases {
+        let (out, _) = decode(format, &events);
+        assert_eq!(out, expected, "{format:?}");
+    }
+}
+
+#[test]
+fn an_unchanged_usage_is_not_reported_again() {
+    let chat = |content: &str, completion: u64| {
+        ev(
+            "",
+            &format!(
+                r#"{{"choices":[{{"index":0,"delta":{{"content":"{content}"}}}}],"usage":{{"prompt_tokens":7,"completion_tokens":{completion}}}}}"#
+            ),
+        )
+    };
+    let gemini = |text: &str| {
+        ev(
+            "",
+            &format!(
+                r#"{{"candidates":[{{"content":{{"parts":[{{"text":"{text}"}}]}}}}],"usageMetadata":{{"promptTokenCount":7}}}}"#
+            ),
+        )
+    };
+    let cases = [
+        (
+            Format::OpenaiChat,
+            vec![chat("a", 1), chat("", 1), chat("b", 1), ev("", r#"{"choices":[],"usage":null}"#)],
+            vec![text("a"), usage(Some(7), Some(1)), text("b")],
+        ),
+        (Format::Gemini, vec![gemini("a"), gemini("b")], vec![text("a"), usage(Some(7), Some(0)), text("b")]),
+        (
+            Format::AnthropicMessages,
+            vec![
+                ev(
+                    "message_start",
+                    r#"{"type":"message_start","message":{"usage":{"input_tokens":7,"output_tokens":1}}}"#,
+                ),
+                ev("message_delta", r#"{"type":"message_delta","delta":{},"usage":{"output_tokens":1}}"#),
+                ev("ping", r#"{"type":"ping"}"#),
+            ],
+            vec![usage(Some(7), Some(1))],
+        ),
+    ];
+    for (format, events, expected) in cases {
+        let (out, _) = decode(format, &events);
+        assert_eq!(out, expected, "{format:?}");
+    }
+}
+
+#[test]
+fn odd_counts_alone_report_nothing_and_overwrite_a_count_with_unknown() {
+    for odd in ODD {
+        let cases = [
+            (
+                Format::OpenaiChat,
+                vec![
+                    ev("", &format!(r#"{{"choices":[],"usage":{{"prompt_tokens":{odd},"completion_tokens":{odd}}}}}"#)),
+                    ev("", r#"{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":2}}"#),
+                    ev("", &format!(r#"{{"choices":[],"usage":{{"prompt_tokens":7,"completion_tokens":{odd}}}}}"#)),
+                ],
+            ),
+            (
+                Format::Gemini,
+                vec![
+                    ev(
+                        "",
+                        &format!(r#"{{"usageMetadata":{{"promptTokenCount":{odd},"candidatesTokenCount":{odd}}}}}"#),
+                    ),
+                    ev("", r#"{"usageMetadata":{"promptTokenCount":7,"candidatesTokenCount":2}}"#),
+                    ev("", &format!(r#"{{"usageMetadata":{{"promptTokenCount":7,"candidatesTokenCount":{odd}}}}}"#)),
+                ],
+            ),
+            (
+                Format::AnthropicMessages,
+                vec![
+                    ev(
+                        "message_start",
+                        &format!(
+                            r#"{{"type":"message_start","message":{{"usage":{{"input_tokens":{odd},"output_tokens":{odd}}}}}}}"#
+                        ),
+                    ),
+                    ev(
+                        "message_delta",
+                        r#"{"type":"message_delta","delta":{},"usage":{"input_tokens":7,"output_tokens":2}}"#,
+                    ),
+                    ev(
+                        "message_delta",
+                        &format!(r#"{{"type":"message_delta","delta":{{}},"usage":{{"output_tokens":{odd}}}}}"#),
+                    ),
+                ],
+            ),
+        ];
+        for (format, events) in cases {
+            let (out, _) = decode(format, &events);
+            assert_eq!(out, [usage(Some(7), Some(2)), usage(Some(7), None)], "{format:?} {odd}");
+        }
+    }
+}
+
+#[test]
+fn a_usage_report_is_not_content_and_has_the_js_shape() {
+    let report = usage(Some(7), None);
+    assert!(!report.is_visible());
+    assert_eq!(
+        serde_json::to_value(&report).expect("serializes"),
+        serde_json::json!({"type": "usage", "usage": {"inputTokens": 7}})
+    );
+    let back: Delta = serde_json::from_str(r#"{"type":"usage","usage":{"outputTokens":3}}"#).expect("reads back");
+    assert_eq!(back, usage(None, Some(3)));
 }
 
 #[test]

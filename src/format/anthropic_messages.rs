@@ -17,8 +17,8 @@ use serde_json::Value;
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Role, ToolCall, Usage};
 use crate::format::openai_chat::request_headers;
 use crate::format::{
-    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
-    StreamDecoding,
+    join_url, json, malformed_frame, report_usage, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect,
+    ProviderSaid, StreamDecoding,
 };
 use crate::sse::SseEvent;
 
@@ -569,10 +569,9 @@ impl StreamDecoder {
         });
         Ok(())
     }
-}
 
-impl StreamDecoding for StreamDecoder {
-    fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+    /// One event's deltas; its stop reason, usage and model are kept for the end.
+    fn on_message_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         if self.done || ev.data.trim().is_empty() {
             return Ok(());
         }
@@ -639,6 +638,17 @@ impl StreamDecoding for StreamDecoder {
             _ => {}
         }
         Ok(())
+    }
+}
+
+impl StreamDecoding for StreamDecoder {
+    /// An event's deltas, then the usage when the event changed it: `message_start` reports the
+    /// input (and the first output tokens), each `message_delta` the output so far.
+    fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        let before = self.usage;
+        let decoded = self.on_message_event(ev, out);
+        report_usage(before, self.usage, out);
+        decoded
     }
 
     /// End of stream: complete after `message_stop`, or after `message_delta`'s stop reason
@@ -975,6 +985,7 @@ mod tests {
         assert_eq!(
             out,
             [
+                Delta::Usage { usage: Usage { input_tokens: Some(12), output_tokens: Some(1) } },
                 Delta::Reasoning { text: "hmm".into() },
                 Delta::Text { text: "Hi".into() },
                 Delta::ToolCall {
@@ -984,6 +995,7 @@ mod tests {
                     arguments: String::new()
                 },
                 Delta::ToolCall { index: 0, id: None, name: None, arguments: "{}".into() },
+                Delta::Usage { usage: Usage { input_tokens: Some(12), output_tokens: Some(30) } },
                 Delta::Done {
                     finish_reason: FinishReason::ToolCalls,
                     usage: Usage { input_tokens: Some(12), output_tokens: Some(30) },

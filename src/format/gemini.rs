@@ -19,8 +19,8 @@ use serde_json::{Map, Value};
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, ToolCall, Usage};
 use crate::format::openai_chat::request_headers;
 use crate::format::{
-    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
-    StreamDecoding,
+    join_url, json, malformed_frame, report_usage, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect,
+    ProviderSaid, StreamDecoding,
 };
 use crate::sse::SseEvent;
 
@@ -498,59 +498,13 @@ pub struct StreamDecoder {
 }
 
 impl StreamDecoding for StreamDecoder {
+    /// A chunk's deltas, then its `usageMetadata` when the chunk changed it (Gemini may report
+    /// usage on any chunk, not only the last).
     fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
-        if self.done || ev.data.trim().is_empty() {
-            return Ok(());
-        }
-        let mut spare = None;
-        let mut chunk = match json::parse_with(&ev.data, &mut spare, parse_chunk) {
-            Ok(chunk) => chunk,
-            Err(e) => {
-                let reason = format!("gemini stream data frame is not a GenerateContentResponse: {e}");
-                // Gemini sends each function call whole in one frame: a frame that names one, or
-                // one after a call (the next of parallel calls), may be a call nobody would miss.
-                let at_risk = if self.tool_calls > 0 {
-                    Some("the answer holds a function call, and this frame may hold the next")
-                } else if ev.data.contains("functionCall") || ev.data.contains("function_call") {
-                    Some("the frame names a functionCall")
-                } else {
-                    None
-                };
-                return malformed_frame(reason, at_risk, out);
-            }
-        };
-        if let Some(error) = chunk.error.as_ref() {
-            return Err(provider_error(error));
-        }
-        if let Some(usage) = &chunk.usage_metadata {
-            self.usage = UsageMetadata::usage(usage);
-        }
-        if let Some(model) = chunk.model_version.take().filter(|m| !m.is_empty()) {
-            self.model = Some(model);
-        }
-        self.prompt_blocked |= chunk.prompt_blocked();
-        let Some(candidate) = chunk.first_candidate() else {
-            return Ok(());
-        };
-        for part in candidate.content.and_then(|c| c.parts).into_iter().flatten() {
-            if let Some(call) = part.function_call {
-                let call = call.into_tool_call(self.tool_calls);
-                out.push(Delta::ToolCall {
-                    index: self.tool_calls,
-                    id: Some(call.id),
-                    name: Some(call.name),
-                    arguments: call.arguments,
-                });
-                self.tool_calls = self.tool_calls.saturating_add(1);
-            } else if let Some(text) = part.text.filter(|t| !t.is_empty()) {
-                let text = text.into_owned();
-                out.push(if part.thought == Some(true) { Delta::Reasoning { text } } else { Delta::Text { text } });
-            }
-        }
-        if let Some(reason) = candidate.finish_reason {
-            self.finish_reason = Some(reason.into_owned());
-        }
-        Ok(())
+        let before = self.usage;
+        let decoded = self.on_chunk(ev, out);
+        report_usage(before, self.usage, out);
+        decoded
     }
 
     /// A line outside SSE framing. Lines are gathered until their brackets close, then parsed
@@ -607,6 +561,64 @@ impl StreamDecoding for StreamDecoder {
         };
         self.done = true;
         out.push(Delta::Done { finish_reason, usage: self.usage, model: self.model.take() });
+        Ok(())
+    }
+}
+
+impl StreamDecoder {
+    /// One chunk's deltas; its finish reason, usage and model are kept for the end.
+    fn on_chunk(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        if self.done || ev.data.trim().is_empty() {
+            return Ok(());
+        }
+        let mut spare = None;
+        let mut chunk = match json::parse_with(&ev.data, &mut spare, parse_chunk) {
+            Ok(chunk) => chunk,
+            Err(e) => {
+                let reason = format!("gemini stream data frame is not a GenerateContentResponse: {e}");
+                // Gemini sends each function call whole in one frame: a frame that names one, or
+                // one after a call (the next of parallel calls), may be a call nobody would miss.
+                let at_risk = if self.tool_calls > 0 {
+                    Some("the answer holds a function call, and this frame may hold the next")
+                } else if ev.data.contains("functionCall") || ev.data.contains("function_call") {
+                    Some("the frame names a functionCall")
+                } else {
+                    None
+                };
+                return malformed_frame(reason, at_risk, out);
+            }
+        };
+        if let Some(error) = chunk.error.as_ref() {
+            return Err(provider_error(error));
+        }
+        if let Some(usage) = &chunk.usage_metadata {
+            self.usage = UsageMetadata::usage(usage);
+        }
+        if let Some(model) = chunk.model_version.take().filter(|m| !m.is_empty()) {
+            self.model = Some(model);
+        }
+        self.prompt_blocked |= chunk.prompt_blocked();
+        let Some(candidate) = chunk.first_candidate() else {
+            return Ok(());
+        };
+        for part in candidate.content.and_then(|c| c.parts).into_iter().flatten() {
+            if let Some(call) = part.function_call {
+                let call = call.into_tool_call(self.tool_calls);
+                out.push(Delta::ToolCall {
+                    index: self.tool_calls,
+                    id: Some(call.id),
+                    name: Some(call.name),
+                    arguments: call.arguments,
+                });
+                self.tool_calls = self.tool_calls.saturating_add(1);
+            } else if let Some(text) = part.text.filter(|t| !t.is_empty()) {
+                let text = text.into_owned();
+                out.push(if part.thought == Some(true) { Delta::Reasoning { text } } else { Delta::Text { text } });
+            }
+        }
+        if let Some(reason) = candidate.finish_reason {
+            self.finish_reason = Some(reason.into_owned());
+        }
         Ok(())
     }
 }
@@ -837,6 +849,7 @@ mod tests {
             out,
             [
                 Delta::Reasoning { text: "Plan".into() },
+                Delta::Usage { usage: Usage { input_tokens: Some(8), output_tokens: Some(0) } },
                 Delta::Text { text: "Hi".into() },
                 Delta::ToolCall {
                     index: 0,
@@ -844,6 +857,7 @@ mod tests {
                     name: Some("f".into()),
                     arguments: r#"{"a":1}"#.into()
                 },
+                Delta::Usage { usage: Usage { input_tokens: Some(8), output_tokens: Some(6) } },
                 Delta::Done {
                     finish_reason: FinishReason::ToolCalls,
                     usage: Usage { input_tokens: Some(8), output_tokens: Some(6) },
@@ -922,7 +936,8 @@ mod tests {
         d.on_event(&event(r#"{"candidates":[{"content":{"parts":[{"text":""}],"role":"model"}}]}"#), &mut out)
             .expect("ok");
         d.on_event(&event(r#"{"usageMetadata":{"promptTokenCount":3}}"#), &mut out).expect("ok");
-        assert!(out.is_empty());
+        assert_eq!(out, [Delta::Usage { usage: Usage { input_tokens: Some(3), output_tokens: Some(0) } }]);
+        out.clear();
         assert_eq!(
             d.on_event(
                 &event(r#"{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}"#),

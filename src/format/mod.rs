@@ -20,7 +20,7 @@ pub mod openai_responses;
 
 use serde::{Deserialize, Serialize};
 
-use crate::chat::{Answer, ChatRequest, Delta};
+use crate::chat::{Answer, ChatRequest, Delta, Usage};
 pub use crate::outcome::{FailureClass, ProviderSaid};
 pub use crate::secret::is_secret_header;
 use crate::secret::{Secret, REDACTED};
@@ -48,7 +48,8 @@ pub trait ProviderDialect {
 }
 
 /// A format's stream reader: fed every SSE event (and unframed line) in order, then `finish`.
-/// See [`StreamDecoder`] for what a stream must say to end well.
+/// See [`StreamDecoder`] for what a stream must say to end well. Token counts the provider
+/// reports before the end come out as a [`Delta::Usage`] (see [`report_usage`]).
 pub trait StreamDecoding {
     fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError>;
 
@@ -272,6 +273,14 @@ pub(crate) fn malformed_frame(
             out.push(Delta::Skipped { reason });
             Ok(())
         }
+    }
+}
+
+/// Reports a decoder's cumulative usage as a [`Delta::Usage`] when a frame changed it from
+/// `before`: a provider that repeats the same counts on every frame reports them once.
+pub(crate) fn report_usage(before: Usage, now: Usage, out: &mut Vec<Delta>) {
+    if now != before {
+        out.push(Delta::Usage { usage: now });
     }
 }
 

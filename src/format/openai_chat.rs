@@ -19,8 +19,8 @@ use serde_json::Value;
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, ToolCall, Usage};
 use crate::format::{
-    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
-    StreamDecoding,
+    join_url, json, malformed_frame, report_usage, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect,
+    ProviderSaid, StreamDecoding,
 };
 use crate::sse::SseEvent;
 
@@ -563,10 +563,9 @@ impl StreamDecoder {
         });
         Ok(())
     }
-}
 
-impl StreamDecoding for StreamDecoder {
-    fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+    /// One event's deltas; its finish reason, usage and model are kept for the end.
+    fn on_chunk(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         if self.done {
             return Ok(());
         }
@@ -608,6 +607,17 @@ impl StreamDecoding for StreamDecoder {
             }
         }
         Ok(())
+    }
+}
+
+impl StreamDecoding for StreamDecoder {
+    /// A chunk's deltas, then its usage when the chunk changed it: the usage-only chunk before
+    /// `[DONE]`, or every chunk of a server with continuous usage stats (vLLM).
+    fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        let before = self.usage;
+        let decoded = self.on_chunk(ev, out);
+        report_usage(before, self.usage, out);
+        decoded
     }
 
     /// End of stream: complete after `[DONE]`, or after a finish reason without it (several
@@ -944,6 +954,7 @@ mod tests {
                     arguments: String::new()
                 },
                 Delta::ToolCall { index: 0, id: None, name: None, arguments: "{}".into() },
+                Delta::Usage { usage: Usage { input_tokens: Some(5), output_tokens: Some(7) } },
                 Delta::Done {
                     finish_reason: FinishReason::ToolCalls,
                     usage: Usage { input_tokens: Some(5), output_tokens: Some(7) },

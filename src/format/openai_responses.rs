@@ -17,7 +17,8 @@ use serde_json::Value;
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Role, ToolCall, Usage};
 use crate::format::openai_chat::{provider_error, request_headers, OpenaiChat};
 use crate::format::{
-    join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
+    join_url, json, malformed_frame, report_usage, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid,
+    StreamDecoding,
 };
 use crate::sse::SseEvent;
 
@@ -114,10 +115,9 @@ struct Body<'a> {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum InputItem<'a> {
-    Message {
-        role: &'static str,
-        content: &'a str,
-    },
+    /// An EasyInputMessage. Its string content suits every role, an assistant turn (a
+    /// continue's prefill) included; content parts would have to be `output_text` there.
+    Message { role: &'static str, content: &'a str },
     FunctionCall {
         #[serde(rename = "type")]
         kind: &'static str,
@@ -348,6 +348,8 @@ pub struct StreamDecoder {
     /// The part the last reasoning text came from: a new part starts after a blank line.
     reasoning_part: Option<ReasoningPart>,
     said: Said,
+    /// The usage the last response snapshot before the end reported.
+    usage: Usage,
     model: Option<String>,
     done: bool,
 }
@@ -378,10 +380,9 @@ impl StreamDecoder {
         self.tool_items.push((output_index, ordinal));
         ordinal
     }
-}
 
-impl StreamDecoding for StreamDecoder {
-    fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+    /// One event's deltas; the end's finish reason, usage and model come from its snapshot.
+    fn on_response_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         if self.done || ev.data.trim().is_empty() {
             return Ok(());
         }
@@ -407,6 +408,9 @@ impl StreamDecoding for StreamDecoder {
         let kind = data.kind.as_deref().unwrap_or(ev.event.as_str());
         if let Some(model) = snapshot.as_ref().and_then(|s| s.model).filter(|m| !m.is_empty()) {
             self.model = Some(model.to_string());
+        }
+        if let Some(s) = snapshot.as_ref().filter(|_| !matches!(kind, "response.completed" | "response.incomplete")) {
+            self.usage = s.ending.usage;
         }
         match kind {
             "response.output_text.delta" | "response.refusal.delta" => {
@@ -506,6 +510,18 @@ impl StreamDecoding for StreamDecoder {
             _ => {}
         }
         Ok(())
+    }
+}
+
+impl StreamDecoding for StreamDecoder {
+    /// An event's deltas, then the usage when the event's response snapshot changed it before
+    /// the end (`response.failed` may report what the failed response cost); the usage of
+    /// `response.completed` and `response.incomplete` is the `Done`'s.
+    fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        let before = self.usage;
+        let decoded = self.on_response_event(ev, out);
+        report_usage(before, self.usage, out);
+        decoded
     }
 
     fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<(), DecodeError> {

@@ -296,7 +296,8 @@ impl StreamEncoder {
                 }
             }
             Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
-            // The engine never delivers a skipped frame (a warning event) or a usage report (kept on the leg).
+            // The engine never delivers a skipped frame (it becomes a warning event) nor a usage
+            // report (it stays on the attempt's leg).
             Delta::Skipped { .. } | Delta::Usage { .. } => {}
         }
     }

@@ -352,7 +352,9 @@ impl Shown {
                 }
                 done @ Delta::Done { .. } => panic!("Deliver carried {done:?}; the end of a stream is the Finish"),
                 skipped @ Delta::Skipped { .. } => panic!("Deliver carried {skipped:?}; a skipped frame is a warning"),
-                usage @ Delta::Usage { .. } => panic!("Deliver carried {usage:?}; usage belongs to the leg"),
+                usage @ Delta::Usage { .. } => {
+                    panic!("Deliver carried {usage:?}; usage is the leg's, not the reader's")
+                }
             }
         }
         assert!(self.bytes <= MAX_ANSWER_BYTES, "{} content bytes delivered, over the cap", self.bytes);

@@ -1,6 +1,6 @@
 //! The stream's first two layers on their own: SSE framing, and the four formats' decoders.
 
-use llm_baton::chat::Delta;
+use llm_baton::chat::{Delta, Usage};
 use llm_baton::format::Format;
 use llm_baton::sse::{SseError, SseEvent, SseItem, SseParser};
 
@@ -79,8 +79,28 @@ pub fn decoders(data: &[u8]) {
             if !failed && finished.is_ok() {
                 assert_eq!(dones, 1, "{format:?} finished without Done");
             }
+            usage_reports_are_changes(format, &out);
             let _ = format.decode_answer(data);
             let _ = format.error_body(500, data).message;
         });
+    }
+}
+
+/// Each `Delta::Usage` differs from the one before (the first from no counts at all). Where the
+/// decoder's end reports its running counts (every format but Responses, whose end carries its
+/// own), the `Done`'s usage is the last one reported: a cut stream has said what the end would.
+fn usage_reports_are_changes(format: Format, out: &[Delta]) {
+    let mut reported = Usage::default();
+    for delta in out {
+        match delta {
+            Delta::Usage { usage } => {
+                assert_ne!(*usage, reported, "{format:?} reported an unchanged usage");
+                reported = *usage;
+            }
+            Delta::Done { usage, .. } if format != Format::OpenaiResponses => {
+                assert_eq!(*usage, reported, "{format:?} ended with a usage it had not reported");
+            }
+            _ => {}
+        }
     }
 }

@@ -43,10 +43,15 @@ function gatewayConfig(providerUrl, host) {
       slow: oa("slow"),
       load_a: oa("load_a", loadLimits),
       load_b: an("load_b", loadLimits),
+      resume_primary: oa("resume_primary"),
+      resume_backup: an("resume_backup", { prefill: true }),
+      resume_refusing: oa("resume_refusing", { prefill: true }),
     },
     routes: {
       failover: { fallback: ["down", "backup"] },
       load: { fallback: [{ retry: "load_a", attempts: 2, backoff: { initialMs: 20, maxMs: 100 } }, "load_b"] },
+      resume: { fallback: ["resume_primary", "resume_backup"], afterStart: { mode: "continue" } },
+      resume_refused: { fallback: ["resume_primary", "resume_refusing"], afterStart: { mode: "continue" } },
     },
     deadlineMs: 5000,
     gateway: { apiKeys: [KEY], maxBodyBytes: 65536, cors: ["https://app.example"] },
@@ -95,6 +100,19 @@ function post(url, path, body, headers = {}) {
 function checkBatonHeaders(headers, target, attempts) {
   assert.equal(headers.get("x-baton-target"), target, "x-baton-target");
   assert.equal(headers.get("x-baton-attempts"), String(attempts), "x-baton-attempts");
+}
+
+// Resume (issue 12): a 60-word answer, one word per upstream content event (each keeping its
+// leading space), cut after 40; the backup continues from the prefill.
+const WORDS = Array.from({ length: 60 }, (_, i) => `word${i + 1}`);
+const FULL = WORDS.join(" ");
+const KEPT = WORDS.slice(0, 40).join(" ");
+const CUT_AFTER_40 = [{ text: FULL, stallAfterEvents: 40, stallMs: 100, usagePerEvent: true }];
+
+/** A message's text, whether its content is a string or Anthropic's blocks. */
+function contentText(message) {
+  const content = message?.content;
+  return typeof content === "string" ? content : (content ?? []).map((block) => block.text ?? "").join("");
 }
 
 const HOSTS = { workerd: startWorkerdGateway, deno: startDenoGateway };
@@ -369,7 +387,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
         ["/v1/chat/completions", { messages: ASK }, 400, /^model is missing/],
         ["/v1/messages", { model: "claude", messages: ASK }, 400, /^max_tokens is missing/],
         ["/v1/messages", { model: "claude", max_tokens: 5, messages: [{ role: "user", content: [{ type: "text" }] }] }, 400, /^messages\[0\]\.content\[0\]\.text is missing/],
-        ["/v1/chat/completions", { model: "no-such-model", messages: ASK }, 404, /^model "no-such-model" is not a route of this gateway \(known: failover, load, backup, claude, down, gpt/],
+        ["/v1/chat/completions", { model: "no-such-model", messages: ASK }, 404, /^model "no-such-model" is not a route of this gateway \(known: failover, load, resume, resume_refused, backup, claude, down, gpt/],
         ["/v1/messages", { model: "no-such-model", max_tokens: 5, messages: ASK }, 404, /is not a route/],
         ["/v1/chat/completions", { model: "gpt", messages: [{ role: "user", content: "x".repeat(70000) }] }, 413, /larger than the gateway's limit of 65536 bytes/],
       ];
@@ -427,7 +445,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
     test("GET /v1/models lists the routes; CORS for the configured origin only", async () => {
       const models = [];
       for await (const m of openai.models.list()) models.push(m.id);
-      assert.deepEqual(models.slice(0, 4), ["failover", "load", "backup", "claude"]);
+      assert.deepEqual(models.slice(0, 6), ["failover", "load", "resume", "resume_refused", "backup", "claude"]);
       assert.ok(models.includes("claude"));
       const pre = await fetch(`${gw.url}/v1/chat/completions`, {
         method: "OPTIONS",
@@ -463,6 +481,111 @@ for (const [host, start] of Object.entries(HOSTS)) {
       const r = await upstream(P(), id("slow"));
       assert.deepEqual([r.requests, r.open, r.clientClosed], [1, 0, 1], JSON.stringify(r.log.map((e) => e.outcome)));
       assert.ok(performance.now() - t0 < 1500, "the upstream request was closed long after the client left");
+    });
+
+    test("resume: a stream cut after 40 tokens continues on the backup, one answer and its whole usage under both SDKs, one splice comment", async () => {
+      const rearm = async () => {
+        await script(P(), id("resume_primary"), CUT_AFTER_40);
+        await script(P(), id("resume_backup"), [{ continueFrom: FULL }]);
+      };
+      const checkUpstream = async (what) => {
+        const up = await upstream(P(), id("resume_primary"));
+        const down = await upstream(P(), id("resume_backup"));
+        assert.equal(up.requests, 1, `${what}: requests to the primary`);
+        assert.equal(down.requests, 1, `${what}: requests to the backup`);
+        const prefill = down.log[0].body.messages.at(-1);
+        assert.equal(prefill.role, "assistant", `${what}: the backup's request ends with the prefill`);
+        assert.equal(contentText(prefill), KEPT, `${what}: the prefill is the text shown`);
+        // The answer's usage: the first leg's input, the output of both legs.
+        return { inputTokens: up.billed.inputTokens, outputTokens: up.billed.outputTokens + down.billed.outputTokens };
+      };
+
+      await rearm();
+      const { data: stream, response } = await openai.chat.completions
+        .create({ model: "resume", messages: ASK, stream: true, stream_options: { include_usage: true } })
+        .withResponse();
+      checkBatonHeaders(response.headers, "resume_primary", 1);
+      let text = "";
+      const finishes = [];
+      let usage;
+      for await (const chunk of stream) {
+        text += chunk.choices[0]?.delta?.content ?? "";
+        if (chunk.choices[0]?.finish_reason) finishes.push(chunk.choices[0].finish_reason);
+        if (chunk.usage) usage = chunk.usage;
+      }
+      assert.equal(text, FULL, "the OpenAI SDK's text");
+      assert.deepEqual(finishes, ["stop"]);
+      const counted = await checkUpstream("openai");
+      assert.deepEqual(counted, { inputTokens: 3, outputTokens: 60 }, "what the provider counted");
+      assert.deepEqual(usage, { prompt_tokens: 3, completion_tokens: 60, total_tokens: 63 }, "the OpenAI SDK's final usage");
+
+      await rearm();
+      const s = anthropic.messages.stream({ model: "resume", max_tokens: 200, messages: ASK });
+      let aText = "";
+      s.on("text", (t) => (aText += t));
+      const final = await s.finalMessage();
+      assert.equal(aText, FULL, "the Anthropic SDK's streamed text");
+      assert.equal(final.content[0].text, FULL, "the Anthropic SDK's final message");
+      assert.equal(final.stop_reason, "end_turn");
+      await checkUpstream("anthropic");
+      assert.equal(final.usage.input_tokens, 3, "the Anthropic SDK's input tokens");
+      assert.equal(final.usage.output_tokens, 60, "the Anthropic SDK's output tokens");
+
+      // The raw stream: exactly one comment line, at the seam between the kept text and the rest.
+      await rearm();
+      const raw = await (await post(gw.url, "/v1/chat/completions", { model: "resume", messages: ASK, stream: true })).text();
+      const comments = raw.split("\n").filter((line) => line.startsWith(": llm-baton resumed:"));
+      // workerd's and Deno's fetch report the cut body as a read error (Node's would see a clean end).
+      assert.deepEqual(comments, [`: llm-baton resumed: attempt 2 continues on resume_backup after resume_primary failed (transport); ${KEPT.length} characters kept`], raw);
+      const frames = raw.split("\n\n");
+      const seam = frames.findIndex((frame) => frame.startsWith(": llm-baton resumed:"));
+      const textOf = (list) => list.filter((f) => f.startsWith("data: {")).map((f) => JSON.parse(f.slice(6)).choices[0]?.delta?.content ?? "").join("");
+      assert.equal(textOf(frames.slice(0, seam)), KEPT, "text before the comment");
+      assert.equal(textOf(frames.slice(seam + 1)), FULL.slice(KEPT.length), "text after the comment");
+      assert.ok(raw.endsWith("data: [DONE]\n\n"), raw.slice(-200));
+      await checkUpstream("raw");
+    });
+
+    test("resume: a backup that refuses prefill: the SDKs get the primary's break, never the 400", async () => {
+      const rearm = async () => {
+        await script(P(), id("resume_primary"), CUT_AFTER_40);
+        await script(P(), id("resume_refusing"), [{ refusePrefill: true, text: "A fresh answer." }]);
+      };
+      const checkUpstream = async (what) => {
+        const down = await upstream(P(), id("resume_refusing"));
+        assert.equal(down.requests, 1, `${what}: the refusing backup got the continue and nothing else (a gateway never restarts)`);
+        assert.equal(down.log[0].body.messages.at(-1).role, "assistant", `${what}: it was a continue`);
+      };
+
+      await rearm();
+      const stream = await openai.chat.completions.create({ model: "resume_refused", messages: ASK, stream: true });
+      let text = "";
+      const finishes = [];
+      const [e] = await throws(async () => {
+        for await (const chunk of stream) {
+          text += chunk.choices[0]?.delta?.content ?? "";
+          if (chunk.choices[0]?.finish_reason) finishes.push(chunk.choices[0].finish_reason);
+        }
+      });
+      assert.equal(text, KEPT, "the text the OpenAI SDK saw before the error");
+      assert.deepEqual(finishes, [], "no finish_reason after a broken stream");
+      assert.ok(e instanceof OpenAI.APIError, String(e));
+      assert.doesNotMatch(e.message, /prefill|400/, "the resume leg's 400 must not mask the break");
+      // The primary's cut connection, as the gateway reports a transport failure after the commit.
+      assert.match(e.message, /^transport error: /, e.message);
+      assert.equal(e.code, "upstream_unreachable");
+      await checkUpstream("openai");
+
+      await rearm();
+      const s = anthropic.messages.stream({ model: "resume_refused", max_tokens: 200, messages: ASK });
+      let aText = "";
+      s.on("text", (t) => (aText += t));
+      const [ae] = await throws(() => s.finalMessage());
+      assert.equal(aText, KEPT, "the text the Anthropic SDK saw before the error");
+      assert.equal(ae.error?.error?.type, "upstream_error", String(ae));
+      assert.doesNotMatch(String(ae.message), /prefill|400/, "the resume leg's 400 must not mask the break");
+      assert.match(ae.error.error.message, /^transport error: /, String(ae));
+      await checkUpstream("anthropic");
     });
 
     // workerd (locally, at least) does not read the socket while a handler has not answered, so

@@ -174,6 +174,44 @@ function checkLegs(legs, expected, what) {
   });
 }
 
+// Resume (issue 12): a stream that broke after its start goes on on the backup. The full answer
+// is 60 words; the provider streams one word per content event, each keeping its leading space,
+// so the text shown after N events has no trailing whitespace and is exactly the prefill.
+const WORDS = Array.from({ length: 60 }, (_, i) => `word${i + 1}`);
+const FULL = WORDS.join(" ");
+const shownAfter = (events) => WORDS.slice(0, events).join(" ");
+// A chunked stream cut before its end: Node's fetch reports a clean end (the decoder then sees no
+// success marker: "protocol"), the other runtimes a read error ("transport"). Both are breaks.
+const CUT_KINDS = ["transport", "protocol"];
+
+/** primary -> backup (prefill: true) under `afterStart: {mode}`; the backup's extra target fields. */
+function resumeConfig(env, p, b, { mode = "continue", primaryTimeouts, backupTimeouts, deadlineMs, afterStart = {} } = {}) {
+  const config = {
+    targets: {
+      primary: target(env, p, { timeouts: primaryTimeouts }),
+      backup: { ...target(env, b, { timeouts: backupTimeouts }), prefill: true },
+    },
+    routes: { main: { fallback: ["primary", "backup"], afterStart: { mode, ...afterStart } } },
+  };
+  if (deadlineMs !== undefined) config.deadlineMs = deadlineMs;
+  return config;
+}
+
+/** What a reader shows after honouring `reset` items: the text since the last reset. */
+function shownText(events) {
+  let text = "";
+  for (const ev of events) {
+    if (ev.type === "reset") text = "";
+    if (ev.type === "text") text += ev.text;
+  }
+  return text;
+}
+
+/** The last message of each request the provider logged for scenario `r` (openai_chat bodies). */
+function lastMessages(r) {
+  return (r.log ?? []).map((entry) => entry.body?.messages?.at(-1));
+}
+
 // ---------------------------------------------------------------------------------------------
 
 export const scenarios = {
@@ -696,6 +734,167 @@ export const scenarios = {
         if (entry.keyInUrl) fail(`${format}: the API key was sent in the URL`, entry);
       }
     }
+  },
+
+  // Issue 12: a stream cut after 40 tokens continues on the backup; the reader gets the text once,
+  // and billedUsage is what the provider counted (both legs report usage on every chunk).
+  async "resume: a stream cut after 40 tokens continues on the backup, full text once, billed as counted"(env) {
+    const p = await script(env, "resume-cut", [{ text: FULL, stallAfterEvents: 40, stallMs: 100, usagePerEvent: true }]);
+    const b = await script(env, "resume-cut-backup", [{ continueFrom: FULL, usagePerEvent: true }]);
+    const baton = new env.Baton(resumeConfig(env, p, b));
+    const seen = [];
+    const events = await drain(baton.stream("main", ASK, { onEvent: (ev) => seen.push(ev) }), performance.now());
+    const kept = shownAfter(40);
+    eq(textOf(events), FULL, "text the reader assembled");
+    if (events.some((ev) => ev.type === "reset")) fail("a continue must not reset the reader", events);
+    const done = events.at(-1);
+    eq(done?.type, "done", "last stream event");
+    eq(done.text, FULL, "done.text");
+    eq(done.target, "backup", "done.target");
+    eq(safeJson(done.contributors), safeJson(["primary", "backup"]), "done.contributors");
+    const resumes = seen.filter((ev) => ev.type === "resume");
+    eq(resumes.length, 1, "resume events");
+    const r = resumes[0];
+    eq(`${r.mode} ${r.from}>${r.to} attempt ${r.attempt} kept ${r.keptChars}`, `continue primary>backup attempt 2 kept ${kept.length}`, "resume event");
+    oneOf(r.cause?.kind, CUT_KINDS, "resume event cause.kind (the cut connection)");
+    checkLegs(done.legs, [{ target: "primary", outcome: CUT_KINDS }, { target: "backup", outcome: "ok" }], "legs");
+    eq(safeJson(done.legs[1].resumedFrom), safeJson({ attempt: 1, mode: "continue", keptChars: kept.length }), "legs[1].resumedFrom");
+    eq(safeJson(done.legs[0].usage), safeJson({ inputTokens: 3, outputTokens: 40 }), "legs[0].usage (what the cut leg reported)");
+    eq(safeJson(done.usage), safeJson({ inputTokens: 3, outputTokens: 60 }), "done.usage (the answer's)");
+    const up = await upstream(env, p, { requests: 1 });
+    const down = await upstream(env, b, { requests: 1, completed: 1 });
+    const prefill = lastMessages(down)[0];
+    eq(`${prefill?.role}: ${prefill?.content}`, `assistant: ${kept}`, "the backup's request ends with the prefill");
+    const billed = { inputTokens: up.billed.inputTokens + down.billed.inputTokens, outputTokens: up.billed.outputTokens + down.billed.outputTokens };
+    eq(billed.outputTokens, 60, "output tokens the provider counted (40 + 20)");
+    eq(done.billedUsage?.inputTokens, billed.inputTokens, "done.billedUsage.inputTokens = the provider's billed input");
+    eq(done.billedUsage?.outputTokens, billed.outputTokens, "done.billedUsage.outputTokens = the provider's billed output");
+  },
+
+  async "resume: a stall after 20 tokens past idleMs 400 continues on the backup"(env) {
+    const p = await script(env, "resume-idle", [{ text: FULL, stallAfterEvents: 20, stallMs: 5000 }]);
+    const b = await script(env, "resume-idle-backup", [{ continueFrom: FULL }]);
+    const baton = new env.Baton(resumeConfig(env, p, b, { primaryTimeouts: { idleMs: 400 } }));
+    const seen = [];
+    const t0 = performance.now();
+    const events = await drain(baton.stream("main", ASK, { onEvent: (ev) => seen.push(ev) }), t0);
+    eq(textOf(events), FULL, "text the reader assembled");
+    const done = events.at(-1);
+    eq(done?.type, "done", "last stream event");
+    eq(done.target, "backup", "done.target");
+    checkLegs(done.legs, [{ target: "primary", outcome: "timeout", timeout: "idle" }, { target: "backup", outcome: "ok" }], "legs");
+    const resume = seen.find((ev) => ev.type === "resume");
+    eq(`${resume?.mode} ${resume?.cause?.kind} ${resume?.cause?.timeout} ${resume?.keptChars}`, `continue timeout idle ${shownAfter(20).length}`, "resume event");
+    // The seam: the last primary text, then the idle limit, then the backup's first text.
+    let length = 0;
+    const seam = events.findIndex((ev) => ev.type === "text" && (length += ev.text.length) > shownAfter(20).length);
+    if (seam < 1) fail("no text after the first 20 words", events);
+    took(events[seam].at - events[seam - 1].at, 400, "from the last text before the stall to the continued text (idleMs 400)");
+    await upstream(env, p, { requests: 1, clientClosed: 1 });
+    await upstream(env, b, { requests: 1, completed: 1 });
+  },
+
+  // The library may take back what it showed: a backup that refuses the prefill (400) answers
+  // afresh, behind a reset item. A whole answer never commits, so it simply fails over.
+  async "resume: a backup that refuses prefill restarts behind a reset item; complete() just fails over"(env) {
+    const fresh = "A fresh answer from the backup.";
+    const p = await script(env, "resume-refused", [{ text: FULL, stallAfterEvents: 40, stallMs: 100 }]);
+    const b = await script(env, "resume-refused-backup", [{ refusePrefill: true, text: fresh }]);
+    const baton = new env.Baton(resumeConfig(env, p, b));
+    const seen = [];
+    const events = await drain(baton.stream("main", ASK, { onEvent: (ev) => seen.push(ev) }), performance.now());
+    const kept = shownAfter(40);
+    const resets = events.filter((ev) => ev.type === "reset");
+    eq(resets.length, 1, "reset items");
+    const at = events.indexOf(resets[0]);
+    eq(textOf(events.slice(0, at)), kept, "text shown before the reset");
+    eq(events[at + 1]?.type, "text", "the item right after the reset");
+    const reset = resets[0];
+    eq(`${reset.from}>${reset.to} ${reset.discardedChars}`, `primary>backup ${kept.length}`, "reset item");
+    oneOf(reset.cause?.kind, CUT_KINDS, "reset item cause.kind (the primary's cut)");
+    eq(shownText(events), fresh, "text after honouring the reset");
+    const done = events.at(-1);
+    eq(done?.type, "done", "last stream event");
+    eq(done.text, fresh, "done.text");
+    eq(done.target, "backup", "done.target");
+    eq(safeJson(done.contributors), safeJson(["backup"]), "done.contributors");
+    checkLegs(done.legs, [
+      { target: "primary", outcome: CUT_KINDS },
+      { target: "backup", outcome: "http", status: 400 },
+      { target: "backup", outcome: "ok" },
+    ], "legs");
+    eq(done.legs[2].resumedFrom?.mode, "restart", "legs[2].resumedFrom.mode");
+    eq(seen.filter((ev) => ev.type === "resume").map((ev) => ev.mode).join(), "continue,restart", "resume events");
+    await upstream(env, p, { requests: 1 });
+    const down = await upstream(env, b, { requests: 2 });
+    eq(lastMessages(down).map((m) => m?.role).join(), "assistant,user", "the backup's requests end with: the prefill, then the user's turn");
+
+    // complete(): the primary's body is cut before it is whole, so nothing was shown: a plain failover.
+    const pw = await script(env, "resume-refused-whole", [{ text: FULL, dripMs: 200, stallAfterEvents: 5, stallMs: 100 }]);
+    const bw = await script(env, "resume-refused-whole-backup", [{ refusePrefill: true, text: fresh }]);
+    const whole = new env.Baton(resumeConfig(env, pw, bw));
+    const wholeEvents = [];
+    const out = await whole.complete("main", ASK, { onEvent: (ev) => wholeEvents.push(ev) });
+    eq(out.text, fresh, "complete(): text");
+    eq(safeJson(out.contributors), safeJson(["backup"]), "complete(): contributors");
+    checkLegs(out.legs, [{ target: "primary", outcome: CUT_KINDS }, { target: "backup", outcome: "ok" }], "complete(): legs");
+    eq(wholeEvents.filter((ev) => ev.type === "resume").length, 0, "complete(): resume events");
+    await upstream(env, pw, { requests: 1 });
+    const wholeDown = await upstream(env, bw, { requests: 1, completed: 1 });
+    eq(lastMessages(wholeDown)[0]?.role, "user", "complete(): the backup's request ends with the user's turn");
+  },
+
+  async "resume: a cut inside a tool call is never continued; the library restarts it"(env) {
+    const args = '{"city":"Paris","unit":"celsius"}';
+    const tools = [{ name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } }];
+    const p = await script(env, "resume-tool", [{ toolCall: { name: "get_weather", arguments: args }, stallAfterEvents: 2, stallMs: 100 }]);
+    const b = await script(env, "resume-tool-backup", [{ toolCall: { name: "get_weather", arguments: args } }]);
+    const baton = new env.Baton(resumeConfig(env, p, b));
+    const seen = [];
+    const events = await drain(baton.stream("main", { ...ASK, tools }, { onEvent: (ev) => seen.push(ev) }), performance.now());
+    const at = events.findIndex((ev) => ev.type === "reset");
+    if (at < 0) fail("expected a reset item before the backup's tool call", events);
+    const before = events.slice(0, at).filter((ev) => ev.type === "tool_call").map((ev) => ev.arguments).join("");
+    if (!(before.length > 0 && before.length < args.length && args.startsWith(before))) fail(`expected part of the arguments before the cut, got ${safeJson(before)}`, events);
+    const after = events.slice(at).filter((ev) => ev.type === "tool_call").map((ev) => ev.arguments).join("");
+    eq(after, args, "tool-call arguments after the reset");
+    const done = events.at(-1);
+    eq(done?.type, "done", "last stream event");
+    eq(done.toolCalls?.[0]?.arguments, args, "done.toolCalls[0].arguments");
+    eq(done.finishReason, "tool_calls", "done.finishReason");
+    eq(seen.filter((ev) => ev.type === "resume").map((ev) => ev.mode).join(), "restart", "resume events");
+    await upstream(env, p, { requests: 1 });
+    const down = await upstream(env, b, { requests: 1, completed: 1 });
+    for (const [i, last] of lastMessages(down).entries()) {
+      if (last?.role !== "user") fail(`backup request ${i} ends with a ${last?.role} message: a prefill was sent inside a tool call`, last);
+    }
+  },
+
+  async "resume: not started when it cannot finish before the deadline; the break's error stands"(env) {
+    const p = await script(env, "resume-late", [{ text: FULL, chunkDelayMs: 20, stallAfterEvents: 20, stallMs: 5000 }]);
+    const b = await script(env, "resume-late-backup", [{ continueFrom: FULL }]);
+    // The idle limit fires ~700 ms into a 1500 ms deadline: ~800 ms left, under minRemainingMs 1000.
+    const baton = new env.Baton(resumeConfig(env, p, b, { primaryTimeouts: { idleMs: 300 }, deadlineMs: 1500 }));
+    const seen = [];
+    const events = [];
+    const t0 = performance.now();
+    let error;
+    try {
+      for await (const ev of baton.stream("main", ASK, { onEvent: (ev) => seen.push(ev) })) events.push({ ...ev, at: performance.now() - t0 });
+    } catch (e) {
+      error = e;
+    }
+    const ms = performance.now() - t0;
+    if (!error) fail("expected the stream to fail with the primary's idle timeout", events);
+    checkError(env, error, { kind: "timeout", timeout: "idle" }, "the break's failure");
+    eq(textOf(events), shownAfter(20), "text delivered before the stall");
+    took(ms - events.at(-1).at, 300, "from the last text to the idle timeout (no resume leg after it)");
+    const warning = seen.find((ev) => ev.type === "warning");
+    if (!warning || !/not resumed/.test(warning.message) || !/minRemainingMs/.test(warning.message)) fail("expected a warning event saying why the stream was not resumed", seen);
+    eq(seen.filter((ev) => ev.type === "resume").length, 0, "resume events");
+    if (error.legs !== undefined) checkLegs(error.legs, [{ target: "primary", outcome: "timeout", timeout: "idle" }], "error.legs");
+    await upstream(env, p, { requests: 1, clientClosed: 1 });
+    await upstream(env, b, { requests: 0 });
   },
 };
 

@@ -1,20 +1,25 @@
 // Compile-only check of pkg/index.d.ts (`deno check`, TypeScript strict): the declarations
 // parse, and typical code that uses the API type-checks. Never run.
 import { Baton, BatonError, createGateway } from "../../pkg/index.d.ts";
-import type { CallEvent, Completion, Config, Gateway, StreamEvent } from "../../pkg/index.d.ts";
+import type { AfterStart, CallEvent, Completion, Config, Gateway, StreamEvent } from "../../pkg/index.d.ts";
 
 const config: Config = {
   targets: {
     primary: { format: "openai_chat", baseUrl: "http://127.0.0.1:1/v1", model: "m", apiKey: "k", timeouts: { headersMs: 1000, firstTokenMs: 2000, idleMs: 500 } },
-    backup: { format: "gemini", baseUrl: "http://127.0.0.1:1/v1beta", model: "g", headers: { "x-extra": "1" }, strictFrames: true },
+    backup: { format: "gemini", baseUrl: "http://127.0.0.1:1/v1beta", model: "g", headers: { "x-extra": "1" }, strictFrames: true, prefill: true },
   },
   routes: {
     main: { fallback: [{ retry: "primary", attempts: 3, backoff: { initialMs: 250, jitter: "none" }, retryOn: ["transport", "timeout", 429, "5xx", "overloaded"] }, "backup"], fallbackOn: ["timeout", "context_length", "quota", "content_filter"] },
     spread: { roundRobin: ["primary", "backup"], weights: [3, 1] },
+    resumed: { fallback: ["primary", "backup"], afterStart: { mode: "continue", attempts: 2, minRemainingMs: 1500 } },
+    restarted: { fallback: ["primary", "backup"], afterStart: { mode: "restart" } },
   },
   deadlineMs: 30_000,
   gateway: { apiKeys: ["gw"], cors: ["http://localhost:3000"], maxBodyBytes: 1 << 20 },
 };
+
+// @ts-expect-error: a stream resumes by continuing or restarting, nothing else
+export const replay: AfterStart = { mode: "replay" };
 
 export async function use(): Promise<string> {
   const baton = new Baton(config);
@@ -24,21 +29,25 @@ export async function use(): Promise<string> {
     if (ev.type === "retry") console.log(ev.delayMs, ev.cause.kind, ev.cause.status, ev.cause.code, ev.cause.class);
     if (ev.type === "leg") console.log(ev.leg.outcome, ev.leg.timeout, ev.leg.skippedFrames);
     if (ev.type === "warning") console.log(ev.target, ev.attempt, ev.message);
+    if (ev.type === "resume") console.log(ev.mode, ev.from, ev.to, ev.attempt, ev.cause.kind, ev.keptChars);
   };
   try {
     const out: Completion = await baton.complete(names[0], { messages: [{ role: "user", content: "hi" }], maxTokens: 5 }, { deadlineMs: 5000, signal: ctrl.signal, onEvent });
-    let text = out.text + out.legs.map((l) => l.outcome).join();
+    let text = out.text + out.legs.map((l) => l.outcome).join() + out.contributors.join() + (out.billedUsage.inputTokens ?? 0);
+    for (const leg of out.legs) text += `${leg.usage?.outputTokens ?? 0} ${leg.resumedFrom?.attempt} ${leg.resumedFrom?.mode} ${leg.resumedFrom?.keptChars}`;
     for await (const ev of baton.stream("main", { messages: [{ role: "system", content: "s" }, { role: "user", content: "u" }] })) {
       const e: StreamEvent = ev;
       if (e.type === "text") text += e.text;
       else if (e.type === "tool_call") text += e.arguments;
-      else if (e.type === "done") text += (e.usage.outputTokens ?? 0) + e.finishReason;
+      else if (e.type === "reset") text = `${e.from} ${e.to} ${e.cause.kind} ${e.discardedChars}`;
+      else if (e.type === "done") text += (e.usage.outputTokens ?? 0) + e.finishReason + e.contributors.join() + (e.billedUsage.outputTokens ?? 0);
     }
     return text;
   } catch (e) {
     if (e instanceof BatonError && e.kind === "timeout") return `${e.timeout} ${e.limitMs}`;
     if (e instanceof BatonError && e.kind === "config") return e.path ?? "";
     if (e instanceof BatonError && e.class === "context_length") return e.code ?? "";
+    if (e instanceof BatonError && e.billedUsage !== undefined) return String(e.billedUsage.inputTokens ?? 0);
     throw e;
   }
 }

@@ -1,0 +1,199 @@
+// A HealthStore for the tabs of one app: what one tab learns about a target's health, every tab
+// of the same origin knows a moment later, and a half-open target gets one probe among them all.
+//
+// Design: replicas, not a leader. Every tab keeps its own breakers (a WasmHealth) and feeds them
+// every leg that any tab reports: `report` applies the legs here and posts them on a
+// BroadcastChannel, and legs that arrive are applied too. Admissions are decided locally, with
+// no round trip. Only a probe needs the others: a tab whose replica grants one must also take
+// the Web Lock `${name}:${target}` (ifAvailable, so it never waits) and holds it for the probe's
+// lease, `cooldownMs`. The browser grants a lock to one holder at a time, so however the
+// replicas differ, at most one probe per lease leaves all the tabs together. Holding the lock for
+// the whole lease delays no one: a failed probe opens the target for a cooldown that ends after
+// the lease, and after a success there is nothing to probe. The winner also announces the probe
+// on the channel, so the others skip the target without asking for the lock, and know when it
+// may be probed again.
+//
+// Why not one leader tab that decides for all (Web Locks can elect one)? Every admission would
+// then wait for a message round trip through another tab's main thread, which may be busy or
+// throttled in the background, and what the breakers learned would vanish with the leader's tab.
+// Replicas need the other tabs for news only, and the lock is granted by the browser itself.
+//
+// Fails open. Without BroadcastChannel the store is a private replica (what a Baton does without
+// a store). Without the Web Locks API (Node, Deno, an opaque origin) a probe is exclusive only as
+// far as the announcements reach: two tabs that decide within the same millisecond may both
+// probe. In Node the channel reaches the worker threads of one process, and is unref()'d so it
+// never keeps the process alive.
+
+import { WasmHealth } from "./wasm/llm_baton.js";
+import { BatonError } from "./core.js";
+import { currentGeneration, enter, isDriverError } from "./host.js";
+
+/** Marks this store's messages: a channel of the same name used by something else is ignored. */
+const PROTOCOL = "llm-baton-health/1";
+/** The breaker's default cooldown (the config's `health.cooldownMs`), hence the probe lease. */
+const DEFAULT_COOLDOWN_MS = 5000;
+
+const clock = typeof performance === "object" && typeof performance.now === "function" ? () => performance.now() : () => Date.now();
+
+/**
+ * A HealthStore shared by every tab (and worker) of this origin that uses the same `name`.
+ * `options.health` is the breakers' config, the same object as the Baton config's `health`
+ * (default: the defaults); the lease of a probe is its `cooldownMs`.
+ */
+export function broadcastHealthStore(name = "llm-baton-health", options = {}) {
+  if (typeof name !== "string" || name.length === 0 || name.startsWith("-")) {
+    throw configError("name", `must be a non-empty string not starting with "-" (Web Locks reserves those), such as "llm-baton-health"; got ${describe(name)}`);
+  }
+  if (options === null || typeof options !== "object" || Array.isArray(options)) {
+    throw configError("options", "must be an object such as { health: { cooldownMs: 5000 } }");
+  }
+  for (const key of Object.keys(options)) {
+    if (key !== "health") throw configError(`options.${key}`, "is not a known option; known options: health");
+  }
+  return new BroadcastHealthStore(name, options.health ?? {});
+}
+
+class BroadcastHealthStore {
+  #name;
+  #leaseMs;
+  #replica;
+  #channel = null;
+  /** target -> clock() time until which another tab holds its probe. */
+  #probesElsewhere = new Map();
+
+  constructor(name, health) {
+    this.#name = name;
+    this.#leaseMs = health !== false && Number.isFinite(health.cooldownMs) ? health.cooldownMs : DEFAULT_COOLDOWN_MS;
+    this.#replica = replicaOf(health);
+    if (typeof globalThis.BroadcastChannel !== "function") return;
+    try {
+      this.#channel = new BroadcastChannel(name);
+    } catch {
+      return;
+    }
+    this.#channel.unref?.();
+    this.#channel.addEventListener("message", (event) => this.#receive(event.data));
+  }
+
+  /** The replica's admissions; a probe it grants stands only if this tab wins the target's lock. */
+  async admit(targets) {
+    let view;
+    try {
+      view = this.#replica().admit(targets);
+    } catch {
+      return { targets: targets.map((target) => ({ target, state: "closed", probe: false })) };
+    }
+    const entries = await Promise.all(view.targets.map((entry) => (entry.probe ? this.#claimProbe(entry) : entry)));
+    return { ...view, targets: entries };
+  }
+
+  /** Applies the legs here and sends them to every other tab. */
+  report(legs) {
+    if (!Array.isArray(legs) || legs.length === 0) return;
+    try {
+      this.#replica().report(legs);
+    } catch {
+      // A replica that cannot take these legs learns nothing from them; the call goes on.
+    }
+    this.#post({ type: "legs", legs });
+  }
+
+  /** Stops sending and hearing news; the replica goes on alone. */
+  close() {
+    this.#channel?.close();
+    this.#channel = null;
+  }
+
+  async #claimProbe(entry) {
+    const { target } = entry;
+    const heldUntil = this.#probesElsewhere.get(target);
+    if (heldUntil !== undefined) {
+      const leftMs = heldUntil - clock();
+      if (leftMs > 0) return refused(entry, leftMs);
+      this.#probesElsewhere.delete(target);
+    }
+    if (!(await holdLock(`${this.#name}:${target}`, this.#leaseMs))) return refused(entry, this.#leaseMs);
+    this.#post({ type: "probe", target, leaseMs: this.#leaseMs });
+    return entry;
+  }
+
+  #receive(message) {
+    if (message === null || typeof message !== "object" || message.protocol !== PROTOCOL) return;
+    if (message.type === "legs" && Array.isArray(message.legs)) {
+      const legs = message.legs.filter((leg) => leg !== null && typeof leg === "object" && typeof leg.target === "string");
+      if (legs.length === 0) return;
+      try {
+        this.#replica().report(legs);
+      } catch {
+        // As in report(): legs this replica cannot take are news it does without.
+      }
+    } else if (message.type === "probe" && typeof message.target === "string" && message.leaseMs >= 0) {
+      this.#probesElsewhere.set(message.target, clock() + Math.min(message.leaseMs, this.#leaseMs));
+    }
+  }
+
+  #post(message) {
+    try {
+      this.#channel?.postMessage({ protocol: PROTOCOL, ...message });
+    } catch {
+      // A closed channel or an uncloneable leg: the other tabs miss this news, nothing breaks.
+    }
+  }
+}
+
+/**
+ * Takes the Web Lock `lockName` if no one holds it, and keeps it for `leaseMs`. Resolves to
+ * whether this tab holds it now; true where the Web Locks API is missing or refuses (fail open).
+ */
+function holdLock(lockName, leaseMs) {
+  const locks = globalThis.navigator?.locks;
+  if (typeof locks?.request !== "function") return Promise.resolve(true);
+  return new Promise((resolve) => {
+    locks
+      .request(lockName, { ifAvailable: true }, (lock) => {
+        resolve(lock !== null);
+        if (lock === null) return undefined;
+        return new Promise((release) => {
+          const timer = setTimeout(release, leaseMs);
+          timer?.unref?.(); // Node: a held lease never keeps the process alive
+        });
+      })
+      .catch(() => resolve(true));
+  });
+}
+
+/** The view of a probe another tab holds: skip it for the `leftMs` that remain of its lease. */
+function refused(entry, leftMs) {
+  return { ...entry, probe: false, reopensInMs: Math.ceil(leftMs) };
+}
+
+/**
+ * The local breakers, rebuilt (empty) if a trap replaced the wasm instance since: they are what
+ * this tab knows, and losing them fails open. A config error throws at once, naming the option.
+ */
+function replicaOf(health) {
+  const build = () => enter(() => new WasmHealth(health), (e) => e);
+  let replica;
+  try {
+    replica = build();
+  } catch (e) {
+    if (isDriverError(e)) throw new BatonError({ ...e, path: e.path && `options.${e.path}`, message: `options.${e.message}` });
+    throw e;
+  }
+  let built = currentGeneration();
+  return () => {
+    if (built !== currentGeneration()) {
+      replica = build();
+      built = currentGeneration();
+    }
+    return replica;
+  };
+}
+
+function configError(path, what) {
+  return new BatonError({ kind: "config", path, message: `${path} ${what}` });
+}
+
+function describe(value) {
+  return typeof value === "string" ? JSON.stringify(value) : typeof value;
+}

@@ -1,0 +1,262 @@
+// Shared health between two tabs of one origin in headless Chromium (issue 13, "Done when"):
+// each tab has its own Baton with `broadcastHealthStore()`, and what one tab learns about the
+// primary keeps the other tab off it too.
+//
+// Both pages live in one browser context (one profile: BroadcastChannel and Web Locks are per
+// storage partition, and playwright's browser.newPage() would give each page its own). A tiny
+// static server serves pkg/ and a page whose import map points "llm-baton" at the browser entry.
+// The scripted provider (tests/provider) counts what reached the primary; the test flips the
+// primary from 503 to healthy by redefining its scenario between two requests, after reading
+// the outage's log, so no request straddles the switch.
+import { describe, test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { normalize } from "node:path";
+import { chromium } from "playwright-core";
+import { startProvider } from "./provider.mjs";
+import { resolveEntry, BROWSER_CONDITIONS } from "./resolve.mjs";
+
+const repo = fileURLToPath(new URL("../../", import.meta.url));
+const entry = resolveEntry(BROWSER_CONDITIONS);
+const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+
+// The flapping primary: 503 for OUTAGE_MS, then healthy; REQUESTS calls SPACING_MS apart,
+// alternating between the tabs. Two failures open the breaker (one from each tab, so only a
+// shared view opens it that early) and a cooldown of 2 s fits probes inside the outage.
+const OUTAGE_MS = 6000;
+const SPACING_MS = 1200;
+const REQUESTS = 10;
+const HEALTH = { failures: 2, cooldownMs: 2000 };
+/** Timers and the channel may deliver a little late on a loaded machine; never early. */
+const SLACK_MS = 250;
+
+const TYPES = {
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".wasm": "application/wasm",
+  ".json": "application/json",
+};
+
+// `window.harness` works without llm-baton (it checks the browser gives both tabs one channel
+// and one lock manager); `window.tab` loads llm-baton and runs calls through this tab's Baton.
+const PAGE = `<!doctype html>
+<meta charset="utf-8">
+<title>llm-baton shared health</title>
+<script type="importmap">${JSON.stringify({ imports: { "llm-baton": `/pkg/${entry.slice(2)}` } })}</script>
+<script type="module">
+  const heard = [];
+  const channel = new BroadcastChannel("harness");
+  channel.onmessage = (event) => heard.push(event.data);
+  let release = null;
+  window.harness = {
+    post: (message) => channel.postMessage(message),
+    heard: () => heard,
+    hold: (name) => new Promise((granted) => {
+      navigator.locks.request(name, () => { granted(true); return new Promise((r) => { release = r; }); });
+    }),
+    release: () => release?.(),
+    tryLock: (name) => navigator.locks.request(name, { ifAvailable: true }, (lock) => lock !== null),
+  };
+  let baton = null;
+  let store = null;
+  window.tab = {
+    async setup(config, health) {
+      const { Baton, broadcastHealthStore } = await import("llm-baton");
+      store?.close();
+      store = broadcastHealthStore(undefined, { health });
+      baton = new Baton(config, { healthStore: store });
+    },
+    async ask(route) {
+      const events = [];
+      const t0 = performance.now();
+      try {
+        const done = await baton.complete(route, { messages: [{ role: "user", content: "Say hello." }], maxTokens: 16 },
+          { onEvent: (event) => events.push(event) });
+        return { ok: true, target: done.target, legs: done.legs.map((l) => [l.target, l.outcome, l.status ?? null]),
+          skips: events.filter((e) => e.type === "skip").map((e) => [e.target, e.reason]), ms: performance.now() - t0 };
+      } catch (e) {
+        return { ok: false, error: String((e && e.stack) || e), legs: e.legs, events };
+      }
+    },
+    health: () => baton.health(),
+  };
+  window.pageReady = true;
+</script>
+`;
+
+/** Serves the page at / and GET /pkg/**; nothing else. */
+function startStaticServer() {
+  const server = createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    if (path === "/") {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
+      res.end(PAGE);
+      return;
+    }
+    const rel = normalize(path).replace(/^\/+/, "");
+    const type = TYPES[rel.slice(rel.lastIndexOf("."))];
+    if (!rel.startsWith("pkg/") || rel.includes("..") || !type) {
+      res.writeHead(404).end();
+      return;
+    }
+    try {
+      const body = await readFile(repo + rel);
+      res.writeHead(200, { "content-type": type, "cache-control": "no-store" });
+      res.end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("shared health in Chromium: two tabs, one broadcastHealthStore", () => {
+  let provider;
+  let server;
+  let browser;
+  let tabs;
+  const pageLog = [];
+
+  /** Defines (or redefines, with an empty log) the scenario `id` on the provider. */
+  async function script(id, steps) {
+    const res = await fetch(`${provider.url}/_scenarios/${id}`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ steps }),
+    });
+    assert.equal(res.status, 200, `PUT /_scenarios/${id}: ${await res.text()}`);
+  }
+  const scenario = (id) => fetch(`${provider.url}/_scenarios/${id}`).then((r) => r.json());
+
+  function config(primaryId, backupId) {
+    const target = (id) => ({ format: "openai_chat", baseUrl: `${provider.url}/s/${id}/v1`, model: "scripted-model", apiKey: "sk-test-not-a-secret" });
+    return {
+      targets: { primary: target(primaryId), backup: target(backupId) },
+      routes: { main: { fallback: ["primary", "backup"] } },
+      health: HEALTH,
+    };
+  }
+
+  /** A call through tab `i`'s Baton; fails the test with the page's account if it fails. */
+  async function ask(i) {
+    const out = await tabs[i].evaluate(() => window.tab.ask("main"));
+    if (!out.ok) throw new Error(`tab ${i}: the call failed: ${out.error}\nlegs: ${JSON.stringify(out.legs)}\n${pageLog.join("\n")}`);
+    return out;
+  }
+
+  before(async () => {
+    provider = await startProvider();
+    server = await startStaticServer();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    });
+    const context = await browser.newContext();
+    tabs = [await context.newPage(), await context.newPage()];
+    for (const [i, page] of tabs.entries()) {
+      page.on("console", (m) => pageLog.push(`tab ${i} console.${m.type()}: ${m.text()}`));
+      page.on("pageerror", (e) => pageLog.push(`tab ${i} pageerror: ${e.stack || e}`));
+      await page.goto(`http://127.0.0.1:${server.address().port}/`);
+      await page.waitForFunction(() => window.pageReady === true, null, { timeout: 15_000 });
+    }
+  });
+
+  after(async () => {
+    await browser?.close();
+    server?.close();
+    provider?.stop();
+  });
+
+  test("the two tabs share one BroadcastChannel and one Web Lock manager", async () => {
+    await tabs[0].evaluate(() => window.harness.post("from tab 0"));
+    await tabs[1].waitForFunction(() => window.harness.heard().includes("from tab 0"), null, { timeout: 2000 });
+    assert.equal(await tabs[0].evaluate(() => window.harness.hold("harness-lock")), true);
+    assert.equal(await tabs[1].evaluate(() => window.harness.tryLock("harness-lock")), false, "tab 1 got a lock tab 0 holds");
+    await tabs[0].evaluate(() => window.harness.release());
+    await tabs[1].waitForFunction(() => window.harness.tryLock("harness-lock"), null, { timeout: 2000, polling: 50 });
+  });
+
+  test("a flapping primary: the tabs together send it at most one probe per cooldown, and return within one", async () => {
+    const stamp = Date.now().toString(36);
+    const p = `bc-flap-primary-${stamp}`;
+    const b = `bc-flap-backup-${stamp}`;
+    await script(p, [{ status: 503 }]);
+    await script(b, [{ text: "backup here" }]);
+    for (const page of tabs) {
+      await page.evaluate(([c, h]) => window.tab.setup(c, h), [config(p, b), HEALTH]);
+    }
+
+    const calls = [];
+    let outage = null; // the provider's log of the primary while it answered 503
+    let recoveredAt = null;
+    const t0 = performance.now();
+    for (let i = 0; i < REQUESTS; i++) {
+      await sleep(t0 + i * SPACING_MS - performance.now());
+      if (outage === null && performance.now() - t0 >= OUTAGE_MS) {
+        outage = await scenario(p);
+        await script(p, [{ text: "primary is back" }]);
+        recoveredAt = performance.now() - t0;
+      }
+      const at = performance.now() - t0;
+      calls.push({ i, tab: i % 2, at, ...(await ask(i % 2)) });
+    }
+    const back = await scenario(p);
+    const timeline = calls.map((c) => `#${c.i} tab ${c.tab} at ${c.at.toFixed(0)} ms -> ${c.target} (${c.ms.toFixed(0)} ms) legs ${JSON.stringify(c.legs)} skips ${JSON.stringify(c.skips)}`);
+    const detail = `\ntimeline:\n${timeline.join("\n")}\nprimary hits during the outage at (provider ms): ${outage.log.map((e) => e.startedMs).join(", ")}`;
+    console.log(`# broadcast flap:${detail}`);
+
+    for (const c of calls.filter((c) => c.at < recoveredAt)) {
+      assert.equal(c.target, "backup", `request #${c.i} during the outage was served by ${c.target}${detail}`);
+    }
+    // The first HEALTH.failures hits open the breaker; after that, each hit is a probe, and two
+    // probes are at least one cooldown apart. Unshared, each tab would need its own two failures.
+    const hits = outage.log.map((e) => e.startedMs);
+    assert.ok(hits.length >= HEALTH.failures, `the primary saw ${hits.length} request(s) during the outage${detail}`);
+    const probes = hits.slice(HEALTH.failures - 1);
+    for (let k = 1; k < probes.length; k++) {
+      const gap = probes[k] - probes[k - 1];
+      assert.ok(gap >= HEALTH.cooldownMs - 20, `two requests reached the down primary ${gap} ms apart, less than one cooldown (${HEALTH.cooldownMs} ms)${detail}`);
+    }
+    assert.ok(hits.length <= HEALTH.failures + Math.floor(OUTAGE_MS / HEALTH.cooldownMs),
+      `the primary saw ${hits.length} requests during the outage: more than ${HEALTH.failures} to open the breaker and one probe per cooldown${detail}`);
+
+    const firstBack = calls.find((c) => c.at >= recoveredAt && c.target === "primary");
+    assert.ok(firstBack, `no request reached the recovered primary${detail}`);
+    assert.ok(firstBack.at - recoveredAt <= HEALTH.cooldownMs + SLACK_MS,
+      `traffic came back to the primary ${(firstBack.at - recoveredAt).toFixed(0)} ms after it recovered, more than one cooldown${detail}`);
+    for (const c of calls.filter((c) => c.i > firstBack.i)) {
+      assert.equal(c.target, "primary", `request #${c.i} after the primary came back went to ${c.target}${detail}`);
+    }
+    assert.equal(back.requests, calls.filter((c) => c.at >= recoveredAt && c.legs.some(([t]) => t === "primary")).length,
+      `the provider and the legs disagree on the requests after recovery${detail}`);
+  });
+
+  test("two tabs asking at once when the primary is half-open: one probe between them", async () => {
+    const stamp = Date.now().toString(36);
+    const p = `bc-race-primary-${stamp}`;
+    const b = `bc-race-backup-${stamp}`;
+    await script(p, [{ status: 503 }]);
+    await script(b, [{ text: "backup here" }]);
+    for (const page of tabs) {
+      await page.evaluate(([c, h]) => window.tab.setup(c, h), [config(p, b), HEALTH]);
+    }
+    // Open the breaker from both tabs, then wait out the cooldown.
+    await ask(0);
+    await ask(1);
+    const opened = (await scenario(p)).requests;
+    assert.equal(opened, HEALTH.failures, `opening the breaker took ${opened} requests`);
+    await sleep(HEALTH.cooldownMs + SLACK_MS);
+    // Three calls from each tab at once: one of them probes, the others go to the backup.
+    const burst = await Promise.all([0, 0, 0, 1, 1, 1].map((i) => ask(i)));
+    const probes = (await scenario(p)).requests - opened;
+    const detail = `\nburst: ${JSON.stringify(burst.map((c) => [c.target, c.legs, c.skips]))}`;
+    console.log(`# broadcast race: ${probes} probe(s) reached the primary${detail}`);
+    assert.equal(probes, 1, `the half-open primary got ${probes} probes from two tabs at once${detail}`);
+    assert.ok(burst.every((c) => c.target === "backup"), `every call was served by the backup${detail}`);
+  });
+});

@@ -2,8 +2,8 @@
 // of the same origin knows a moment later, and a half-open target gets one probe among them all.
 //
 // Design: replicas, not a leader. Every tab keeps its own breakers (a WasmHealth) and feeds them
-// every leg that any tab reports: `report` applies the legs here and posts them on a
-// BroadcastChannel, and legs that arrive are applied too. Admissions are decided locally, with
+// every attempt that any tab reports: `report` applies the reports (`leg` events) here and posts
+// them on a BroadcastChannel, and reports that arrive are applied too. Admissions are decided locally, with
 // no round trip. Only a probe needs the others: a tab whose replica grants one must also take
 // the Web Lock `${name}:${target}` (ifAvailable, so it never waits) and holds it for the probe's
 // lease, `cooldownMs`. The browser grants a lock to one holder at a time, so however the
@@ -50,7 +50,7 @@ export function broadcastHealthStore(name = "llm-baton-health", options = {}) {
   for (const key of Object.keys(options)) {
     if (key !== "health") throw configError(`options.${key}`, "is not a known option; known options: health");
   }
-  return new BroadcastHealthStore(name, options.health ?? {});
+  return new BroadcastHealthStore(name, options.health);
 }
 
 class BroadcastHealthStore {
@@ -63,7 +63,7 @@ class BroadcastHealthStore {
 
   constructor(name, health) {
     this.#name = name;
-    this.#leaseMs = health !== false && Number.isFinite(health.cooldownMs) ? health.cooldownMs : DEFAULT_COOLDOWN_MS;
+    this.#leaseMs = Number.isFinite(health?.cooldownMs) ? health.cooldownMs : DEFAULT_COOLDOWN_MS;
     this.#replica = replicaOf(health);
     if (typeof globalThis.BroadcastChannel !== "function") return;
     try {
@@ -87,15 +87,13 @@ class BroadcastHealthStore {
     return { ...view, targets: entries };
   }
 
-  /** Applies the legs here and sends them to every other tab. */
-  report(legs) {
-    if (!Array.isArray(legs) || legs.length === 0) return;
-    try {
-      this.#replica().report(legs);
-    } catch {
-      // A replica that cannot take these legs learns nothing from them; the call goes on.
-    }
-    this.#post({ type: "legs", legs });
+  /** Applies the reports (`leg` events: `{leg, cause?}`) here and sends them to every other tab. */
+  report(reports) {
+    if (!Array.isArray(reports)) return;
+    const readable = reports.filter(isReport);
+    if (readable.length === 0) return;
+    this.#learn(readable);
+    this.#post({ type: "reports", reports: readable });
   }
 
   /** Stops sending and hearing news; the replica goes on alone. */
@@ -119,16 +117,19 @@ class BroadcastHealthStore {
 
   #receive(message) {
     if (message === null || typeof message !== "object" || message.protocol !== PROTOCOL) return;
-    if (message.type === "legs" && Array.isArray(message.legs)) {
-      const legs = message.legs.filter((leg) => leg !== null && typeof leg === "object" && typeof leg.target === "string");
-      if (legs.length === 0) return;
-      try {
-        this.#replica().report(legs);
-      } catch {
-        // As in report(): legs this replica cannot take are news it does without.
-      }
+    if (message.type === "reports" && Array.isArray(message.reports)) {
+      const reports = message.reports.filter(isReport);
+      if (reports.length > 0) this.#learn(reports);
     } else if (message.type === "probe" && typeof message.target === "string" && message.leaseMs >= 0) {
       this.#probesElsewhere.set(message.target, clock() + Math.min(message.leaseMs, this.#leaseMs));
+    }
+  }
+
+  #learn(reports) {
+    try {
+      this.#replica().report(reports);
+    } catch {
+      // A report the replica cannot read (another version's?) teaches it nothing; the rest did.
     }
   }
 
@@ -136,7 +137,7 @@ class BroadcastHealthStore {
     try {
       this.#channel?.postMessage({ protocol: PROTOCOL, ...message });
     } catch {
-      // A closed channel or an uncloneable leg: the other tabs miss this news, nothing breaks.
+      // A closed channel or an uncloneable report: the other tabs miss this news, nothing breaks.
     }
   }
 }
@@ -160,6 +161,11 @@ function holdLock(lockName, leaseMs) {
       })
       .catch(() => resolve(true));
   });
+}
+
+/** A `leg` event's `{leg, cause?}`, the shape every tab's replica reads. */
+function isReport(report) {
+  return report !== null && typeof report === "object" && typeof report.leg?.target === "string";
 }
 
 /** The view of a probe another tab holds: skip it for the `leftMs` that remain of its lease. */

@@ -1,6 +1,7 @@
 // Shared health between two tabs of one origin in headless Chromium (issue 13, "Done when"):
 // each tab has its own Baton with `broadcastHealthStore()`, and what one tab learns about the
-// primary keeps the other tab off it too.
+// primary keeps the other tab off it too. First the store itself in Node, where one process's
+// BroadcastChannel reaches every store of the same name (and there is no Web Locks API).
 //
 // Both pages live in one browser context (one profile: BroadcastChannel and Web Locks are per
 // storage partition, and playwright's browser.newPage() would give each page its own). A tiny
@@ -14,7 +15,10 @@ import { createServer } from "node:http";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { normalize } from "node:path";
+import { spawnSync } from "node:child_process";
 import { chromium } from "playwright-core";
+import { BatonError } from "../../pkg/node.js";
+import { broadcastHealthStore } from "../../pkg/broadcast.js";
 import { startProvider } from "./provider.mjs";
 import { resolveEntry, BROWSER_CONDITIONS } from "./resolve.mjs";
 
@@ -113,6 +117,99 @@ function startStaticServer() {
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("broadcastHealthStore in Node", () => {
+  const health = { failures: 1, cooldownMs: 300 };
+  const failed = (target) => ({
+    leg: { target, attempt: 1, startMs: 0, endMs: 1, outcome: "http", status: 503 },
+    cause: { kind: "http", status: 503, message: "scripted 503" },
+  });
+  const view = async (store, target) => (await store.admit([target])).targets[0];
+  /** Long enough for a message between two channels of one process, on a loaded machine. */
+  const DELIVERY_MS = 50;
+  const stores = [];
+  const open = (name, options = { health }) => {
+    const store = broadcastHealthStore(name, options);
+    stores.push(store);
+    return store;
+  };
+  after(() => stores.forEach((store) => store.close()));
+
+  test("what one store learns, every store of the same name knows, and no other", async () => {
+    const [a, b, other] = [open("node-learn"), open("node-learn"), open("node-learn-other")];
+    a.report([failed("primary")]);
+    assert.equal((await view(a, "primary")).state, "open");
+    await sleep(DELIVERY_MS);
+    const seen = await view(b, "primary");
+    assert.equal(seen.state, "open", JSON.stringify(seen));
+    assert.ok(seen.reopensInMs > 0 && seen.reopensInMs <= health.cooldownMs, JSON.stringify(seen));
+    assert.equal((await view(other, "primary")).state, "closed");
+    assert.equal((await view(b, "backup")).state, "closed");
+  });
+
+  test("a probe one store holds, the others skip for its lease", async () => {
+    const [a, b] = [open("node-probe"), open("node-probe")];
+    a.report([failed("primary")]);
+    await sleep(health.cooldownMs + DELIVERY_MS);
+    assert.equal((await view(a, "primary")).probe, true, "the first store to ask probes");
+    await sleep(DELIVERY_MS);
+    const skipped = await view(b, "primary");
+    assert.equal(skipped.probe, false, JSON.stringify(skipped));
+    assert.ok(skipped.reopensInMs > 0 && skipped.reopensInMs <= health.cooldownMs - DELIVERY_MS, JSON.stringify(skipped));
+  });
+
+  test("news in another shape on the channel is ignored", async () => {
+    const store = open("node-noise");
+    const noise = new BroadcastChannel("node-noise");
+    const ours = { protocol: "llm-baton-health/1" };
+    for (const message of [null, "reports", { type: "reports", reports: [failed("primary")] }, { ...ours, type: "reports", reports: "x" },
+      { ...ours, type: "reports", reports: [null, 1, { leg: { target: 5 } }, failed("primary").leg] }, { ...ours, type: "probe", target: "primary" }]) {
+      noise.postMessage(message);
+    }
+    await sleep(DELIVERY_MS);
+    noise.close();
+    assert.deepEqual(await view(store, "primary"), await view(open("node-noise-clean"), "primary"));
+  });
+
+  test("without BroadcastChannel, a store is a private replica", async () => {
+    const saved = globalThis.BroadcastChannel;
+    let a;
+    let b;
+    try {
+      delete globalThis.BroadcastChannel;
+      [a, b] = [open("node-alone"), open("node-alone")];
+    } finally {
+      globalThis.BroadcastChannel = saved;
+    }
+    a.report([failed("primary")]);
+    await sleep(DELIVERY_MS);
+    assert.equal((await view(a, "primary")).state, "open");
+    assert.equal((await view(b, "primary")).state, "closed");
+  });
+
+  test("a wrong name or option is a config error naming it", () => {
+    const cases = [
+      [[""], "name"],
+      [["-reserved"], "name"],
+      [[42], "name"],
+      [["ok", "health"], "options"],
+      [["ok", { healthy: {} }], "options.healthy"],
+      [["ok", { health: { cooldownMs: -1 } }], "options.health.cooldownMs"],
+    ];
+    for (const [args, path] of cases) {
+      assert.throws(() => broadcastHealthStore(...args), (e) => e instanceof BatonError && e.kind === "config" && e.path === path && e.message.startsWith(path),
+        `broadcastHealthStore(${JSON.stringify(args)}) names ${path}`);
+    }
+  });
+
+  test("a store never keeps Node running", () => {
+    const code = `import "./pkg/node.js"; import { broadcastHealthStore } from "./pkg/broadcast.js";
+      const store = broadcastHealthStore("node-exit"); store.report([{ leg: { target: "p", attempt: 1, startMs: 0, endMs: 1, outcome: "ok" } }]);
+      await store.admit(["p"]);`;
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", code], { cwd: repo, timeout: 10_000, encoding: "utf8" });
+    assert.equal(run.status, 0, `node exited with ${run.status} (signal ${run.signal}): ${run.stderr}`);
+  });
+});
 
 describe("shared health in Chromium: two tabs, one broadcastHealthStore", () => {
   let provider;

@@ -1,7 +1,7 @@
 // A HealthStore for the tabs of one app: what one tab learns about a target's health, every tab
 // of the same origin knows a moment later, and a half-open target gets one probe among them all.
 //
-// Design: replicas, not a leader. Every tab keeps its own breakers (a WasmHealth) and feeds them
+// Design: replicas, not a leader. Every tab keeps its own breakers (a HealthState) and feeds them
 // every attempt that any tab reports: `report` applies the reports (`leg` events) here and posts
 // them on a BroadcastChannel, and reports that arrive are applied too. Admissions are decided locally, with
 // no round trip. Only a probe needs the others: a tab whose replica grants one must also take
@@ -24,9 +24,7 @@
 // probe. In Node the channel reaches the worker threads of one process, and is unref()'d so it
 // never keeps the process alive.
 
-import { WasmHealth } from "./wasm/llm_baton.js";
-import { BatonError } from "./core.js";
-import { currentGeneration, enter, isDriverError } from "./host.js";
+import { BatonError, HealthState } from "./core.js";
 
 /** Marks this store's messages: a channel of the same name used by something else is ignored. */
 const PROTOCOL = "llm-baton-health/1";
@@ -42,7 +40,8 @@ const clock = typeof performance === "object" && typeof performance.now === "fun
  */
 export function broadcastHealthStore(name = "llm-baton-health", options = {}) {
   if (typeof name !== "string" || name.length === 0 || name.startsWith("-")) {
-    throw configError("name", `must be a non-empty string not starting with "-" (Web Locks reserves those), such as "llm-baton-health"; got ${describe(name)}`);
+    const what = `must be a non-empty string not starting with "-" (Web Locks reserves those), such as "llm-baton-health"`;
+    throw configError("name", `${what}; got ${describe(name)}`);
   }
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
     throw configError("options", "must be an object such as { health: { cooldownMs: 5000 } }");
@@ -64,7 +63,11 @@ class BroadcastHealthStore {
   constructor(name, health) {
     this.#name = name;
     this.#leaseMs = Number.isFinite(health?.cooldownMs) ? health.cooldownMs : DEFAULT_COOLDOWN_MS;
-    this.#replica = replicaOf(health);
+    try {
+      this.#replica = new HealthState(health);
+    } catch (e) {
+      throw e instanceof BatonError && e.kind === "config" ? rename(e, "options.") : e;
+    }
     if (typeof globalThis.BroadcastChannel !== "function") return;
     try {
       this.#channel = new BroadcastChannel(name);
@@ -79,7 +82,7 @@ class BroadcastHealthStore {
   async admit(targets) {
     let view;
     try {
-      view = this.#replica().admit(targets);
+      view = this.#replica.admit(targets);
     } catch {
       return { targets: targets.map((target) => ({ target, state: "closed", probe: false })) };
     }
@@ -127,7 +130,7 @@ class BroadcastHealthStore {
 
   #learn(reports) {
     try {
-      this.#replica().report(reports);
+      this.#replica.report(reports);
     } catch {
       // A report the replica cannot read (another version's?) teaches it nothing; the rest did.
     }
@@ -173,27 +176,9 @@ function refused(entry, leftMs) {
   return { ...entry, probe: false, reopensInMs: Math.ceil(leftMs) };
 }
 
-/**
- * The local breakers, rebuilt (empty) if a trap replaced the wasm instance since: they are what
- * this tab knows, and losing them fails open. A config error throws at once, naming the option.
- */
-function replicaOf(health) {
-  const build = () => enter(() => new WasmHealth(health), (e) => e);
-  let replica;
-  try {
-    replica = build();
-  } catch (e) {
-    if (isDriverError(e)) throw new BatonError({ ...e, path: e.path && `options.${e.path}`, message: `options.${e.message}` });
-    throw e;
-  }
-  let built = currentGeneration();
-  return () => {
-    if (built !== currentGeneration()) {
-      replica = build();
-      built = currentGeneration();
-    }
-    return replica;
-  };
+/** A config error about `health.…` as one about `options.health.…`, the store's own argument. */
+function rename(error, prefix) {
+  return new BatonError({ kind: "config", path: prefix + error.path, message: prefix + error.message });
 }
 
 function configError(path, what) {

@@ -8,3 +8,4 @@ await init({ module_or_path: new URL("./wasm/llm_baton_bg.wasm", import.meta.url
 attach();
 
 export * from "./core.js";
+export { broadcastHealthStore } from "./broadcast.js";

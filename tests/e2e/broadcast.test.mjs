@@ -125,8 +125,22 @@ describe("broadcastHealthStore in Node", () => {
     cause: { kind: "http", status: 503, message: "scripted 503" },
   });
   const view = async (store, target) => (await store.admit([target])).targets[0];
-  /** Long enough for a message between two channels of one process, on a loaded machine. */
+  /** Long enough for a message between two channels of one process to arrive, if it were sent. */
   const DELIVERY_MS = 50;
+  /**
+   * Resolves once a store's message of this `type` went out on channel `name` (as a third
+   * listener hears it), and the other listeners had a moment to take it too.
+   */
+  function sent(name, type) {
+    const spy = new BroadcastChannel(name);
+    return new Promise((resolve) => {
+      spy.onmessage = (event) => {
+        if (event.data?.type !== type) return;
+        spy.close();
+        setTimeout(resolve, 10);
+      };
+    });
+  }
   const stores = [];
   const open = (name, options = { health }) => {
     const store = broadcastHealthStore(name, options);
@@ -137,9 +151,10 @@ describe("broadcastHealthStore in Node", () => {
 
   test("what one store learns, every store of the same name knows, and no other", async () => {
     const [a, b, other] = [open("node-learn"), open("node-learn"), open("node-learn-other")];
+    const delivered = sent("node-learn", "reports");
     a.report([failed("primary")]);
     assert.equal((await view(a, "primary")).state, "open");
-    await sleep(DELIVERY_MS);
+    await delivered;
     const seen = await view(b, "primary");
     assert.equal(seen.state, "open", JSON.stringify(seen));
     assert.ok(seen.reopensInMs > 0 && seen.reopensInMs <= health.cooldownMs, JSON.stringify(seen));
@@ -149,10 +164,13 @@ describe("broadcastHealthStore in Node", () => {
 
   test("a probe one store holds, the others skip for its lease", async () => {
     const [a, b] = [open("node-probe"), open("node-probe")];
+    const delivered = sent("node-probe", "reports");
     a.report([failed("primary")]);
-    await sleep(health.cooldownMs + DELIVERY_MS);
+    await delivered;
+    await sleep(health.cooldownMs);
+    const announced = sent("node-probe", "probe");
     assert.equal((await view(a, "primary")).probe, true, "the first store to ask probes");
-    await sleep(DELIVERY_MS);
+    await announced;
     const skipped = await view(b, "primary");
     assert.equal(skipped.probe, false, JSON.stringify(skipped));
     // The lease counts from when b heard of the probe, a moment after a took it.
@@ -167,7 +185,9 @@ describe("broadcastHealthStore in Node", () => {
       { ...ours, type: "reports", reports: [null, 1, { leg: { target: 5 } }, failed("primary").leg] }, { ...ours, type: "probe", target: "primary" }]) {
       noise.postMessage(message);
     }
-    await sleep(DELIVERY_MS);
+    // Messages from one channel arrive in order: once this one is in, so is all the noise.
+    noise.postMessage({ ...ours, type: "reports", reports: [failed("sentinel")] });
+    while ((await view(store, "sentinel")).state !== "open") await sleep(5);
     noise.close();
     assert.deepEqual(await view(store, "primary"), await view(open("node-noise-clean"), "primary"));
   });

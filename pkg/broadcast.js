@@ -30,6 +30,12 @@ import { BatonError, HealthState } from "./core.js";
 const PROTOCOL = "llm-baton-health/1";
 /** The breaker's default cooldown (the config's `health.cooldownMs`), hence the probe lease. */
 const DEFAULT_COOLDOWN_MS = 5000;
+/**
+ * How long a probe waits for its lock before this tab refuses it: half the Baton's default
+ * `healthWaitMs` (50), so a busy browser delays a probe instead of making the Baton stop waiting
+ * and fail open, which would let this tab's call through beside another tab's probe.
+ */
+const LOCK_WAIT_MS = 25;
 
 const clock = typeof performance === "object" && typeof performance.now === "function" ? () => performance.now() : () => Date.now();
 
@@ -113,7 +119,7 @@ class BroadcastHealthStore {
       if (leftMs > 0) return refused(entry, leftMs);
       this.#probesElsewhere.delete(target);
     }
-    if (!(await holdLock(`${this.#name}:${target}`, this.#leaseMs))) return refused(entry, this.#leaseMs);
+    if (!(await holdLock(`${this.#name}:${target}`, this.#leaseMs, LOCK_WAIT_MS))) return refused(entry, this.#leaseMs);
     this.#post({ type: "probe", target, leaseMs: this.#leaseMs });
     return entry;
   }
@@ -147,22 +153,36 @@ class BroadcastHealthStore {
 
 /**
  * Takes the Web Lock `lockName` if no one holds it, and keeps it for `leaseMs`. Resolves to
- * whether this tab holds it now; true where the Web Locks API is missing or refuses (fail open).
+ * whether this tab holds it: false if someone does, or if the browser took over `waitMs` to say
+ * (a lock granted after that is let go at once); true where the Web Locks API is missing or
+ * refuses (fail open).
  */
-function holdLock(lockName, leaseMs) {
+function holdLock(lockName, leaseMs, waitMs) {
   const locks = globalThis.navigator?.locks;
   if (typeof locks?.request !== "function") return Promise.resolve(true);
   return new Promise((resolve) => {
+    let answered = false;
+    const answer = (held) => {
+      if (answered) return;
+      answered = true;
+      clearTimeout(late);
+      resolve(held);
+    };
+    const late = setTimeout(() => answer(false), waitMs);
+    late?.unref?.();
     locks
       .request(lockName, { ifAvailable: true }, (lock) => {
-        resolve(lock !== null);
-        if (lock === null) return undefined;
+        if (lock === null || answered) {
+          answer(false);
+          return undefined;
+        }
+        answer(true);
         return new Promise((release) => {
-          const timer = setTimeout(release, leaseMs);
-          timer?.unref?.(); // Node: a held lease never keeps the process alive
+          const lease = setTimeout(release, leaseMs);
+          lease?.unref?.(); // Node: a held lease never keeps the process alive
         });
       })
-      .catch(() => resolve(true));
+      .catch(() => answer(true));
   });
 }
 

@@ -1,0 +1,286 @@
+// llm-baton/durable: breaker state shared by every isolate of a Workers deployment.
+//
+// A deployment is hundreds of isolates, each with its own Baton; what one of them learns about a
+// failing provider should spare the others. Cloudflare's place for shared state is the Durable
+// Object, so this entry has two halves:
+// - `BatonHealthObject`, the Durable Object: one per target name, holding that target's breaker
+//   in a `WasmHealth` (the same core the Baton uses, on the object's clock). One object per target
+//   keeps each object's load to the calls of one provider, and a probe grant exclusive: only the
+//   object decides it.
+// - `durableHealthStore(namespace)`, the HealthStore a Baton is given: it asks each target's
+//   object in parallel before a call and forwards each leg after an attempt. It never makes a call
+//   wait on a slow or missing object: each request is capped (`timeoutMs`), and anything that goes
+//   wrong reads as "pass" (fail open: a breaker that cannot be reached must not stop traffic).
+//
+// The objects need no setup: every message carries the `health` section of the config, and an
+// object (re)builds its breakers when it differs from the one it holds. Their state lives in
+// memory: an object that is evicted starts again with closed breakers, which is the safe side.
+// Times in the protocol are relative (ms from now), as the isolates' clocks differ.
+import { BatonError } from "./workerd.js";
+import { WasmHealth } from "./wasm/llm_baton.js";
+import { currentGeneration, enter } from "./host.js";
+import * as workers from "cloudflare:workers";
+
+/** Request bodies an object reads at most: a call's legs are a few hundred bytes each. */
+const MAX_BODY_BYTES = 256 * 1024;
+/** The leg fields a breaker learns from; the rest (usage, timings) stays in the isolate. */
+const LEG_FIELDS = ["target", "outcome", "status", "timeout", "class", "retryAfterMs"];
+/** Any URL reaches an object; this one reads well in its logs. */
+const ORIGIN = "https://llm-baton-health";
+const STORE_OPTIONS = ["config", "timeoutMs", "prefix"];
+
+/**
+ * The Durable Object. Bind it in wrangler.toml (see examples/gateway) and export it from the
+ * Worker's main module: `export { BatonHealthObject } from "llm-baton/durable"`.
+ *
+ *   POST /admit  {"targets": ["primary"], "config": {...}}  -> 200 HealthView
+ *   POST /report {"legs": [Leg, ...], "config": {...}}      -> 204
+ *   GET  /snapshot                                         -> 200 the shape of baton.health()
+ *
+ * A malformed message gets a 4xx naming what was wrong; nothing a caller sends makes it throw.
+ */
+export class BatonHealthObject {
+  /** The WasmHealth, the config text it was built from, and the wasm instance it belongs to. */
+  #health = null;
+  #configText = null;
+  #generation = -1;
+
+  // The Durable Object contract: (state, env). The breakers need neither: they live in memory.
+  constructor(state, env) {
+    void state;
+    void env;
+  }
+
+  async fetch(request) {
+    try {
+      return await this.#route(request);
+    } catch (e) {
+      return reply(500, `llm-baton health object: ${describe(e)}`);
+    }
+  }
+
+  async #route(request) {
+    const path = new URL(request.url).pathname;
+    const post = (run) => (request.method === "POST" ? this.#withBody(request, path, run) : notAllowed(path, "POST"));
+    switch (path) {
+      case "/admit":
+        return post((body) => {
+          const targets = body.targets;
+          if (!Array.isArray(targets) || targets.length === 0 || !targets.every((t) => typeof t === "string" && t !== "")) {
+            return reply(400, `POST /admit: "targets" must be a non-empty array of target names, e.g. {"targets": ["primary"]}`);
+          }
+          return this.#call(body, (health) => Response.json(health.admit(targets)));
+        });
+      case "/report":
+        return post((body) => {
+          const legs = body.legs;
+          if (!Array.isArray(legs) || !legs.every((leg) => isObject(leg) && typeof leg.target === "string")) {
+            return reply(400, `POST /report: "legs" must be an array of legs, each with a "target", e.g. {"legs": [{"target": "primary", "outcome": "ok"}]}`);
+          }
+          return this.#call(body, (health) => {
+            health.report(legs.map(breakerFields));
+            return new Response(null, { status: 204 });
+          });
+        });
+      case "/snapshot":
+        if (request.method !== "GET") return notAllowed(path, "GET");
+        // Before any message, or after a trap dropped them, there are no breakers to show.
+        if (this.#health === null || this.#generation !== currentGeneration()) return Response.json({ targets: [], retryBudget: null });
+        return Response.json(enter(() => this.#health.snapshot(), internal));
+      default:
+        return reply(404, `no such path ${JSON.stringify(path)}; a BatonHealthObject serves POST /admit, POST /report and GET /snapshot`);
+    }
+  }
+
+  /** Reads a JSON object body (bounded), or answers 400/413 saying what was wrong. */
+  async #withBody(request, path, run) {
+    const declared = Number(request.headers.get("content-length"));
+    if (declared > MAX_BODY_BYTES) return reply(413, `POST ${path}: the body is ${declared} bytes, more than ${MAX_BODY_BYTES}`);
+    const text = await request.text();
+    if (text.length > MAX_BODY_BYTES) return reply(413, `POST ${path}: the body is ${text.length} characters, more than ${MAX_BODY_BYTES}`);
+    let body;
+    try {
+      body = JSON.parse(text);
+    } catch (e) {
+      return reply(400, `POST ${path}: the body is not JSON (${e.message}); send a JSON object such as {"targets": ["primary"]}`);
+    }
+    if (!isObject(body)) return reply(400, `POST ${path}: the body must be a JSON object, got ${kindOf(body)}`);
+    return run(body);
+  }
+
+  /**
+   * Runs `use(health)` on the breakers built from the message's config: rebuilt when the config
+   * differs from the one they hold, or when a trap replaced the wasm instance (which dropped them).
+   * A config the core refuses is a 400 with its path; nothing is kept from it.
+   */
+  #call(body, use) {
+    const configText = JSON.stringify(body.config ?? null);
+    try {
+      if (this.#health === null || configText !== this.#configText || this.#generation !== currentGeneration()) {
+        const config = body.config;
+        this.#health = enter(() => new WasmHealth(config), internal);
+        this.#configText = configText;
+        this.#generation = currentGeneration();
+      }
+      const health = this.#health;
+      return use({
+        admit: (targets) => enter(() => health.admit(targets), internal),
+        report: (legs) => enter(() => health.report(legs), internal),
+      });
+    } catch (e) {
+      if (e instanceof BatonError && e.kind === "internal") throw e;
+      if (this.#configText !== configText) this.#health = null;
+      return reply(400, `llm-baton health object: ${describe(e)}`);
+    }
+  }
+}
+
+/**
+ * A HealthStore over a Durable Object namespace bound to `BatonHealthObject`:
+ * `new Baton(config, { healthStore: durableHealthStore(env.HEALTH, { config: config.health }) })`.
+ *
+ * options:
+ * - `config`: the `health` section of the llm-baton config (default: the defaults). Checked here,
+ *   so a mistake throws BatonError kind "config" at once rather than being refused by every object.
+ * - `timeoutMs`: how long one object request may take before its target reads as "pass"
+ *   (default 1000; the Baton's own bounded wait, `waitMs`, is usually shorter).
+ * - `prefix`: object names are `prefix + target` (default "llm-baton-health:"); deployments
+ *   sharing a namespace but not their breakers use different prefixes.
+ */
+export function durableHealthStore(namespace, options = {}) {
+  if (!isObject(namespace) || typeof namespace.idFromName !== "function" || typeof namespace.get !== "function") {
+    throw configError("namespace", "must be a Durable Object namespace binding bound to BatonHealthObject (env.HEALTH with a [[durable_objects.bindings]] entry in wrangler.toml)");
+  }
+  if (!isObject(options)) throw configError("options", "must be an object such as { config: config.health }");
+  for (const key of Object.keys(options)) {
+    if (!STORE_OPTIONS.includes(key)) throw configError(`options.${key}`, `is not a known option; known options: ${STORE_OPTIONS.join(", ")}`);
+  }
+  const { config, timeoutMs = 1000, prefix = "llm-baton-health:" } = options;
+  if (!(typeof timeoutMs === "number" && timeoutMs > 0 && timeoutMs <= 60_000)) {
+    throw configError("options.timeoutMs", `must be a number of milliseconds from 1 to 60000, e.g. 1000 (got ${JSON.stringify(timeoutMs)})`);
+  }
+  if (typeof prefix !== "string") throw configError("options.prefix", `must be a string such as "llm-baton-health:"`);
+  try {
+    enter(() => new WasmHealth(config), internal).free?.();
+  } catch (e) {
+    throw e instanceof BatonError ? e : new BatonError(e);
+  }
+
+  const ids = new Map();
+  const objectOf = (target) => {
+    let id = ids.get(target);
+    if (id === undefined) {
+      id = namespace.idFromName(prefix + target);
+      ids.set(target, id);
+    }
+    // A fresh stub per request: a stub may be tied to the request that made it.
+    return namespace.get(id);
+  };
+  /**
+   * Posts a message to a target's object and hands the response to `read`; settles with its
+   * result, or with null when anything fails or the object takes longer than `timeoutMs` (the
+   * request is then aborted). Never rejects.
+   */
+  const send = (target, path, message, read) => {
+    const controller = new AbortController();
+    let timer;
+    const late = new Promise((resolve) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        resolve(null);
+      }, timeoutMs);
+    });
+    const answered = (async () => {
+      const res = await objectOf(target).fetch(`${ORIGIN}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(config === undefined ? message : { ...message, config }),
+        signal: controller.signal,
+      });
+      if (!res.ok) {
+        await res.body?.cancel();
+        return null;
+      }
+      return read(res);
+    })().catch(() => null);
+    return Promise.race([answered, late]).finally(() => clearTimeout(timer));
+  };
+
+  /** One target's entry of the shared view, or "pass" when its object cannot say in time. */
+  const admitOne = async (target) => {
+    const entry = await send(target, "/admit", { targets: [target] }, async (res) => {
+      const view = await res.json();
+      return Array.isArray(view?.targets) ? view.targets.find((e) => isObject(e) && e.target === target) : null;
+    });
+    return entry ?? { target, state: "closed", probe: false };
+  };
+
+  return {
+    async admit(targets) {
+      const names = [...new Set(Array.from(targets ?? [], String))];
+      return { targets: await Promise.all(names.map(admitOne)) };
+    },
+    report(legs) {
+      const byTarget = new Map();
+      for (const leg of Array.isArray(legs) ? legs : []) {
+        if (!isObject(leg) || typeof leg.target !== "string") continue;
+        if (!byTarget.has(leg.target)) byTarget.set(leg.target, []);
+        byTarget.get(leg.target).push(breakerFields(leg));
+      }
+      for (const [target, group] of byTarget) {
+        keepAlive(send(target, "/report", { legs: group }, (res) => res.body?.cancel()));
+      }
+    },
+  };
+}
+
+/**
+ * A report outlives the call that made it: in a Worker, tell the runtime to wait for it, or it
+ * may be cancelled when the response is done. Outside a request there is nothing to extend.
+ */
+function keepAlive(promise) {
+  try {
+    if (typeof workers.waitUntil === "function") workers.waitUntil(promise);
+  } catch {
+    // Not in a request context: the promise runs on its own.
+  }
+}
+
+function breakerFields(leg) {
+  const out = {};
+  for (const key of LEG_FIELDS) if (leg[key] !== undefined) out[key] = leg[key];
+  return out;
+}
+
+function reply(status, message) {
+  return Response.json({ error: message }, { status });
+}
+
+function notAllowed(path, method) {
+  return new Response(JSON.stringify({ error: `${path} accepts ${method} only` }), {
+    status: 405,
+    headers: { "content-type": "application/json", allow: method },
+  });
+}
+
+function internal(cause) {
+  return new BatonError({ kind: "internal", message: `llm-baton internal error (a bug): ${describe(cause)}` }, { cause });
+}
+
+function configError(path, what) {
+  return new BatonError({ kind: "config", path, message: `durableHealthStore: ${path} ${what}` });
+}
+
+function describe(e) {
+  if (e instanceof Error) return e.message;
+  if (isObject(e) && typeof e.message === "string") return e.message;
+  return String(e);
+}
+
+function isObject(v) {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+function kindOf(v) {
+  return v === null ? "null" : Array.isArray(v) ? "an array" : `a ${typeof v}`;
+}

@@ -6,7 +6,7 @@
 // BatonError`, a stack), options read with JavaScript's own eyes (a getter that throws, a
 // callback), a stream as an async iterable, and "stop iterating" meaning "abort the call upstream".
 
-import { WasmBaton, WasmGateway } from "./wasm/llm_baton.js";
+import { WasmBaton, WasmGateway, WasmHealth } from "./wasm/llm_baton.js";
 import { Gateway, openGatewayWarning } from "./gateway.js";
 import { armTrap, cancel, currentGeneration, enter, isDriverError, spawn } from "./host.js";
 
@@ -117,12 +117,95 @@ function linkSignal(signal, onAbort) {
   return () => signal.removeEventListener("abort", onAbort);
 }
 
+/**
+ * The options of `new Baton(config, options)` and `createGateway(config, options)`: a health
+ * store to share breakers through, how long a call waits for it, and how long its answer holds.
+ */
+function readHealthOptions(options, where) {
+  if (options === undefined || options === null) return null;
+  if (typeof options !== "object" || Array.isArray(options)) {
+    throw configError(where, "must be an object such as { healthStore }");
+  }
+  const known = ["healthStore", "healthWaitMs", "healthCacheMs"];
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw configError(`${where}.${key}`, `is not a known option; known options: ${known.join(", ")}`);
+  }
+  const { healthStore: store, healthWaitMs: waitMs = 50, healthCacheMs: cacheMs = 1000 } = options;
+  if (store == null) return null;
+  if (typeof store.admit !== "function" || typeof store.report !== "function") {
+    throw configError(`${where}.healthStore`, "must have admit(targets) and report(legs) methods (see HealthStore in index.d.ts)");
+  }
+  for (const [key, value] of [["healthWaitMs", waitMs], ["healthCacheMs", cacheMs]]) {
+    if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+      throw configError(`${where}.${key}`, `must be a number of milliseconds, 0 or more (got ${String(value)})`);
+    }
+  }
+  return { store, waitMs, cacheMs };
+}
+
+/**
+ * Connects a wasm object's breakers to a health store. Before a call, `admit(targets)` asks the
+ * store when this replica's word on them is stale (or a cooldown ended: only the store grants
+ * probes), waiting at most `waitMs`; a store that is slow, fails or answers nonsense fails open
+ * (the targets pass). Resolves to the milliseconds waited, which the call's budget pays.
+ * `report(event)` forwards a `leg` event; the store's errors never reach the call.
+ */
+function healthLink(settings, wasm) {
+  if (!settings) return null;
+  const { store, waitMs, cacheMs } = settings;
+  return {
+    async admit(stale, targets) {
+      const began = performance.now();
+      if (!stale(cacheMs)) return 0;
+      let timer;
+      const late = new Promise((resolve) => {
+        timer = setTimeout(resolve, waitMs, null);
+      });
+      let view = null;
+      try {
+        view = await Promise.race([Promise.resolve().then(() => store.admit(targets())), late]);
+      } catch {
+        view = null;
+      } finally {
+        clearTimeout(timer);
+      }
+      const open = { targets: targets().map((target) => ({ target, state: "closed" })) };
+      try {
+        wasm().absorb(view ?? open);
+      } catch {
+        wasm().absorb(open);
+      }
+      return performance.now() - began;
+    },
+    report(event) {
+      try {
+        const sent = store.report([event]);
+        if (sent && typeof sent.then === "function") sent.then(undefined, () => {});
+      } catch {
+        // The store's trouble is not the call's.
+      }
+    },
+  };
+}
+
 export class Baton {
   #instance;
+  #health;
 
-  /** Validates the config at once; a mistake throws BatonError kind "config" naming its path. */
-  constructor(config) {
-    this.#instance = rebuildable(WasmBaton, config);
+  /**
+   * Validates the config at once; a mistake throws BatonError kind "config" naming its path.
+   * `options.healthStore` shares breakers and the retry budget (README, "Health").
+   */
+  constructor(config, options) {
+    const health = readHealthOptions(options, "options");
+    this.#instance = rebuildable(WasmBaton, config, health ? (wasm) => wasm.followStore() : undefined);
+    this.#health = healthLink(health, () => this.#instance());
+  }
+
+  /** Every target's circuit breaker and the retry budget, as this Baton sees them now. */
+  health() {
+    const wasm = this.#instance();
+    return guard(() => wasm.health());
   }
 
   /** One whole answer for `route` (a route or target name). */
@@ -143,6 +226,10 @@ export class Baton {
           unlink();
           reject(internalError(cause));
         },
+        failed(error) {
+          unlink();
+          reject(error);
+        },
       }));
     }).catch((e) => {
       throw toBatonError(e);
@@ -161,24 +248,56 @@ export class Baton {
 
   /**
    * Starts a call: reads the options, sends the task's events to `onEvent` and its other outputs
-   * to `handler`, and links the caller's signal. Returns `{ task, unlink }`.
+   * to `handler`, and links the caller's signal. Returns `{ cancel, unlink }`.
    */
   #begin(route, request, options, stream, handler) {
     const settings = readOptions(options);
-    if (settings.signal?.aborted) throw new BatonError({ kind: "cancelled", message: "the caller cancelled the call", legs: [] });
+    const cancelled = () => new BatonError({ kind: "cancelled", message: "the caller cancelled the call", legs: [] });
+    if (settings.signal?.aborted) throw cancelled();
     const onEvent = eventSink(settings.onEvent);
-    const task = spawn(
-      () => this.#instance().start(String(route), request, settings.deadlineMs, stream, settings.onEvent != null),
-      {
-        output(out) {
-          if (out.type === "event") onEvent(out.event);
-          else handler.output(out);
+    const health = this.#health;
+    const start = (waitedMs) =>
+      spawn(
+        () => this.#instance().start(String(route), request, settings.deadlineMs, stream, settings.onEvent != null || health !== null, waitedMs),
+        {
+          output(out) {
+            if (out.type !== "event") return handler.output(out);
+            if (health && out.event.type === "leg") health.report(out.event);
+            if (settings.onEvent) onEvent(out.event);
+          },
+          trapped: handler.trapped,
         },
-        trapped: handler.trapped,
-      },
-      internalError,
-    );
-    return { task, unlink: linkSignal(settings.signal, () => cancel(task)) };
+        internalError,
+      );
+    if (!health) {
+      const task = start(0);
+      return { cancel: () => cancel(task), unlink: linkSignal(settings.signal, () => cancel(task)) };
+    }
+    // With a health store, the call starts once the store answered (or the wait ran out).
+    let task = null;
+    let gone = false;
+    const stop = () => {
+      if (task !== null) cancel(task);
+      else if (!gone) {
+        gone = true;
+        handler.failed(cancelled());
+      }
+    };
+    const unlink = linkSignal(settings.signal, stop);
+    const wasm = () => this.#instance();
+    health
+      .admit((maxAgeMs) => guard(() => wasm().healthStale(String(route), maxAgeMs)), () => guard(() => wasm().routeTargets(String(route))))
+      .catch(() => 0)
+      .then((waitedMs) => {
+        if (gone) return;
+        try {
+          task = start(waitedMs);
+        } catch (e) {
+          gone = true;
+          handler.failed(toBatonError(e));
+        }
+      });
+    return { cancel: stop, unlink };
   }
 
   /** Every name `complete` and `stream` accept: the routes, then targets not shadowed by one. */
@@ -194,17 +313,53 @@ export class Baton {
 }
 
 /**
- * A wasm object (`WasmBaton`, `WasmGateway`) built from a config at once, so a mistake throws
+ * The breakers and the retry budget on their own (the core's, src/health.rs), for a health store
+ * that keeps the shared state: the Durable Object of `llm-baton/durable`, a browser tab answering
+ * for the others. `policy` is a config's `health` section (undefined: the defaults).
+ */
+export class HealthState {
+  #instance;
+
+  constructor(policy) {
+    this.#instance = rebuildable(WasmHealth, policy);
+  }
+
+  /** Each target's admission for one asker: a HealthView (half-open targets grant one probe). */
+  admit(targets) {
+    const wasm = this.#instance();
+    return guard(() => wasm.admit(targets.map(String)));
+  }
+
+  /** Learns from `leg` events (`{type: "leg", leg, cause?}`). */
+  report(events) {
+    const wasm = this.#instance();
+    guard(() => wasm.report(events));
+  }
+
+  /** Every target it has heard of, as `baton.health()` shows them. */
+  snapshot() {
+    const wasm = this.#instance();
+    return guard(() => wasm.snapshot());
+  }
+}
+
+/**
+ * A wasm object (`WasmBaton`, `WasmGateway`, `WasmHealth`) built from a config at once, so a mistake throws
  * here; returns a function that gives the current one, rebuilt from a copy of the validated
  * config when a trap has replaced the instance since.
  */
-function rebuildable(WasmClass, config) {
-  let wasm = guard(() => new WasmClass(config));
+function rebuildable(WasmClass, config, prepare = () => {}) {
+  const build = (from) => {
+    const made = guard(() => new WasmClass(from));
+    guard(() => prepare(made));
+    return made;
+  };
+  let wasm = build(config);
   let built = currentGeneration();
   const kept = copy(config);
   return () => {
     if (built !== currentGeneration()) {
-      wasm = guard(() => new WasmClass(kept));
+      wasm = build(kept);
       built = currentGeneration();
     }
     return wasm;
@@ -234,10 +389,15 @@ function guard(make) {
  * and no timer, so a Worker may build it at its module's top level; throws BatonError kind
  * "config" naming the field.
  */
-export function createGateway(config) {
-  const instance = rebuildable(WasmGateway, config);
+export function createGateway(config, options) {
+  const health = readHealthOptions(options, "options");
+  const instance = rebuildable(WasmGateway, config, health ? (wasm) => wasm.followStore() : undefined);
   if (guard(() => instance().open())) console.warn(openGatewayWarning());
-  return new Gateway(instance, { spawn, cancel, enter: (f) => guard(f), internalError, armTrap });
+  const link = healthLink(health, instance);
+  const admit = link
+    ? () => link.admit((maxAgeMs) => guard(() => instance().healthStale(maxAgeMs)), () => guard(() => instance().targetNames()))
+    : null;
+  return new Gateway(instance, { spawn, cancel, enter: (f) => guard(f), internalError, armTrap, health: link && { admit, report: link.report } });
 }
 
 /**
@@ -253,17 +413,18 @@ class Stream {
   #failure = null; // the BatonError to throw once the queue is drained
   #ended = false; // the driver settled (or the consumer left)
   #closed = false; // the consumer left: ignore whatever still arrives
-  #task = null;
+  #cancel = null;
   #unlink = () => {};
 
   constructor(start) {
     this.#start = () => {
       try {
-        const { task, unlink } = start({
+        const { cancel, unlink } = start({
           output: (out) => this.#output(out),
           trapped: (cause) => this.#settle(null, internalError(cause)),
+          failed: (error) => this.#settle(null, error),
         });
-        this.#task = task;
+        this.#cancel = cancel;
         this.#unlink = unlink;
       } catch (e) {
         this.#settle(null, toBatonError(e));
@@ -303,7 +464,7 @@ class Stream {
     if (!this.#ended) {
       this.#ended = true;
       this.#unlink();
-      if (this.#task !== null) cancel(this.#task);
+      this.#cancel?.();
     }
     this.#wake();
     return Promise.resolve({ value, done: true });

@@ -11,6 +11,7 @@ const ENDPOINTS = {
   "/v1/chat/completions": { method: "POST", format: "openai" },
   "/v1/messages": { method: "POST", format: "anthropic" },
   "/v1/models": { method: "GET", format: "openai" },
+  "/v1/health": { method: "GET", format: "openai" },
 };
 const EXPOSED_HEADERS = "x-baton-target, x-baton-attempts, retry-after";
 // What a browser may send, answered to every preflight whatever it asks for: the gateway's own
@@ -58,6 +59,7 @@ export class Gateway {
       refuse: (format, status, message) => runtime.enter(() => instance().refuse(format, status, message)),
       authorized: (a, k) => runtime.enter(() => instance().authorized(a, k)),
       models: () => runtime.enter(() => instance().models()),
+      health: () => runtime.enter(() => instance().health()),
       maxBodyBytes: () => runtime.enter(() => instance().maxBodyBytes()),
     };
   }
@@ -89,7 +91,7 @@ export class Gateway {
       });
     }
     if (!endpoint) {
-      const message = `no endpoint ${request.method} ${url.pathname}; the gateway serves POST /v1/chat/completions, POST /v1/messages and GET /v1/models`;
+      const message = `no endpoint ${request.method} ${url.pathname}; the gateway serves POST /v1/chat/completions, POST /v1/messages, GET /v1/models and GET /v1/health`;
       return respond(wasm.refuse(format, 404, message), cors);
     }
     if (request.method !== endpoint.method) {
@@ -103,7 +105,7 @@ export class Gateway {
         : "a gateway key is required: send Authorization: Bearer <key> or x-api-key: <key>";
       return respond(wasm.refuse(format, 401, message), cors);
     }
-    if (endpoint.method === "GET") return respond(wasm.models(), cors);
+    if (endpoint.method === "GET") return respond(path === "/v1/health" ? wasm.health() : wasm.models(), cors);
     const notJson = contentTypeProblem(request.headers.get("content-type"));
     if (notJson) return respond(wasm.refuse(format, 415, `${request.method} ${path} ${notJson}`), cors);
 
@@ -159,7 +161,8 @@ function serve(wasm, runtime, instance, format, text, request, cors) {
     };
     const handler = {
       output(out) {
-        if (out.type === "commit") {
+        if (out.type === "event") runtime.health?.report(out.event);
+        else if (out.type === "commit") {
           committed = true;
           resolve(new Response(stream, { status: 200, headers: { ...out.headers, ...cors } }));
         } else if (out.type === "chunk") write(out.text);
@@ -168,13 +171,19 @@ function serve(wasm, runtime, instance, format, text, request, cors) {
       trapped: (cause) => broken(runtime.internalError(cause)),
     };
     const deadline = request.headers.get("x-baton-deadline-ms") ?? undefined;
-    try {
-      task = runtime.spawn(() => instance().call(format, text, deadline), handler, runtime.internalError);
-    } catch (e) {
-      return broken(e);
-    }
-    if (signal?.aborted) stop();
-    else signal?.addEventListener("abort", stop, { once: true });
+    const begin = (waitedMs) => {
+      try {
+        const reports = Boolean(runtime.health);
+        task = runtime.spawn(() => instance().call(format, text, deadline, waitedMs, reports), handler, runtime.internalError);
+      } catch (e) {
+        return broken(e);
+      }
+      if (signal?.aborted) stop();
+      else signal?.addEventListener("abort", stop, { once: true });
+    };
+    // With a health store, the request starts once the store answered (or the wait ran out).
+    if (runtime.health) runtime.health.admit().catch(() => 0).then(begin);
+    else begin(0);
   });
 }
 

@@ -47,6 +47,13 @@ export interface Target {
    * some compatible servers do. Default false.
    */
   prefill?: boolean;
+  /**
+   * Send the call's remaining budget in `x-baton-deadline-ms`, so a stacked llm-baton gateway
+   * never outlives the caller. "auto" (default): once the target has answered as an llm-baton
+   * gateway (an `x-baton-attempts` header). Other servers ignore the header, but a browser's
+   * CORS preflight must allow it.
+   */
+  propagateDeadline?: boolean | "auto";
 }
 
 /**
@@ -150,6 +157,91 @@ export interface Config {
   /** The default deadline of every call, retries, backoff and failover included. */
   deadlineMs?: number;
   gateway?: GatewayConfig;
+  /**
+   * Circuit breakers per target and a retry budget per Baton (README, "Health"); on by default
+   * with the values below; `false` turns both off.
+   */
+  health?: HealthConfig | false;
+}
+
+export interface HealthConfig {
+  /** Consecutive counted failures that open a target's breaker. Default 5. */
+  failures?: number;
+  /** Or this share of counted outcomes over `windowMs` (once it holds `minRequests`). Default 0.5. */
+  failureRatio?: number;
+  /** Default 30000. */
+  windowMs?: number;
+  /** Default 10. */
+  minRequests?: number;
+  /** How long an open breaker stays open before one probe. Default 5000. */
+  cooldownMs?: number;
+  /**
+   * Retries and failover hops spend from a budget of `minPerSecond` per second over 10 s plus
+   * `ratio` of the successful calls (Finagle's 20% + 10/s by default); `false`: no budget.
+   */
+  retryBudget?: { ratio?: number; minPerSecond?: number } | false;
+}
+
+/** One target's circuit breaker, as `baton.health()` and `GET /v1/health` show it. */
+export interface TargetHealth {
+  target: string;
+  state: "closed" | "open" | "half_open";
+  /** When open or half-open: until the next probe may go. */
+  reopensInMs?: number;
+  consecutiveFailures: number;
+  /** Counted outcomes and failures in the window. */
+  window: { outcomes: number; failures: number };
+  /** The last failure that counted against the target. */
+  lastFailure?: Cause;
+}
+
+export interface HealthSnapshot {
+  /** False when the config says `health: false`. */
+  enabled: boolean;
+  targets: TargetHealth[];
+  /** Units left and spent in the last 10 s, or null without a budget. */
+  retryBudget: { balance: number; spent: number } | null;
+}
+
+/** A health store's answer about some targets (times relative to when it answered). */
+export interface HealthView {
+  targets: { target: string; state: "closed" | "open" | "half_open"; probe: boolean; reopensInMs?: number; lastFailure?: Cause }[];
+}
+
+/** A `leg` event, as stores receive it. */
+export type LegEvent = { type: "leg"; leg: Leg; cause?: Cause };
+
+/**
+ * Shares breakers between Batons or gateways (README, "Health"): the Durable Object store of
+ * `llm-baton/durable`, `broadcastHealthStore()` between browser tabs, or your own.
+ */
+export interface HealthStore {
+  /** The shared view of these targets; probe grants must be exclusive across everyone sharing it. */
+  admit(targets: string[]): HealthView | Promise<HealthView>;
+  /** Attempts as they end; fire and forget (errors are ignored). */
+  report(events: LegEvent[]): void | Promise<void>;
+}
+
+export interface BatonOptions {
+  /** Share breakers through this store instead of keeping them in this Baton alone. */
+  healthStore?: HealthStore;
+  /** The longest a call waits for the store before it fails open (default 50; taken from its deadline). */
+  healthWaitMs?: number;
+  /** How long the store's answer about a target holds (default 1000). */
+  healthCacheMs?: number;
+}
+
+/**
+ * The breakers and the retry budget on their own, for a store that keeps the shared state
+ * (a Durable Object, a browser tab answering for the others).
+ */
+export declare class HealthState {
+  /** `policy`: a config's `health` section (omitted: the defaults). */
+  constructor(policy?: HealthConfig | false);
+  /** Each target's admission for one asker; a half-open target grants its one probe here. */
+  admit(targets: string[]): HealthView;
+  report(events: LegEvent[]): void;
+  snapshot(): HealthSnapshot;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -272,7 +364,9 @@ export type CallEvent =
   | { type: "attempt"; target: string; attempt: number }
   | { type: "retry"; target: string; attempt: number; of: number; delayMs: number; cause: Cause }
   | { type: "failover"; from: string; to: string; cause: Cause }
-  | { type: "leg"; leg: Leg }
+  | { type: "leg"; leg: Leg; cause?: Cause }
+  /** A member was passed over: its circuit breaker is open. */
+  | { type: "skip"; target: string; reason: string; reopensInMs: number; cause?: Cause }
   /** A broken stream goes on at `attempt` on `to`; `keptChars` of text continued (0 for a restart). */
   | { type: "resume"; mode: "continue" | "restart"; from: string; to: string; attempt: number; cause: Cause; keptChars: number }
   /** A malformed stream frame was skipped, or a broken stream was not resumed; `message` says why. */
@@ -338,7 +432,9 @@ export declare class BatonError extends Error {
 
 export declare class Baton {
   /** Validates `config`; a mistake throws BatonError kind "config" with the field's `path`. */
-  constructor(config: Config);
+  constructor(config: Config, options?: BatonOptions);
+  /** Every target's circuit breaker and the retry budget, now. */
+  health(): HealthSnapshot;
   /** One whole answer from `route` (a route or target name). Rejects with BatonError. */
   complete(route: string, request: ChatRequest, options?: CallOptions): Promise<Completion>;
   /**
@@ -352,7 +448,7 @@ export declare class Baton {
 
 /**
  * An OpenAI- and Anthropic-compatible HTTP gateway: `POST /v1/chat/completions`,
- * `POST /v1/messages`, `GET /v1/models`. A standard fetch handler: `export default gateway` in a
+ * `POST /v1/messages`, `GET /v1/models`, `GET /v1/health`. A standard fetch handler: `export default gateway` in a
  * Cloudflare Worker, `Deno.serve(gateway.fetch)` in Deno.
  */
 export interface Gateway {
@@ -364,4 +460,4 @@ export interface Gateway {
  * Validates synchronously with no I/O and no timer, so it may run at a module's top level;
  * throws BatonError kind "config".
  */
-export declare function createGateway(config: Config): Gateway;
+export declare function createGateway(config: Config, options?: BatonOptions): Gateway;

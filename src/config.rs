@@ -12,6 +12,7 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::format::{Endpoint, Format};
+use crate::health::{HealthPolicy, RetryBudgetPolicy};
 use crate::outcome::FailureClass;
 use crate::secret::{is_secret_header, REDACTED};
 use crate::value::{as_object, child, kind, parse_json, read_ms, read_number, read_whole, show, show_kind, Obj};
@@ -38,6 +39,8 @@ pub struct Config {
     pub gateway: GatewayConfig,
     /// How many round-robin nodes the routes hold (each keeps its own rotation).
     pub round_robin_nodes: usize,
+    /// Breakers and the retry budget; `None` when the config says `"health": false`.
+    pub health: Option<HealthPolicy>,
 }
 
 /// A provider endpoint and model. Neither `api_key` nor a credential header ever prints.
@@ -55,6 +58,18 @@ pub struct Target {
     /// The model continues a final assistant message (a prefill), so a broken stream may be
     /// continued here (`afterStart`). A property of the model, not the format: default false.
     pub prefill: bool,
+    /// Whether requests carry the call's remaining budget in `x-baton-deadline-ms`.
+    pub propagate_deadline: PropagateDeadline,
+}
+
+/// A target's `propagateDeadline`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PropagateDeadline {
+    /// Once the target has answered as an llm-baton gateway (an `x-baton-attempts` header).
+    #[default]
+    Auto,
+    Always,
+    Never,
 }
 
 impl fmt::Debug for Target {
@@ -74,6 +89,7 @@ impl fmt::Debug for Target {
             .field("timeouts", &self.timeouts)
             .field("strict_frames", &self.strict_frames)
             .field("prefill", &self.prefill)
+            .field("propagate_deadline", &self.propagate_deadline)
             .finish()
     }
 }
@@ -246,7 +262,7 @@ impl Config {
 
     /// Parses and validates a config document.
     pub fn from_value(value: &Value) -> Result<Config, ConfigError> {
-        let root = Obj::new(value, "", &["targets", "routes", "deadlineMs", "gateway"])?;
+        let root = Obj::new(value, "", &["targets", "routes", "deadlineMs", "gateway", "health"])?;
         let targets_value = root.get("targets").ok_or_else(|| {
             ConfigError::new("targets", "is missing; give at least one target, e.g. {\"p\": {\"format\": \"openai_chat\", \"baseUrl\": \"https://api.openai.com/v1\", \"model\": \"gpt-4o-mini\"}}")
         })?;
@@ -287,7 +303,12 @@ impl Config {
             Some(v) => parse_gateway(v)?,
             None => GatewayConfig::default(),
         };
-        Ok(Config { targets, routes, deadline_ms, gateway, round_robin_nodes })
+        let health = match root.get("health") {
+            None | Some(Value::Null) => Some(HealthPolicy::default()),
+            Some(Value::Bool(false)) => None,
+            Some(v) => Some(parse_health(v)?),
+        };
+        Ok(Config { targets, routes, deadline_ms, gateway, round_robin_nodes, health })
     }
 
     /// Every secret the config holds, for the [`Redactor`](crate::secret::Redactor): each
@@ -325,8 +346,9 @@ impl Config {
 }
 
 fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, ConfigError> {
-    let o =
-        Obj::new(v, path, &["format", "baseUrl", "model", "apiKey", "headers", "timeouts", "strictFrames", "prefill"])?;
+    const FIELDS: [&str; 9] =
+        ["format", "baseUrl", "model", "apiKey", "headers", "timeouts", "strictFrames", "prefill", "propagateDeadline"];
+    let o = Obj::new(v, path, &FIELDS)?;
     let format_name =
         o.required_str("format", "one of \"openai_chat\", \"anthropic_messages\", \"openai_responses\", \"gemini\"")?;
     let format = Format::parse(format_name).ok_or_else(|| {
@@ -428,6 +450,21 @@ fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, ConfigError
             ))
         }
     };
+    let propagate_deadline = match o.get("propagateDeadline") {
+        None | Some(Value::Null) => PropagateDeadline::Auto,
+        Some(Value::Bool(true)) => PropagateDeadline::Always,
+        Some(Value::Bool(false)) => PropagateDeadline::Never,
+        Some(Value::String(s)) if s == "auto" => PropagateDeadline::Auto,
+        Some(other) => {
+            return Err(ConfigError::new(
+                child(path, "propagateDeadline"),
+                format!(
+                    r#"must be true (send the call's remaining budget in x-baton-deadline-ms), false, or "auto" (the default: once the target answered as an llm-baton gateway) (got {})"#,
+                    show(other)
+                ),
+            ))
+        }
+    };
     Ok(Target {
         name: name.to_string(),
         format,
@@ -438,6 +475,7 @@ fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, ConfigError
         timeouts,
         strict_frames,
         prefill,
+        propagate_deadline,
     })
 }
 
@@ -738,6 +776,63 @@ fn steps_in(s: &Strategy) -> usize {
             1 + members.iter().map(steps_in).sum::<usize>()
         }
     }
+}
+
+/// Reads a config's `health` section (not `false`: see [`Config::from_value`]).
+pub fn parse_health(v: &Value) -> Result<HealthPolicy, ConfigError> {
+    let path = "health";
+    if !v.is_object() {
+        return Err(ConfigError::new(
+            path,
+            format!(
+                r#"must be an object such as {{"cooldownMs": 5000}}, or false to turn breakers and the retry budget off (got {})"#,
+                show(v)
+            ),
+        ));
+    }
+    let o = Obj::new(v, path, &["failures", "failureRatio", "windowMs", "minRequests", "cooldownMs", "retryBudget"])?;
+    let d = HealthPolicy::default();
+    let whole = |key: &str, what: &str, default: u32| match o.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(n) => read_whole(n, &child(path, key), what, 1, 1000).map(|n| n as u32),
+    };
+    let failures = whole("failures", "a whole number of consecutive failures", d.failures)?;
+    let min_requests = whole("minRequests", "a whole number of outcomes", d.min_requests)?;
+    let failure_ratio = match o.get("failureRatio") {
+        None | Some(Value::Null) => d.failure_ratio,
+        Some(n) => read_number(n, &child(path, "failureRatio"), "a share of failures", (0.01, 1.0), "")?,
+    };
+    let window_ms = o.opt_ms("windowMs", "omit it for the default of 30000")?.unwrap_or(d.window_ms);
+    let cooldown_ms = o.opt_ms("cooldownMs", "omit it for the default of 5000")?.unwrap_or(d.cooldown_ms);
+    let retry_budget = match o.get("retryBudget") {
+        None | Some(Value::Null) => d.retry_budget,
+        Some(Value::Bool(false)) => None,
+        Some(b) => Some(parse_retry_budget(b, &child(path, "retryBudget"))?),
+    };
+    Ok(HealthPolicy { failures, failure_ratio, window_ms, min_requests, cooldown_ms, retry_budget })
+}
+
+fn parse_retry_budget(v: &Value, path: &str) -> Result<RetryBudgetPolicy, ConfigError> {
+    if !v.is_object() {
+        return Err(ConfigError::new(
+            path,
+            format!(
+                r#"must be an object such as {{"ratio": 0.2, "minPerSecond": 10}}, or false for no budget (got {})"#,
+                show(v)
+            ),
+        ));
+    }
+    let o = Obj::new(v, path, &["ratio", "minPerSecond"])?;
+    let d = RetryBudgetPolicy::default();
+    let ratio = match o.get("ratio") {
+        None | Some(Value::Null) => d.ratio,
+        Some(n) => read_number(n, &child(path, "ratio"), "a share of successful calls", (0.0, 10.0), "")?,
+    };
+    let min_per_second = match o.get("minPerSecond") {
+        None | Some(Value::Null) => d.min_per_second,
+        Some(n) => read_number(n, &child(path, "minPerSecond"), "a number of retries per second", (0.0, 1e6), "")?,
+    };
+    Ok(RetryBudgetPolicy { ratio, min_per_second })
 }
 
 fn parse_after_start(v: &Value, path: &str) -> Result<AfterStart, ConfigError> {

@@ -17,9 +17,14 @@
 //! shown so far from a prefill, or (where the reader can take back what it saw) restarts it.
 //! A resume that fails ends the call with the break that caused it, never with its own error,
 //! and every leg records the tokens its provider reported, so the caller can see what was billed.
+//!
+//! Calls learn from each other through the `Baton`'s [`Health`]: every leg is reported to its
+//! target's breaker, and a call takes each target's admission once, when it first reaches it, so
+//! what one call learns changes later calls, never the attempts of the call itself. Retries spend
+//! from the shared retry budget.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::backoff::{self, RandomSource};
 use crate::budget::Budget;
@@ -27,6 +32,7 @@ use crate::chat::{Answer, Delta, Usage};
 use crate::config::{AfterStart, Config, ConfigError, ResumeMode, Strategy, Timeouts};
 use crate::delivery::Delivery;
 use crate::gate::{self, Move};
+use crate::health::{Admission, Health, HealthSnapshot, HealthView, Outcome};
 use crate::outcome::{Failure, Limit};
 use crate::record::{Event, FailureInfo, Leg, ResumedFrom};
 use crate::secret::Redactor;
@@ -70,6 +76,7 @@ pub struct Baton {
     config: Arc<Config>,
     redactor: Arc<Redactor>,
     rotations: Vec<Rotation>,
+    health: Arc<Mutex<Health>>,
 }
 
 /// Per-call settings.
@@ -82,6 +89,9 @@ pub struct CallOptions {
     /// The stream's reader can discard what it was shown (a library stream, not a gateway's
     /// client), so a broken stream may restart.
     pub resettable: bool,
+    /// Time the caller already spent on this call (waiting for a health store): taken from the
+    /// budget, which runs from when the caller asked.
+    pub waited_ms: u64,
 }
 
 /// Names one attempt of a call; equal to its leg's `attempt` number.
@@ -93,7 +103,8 @@ pub struct AttemptId(pub u32);
 pub enum Action {
     /// Send the request to `config.targets[target]`; with `prefill`, as a continuation: the
     /// request with this text as its final assistant message (`ChatRequest::with_prefill`).
-    Send { attempt: AttemptId, target: usize, prefill: Option<String> },
+    /// `remaining_ms` is what is left of the call's budget, for `x-baton-deadline-ms`.
+    Send { attempt: AttemptId, target: usize, prefill: Option<String>, remaining_ms: Option<u64> },
     /// Abort this attempt's request now (close the socket). `failure` is the typed reason.
     Abort { attempt: AttemptId, failure: Failure },
     /// Show this to the caller.
@@ -153,7 +164,40 @@ impl Baton {
     pub fn new(config: Config) -> Baton {
         let rotations = vec![Rotation::default(); config.round_robin_nodes];
         let redactor = Arc::new(Redactor::new(config.secrets()));
-        Baton { config: Arc::new(config), redactor, rotations }
+        let health = Arc::new(Mutex::new(Health::new(config.health)));
+        Baton { config: Arc::new(config), redactor, rotations, health }
+    }
+
+    /// Every target's breaker and the retry budget, at `now`.
+    pub fn health(&self, now: u64) -> HealthSnapshot {
+        let names: Vec<String> = self.config.targets.iter().map(|t| t.name.clone()).collect();
+        lock(&self.health).snapshot(&names, now)
+    }
+
+    /// Shares health through a store: from now on the store decides probes ([`Health::follow`]).
+    pub fn follow_store(&mut self) {
+        lock(&self.health).follow();
+    }
+
+    /// Whether the store must be asked before a call on `route` (see [`Health::stale`]).
+    pub fn health_stale(&self, route: &str, now: u64, max_age_ms: u64) -> bool {
+        lock(&self.health).stale(&self.route_targets(route), now, max_age_ms)
+    }
+
+    /// Takes a store's view as this Baton's state.
+    pub fn absorb(&mut self, view: &HealthView, now: u64) {
+        lock(&self.health).absorb(view, now);
+    }
+
+    /// The names of every target a call on `route` may reach.
+    pub fn route_targets(&self, route: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        if let Some(root) = self.config.strategy(route) {
+            collect_targets(&root, &mut found);
+        }
+        found.sort_unstable();
+        found.dedup();
+        found.into_iter().map(|t| self.config.targets[t].name.clone()).collect()
     }
 
     pub fn config(&self) -> &Config {
@@ -190,10 +234,12 @@ impl Baton {
         let mut call = Call {
             config: Arc::clone(&self.config),
             redactor: Arc::clone(&self.redactor),
+            health: Arc::clone(&self.health),
+            admissions: vec![None; self.config.targets.len()],
             root,
             round_robin_picks: picks,
             frames: Vec::new(),
-            budget: Budget::starting(now, deadline_ms),
+            budget: Budget::starting(now.saturating_sub(options.waited_ms), deadline_ms),
             started_at: now,
             stream: options.stream,
             resettable: options.resettable,
@@ -315,6 +361,9 @@ struct Break {
 pub struct Call {
     config: Arc<Config>,
     redactor: Arc<Redactor>,
+    health: Arc<Mutex<Health>>,
+    /// Each target's admission, taken when the call first reaches it.
+    admissions: Vec<Option<Admission>>,
     root: Strategy,
     round_robin_picks: Vec<usize>,
     frames: Vec<Frame>,
@@ -550,6 +599,7 @@ impl Call {
         let contributors = self.contributors.iter().map(|(_, target)| *target).collect();
         let legs = self.legs.clone();
         let billed_usage = self.billed_usage();
+        lock(&self.health).deposit(now);
         let served = Served { answer, target: a.target, contributors, legs, billed_usage };
         self.actions.push_back(Action::Finish(Ok(served)));
     }
@@ -636,11 +686,21 @@ impl Call {
                         Move::Retry
                     };
                     let may = attempt < policy.attempts
-                        && gate::allows(mv, &failure, self.committed, policy.retry_on.as_ref());
+                        && gate::allows(mv, &failure, self.committed, policy.retry_on.as_ref())
+                        && self.admissions[a.target] != Some(Admission::Probe);
                     let delay = backoff::wait_before_retry(policy, &failure, attempt - 1, self.random.as_mut());
                     match delay {
                         Some(delay_ms) if may && self.budget.fits(now, delay_ms) => {
-                            Next::Retry { attempt, of: policy.attempts, delay_ms }
+                            if lock(&self.health).try_spend_retry(now) {
+                                Next::Retry { attempt, of: policy.attempts, delay_ms }
+                            } else {
+                                let message = format!(
+                                    "not retried: the retry budget is spent (retries may add {} of successful calls plus a floor per second); the failure goes on",
+                                    self.config.health.and_then(|h| h.retry_budget).map_or(String::new(), |b| format!("{:.0}%", b.ratio * 100.0))
+                                );
+                                self.event(Event::Warning { target: failed_target.clone(), attempt: a.id.0, message });
+                                Next::Up
+                            }
                         }
                         _ => Next::Up,
                     }
@@ -664,6 +724,7 @@ impl Call {
                     return;
                 }
                 Next::Failover { member } => {
+                    lock(&self.health).spend_hop(now);
                     self.frames[depth] = Frame::Fallback { member };
                     self.frames.truncate(depth + 1);
                     self.start_leg(now, Some((failed_target, failure)));
@@ -701,7 +762,7 @@ impl Call {
         let next = if refused_prefill && self.resettable {
             Some((member, ResumeMode::Restart))
         } else {
-            self.resume_candidate(policy, member + 1, members)
+            self.resume_candidate(policy, member + 1, members, now)
         };
         let Some((member, mode)) = next else { return false };
 
@@ -781,16 +842,29 @@ impl Call {
     /// Which member from `first` on resumes, and how: in "continue" mode, the first whose target
     /// takes a prefill, if the answer can be continued at all; otherwise a restart on `first`,
     /// where the reader can discard what it saw.
-    fn resume_candidate(&self, policy: AfterStart, first: usize, members: usize) -> Option<(usize, ResumeMode)> {
+    /// Members whose circuit breaker is open are passed over.
+    fn resume_candidate(
+        &mut self,
+        policy: AfterStart,
+        first: usize,
+        members: usize,
+        now: u64,
+    ) -> Option<(usize, ResumeMode)> {
         let (depth, ..) = self.resume_node()?;
+        let Strategy::Fallback { members: list, .. } = self.node(depth) else { return None };
+        let entries: Vec<usize> = list.iter().map(|m| self.entry_target(m)).collect();
+        let usable = |call: &mut Call, m: usize| !matches!(call.admission(entries[m], now), Admission::Skip { .. });
         if policy.mode == ResumeMode::Continue && self.delivery.can_continue() {
-            let Strategy::Fallback { members: list, .. } = self.node(depth) else { return None };
-            let takes_prefill = |m: &usize| self.config.targets[self.entry_target(&list[*m])].prefill;
-            if let Some(m) = (first..members).find(takes_prefill) {
+            let takes_prefill = |m: &usize| self.config.targets[entries[*m]].prefill;
+            let candidates: Vec<usize> = (first..members).filter(takes_prefill).collect();
+            if let Some(m) = candidates.into_iter().find(|m| usable(self, *m)) {
                 return Some((m, ResumeMode::Continue));
             }
         }
-        (self.resettable && first < members).then_some((first, ResumeMode::Restart))
+        if !self.resettable {
+            return None;
+        }
+        (first..members).find(|m| usable(self, *m)).map(|m| (m, ResumeMode::Restart))
     }
 
     /// The target a member would try first.
@@ -824,12 +898,108 @@ impl Call {
             self.finish_err(failover.map_or(deadline, |(_, f)| f));
             return;
         }
-        let target = self.descend();
+        let target = match self.descend_admitted(now) {
+            Ok(target) => target,
+            Err(cause) => {
+                // Every member left is open: the call ends with the real failure it met, or the
+                // one that opened the breaker.
+                self.state = State::Done;
+                let target = cause.1;
+                self.finish_with(failover.map_or(cause.0, |(_, f)| f), target);
+                return;
+            }
+        };
         if let Some((from, cause)) = failover {
             let to = self.config.targets[target].name.clone();
             self.event(Event::Failover { from, to, cause: FailureInfo(cause) });
         }
         self.send(now, target, None, None);
+    }
+
+    /// The target's admission for this call: taken from the breakers when the call first reaches
+    /// it, then kept, so this call's own failures never change its own route.
+    fn admission(&mut self, target: usize, now: u64) -> Admission {
+        if let Some(a) = &self.admissions[target] {
+            return a.clone();
+        }
+        let a = lock(&self.health).admit(&self.config.targets[target].name, now);
+        self.admissions[target] = Some(a.clone());
+        a
+    }
+
+    /// [`Self::descend`], passing over members whose breaker is open (a `skip` event each): a
+    /// fallback or round robin moves on at once. When nothing is left: if this call has tried
+    /// nothing and more than one target was skipped, the one that reopens soonest is tried
+    /// anyway; otherwise the error is the breaker's last failure (and its target).
+    fn descend_admitted(&mut self, now: u64) -> Result<usize, (Failure, Option<String>)> {
+        let mut skipped: Vec<(usize, Vec<Frame>, u64, Option<Failure>)> = Vec::new();
+        loop {
+            let target = self.descend();
+            let Admission::Skip { reopens_in_ms, cause } = self.admission(target, now) else { return Ok(target) };
+            let name = self.config.targets[target].name.clone();
+            let reason = match &cause {
+                Some(f) => format!("its circuit breaker is open after {f}; it reopens in {reopens_in_ms} ms"),
+                None => format!("its circuit breaker is open; it reopens in {reopens_in_ms} ms"),
+            };
+            self.event(Event::Skip { target: name, reason, reopens_in_ms, cause: cause.clone().map(FailureInfo) });
+            skipped.push((target, self.frames.clone(), reopens_in_ms, cause));
+            if self.move_past_skip() {
+                continue;
+            }
+            let distinct = {
+                let mut targets: Vec<usize> = skipped.iter().map(|s| s.0).collect();
+                targets.sort_unstable();
+                targets.dedup();
+                targets.len()
+            };
+            if self.legs.is_empty() && distinct > 1 {
+                let soonest = skipped.iter().min_by_key(|s| s.2).map(|s| (s.0, s.1.clone())).expect("skipped one");
+                self.frames = soonest.1;
+                self.admissions[soonest.0] = Some(Admission::Pass);
+                let message = format!(
+                    "every target this call can reach has an open circuit breaker; trying {}, which reopens soonest",
+                    self.config.targets[soonest.0].name
+                );
+                let target = self.config.targets[soonest.0].name.clone();
+                self.event(Event::Warning { target, attempt: self.next_attempt_id().0, message });
+                return Ok(soonest.0);
+            }
+            let (target, _, reopens_in_ms, cause) = skipped.swap_remove(0);
+            let name = self.config.targets[target].name.clone();
+            let failure = cause.unwrap_or_else(|| Failure::Transport {
+                message: format!(
+                    "{name} was not tried: its circuit breaker is open (it reopens in {reopens_in_ms} ms)"
+                ),
+            });
+            return Err((failure, Some(name)));
+        }
+    }
+
+    /// After a skipped target: moves the innermost fallback to its next member, or a round robin
+    /// to its next member not yet passed. False when no strategy has anything left.
+    fn move_past_skip(&mut self) -> bool {
+        while let Some(depth) = self.frames.len().checked_sub(1) {
+            match (self.node(depth), self.frames[depth]) {
+                (Strategy::Fallback { members, .. }, Frame::Fallback { member }) if member + 1 < members.len() => {
+                    self.frames[depth] = Frame::Fallback { member: member + 1 };
+                    self.frames.truncate(depth + 1);
+                    return true;
+                }
+                (Strategy::RoundRobin { members, node, .. }, Frame::RoundRobin { member }) => {
+                    let next = (member + 1) % members.len();
+                    if next != self.round_robin_picks[*node] {
+                        self.frames[depth] = Frame::RoundRobin { member: next };
+                        self.frames.truncate(depth + 1);
+                        return true;
+                    }
+                    self.frames.pop();
+                }
+                _ => {
+                    self.frames.pop();
+                }
+            }
+        }
+        false
     }
 
     fn next_attempt_id(&self) -> AttemptId {
@@ -851,7 +1021,8 @@ impl Call {
             usage: None,
             resumed_from,
         });
-        self.actions.push_back(Action::Send { attempt: id, target, prefill });
+        let remaining_ms = self.budget.remaining(now);
+        self.actions.push_back(Action::Send { attempt: id, target, prefill, remaining_ms });
         self.event(Event::Attempt { target: self.config.targets[target].name.clone(), attempt: id.0 });
     }
 
@@ -888,8 +1059,9 @@ impl Call {
             usage: a.usage,
             resumed_from: a.resumed_from,
         };
+        lock(&self.health).report(&leg.target, &Outcome::of(failure), now);
         self.legs.push(leg.clone());
-        self.event(Event::Leg { leg });
+        self.event(Event::Leg { leg, cause: failure.cloned().map(FailureInfo) });
     }
 
     /// Ends the call with `failure` of the last attempt's target.
@@ -921,6 +1093,22 @@ enum Next {
     },
     /// This strategy is spent; ask the one above.
     Up,
+}
+
+/// The health state, usable even if a panic elsewhere poisoned its lock (it holds plain counts).
+fn lock(health: &Mutex<Health>) -> MutexGuard<'_, Health> {
+    health.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Every target index in `s`.
+fn collect_targets(s: &Strategy, out: &mut Vec<usize>) {
+    match s {
+        Strategy::Target(i) => out.push(*i),
+        Strategy::Retry(p) => collect_targets(&p.inner, out),
+        Strategy::Fallback { members, .. } | Strategy::RoundRobin { members, .. } => {
+            members.iter().for_each(|m| collect_targets(m, out))
+        }
+    }
 }
 
 /// The strategy node that frame `depth` belongs to (`depth == frames.len()` is the node below

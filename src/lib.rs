@@ -23,6 +23,7 @@ pub mod engine;
 pub mod format;
 pub mod gate;
 pub mod gateway;
+pub mod health;
 pub mod outcome;
 pub mod record;
 pub mod secret;

@@ -88,8 +88,21 @@ fn is_zero(n: &u32) -> bool {
 pub enum Event {
     /// An attempt was sent.
     Attempt { target: String, attempt: u32 },
-    /// An attempt ended (successfully or not).
-    Leg { leg: Leg },
+    /// An attempt ended (successfully or not); `cause` says why it failed. Health stores take
+    /// these as their reports.
+    Leg {
+        leg: Leg,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cause: Option<FailureInfo>,
+    },
+    /// A member was passed over because its circuit breaker is open.
+    Skip {
+        target: String,
+        reason: String,
+        reopens_in_ms: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cause: Option<FailureInfo>,
+    },
     /// The same member will be tried again after `delay_ms`. `attempt` is the 1-based attempt
     /// of this retry strategy that failed, `of` the attempts it allows.
     Retry { target: String, attempt: u32, of: u32, delay_ms: u64, cause: FailureInfo },

@@ -22,6 +22,7 @@ fn target(format: Format) -> Target {
         timeouts: Timeouts::default(),
         strict_frames: false,
         prefill: false,
+        propagate_deadline: Default::default(),
     }
 }
 

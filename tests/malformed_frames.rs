@@ -84,7 +84,7 @@ fn call(format: Format, strict: bool, reads: &[&[u8]]) -> Seen {
                 assert_eq!((target.as_str(), n), ("p", attempt.0));
                 seen.warnings.push(message);
             }
-            Action::Event(Event::Leg { leg }) => seen.skipped_frames = leg.skipped_frames,
+            Action::Event(Event::Leg { leg, .. }) => seen.skipped_frames = leg.skipped_frames,
             Action::Finish(Ok(served)) => seen.outcome = Ok(served.answer.text),
             Action::Finish(Err(e)) => match e.failure {
                 Failure::Protocol { message } => seen.outcome = Err(message),

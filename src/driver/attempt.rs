@@ -31,8 +31,11 @@ extern "C" {
 /// What an attempt reports, in order.
 #[derive(Debug)]
 pub enum AttemptSignal {
-    /// Response headers arrived (any status).
-    Headers,
+    /// Response headers arrived (any status); `baton_gateway`: they say the target is an
+    /// llm-baton gateway (`x-baton-attempts`), which reads `x-baton-deadline-ms`.
+    Headers {
+        baton_gateway: bool,
+    },
     /// The deltas one body read decoded, visible or not, in order (the last may be the final
     /// `Delta::Done`). One signal per read, not per delta: a fast stream costs one wake-up of
     /// the call loop per network chunk.
@@ -74,7 +77,8 @@ async fn exchange(
     init.set_signal(Some(signal));
     let promise = global_fetch(&request.url, &init).map_err(transport)?;
     let response: Response = Awaited::new(&promise).await.map_err(transport)?.unchecked_into();
-    let _ = tx.unbounded_send(AttemptSignal::Headers);
+    let baton_gateway = response.headers().has("x-baton-attempts").unwrap_or(false);
+    let _ = tx.unbounded_send(AttemptSignal::Headers { baton_gateway });
     let mut body = Body::new(&response);
 
     let status = response.status();

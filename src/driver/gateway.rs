@@ -17,8 +17,9 @@ use std::sync::Arc;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::{host, now, read_config, run_call, to_js, CallOutput, MathRandom};
+use super::{config_error, host, js_value, now, read_config, run_call, to_js, CallOutput, Gateways, MathRandom};
 use crate::config::Config;
+use crate::config::ConfigError;
 use crate::engine::{Baton, CallOptions, Splice};
 use crate::gateway::{
     answer_body, authorized, cors_origin, models_body, parse_deadline_header, parse_request, ClientFormat,
@@ -68,6 +69,7 @@ const SSE: &str = "text/event-stream; charset=utf-8";
 pub struct WasmGateway {
     baton: Rc<RefCell<Baton>>,
     config: Arc<Config>,
+    gateways: Rc<Gateways>,
 }
 
 #[wasm_bindgen]
@@ -78,7 +80,41 @@ impl WasmGateway {
     pub fn new(config: JsValue) -> Result<WasmGateway, JsValue> {
         let baton = read_config(&config)?;
         let config = baton.shared_config();
-        Ok(WasmGateway { baton: Rc::new(RefCell::new(baton)), config })
+        let gateways = Rc::new(Gateways::new(&config));
+        Ok(WasmGateway { baton: Rc::new(RefCell::new(baton)), config, gateways })
+    }
+
+    /// `GET /v1/health`: every target's breaker and the retry budget.
+    pub fn health(&self) -> JsValue {
+        let body = serde_json::to_string(&self.baton.borrow().health(now())).unwrap_or_default();
+        to_js(&Reply::json(200, "", 0, body))
+    }
+
+    /// Every target name (what a health store is asked about: any may serve a request).
+    #[wasm_bindgen(js_name = targetNames)]
+    pub fn target_names(&self) -> Vec<String> {
+        self.config.targets.iter().map(|t| t.name.clone()).collect()
+    }
+
+    /// From now on a health store decides probes.
+    #[wasm_bindgen(js_name = followStore)]
+    pub fn follow_store(&self) {
+        self.baton.borrow_mut().follow_store();
+    }
+
+    /// Whether the store must be asked before the next request.
+    #[wasm_bindgen(js_name = healthStale)]
+    pub fn health_stale(&self, max_age_ms: f64) -> bool {
+        let baton = self.baton.borrow();
+        self.config.route_names().iter().any(|r| baton.health_stale(r, now(), max_age_ms.max(0.0) as u64))
+    }
+
+    /// Takes a store's view as this gateway's breakers (see `WasmBaton.absorb`).
+    pub fn absorb(&self, view: JsValue) -> Result<(), JsValue> {
+        let value = js_value::read_js(&view, "healthView").map_err(config_error)?;
+        let view = crate::health::read_view(&value).map_err(|m| config_error(ConfigError::new("healthView", m)))?;
+        self.baton.borrow_mut().absorb(&view, now());
+        Ok(())
     }
 
     #[wasm_bindgen(js_name = maxBodyBytes)]
@@ -113,9 +149,11 @@ impl WasmGateway {
     /// `{type: "chunk", text}` per piece of SSE; last, `{type: "reply", reply}`, whose body is the
     /// whole answer or error, or after a commit the rest of the stream (its end, or an error
     /// event).
-    pub fn call(&self, format: &str, body: String, deadline: Option<String>) -> u32 {
+    /// `waited_ms`: how long the request already waited (for a health store), taken from its
+    /// budget; `reports`: emit each `{type: "event", event}` of kind `leg` for that store.
+    pub fn call(&self, format: &str, body: String, deadline: Option<String>, waited_ms: f64, reports: bool) -> u32 {
         let format = client_format(format);
-        let (call, client) = match self.start(format, &body, deadline.as_deref()) {
+        let (call, client) = match self.start(format, &body, deadline.as_deref(), waited_ms.max(0.0) as u64) {
             Ok(started) => started,
             Err(e) => {
                 let reply = Reply::error(format, &e, "", 0);
@@ -123,13 +161,15 @@ impl WasmGateway {
             }
         };
         let config = Arc::clone(&self.config);
+        let gateways = Rc::clone(&self.gateways);
         host::spawn(async move {
             let meta =
                 Meta { id: response_id(format), created: (js_sys::Date::now() / 1000.0) as u64, model: client.model };
+            let serving = Serving { config: &config, gateways: &gateways, format, reports };
             let reply = if client.stream {
-                serve_stream(call, &config, client.request, client.include_usage, format, meta).await
+                serve_stream(call, &serving, client.request, client.include_usage, meta).await
             } else {
-                serve_whole(call, &config, client.request, format, meta).await
+                serve_whole(call, &serving, client.request, meta).await
             };
             host::emit(to_js(&Output::Reply { reply: &reply }));
         })
@@ -145,9 +185,19 @@ impl WasmGateway {
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Output<'a> {
-    Commit { headers: &'a BTreeMap<&'static str, String> },
-    Chunk { text: &'a str },
-    Reply { reply: &'a Reply },
+    /// A `leg` event, for a health store (only when the gateway has one).
+    Event {
+        event: &'a crate::record::Event,
+    },
+    Commit {
+        headers: &'a BTreeMap<&'static str, String>,
+    },
+    Chunk {
+        text: &'a str,
+    },
+    Reply {
+        reply: &'a Reply,
+    },
 }
 
 impl WasmGateway {
@@ -157,6 +207,7 @@ impl WasmGateway {
         format: ClientFormat,
         body: &str,
         deadline: Option<&str>,
+        waited_ms: u64,
     ) -> Result<(crate::engine::Call, crate::gateway::ClientCall), GatewayError> {
         let client = parse_request(format, body)?;
         let deadline_ms = parse_deadline_header(deadline)?;
@@ -164,7 +215,7 @@ impl WasmGateway {
             return Err(GatewayError::unknown_model(&client.model, &self.config.route_names()));
         }
         // What a client was sent cannot be taken back: a broken stream may continue, never restart.
-        let options = CallOptions { deadline_ms, stream: client.stream, resettable: false };
+        let options = CallOptions { deadline_ms, stream: client.stream, resettable: false, waited_ms };
         let call = self
             .baton
             .borrow_mut()
@@ -174,14 +225,23 @@ impl WasmGateway {
     }
 }
 
+/// What every request of a gateway task is served with.
+struct Serving<'a> {
+    config: &'a Config,
+    gateways: &'a Gateways,
+    format: ClientFormat,
+    /// A health store reads the legs (see [`report_leg`]).
+    reports: bool,
+}
+
 async fn serve_whole(
     call: crate::engine::Call,
-    config: &Config,
+    serving: &Serving<'_>,
     request: crate::chat::ChatRequest,
-    format: ClientFormat,
     mut meta: Meta,
 ) -> Reply {
-    match run_call(call, config, &request, false, &mut |_| {}).await {
+    let Serving { config, gateways, format, reports } = *serving;
+    match run_call(call, config, gateways, &request, false, &mut |output| report_leg(&output, reports)).await {
         Ok(done) => {
             let target = &config.targets[done.target];
             meta.model = done.answer.model.clone().unwrap_or_else(|| target.model.clone());
@@ -196,17 +256,17 @@ async fn serve_whole(
 
 async fn serve_stream(
     call: crate::engine::Call,
-    config: &Config,
+    serving: &Serving<'_>,
     request: crate::chat::ChatRequest,
     include_usage: bool,
-    format: ClientFormat,
     meta: Meta,
 ) -> Reply {
+    let Serving { config, gateways, format, reports } = *serving;
     let mut encoder = StreamEncoder::new(format, meta, include_usage);
     // The engine's commit is the gateway's: the status is 200 from the first delivered delta on.
     let mut committed = false;
-    let outcome = run_call(call, config, &request, true, &mut |output| match output {
-        CallOutput::Event(_) => {}
+    let outcome = run_call(call, config, gateways, &request, true, &mut |output| match output {
+        CallOutput::Event(_) => report_leg(&output, reports),
         CallOutput::Commit { attempt, target } => {
             committed = true;
             let target = &config.targets[target];
@@ -260,6 +320,15 @@ fn splice_comment(splice: &Splice) -> String {
     );
     let line: String = line.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     format!(": {line}\n\n")
+}
+
+/// Hands a `leg` event to the health store's side in JS, when there is a store.
+fn report_leg(output: &CallOutput<'_>, reports: bool) {
+    if let CallOutput::Event(event @ crate::record::Event::Leg { .. }) = output {
+        if reports {
+            host::emit(to_js(&Output::Event { event }));
+        }
+    }
 }
 
 fn client_format(name: &str) -> ClientFormat {

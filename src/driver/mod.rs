@@ -11,10 +11,11 @@
 
 mod attempt;
 mod gateway;
+mod health;
 mod host;
 mod js_value;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -28,7 +29,7 @@ use wasm_bindgen::prelude::*;
 use crate::backoff::RandomSource;
 use crate::chat::{ChatRequest, Delta, FinishReason, ToolCall, Usage};
 use crate::config::ResumeMode;
-use crate::config::{parse_deadline_option, Config, ConfigError, MAX_MS};
+use crate::config::{parse_deadline_option, Config, ConfigError, PropagateDeadline, MAX_MS};
 use crate::engine::{Action, AttemptId, Baton, Call, CallError, CallOptions, Served, Splice};
 use crate::outcome::Failure;
 use crate::record::{Event, FailureInfo, Leg};
@@ -59,6 +60,25 @@ impl RandomSource for MathRandom {
 #[wasm_bindgen]
 pub struct WasmBaton {
     baton: Rc<RefCell<Baton>>,
+    gateways: Rc<Gateways>,
+}
+
+/// Which targets have answered as llm-baton gateways, so `propagateDeadline: "auto"` sends them
+/// the call's remaining budget.
+pub(crate) struct Gateways(Vec<Cell<bool>>);
+
+impl Gateways {
+    pub(crate) fn new(config: &Config) -> Gateways {
+        Gateways(config.targets.iter().map(|_| Cell::new(false)).collect())
+    }
+
+    fn propagates(&self, config: &Config, target: usize) -> bool {
+        match config.targets[target].propagate_deadline {
+            PropagateDeadline::Always => true,
+            PropagateDeadline::Never => false,
+            PropagateDeadline::Auto => self.0[target].get(),
+        }
+    }
 }
 
 #[wasm_bindgen]
@@ -66,7 +86,41 @@ impl WasmBaton {
     /// Validates the config document. Throws `{kind: "config", path, message}`.
     #[wasm_bindgen(constructor)]
     pub fn new(config: JsValue) -> Result<WasmBaton, JsValue> {
-        Ok(WasmBaton { baton: Rc::new(RefCell::new(read_config(&config)?)) })
+        let baton = read_config(&config)?;
+        let gateways = Rc::new(Gateways::new(baton.config()));
+        Ok(WasmBaton { baton: Rc::new(RefCell::new(baton)), gateways })
+    }
+
+    /// Every target's breaker and the retry budget (`baton.health()`).
+    pub fn health(&self) -> JsValue {
+        to_js(&self.baton.borrow().health(now()))
+    }
+
+    /// The targets a call on `route` may reach (what a health store is asked about).
+    #[wasm_bindgen(js_name = routeTargets)]
+    pub fn route_targets(&self, route: &str) -> Vec<String> {
+        self.baton.borrow().route_targets(route)
+    }
+
+    /// From now on a health store decides probes; this Baton's breakers are its replica.
+    #[wasm_bindgen(js_name = followStore)]
+    pub fn follow_store(&self) {
+        self.baton.borrow_mut().follow_store();
+    }
+
+    /// Whether the store must be asked before a call on `route`.
+    #[wasm_bindgen(js_name = healthStale)]
+    pub fn health_stale(&self, route: &str, max_age_ms: f64) -> bool {
+        self.baton.borrow().health_stale(route, now(), max_age_ms.max(0.0) as u64)
+    }
+
+    /// Takes a store's view (`{targets: [...]}`) as this Baton's breakers. Throws
+    /// `{kind: "config", path: "healthView", message}` for a view it cannot read.
+    pub fn absorb(&self, view: JsValue) -> Result<(), JsValue> {
+        let value = js_value::read_js(&view, "healthView").map_err(config_error)?;
+        let view = crate::health::read_view(&value).map_err(|m| config_error(ConfigError::new("healthView", m)))?;
+        self.baton.borrow_mut().absorb(&view, now());
+        Ok(())
     }
 
     /// Every name a call may use: the routes, then targets that are not routes.
@@ -78,7 +132,9 @@ impl WasmBaton {
     /// `{type: "event", event}`, for a stream `{type: "deltas", deltas}` (one per network read;
     /// a restarted stream's `{type: "reset", …}` item comes first in its batch), then
     /// `{type: "done", summary}` or `{type: "failed", error}`. Events only when `events`
-    /// (the caller passed `onEvent`): nobody pays for serializing what nobody reads. Throws
+    /// (the caller passed `onEvent`, or a health store reads the legs): nobody pays for
+    /// serializing what nobody reads. `waitedMs`: how long the caller already waited (for a
+    /// health store), taken from the call's budget. Throws
     /// `{kind: "config"}` for a bad route, request or deadline, before anything is sent.
     pub fn start(
         &self,
@@ -87,15 +143,17 @@ impl WasmBaton {
         deadline_ms: JsValue,
         stream: bool,
         events: bool,
+        waited_ms: f64,
     ) -> Result<u32, JsValue> {
         let deadline_ms = read_deadline(&deadline_ms)?;
         let request = read_request(&request)?;
         // A library stream's reader handles `reset` items, so a broken stream may restart.
-        let call_options = CallOptions { deadline_ms, stream, resettable: true };
+        let waited_ms = waited_ms.max(0.0) as u64;
+        let call_options = CallOptions { deadline_ms, stream, resettable: true, waited_ms };
         let call =
             self.baton.borrow_mut().start(&route, call_options, now(), Box::new(MathRandom)).map_err(config_error)?;
         let config = self.baton.borrow().shared_config();
-        Ok(host::spawn(drive(call, config, request, stream, events)))
+        Ok(host::spawn(drive(call, config, Rc::clone(&self.gateways), request, stream, events)))
     }
 }
 
@@ -216,8 +274,15 @@ enum Output<'a> {
 }
 
 /// Runs one call for the JS API, emitting its events, deltas and outcome as task outputs.
-async fn drive(call: Call, config: Arc<Config>, request: ChatRequest, stream: bool, events: bool) {
-    let outcome = run_call(call, &config, &request, stream, &mut |output| match output {
+async fn drive(
+    call: Call,
+    config: Arc<Config>,
+    gateways: Rc<Gateways>,
+    request: ChatRequest,
+    stream: bool,
+    events: bool,
+) {
+    let outcome = run_call(call, &config, &gateways, &request, stream, &mut |output| match output {
         CallOutput::Event(event) if events => host::emit(to_js(&Output::Event { event })),
         CallOutput::Event(_) => {}
         CallOutput::Deltas(deltas) => host::emit(to_js(&Output::Deltas { deltas })),
@@ -275,6 +340,7 @@ pub(crate) enum CallOutput<'a> {
 /// The attempt in flight: its id, its future, its signals, and the guard whose drop aborts it.
 struct InFlight {
     id: AttemptId,
+    target: usize,
     /// `None` once the attempt's future has finished (its last signals may still be queued).
     work: Option<host::TaskFuture>,
     signals: mpsc::UnboundedReceiver<AttemptSignal>,
@@ -292,6 +358,7 @@ enum Wake {
 pub(crate) async fn run_call(
     mut call: Call,
     config: &Config,
+    gateways: &Gateways,
     request: &ChatRequest,
     stream: bool,
     on_output: &mut dyn FnMut(CallOutput<'_>),
@@ -302,16 +369,19 @@ pub(crate) async fn run_call(
     loop {
         while let Some(action) = call.poll() {
             match action {
-                Action::Send { attempt, target, prefill } => {
+                Action::Send { attempt, target, prefill, remaining_ms } => {
                     let t = &config.targets[target];
-                    let http = match prefill {
+                    let mut http = match prefill {
                         Some(text) => t.format.build_request(t, &request.with_prefill(&text), stream),
                         None => t.format.build_request(t, request, stream),
                     };
+                    if let Some(ms) = remaining_ms.filter(|_| gateways.propagates(config, target)) {
+                        http.headers.push(("x-baton-deadline-ms".into(), ms.to_string()));
+                    }
                     let guard = AbortGuard::new();
                     let (tx, rx) = mpsc::unbounded();
                     let work = Box::pin(attempt::run(http, guard.signal(), t.format, stream, tx));
-                    in_flight = Some(InFlight { id: attempt, work: Some(work), signals: rx, _guard: guard });
+                    in_flight = Some(InFlight { id: attempt, target, work: Some(work), signals: rx, _guard: guard });
                 }
                 Action::Abort { attempt, .. } => {
                     if in_flight.as_ref().is_some_and(|f| f.id == attempt) {
@@ -364,7 +434,12 @@ pub(crate) async fn run_call(
                 call.handle_timeout(now);
             }
             Wake::Signal(id, signal) => match signal {
-                Some(AttemptSignal::Headers) => call.on_headers(id, now),
+                Some(AttemptSignal::Headers { baton_gateway }) => {
+                    if let Some(f) = in_flight.as_ref().filter(|f| baton_gateway && f.id == id) {
+                        gateways.0[f.target].set(true);
+                    }
+                    call.on_headers(id, now)
+                }
                 Some(AttemptSignal::Deltas(batch)) => call.on_deltas(id, now, batch),
                 Some(AttemptSignal::Answer(answer)) => call.on_answer(id, now, answer),
                 Some(AttemptSignal::Failed(failure)) => call.on_failure(id, now, failure),

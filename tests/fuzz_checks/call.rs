@@ -387,7 +387,12 @@ fn split_at_separator(mut rest: &[u8]) -> Vec<&[u8]> {
 fn run(plan: &Plan, bodies: &[&[u8]]) {
     let config = Config::from_json(&plan.config_json()).expect("the plan's config is valid");
     let mut baton = Baton::new(config);
-    let options = CallOptions { deadline_ms: Some(plan.deadline_ms), stream: plan.stream, resettable: plan.resettable };
+    let options = CallOptions {
+        deadline_ms: Some(plan.deadline_ms),
+        stream: plan.stream,
+        resettable: plan.resettable,
+        ..CallOptions::default()
+    };
     let mut call = baton.start("r", options, 0, Box::new(SplitMix64(u64::from(plan.chunk_seed)))).expect("route r");
     let deadline_at = plan.deadline_ms;
     let mut reads = Reads(0x9E37_79B9_7F4A_7C15 ^ u64::from(plan.chunk_seed));

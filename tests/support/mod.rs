@@ -180,7 +180,7 @@ impl Sim {
         for _ in 0..10_000 {
             while let Some(action) = call.poll() {
                 match action {
-                    Action::Send { attempt, target, prefill } => {
+                    Action::Send { attempt, target, prefill, .. } => {
                         run.prefills.push(prefill);
                         let name = self.baton.config().targets[target].name.clone();
                         let script = self.scripts.get(&name).unwrap_or_else(|| panic!("no script for {name}"));

@@ -1,0 +1,63 @@
+//! `WasmHealth`: the breakers and retry budget of the core (src/health.rs) for a store that keeps
+//! the shared state itself: the Durable Object behind `llm-baton/durable`, a browser tab that
+//! answers for the others. It reads the same `leg` events every Baton emits, and answers with the
+//! same views a Baton takes (`WasmBaton.absorb`), in times relative to its own clock.
+
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+
+use super::{config_error, js_value, now, to_js};
+use crate::config::{parse_health, ConfigError};
+use crate::health::{read_report, Health};
+
+#[wasm_bindgen]
+pub struct WasmHealth {
+    health: Health,
+}
+
+#[wasm_bindgen]
+impl WasmHealth {
+    /// `policy` is a config's `health` section (`undefined` for the defaults, `false` for off).
+    /// Throws `{kind: "config", path, message}`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(policy: JsValue) -> Result<WasmHealth, JsValue> {
+        let policy = if policy.is_undefined() {
+            Value::Null
+        } else {
+            js_value::read_js(&policy, "health").map_err(config_error)?
+        };
+        let policy = match policy {
+            Value::Null => Some(crate::health::HealthPolicy::default()),
+            Value::Bool(false) => None,
+            v => Some(parse_health(&v).map_err(config_error)?),
+        };
+        Ok(WasmHealth { health: Health::new(policy) })
+    }
+
+    /// Each target's admission for one asker (half-open targets grant their one probe here).
+    pub fn admit(&mut self, targets: Vec<String>) -> JsValue {
+        to_js(&self.health.view(&targets, now()))
+    }
+
+    /// Learns from `leg` events (`{leg, cause?}`, the `type` may stay). Throws
+    /// `{kind: "config", path: "reports[i]", message}` for one it cannot read, after learning
+    /// from those before it.
+    pub fn report(&mut self, reports: JsValue) -> Result<(), JsValue> {
+        let value = js_value::read_js(&reports, "reports").map_err(config_error)?;
+        let Value::Array(list) = value else {
+            return Err(config_error(ConfigError::new("reports", "must be a list of leg events")));
+        };
+        let at = now();
+        for (i, report) in list.iter().enumerate() {
+            let (target, outcome) =
+                read_report(report).map_err(|m| config_error(ConfigError::new(format!("reports[{i}]"), m)))?;
+            self.health.report(&target, &outcome, at);
+        }
+        Ok(())
+    }
+
+    /// Every target it has heard of, as `baton.health()` shows them.
+    pub fn snapshot(&self) -> JsValue {
+        to_js(&self.health.snapshot(&self.health.known_targets(), now()))
+    }
+}

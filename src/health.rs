@@ -1,0 +1,574 @@
+//! Health across calls: a circuit breaker per target and a retry budget per `Baton`.
+//!
+//! Each call decides alone about its own attempts, as the seeds' tables say; this module is what
+//! calls learn from each other. When a provider goes down, the first calls pay for finding out,
+//! and the breaker makes later calls skip it (Envoy's outlier detection, Finagle's failure
+//! accrual); under load, the budget caps retries at a share of successful calls plus a floor
+//! (Finagle's retry budget), so an outage never multiplies the load on a provider.
+//!
+//! Like the engine, it reads no clock: every input carries `now`. It learns only from outcomes
+//! that say something about the target (see [`Outcome::of`]): a 400 or the caller's cancel says
+//! nothing about a provider's health. The same code keeps the state of a shared store (a Durable
+//! Object, a browser tab's replica), so its [`HealthView`] speaks in relative times: isolates,
+//! tabs and objects do not share a clock.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::outcome::{Failure, FailureClass, Limit};
+use crate::record::FailureInfo;
+
+/// The most outcomes a breaker keeps in its window.
+const MAX_WINDOW: usize = 1024;
+/// The longest a Retry-After may hold a breaker open.
+const MAX_RETRY_AFTER_OPEN_MS: u64 = 60_000;
+/// The retry budget counts over this long (Finagle's ttl).
+const BUDGET_WINDOW_S: u64 = 10;
+
+/// The config's `health` section.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HealthPolicy {
+    /// Consecutive counted failures that open a breaker.
+    pub failures: u32,
+    /// Or this share of counted outcomes over `window_ms`...
+    pub failure_ratio: f64,
+    pub window_ms: u64,
+    /// ...once the window holds at least this many.
+    pub min_requests: u32,
+    /// How long an opened breaker stays open before one probe is let through.
+    pub cooldown_ms: u64,
+    pub retry_budget: Option<RetryBudgetPolicy>,
+}
+
+impl Default for HealthPolicy {
+    fn default() -> Self {
+        HealthPolicy {
+            failures: 5,
+            failure_ratio: 0.5,
+            window_ms: 30_000,
+            min_requests: 10,
+            cooldown_ms: 5_000,
+            retry_budget: Some(RetryBudgetPolicy::default()),
+        }
+    }
+}
+
+/// Retries (and failover hops) may spend `ratio` of the successful calls of the last 10 s, plus
+/// `min_per_second` each second: Finagle's defaults, 20% plus 10 per second. The floor is high
+/// enough that a lone call's ladder is never cut.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryBudgetPolicy {
+    pub ratio: f64,
+    pub min_per_second: f64,
+}
+
+impl Default for RetryBudgetPolicy {
+    fn default() -> Self {
+        RetryBudgetPolicy { ratio: 0.2, min_per_second: 10.0 }
+    }
+}
+
+/// What an attempt says about its target.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Success,
+    /// A failure that says something about the target.
+    Failure(Failure),
+    /// Nothing either way: a request error, the caller's cancel, the call's deadline.
+    Neutral,
+}
+
+impl Outcome {
+    /// Classifies an attempt's result. Counted: transport and protocol failures, a member's own
+    /// limits, HTTP 408, 429 and 5xx, and the classes that name the provider's state (overloaded,
+    /// rate limit, quota, auth). Not counted: other 4xx (the request's fault), context length and
+    /// content filter (the prompt's), the caller's cancel and the call's deadline (the caller's).
+    pub fn of(failure: Option<&Failure>) -> Outcome {
+        let Some(f) = failure else { return Outcome::Success };
+        let counted = match f {
+            Failure::Transport { .. } | Failure::Protocol { .. } => true,
+            Failure::Timeout { limit, .. } => *limit != Limit::Deadline,
+            Failure::Cancelled => false,
+            Failure::Http { status, class, .. } => match class {
+                Some(FailureClass::ContextLength | FailureClass::ContentFilter) => false,
+                Some(_) => true,
+                None => matches!(status, 408 | 429 | 500..=599),
+            },
+        };
+        if counted {
+            Outcome::Failure(f.clone())
+        } else {
+            Outcome::Neutral
+        }
+    }
+}
+
+/// Whether a call may try a target now.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Admission {
+    Pass,
+    /// The breaker is half-open and this call carries its one probe.
+    Probe,
+    /// Open: skip it. `cause` is the failure that opened it (or the last one).
+    Skip {
+        reopens_in_ms: u64,
+        cause: Option<Failure>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BreakerState {
+    Closed,
+    Open,
+    HalfOpen,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum State {
+    Closed,
+    Open {
+        until: u64,
+    },
+    /// A probe is out until `lease_until`; if it never reports, another may go then.
+    HalfOpen {
+        lease_until: u64,
+    },
+}
+
+#[derive(Debug, Clone)]
+struct Breaker {
+    state: State,
+    consecutive: u32,
+    /// (when, failed) of recent counted outcomes and successes, oldest first.
+    window: VecDeque<(u64, bool)>,
+    last_failure: Option<Failure>,
+    /// Shared through a store: when the store last said how this target is.
+    refreshed_at: Option<u64>,
+    /// Shared through a store: a probe the store granted, not yet taken by a call.
+    granted_probe: bool,
+}
+
+impl Default for Breaker {
+    fn default() -> Self {
+        Breaker {
+            state: State::Closed,
+            consecutive: 0,
+            window: VecDeque::new(),
+            last_failure: None,
+            refreshed_at: None,
+            granted_probe: false,
+        }
+    }
+}
+
+/// Every target's breaker and the retry budget.
+#[derive(Debug, Clone)]
+pub struct Health {
+    policy: Option<HealthPolicy>,
+    breakers: BTreeMap<String, Breaker>,
+    budget: Option<RetryBudget>,
+    /// The state is shared through a store that decides probes: an open target whose cooldown
+    /// ended is skipped until the store grants this replica a probe.
+    follower: bool,
+}
+
+impl Health {
+    /// `None`: health is off (`"health": false`); every target passes and nothing is counted.
+    pub fn new(policy: Option<HealthPolicy>) -> Health {
+        let budget = policy.and_then(|p| p.retry_budget).map(RetryBudget::new);
+        Health { policy, breakers: BTreeMap::new(), budget, follower: false }
+    }
+
+    /// Makes this a replica of a shared store's state (see [`Health::absorb`]).
+    pub fn follow(&mut self) {
+        self.follower = true;
+    }
+
+    /// May a call try `target` now? Half-open targets admit one probe per cooldown.
+    pub fn admit(&mut self, target: &str, now: u64) -> Admission {
+        let Some(policy) = self.policy else { return Admission::Pass };
+        let follower = self.follower;
+        let b = self.breakers.entry(target.to_string()).or_default();
+        let skip = |until: u64, b: &Breaker| Admission::Skip {
+            reopens_in_ms: until.saturating_sub(now),
+            cause: b.last_failure.clone(),
+        };
+        match b.state {
+            State::Closed => Admission::Pass,
+            State::Open { until } | State::HalfOpen { lease_until: until } if now < until => skip(until, b),
+            State::Open { .. } | State::HalfOpen { .. } => {
+                if follower && !std::mem::take(&mut b.granted_probe) {
+                    return skip(now, b);
+                }
+                b.state = State::HalfOpen { lease_until: now.saturating_add(policy.cooldown_ms) };
+                Admission::Probe
+            }
+        }
+    }
+
+    /// Learns from one attempt of `target` that ended at `now`.
+    pub fn report(&mut self, target: &str, outcome: &Outcome, now: u64) {
+        let Some(policy) = self.policy else { return };
+        if *outcome == Outcome::Neutral {
+            return;
+        }
+        let b = self.breakers.entry(target.to_string()).or_default();
+        while b.window.front().is_some_and(|(at, _)| at.saturating_add(policy.window_ms) <= now) {
+            b.window.pop_front();
+        }
+        if b.window.len() == MAX_WINDOW {
+            b.window.pop_front();
+        }
+        match outcome {
+            Outcome::Neutral => {}
+            Outcome::Success => {
+                b.window.push_back((now, false));
+                b.consecutive = 0;
+                b.state = State::Closed;
+            }
+            Outcome::Failure(failure) => {
+                b.window.push_back((now, true));
+                b.consecutive = b.consecutive.saturating_add(1);
+                b.last_failure = Some(failure.clone());
+                let asked = match failure {
+                    Failure::Http { status: 429 | 503, retry_after_ms: Some(ms), .. } => {
+                        Some((*ms).min(MAX_RETRY_AFTER_OPEN_MS))
+                    }
+                    _ => None,
+                };
+                let failed = b.window.iter().filter(|(_, failed)| *failed).count();
+                let tripped = b.consecutive >= policy.failures
+                    || (b.window.len() >= policy.min_requests as usize
+                        && failed as f64 >= policy.failure_ratio * b.window.len() as f64);
+                let open_for = match b.state {
+                    State::HalfOpen { .. } => Some(asked.unwrap_or(0).max(policy.cooldown_ms)),
+                    State::Closed if asked.is_some() || tripped => Some(asked.unwrap_or(policy.cooldown_ms)),
+                    State::Closed => None,
+                    // Already open: a Retry-After may only hold it longer.
+                    State::Open { until } => asked.map(|ms| now.saturating_add(ms).max(until) - now),
+                };
+                if let Some(ms) = open_for {
+                    b.state = State::Open { until: now.saturating_add(ms) };
+                }
+            }
+        }
+    }
+
+    /// What a store answers a replica about `targets`: an admission each, probes granted to the
+    /// asker. Times are relative to `now`.
+    pub fn view(&mut self, targets: &[String], now: u64) -> HealthView {
+        let targets = targets
+            .iter()
+            .map(|t| {
+                let admission = self.admit(t, now);
+                let b = &self.breakers[t];
+                let (state, probe, reopens_in_ms) = match admission {
+                    Admission::Pass => (BreakerState::Closed, false, None),
+                    Admission::Probe => (BreakerState::HalfOpen, true, None),
+                    Admission::Skip { reopens_in_ms, .. } => (b.state.name(), false, Some(reopens_in_ms)),
+                };
+                TargetView {
+                    target: t.clone(),
+                    state,
+                    probe,
+                    reopens_in_ms,
+                    last_failure: b.last_failure.clone().map(FailureInfo),
+                }
+            })
+            .collect();
+        HealthView { targets }
+    }
+
+    /// Takes a store's view of some targets as this replica's state at `now`.
+    pub fn absorb(&mut self, view: &HealthView, now: u64) {
+        for t in &view.targets {
+            let b = self.breakers.entry(t.target.clone()).or_default();
+            let until = now.saturating_add(t.reopens_in_ms.unwrap_or(0));
+            b.state = match (t.state, t.probe) {
+                (BreakerState::Closed, _) => State::Closed,
+                // A granted probe: open, reopening now, for the next call here to take.
+                (_, true) => State::Open { until: now },
+                (BreakerState::Open, false) => State::Open { until },
+                (BreakerState::HalfOpen, false) => State::HalfOpen { lease_until: until },
+            };
+            if b.state == State::Closed {
+                b.consecutive = 0;
+            }
+            b.granted_probe = t.probe;
+            if let Some(FailureInfo(f)) = &t.last_failure {
+                b.last_failure = Some(f.clone());
+            }
+            b.refreshed_at = Some(now);
+        }
+    }
+
+    /// Whether a replica must ask its store before a call to these targets: one it has no word
+    /// on for `max_age_ms`, or one whose cooldown ended (only the store grants probes).
+    pub fn stale(&self, targets: &[String], now: u64, max_age_ms: u64) -> bool {
+        self.policy.is_some()
+            && targets.iter().any(|t| match self.breakers.get(t) {
+                None => true,
+                Some(b) => {
+                    b.refreshed_at.is_none_or(|at| now.saturating_sub(at) >= max_age_ms)
+                        || matches!(b.state, State::Open { until } | State::HalfOpen { lease_until: until }
+                            if now >= until && !b.granted_probe)
+                }
+            })
+    }
+
+    /// The targets this state has heard of, in name order.
+    pub fn known_targets(&self) -> Vec<String> {
+        self.breakers.keys().cloned().collect()
+    }
+
+    /// Every target's breaker, for `baton.health()`.
+    pub fn snapshot(&self, targets: &[String], now: u64) -> HealthSnapshot {
+        let targets = targets
+            .iter()
+            .map(|t| {
+                let b = self.breakers.get(t).cloned().unwrap_or_default();
+                let window = self.policy.map_or(0, |p| p.window_ms);
+                let recent: Vec<bool> =
+                    b.window.iter().filter(|(at, _)| at.saturating_add(window) > now).map(|(_, f)| *f).collect();
+                let reopens_in_ms = match b.state {
+                    State::Closed => None,
+                    State::Open { until } | State::HalfOpen { lease_until: until } => Some(until.saturating_sub(now)),
+                };
+                TargetHealth {
+                    target: t.clone(),
+                    state: b.state.name(),
+                    reopens_in_ms,
+                    consecutive_failures: b.consecutive,
+                    window: WindowCounts { outcomes: recent.len(), failures: recent.iter().filter(|f| **f).count() },
+                    last_failure: b.last_failure.map(FailureInfo),
+                }
+            })
+            .collect();
+        let retry_budget = self.budget.as_ref().map(|b| BudgetView { balance: b.balance(now), spent: b.spent(now) });
+        HealthSnapshot { enabled: self.policy.is_some(), targets, retry_budget }
+    }
+
+    /// Spends one retry from the budget; false when it is spent (or when health is off: true).
+    pub fn try_spend_retry(&mut self, now: u64) -> bool {
+        self.budget.as_mut().is_none_or(|b| b.try_withdraw(now))
+    }
+
+    /// A failover hop spends a unit when one is left; it is never refused.
+    pub fn spend_hop(&mut self, now: u64) {
+        if let Some(b) = self.budget.as_mut() {
+            b.try_withdraw(now);
+        }
+    }
+
+    /// A call succeeded: the budget grows by its share.
+    pub fn deposit(&mut self, now: u64) {
+        if let Some(b) = self.budget.as_mut() {
+            b.deposit(now);
+        }
+    }
+}
+
+impl State {
+    fn name(self) -> BreakerState {
+        match self {
+            State::Closed => BreakerState::Closed,
+            State::Open { .. } => BreakerState::Open,
+            State::HalfOpen { .. } => BreakerState::HalfOpen,
+        }
+    }
+}
+
+/// Deposits and withdrawals per second over the last [`BUDGET_WINDOW_S`] seconds.
+#[derive(Debug, Clone)]
+struct RetryBudget {
+    policy: RetryBudgetPolicy,
+    /// (second, successful calls, retries and hops spent), oldest first.
+    seconds: VecDeque<(u64, u64, u64)>,
+}
+
+impl RetryBudget {
+    fn new(policy: RetryBudgetPolicy) -> RetryBudget {
+        RetryBudget { policy, seconds: VecDeque::new() }
+    }
+
+    fn current(&mut self, now: u64) -> &mut (u64, u64, u64) {
+        let second = now / 1000;
+        while self.seconds.front().is_some_and(|(s, ..)| s + BUDGET_WINDOW_S <= second) {
+            self.seconds.pop_front();
+        }
+        if self.seconds.back().is_none_or(|(s, ..)| *s != second) {
+            self.seconds.push_back((second, 0, 0));
+        }
+        self.seconds.back_mut().expect("pushed above")
+    }
+
+    fn totals(&self, now: u64) -> (u64, u64) {
+        let second = now / 1000;
+        self.seconds
+            .iter()
+            .filter(|(s, ..)| s + BUDGET_WINDOW_S > second)
+            .fold((0, 0), |(d, w), (_, dd, ww)| (d + dd, w + ww))
+    }
+
+    /// Units left: the floor plus the share of successes, less what was spent.
+    fn balance(&self, now: u64) -> f64 {
+        let (deposits, withdrawals) = self.totals(now);
+        let floor = self.policy.min_per_second * BUDGET_WINDOW_S as f64;
+        floor + self.policy.ratio * deposits as f64 - withdrawals as f64
+    }
+
+    fn spent(&self, now: u64) -> u64 {
+        self.totals(now).1
+    }
+
+    fn try_withdraw(&mut self, now: u64) -> bool {
+        if self.balance(now) < 1.0 {
+            return false;
+        }
+        self.current(now).2 += 1;
+        true
+    }
+
+    fn deposit(&mut self, now: u64) {
+        self.current(now).1 += 1;
+    }
+}
+
+/// A store's answer about some targets; times relative to when it was made.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HealthView {
+    pub targets: Vec<TargetView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetView {
+    pub target: String,
+    pub state: BreakerState,
+    /// This asker carries the target's one probe.
+    pub probe: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reopens_in_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_failure: Option<FailureInfo>,
+}
+
+/// `baton.health()`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HealthSnapshot {
+    pub enabled: bool,
+    pub targets: Vec<TargetHealth>,
+    pub retry_budget: Option<BudgetView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetHealth {
+    pub target: String,
+    pub state: BreakerState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reopens_in_ms: Option<u64>,
+    pub consecutive_failures: u32,
+    pub window: WindowCounts,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_failure: Option<FailureInfo>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct WindowCounts {
+    pub outcomes: usize,
+    pub failures: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BudgetView {
+    pub balance: f64,
+    pub spent: u64,
+}
+
+/// Reads a store's [`HealthView`] (from JavaScript): `{targets: [{target, state, probe,
+/// reopensInMs?, lastFailure?}]}`. What it cannot read is an error naming where.
+pub fn read_view(v: &Value) -> Result<HealthView, String> {
+    let list = v.get("targets").and_then(Value::as_array).ok_or("the view must be {targets: [...]}")?;
+    let targets = list
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let at = |what: &str| format!("targets[{i}].{what}");
+            let target = t.get("target").and_then(Value::as_str).ok_or_else(|| at("target must be a string"))?;
+            let state = match t.get("state").and_then(Value::as_str) {
+                Some("closed") => BreakerState::Closed,
+                Some("open") => BreakerState::Open,
+                Some("half_open") => BreakerState::HalfOpen,
+                _ => return Err(at(r#"state must be "closed", "open" or "half_open""#)),
+            };
+            let probe = match t.get("probe") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => return Err(at("probe must be true or false")),
+            };
+            let reopens_in_ms = match t.get("reopensInMs") {
+                None | Some(Value::Null) => None,
+                Some(n) => Some(
+                    n.as_f64()
+                        .filter(|n| n.is_finite() && *n >= 0.0)
+                        .map(|n| n.min(crate::value::MAX_MS as f64).ceil() as u64)
+                        .ok_or_else(|| at("reopensInMs must be a number of milliseconds"))?,
+                ),
+            };
+            let last_failure = t.get("lastFailure").and_then(read_cause).map(FailureInfo);
+            Ok(TargetView { target: target.to_string(), state, probe, reopens_in_ms, last_failure })
+        })
+        .collect::<Result<_, String>>()?;
+    Ok(HealthView { targets })
+}
+
+/// Reads one report a store forwards, a `leg` event without its type: `{leg, cause?}`; returns
+/// the target and what the attempt says about it.
+pub fn read_report(v: &Value) -> Result<(String, Outcome), String> {
+    let leg = v.get("leg").ok_or("a report must be {leg, cause?}, as in a \"leg\" event")?;
+    let target = leg.get("target").and_then(Value::as_str).ok_or("leg.target must be a string")?;
+    let outcome = match leg.get("outcome").and_then(Value::as_str) {
+        Some("ok") => Outcome::Success,
+        Some(_) => match v.get("cause").and_then(read_cause) {
+            Some(failure) => Outcome::of(Some(&failure)),
+            None => return Err("a failed leg's report needs its cause".into()),
+        },
+        None => return Err("leg.outcome must be a string".into()),
+    };
+    Ok((target.to_string(), outcome))
+}
+
+/// The failure a `cause` object (`{kind, message, status?, code?, class?, retryAfterMs?,
+/// timeout?, limitMs?}`) describes, as far as health needs it.
+fn read_cause(v: &Value) -> Option<Failure> {
+    let text = |key: &str| v.get(key).and_then(Value::as_str);
+    let number = |key: &str| v.get(key).and_then(Value::as_u64);
+    let message = text("message").unwrap_or_default().to_string();
+    Some(match text("kind")? {
+        "transport" => Failure::Transport { message },
+        "protocol" => Failure::Protocol { message },
+        "cancelled" => Failure::Cancelled,
+        "timeout" => Failure::Timeout {
+            limit: [Limit::Deadline, Limit::Total, Limit::Headers, Limit::FirstToken, Limit::Idle]
+                .into_iter()
+                .find(|l| Some(l.as_str()) == text("timeout"))?,
+            limit_ms: number("limitMs").unwrap_or(0),
+        },
+        "http" => Failure::Http {
+            status: u16::try_from(number("status")?).ok()?,
+            message,
+            code: text("code").map(str::to_string),
+            class: text("class").and_then(FailureClass::parse),
+            retry_after_ms: number("retryAfterMs"),
+            should_retry: None,
+            in_stream: false,
+        },
+        _ => return None,
+    })
+}

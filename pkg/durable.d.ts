@@ -29,8 +29,10 @@ export interface DurableHealthStoreOptions {
 }
 
 /**
- * A HealthStore over a namespace bound to `BatonHealthObject`: one object per target name;
- * `admit` asks the targets' objects in parallel, `report` forwards each leg to its target's object
+ * A HealthStore over a namespace bound to `BatonHealthObject`, for
+ * `new Baton(config, { healthStore })` and `createGateway(config, { healthStore })`: one object
+ * per target name; `admit` asks the targets' objects in parallel (a target whose object fails or
+ * is late reads as closed: fail open), `report` forwards each leg event to its target's object
  * (fire and forget, kept alive with the Worker's `waitUntil`). Throws BatonError kind "config" for
  * a namespace that is not one, an unknown option, or a health config the core refuses.
  */
@@ -39,8 +41,9 @@ export declare function durableHealthStore(namespace: HealthObjectNamespace, opt
 /**
  * The Durable Object: export it from the Worker's main module and bind it in wrangler.toml
  * (examples/gateway/wrangler.toml). It keeps the breakers of the targets whose name maps to it,
- * in memory, and serves `POST /admit {targets}` (a HealthView), `POST /report {legs}` (204) and
- * `GET /snapshot` (the shape of `baton.health()`). Malformed messages get a 4xx saying why.
+ * in memory, and serves `POST /admit {targets, config?}` (a HealthView),
+ * `POST /report {events: [{leg, cause?}], config?}` (204) and `GET /snapshot` (a HealthSnapshot).
+ * Malformed messages get a 4xx with `{error}` saying why.
  */
 export declare class BatonHealthObject {
   constructor(state: unknown, env: unknown);

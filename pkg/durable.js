@@ -4,11 +4,11 @@
 // failing provider should spare the others. Cloudflare's place for shared state is the Durable
 // Object, so this entry has two halves:
 // - `BatonHealthObject`, the Durable Object: one per target name, holding that target's breaker
-//   in a `WasmHealth` (the same core the Baton uses, on the object's clock). One object per target
+//   in a `HealthState` (the same core the Baton uses, on the object's clock). One object per target
 //   keeps each object's load to the calls of one provider, and a probe grant exclusive: only the
 //   object decides it.
 // - `durableHealthStore(namespace)`, the HealthStore a Baton is given: it asks each target's
-//   object in parallel before a call and forwards each leg after an attempt. It never makes a call
+//   object in parallel before a call and forwards each attempt's leg event after it. It never makes a call
 //   wait on a slow or missing object: each request is capped (`timeoutMs`), and anything that goes
 //   wrong reads as "pass" (fail open: a breaker that cannot be reached must not stop traffic).
 //
@@ -16,15 +16,11 @@
 // object (re)builds its breakers when it differs from the one it holds. Their state lives in
 // memory: an object that is evicted starts again with closed breakers, which is the safe side.
 // Times in the protocol are relative (ms from now), as the isolates' clocks differ.
-import { BatonError } from "./workerd.js";
-import { WasmHealth } from "./wasm/llm_baton.js";
-import { currentGeneration, enter } from "./host.js";
+import { BatonError, HealthState } from "./workerd.js";
 import * as workers from "cloudflare:workers";
 
-/** Request bodies an object reads at most: a call's legs are a few hundred bytes each. */
+/** Request bodies an object reads at most: a leg event is a few hundred bytes. */
 const MAX_BODY_BYTES = 256 * 1024;
-/** The leg fields a breaker learns from; the rest (usage, timings) stays in the isolate. */
-const LEG_FIELDS = ["target", "outcome", "status", "timeout", "class", "retryAfterMs"];
 /** Any URL reaches an object; this one reads well in its logs. */
 const ORIGIN = "https://llm-baton-health";
 const STORE_OPTIONS = ["config", "timeoutMs", "prefix"];
@@ -33,17 +29,16 @@ const STORE_OPTIONS = ["config", "timeoutMs", "prefix"];
  * The Durable Object. Bind it in wrangler.toml (see examples/gateway) and export it from the
  * Worker's main module: `export { BatonHealthObject } from "llm-baton/durable"`.
  *
- *   POST /admit  {"targets": ["primary"], "config": {...}}  -> 200 HealthView
- *   POST /report {"legs": [Leg, ...], "config": {...}}      -> 204
- *   GET  /snapshot                                         -> 200 the shape of baton.health()
+ *   POST /admit  {"targets": ["primary"], "config": {...}}          -> 200 HealthView
+ *   POST /report {"events": [{leg, cause?}, ...], "config": {...}}  -> 204
+ *   GET  /snapshot                                                 -> 200 the shape of baton.health()
  *
  * A malformed message gets a 4xx naming what was wrong; nothing a caller sends makes it throw.
  */
 export class BatonHealthObject {
-  /** The WasmHealth, the config text it was built from, and the wasm instance it belongs to. */
+  /** The breakers, and the config text they were built from. */
   #health = null;
   #configText = null;
-  #generation = -1;
 
   // The Durable Object contract: (state, env). The breakers need neither: they live in memory.
   constructor(state, env) {
@@ -73,20 +68,30 @@ export class BatonHealthObject {
         });
       case "/report":
         return post((body) => {
-          const legs = body.legs;
-          if (!Array.isArray(legs) || !legs.every((leg) => isObject(leg) && typeof leg.target === "string")) {
-            return reply(400, `POST /report: "legs" must be an array of legs, each with a "target", e.g. {"legs": [{"target": "primary", "outcome": "ok"}]}`);
+          const events = body.events;
+          if (!Array.isArray(events) || !events.every((event) => isObject(event) && isObject(event.leg) && typeof event.leg.target === "string")) {
+            return reply(400, `POST /report: "events" must be an array of leg events, e.g. {"events": [{"leg": {"target": "primary", "outcome": "ok"}}]}`);
           }
           return this.#call(body, (health) => {
-            health.report(legs.map(breakerFields));
+            // One at a time, so an event the core cannot read does not cost the others.
+            const refused = [];
+            events.forEach((event, i) => {
+              try {
+                health.report([event]);
+              } catch (e) {
+                if (e instanceof BatonError && e.kind === "internal") throw e;
+                refused.push(`events[${i}]: ${describe(e).replace(/^reports\[0\]:? ?/, "")}`);
+              }
+            });
+            if (refused.length > 0) return reply(400, `POST /report: learned from ${events.length - refused.length} of ${events.length} events; ${refused.join("; ")}`);
             return new Response(null, { status: 204 });
           });
         });
       case "/snapshot":
         if (request.method !== "GET") return notAllowed(path, "GET");
-        // Before any message, or after a trap dropped them, there are no breakers to show.
-        if (this.#health === null || this.#generation !== currentGeneration()) return Response.json({ targets: [], retryBudget: null });
-        return Response.json(enter(() => this.#health.snapshot(), internal));
+        // Before any message there are no breakers to show.
+        if (this.#health === null) return Response.json({ enabled: true, targets: [], retryBudget: null });
+        return Response.json(this.#health.snapshot());
       default:
         return reply(404, `no such path ${JSON.stringify(path)}; a BatonHealthObject serves POST /admit, POST /report and GET /snapshot`);
     }
@@ -109,29 +114,22 @@ export class BatonHealthObject {
   }
 
   /**
-   * Runs `use(health)` on the breakers built from the message's config: rebuilt when the config
-   * differs from the one they hold, or when a trap replaced the wasm instance (which dropped them).
-   * A config the core refuses is a 400 with its path; nothing is kept from it.
+   * Runs `use(health)` on the breakers built from the message's config, rebuilt when it differs
+   * from the one they were built from (a trap in the wasm is rebuilt by HealthState itself). A
+   * config the core refuses is a 400 naming the field; the breakers held so far stay.
    */
   #call(body, use) {
     const configText = JSON.stringify(body.config ?? null);
-    try {
-      if (this.#health === null || configText !== this.#configText || this.#generation !== currentGeneration()) {
-        const config = body.config;
-        this.#health = enter(() => new WasmHealth(config), internal);
+    if (this.#health === null || configText !== this.#configText) {
+      try {
+        this.#health = new HealthState(body.config);
         this.#configText = configText;
-        this.#generation = currentGeneration();
+      } catch (e) {
+        if (e instanceof BatonError && e.kind === "internal") throw e;
+        return reply(400, `the config is not a valid health section: ${describe(e)}`);
       }
-      const health = this.#health;
-      return use({
-        admit: (targets) => enter(() => health.admit(targets), internal),
-        report: (legs) => enter(() => health.report(legs), internal),
-      });
-    } catch (e) {
-      if (e instanceof BatonError && e.kind === "internal") throw e;
-      if (this.#configText !== configText) this.#health = null;
-      return reply(400, `llm-baton health object: ${describe(e)}`);
     }
+    return use(this.#health);
   }
 }
 
@@ -160,11 +158,7 @@ export function durableHealthStore(namespace, options = {}) {
     throw configError("options.timeoutMs", `must be a number of milliseconds from 1 to 60000, e.g. 1000 (got ${JSON.stringify(timeoutMs)})`);
   }
   if (typeof prefix !== "string") throw configError("options.prefix", `must be a string such as "llm-baton-health:"`);
-  try {
-    enter(() => new WasmHealth(config), internal).free?.();
-  } catch (e) {
-    throw e instanceof BatonError ? e : new BatonError(e);
-  }
+  new HealthState(config);
 
   const ids = new Map();
   const objectOf = (target) => {
@@ -220,15 +214,19 @@ export function durableHealthStore(namespace, options = {}) {
       const names = [...new Set(Array.from(targets ?? [], String))];
       return { targets: await Promise.all(names.map(admitOne)) };
     },
-    report(legs) {
+    report(events) {
       const byTarget = new Map();
-      for (const leg of Array.isArray(legs) ? legs : []) {
-        if (!isObject(leg) || typeof leg.target !== "string") continue;
-        if (!byTarget.has(leg.target)) byTarget.set(leg.target, []);
-        byTarget.get(leg.target).push(breakerFields(leg));
+      for (const event of Array.isArray(events) ? events : []) {
+        const target = event?.leg?.target;
+        if (typeof target !== "string") continue;
+        if (!byTarget.has(target)) byTarget.set(target, []);
+        // What a breaker learns from: the leg's target and outcome, and the failure's cause.
+        const report = { leg: { target, outcome: event.leg.outcome } };
+        if (event.cause !== undefined) report.cause = event.cause;
+        byTarget.get(target).push(report);
       }
       for (const [target, group] of byTarget) {
-        keepAlive(send(target, "/report", { legs: group }, (res) => res.body?.cancel()));
+        keepAlive(send(target, "/report", { events: group }, (res) => res.body?.cancel()));
       }
     },
   };
@@ -246,12 +244,6 @@ function keepAlive(promise) {
   }
 }
 
-function breakerFields(leg) {
-  const out = {};
-  for (const key of LEG_FIELDS) if (leg[key] !== undefined) out[key] = leg[key];
-  return out;
-}
-
 function reply(status, message) {
   return Response.json({ error: message }, { status });
 }
@@ -261,10 +253,6 @@ function notAllowed(path, method) {
     status: 405,
     headers: { "content-type": "application/json", allow: method },
   });
-}
-
-function internal(cause) {
-  return new BatonError({ kind: "internal", message: `llm-baton internal error (a bug): ${describe(cause)}` }, { cause });
 }
 
 function configError(path, what) {

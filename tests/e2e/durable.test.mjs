@@ -70,7 +70,7 @@ export default {
       const store = durableHealthStore(env.SILENT, { timeoutMs: Number(url.searchParams.get("timeoutMs")) });
       const t0 = Date.now();
       const view = await store.admit(["a", "b"]);
-      store.report([{ target: "a", outcome: "http", status: 503 }]);
+      store.report([{ type: "leg", leg: { target: "a", outcome: "http", status: 503 }, cause: { kind: "http", status: 503, message: "down" } }]);
       return Response.json({ view, elapsedMs: Date.now() - t0 });
     }
     return new Response("not found", { status: 404 });
@@ -171,13 +171,18 @@ describe("durable: shared health across Worker instances", { concurrency: 1 }, (
     const primaryLog = await log(provider.url, ids.primary);
     const snapshot = await (await (await host()).fetch(`http://h/do/${encodeURIComponent("llm-baton-health:primary")}/snapshot`)).json();
     const down = primaryLog.filter((entry) => entry.step === 0);
+    /** One line per call and per primary request, for the log and for failures. */
     const show = () =>
-      JSON.stringify({
-        calls: calls.map((c) => ({ n: c.n, instance: c.instance, sentMs: Math.round(c.sentMs), ok: c.ok, target: c.target, legs: c.legs, skips: c.skips?.length, error: c.error })),
-        primary: primaryLog.map((e) => ({ step: e.step, startedMs: e.startedMs })),
-        snapshot,
-      }, null, 1);
-    console.log(`durable flapping primary: ${show()}`);
+      [
+        ...calls.map((c) => {
+          const tried = c.legs.map((l) => `${l.target}:${l.outcome === "ok" ? "ok" : l.status ?? l.outcome}`).join(" ");
+          const skipped = c.skips?.length ? ` (skipped ${c.skips.map((s) => s.target).join(", ")})` : "";
+          return `  call ${c.n} instance ${c.instance} at ${Math.round(c.sentMs)} ms: ${c.ok ? `served by ${c.target}` : `failed: ${c.error}`}; tried ${tried}${skipped}`;
+        }),
+        `  primary requests (provider ms, step 0 = down): ${primaryLog.map((e) => `${e.startedMs}/${e.step}`).join(" ")}`,
+        `  the object's view at the end: ${JSON.stringify(snapshot.targets)}`,
+      ].join("\n");
+    console.log(`durable flapping primary:\n${show()}`);
 
     // Every call was answered; during the outage by the backup.
     for (const c of calls) {
@@ -223,7 +228,8 @@ describe("durable: shared health across Worker instances", { concurrency: 1 }, (
       ["/admit", { method: "POST", body: "[1]" }, 400, "must be a JSON object"],
       ["/admit", { method: "POST", body: JSON.stringify({ targets: [] }) }, 400, "non-empty array of target names"],
       ["/admit", { method: "POST", body: JSON.stringify({ targets: [7] }) }, 400, "non-empty array of target names"],
-      ["/report", { method: "POST", body: JSON.stringify({ legs: [{ outcome: "ok" }] }) }, 400, "each with a \"target\""],
+      ["/report", { method: "POST", body: JSON.stringify({ events: [{ leg: { outcome: "ok" } }] }) }, 400, "must be an array of leg events"],
+      ["/report", { method: "POST", body: JSON.stringify({ events: [{ leg: { target: "q", outcome: "http" } }] }) }, 400, "events[0]: a failed leg's report needs its cause"],
       ["/admit", { method: "POST", body: JSON.stringify({ targets: ["p"], config: { cooldownMs: "soon" } }) }, 400, "cooldownMs"],
       ["/admit", { method: "GET" }, 405, "accepts POST only"],
       ["/snapshot", { method: "POST", body: "{}" }, 405, "accepts GET only"],
@@ -238,7 +244,8 @@ describe("durable: shared health across Worker instances", { concurrency: 1 }, (
     }
     // Still working, and learning: two failures open the breaker of that config.
     const config = { failures: 2, cooldownMs: 60_000 };
-    const report = await object("/report", { method: "POST", body: JSON.stringify({ config, legs: [{ target: "p", outcome: "http", status: 503 }, { target: "p", outcome: "http", status: 503 }] }) });
+    const down = { leg: { target: "p", outcome: "http" }, cause: { kind: "http", status: 503, message: "scripted 503" } };
+    const report = await object("/report", { method: "POST", body: JSON.stringify({ config, events: [down, down] }) });
     assert.equal(report.status, 204);
     const admit = await object("/admit", { method: "POST", body: JSON.stringify({ config, targets: ["p"] }) });
     assert.equal(admit.status, 200);

@@ -141,7 +141,7 @@ export class BatonHealthObject {
  * - `config`: the `health` section of the llm-baton config (default: the defaults). Checked here,
  *   so a mistake throws BatonError kind "config" at once rather than being refused by every object.
  * - `timeoutMs`: how long one object request may take before its target reads as "pass"
- *   (default 1000; the Baton's own bounded wait, `waitMs`, is usually shorter).
+ *   (default 1000; the Baton's own bounded wait, `healthWaitMs`, is usually shorter).
  * - `prefix`: object names are `prefix + target` (default "llm-baton-health:"); deployments
  *   sharing a namespace but not their breakers use different prefixes.
  */

@@ -12,10 +12,13 @@
 // Then a burst: when a cooldown ends, six calls at once over the three instances send the
 // primary one probe (the object grants it to one asker). Then the object itself: malformed
 // messages get a 4xx and leave it working, and a store whose object does not answer fails open
-// within its timeout.
+// within its timeout. Last, examples/gateway bundles with wrangler as a deploy would (skipped
+// unless wrangler is installed there: it has its own lockfile).
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { startProvider } from "./provider.mjs";
@@ -24,6 +27,8 @@ import { resolveEntry, WORKERD_CONDITIONS, WORKERD_MODULE_RULES } from "./resolv
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 const dir = `${repo}tests/e2e/artifacts/durable`;
 const INSTANCES = 3;
+const example = `${repo}examples/gateway`;
+const wrangler = `${example}/node_modules/wrangler/bin/wrangler.js`;
 
 // The issue's shape: 503 for 6 s, 10 calls 1.2 s apart. A short cooldown keeps the run near 13 s
 // and still leaves room for two probes during the outage.
@@ -302,4 +307,16 @@ describe("durable: shared health across Worker instances", { concurrency: 1 }, (
     assert.deepEqual(view.targets.map((t) => [t.target, t.state, t.probe]), [["a", "closed", false], ["b", "closed", false]]);
     assert.ok(elapsedMs >= 150 && elapsedMs < 1000, `admit() settled after ${elapsedMs} ms; expected about 200`);
   });
+});
+
+test("examples/gateway bundles with wrangler (deploy --dry-run, offline), binding and exporting BatonHealthObject", {
+  skip: !existsSync(wrangler) && "wrangler is not installed in examples/gateway (cd examples/gateway && npm ci)",
+}, async () => {
+  const outdir = `${repo}tests/e2e/artifacts/durable/dist`;
+  rmSync(outdir, { recursive: true, force: true });
+  const env = { ...process.env, CI: "1", WRANGLER_SEND_METRICS: "false", XDG_CONFIG_HOME: `${repo}tests/e2e/artifacts/durable/xdg`, NO_COLOR: "1" };
+  const { stdout } = await promisify(execFile)(process.execPath, [wrangler, "deploy", "--dry-run", "--outdir", outdir], { cwd: example, env });
+  assert.match(stdout, /env\.HEALTH \(BatonHealthObject\)\s+Durable Object/, stdout);
+  const bundle = readFileSync(`${outdir}/worker.js`, "utf8");
+  assert.match(bundle, /export \{[^}]*\bBatonHealthObject\b[^}]*\}/, "the bundle exports BatonHealthObject");
 });

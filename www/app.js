@@ -1,8 +1,8 @@
 // The chat page: one llm-baton call per message, streamed, with the gate's decisions made visible
-// (notices in the conversation, a timeline of attempts, the deadline counting down) and a Stop
-// button that aborts the call upstream. All times come from performance.now(), never from
-// counting timer ticks: a hidden tab wakes timers late, and the page must still tell the truth
-// when it comes back.
+// (notices in the conversation, a timeline of attempts, the deadline counting down, each target's
+// circuit breaker) and a Stop button that aborts the call upstream. All times come from
+// performance.now(), never from counting timer ticks: a hidden tab wakes timers late, and the page
+// must still tell the truth when it comes back.
 //
 // A real app would `import { Baton } from "llm-baton"`; this page imports the package's browser
 // entry by path so it runs without a bundler.

@@ -1,7 +1,8 @@
 // The chat page (www/) in headless Chromium, against the servers `make demo` starts (www/serve.mjs:
 // the static server and the scripted provider). What a person would check by hand: an answer
 // streams in, each demo fault shows its notice, its timeline rows and its outcome, a stream that
-// breaks mid-answer is continued (or restarted) and reads as one answer, Stop really
+// breaks mid-answer is continued (or restarted) and reads as one answer, a circuit breaker that
+// opens makes the next message skip its target (and the Targets card counts down), Stop really
 // closes the provider's connection, a config error lands on its line, keys stay out of storage,
 // the page fits a phone, and the console stays clean. Screenshots of the main states go to
 // tests/e2e/artifacts/www/ for a reviewer.

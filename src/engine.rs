@@ -694,10 +694,7 @@ impl Call {
                             if lock(&self.health).try_spend_retry(now) {
                                 Next::Retry { attempt, of: policy.attempts, delay_ms }
                             } else {
-                                let message = format!(
-                                    "not retried: the retry budget is spent (retries may add {} of successful calls plus a floor per second); the failure goes on",
-                                    self.config.health.and_then(|h| h.retry_budget).map_or(String::new(), |b| format!("{:.0}%", b.ratio * 100.0))
-                                );
+                                let message = budget_spent_message(&self.config);
                                 self.event(Event::Warning { target: failed_target.clone(), attempt: a.id.0, message });
                                 Next::Up
                             }
@@ -1093,6 +1090,16 @@ enum Next {
     },
     /// This strategy is spent; ask the one above.
     Up,
+}
+
+/// Why a retry was not made: the shared budget, with its numbers.
+fn budget_spent_message(config: &Config) -> String {
+    let budget = config.health.and_then(|h| h.retry_budget).unwrap_or_default();
+    format!(
+        "not retried: the retry budget is spent (retries and failover hops may add {}% of the successful calls of the last 10 s plus {} per second); the failure goes to the next member or the caller",
+        budget.ratio * 100.0,
+        budget.min_per_second
+    )
 }
 
 /// The health state, usable even if a panic elsewhere poisoned its lock (it holds plain counts).

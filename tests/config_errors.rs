@@ -477,3 +477,43 @@ fn after_start_is_read_with_its_defaults_and_mistakes_name_the_field() {
         assert_eq!(err(&route(after)), (path.to_string(), message.to_string()), "for {after}");
     }
 }
+
+#[test]
+fn health_is_on_by_default_off_with_false_and_mistakes_name_the_field() {
+    let with_health = |health: &str| format!(r#"{{"targets": {{{T}}}, "health": {health}}}"#);
+    let on = Config::from_json(&format!(r#"{{"targets": {{{T}}}}}"#)).unwrap();
+    let p = on.health.expect("on by default");
+    assert_eq!((p.failures, p.failure_ratio, p.window_ms, p.min_requests, p.cooldown_ms), (5, 0.5, 30_000, 10, 5_000));
+    assert_eq!(p.retry_budget.map(|b| (b.ratio, b.min_per_second)), Some((0.2, 10.0)));
+    assert_eq!(Config::from_json(&with_health("false")).unwrap().health, None);
+    let set = Config::from_json(&with_health(r#"{"cooldownMs": 800, "retryBudget": false}"#)).unwrap().health.unwrap();
+    assert_eq!((set.cooldown_ms, set.retry_budget), (800, None));
+    let cases = [
+        ("true", "health", "health must be an object such as {\"cooldownMs\": 5000}, or false to turn breakers and the retry budget off (got true)"),
+        (r#"{"failures": 0}"#, "health.failures", "health.failures must be a whole number of consecutive failures from 1 to 1000 (got 0)"),
+        (r#"{"failureRatio": 2}"#, "health.failureRatio", "health.failureRatio must be a share of failures from 0.01 to 1 (got 2)"),
+        (r#"{"cooldownMs": -1}"#, "health.cooldownMs", "health.cooldownMs must be a positive number of milliseconds (got -1); omit it for the default of 5000"),
+        (r#"{"coolDownMs": 1}"#, "health.coolDownMs", "health.coolDownMs is not a known field; did you mean \"cooldownMs\"?"),
+        (r#"{"retryBudget": {"ratio": -1}}"#, "health.retryBudget.ratio", "health.retryBudget.ratio must be a share of successful calls from 0 to 10 (got -1)"),
+        (r#"{"retryBudget": 5}"#, "health.retryBudget", "health.retryBudget must be an object such as {\"ratio\": 0.2, \"minPerSecond\": 10}, or false for no budget (got 5)"),
+    ];
+    for (health, path, message) in cases {
+        assert_eq!(err(&with_health(health)), (path.to_string(), message.to_string()), "for {health}");
+    }
+}
+
+#[test]
+fn propagate_deadline_is_auto_by_default() {
+    use llm_baton::config::PropagateDeadline;
+    let read = |fields: &str| Config::from_json(&target_with(fields)).map(|c| c.targets[0].propagate_deadline);
+    assert_eq!(read(r#""headers": {}"#), Ok(PropagateDeadline::Auto));
+    assert_eq!(read(r#""propagateDeadline": "auto""#), Ok(PropagateDeadline::Auto));
+    assert_eq!(read(r#""propagateDeadline": true"#), Ok(PropagateDeadline::Always));
+    assert_eq!(read(r#""propagateDeadline": false"#), Ok(PropagateDeadline::Never));
+    let (path, message) = err(&target_with(r#""propagateDeadline": "yes""#));
+    assert_eq!(path, "targets.p.propagateDeadline");
+    assert_eq!(
+        message,
+        r#"targets.p.propagateDeadline must be true (send the call's remaining budget in x-baton-deadline-ms), false, or "auto" (the default: once the target answered as an llm-baton gateway) (got "yes")"#
+    );
+}

@@ -339,3 +339,92 @@ fn with_health_off_every_call_pays_its_whole_ladder() {
         assert_eq!(r.sends.len(), 2);
     }
 }
+
+#[test]
+fn a_replica_takes_probes_only_from_its_store_and_asks_again_when_stale() {
+    use llm_baton::health::{read_report, read_view};
+    // The store (a Durable Object's state) learns from leg events, as a Baton emits them.
+    let mut store = Health::new(Some(policy()));
+    let leg = |outcome: &str, cause: serde_json::Value| serde_json::json!({"type": "leg", "leg": {"target": "p", "attempt": 1, "startMs": 0, "endMs": 5, "outcome": outcome}, "cause": cause});
+    let down = leg("http", serde_json::json!({"kind": "http", "message": "HTTP 503: down", "status": 503}));
+    for t in 0..5 {
+        let r = read_report(&down).unwrap();
+        store.report(&r.target, &r.outcome, t);
+    }
+    let mut replica = Health::new(Some(policy()));
+    replica.follow();
+    let targets = vec!["p".to_string()];
+    assert!(replica.stale(&targets, 0, 1000), "never heard of p");
+    let view = serde_json::to_value(store.view(&targets, 10)).unwrap();
+    assert_eq!(view["targets"][0]["state"], "open");
+    assert_eq!(view["targets"][0]["lastFailure"]["status"], 503);
+    replica.absorb(&read_view(&view).unwrap(), 100);
+    assert!(!replica.stale(&targets, 500, 1000));
+    assert!(matches!(replica.admit("p", 500), Admission::Skip { reopens_in_ms: 594, cause: Some(_) }));
+    // The cooldown passed: the replica does not grant itself a probe; it asks the store.
+    assert!(replica.stale(&targets, 1094, 1000));
+    assert!(matches!(replica.admit("p", 1094), Admission::Skip { reopens_in_ms: 0, .. }));
+    let granted = serde_json::to_value(store.view(&targets, 1010)).unwrap();
+    assert_eq!(
+        (granted["targets"][0]["state"].as_str(), granted["targets"][0]["probe"].as_bool()),
+        (Some("half_open"), Some(true))
+    );
+    let refused = serde_json::to_value(store.view(&targets, 1011)).unwrap();
+    assert_eq!(refused["targets"][0]["probe"], false, "one probe per cooldown, whoever asks");
+    replica.absorb(&read_view(&granted).unwrap(), 1100);
+    assert_eq!(replica.admit("p", 1100), Admission::Probe);
+    assert!(matches!(replica.admit("p", 1101), Admission::Skip { .. }), "the grant is taken once");
+    // Unreadable reports and views say where.
+    assert_eq!(
+        read_report(&serde_json::json!({"leg": {"target": "p", "outcome": "http"}})).unwrap_err(),
+        "a failed leg's report needs its cause"
+    );
+    assert_eq!(
+        read_view(&serde_json::json!({"targets": [{"target": "p", "state": "ajar"}]})).unwrap_err(),
+        r#"targets[0].state must be "closed", "open" or "half_open""#
+    );
+}
+
+#[test]
+fn a_refused_retry_says_it_was_the_budget() {
+    let config = format!(
+        r#"{{"targets": {{{TWO}}}, "health": {{"retryBudget": {{"ratio": 0, "minPerSecond": 0.1}}}},
+            "routes": {{"chat": {{"retry": "primary", "attempts": 3, "backoff": {{"initialMs": 10, "jitter": "none"}}}}}}}}"#
+    );
+    let mut baton = Baton::new(Config::from_json(&config).unwrap());
+    let r = call(&mut baton, "chat", 0, &|_, _| Answer::Status(503));
+    assert_eq!(r.sends.len(), 2, "one unit (0.1 per second over 10 s): one retry");
+    let warning = r.events.iter().find_map(|e| match e {
+        Event::Warning { message, .. } => Some(message.as_str()),
+        _ => None,
+    });
+    assert_eq!(
+        warning,
+        Some("not retried: the retry budget is spent (retries and failover hops may add 0% of the successful calls of the last 10 s plus 0.1 per second); the failure goes to the next member or the caller")
+    );
+    assert_eq!(r.failure, Some(http(503, None)));
+}
+
+#[test]
+fn a_store_keeps_one_retry_budget_for_everyone_sharing_it() {
+    use llm_baton::health::{read_report, read_view};
+    let leg = |attempt: u32, outcome: &str| {
+        let cause = serde_json::json!({"kind": "http", "message": "HTTP 503", "status": 503});
+        serde_json::json!({"type": "leg", "leg": {"target": "p", "attempt": attempt, "startMs": 0, "endMs": 5, "outcome": outcome}, "cause": cause})
+    };
+    let mut store = Health::new(Some(policy()));
+    // Other isolates made 95 retries and hops (attempts after their calls' first): 5 units left.
+    for t in 0..95 {
+        let r = read_report(&leg(2, "http")).unwrap();
+        store.count_in_budget(r.attempt, &r.outcome, t);
+    }
+    let view = serde_json::to_value(store.view(&["p".into()], 100)).unwrap();
+    assert_eq!(view["retryBudget"], 5.0);
+    let mut replica = Health::new(Some(policy()));
+    replica.follow();
+    replica.absorb(&read_view(&view).unwrap(), 1000);
+    let spent = (0..10).filter(|_| replica.try_spend_retry(1500)).count();
+    assert_eq!(spent, 5, "the replica spends what the deployment has left, not its own floor of 100");
+    // Once the store's word is older than the budget's window, the replica counts alone again.
+    assert!(replica.try_spend_retry(11_500));
+}

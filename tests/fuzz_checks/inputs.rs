@@ -6,6 +6,7 @@ use llm_baton::config::Config;
 use llm_baton::engine::{Action, Baton, CallOptions};
 use llm_baton::format::is_secret_header;
 use llm_baton::gateway::{parse_request, ClientFormat};
+use llm_baton::health::{read_report, read_view, Health};
 use serde_json::Value;
 
 use super::alloc_meter::bounded_by_input;
@@ -15,6 +16,7 @@ use super::alloc_meter::bounded_by_input;
 /// shows a secret (an `apiKey`, a gateway key, a credential header's value).
 pub fn config(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
+    health_messages(&text);
     let parsed = bounded_by_input(data.len(), || Config::from_json(&text));
     secrets_stay_hidden(&text, &parsed);
 
@@ -30,6 +32,29 @@ pub fn config(data: &[u8]) {
             other => panic!("route {route:?} started with {other:?}, not a Send"),
         }
     }
+}
+
+/// What a health store sends (views) and receives (leg events) is outside data too: reading it
+/// never panics, and a health state fed whatever it could read still answers.
+fn health_messages(text: &str) {
+    let Ok(v) = serde_json::from_str::<Value>(text) else { return };
+    let mut health = Health::new(Some(Default::default()));
+    if let Ok(view) = read_view(&v) {
+        health.absorb(&view, 1);
+    }
+    let reports: Vec<&Value> = match &v {
+        Value::Array(list) => list.iter().collect(),
+        other => vec![other],
+    };
+    for report in reports {
+        if let Ok(r) = read_report(report) {
+            health.report(&r.target, &r.outcome, 2);
+            health.count_in_budget(r.attempt, &r.outcome, 2);
+        }
+    }
+    let targets = health.known_targets();
+    let _ = health.view(&targets, 3);
+    let _ = health.snapshot(&targets, 3);
 }
 
 /// The outcome for `text` must not depend on its secrets' values: a twin document whose every

@@ -8,9 +8,13 @@
 //   keeps each object's load to the calls of one provider, and a probe grant exclusive: only the
 //   object decides it.
 // - `durableHealthStore(namespace)`, the HealthStore a Baton is given: it asks each target's
-//   object in parallel before a call and forwards each attempt's leg event after it. It never makes a call
-//   wait on a slow or missing object: each request is capped (`timeoutMs`), and anything that goes
-//   wrong reads as "pass" (fail open: a breaker that cannot be reached must not stop traffic).
+//   object in parallel before a call and forwards each attempt's leg event after it. It never
+//   makes a call wait on a slow or missing object: each request is capped (`timeoutMs`), and
+//   anything that goes wrong reads as "pass" (fail open: a breaker that cannot be reached must
+//   not stop traffic).
+// - The retry budget is one for the whole deployment, so it cannot live in the per-target
+//   objects (each sees only its target's legs): one more object, `prefix + "#retry-budget"`,
+//   receives every leg and answers the balance with each admission.
 //
 // The objects need no setup: every message carries the `health` section of the config, and an
 // object (re)builds its breakers when it differs from the one it holds. Their state lives in
@@ -24,12 +28,14 @@ const MAX_BODY_BYTES = 256 * 1024;
 /** Any URL reaches an object; this one reads well in its logs. */
 const ORIGIN = "https://llm-baton-health";
 const STORE_OPTIONS = ["config", "timeoutMs", "prefix"];
+/** The object that keeps the deployment's retry budget is named `prefix + BUDGET_OBJECT`. */
+const BUDGET_OBJECT = "#retry-budget";
 
 /**
  * The Durable Object. Bind it in wrangler.toml (see examples/gateway) and export it from the
  * Worker's main module: `export { BatonHealthObject } from "llm-baton/durable"`.
  *
- *   POST /admit  {"targets": ["primary"], "config": {...}}          -> 200 HealthView
+ *   POST /admit  {"targets": ["primary"], "config": {...}}          -> 200 HealthView (+ retryBudget)
  *   POST /report {"events": [{leg, cause?}, ...], "config": {...}}  -> 204
  *   GET  /snapshot                                                 -> 200 the shape of baton.health()
  *
@@ -60,9 +66,10 @@ export class BatonHealthObject {
     switch (path) {
       case "/admit":
         return post((body) => {
+          // No targets: only the retry budget's balance.
           const targets = body.targets;
-          if (!Array.isArray(targets) || targets.length === 0 || !targets.every((t) => typeof t === "string" && t !== "")) {
-            return reply(400, `POST /admit: "targets" must be a non-empty array of target names, e.g. {"targets": ["primary"]}`);
+          if (!Array.isArray(targets) || !targets.every((t) => typeof t === "string" && t !== "")) {
+            return reply(400, `POST /admit: "targets" must be an array of target names, e.g. {"targets": ["primary"]}`);
           }
           return this.#call(body, (health) => Response.json(health.admit(targets)));
         });
@@ -135,19 +142,20 @@ export class BatonHealthObject {
 
 /**
  * A HealthStore over a Durable Object namespace bound to `BatonHealthObject`:
- * `new Baton(config, { healthStore: durableHealthStore(env.HEALTH, { config: config.health }) })`.
+ * `new Baton(config, { healthStore: durableHealthStore(env.BATON_HEALTH, { config: config.health }) })`.
  *
  * options:
  * - `config`: the `health` section of the llm-baton config (default: the defaults). Checked here,
  *   so a mistake throws BatonError kind "config" at once rather than being refused by every object.
  * - `timeoutMs`: how long one object request may take before its target reads as "pass"
  *   (default 1000; the Baton's own bounded wait, `healthWaitMs`, is usually shorter).
- * - `prefix`: object names are `prefix + target` (default "llm-baton-health:"); deployments
- *   sharing a namespace but not their breakers use different prefixes.
+ * - `prefix`: object names are `prefix + target`, and `prefix + "#retry-budget"` for the retry
+ *   budget (default "llm-baton-health:"); deployments sharing a namespace but not their breakers
+ *   use different prefixes.
  */
 export function durableHealthStore(namespace, options = {}) {
   if (!isObject(namespace) || typeof namespace.idFromName !== "function" || typeof namespace.get !== "function") {
-    throw configError("namespace", "must be a Durable Object namespace binding bound to BatonHealthObject (env.HEALTH with a [[durable_objects.bindings]] entry in wrangler.toml)");
+    throw configError("namespace", "must be a Durable Object namespace binding bound to BatonHealthObject (env.BATON_HEALTH with a [[durable_objects.bindings]] entry in wrangler.toml)");
   }
   if (!isObject(options)) throw configError("options", "must be an object such as { config: config.health }");
   for (const key of Object.keys(options)) {
@@ -208,11 +216,18 @@ export function durableHealthStore(namespace, options = {}) {
     });
     return entry ?? { target, state: "closed", probe: false };
   };
+  /** The deployment's retry budget balance, or undefined (the Baton then counts its own). */
+  const budget = () =>
+    send(BUDGET_OBJECT, "/admit", { targets: [] }, async (res) => {
+      const balance = (await res.json())?.retryBudget;
+      return typeof balance === "number" && Number.isFinite(balance) ? balance : null;
+    });
 
   return {
     async admit(targets) {
       const names = [...new Set(Array.from(targets ?? [], String))];
-      return { targets: await Promise.all(names.map(admitOne)) };
+      const [entries, balance] = await Promise.all([Promise.all(names.map(admitOne)), budget()]);
+      return balance === null ? { targets: entries } : { targets: entries, retryBudget: balance };
     },
     report(events) {
       const byTarget = new Map();
@@ -220,11 +235,14 @@ export function durableHealthStore(namespace, options = {}) {
         const target = event?.leg?.target;
         if (typeof target !== "string") continue;
         if (!byTarget.has(target)) byTarget.set(target, []);
-        // What a breaker learns from: the leg's target and outcome, and the failure's cause.
-        const report = { leg: { target, outcome: event.leg.outcome } };
+        // What health learns from: the leg's target, outcome and place in its call (a retry or
+        // a hop after the first), and the failure's cause. Usage and timings stay here.
+        const report = { leg: { target, outcome: event.leg.outcome, attempt: event.leg.attempt } };
         if (event.cause !== undefined) report.cause = event.cause;
         byTarget.get(target).push(report);
       }
+      const all = [...byTarget.values()].flat();
+      if (all.length > 0) keepAlive(send(BUDGET_OBJECT, "/report", { events: all }, (res) => res.body?.cancel()));
       for (const [target, group] of byTarget) {
         keepAlive(send(target, "/report", { events: group }, (res) => res.body?.cancel()));
       }

@@ -6,7 +6,7 @@
 // "cloudflare:workers", so secrets and bindings are readable at the top level too.
 //
 // Breakers are shared by every isolate of the deployment through the Durable Object bound as
-// HEALTH (wrangler.toml): a provider one isolate found down is skipped by all of them.
+// BATON_HEALTH (wrangler.toml): a provider one isolate found down is skipped by all of them.
 import { env } from "cloudflare:workers";
 import { createGateway } from "llm-baton";
 import { durableHealthStore } from "llm-baton/durable";
@@ -17,5 +17,5 @@ export { BatonHealthObject } from "llm-baton/durable";
 const config = configFromEnv(env);
 
 export default createGateway(config, {
-  healthStore: durableHealthStore(env.HEALTH, { config: config.health }),
+  healthStore: durableHealthStore(env.BATON_HEALTH, { config: config.health }),
 });

@@ -67,7 +67,7 @@ export default {
         const config = JSON.parse(text);
         // A generous wait: on a loaded machine an answer later than the default 50 ms would fail
         // open and let an extra request through, and this test is about sharing, not the wait.
-        const healthStore = durableHealthStore(env.HEALTH, { config: config.health });
+        const healthStore = durableHealthStore(env.BATON_HEALTH, { config: config.health });
         batons.set(text, new Baton(config, { healthStore, healthWaitMs: 1000 }));
       }
       const baton = batons.get(text);
@@ -109,7 +109,7 @@ export default {
     const url = new URL(request.url);
     const m = /^\\/do\\/([^/]+)(\\/.*)$/.exec(url.pathname);
     if (!m) return new Response("not found", { status: 404 });
-    const stub = env.HEALTH.get(env.HEALTH.idFromName(decodeURIComponent(m[1])));
+    const stub = env.BATON_HEALTH.get(env.BATON_HEALTH.idFromName(decodeURIComponent(m[1])));
     return stub.fetch(new Request("https://llm-baton-health" + m[2], request));
   },
 };
@@ -139,11 +139,11 @@ describe("durable: shared health across Worker instances", { concurrency: 1 }, (
     writeFileSync(`${dir}/instance.mjs`, INSTANCE);
     writeFileSync(`${dir}/host.mjs`, HOST);
     const common = { modules: true, modulesRoot: repo, modulesRules: WORKERD_MODULE_RULES, compatibilityDate: "2025-06-01" };
-    const shared = { HEALTH: { className: "BatonHealthObject", scriptName: "host" }, SILENT: { className: "SilentObject", scriptName: "host" } };
+    const shared = { BATON_HEALTH: { className: "BatonHealthObject", scriptName: "host" }, SILENT: { className: "SilentObject", scriptName: "host" } };
     mf = new Miniflare({
       workers: [
         ...Array.from({ length: INSTANCES }, (_, i) => ({ ...common, name: `instance${i}`, scriptPath: `${dir}/instance.mjs`, durableObjects: shared })),
-        { ...common, name: "host", scriptPath: `${dir}/host.mjs`, durableObjects: { HEALTH: "BatonHealthObject", SILENT: "SilentObject" } },
+        { ...common, name: "host", scriptPath: `${dir}/host.mjs`, durableObjects: { BATON_HEALTH: "BatonHealthObject", SILENT: "SilentObject" } },
       ],
     });
     await mf.ready;
@@ -259,6 +259,11 @@ describe("durable: shared health across Worker instances", { concurrency: 1 }, (
     const tried = burst.map((c) => c.legs.map((l) => l.target).join(">"));
     assert.ok(burst.every((c) => c.ok && c.target === "second"), `every call is served by the backup: ${JSON.stringify(burst)}`);
     assert.equal(primary.length, 2, `the primary saw ${primary.length} requests: the opening failure and one probe; the burst tried ${tried.join(", ")}`);
+    // The deployment's retry budget, kept by one object from every instance's legs: at least the
+    // two hops to the backup (after the opening failure, after the probe) were spent from it.
+    const budget = await (await (await host()).fetch(`http://h/do/${encodeURIComponent("llm-baton-health:#retry-budget")}/snapshot`)).json();
+    assert.ok(budget.retryBudget?.spent >= 2, `the budget object's snapshot: ${JSON.stringify(budget.retryBudget)}`);
+    console.log(`durable: the shared retry budget after the burst: ${JSON.stringify(budget.retryBudget)}`);
     console.log(`durable: a burst of 6 calls over 3 instances after the cooldown sent the primary ${primary.length - 1} probe; tried ${tried.join(", ")}`);
   });
 
@@ -268,8 +273,8 @@ describe("durable: shared health across Worker instances", { concurrency: 1 }, (
     const cases = [
       ["/admit", { method: "POST", body: "{not json" }, 400, "not JSON"],
       ["/admit", { method: "POST", body: "[1]" }, 400, "must be a JSON object"],
-      ["/admit", { method: "POST", body: JSON.stringify({ targets: [] }) }, 400, "non-empty array of target names"],
-      ["/admit", { method: "POST", body: JSON.stringify({ targets: [7] }) }, 400, "non-empty array of target names"],
+      ["/admit", { method: "POST", body: JSON.stringify({ targets: "p" }) }, 400, "must be an array of target names"],
+      ["/admit", { method: "POST", body: JSON.stringify({ targets: [7] }) }, 400, "must be an array of target names"],
       ["/report", { method: "POST", body: JSON.stringify({ events: [{ leg: { outcome: "ok" } }] }) }, 400, "must be an array of leg events"],
       ["/report", { method: "POST", body: JSON.stringify({ events: [{ leg: { target: "q", outcome: "http" } }] }) }, 400, "events[0]: a failed leg's report needs its cause"],
       ["/admit", { method: "POST", body: JSON.stringify({ targets: ["p"], config: { cooldownMs: "soon" } }) }, 400, "cooldownMs"],
@@ -316,7 +321,7 @@ test("examples/gateway bundles with wrangler (deploy --dry-run, offline), bindin
   rmSync(outdir, { recursive: true, force: true });
   const env = { ...process.env, CI: "1", WRANGLER_SEND_METRICS: "false", XDG_CONFIG_HOME: `${repo}tests/e2e/artifacts/durable/xdg`, NO_COLOR: "1" };
   const { stdout } = await promisify(execFile)(process.execPath, [wrangler, "deploy", "--dry-run", "--outdir", outdir], { cwd: example, env });
-  assert.match(stdout, /env\.HEALTH \(BatonHealthObject\)\s+Durable Object/, stdout);
+  assert.match(stdout, /env\.BATON_HEALTH \(BatonHealthObject\)\s+Durable Object/, stdout);
   const bundle = readFileSync(`${outdir}/worker.js`, "utf8");
   assert.match(bundle, /export \{[^}]*\bBatonHealthObject\b[^}]*\}/, "the bundle exports BatonHealthObject");
 });

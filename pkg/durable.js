@@ -216,12 +216,16 @@ export function durableHealthStore(namespace, options = {}) {
     });
     return entry ?? { target, state: "closed", probe: false };
   };
-  /** The deployment's retry budget balance, or undefined (the Baton then counts its own). */
+  /** Without a budget (`health: false`, `retryBudget: false`) there is nothing to ask or tell. */
+  const sharesBudget = config !== false && config?.retryBudget !== false;
+  /** The deployment's retry budget balance, or null (the Baton then counts its own). */
   const budget = () =>
-    send(BUDGET_OBJECT, "/admit", { targets: [] }, async (res) => {
-      const balance = (await res.json())?.retryBudget;
-      return typeof balance === "number" && Number.isFinite(balance) ? balance : null;
-    });
+    !sharesBudget
+      ? Promise.resolve(null)
+      : send(BUDGET_OBJECT, "/admit", { targets: [] }, async (res) => {
+          const balance = (await res.json())?.retryBudget;
+          return typeof balance === "number" && Number.isFinite(balance) ? balance : null;
+        });
 
   return {
     async admit(targets) {
@@ -242,7 +246,7 @@ export function durableHealthStore(namespace, options = {}) {
         byTarget.get(target).push(report);
       }
       const all = [...byTarget.values()].flat();
-      if (all.length > 0) keepAlive(send(BUDGET_OBJECT, "/report", { events: all }, (res) => res.body?.cancel()));
+      if (sharesBudget && all.length > 0) keepAlive(send(BUDGET_OBJECT, "/report", { events: all }, (res) => res.body?.cancel()));
       for (const [target, group] of byTarget) {
         keepAlive(send(target, "/report", { events: group }, (res) => res.body?.cancel()));
       }

@@ -88,6 +88,25 @@ export default {
       store.report([{ type: "leg", leg: { target: "a", outcome: "http", status: 503 }, cause: { kind: "http", status: 503, message: "down" } }]);
       return Response.json({ view, elapsedMs: Date.now() - t0 });
     }
+    if (url.pathname === "/store-errors") {
+      // Mistakes in the store's arguments: each a BatonError kind "config" naming what is wrong.
+      const attempts = [
+        () => durableHealthStore(undefined),
+        () => durableHealthStore({ get() {} }),
+        () => durableHealthStore(env.BATON_HEALTH, { waitMs: 50 }),
+        () => durableHealthStore(env.BATON_HEALTH, { timeoutMs: 0 }),
+        () => durableHealthStore(env.BATON_HEALTH, { prefix: 7 }),
+        () => durableHealthStore(env.BATON_HEALTH, { config: { cooldownMs: -1 } }),
+      ];
+      return Response.json(attempts.map((make) => {
+        try {
+          make();
+          return { thrown: false };
+        } catch (e) {
+          return { name: e.name, kind: e.kind, path: e.path, message: e.message };
+        }
+      }));
+    }
     return new Response("not found", { status: 404 });
   },
 };
@@ -303,6 +322,26 @@ describe("durable: shared health across Worker instances", { concurrency: 1 }, (
     // Another config replaces the breakers it had.
     const fresh = await (await object("/admit", { method: "POST", body: JSON.stringify({ config: { failures: 3 }, targets: ["p"] }) })).json();
     assert.equal(fresh.targets[0].state, "closed", JSON.stringify(fresh));
+  });
+
+  test("mistakes in durableHealthStore's arguments throw BatonError kind config naming them", async () => {
+    const errors = await (await (await instance(0)).fetch("http://i/store-errors")).json();
+    const expected = [
+      ["namespace", "Durable Object namespace binding"],
+      ["namespace", "Durable Object namespace binding"],
+      ["options.waitMs", "known options: config, timeoutMs, prefix"],
+      ["options.timeoutMs", "from 1 to 60000"],
+      ["options.prefix", "must be a string"],
+      [/cooldownMs/, "cooldownMs"],
+    ];
+    expected.forEach(([path, words], i) => {
+      const e = errors[i];
+      assert.equal(e.name, "BatonError", `case ${i}: ${JSON.stringify(e)}`);
+      assert.equal(e.kind, "config", `case ${i}: ${JSON.stringify(e)}`);
+      if (path instanceof RegExp) assert.match(e.path, path, `case ${i}: ${JSON.stringify(e)}`);
+      else assert.equal(e.path, path, `case ${i}: ${JSON.stringify(e)}`);
+      assert.ok(e.message.includes(words), `case ${i}: expected "${words}" in ${JSON.stringify(e.message)}`);
+    });
   });
 
   test("a store whose objects never answer fails open within its timeout", async () => {

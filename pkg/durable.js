@@ -76,8 +76,10 @@ export class BatonHealthObject {
       case "/report":
         return post((body) => {
           const events = body.events;
-          if (!Array.isArray(events) || !events.every((event) => isObject(event) && isObject(event.leg) && typeof event.leg.target === "string")) {
-            return reply(400, `POST /report: "events" must be an array of leg events, e.g. {"events": [{"leg": {"target": "primary", "outcome": "ok"}}]}`);
+          const isLegEvent = (event) => isObject(event) && isObject(event.leg) && typeof event.leg.target === "string";
+          if (!Array.isArray(events) || !events.every(isLegEvent)) {
+            const example = `{"events": [{"leg": {"target": "primary", "outcome": "ok"}}]}`;
+            return reply(400, `POST /report: "events" must be an array of leg events, e.g. ${example}`);
           }
           return this.#call(body, (health) => {
             // One at a time, so an event the core cannot read does not cost the others.
@@ -90,7 +92,10 @@ export class BatonHealthObject {
                 refused.push(`events[${i}]: ${describe(e).replace(/^reports\[0\]:? ?/, "")}`);
               }
             });
-            if (refused.length > 0) return reply(400, `POST /report: learned from ${events.length - refused.length} of ${events.length} events; ${refused.join("; ")}`);
+            if (refused.length > 0) {
+              const learned = events.length - refused.length;
+              return reply(400, `POST /report: learned from ${learned} of ${events.length} events; ${refused.join("; ")}`);
+            }
             return new Response(null, { status: 204 });
           });
         });
@@ -100,7 +105,10 @@ export class BatonHealthObject {
         if (this.#health === null) return Response.json({ enabled: true, targets: [], retryBudget: null });
         return Response.json(this.#health.snapshot());
       default:
-        return reply(404, `no such path ${JSON.stringify(path)}; a BatonHealthObject serves POST /admit, POST /report and GET /snapshot`);
+        return reply(
+          404,
+          `no such path ${JSON.stringify(path)}; a BatonHealthObject serves POST /admit, POST /report and GET /snapshot`,
+        );
     }
   }
 
@@ -109,7 +117,9 @@ export class BatonHealthObject {
     const declared = Number(request.headers.get("content-length"));
     if (declared > MAX_BODY_BYTES) return reply(413, `POST ${path}: the body is ${declared} bytes, more than ${MAX_BODY_BYTES}`);
     const text = await request.text();
-    if (text.length > MAX_BODY_BYTES) return reply(413, `POST ${path}: the body is ${text.length} characters, more than ${MAX_BODY_BYTES}`);
+    if (text.length > MAX_BODY_BYTES) {
+      return reply(413, `POST ${path}: the body is ${text.length} characters, more than ${MAX_BODY_BYTES}`);
+    }
     let body;
     try {
       body = JSON.parse(text);
@@ -155,15 +165,22 @@ export class BatonHealthObject {
  */
 export function durableHealthStore(namespace, options = {}) {
   if (!isObject(namespace) || typeof namespace.idFromName !== "function" || typeof namespace.get !== "function") {
-    throw configError("namespace", "must be a Durable Object namespace binding bound to BatonHealthObject (env.BATON_HEALTH with a [[durable_objects.bindings]] entry in wrangler.toml)");
+    throw configError(
+      "namespace",
+      "must be a Durable Object namespace binding bound to BatonHealthObject " +
+        "(env.BATON_HEALTH with a [[durable_objects.bindings]] entry in wrangler.toml)",
+    );
   }
   if (!isObject(options)) throw configError("options", "must be an object such as { config: config.health }");
   for (const key of Object.keys(options)) {
-    if (!STORE_OPTIONS.includes(key)) throw configError(`options.${key}`, `is not a known option; known options: ${STORE_OPTIONS.join(", ")}`);
+    if (!STORE_OPTIONS.includes(key)) {
+      throw configError(`options.${key}`, `is not a known option; known options: ${STORE_OPTIONS.join(", ")}`);
+    }
   }
   const { config, timeoutMs = 1000, prefix = "llm-baton-health:" } = options;
   if (!(typeof timeoutMs === "number" && timeoutMs > 0 && timeoutMs <= 60_000)) {
-    throw configError("options.timeoutMs", `must be a number of milliseconds from 1 to 60000, e.g. 1000 (got ${JSON.stringify(timeoutMs)})`);
+    const got = JSON.stringify(timeoutMs);
+    throw configError("options.timeoutMs", `must be a number of milliseconds from 1 to 60000, e.g. 1000 (got ${got})`);
   }
   if (typeof prefix !== "string") throw configError("options.prefix", `must be a string such as "llm-baton-health:"`);
   new HealthState(config);

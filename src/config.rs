@@ -135,9 +135,12 @@ pub enum Strategy {
     Retry(Box<RetryPolicy>),
     Fallback {
         members: Vec<Strategy>,
-        fallback_on: Option<Conditions>,
+        /// Boxed, like `after_start`: only some fallbacks have one.
+        fallback_on: Option<Box<Conditions>>,
         /// What a stream that broke after its first visible content does; `None` ends it.
-        after_start: Option<AfterStart>,
+        /// Boxed: every strategy node is as large as the largest variant, and routes may hold
+        /// thousands of nodes.
+        after_start: Option<Box<AfterStart>>,
     },
     RoundRobin {
         members: Vec<Strategy>,
@@ -699,10 +702,14 @@ impl RouteBuilder<'_> {
                 } else if map.contains_key("fallback") {
                     let o = Obj::new(v, path, &["fallback", "fallbackOn", "afterStart"])?;
                     let members = self.members(o.get("fallback").unwrap(), &child(path, "fallback"), "fallback")?;
-                    let fallback_on =
-                        o.get("fallbackOn").map(|c| parse_conditions(c, &child(path, "fallbackOn"))).transpose()?;
-                    let after_start =
-                        o.get("afterStart").map(|a| parse_after_start(a, &child(path, "afterStart"))).transpose()?;
+                    let fallback_on = o
+                        .get("fallbackOn")
+                        .map(|c| parse_conditions(c, &child(path, "fallbackOn")).map(Box::new))
+                        .transpose()?;
+                    let after_start = o
+                        .get("afterStart")
+                        .map(|a| parse_after_start(a, &child(path, "afterStart")).map(Box::new))
+                        .transpose()?;
                     Ok(Strategy::Fallback { members, fallback_on, after_start })
                 } else if map.contains_key("roundRobin") {
                     let o = Obj::new(v, path, &["roundRobin", "weights"])?;

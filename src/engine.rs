@@ -704,7 +704,7 @@ impl Call {
                 }
                 (Strategy::Fallback { members, fallback_on, .. }, Frame::Fallback { member })
                     if member + 1 < members.len()
-                        && gate::allows(Move::Failover, &failure, self.committed, fallback_on.as_ref()) =>
+                        && gate::allows(Move::Failover, &failure, self.committed, fallback_on.as_deref()) =>
                 {
                     Next::Failover { member: member + 1 }
                 }
@@ -750,7 +750,7 @@ impl Call {
         let recovering = self.broken.is_some();
         if !recovering {
             let Strategy::Fallback { fallback_on, .. } = self.node(depth) else { return false };
-            if self.resumes >= policy.attempts || !gate::allows_resume(failure, fallback_on.as_ref()) {
+            if self.resumes >= policy.attempts || !gate::allows_resume(failure, fallback_on.as_deref()) {
                 return false;
             }
         }
@@ -830,7 +830,7 @@ impl Call {
     fn resume_node(&self) -> Option<(usize, AfterStart, usize, usize)> {
         (0..self.frames.len()).rev().find_map(|d| match (self.node(d), self.frames[d]) {
             (Strategy::Fallback { members, after_start: Some(policy), .. }, Frame::Fallback { member }) => {
-                Some((d, *policy, member, members.len()))
+                Some((d, **policy, member, members.len()))
             }
             _ => None,
         })
@@ -880,7 +880,7 @@ impl Call {
         (0..depth).any(|d| match (node_at(&self.root, &self.frames, d), self.frames[d]) {
             (Strategy::Fallback { members, fallback_on, .. }, Frame::Fallback { member }) => {
                 member + 1 < members.len()
-                    && gate::allows(Move::Failover, failure, self.committed, fallback_on.as_ref())
+                    && gate::allows(Move::Failover, failure, self.committed, fallback_on.as_deref())
             }
             _ => false,
         })

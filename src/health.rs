@@ -279,11 +279,15 @@ impl Health {
                 }
             })
             .collect();
-        HealthView { targets }
+        let retry_budget = self.budget.as_ref().map(|b| b.balance(now));
+        HealthView { targets, retry_budget }
     }
 
     /// Takes a store's view of some targets as this replica's state at `now`.
     pub fn absorb(&mut self, view: &HealthView, now: u64) {
+        if let (Some(b), Some(balance)) = (self.budget.as_mut(), view.retry_budget) {
+            b.shared = Some((balance, now));
+        }
         for t in &view.targets {
             let b = self.breakers.entry(t.target.clone()).or_default();
             let until = now.saturating_add(t.reopens_in_ms.unwrap_or(0));
@@ -369,6 +373,18 @@ impl Health {
             b.deposit(now);
         }
     }
+
+    /// A store's accounting of one reported attempt: a successful attempt ends a successful call
+    /// (a deposit), and every attempt after a call's first was a retry or a failover hop.
+    pub fn count_in_budget(&mut self, attempt: u32, outcome: &Outcome, now: u64) {
+        let Some(b) = self.budget.as_mut() else { return };
+        if *outcome == Outcome::Success {
+            b.deposit(now);
+        }
+        if attempt > 1 {
+            b.spent_elsewhere(now);
+        }
+    }
 }
 
 impl State {
@@ -387,11 +403,14 @@ struct RetryBudget {
     policy: RetryBudgetPolicy,
     /// (second, successful calls, retries and hops spent), oldest first.
     seconds: VecDeque<(u64, u64, u64)>,
+    /// A store's balance for everyone sharing it, and when it came: while it is fresh, this
+    /// replica spends from it (less what it spent since) instead of from its own counts.
+    shared: Option<(f64, u64)>,
 }
 
 impl RetryBudget {
     fn new(policy: RetryBudgetPolicy) -> RetryBudget {
-        RetryBudget { policy, seconds: VecDeque::new() }
+        RetryBudget { policy, seconds: VecDeque::new(), shared: None }
     }
 
     fn current(&mut self, now: u64) -> &mut (u64, u64, u64) {
@@ -413,8 +432,14 @@ impl RetryBudget {
             .fold((0, 0), |(d, w), (_, dd, ww)| (d + dd, w + ww))
     }
 
-    /// Units left: the floor plus the share of successes, less what was spent.
+    /// Units left: the floor plus the share of successes, less what was spent; or, while a
+    /// store's word is fresh, its balance less what this replica spent since.
     fn balance(&self, now: u64) -> f64 {
+        if let Some((balance, at)) = self.shared.filter(|(_, at)| now.saturating_sub(*at) < BUDGET_WINDOW_S * 1000) {
+            let since = at / 1000;
+            let spent: u64 = self.seconds.iter().filter(|(s, ..)| *s >= since).map(|(.., w)| w).sum();
+            return balance - spent as f64;
+        }
         let (deposits, withdrawals) = self.totals(now);
         let floor = self.policy.min_per_second * BUDGET_WINDOW_S as f64;
         floor + self.policy.ratio * deposits as f64 - withdrawals as f64
@@ -435,6 +460,11 @@ impl RetryBudget {
     fn deposit(&mut self, now: u64) {
         self.current(now).1 += 1;
     }
+
+    /// A retry or hop someone sharing this budget already made.
+    fn spent_elsewhere(&mut self, now: u64) {
+        self.current(now).2 += 1;
+    }
 }
 
 /// A store's answer about some targets; times relative to when it was made.
@@ -442,6 +472,9 @@ impl RetryBudget {
 #[serde(rename_all = "camelCase")]
 pub struct HealthView {
     pub targets: Vec<TargetView>,
+    /// The retry budget's balance for everyone sharing the store.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_budget: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -492,7 +525,7 @@ pub struct BudgetView {
 }
 
 /// Reads a store's [`HealthView`] (from JavaScript): `{targets: [{target, state, probe,
-/// reopensInMs?, lastFailure?}]}`. What it cannot read is an error naming where.
+/// reopensInMs?, lastFailure?}], retryBudget?}`. What it cannot read is an error naming where.
 pub fn read_view(v: &Value) -> Result<HealthView, String> {
     let list = v.get("targets").and_then(Value::as_array).ok_or("the view must be {targets: [...]}")?;
     let targets = list
@@ -525,12 +558,24 @@ pub fn read_view(v: &Value) -> Result<HealthView, String> {
             Ok(TargetView { target: target.to_string(), state, probe, reopens_in_ms, last_failure })
         })
         .collect::<Result<_, String>>()?;
-    Ok(HealthView { targets })
+    let retry_budget = match v.get("retryBudget") {
+        None | Some(Value::Null) => None,
+        Some(n) => Some(n.as_f64().filter(|n| n.is_finite()).ok_or("retryBudget must be a number")?),
+    };
+    Ok(HealthView { targets, retry_budget })
 }
 
-/// Reads one report a store forwards, a `leg` event without its type: `{leg, cause?}`; returns
-/// the target and what the attempt says about it.
-pub fn read_report(v: &Value) -> Result<(String, Outcome), String> {
+/// One attempt as a store learns it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub target: String,
+    /// Its position in its call: after the first, a retry or a failover hop.
+    pub attempt: u32,
+    pub outcome: Outcome,
+}
+
+/// Reads one report a store forwards, a `leg` event: `{leg, cause?}` (its `type` may stay).
+pub fn read_report(v: &Value) -> Result<Report, String> {
     let leg = v.get("leg").ok_or("a report must be {leg, cause?}, as in a \"leg\" event")?;
     let target = leg.get("target").and_then(Value::as_str).ok_or("leg.target must be a string")?;
     let outcome = match leg.get("outcome").and_then(Value::as_str) {
@@ -541,7 +586,8 @@ pub fn read_report(v: &Value) -> Result<(String, Outcome), String> {
         },
         None => return Err("leg.outcome must be a string".into()),
     };
-    Ok((target.to_string(), outcome))
+    let attempt = leg.get("attempt").and_then(Value::as_u64).and_then(|a| u32::try_from(a).ok()).unwrap_or(1);
+    Ok(Report { target: target.to_string(), attempt, outcome })
 }
 
 /// The failure a `cause` object (`{kind, message, status?, code?, class?, retryAfterMs?,

@@ -156,7 +156,7 @@ fn nested_strategies_are_inlined_with_their_settings() {
     assert_eq!(c.targets[1].timeouts.total_ms, Some(2), "fractions round up to whole ms");
     assert_eq!(c.targets[1].headers, vec![("x-team".to_string(), "a".to_string())]);
     let Strategy::Fallback { members, fallback_on, .. } = &c.routes["chat"] else { panic!("fallback expected") };
-    assert_eq!(fallback_on.as_ref().unwrap().statuses, vec![503]);
+    assert_eq!(fallback_on.as_deref().unwrap().statuses, vec![503]);
     let Strategy::Retry(p) = &members[0] else { panic!("retry inlined") };
     assert_eq!((p.attempts, p.backoff.initial_ms, p.backoff.jitter), (4, 0, Jitter::None));
     assert!(matches!(&members[1], Strategy::RoundRobin { weights, .. } if weights == &vec![3, 1]));
@@ -174,7 +174,7 @@ fn condition_lists_name_failure_classes() {
     );
     let c = Config::from_json(&json).unwrap();
     let Strategy::Fallback { members, fallback_on, .. } = &c.routes["chat"] else { panic!("fallback expected") };
-    let fallback_on = fallback_on.as_ref().unwrap();
+    let fallback_on = fallback_on.as_deref().unwrap();
     use FailureClass::*;
     assert_eq!(fallback_on.classes, vec![ContextLength, ContentFilter, Quota, Auth]);
     assert_eq!(fallback_on.statuses, vec![500]);

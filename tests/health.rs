@@ -348,8 +348,8 @@ fn a_replica_takes_probes_only_from_its_store_and_asks_again_when_stale() {
     let leg = |outcome: &str, cause: serde_json::Value| serde_json::json!({"type": "leg", "leg": {"target": "p", "attempt": 1, "startMs": 0, "endMs": 5, "outcome": outcome}, "cause": cause});
     let down = leg("http", serde_json::json!({"kind": "http", "message": "HTTP 503: down", "status": 503}));
     for t in 0..5 {
-        let (target, outcome) = read_report(&down).unwrap();
-        store.report(&target, &outcome, t);
+        let r = read_report(&down).unwrap();
+        store.report(&r.target, &r.outcome, t);
     }
     let mut replica = Health::new(Some(policy()));
     replica.follow();
@@ -403,4 +403,28 @@ fn a_refused_retry_says_it_was_the_budget() {
         Some("not retried: the retry budget is spent (retries and failover hops may add 0% of the successful calls of the last 10 s plus 0.1 per second); the failure goes to the next member or the caller")
     );
     assert_eq!(r.failure, Some(http(503, None)));
+}
+
+#[test]
+fn a_store_keeps_one_retry_budget_for_everyone_sharing_it() {
+    use llm_baton::health::{read_report, read_view};
+    let leg = |attempt: u32, outcome: &str| {
+        let cause = serde_json::json!({"kind": "http", "message": "HTTP 503", "status": 503});
+        serde_json::json!({"type": "leg", "leg": {"target": "p", "attempt": attempt, "startMs": 0, "endMs": 5, "outcome": outcome}, "cause": cause})
+    };
+    let mut store = Health::new(Some(policy()));
+    // Other isolates made 95 retries and hops (attempts after their calls' first): 5 units left.
+    for t in 0..95 {
+        let r = read_report(&leg(2, "http")).unwrap();
+        store.count_in_budget(r.attempt, &r.outcome, t);
+    }
+    let view = serde_json::to_value(store.view(&["p".into()], 100)).unwrap();
+    assert_eq!(view["retryBudget"], 5.0);
+    let mut replica = Health::new(Some(policy()));
+    replica.follow();
+    replica.absorb(&read_view(&view).unwrap(), 1000);
+    let spent = (0..10).filter(|_| replica.try_spend_retry(1500)).count();
+    assert_eq!(spent, 5, "the replica spends what the deployment has left, not its own floor of 100");
+    // Once the store's word is older than the budget's window, the replica counts alone again.
+    assert!(replica.try_spend_retry(11_500));
 }

@@ -8,7 +8,7 @@ use llm_baton::backoff::SplitMix64;
 use llm_baton::body::StreamBody;
 use llm_baton::chat::Delta;
 use llm_baton::config::Config;
-use llm_baton::engine::{Action, Baton, CallOptions, MAX_SKIPPED_FRAMES};
+use llm_baton::engine::{Action, Baton, Call, CallOptions, MAX_SKIPPED_FRAMES};
 use llm_baton::format::Format;
 use llm_baton::outcome::Failure;
 use llm_baton::record::Event;
@@ -24,20 +24,18 @@ struct Seen {
     skipped_frames: u32,
 }
 
+/// A stream call on target "p".
+fn start_stream(baton: &mut Baton) -> Call {
+    baton.start("p", CallOptions { stream: true, ..CallOptions::default() }, 0, Box::new(SplitMix64(1))).unwrap()
+}
+
 fn call(format: Format, strict: bool, reads: &[&[u8]]) -> Seen {
     let config = format!(
         r#"{{"targets": {{"p": {{"format": "{}", "baseUrl": "http://127.0.0.1:1/v1", "model": "m", "strictFrames": {strict}}}}}}}"#,
         format.as_str()
     );
     let mut baton = Baton::new(Config::from_json(&config).expect("config"));
-    let mut call = baton
-        .start(
-            "p",
-            CallOptions { deadline_ms: None, stream: true, ..CallOptions::default() },
-            0,
-            Box::new(SplitMix64(1)),
-        )
-        .unwrap();
+    let mut call = start_stream(&mut baton);
     let mut actions: Vec<Action> = std::iter::from_fn(|| call.poll()).collect();
     let Some(Action::Send { attempt, .. }) = actions.first().cloned() else { panic!("sent first") };
     call.on_headers(attempt, 1);
@@ -344,14 +342,7 @@ fn the_warning_event_and_the_leg_count_serialize_for_javascript() {
     let sse = data(&[&chat_text("Hi"), "{broken", CHAT_STOP]);
     let config = r#"{"targets": {"p": {"format": "openai_chat", "baseUrl": "http://127.0.0.1:1/v1", "model": "m"}}}"#;
     let mut baton = Baton::new(Config::from_json(config).unwrap());
-    let mut call = baton
-        .start(
-            "p",
-            CallOptions { deadline_ms: None, stream: true, ..CallOptions::default() },
-            0,
-            Box::new(SplitMix64(1)),
-        )
-        .unwrap();
+    let mut call = start_stream(&mut baton);
     let mut body = StreamBody::new(Format::OpenaiChat);
     let mut deltas = Vec::new();
     body.feed(sse.as_bytes(), &mut deltas).unwrap();
@@ -376,14 +367,7 @@ fn a_warning_never_shows_a_configured_key_the_frame_echoed() {
         r#"{{"targets": {{"p": {{"format": "openai_chat", "baseUrl": "http://127.0.0.1:1/v1", "model": "m", "apiKey": "{key}"}}}}}}"#
     );
     let mut baton = Baton::new(Config::from_json(&config).unwrap());
-    let mut call = baton
-        .start(
-            "p",
-            CallOptions { deadline_ms: None, stream: true, ..CallOptions::default() },
-            0,
-            Box::new(SplitMix64(1)),
-        )
-        .unwrap();
+    let mut call = start_stream(&mut baton);
     // serde quotes a string of the wrong type in its message: the frame's echo of the key.
     let sse = data(&[&chat_text("Hi"), &format!(r#"{{"choices":"{key}"}}"#), CHAT_STOP]);
     let mut body = StreamBody::new(Format::OpenaiChat);

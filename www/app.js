@@ -1,15 +1,16 @@
 // The chat page: one llm-baton call per message, streamed, with the gate's decisions made visible
-// (notices in the conversation, a timeline of attempts, the deadline counting down) and a Stop
-// button that aborts the call upstream. All times come from performance.now(), never from
-// counting timer ticks: a hidden tab wakes timers late, and the page must still tell the truth
-// when it comes back.
+// (notices in the conversation, a timeline of attempts, the deadline counting down, each target's
+// circuit breaker) and a Stop button that aborts the call upstream. All times come from
+// performance.now(), never from counting timer ticks: a hidden tab wakes timers late, and the page
+// must still tell the truth when it comes back.
 //
 // A real app would `import { Baton } from "llm-baton"`; this page imports the package's browser
 // entry by path so it runs without a bundler.
 import { Baton, BatonError } from "../pkg/browser.js";
 import { locate, lineAt } from "./locate.js";
 import {
-  FORMATS, seconds, retryNotice, failoverNotice, resumeNotice, resetNotice, outcomeLabel, failure, wordCount,
+  FORMATS, seconds, retryNotice, failoverNotice, resumeNotice, resetNotice, skipNotice, breakerLines, outcomeLabel, failure,
+  wordCount,
 } from "./words.js";
 
 const $ = (id) => document.getElementById(id);
@@ -35,6 +36,7 @@ const history = []; // the conversation sent with each message
 let current = null; // the call in flight, or the last one
 let armed = null; // the demo fault for the next message
 let ticker = 0;
+let breakerTicker = 0; // redraws the Targets card every second while a breaker is open
 
 // ---- The scripted provider and its demo faults ------------------------------------------------
 
@@ -57,6 +59,9 @@ const FAULTS = [
   },
   { id: "429", label: "429 + Retry-After", steps: (ok) => [{ status: 429, headers: { "retry-after": "1" } }, ok] },
   { id: "503x2", label: "503 twice", steps: (ok) => [{ status: 503 }, { status: 503 }, ok] },
+  // A wait longer than the deadline: the retry is dropped at once and the backup answers, and the
+  // Retry-After opens the primary's circuit breaker for 30 s, so the next messages skip it.
+  { id: "503-retry-after", label: "503 + Retry-After 30 s", steps: (ok) => [{ status: 503, headers: { "retry-after": "30" } }, ok] },
   { id: "400", label: "400 Bad Request", steps: () => [{ status: 400, message: "the request was rejected (scripted)" }] },
 ];
 
@@ -227,6 +232,7 @@ async function send(prompt) {
     if (!call.text) call.view.text.remove();
     setBusy(false);
     renderPanel();
+    renderTargets();
   }
 }
 
@@ -270,12 +276,16 @@ function onEvent(call, ev) {
     const i = call.rows.findIndex((row) => row.attempt === ev.leg.attempt);
     if (i >= 0) call.rows[i] = ev.leg;
     else call.rows.push(ev.leg);
+    renderTargets();
   } else if (ev.type === "retry") {
     notice(call, "retry", retryNotice(ev));
   } else if (ev.type === "failover") {
     notice(call, "failover", failoverNotice(ev));
   } else if (ev.type === "resume") {
     onResume(call, ev);
+  } else if (ev.type === "skip") {
+    notice(call, "skip", skipNotice(ev));
+    renderTargets();
   } else if (ev.type === "warning") {
     notice(call, "warning", `${ev.target} (attempt ${ev.attempt}): ${ev.message}`);
   }
@@ -365,6 +375,34 @@ function renderTimeline() {
       h("div", { className: "track" }, bar),
       h("p", { className: "row-times mono", textContent: times.join(" · ") }));
   }));
+}
+
+/**
+ * Each target's circuit breaker, from `baton.health()`: redrawn after each attempt and each call,
+ * and every second while one is open or half-open, so its countdown stays true.
+ */
+function renderTargets() {
+  if (!baton) return;
+  const health = baton.health();
+  const budget = health.retryBudget;
+  $("budget-text").textContent = budget ? `retry budget ${Math.floor(budget.balance)} left` : "";
+  const items = health.enabled
+    ? health.targets.map((t) => {
+      const { state, detail } = breakerLines(t);
+      return h("li", { className: `breaker ${t.state}` },
+        h("div", { className: "breaker-head" },
+          h("span", { className: "breaker-target", textContent: t.target }),
+          h("span", { className: "breaker-state", textContent: state })),
+        detail && h("p", { className: "breaker-detail mono", textContent: detail }));
+    })
+    : [h("li", { className: "empty", textContent: "Circuit breakers are off (health: false)." })];
+  $("targets").replaceChildren(...items);
+  const open = health.targets.some((t) => t.state !== "closed");
+  if (open && !breakerTicker) breakerTicker = setInterval(renderTargets, 1000);
+  else if (!open && breakerTicker) {
+    clearInterval(breakerTicker);
+    breakerTicker = 0;
+  }
 }
 
 /** "12 in · 40 out", "?" for a count the provider did not report. */
@@ -466,6 +504,7 @@ function applyConfig(text, newKeys) {
   renderFaults();
   current = null;
   renderPanel();
+  renderTargets();
   return null;
 }
 

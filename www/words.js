@@ -108,6 +108,43 @@ export function resetNotice(item) {
     `${item.to} answers afresh`;
 }
 
+/** A failure for after "after": "HTTP 503", "a headers timeout", "a connection failure". */
+export function failureShort(cause) {
+  switch (cause.kind) {
+    case "http":
+      return `HTTP ${cause.status}`;
+    case "timeout":
+      return `a ${cause.timeout} timeout`;
+    case "transport":
+      return "a connection failure";
+    case "protocol":
+      return "an unreadable answer";
+    default:
+      return cause.message;
+  }
+}
+
+/** A `skip` event: "Skipped primary: its circuit breaker is open after HTTP 503; it reopens in 4.2 s". */
+export function skipNotice(ev) {
+  const after = ev.cause ? ` after ${failureShort(ev.cause)}` : "";
+  return `Skipped ${ev.target}: its circuit breaker is open${after}; it reopens in ${seconds(ev.reopensInMs)}`;
+}
+
+const STATES = { closed: "closed", open: "open", half_open: "half-open" };
+
+/**
+ * One target's breaker from `baton.health()`, in words: its state, and a detail such as "reopens
+ * in 27.5 s · last failure HTTP 503 · 1 of 1 failed in the window".
+ */
+export function breakerLines(t) {
+  const parts = [];
+  if (t.state === "open") parts.push(t.reopensInMs > 0 ? `reopens in ${seconds(t.reopensInMs)}` : "the next message probes it");
+  if (t.state === "half_open") parts.push("one probe on its way");
+  if (t.lastFailure && t.state !== "closed") parts.push(`last failure ${failureShort(t.lastFailure)}`);
+  if (t.window.outcomes > 0) parts.push(`${t.window.failures} of ${plural(t.window.outcomes, "outcome")} failed`);
+  return { state: STATES[t.state] ?? t.state, detail: parts.join(" · ") };
+}
+
 /** A leg's outcome in a few words: "ok", "http 503", "timeout first_token", "cancelled". */
 export function outcomeLabel(leg) {
   if (leg.outcome === "timeout") return `timeout ${leg.timeout}`;

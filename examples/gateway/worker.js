@@ -3,9 +3,19 @@
 //
 // The gateway is built once per isolate, at the module's top level: createGateway validates the
 // config synchronously and does no I/O, which Workers allow there. `env` comes from
-// "cloudflare:workers", so secrets are readable at the top level too.
+// "cloudflare:workers", so secrets and bindings are readable at the top level too.
+//
+// Breakers are shared by every isolate of the deployment through the Durable Object bound as
+// BATON_HEALTH (wrangler.toml): a provider one isolate found down is skipped by all of them.
 import { env } from "cloudflare:workers";
 import { createGateway } from "llm-baton";
+import { durableHealthStore } from "llm-baton/durable";
 import { configFromEnv } from "./config.js";
 
-export default createGateway(configFromEnv(env));
+export { BatonHealthObject } from "llm-baton/durable";
+
+const config = configFromEnv(env);
+
+export default createGateway(config, {
+  healthStore: durableHealthStore(env.BATON_HEALTH, { config: config.health }),
+});

@@ -1,7 +1,9 @@
 //! `WasmHealth`: the breakers and retry budget of the core (src/health.rs) for a store that keeps
 //! the shared state itself: the Durable Object behind `llm-baton/durable`, a browser tab that
 //! answers for the others. It reads the same `leg` events every Baton emits, and answers with the
-//! same views a Baton takes (`WasmBaton.absorb`), in times relative to its own clock.
+//! same views a Baton takes (`WasmBaton.absorb`), in times relative to its own clock. It keeps
+//! the retry budget of everyone sharing it from the same reports: a successful attempt is a
+//! successful call, and any attempt after a call's first was a retry or a hop.
 
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
@@ -49,9 +51,9 @@ impl WasmHealth {
         };
         let at = now();
         for (i, report) in list.iter().enumerate() {
-            let (target, outcome) =
-                read_report(report).map_err(|m| config_error(ConfigError::new(format!("reports[{i}]"), m)))?;
-            self.health.report(&target, &outcome, at);
+            let report = read_report(report).map_err(|m| config_error(ConfigError::new(format!("reports[{i}]"), m)))?;
+            self.health.report(&report.target, &report.outcome, at);
+            self.health.count_in_budget(report.attempt, &report.outcome, at);
         }
         Ok(())
     }

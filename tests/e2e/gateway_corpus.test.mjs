@@ -168,7 +168,9 @@ for (const [host, start] of Object.entries(HOSTS)) {
           { format, baseUrl: `${provider.url}/s/${scenario(format)}/v1`, model: `up-${format}`, apiKey: "sk-corpus-upstream" },
         ]),
       );
-      gw = await start({ targets, deadlineMs: 5000, gateway: { apiKeys: [KEY] } });
+      // Each fixture is one request; its errors (429s with Retry-After) must not open breakers
+      // for the next fixture.
+      gw = await start({ targets, deadlineMs: 5000, gateway: { apiKeys: [KEY] }, health: false });
       openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: KEY, maxRetries: 0 });
       anthropic = new Anthropic({ baseURL: gw.url, apiKey: KEY, maxRetries: 0 });
     });

@@ -33,6 +33,8 @@ function hostileConfig(providerUrl, host, gateway) {
     },
     deadlineMs: 5000,
     gateway,
+    // One request at a time is the subject; failing targets on purpose must not open breakers.
+    health: false,
   };
 }
 

@@ -15,12 +15,14 @@ const example = `${repo}examples/gateway`;
  * examples/gateway/worker.js in workerd. workerd has no package resolution (wrangler's bundler
  * does it), so the worker is copied with "llm-baton" pointing at the entry wrangler would pick.
  * A direct socket serves it without Miniflare's entry worker in between, so a client's
- * disconnect reaches the Worker as it would on Cloudflare.
+ * disconnect reaches the Worker as it would on Cloudflare. Its Durable Object bindings come from
+ * wrangler.toml, as wrangler dev would bind them.
  */
 export async function startWorkerdGateway(config) {
   const dir = `${repo}tests/e2e/artifacts/gateway`;
   mkdirSync(dir, { recursive: true });
   const source = readFileSync(`${example}/worker.js`, "utf8")
+    .replaceAll(`from "llm-baton/durable"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS, "./durable").slice(2)}"`)
     .replace(`from "llm-baton"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS).slice(2)}"`)
     .replace(`from "./config.js"`, `from "../../../../examples/gateway/config.js"`);
   writeFileSync(`${dir}/worker.mjs`, `// Generated from examples/gateway/worker.js by tests/e2e/gateway_hosts.mjs.\n${source}`);
@@ -33,6 +35,8 @@ export async function startWorkerdGateway(config) {
     compatibilityDate: /compatibility_date = "([^"]+)"/.exec(toml)[1],
     compatibilityFlags: JSON.parse(/compatibility_flags = (\[[^\]]*\])/.exec(toml)[1]),
     bindings: { BATON_CONFIG: JSON.stringify(config) },
+    // wrangler.toml's [[durable_objects.bindings]]: the shared health, in this same worker.
+    durableObjects: Object.fromEntries([...toml.matchAll(/name = "(\w+)"\s*\nclass_name = "(\w+)"/g)].map((m) => [m[1], m[2]])),
     unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
   });
   await mf.ready;

@@ -23,15 +23,18 @@ export const WORKERD_MODULE_RULES = [
 /** Browser bundlers (esbuild platform browser, Vite): "browser" + import/module. */
 export const BROWSER_CONDITIONS = ["browser", "import", "module"];
 
-/** The entry file (relative to pkg/, e.g. "./workerd.js") chosen for these conditions. */
-export function resolveEntry(conditions) {
+/**
+ * The entry file (relative to pkg/, e.g. "./workerd.js") chosen for these conditions, for the
+ * package itself or a subpath such as "./durable".
+ */
+export function resolveEntry(conditions, subpath = ".") {
   const manifest = JSON.parse(readFileSync(`${pkgDir}package.json`, "utf8"));
-  let target = manifest.exports?.["."] ?? manifest.exports;
+  let target = subpath === "." ? (manifest.exports?.["."] ?? manifest.exports) : manifest.exports?.[subpath];
   while (target !== null && typeof target === "object") {
     const key = Object.keys(target).find((k) => k === "default" || conditions.includes(k));
-    if (key === undefined) throw new Error(`pkg/package.json exports has no entry for conditions ${conditions.join(", ")}`);
+    if (key === undefined) throw new Error(`pkg/package.json exports["${subpath}"] has no entry for conditions ${conditions.join(", ")}`);
     target = target[key];
   }
-  if (typeof target !== "string") throw new Error("pkg/package.json has no usable \"exports\"");
+  if (typeof target !== "string") throw new Error(`pkg/package.json has no usable "exports" for "${subpath}"`);
   return target;
 }

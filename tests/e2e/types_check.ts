@@ -2,6 +2,7 @@
 // parse, and typical code that uses the API type-checks. Never run.
 import { Baton, BatonError, createGateway } from "../../pkg/index.d.ts";
 import type { AfterStart, CallEvent, Completion, Config, Gateway, StreamEvent } from "../../pkg/index.d.ts";
+import "./types_check_durable.ts";
 
 const config: Config = {
   targets: {

@@ -1,7 +1,8 @@
 // The chat page (www/) in headless Chromium, against the servers `make demo` starts (www/serve.mjs:
 // the static server and the scripted provider). What a person would check by hand: an answer
 // streams in, each demo fault shows its notice, its timeline rows and its outcome, a stream that
-// breaks mid-answer is continued (or restarted) and reads as one answer, Stop really
+// breaks mid-answer is continued (or restarted) and reads as one answer, a circuit breaker that
+// opens makes the next message skip its target (and the Targets card counts down), Stop really
 // closes the provider's connection, a config error lands on its line, keys stay out of storage,
 // the page fits a phone, and the console stays clean. Screenshots of the main states go to
 // tests/e2e/artifacts/www/ for a reviewer.
@@ -221,6 +222,43 @@ describe("www chat page", () => {
     assert.match(list[1], /^Primary answered HTTP 400, switching to backup/);
     assert.deepEqual(await rows(), ["1. primary | OpenAI Chat | http 400", "2. backup | Anthropic Messages | ok"]);
     assert.equal((await scenario("primary")).requests, 1);
+  });
+
+  /** The Targets card as "primary | open | reopens in 29.5 s · …" strings. */
+  const breakers = () => page.$$eval("#targets .breaker", (els) => els.map((el) =>
+    [".breaker-target", ".breaker-state", ".breaker-detail"].map((s) => el.querySelector(s)?.textContent ?? "").join(" | ")));
+
+  test("a 503 with Retry-After opens the primary's breaker: the next message skips it, and the card counts down", async () => {
+    await reconfigure(null); // a new Baton: breakers that earlier tests' faults taught nothing
+    try {
+      assert.deepEqual(await breakers(), ["backup | closed | ", "primary | closed | "]);
+      await ask("Down?", "503-retry-after");
+      const [, failover, ...more] = await notices();
+      assert.match(failover, /^Primary answered HTTP 503, switching to backup/);
+      assert.deepEqual(more, []);
+      assert.deepEqual(await rows(), ["1. primary | OpenAI Chat | http 503", "2. backup | Anthropic Messages | ok"]);
+      const [, opened] = await breakers();
+      assert.match(opened, /^primary \| open \| reopens in (2\d|30)(\.\d)? s · last failure HTTP 503 · 1 of 1 outcome failed$/);
+
+      await ask("Still down?");
+      const [skip, ...rest] = await notices();
+      assert.match(skip, /^Skipped primary: its circuit breaker is open after HTTP 503; it reopens in 2\d(\.\d)? s\s*\d+ ms$/);
+      assert.deepEqual(rest, []);
+      assert.deepEqual(await rows(), ["1. backup | Anthropic Messages | ok"]);
+      assert.match(await result(), /Served by\s+backup/);
+      assert.equal((await scenario("primary")).requests, 0, "the primary was not asked");
+      const reopens = async () => parseFloat(/reopens in ([\d.]+) s/.exec((await breakers())[1])[1]);
+      const before = await reopens();
+      await page.waitForFunction((was) => {
+        const m = /reopens in ([\d.]+) s/.exec(document.querySelectorAll("#targets .breaker")[1].textContent);
+        return m && parseFloat(m[1]) <= was - 1;
+      }, before, { timeout: 3000 });
+      assert.match((await breakers())[0], /^backup \| closed \| 0 of 2 outcomes failed$/);
+      await shot("05b-breaker-open");
+    } finally {
+      await reconfigure(null);
+    }
+    assert.deepEqual(await breakers(), ["backup | closed | ", "primary | closed | "], "a new config starts with closed breakers");
   });
 
   test("a tab whose timers wake late still shows the real time left", async () => {

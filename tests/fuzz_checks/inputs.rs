@@ -47,8 +47,9 @@ fn health_messages(text: &str) {
         other => vec![other],
     };
     for report in reports {
-        if let Ok((target, outcome)) = read_report(report) {
-            health.report(&target, &outcome, 2);
+        if let Ok(r) = read_report(report) {
+            health.report(&r.target, &r.outcome, 2);
+            health.count_in_budget(r.attempt, &r.outcome, 2);
         }
     }
     let targets = health.known_targets();

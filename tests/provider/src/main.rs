@@ -21,7 +21,8 @@
 //! ```
 //!
 //! Scenario ids are `[A-Za-z0-9_.-]+`; no prefix means `default`; an unknown id is a healthy
-//! scenario. Each request takes the next step and the last one repeats. Step fields are listed
+//! scenario. Each request takes the next step and the last one repeats; a step with `untilMs`
+//! answers every request until that many ms after the definition. Step fields are listed
 //! on [`scenario::Step`].
 
 mod scenario;

@@ -2,7 +2,9 @@
 //!
 //! A test defines a scenario (a list of [`Step`]s), sends requests to it, then reads its log to
 //! check what the client really did: which key it sent and where, what body, and above all how each
-//! request ended. Each request consumes the next step; the last step repeats. A request's fate is
+//! request ended. Each request consumes the next step; the last step repeats; a step with `untilMs`
+//! plays to every request until that time, then gives way to the next (an outage that heals
+//! at a set time, however many requests reached it). A request's fate is
 //! tracked by a [`RequestTracker`] that travels with the response (first in the handler's future,
 //! then in the response body): if hyper drops it before the response ended, the client closed the
 //! connection, which is how an abort by the client is observed from the server side.
@@ -34,6 +36,10 @@ pub struct ScenarioSpec {
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Step {
+    /// Timed step: it answers every request that arrives less than this many ms after the
+    /// scenario was defined, and is passed over from then on (unless it is the last step, which
+    /// always repeats). Without it a step answers exactly one request.
+    pub until_ms: Option<u64>,
     /// Answer this error status (400-599) with an error body in the endpoint's format.
     #[serde(default, deserialize_with = "error_status")]
     pub status: Option<StatusCode>,
@@ -336,11 +342,36 @@ struct Scenario {
     /// Distinguishes this definition from earlier ones under the same id, so a request that
     /// outlives a redefinition or `/_reset` does not write into the new log.
     generation: u64,
+    /// When it was defined (server ms): timed steps count from here.
+    defined_ms: u64,
     steps: Vec<Arc<Step>>,
+    /// The step the next request gets, before timed steps that have run out are passed over.
+    next_step: usize,
     log: Vec<LogEntry>,
 }
 
 impl Scenario {
+    fn new(generation: u64, defined_ms: u64, steps: Vec<Arc<Step>>) -> Self {
+        Scenario { generation, defined_ms, steps, next_step: 0, log: Vec::new() }
+    }
+
+    /// The step for a request arriving at `now`: a timed step holds until its time is up, an
+    /// untimed one serves one request; the last step repeats either way.
+    fn take_step(&mut self, now: u64) -> usize {
+        let last = self.steps.len() - 1;
+        loop {
+            let index = self.next_step;
+            match self.steps[index].until_ms {
+                Some(until) if now.saturating_sub(self.defined_ms) < until => return index,
+                Some(_) if index < last => self.next_step += 1,
+                _ => {
+                    self.next_step = (index + 1).min(last);
+                    return index;
+                }
+            }
+        }
+    }
+
     fn count(&self, outcome: Outcome) -> usize {
         self.log.iter().filter(|entry| entry.outcome == outcome).count()
     }
@@ -398,11 +429,12 @@ impl Registry {
         for (index, step) in steps.iter().enumerate() {
             step.check().map_err(|reason| format!("steps[{index}]: {reason}"))?;
         }
+        let now = self.now_ms();
         let mut scenarios = self.scenarios();
         scenarios.generations += 1;
         let generation = scenarios.generations;
         let steps = steps.into_iter().map(Arc::new).collect();
-        scenarios.by_id.insert(id.to_owned(), Scenario { generation, steps, log: Vec::new() });
+        scenarios.by_id.insert(id.to_owned(), Scenario::new(generation, now, steps));
         Ok(())
     }
 
@@ -414,10 +446,10 @@ impl Registry {
         *serials += 1;
         let scenario = by_id.entry(id.to_owned()).or_insert_with(|| {
             *generations += 1;
-            Scenario { generation: *generations, steps: vec![Arc::new(Step::default())], log: Vec::new() }
+            Scenario::new(*generations, now, vec![Arc::new(Step::default())])
         });
         // `define` refuses empty step lists, so there is always a last step to repeat.
-        let step_index = scenario.log.len().min(scenario.steps.len() - 1);
+        let step_index = scenario.take_step(now);
         let step = Arc::clone(&scenario.steps[step_index]);
         scenario.log.push(LogEntry {
             step: step_index,
@@ -713,6 +745,45 @@ mod tests {
         registry.define("s", vec![Step::default()]).unwrap();
         drop(tracker);
         assert_eq!(registry.report("s")["requests"], 0);
+    }
+
+    #[test]
+    fn timed_steps_hold_until_their_time_then_give_way() {
+        let scenario = |json: &[&str]| {
+            let steps = json.iter().map(|j| Arc::new(step(j).unwrap())).collect();
+            Scenario::new(1, 1_000, steps)
+        };
+        // (steps, arrival times in server ms (defined at 1000), the step each request gets)
+        let cases: [(&[&str], &[u64], &[usize]); 5] = [
+            // An outage until 6 s, then healthy: the count of requests does not matter.
+            (&[r#"{"untilMs": 6000, "status": 503}"#, "{}"], &[1_000, 2_000, 6_999, 7_000, 9_000], &[0, 0, 0, 1, 1]),
+            // Nothing arrived during the outage: the first request is already past it.
+            (&[r#"{"untilMs": 100, "status": 503}"#, "{}"], &[5_000, 5_001], &[1, 1]),
+            // An untimed step still answers one request, before or after a timed one.
+            (
+                &[r#"{"status": 500}"#, r#"{"untilMs": 50, "status": 503}"#, "{}"],
+                &[1_000, 1_010, 1_020, 1_060],
+                &[0, 1, 1, 2],
+            ),
+            // Several timed steps in a row, and one skipped entirely.
+            (
+                &[
+                    r#"{"untilMs": 10, "status": 500}"#,
+                    r#"{"untilMs": 20, "status": 502}"#,
+                    r#"{"untilMs": 30}"#,
+                    r#"{"status": 429}"#,
+                ],
+                &[1_005, 1_025, 1_040, 1_050],
+                &[0, 2, 3, 3],
+            ),
+            // A timed last step repeats after its time, as any last step does.
+            (&[r#"{"untilMs": 10, "status": 503}"#], &[1_000, 2_000], &[0, 0]),
+        ];
+        for (steps, arrivals, expected) in cases {
+            let mut scenario = scenario(steps);
+            let got: Vec<usize> = arrivals.iter().map(|&now| scenario.take_step(now)).collect();
+            assert_eq!(got, expected, "{steps:?} at {arrivals:?}");
+        }
     }
 
     #[test]

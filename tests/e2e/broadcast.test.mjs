@@ -70,7 +70,9 @@ const PAGE = `<!doctype html>
       const { Baton, broadcastHealthStore } = await import("llm-baton");
       store?.close();
       store = broadcastHealthStore(undefined, { health });
-      baton = new Baton(config, { healthStore: store });
+      // A loaded machine may stall a page past the default 50 ms wait, and the Baton would then
+      // fail open: the store answers within its own 25 ms lock wait anyway.
+      baton = new Baton(config, { healthStore: store, healthWaitMs: 1000 });
     },
     async ask(route) {
       const events = [];
@@ -167,7 +169,7 @@ describe("broadcastHealthStore in Node", () => {
     const delivered = sent("node-probe", "reports");
     a.report([failed("primary")]);
     await delivered;
-    await sleep(health.cooldownMs);
+    await sleep(health.cooldownMs + 20);
     const announced = sent("node-probe", "probe");
     assert.equal((await view(a, "primary")).probe, true, "the first store to ask probes");
     await announced;
@@ -201,7 +203,7 @@ describe("broadcastHealthStore in Node", () => {
       Object.defineProperty(globalThis, "navigator", { value: { locks }, configurable: true });
       const store = open(`node-lock-${what}`);
       store.report([failed("primary")]);
-      await sleep(health.cooldownMs);
+      await sleep(health.cooldownMs + 20); // timers may fire a little early on the wasm clock
       const seen = await view(store, "primary");
       assert.equal(seen.probe, manager.probe, `${what}: ${JSON.stringify(seen)}`);
       if (!seen.probe) assert.equal(seen.reopensInMs, health.cooldownMs, `${what}: skip for a lease`);

@@ -64,7 +64,7 @@ provider:
 # node:test run, so the output closes with node's summary. Every runtime runs even if one fails.
 # The gateway (examples/gateway/ in workerd and Deno, driven by the official SDKs) runs in the
 # same node:test run; its latency benchmark prints just before.
-test-e2e: build js-deps chromium provider
+test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package-lock.json
 	@status=0; \
 	echo "== types: pkg/index.d.ts (deno check, strict TypeScript)"; \
 	NO_COLOR=1 DENO_NO_UPDATE_CHECK=1 $(NODE_BIN)/deno check --no-lock tests/e2e/types_check.ts || status=1; \
@@ -92,6 +92,12 @@ demo: build provider
 # bench/results.svg. The peers are pinned in bench/package-lock.json, apart from the root lockfile.
 bench: build js-deps chromium provider bench/node_modules/.package-lock.json
 	node bench/run.mjs
+
+# The gateway example's own wrangler (pinned in its lockfile): the e2e suite bundles the Worker
+# with its Durable Object the way a user deploys it.
+examples/gateway/node_modules/.package-lock.json: examples/gateway/package-lock.json examples/gateway/package.json
+	cd examples/gateway && npm ci --no-audit --no-fund
+	@touch $@
 
 bench/node_modules/.package-lock.json: bench/package-lock.json bench/package.json
 	cd bench && npm ci --no-audit --no-fund

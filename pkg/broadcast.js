@@ -3,15 +3,15 @@
 //
 // Design: replicas, not a leader. Every tab keeps its own breakers (a HealthState) and feeds them
 // every attempt that any tab reports: `report` applies the reports (`leg` events) here and posts
-// them on a BroadcastChannel, and reports that arrive are applied too. Admissions are decided locally, with
-// no round trip. Only a probe needs the others: a tab whose replica grants one must also take
-// the Web Lock `${name}:${target}` (ifAvailable, so it never waits) and holds it for the probe's
-// lease, `cooldownMs`. The browser grants a lock to one holder at a time, so however the
-// replicas differ, at most one probe per lease leaves all the tabs together. Holding the lock for
-// the whole lease delays no one: a failed probe opens the target for a cooldown that ends after
-// the lease, and after a success there is nothing to probe. The winner also announces the probe
-// on the channel, so the others skip the target without asking for the lock, and know when it
-// may be probed again.
+// them on a BroadcastChannel, and reports that arrive are applied too. Admissions are decided
+// locally, with no round trip. Only a probe needs the others: a tab whose replica grants one must
+// also take the Web Lock `${name}:${target}` (ifAvailable: it never queues, and a browser slower
+// than LOCK_WAIT_MS to answer counts as a no) and holds it for the probe's lease, `cooldownMs`. The
+// browser grants a lock to one holder at a time, so however the replicas differ, at most one probe
+// per lease leaves all the tabs together. Holding the lock for the whole lease delays no one: a
+// failed probe opens the target for a cooldown that ends after the lease, and after a success there
+// is nothing to probe. The winner also announces the probe on the channel, so the others skip the
+// target without asking for the lock, and know when it may be probed again.
 //
 // Why not one leader tab that decides for all (Web Locks can elect one)? Every admission would
 // then wait for a message round trip through another tab's main thread, which may be busy or
@@ -37,7 +37,8 @@ const DEFAULT_COOLDOWN_MS = 5000;
  */
 const LOCK_WAIT_MS = 25;
 
-const clock = typeof performance === "object" && typeof performance.now === "function" ? () => performance.now() : () => Date.now();
+const clock =
+  typeof performance === "object" && typeof performance.now === "function" ? () => performance.now() : () => Date.now();
 
 /**
  * A HealthStore shared by every tab (and worker) of this origin that uses the same `name`.

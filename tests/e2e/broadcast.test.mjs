@@ -215,7 +215,8 @@ describe("broadcastHealthStore in Node", () => {
         // The lease's timer is unref()'d: this test's own timer keeps Node running meanwhile.
         const releasedAt = await Promise.race([kept.then(() => performance.now()), sleep(health.cooldownMs + 500).then(() => Infinity)]);
         const heldMs = releasedAt - grantedAt;
-        assert.ok(heldMs >= health.cooldownMs - 5 && heldMs < health.cooldownMs + 250, `${what}: held ${heldMs} ms, for a lease of ${health.cooldownMs}`);
+        assert.ok(heldMs >= health.cooldownMs - 5 && heldMs < health.cooldownMs + 250,
+          `${what}: held ${heldMs} ms, for a lease of ${health.cooldownMs}`);
       }
     }
   });
@@ -224,8 +225,15 @@ describe("broadcastHealthStore in Node", () => {
     const store = open("node-noise");
     const noise = new BroadcastChannel("node-noise");
     const ours = { protocol: "llm-baton-health/1" };
-    for (const message of [null, "reports", { type: "reports", reports: [failed("primary")] }, { ...ours, type: "reports", reports: "x" },
-      { ...ours, type: "reports", reports: [null, 1, { leg: { target: 5 } }, failed("primary").leg] }, { ...ours, type: "probe", target: "primary" }]) {
+    const messages = [
+      null,
+      "reports",
+      { type: "reports", reports: [failed("primary")] },
+      { ...ours, type: "reports", reports: "x" },
+      { ...ours, type: "reports", reports: [null, 1, { leg: { target: 5 } }, failed("primary").leg] },
+      { ...ours, type: "probe", target: "primary" },
+    ];
+    for (const message of messages) {
       noise.postMessage(message);
     }
     // Messages from one channel arrive in order: once this one is in, so is all the noise.
@@ -261,7 +269,8 @@ describe("broadcastHealthStore in Node", () => {
       [["ok", { health: { cooldownMs: -1 } }], "options.health.cooldownMs"],
     ];
     for (const [args, path] of cases) {
-      assert.throws(() => broadcastHealthStore(...args), (e) => e instanceof BatonError && e.kind === "config" && e.path === path && e.message.startsWith(path),
+      const named = (e) => e instanceof BatonError && e.kind === "config" && e.path === path && e.message.startsWith(path);
+      assert.throws(() => broadcastHealthStore(...args), named,
         `broadcastHealthStore(${JSON.stringify(args)}) names ${path}`);
     }
   });
@@ -294,7 +303,12 @@ describe("shared health in Chromium: two tabs, one broadcastHealthStore", () => 
   const scenario = (id) => fetch(`${provider.url}/_scenarios/${id}`).then((r) => r.json());
 
   function config(primaryId, backupId) {
-    const target = (id) => ({ format: "openai_chat", baseUrl: `${provider.url}/s/${id}/v1`, model: "scripted-model", apiKey: "sk-test-not-a-secret" });
+    const target = (id) => ({
+      format: "openai_chat",
+      baseUrl: `${provider.url}/s/${id}/v1`,
+      model: "scripted-model",
+      apiKey: "sk-test-not-a-secret",
+    });
     return {
       targets: { primary: target(primaryId), backup: target(backupId) },
       routes: { main: { fallback: ["primary", "backup"] } },
@@ -367,8 +381,10 @@ describe("shared health in Chromium: two tabs, one broadcastHealthStore", () => 
       calls.push({ i, tab: i % 2, at, ...(await ask(i % 2)) });
     }
     const back = await scenario(p);
-    const timeline = calls.map((c) => `#${c.i} tab ${c.tab} at ${c.at.toFixed(0)} ms -> ${c.target} (${c.ms.toFixed(0)} ms) legs ${JSON.stringify(c.legs)} skips ${JSON.stringify(c.skips)}`);
-    const detail = `\ntimeline:\n${timeline.join("\n")}\nprimary hits during the outage at (provider ms): ${outage.log.map((e) => e.startedMs).join(", ")}`;
+    const timeline = calls.map((c) => `#${c.i} tab ${c.tab} at ${c.at.toFixed(0)} ms -> ${c.target} (${c.ms.toFixed(0)} ms)` +
+      ` legs ${JSON.stringify(c.legs)} skips ${JSON.stringify(c.skips)}`);
+    const hitsAt = outage.log.map((e) => e.startedMs).join(", ");
+    const detail = `\ntimeline:\n${timeline.join("\n")}\nprimary hits during the outage at (provider ms): ${hitsAt}`;
     console.log(`# broadcast flap:${detail}`);
 
     for (const c of calls.filter((c) => c.at < recoveredAt)) {
@@ -381,10 +397,12 @@ describe("shared health in Chromium: two tabs, one broadcastHealthStore", () => 
     const probes = hits.slice(HEALTH.failures - 1);
     for (let k = 1; k < probes.length; k++) {
       const gap = probes[k] - probes[k - 1];
-      assert.ok(gap >= HEALTH.cooldownMs - 20, `two requests reached the down primary ${gap} ms apart, less than one cooldown (${HEALTH.cooldownMs} ms)${detail}`);
+      assert.ok(gap >= HEALTH.cooldownMs - 20,
+        `two requests reached the down primary ${gap} ms apart, less than one cooldown (${HEALTH.cooldownMs} ms)${detail}`);
     }
     assert.ok(hits.length <= HEALTH.failures + Math.floor(OUTAGE_MS / HEALTH.cooldownMs),
-      `the primary saw ${hits.length} requests during the outage: more than ${HEALTH.failures} to open the breaker and one probe per cooldown${detail}`);
+      `the primary saw ${hits.length} requests during the outage: ` +
+        `more than ${HEALTH.failures} to open the breaker and one probe per cooldown${detail}`);
 
     const firstBack = calls.find((c) => c.at >= recoveredAt && c.target === "primary");
     assert.ok(firstBack, `no request reached the recovered primary${detail}`);

@@ -7,3 +7,4 @@ initSync({ module: Deno.readFileSync(new URL("./wasm/llm_baton_bg.wasm", import.
 attach();
 
 export * from "./core.js";
+export { broadcastHealthStore } from "./broadcast.js";

@@ -461,3 +461,29 @@ export interface Gateway {
  * throws BatonError kind "config".
  */
 export declare function createGateway(config: Config, options?: BatonOptions): Gateway;
+
+export interface BroadcastHealthStoreOptions {
+  /**
+   * The breakers' policy: the same object as the Baton config's `health` (omitted: the
+   * defaults). A probe's lease, during which no other tab probes that target, is its `cooldownMs`.
+   */
+  health?: HealthConfig | false;
+}
+
+/** A HealthStore shared through a BroadcastChannel. */
+export interface BroadcastHealthStore extends HealthStore {
+  admit(targets: string[]): Promise<HealthView>;
+  report(events: LegEvent[]): void;
+  /** Stops sending and hearing news; this store's breakers go on alone. */
+  close(): void;
+}
+
+/**
+ * A HealthStore for every tab and worker of this origin that uses the same `name` (default
+ * "llm-baton-health"): each keeps a replica of the breakers, fed with every attempt any of them
+ * reports through a BroadcastChannel, and a half-open target's probe is exclusive across them
+ * (the Web Lock `${name}:${target}`, held for the probe's lease). Fails open: without
+ * BroadcastChannel it is this context's alone; without Web Locks, probes are exclusive as far
+ * as the channel's announcements reach. Throws BatonError kind "config" naming a bad argument.
+ */
+export declare function broadcastHealthStore(name?: string, options?: BroadcastHealthStoreOptions): BroadcastHealthStore;

@@ -8,3 +8,4 @@ initSync({ module: readFileSync(new URL("./wasm/llm_baton_bg.wasm", import.meta.
 attach();
 
 export * from "./core.js";
+export { broadcastHealthStore } from "./broadcast.js";

@@ -11,3 +11,4 @@ initSync({ module: wasmModule });
 attach();
 
 export * from "./core.js";
+export { broadcastHealthStore } from "./broadcast.js";

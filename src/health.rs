@@ -244,7 +244,10 @@ impl Health {
                     || (b.window.len() >= policy.min_requests as usize
                         && failed as f64 >= policy.failure_ratio * b.window.len() as f64);
                 let open_for = match b.state {
+                    // A probe failed, or a failure came after the cooldown (a replica that did
+                    // not see the probe granted elsewhere): another cooldown.
                     State::HalfOpen { .. } => Some(asked.unwrap_or(0).max(policy.cooldown_ms)),
+                    State::Open { until } if now >= until => Some(asked.unwrap_or(0).max(policy.cooldown_ms)),
                     State::Closed if asked.is_some() || tripped => Some(asked.unwrap_or(policy.cooldown_ms)),
                     State::Closed => None,
                     // Already open: a Retry-After may only hold it longer.

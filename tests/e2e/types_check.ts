@@ -1,6 +1,6 @@
 // Compile-only check of pkg/index.d.ts (`deno check`, TypeScript strict): the declarations
 // parse, and typical code that uses the API type-checks. Never run.
-import { Baton, BatonError, createGateway } from "../../pkg/index.d.ts";
+import { Baton, BatonError, broadcastHealthStore, createGateway, HealthState } from "../../pkg/index.d.ts";
 import type { AfterStart, CallEvent, Completion, Config, Gateway, StreamEvent } from "../../pkg/index.d.ts";
 import "./types_check_durable.ts";
 
@@ -58,3 +58,14 @@ export const gateway: Gateway = createGateway(config);
 export function serve(request: Request): Promise<Response> {
   return gateway.fetch(request);
 }
+
+/** Health: a Baton sharing breakers between tabs, and what it reports. */
+const shared = broadcastHealthStore("my-app-health", { health: { cooldownMs: 2000 } });
+export const sharedBaton = new Baton(config, { healthStore: shared, healthWaitMs: 50 });
+export const breakerStates: string[] = sharedBaton.health().targets.map((t) => `${t.target} ${t.state} ${t.reopensInMs ?? 0}`);
+shared.close();
+export const replica = new HealthState({ failures: 3, retryBudget: false });
+replica.report([{ type: "leg", leg: { target: "p", attempt: 1, startMs: 0, endMs: 1, outcome: "http", status: 503 }, cause: { kind: "http", message: "down", status: 503 } }]);
+export const view: number = replica.admit(["p"]).targets.length;
+// @ts-expect-error a store needs report()
+export const noStore = new Baton(config, { healthStore: { admit: () => ({ targets: [] }) } });

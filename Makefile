@@ -74,7 +74,7 @@ test-e2e: build js-deps chromium provider
 	echo "== bench: the gateway's added latency (printed, not asserted)"; \
 	node tests/e2e/gateway_latency.mjs || status=1; \
 	echo "== e2e: node, workerd, chromium, the gateway in workerd and Deno"; \
-	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/workerd.test.mjs tests/e2e/browser.test.mjs \
+	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs tests/e2e/workerd.test.mjs tests/e2e/browser.test.mjs \
 	  tests/e2e/www.test.mjs tests/e2e/gateway.test.mjs || status=1; \
 	exit $$status
 

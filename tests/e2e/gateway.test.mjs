@@ -14,6 +14,8 @@ import { startDenoGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 import "./gateway_hostile.test.mjs";
 // The fixture corpus, re-encoded to both client formats and read back by the SDKs.
 import "./gateway_corpus.test.mjs";
+// Health through the gateway: deadline propagation from a Baton, GET /v1/health.
+import "./gateway_health.test.mjs";
 
 const KEY = "gw-test-key";
 const SLACK_MS = 400;

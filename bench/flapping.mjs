@@ -38,7 +38,7 @@ async function run(providerUrl, name, health) {
   const t0 = performance.now();
   for (let i = 0; i < REQUESTS; i++) {
     await sleep(Math.max(0, t0 + i * SPACING_MS - performance.now()));
-    if (recoveredAt === null && performance.now() - t0 >= DOWN_MS) {
+      if (recoveredAt === null && i * SPACING_MS >= DOWN_MS) {
       outage = await report(providerUrl, p);
       await rescript(providerUrl, p, [{ text: "from primary" }]);
       recoveredAt = performance.now() - t0;

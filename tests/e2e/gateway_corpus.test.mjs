@@ -168,7 +168,9 @@ for (const [host, start] of Object.entries(HOSTS)) {
           { format, baseUrl: `${provider.url}/s/${scenario(format)}/v1`, model: `up-${format}`, apiKey: "sk-corpus-upstream" },
         ]),
       );
-      gw = await start({ targets, deadlineMs: 5000, gateway: { apiKeys: [KEY] } });
+      // health: false: the corpus replays its error fixtures (429s among them) on the same
+      // targets as the answers, and an open breaker would answer the fixtures after them.
+      gw = await start({ targets, deadlineMs: 5000, gateway: { apiKeys: [KEY] }, health: false });
       openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: KEY, maxRetries: 0 });
       anthropic = new Anthropic({ baseURL: gw.url, apiKey: KEY, maxRetries: 0 });
     });

@@ -74,8 +74,9 @@ test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package
 	echo "== bench: the gateway's added latency (printed, not asserted)"; \
 	node tests/e2e/gateway_latency.mjs || status=1; \
 	echo "== e2e: node, workerd, chromium, the gateway in workerd and Deno"; \
-	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/workerd.test.mjs tests/e2e/browser.test.mjs \
-	  tests/e2e/www.test.mjs tests/e2e/broadcast.test.mjs tests/e2e/gateway.test.mjs tests/e2e/durable.test.mjs || status=1; \
+	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs tests/e2e/workerd.test.mjs \
+	  tests/e2e/browser.test.mjs tests/e2e/www.test.mjs tests/e2e/broadcast.test.mjs tests/e2e/gateway.test.mjs \
+	  tests/e2e/durable.test.mjs || status=1; \
 	exit $$status
 
 # The main job on the embedded default: a streamed answer through a fallback chain whose primary

@@ -1,4 +1,4 @@
-// Turns bench/.work/{faults,cost,accuracy,load}.json into bench/RESULTS.md and bench/results.svg.
+// Turns bench/.work/{faults,cost,accuracy,load,flapping}.json into bench/RESULTS.md and bench/results.svg.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import os from "node:os";
@@ -12,6 +12,7 @@ const faults = load("faults.json");
 const cost = load("cost.json");
 const acc = load("accuracy.json");
 const underLoad = load("load.json");
+const flapping = load("flapping.json");
 const meta = load("meta.json") ?? {};
 
 const ver = (p) => { try { return JSON.parse(readFileSync(`${here}node_modules/${p}/package.json`, "utf8")).version; } catch { return "?"; } };
@@ -169,6 +170,27 @@ if (underLoad) {
   md.push(``);
 }
 
+// ---- A flapping primary ------------------------------------------------------------------------
+if (flapping) {
+  const F = flapping;
+  const [withHealth] = F.runs;
+  const cell = (x) => `${x.by}${x.triedPrimary && x.by === "backup" ? " (primary: 503)" : ""}${x.skipReopensInMs !== null ? ` (primary skipped: breaker open, reopens in ${s(x.skipReopensInMs)})` : ""}`;
+  md.push(`## 5. A flapping primary (issue 13, Node ${process.version})`, ``,
+    `The primary answers 503 for its first ${F.downMs / 1000} s, then is healthy; ${F.requests} requests ${F.spacingMs / 1000} s apart (issue 13's 6 s / 10-request shape scaled to 60 s), route \`fallback: [primary, backup]\`, the default health policy (5 consecutive failures open a breaker for a ${F.cooldownMs / 1000} s cooldown, then one probe). ` +
+    `The same schedule runs at the same time on a Baton with \`health: false\`, as the contrast. The primary's requests are counted at the provider.`, ``,
+    `| request | at | ${F.runs.map((r) => r.name).join(" | ")} |`, `|---|---|${F.runs.map(() => "---").join("|")}|`);
+  for (let i = 0; i < F.requests; i++) md.push(`| ${i + 1} | ${(withHealth.served[i].at / 1000).toFixed(1)} s | ${F.runs.map((r) => cell(r.served[i])).join(" | ")} |`);
+  md.push(``, `| Baton | primary requests during the outage | at (s after the first) | every outage request served by the backup | back on the primary after it recovered |`, `|---|---|---|---|---|`);
+  for (const r of F.runs) {
+    md.push(`| ${r.name} | ${r.primaryDuringOutage} | ${r.primaryStartsMs.map((ms) => (ms / 1000).toFixed(1)).join(", ")} | ${r.outageServedByBackup ? "yes" : "**no**"} | ${r.recoveryMs === null ? "never" : s(r.recoveryMs)} |`);
+  }
+  const probesOk = withHealth.minProbeGapMs === null || withHealth.minProbeGapMs >= F.cooldownMs;
+  const ok = withHealth.outageServedByBackup && probesOk && withHealth.recoveryMs !== null && withHealth.recoveryMs <= F.cooldownMs;
+  targets.push(["flapping primary: the outage served by the backup, <= 1 probe per cooldown, back within one cooldown",
+    `${withHealth.primaryDuringOutage} primary requests in ${F.downMs / 1000} s (5 to open the breaker, then probes${withHealth.minProbeGapMs === null ? "" : ` >= ${s(withHealth.minProbeGapMs)} apart`}; ${F.runs[1]?.primaryDuringOutage ?? "?"} with health: false), back ${withHealth.recoveryMs === null ? "never" : s(withHealth.recoveryMs)} after recovery`, ok]);
+  md.push(``);
+}
+
 // ---- Targets ----------------------------------------------------------------------------------
 if (faults) {
   const ok = faults.scenarios.filter((sc) => faults.results.find((r) => r.library === "llm-baton" && r.scenario === sc.key && r.variant === "options")?.goalMet).length;
@@ -187,7 +209,7 @@ const WHY = {
 const missed = targets.filter(([t, , ok]) => !ok && WHY[t]);
 const whyLines = missed.length ? [`### Where llm-baton misses a target, why, and what would fix it`, ``, ...missed.map(([t, m]) => `- **${t}** (measured ${m}): ${WHY[t]}`), ``] : [];
 md.splice(md.indexOf(md.find((l) => l.startsWith("## 1.")) ?? md.length), 0,
-  `## Targets (issues 7 and 10)`, ``, `| target | measured | met |`, `|---|---|---|`, ...targets.map(([t, m, ok]) => `| ${t} | ${m} | ${ok ? "yes" : "**no**"} |`), ``,
+  `## Targets (issues 7, 10 and 13)`, ``, `| target | measured | met |`, `|---|---|---|`, ...targets.map(([t, m, ok]) => `| ${t} | ${m} | ${ok ? "yes" : "**no**"} |`), ``,
   ...whyLines);
 
 writeFileSync(`${here}RESULTS.md`, md.join("\n") + "\n");

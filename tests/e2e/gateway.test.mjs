@@ -14,6 +14,8 @@ import { startDenoGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 import "./gateway_hostile.test.mjs";
 // The fixture corpus, re-encoded to both client formats and read back by the SDKs.
 import "./gateway_corpus.test.mjs";
+// Health through the gateway: deadline propagation from a Baton, GET /v1/health.
+import "./gateway_health.test.mjs";
 
 const KEY = "gw-test-key";
 const SLACK_MS = 400;
@@ -356,24 +358,26 @@ for (const [host, start] of Object.entries(HOSTS)) {
     });
 
     test("upstream HTTP errors keep their status and the provider's message; transport failures are 502", async () => {
+      // The 429 comes last: its Retry-After opens the target's breaker for 30 s, and a request
+      // after it would fail at once with the same 429 instead of reaching the provider.
       await script(P(), id("upstream_error"), [
-        { status: 429, message: "slow down please", headers: { "retry-after": "30" } },
         { status: 400, message: "max_tokens is too large" },
         { status: 401, message: "Incorrect API key provided" },
+        { status: 429, message: "slow down please", headers: { "retry-after": "30" } },
       ]);
-      const [e] = await throws(() => openai.chat.completions.create({ model: "upstream_error", messages: ASK }));
-      assert.ok(e instanceof OpenAI.RateLimitError, String(e));
-      assert.match(e.message, /slow down please/);
-      assert.equal(e.headers.get("retry-after"), "30");
       const [a] = await throws(() => anthropic.messages.create({ model: "upstream_error", max_tokens: 9, messages: ASK }));
       assert.ok(a instanceof Anthropic.BadRequestError, String(a));
       assert.match(a.message, /max_tokens is too large/);
-      assert.doesNotMatch(`${e.message} ${a.message}`, /sk-upstream/);
       // The provider refused the gateway's key: not the client's 401.
       const [k] = await throws(() => openai.chat.completions.create({ model: "upstream_error", messages: ASK }));
       assert.equal(k.status, 502, String(k));
       assert.equal(k.code, "upstream_credentials_refused");
       assert.match(k.message, /the gateway's credentials for .* were refused \(HTTP 401: Incorrect API key provided\); your gateway key was accepted/);
+      const [e] = await throws(() => openai.chat.completions.create({ model: "upstream_error", messages: ASK }));
+      assert.ok(e instanceof OpenAI.RateLimitError, String(e));
+      assert.match(e.message, /slow down please/);
+      assert.equal(e.headers.get("retry-after"), "30");
+      assert.doesNotMatch(`${e.message} ${a.message}`, /sk-upstream/);
 
       const [t] = await throws(() => openai.chat.completions.create({ model: "refused", messages: ASK }));
       assert.equal(t.status, 502);

@@ -32,9 +32,10 @@ function hostileConfig(providerUrl, host, gateway) {
       plain: { format: "openai_chat", baseUrl: at("plain"), model: "m" },
     },
     deadlineMs: 5000,
-    gateway,
-    // One request at a time is the subject; failing targets on purpose must not open breakers.
+    // health: false: every echo case is an error answer from the same target, and an open
+    // breaker would keep the later cases from the upstream whose echo they check.
     health: false,
+    gateway,
   };
 }
 

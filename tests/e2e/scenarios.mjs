@@ -207,6 +207,22 @@ function shownText(events) {
   return text;
 }
 
+/** Redefines scenario `id` in place (the same baseUrl), from its first step and with an empty log. */
+async function rescript(env, id, steps) {
+  const res = await fetch(`${env.providerUrl}/_scenarios/${id}`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ steps }),
+  });
+  if (!res.ok) throw new Error(`PUT /_scenarios/${id} answered ${res.status}: ${await res.text()}`);
+  await res.arrayBuffer().catch(() => {});
+}
+
+/** One target's row of `baton.health()`. */
+function breaker(baton, name) {
+  return baton.health().targets.find((t) => t.target === name);
+}
+
 /** The last message of each request the provider logged for scenario `r` (openai_chat bodies). */
 function lastMessages(r) {
   return (r.log ?? []).map((entry) => entry.body?.messages?.at(-1));
@@ -895,6 +911,114 @@ export const scenarios = {
     if (error.legs !== undefined) checkLegs(error.legs, [{ target: "primary", outcome: "timeout", timeout: "idle" }], "error.legs");
     await upstream(env, p, { requests: 1, clientClosed: 1 });
     await upstream(env, b, { requests: 0 });
+  },
+
+  // Issue 13 in the small: a primary that answers 503 for 1.35 s, then recovers; 20 requests
+  // 150 ms apart on one Baton, whose breaker opens after 2 failures for a 600 ms cooldown.
+  // The provider's log is the judge: while the primary is down it sees the two failures that
+  // open the breaker and then at most one probe per cooldown; every request during the outage
+  // is served by the backup, and traffic is back on the primary within one cooldown (plus one
+  // request interval) after it recovers.
+  async "health: a flapping primary is skipped while down, probed once per cooldown, back within one cooldown"(env) {
+    const COOLDOWN_MS = 600;
+    const SPACING_MS = 150;
+    const DOWN_MS = 1350;
+    const REQUESTS = 20;
+    const p = await script(env, "flap-primary", [{ status: 503, message: "primary down" }]);
+    const b = await script(env, "flap-backup", [{ text: "from backup" }]);
+    const baton = new env.Baton({
+      targets: { primary: target(env, p), backup: target(env, b) },
+      routes: { main: { fallback: ["primary", "backup"] } },
+      health: { failures: 2, cooldownMs: COOLDOWN_MS },
+    });
+    const served = [];
+    const skips = [];
+    const states = new Set();
+    let outage = null;
+    let recoveredAt = null;
+    const t0 = performance.now();
+    for (let i = 0; i < REQUESTS; i++) {
+      await sleep(Math.max(0, t0 + i * SPACING_MS - performance.now()));
+      if (recoveredAt === null && i * SPACING_MS >= DOWN_MS) {
+        // The primary recovers: keep the outage's log, then script it healthy (same baseUrl).
+        outage = await upstream(env, p);
+        await rescript(env, p, [{ text: "from primary" }]);
+        recoveredAt = performance.now() - t0;
+      }
+      const at = performance.now() - t0;
+      const out = await baton.complete("main", ASK, { onEvent: (ev) => ev.type === "skip" && skips.push(ev) });
+      served.push({ at, by: out.target, text: out.text });
+      if (recoveredAt === null) states.add(breaker(baton, "primary").state);
+    }
+    const timeline = served.map((s) => `${s.at.toFixed(0)}:${s.by}`).join(" ");
+    for (const s of served) {
+      if (s.at < recoveredAt) eq(s.by, "backup", `the request at ${s.at.toFixed(0)} ms, during the outage (${timeline})`);
+    }
+    // At the provider, while down: the two failures that open the breaker, then probes, each at
+    // least one cooldown after the previous request.
+    const starts = outage.log.map((e) => e.startedMs);
+    if (starts.length < 2) fail(`the primary saw ${starts.length} request(s) during the outage; the breaker needs 2 failures to open`, outage.log);
+    for (let i = 2; i < starts.length; i++) {
+      const gap = starts[i] - starts[i - 1];
+      if (gap < COOLDOWN_MS - EARLY_MS) fail(`primary request ${i + 1} came ${gap} ms after the previous one, inside the ${COOLDOWN_MS} ms cooldown (starts ${starts.join(", ")} ms)`);
+    }
+    const probesAllowed = Math.ceil((DOWN_MS - SPACING_MS) / COOLDOWN_MS);
+    if (starts.length > 2 + probesAllowed) fail(`the primary saw ${starts.length} requests while down (at most 2 + ${probesAllowed} probes): ${timeline}`);
+    if (!states.has("open")) fail(`baton.health() never showed the primary's breaker open during the outage (saw ${[...states].join(", ")})`);
+    // The skip events: the primary, when it reopens, and the real failure behind it.
+    if (skips.length === 0) fail("no skip event while the breaker was open", served);
+    for (const ev of skips) {
+      eq(ev.target, "primary", "skip event target");
+      if (!(ev.reopensInMs >= 0 && ev.reopensInMs <= COOLDOWN_MS)) fail(`skip event reopensInMs ${ev.reopensInMs}, expected 0..${COOLDOWN_MS}`, ev);
+      eq(ev.cause?.status, 503, "skip event cause.status");
+      if (typeof ev.reason !== "string" || !ev.reason.includes("circuit breaker")) fail("the skip event's reason should name the circuit breaker", ev);
+    }
+    // Every request the backup served either tried the primary during the outage or skipped it.
+    eq(skips.length, served.filter((s) => s.by === "backup").length - starts.length, "skip events");
+    // Back on the primary within one cooldown, and it stays there.
+    const back = served.find((s) => s.at >= recoveredAt && s.by === "primary");
+    if (!back) fail(`traffic never came back to the primary after it recovered at ${recoveredAt.toFixed(0)} ms: ${timeline}`);
+    const backAfter = back.at - recoveredAt;
+    if (backAfter > COOLDOWN_MS + SPACING_MS + SLACK_MS) fail(`back on the primary ${backAfter.toFixed(0)} ms after it recovered; expected within one cooldown (${COOLDOWN_MS} ms) plus one request interval: ${timeline}`);
+    for (const s of served.filter((s) => s.at > back.at)) eq(s.by, "primary", `the request at ${s.at.toFixed(0)} ms, after recovery (${timeline})`);
+    const h = breaker(baton, "primary");
+    eq(h.state, "closed", "the primary's breaker at the end");
+    eq(h.consecutiveFailures, 0, "consecutiveFailures at the end");
+    const healed = await upstream(env, p);
+    eq(healed.requests, served.filter((s) => s.by === "primary").length, "primary requests after recovery (each one served)");
+    await upstream(env, b, { requests: served.filter((s) => s.by === "backup").length });
+  },
+
+  // A bare retry has nothing else to try: on an open breaker it fails at once, with the failure
+  // that opened it, and sends nothing.
+  async "health: a bare retry on an open target fails fast with the last real error, no request"(env) {
+    const t = await script(env, "open-retry", [{ status: 503, message: "down for maintenance" }]);
+    const baton = new env.Baton({
+      targets: { t: target(env, t) },
+      routes: { solo: { retry: "t", attempts: 3, backoff: { initialMs: 10, jitter: "none" } } },
+      health: { failures: 1, cooldownMs: 60000 },
+    });
+    // The first call follows its own route: 3 attempts, whatever its first failure taught.
+    await rejects(env, () => baton.complete("solo", ASK), { kind: "http", status: 503 }, "the call that opens the breaker");
+    await upstream(env, t, { requests: 3 });
+    const open = breaker(baton, "t");
+    eq(open.state, "open", "breaker after 3 failures");
+    eq(open.lastFailure?.status, 503, "health().lastFailure.status");
+    const skips = [];
+    const [e, ms] = await rejects(env, () => baton.complete("solo", ASK, { onEvent: (ev) => ev.type === "skip" && skips.push(ev) }), { kind: "http", status: 503 }, "a bare retry on an open breaker");
+    if (!e.message.includes("down for maintenance")) fail(`the error should be the provider's last real failure, got ${JSON.stringify(e.message)}`);
+    if (ms > 100) fail(`took ${ms.toFixed(0)} ms; an open breaker with nothing else to try should fail at once (< 100 ms)`);
+    eq(skips.map((ev) => `${ev.target} ${ev.cause?.status}`).join(), "t 503", "skip events");
+    if (!(skips[0].reopensInMs > 50000 && skips[0].reopensInMs <= 60000)) fail(`skip reopensInMs ${skips[0].reopensInMs}, expected just under 60000`);
+    // The stream path fails the same way.
+    let streamed;
+    try {
+      await drain(baton.stream("solo", ASK), performance.now());
+    } catch (err) {
+      streamed = err;
+    }
+    checkError(env, streamed, { kind: "http", status: 503 }, "a streamed bare retry on an open breaker");
+    await upstream(env, t, { requests: 3 });
   },
 };
 

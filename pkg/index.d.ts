@@ -128,7 +128,10 @@ export interface AfterStart {
   minRemainingMs?: number;
 }
 
-/** Spread calls over the members, optionally weighted; a failed member fails over to the next. */
+/**
+ * Spread calls over the members, optionally weighted: one member per call. A failed member does
+ * not move to another (wrap it in a fallback for that); a member whose breaker is open is skipped.
+ */
 export interface RoundRobinStrategy {
   roundRobin: Strategy[];
   /** One positive whole number per member. */

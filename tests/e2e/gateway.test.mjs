@@ -8,7 +8,7 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
-import { startProvider } from "./provider.mjs";
+import { startProvider, upstream } from "./provider.mjs";
 import { startDenoGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 // The hostile-upstream and hostile-client cases run in this same node:test run.
 import "./gateway_hostile.test.mjs";
@@ -70,16 +70,6 @@ async function script(providerUrl, id, steps) {
   await res.arrayBuffer().catch(() => {});
 }
 
-/** The provider's record of a scenario once none of its requests is open (or 3 s passed). */
-async function upstream(providerUrl, id) {
-  const until = performance.now() + 3000;
-  for (;;) {
-    const r = await (await fetch(`${providerUrl}/_scenarios/${id}`)).json();
-    if (r.open === 0 || performance.now() > until) return r;
-    await sleep(20);
-  }
-}
-
 function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -101,6 +91,19 @@ function post(url, path, body, headers = {}) {
     headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
+}
+
+/** What the openai SDK's streamed chat completion said: its text, finish reasons and usage. */
+async function readChatStream(stream) {
+  let text = "";
+  const finishes = [];
+  let usage;
+  for await (const chunk of stream) {
+    text += chunk.choices[0]?.delta?.content ?? "";
+    if (chunk.choices[0]?.finish_reason) finishes.push(chunk.choices[0].finish_reason);
+    if (chunk.usage) usage = chunk.usage;
+  }
+  return { text, finishes, usage };
 }
 
 function checkBatonHeaders(headers, target, attempts) {
@@ -161,14 +164,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
         .withResponse();
       assert.equal(head.headers.get("content-type"), "text/event-stream; charset=utf-8");
       checkBatonHeaders(head.headers, "gpt", 1);
-      let text = "";
-      const finishes = [];
-      let usage;
-      for await (const chunk of stream) {
-        text += chunk.choices[0]?.delta?.content ?? "";
-        if (chunk.choices[0]?.finish_reason) finishes.push(chunk.choices[0].finish_reason);
-        if (chunk.usage) usage = chunk.usage;
-      }
+      const { text, finishes, usage } = await readChatStream(stream);
       assert.equal(text, "Hello from upstream");
       assert.deepEqual(finishes, ["stop"]);
       assert.equal(usage.total_tokens, 10);
@@ -513,14 +509,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
         .create({ model: "resume", messages: ASK, stream: true, stream_options: { include_usage: true } })
         .withResponse();
       checkBatonHeaders(response.headers, "resume_primary", 1);
-      let text = "";
-      const finishes = [];
-      let usage;
-      for await (const chunk of stream) {
-        text += chunk.choices[0]?.delta?.content ?? "";
-        if (chunk.choices[0]?.finish_reason) finishes.push(chunk.choices[0].finish_reason);
-        if (chunk.usage) usage = chunk.usage;
-      }
+      const { text, finishes, usage } = await readChatStream(stream);
       assert.equal(text, FULL, "the OpenAI SDK's text");
       assert.deepEqual(finishes, ["stop"]);
       const counted = await checkUpstream("openai");

@@ -14,7 +14,7 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { Baton, BatonError } from "llm-baton";
-import { startProvider } from "./provider.mjs";
+import { startProvider, upstream } from "./provider.mjs";
 import { startDenoGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 
 const KEY = "gw-health-key";
@@ -37,16 +37,6 @@ function healthConfig(providerUrl, host) {
 async function script(providerUrl, id, steps) {
   const res = await fetch(`${providerUrl}/_scenarios/${id}`, { method: "PUT", body: JSON.stringify({ steps }) });
   assert.equal(res.status, 200, `PUT /_scenarios/${id}: ${await res.text()}`);
-}
-
-/** The provider's record of a scenario once none of its requests is open (or 3 s passed). */
-async function upstream(providerUrl, id) {
-  const until = performance.now() + 3000;
-  for (;;) {
-    const r = await (await fetch(`${providerUrl}/_scenarios/${id}`)).json();
-    if (r.open === 0 || performance.now() > until) return r;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 const HOP_BY_HOP = ["host", "connection", "keep-alive", "content-length", "transfer-encoding"];

@@ -6,7 +6,7 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { Baton } from "llm-baton";
-import { startProvider } from "./provider.mjs";
+import { startProvider, upstream } from "./provider.mjs";
 
 const CALLS = 200;
 const ATTEMPTS = 3;
@@ -23,16 +23,6 @@ async function script(providerUrl, label, steps) {
   const res = await fetch(`${providerUrl}/_scenarios/${id}`, { method: "PUT", body: JSON.stringify({ steps }) });
   assert.equal(res.status, 200, `PUT /_scenarios/${id}: ${await res.text()}`);
   return id;
-}
-
-/** The provider's record of a scenario once none of its requests is open (or 3 s passed). */
-async function upstream(providerUrl, id) {
-  const until = performance.now() + 3000;
-  for (;;) {
-    const r = await (await fetch(`${providerUrl}/_scenarios/${id}`)).json();
-    if (r.open === 0 || performance.now() > until) return r;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 /** One call, whole or streamed by turn, with its events; resolves to {target, events}. */

@@ -25,6 +25,16 @@ export function startProvider({ timeoutMs = 10_000 } = {}) {
   return spawnAnnounced(bin, [], { name: "the provider", variable: "BATON_PROVIDER_URL", timeoutMs });
 }
 
+/** The provider's record of a scenario once none of its requests is open (or 3 s passed). */
+export async function upstream(providerUrl, id) {
+  const until = performance.now() + 3000;
+  for (;;) {
+    const r = await (await fetch(`${providerUrl}/_scenarios/${id}`)).json();
+    if (r.open === 0 || performance.now() > until) return r;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /**
  * Spawns a server that announces itself with a stdout line `VARIABLE=http://...` and resolves
  * to `{ url, stop }` once it has. A runner that exits takes the server with it.

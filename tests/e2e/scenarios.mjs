@@ -37,13 +37,7 @@ function scenarioId(env, label) {
 /** Scripts a scenario on the provider; returns its id. */
 async function script(env, label, steps) {
   const id = scenarioId(env, label);
-  const res = await fetch(`${env.providerUrl}/_scenarios/${id}`, {
-    method: "PUT",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ steps }),
-  });
-  if (!res.ok) throw new Error(`PUT /_scenarios/${id} answered ${res.status}: ${await res.text()}`);
-  await res.arrayBuffer().catch(() => {});
+  await rescript(env, id, steps);
   return id;
 }
 
@@ -207,7 +201,7 @@ function shownText(events) {
   return text;
 }
 
-/** Redefines scenario `id` in place (the same baseUrl), from its first step and with an empty log. */
+/** Defines scenario `id`, or redefines it in place (the same baseUrl) from its first step, with an empty log. */
 async function rescript(env, id, steps) {
   const res = await fetch(`${env.providerUrl}/_scenarios/${id}`, {
     method: "PUT",

@@ -17,8 +17,8 @@ use serde_json::Value;
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Role, ToolCall, Usage};
 use crate::format::openai_chat::request_headers;
 use crate::format::{
-    join_url, json, malformed_frame, report_usage, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect,
-    ProviderSaid, StreamDecoding,
+    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
+    StreamDecoding,
 };
 use crate::sse::SseEvent;
 
@@ -642,13 +642,14 @@ impl StreamDecoder {
 }
 
 impl StreamDecoding for StreamDecoder {
-    /// An event's deltas, then the usage when the event changed it: `message_start` reports the
-    /// input (and the first output tokens), each `message_delta` the output so far.
-    fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
-        let before = self.usage;
-        let decoded = self.on_message_event(ev, out);
-        report_usage(before, self.usage, out);
-        decoded
+    fn decode_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        self.on_message_event(ev, out)
+    }
+
+    /// `message_start` reports the input (and the first output tokens), each `message_delta`
+    /// the output so far.
+    fn usage(&self) -> Usage {
+        self.usage
     }
 
     /// End of stream: complete after `message_stop`, or after `message_delta`'s stop reason

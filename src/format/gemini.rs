@@ -19,8 +19,8 @@ use serde_json::{Map, Value};
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, ToolCall, Usage};
 use crate::format::openai_chat::request_headers;
 use crate::format::{
-    join_url, json, malformed_frame, report_usage, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect,
-    ProviderSaid, StreamDecoding,
+    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
+    StreamDecoding,
 };
 use crate::sse::SseEvent;
 
@@ -498,13 +498,13 @@ pub struct StreamDecoder {
 }
 
 impl StreamDecoding for StreamDecoder {
-    /// A chunk's deltas, then its `usageMetadata` when the chunk changed it (Gemini may report
-    /// usage on any chunk, not only the last).
-    fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
-        let before = self.usage;
-        let decoded = self.on_chunk(ev, out);
-        report_usage(before, self.usage, out);
-        decoded
+    fn decode_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        self.on_chunk(ev, out)
+    }
+
+    /// From `usageMetadata`, which Gemini may send on any chunk, not only the last.
+    fn usage(&self) -> Usage {
+        self.usage
     }
 
     /// A line outside SSE framing. Lines are gathered until their brackets close, then parsed

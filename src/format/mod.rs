@@ -48,10 +48,26 @@ pub trait ProviderDialect {
 }
 
 /// A format's stream reader: fed every SSE event (and unframed line) in order, then `finish`.
-/// See [`StreamDecoder`] for what a stream must say to end well. Token counts the provider
-/// reports before the end come out as a [`Delta::Usage`] (see [`report_usage`]).
+/// See [`StreamDecoder`] for what a stream must say to end well.
 pub trait StreamDecoding {
-    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError>;
+    /// One event's deltas, in order.
+    fn decode_event(&mut self, event: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError>;
+
+    /// The token counts the provider has reported so far (cumulative).
+    fn usage(&self) -> Usage;
+
+    /// An event's deltas, then a [`Delta::Usage`] when the event changed the reported counts
+    /// (also before an error the same event raised): a stream cut later still says what it was
+    /// billed, and a provider that repeats the same counts on every frame reports them once.
+    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        let before = self.usage();
+        let decoded = self.decode_event(event, out);
+        let now = self.usage();
+        if now != before {
+            out.push(Delta::Usage { usage: now });
+        }
+        decoded
+    }
 
     /// A line outside SSE framing ([`crate::sse::SseItem::Unframed`]). Only Gemini writes
     /// anything there (its error object after the frames); the other formats ignore such lines.
@@ -273,14 +289,6 @@ pub(crate) fn malformed_frame(
             out.push(Delta::Skipped { reason });
             Ok(())
         }
-    }
-}
-
-/// Reports a decoder's cumulative usage as a [`Delta::Usage`] when a frame changed it from
-/// `before`: a provider that repeats the same counts on every frame reports them once.
-pub(crate) fn report_usage(before: Usage, now: Usage, out: &mut Vec<Delta>) {
-    if now != before {
-        out.push(Delta::Usage { usage: now });
     }
 }
 

@@ -19,8 +19,8 @@ use serde_json::Value;
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, ToolCall, Usage};
 use crate::format::{
-    join_url, json, malformed_frame, report_usage, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect,
-    ProviderSaid, StreamDecoding,
+    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
+    StreamDecoding,
 };
 use crate::sse::SseEvent;
 
@@ -611,13 +611,14 @@ impl StreamDecoder {
 }
 
 impl StreamDecoding for StreamDecoder {
-    /// A chunk's deltas, then its usage when the chunk changed it: the usage-only chunk before
-    /// `[DONE]`, or every chunk of a server with continuous usage stats (vLLM).
-    fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
-        let before = self.usage;
-        let decoded = self.on_chunk(ev, out);
-        report_usage(before, self.usage, out);
-        decoded
+    fn decode_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        self.on_chunk(ev, out)
+    }
+
+    /// From the usage-only chunk before `[DONE]`, or from every chunk of a server with
+    /// continuous usage stats (vLLM).
+    fn usage(&self) -> Usage {
+        self.usage
     }
 
     /// End of stream: complete after `[DONE]`, or after a finish reason without it (several

@@ -17,8 +17,7 @@ use serde_json::Value;
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Role, ToolCall, Usage};
 use crate::format::openai_chat::{provider_error, request_headers, OpenaiChat};
 use crate::format::{
-    join_url, json, malformed_frame, report_usage, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid,
-    StreamDecoding,
+    join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
 };
 use crate::sse::SseEvent;
 
@@ -514,14 +513,15 @@ impl StreamDecoder {
 }
 
 impl StreamDecoding for StreamDecoder {
-    /// An event's deltas, then the usage when the event's response snapshot changed it before
-    /// the end (`response.failed` may report what the failed response cost); the usage of
-    /// `response.completed` and `response.incomplete` is the `Done`'s.
-    fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
-        let before = self.usage;
-        let decoded = self.on_response_event(ev, out);
-        report_usage(before, self.usage, out);
-        decoded
+    fn decode_event(&mut self, ev: &SseEvent, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
+        self.on_response_event(ev, out)
+    }
+
+    /// From the response snapshot of an event before the end (`response.failed` may report what
+    /// the failed response cost); `response.completed` and `response.incomplete` carry theirs in
+    /// the `Done`.
+    fn usage(&self) -> Usage {
+        self.usage
     }
 
     fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<(), DecodeError> {

@@ -23,7 +23,7 @@
 //! what one call learns changes later calls, never the attempts of the call itself. Retries spend
 //! from the shared retry budget.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::backoff::{self, RandomSource};
@@ -77,6 +77,10 @@ pub struct Baton {
     redactor: Arc<Redactor>,
     rotations: Vec<Rotation>,
     health: Arc<Mutex<Health>>,
+    /// Every target's name, and the names each route may reach: what `baton.health()` shows and
+    /// a health store is asked about, worked out once.
+    target_names: Vec<String>,
+    route_targets: BTreeMap<String, Vec<String>>,
 }
 
 /// Per-call settings.
@@ -165,13 +169,30 @@ impl Baton {
         let rotations = vec![Rotation::default(); config.round_robin_nodes];
         let redactor = Arc::new(Redactor::new(config.secrets()));
         let health = Arc::new(Mutex::new(Health::new(config.health)));
-        Baton { config: Arc::new(config), redactor, rotations, health }
+        let target_names = config.targets.iter().map(|t| t.name.clone()).collect();
+        let route_targets = config.route_names().into_iter().map(|route| {
+            let mut found = Vec::new();
+            match config.routes.get(&route) {
+                Some(strategy) => collect_targets(strategy, &mut found),
+                None => found.extend(config.target_index(&route)),
+            }
+            found.sort_unstable();
+            found.dedup();
+            let names = found.into_iter().map(|t| config.targets[t].name.clone()).collect();
+            (route, names)
+        });
+        let route_targets = route_targets.collect();
+        Baton { config: Arc::new(config), redactor, rotations, health, target_names, route_targets }
     }
 
     /// Every target's breaker and the retry budget, at `now`.
     pub fn health(&self, now: u64) -> HealthSnapshot {
-        let names: Vec<String> = self.config.targets.iter().map(|t| t.name.clone()).collect();
-        lock(&self.health).snapshot(&names, now)
+        lock(&self.health).snapshot(&self.target_names, now)
+    }
+
+    /// Every target's name, in config order.
+    pub fn target_names(&self) -> &[String] {
+        &self.target_names
     }
 
     /// Shares health through a store: from now on the store decides probes ([`Health::follow`]).
@@ -179,9 +200,9 @@ impl Baton {
         lock(&self.health).follow();
     }
 
-    /// Whether the store must be asked before a call on `route` (see [`Health::stale`]).
-    pub fn health_stale(&self, route: &str, now: u64, max_age_ms: u64) -> bool {
-        lock(&self.health).stale(&self.route_targets(route), now, max_age_ms)
+    /// Whether the store must be asked before a call to these targets (see [`Health::stale`]).
+    pub fn health_stale(&self, targets: &[String], now: u64, max_age_ms: u64) -> bool {
+        lock(&self.health).stale(targets, now, max_age_ms)
     }
 
     /// Takes a store's view as this Baton's state.
@@ -189,15 +210,9 @@ impl Baton {
         lock(&self.health).absorb(view, now);
     }
 
-    /// The names of every target a call on `route` may reach.
-    pub fn route_targets(&self, route: &str) -> Vec<String> {
-        let mut found = Vec::new();
-        if let Some(root) = self.config.strategy(route) {
-            collect_targets(&root, &mut found);
-        }
-        found.sort_unstable();
-        found.dedup();
-        found.into_iter().map(|t| self.config.targets[t].name.clone()).collect()
+    /// The names of every target a call on `route` may reach (none for an unknown route).
+    pub fn route_targets(&self, route: &str) -> &[String] {
+        self.route_targets.get(route).map_or(&[], Vec::as_slice)
     }
 
     pub fn config(&self) -> &Config {

@@ -93,7 +93,7 @@ impl WasmGateway {
     /// Every target name (what a health store is asked about: any may serve a request).
     #[wasm_bindgen(js_name = targetNames)]
     pub fn target_names(&self) -> Vec<String> {
-        self.config.targets.iter().map(|t| t.name.clone()).collect()
+        self.baton.borrow().target_names().to_vec()
     }
 
     /// From now on a health store decides probes.
@@ -106,7 +106,7 @@ impl WasmGateway {
     #[wasm_bindgen(js_name = healthStale)]
     pub fn health_stale(&self, max_age_ms: f64) -> bool {
         let baton = self.baton.borrow();
-        self.config.route_names().iter().any(|r| baton.health_stale(r, now(), max_age_ms.max(0.0) as u64))
+        baton.health_stale(baton.target_names(), now(), max_age_ms.max(0.0) as u64)
     }
 
     /// Takes a store's view as this gateway's breakers (see `WasmBaton.absorb`).

@@ -191,7 +191,7 @@ impl Health {
     pub fn admit(&mut self, target: &str, now: u64) -> Admission {
         let Some(policy) = self.policy else { return Admission::Pass };
         let follower = self.follower;
-        let b = self.breakers.entry(target.to_string()).or_default();
+        let b = breaker(&mut self.breakers, target);
         let skip = |until: u64, b: &Breaker| Admission::Skip {
             reopens_in_ms: until.saturating_sub(now),
             cause: b.last_failure.clone(),
@@ -215,7 +215,7 @@ impl Health {
         if *outcome == Outcome::Neutral {
             return;
         }
-        let b = self.breakers.entry(target.to_string()).or_default();
+        let b = breaker(&mut self.breakers, target);
         while b.window.front().is_some_and(|(at, _)| at.saturating_add(policy.window_ms) <= now) {
             b.window.pop_front();
         }
@@ -292,7 +292,7 @@ impl Health {
             b.shared = Some((balance, now));
         }
         for t in &view.targets {
-            let b = self.breakers.entry(t.target.clone()).or_default();
+            let b = breaker(&mut self.breakers, &t.target);
             let until = now.saturating_add(t.reopens_in_ms.unwrap_or(0));
             b.state = match (t.state, t.probe) {
                 (BreakerState::Closed, _) => State::Closed,
@@ -388,6 +388,15 @@ impl Health {
             b.spent_elsewhere(now);
         }
     }
+}
+
+/// The target's breaker, created closed when first asked about. Calls ask about targets the
+/// breakers already know, so this allocates a name only once per target.
+fn breaker<'a>(breakers: &'a mut BTreeMap<String, Breaker>, target: &str) -> &'a mut Breaker {
+    if !breakers.contains_key(target) {
+        breakers.insert(target.to_string(), Breaker::default());
+    }
+    breakers.get_mut(target).expect("inserted above")
 }
 
 impl State {

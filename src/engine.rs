@@ -23,7 +23,7 @@
 //! what one call learns changes later calls, never the attempts of the call itself. Retries spend
 //! from the shared retry budget.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::backoff::{self, RandomSource};
@@ -77,10 +77,8 @@ pub struct Baton {
     redactor: Arc<Redactor>,
     rotations: Vec<Rotation>,
     health: Arc<Mutex<Health>>,
-    /// Every target's name, and the names each route may reach: what `baton.health()` shows and
-    /// a health store is asked about, worked out once.
+    /// Every target's name: what `baton.health()` shows and a gateway's store is asked about.
     target_names: Vec<String>,
-    route_targets: BTreeMap<String, Vec<String>>,
 }
 
 /// Per-call settings.
@@ -170,19 +168,7 @@ impl Baton {
         let redactor = Arc::new(Redactor::new(config.secrets()));
         let health = Arc::new(Mutex::new(Health::new(config.health)));
         let target_names = config.targets.iter().map(|t| t.name.clone()).collect();
-        let route_targets = config.route_names().into_iter().map(|route| {
-            let mut found = Vec::new();
-            match config.routes.get(&route) {
-                Some(strategy) => collect_targets(strategy, &mut found),
-                None => found.extend(config.target_index(&route)),
-            }
-            found.sort_unstable();
-            found.dedup();
-            let names = found.into_iter().map(|t| config.targets[t].name.clone()).collect();
-            (route, names)
-        });
-        let route_targets = route_targets.collect();
-        Baton { config: Arc::new(config), redactor, rotations, health, target_names, route_targets }
+        Baton { config: Arc::new(config), redactor, rotations, health, target_names }
     }
 
     /// Every target's breaker and the retry budget, at `now`.
@@ -210,9 +196,17 @@ impl Baton {
         lock(&self.health).absorb(view, now);
     }
 
-    /// The names of every target a call on `route` may reach (none for an unknown route).
-    pub fn route_targets(&self, route: &str) -> &[String] {
-        self.route_targets.get(route).map_or(&[], Vec::as_slice)
+    /// The names of every target a call on `route` may reach (none for an unknown route), read
+    /// from the route in place, without copying it.
+    pub fn route_targets(&self, route: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        match self.config.routes.get(route) {
+            Some(strategy) => collect_targets(strategy, &mut found),
+            None => found.extend(self.config.target_index(route)),
+        }
+        found.sort_unstable();
+        found.dedup();
+        found.into_iter().map(|t| self.config.targets[t].name.clone()).collect()
     }
 
     pub fn config(&self) -> &Config {

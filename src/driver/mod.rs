@@ -99,7 +99,7 @@ impl WasmBaton {
     /// The targets a call on `route` may reach (what a health store is asked about).
     #[wasm_bindgen(js_name = routeTargets)]
     pub fn route_targets(&self, route: &str) -> Vec<String> {
-        self.baton.borrow().route_targets(route).to_vec()
+        self.baton.borrow().route_targets(route)
     }
 
     /// From now on a health store decides probes; this Baton's breakers are its replica.
@@ -112,7 +112,7 @@ impl WasmBaton {
     #[wasm_bindgen(js_name = healthStale)]
     pub fn health_stale(&self, route: &str, max_age_ms: f64) -> bool {
         let baton = self.baton.borrow();
-        baton.health_stale(baton.route_targets(route), now(), max_age_ms.max(0.0) as u64)
+        baton.health_stale(&baton.route_targets(route), now(), max_age_ms.max(0.0) as u64)
     }
 
     /// Takes a store's view (`{targets: [...]}`) as this Baton's breakers. Throws

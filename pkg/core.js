@@ -56,30 +56,37 @@ function configError(path, what) {
  * are config errors naming the option. `deadlineMs` is checked by the wasm (NaN included).
  */
 function readOptions(options) {
-  if (options === undefined || options === null) return {};
-  if (typeof options !== "object" || Array.isArray(options)) {
-    throw configError("options", "must be an object such as { deadlineMs: 10000 }");
-  }
-  const known = ["deadlineMs", "signal", "onEvent"];
-  for (const key of Object.keys(options)) {
-    if (!known.includes(key)) {
-      throw configError(`options.${key}`, "is not a known option; known options: deadlineMs, signal, onEvent");
-    }
-  }
-  const read = (key) => {
-    try {
-      return options[key];
-    } catch (e) {
-      throw configError(`options.${key}`, `could not be read: its getter threw (${e instanceof Error ? e.message : String(e)})`);
-    }
-  };
-  const settings = { deadlineMs: read("deadlineMs"), signal: read("signal"), onEvent: read("onEvent") };
+  const settings = readOptionObject(options, "options", ["deadlineMs", "signal", "onEvent"], "{ deadlineMs: 10000 }") ?? {};
   const { signal, onEvent } = settings;
   if (signal != null && !(typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function")) {
     throw configError("options.signal", "must be an AbortSignal (from new AbortController().signal)");
   }
   if (onEvent != null && typeof onEvent !== "function") {
     throw configError("options.onEvent", "must be a function");
+  }
+  return settings;
+}
+
+/**
+ * An options object read once: `undefined`/`null` gives null; anything but an object, an unknown
+ * key, or a getter that throws is a config error naming `where` or the key. Returns the known
+ * keys' values.
+ */
+function readOptionObject(options, where, known, example) {
+  if (options === undefined || options === null) return null;
+  if (typeof options !== "object" || Array.isArray(options)) {
+    throw configError(where, `must be an object such as ${example}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw configError(`${where}.${key}`, `is not a known option; known options: ${known.join(", ")}`);
+  }
+  const settings = {};
+  for (const key of known) {
+    try {
+      settings[key] = options[key];
+    } catch (e) {
+      throw configError(`${where}.${key}`, `could not be read: its getter threw (${e instanceof Error ? e.message : String(e)})`);
+    }
   }
   return settings;
 }
@@ -122,15 +129,9 @@ function linkSignal(signal, onAbort) {
  * store to share breakers through, how long a call waits for it, and how long its answer holds.
  */
 function readHealthOptions(options, where) {
-  if (options === undefined || options === null) return null;
-  if (typeof options !== "object" || Array.isArray(options)) {
-    throw configError(where, "must be an object such as { healthStore }");
-  }
-  const known = ["healthStore", "healthWaitMs", "healthCacheMs"];
-  for (const key of Object.keys(options)) {
-    if (!known.includes(key)) throw configError(`${where}.${key}`, `is not a known option; known options: ${known.join(", ")}`);
-  }
-  const { healthStore: store, healthWaitMs: waitMs = 50, healthCacheMs: cacheMs = 1000 } = options;
+  const settings = readOptionObject(options, where, ["healthStore", "healthWaitMs", "healthCacheMs"], "{ healthStore }");
+  if (settings === null) return null;
+  const { healthStore: store, healthWaitMs: waitMs = 50, healthCacheMs: cacheMs = 1000 } = settings;
   if (store == null) return null;
   if (typeof store.admit !== "function" || typeof store.report !== "function") {
     throw configError(`${where}.healthStore`, "must have admit(targets) and report(legs) methods (see HealthStore in index.d.ts)");

@@ -763,12 +763,12 @@ impl Call {
                 return false;
             }
         }
-        let refused_prefill = a.resumed_from.is_some_and(|r| r.mode == ResumeMode::Continue)
-            && failure.status().is_some_and(|s| (400..500).contains(&s) && !matches!(s, 408 | 409 | 429));
+        let refused_prefill =
+            a.resumed_from.is_some_and(|r| r.mode == ResumeMode::Continue) && gate::is_request_error(failure);
         let next = if refused_prefill && self.resettable {
             Some((member, ResumeMode::Restart))
         } else {
-            self.resume_candidate(policy, member + 1, members, now)
+            self.resume_candidate(depth, policy, member + 1, members, now)
         };
         let Some((member, mode)) = next else { return false };
 
@@ -845,18 +845,18 @@ impl Call {
         })
     }
 
-    /// Which member from `first` on resumes, and how: in "continue" mode, the first whose target
-    /// takes a prefill, if the answer can be continued at all; otherwise a restart on `first`,
-    /// where the reader can discard what it saw.
+    /// Which member of the fallback at frame `depth`, from `first` on, resumes, and how: in
+    /// "continue" mode, the first whose target takes a prefill, if the answer can be continued
+    /// at all; otherwise a restart on the first, where the reader can discard what it saw.
     /// Members whose circuit breaker is open are passed over.
     fn resume_candidate(
         &mut self,
+        depth: usize,
         policy: AfterStart,
         first: usize,
         members: usize,
         now: u64,
     ) -> Option<(usize, ResumeMode)> {
-        let (depth, ..) = self.resume_node()?;
         let Strategy::Fallback { members: list, .. } = self.node(depth) else { return None };
         let entries: Vec<usize> = list.iter().map(|m| self.entry_target(m)).collect();
         let usable = |call: &mut Call, m: usize| !matches!(call.admission(entries[m], now), Admission::Skip { .. });

@@ -104,6 +104,12 @@ fn is_silence(failure: &Failure) -> bool {
     matches!(failure, Failure::Timeout { limit: Limit::Headers | Limit::FirstToken, .. })
 }
 
+/// An HTTP 4xx the same request would meet again: any but 408, 409 and 429, which the gate
+/// retries. (A continuation refused this way was refused for its prefill.)
+pub fn is_request_error(failure: &Failure) -> bool {
+    matches!(failure, Failure::Http { status: 400..=499, .. }) && !retried_by_default(failure)
+}
+
 fn retried_by_default(failure: &Failure) -> bool {
     match failure {
         Failure::Transport { .. } | Failure::Timeout { .. } => true,

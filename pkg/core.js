@@ -9,6 +9,7 @@
 import { WasmBaton, WasmGateway, WasmHealth } from "./wasm/llm_baton.js";
 import { Gateway, openGatewayWarning } from "./gateway.js";
 import { armTrap, cancel, currentGeneration, enter, isDriverError, spawn } from "./host.js";
+import { readContext, readTelemetry, Telemetry } from "./telemetry.js";
 
 /** Fields of a driver error worth keeping on a BatonError (see index.d.ts for their meaning). */
 const ERROR_FIELDS = ["kind", "timeout", "limitMs", "status", "code", "class", "retryAfterMs", "path", "target", "legs", "billedUsage"];
@@ -56,8 +57,9 @@ function configError(path, what) {
  * are config errors naming the option. `deadlineMs` is checked by the wasm (NaN included).
  */
 function readOptions(options) {
-  const settings = readOptionObject(options, "options", ["deadlineMs", "signal", "onEvent"], "{ deadlineMs: 10000 }") ?? {};
+  const settings = readOptionObject(options, "options", ["deadlineMs", "signal", "onEvent", "context"], "{ deadlineMs: 10000 }") ?? {};
   const { signal, onEvent } = settings;
+  settings.context = readContext(settings.context, configError);
   if (signal != null && !(typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function")) {
     throw configError("options.signal", "must be an AbortSignal (from new AbortController().signal)");
   }
@@ -126,11 +128,20 @@ function linkSignal(signal, onAbort) {
 
 /**
  * The options of `new Baton(config, options)` and `createGateway(config, options)`: a health
- * store to share breakers through, how long a call waits for it, and how long its answer holds.
+ * store to share breakers through, how long a call waits for it, and how long its answer holds;
+ * and the OpenTelemetry tracer and meter (`telemetry`). Returns `{ health, telemetry }`.
  */
-function readHealthOptions(options, where) {
-  const settings = readOptionObject(options, where, ["healthStore", "healthWaitMs", "healthCacheMs"], "{ healthStore }");
-  if (settings === null) return null;
+function readBatonOptions(options, where) {
+  const settings = readOptionObject(options, where, ["healthStore", "healthWaitMs", "healthCacheMs", "telemetry"], "{ healthStore }");
+  if (settings === null) return { health: null, telemetry: null };
+  const telemetry = settings.telemetry == null
+    ? null
+    : readTelemetry(readOptionObject(settings.telemetry, `${where}.telemetry`, ["tracer", "meter", "recordContent"], "{ tracer }"), `${where}.telemetry`, configError);
+  return { health: readHealthOptions(settings, where), telemetry };
+}
+
+/** The health store options, read by readBatonOptions; null without a store. */
+function readHealthOptions(settings, where) {
   const { healthStore: store, healthWaitMs: waitMs = 50, healthCacheMs: cacheMs = 1000 } = settings;
   if (store == null) return null;
   if (typeof store.admit !== "function" || typeof store.report !== "function") {
@@ -192,15 +203,17 @@ function healthLink(settings, wasm) {
 export class Baton {
   #instance;
   #health;
+  #telemetry;
 
   /**
    * Validates the config at once; a mistake throws BatonError kind "config" naming its path.
    * `options.healthStore` shares breakers and the retry budget (README, "Health").
    */
   constructor(config, options) {
-    const health = readHealthOptions(options, "options");
+    const { health, telemetry } = readBatonOptions(options, "options");
     this.#instance = rebuildable(WasmBaton, config, health ? (wasm) => wasm.followStore() : undefined);
     this.#health = healthLink(health, () => this.#instance());
+    this.#telemetry = telemetry && new Telemetry(telemetry, config);
   }
 
   /** Every target's circuit breaker and the retry budget, as this Baton sees them now. */
@@ -257,22 +270,37 @@ export class Baton {
     if (settings.signal?.aborted) throw cancelled();
     const onEvent = eventSink(settings.onEvent);
     const health = this.#health;
-    const start = (waitedMs) =>
-      spawn(
-        () => this.#instance().start(String(route), request, settings.deadlineMs, stream, settings.onEvent != null || health !== null, waitedMs),
-        {
-          output(out) {
-            if (out.type !== "event") return handler.output(out);
-            if (health && out.event.type === "leg") health.report(out.event);
-            if (settings.onEvent) onEvent(out.event);
+    const trace = this.#telemetry?.call({ route: String(route), stream, parent: settings.context, request });
+    if (trace) handler = traced(handler, trace);
+    const events = settings.onEvent != null || health !== null || trace !== undefined;
+    const start = (waitedMs) => {
+      try {
+        return spawn(
+          () => this.#instance().start(String(route), request, settings.deadlineMs, stream, events, waitedMs),
+          {
+            output(out) {
+              if (out.type !== "event") return handler.output(out);
+              if (health && out.event.type === "leg") health.report(out.event);
+              trace?.event(out.event);
+              if (settings.onEvent) onEvent(out.event);
+            },
+            trapped: handler.trapped,
+            attemptHeaders: trace && ((target, attempt) => trace.attemptHeaders(target, attempt)),
           },
-          trapped: handler.trapped,
-        },
-        internalError,
-      );
+          internalError,
+        );
+      } catch (e) {
+        trace?.failed(toBatonError(e));
+        throw e;
+      }
+    };
     if (!health) {
       const task = start(0);
-      return { cancel: () => cancel(task), unlink: linkSignal(settings.signal, () => cancel(task)) };
+      const abandon = () => {
+        trace?.abandon();
+        cancel(task);
+      };
+      return { cancel: abandon, unlink: linkSignal(settings.signal, () => cancel(task)) };
     }
     // With a health store, the call starts once the store answered (or the wait ran out).
     let task = null;
@@ -283,6 +311,10 @@ export class Baton {
         gone = true;
         handler.failed(cancelled());
       }
+    };
+    const abandon = () => {
+      trace?.abandon();
+      stop();
     };
     const unlink = linkSignal(settings.signal, stop);
     const wasm = () => this.#instance();
@@ -298,7 +330,7 @@ export class Baton {
           handler.failed(toBatonError(e));
         }
       });
-    return { cancel: stop, unlink };
+    return { cancel: abandon, unlink };
   }
 
   /** Every name `complete` and `stream` accept: the routes, then targets not shadowed by one. */
@@ -311,6 +343,31 @@ export class Baton {
   [TRAP]() {
     armTrap();
   }
+}
+
+/**
+ * A call's handler that also feeds its trace: the reader's items (a restart's `reset`), the
+ * outcome, a trap and a failure before the task started each end the call's spans.
+ */
+function traced(handler, trace) {
+  return {
+    output(out) {
+      if (out.type === "deltas") {
+        // A reset comes first in its batch.
+        if (out.deltas[0]?.type === "reset") trace.reset(out.deltas[0]);
+      } else if (out.type === "done") trace.done(out.summary);
+      else if (out.type === "failed") trace.failed(out.error);
+      handler.output(out);
+    },
+    trapped(cause) {
+      trace.trapped(internalError(cause));
+      handler.trapped(cause);
+    },
+    failed(error) {
+      trace.failed(error);
+      handler.failed(error);
+    },
+  };
 }
 
 /**
@@ -391,14 +448,22 @@ function guard(make) {
  * "config" naming the field.
  */
 export function createGateway(config, options) {
-  const health = readHealthOptions(options, "options");
+  const { health, telemetry } = readBatonOptions(options, "options");
   const instance = rebuildable(WasmGateway, config, health ? (wasm) => wasm.followStore() : undefined);
   if (guard(() => instance().open())) console.warn(openGatewayWarning());
   const link = healthLink(health, instance);
   const admit = link
     ? () => link.admit((maxAgeMs) => guard(() => instance().healthStale(maxAgeMs)), () => guard(() => instance().targetNames()))
     : null;
-  return new Gateway(instance, { spawn, cancel, enter: (f) => guard(f), internalError, armTrap, health: link && { admit, report: link.report } });
+  return new Gateway(instance, {
+    spawn,
+    cancel,
+    enter: (f) => guard(f),
+    internalError,
+    armTrap,
+    health: link && { admit, report: link.report },
+    telemetry: telemetry && new Telemetry(telemetry, config),
+  });
 }
 
 /**

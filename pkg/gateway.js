@@ -7,6 +7,8 @@
 // links the client's disconnect to the call's AbortSignal, and turns the driver's replies into a
 // Response: held until the route commits, then a ReadableStream fed as deltas arrive.
 
+import { remoteParent } from "./telemetry.js";
+
 const ENDPOINTS = {
   "/v1/chat/completions": { method: "POST", format: "openai" },
   "/v1/messages": { method: "POST", format: "anthropic" },
@@ -23,6 +25,8 @@ const ALLOWED_HEADERS = [
   "content-type",
   "x-api-key",
   "x-baton-deadline-ms",
+  "traceparent",
+  "tracestate",
   "anthropic-version",
   "anthropic-beta",
   "anthropic-dangerous-direct-browser-access",
@@ -154,27 +158,45 @@ function serve(wasm, runtime, instance, format, text, request, cors) {
         // Already cancelled by the client.
       }
     };
+    const trace = runtime.telemetry && startTrace(runtime.telemetry, text, request);
     const broken = (e) => {
+      trace?.trapped(e);
       signal?.removeEventListener("abort", stop);
       if (committed) controller.error(e);
       else resolve(respond(wasm.refuse(format, 500, e.message), cors));
     };
     const handler = {
       output(out) {
-        if (out.type === "event") runtime.health?.report(out.event);
+        if (out.type === "event") {
+          if (out.event.type === "leg") runtime.health?.report(out.event);
+          trace?.event(out.event);
+        } else if (out.type === "settled") {
+          if (out.summary) trace.done(out.summary);
+          else trace.failed(out.error);
+        } else if (out.type === "request") trace?.request(out.request);
         else if (out.type === "commit") {
           committed = true;
           resolve(new Response(stream, { status: 200, headers: { ...out.headers, ...cors } }));
         } else if (out.type === "chunk") write(out.text);
-        else if (out.type === "reply") finish(out.reply);
+        else if (out.type === "reply") {
+          // A request refused before its call started (a bad body, an unknown model).
+          trace?.failed({ kind: "config", message: `the gateway refused the request (HTTP ${out.reply.status})`, status: out.reply.status });
+          finish(out.reply);
+        }
       },
       trapped: (cause) => broken(runtime.internalError(cause)),
+      attemptHeaders: trace && ((target, attempt) => trace.attemptHeaders(target, attempt)),
     };
     const deadline = request.headers.get("x-baton-deadline-ms") ?? undefined;
     const begin = (waitedMs) => {
       try {
         const reports = Boolean(runtime.health);
-        task = runtime.spawn(() => instance().call(format, text, deadline, waitedMs, reports), handler, runtime.internalError);
+        const traced = trace !== undefined && trace !== null;
+        task = runtime.spawn(
+          () => instance().call(format, text, deadline, waitedMs, reports, traced, traced && runtime.telemetry.recordContent),
+          handler,
+          runtime.internalError,
+        );
       } catch (e) {
         return broken(e);
       }
@@ -185,6 +207,25 @@ function serve(wasm, runtime, instance, format, text, request, cors) {
     if (runtime.health) runtime.health.admit().catch(() => 0).then(begin);
     else begin(0);
   });
+}
+
+/**
+ * The trace of one request: a SERVER span named for the client's `model`, continuing the
+ * client's trace when it sent a valid `traceparent`. The body is read again here only for its
+ * name (the wasm parses it for real, and refuses what it cannot read).
+ */
+function startTrace(telemetry, text, request) {
+  let model;
+  let stream = false;
+  try {
+    const body = JSON.parse(text);
+    if (typeof body?.model === "string") model = body.model;
+    stream = body?.stream === true;
+  } catch {
+    // The wasm answers a 400 for it; the span says the request was refused.
+  }
+  const parent = remoteParent(request.headers.get("traceparent") ?? undefined, request.headers.get("tracestate") ?? undefined);
+  return telemetry.call({ route: model ?? "unknown", stream, parent, server: true });
 }
 
 /**

@@ -14,7 +14,7 @@ import * as wasm from "./wasm/llm_baton.js";
 let generation = 0;
 /** Why the instance could not be replaced after a trap, if it could not. */
 let broken = null;
-/** task id -> { output(value), trapped(error) } for each running task. */
+/** task id -> { output(value), trapped(error), attemptHeaders? } for each running task. */
 const tasks = new Map();
 /** Tasks with a poll already queued. */
 const queued = new Set();
@@ -53,6 +53,20 @@ const services = {
   abort(controller) {
     controllers.delete(controller);
     aborting.push(controller);
+  },
+  /**
+   * The trace headers for an attempt of `task` being sent now (`{traceparent, tracestate?}`),
+   * from the task's handler when it traces (pkg/telemetry.js), else undefined. Called from inside
+   * a poll, so nothing may throw here: a throw gives no headers.
+   */
+  attemptHeaders(task, target, attempt) {
+    const hook = tasks.get(task)?.attemptHeaders;
+    if (!hook) return undefined;
+    try {
+      return hook(target, attempt);
+    } catch {
+      return undefined;
+    }
   },
 };
 

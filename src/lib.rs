@@ -28,6 +28,7 @@ pub mod outcome;
 pub mod record;
 pub mod secret;
 pub mod sse;
+pub mod trace_context;
 pub mod value;
 
 #[cfg(target_arch = "wasm32")]

@@ -17,10 +17,13 @@ use std::sync::Arc;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::{config_error, host, js_value, now, read_config, run_call, to_js, CallOutput, Gateways, MathRandom};
+use super::{
+    config_error, host, js_value, now, read_config, run_call, to_js, CallOutput, Completion, ErrorView, Gateways,
+    MathRandom,
+};
 use crate::config::Config;
 use crate::config::ConfigError;
-use crate::engine::{Baton, CallOptions, Splice};
+use crate::engine::{Baton, CallError, CallOptions, Served, Splice};
 use crate::gateway::{
     answer_body, authorized, cors_origin, models_body, parse_deadline_header, parse_request, ClientFormat,
     GatewayError, Meta, StreamEncoder,
@@ -151,7 +154,20 @@ impl WasmGateway {
     /// event).
     /// `waited_ms`: how long the request already waited (for a health store), taken from its
     /// budget; `reports`: emit each `{type: "event", event}` of kind `leg` for that store.
-    pub fn call(&self, format: &str, body: String, deadline: Option<String>, waited_ms: f64, reports: bool) -> u32 {
+    /// `traced` (pkg/telemetry.js): emit every event, and `{type: "settled", summary | error}`
+    /// before the reply (the Completion or the error a Baton call would give, without the
+    /// answer's content unless `content`); with `content`, `{type: "request", request}` first.
+    #[allow(clippy::too_many_arguments)]
+    pub fn call(
+        &self,
+        format: &str,
+        body: String,
+        deadline: Option<String>,
+        waited_ms: f64,
+        reports: bool,
+        traced: bool,
+        content: bool,
+    ) -> u32 {
         let format = client_format(format);
         let (call, client) = match self.start(format, &body, deadline.as_deref(), waited_ms.max(0.0) as u64) {
             Ok(started) => started,
@@ -163,9 +179,13 @@ impl WasmGateway {
         let config = Arc::clone(&self.config);
         let gateways = Rc::clone(&self.gateways);
         host::spawn(async move {
+            if traced && content {
+                host::emit(to_js(&Output::Request { request: &client.request }));
+            }
             let meta =
                 Meta { id: response_id(format), created: (js_sys::Date::now() / 1000.0) as u64, model: client.model };
-            let serving = Serving { config: &config, gateways: &gateways, format, reports };
+            let trace = traced.then_some(Trace { content });
+            let serving = Serving { config: &config, gateways: &gateways, format, reports, trace };
             let reply = if client.stream {
                 serve_stream(call, &serving, client.request, client.include_usage, meta).await
             } else {
@@ -197,6 +217,17 @@ enum Output<'a> {
     },
     Reply {
         reply: &'a Reply,
+    },
+    /// For a trace: the request as the engine reads it (only when content is recorded).
+    Request {
+        request: &'a crate::chat::ChatRequest,
+    },
+    /// For a trace: how the call ended, as `Baton.complete` would say it.
+    Settled {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        summary: Option<Box<Completion<'a>>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<Box<ErrorView<'a>>>,
     },
 }
 
@@ -232,6 +263,14 @@ struct Serving<'a> {
     format: ClientFormat,
     /// A health store reads the legs (see [`report_leg`]).
     reports: bool,
+    /// The call is traced (pkg/telemetry.js): every event, and how it settled.
+    trace: Option<Trace>,
+}
+
+#[derive(Clone, Copy)]
+struct Trace {
+    /// The answer's content goes to the trace too.
+    content: bool,
 }
 
 async fn serve_whole(
@@ -240,8 +279,11 @@ async fn serve_whole(
     request: crate::chat::ChatRequest,
     mut meta: Meta,
 ) -> Reply {
-    let Serving { config, gateways, format, reports } = *serving;
-    match run_call(call, config, gateways, &request, false, &mut |output| report_leg(&output, reports)).await {
+    let Serving { config, gateways, format, reports, trace } = *serving;
+    let outcome =
+        run_call(call, config, gateways, &request, false, &mut |output| report_event(&output, reports, trace)).await;
+    report_settled(&outcome, config, trace);
+    match outcome {
         Ok(done) => {
             let target = &config.targets[done.target];
             meta.model = done.answer.model.clone().unwrap_or_else(|| target.model.clone());
@@ -261,12 +303,12 @@ async fn serve_stream(
     include_usage: bool,
     meta: Meta,
 ) -> Reply {
-    let Serving { config, gateways, format, reports } = *serving;
+    let Serving { config, gateways, format, reports, trace } = *serving;
     let mut encoder = StreamEncoder::new(format, meta, include_usage);
     // The engine's commit is the gateway's: the status is 200 from the first delivered delta on.
     let mut committed = false;
     let outcome = run_call(call, config, gateways, &request, true, &mut |output| match output {
-        CallOutput::Event(_) => report_leg(&output, reports),
+        CallOutput::Event(_) => report_event(&output, reports, trace),
         CallOutput::Commit { attempt, target } => {
             committed = true;
             let target = &config.targets[target];
@@ -284,6 +326,7 @@ async fn serve_stream(
         }
     })
     .await;
+    report_settled(&outcome, config, trace);
     let mut out = String::new();
     match outcome {
         Ok(done) => {
@@ -322,13 +365,39 @@ fn splice_comment(splice: &Splice) -> String {
     format!(": {line}\n\n")
 }
 
-/// Hands a `leg` event to the health store's side in JS, when there is a store.
-fn report_leg(output: &CallOutput<'_>, reports: bool) {
-    if let CallOutput::Event(event @ crate::record::Event::Leg { .. }) = output {
-        if reports {
+/// Hands an event to JS: every event for a trace, else a `leg` event for a health store.
+fn report_event(output: &CallOutput<'_>, reports: bool, trace: Option<Trace>) {
+    if let CallOutput::Event(event) = output {
+        if trace.is_some() || (reports && matches!(event, crate::record::Event::Leg { .. })) {
             host::emit(to_js(&Output::Event { event }));
         }
     }
+}
+
+/// Tells a trace how the call ended: the summary or the error a Baton call would give.
+fn report_settled(outcome: &Result<Served, CallError>, config: &Config, trace: Option<Trace>) {
+    let Some(Trace { content }) = trace else { return };
+    let output = match outcome {
+        Ok(served) => {
+            let target = &config.targets[served.target];
+            let answer = &served.answer;
+            let summary = Completion {
+                text: if content { &answer.text } else { "" },
+                reasoning: if content { &answer.reasoning } else { "" },
+                tool_calls: if content { &answer.tool_calls } else { &[] },
+                target: &target.name,
+                model: answer.model.as_deref().unwrap_or(&target.model),
+                contributors: served.contributors.iter().map(|t| config.targets[*t].name.as_str()).collect(),
+                finish_reason: &answer.finish_reason,
+                usage: answer.usage,
+                billed_usage: served.billed_usage,
+                legs: &served.legs,
+            };
+            Output::Settled { summary: Some(Box::new(summary)), error: None }
+        }
+        Err(e) => Output::Settled { summary: None, error: Some(Box::new(ErrorView::of(e))) },
+    };
+    host::emit(to_js(&output));
 }
 
 fn client_format(name: &str) -> ClientFormat {

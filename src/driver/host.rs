@@ -51,6 +51,11 @@ extern "C" {
 
     #[wasm_bindgen(method)]
     fn abort(this: &Host, controller: &AbortController);
+
+    /// The trace headers for attempt `attempt` of `task` on `target`, being sent now: an object
+    /// `{traceparent, tracestate?}` from a call that traces, else undefined. Never throws.
+    #[wasm_bindgen(method, js_name = attemptHeaders)]
+    fn attempt_headers(this: &Host, task: u32, target: &str, attempt: u32) -> JsValue;
 }
 
 /// A task's work: one call, from start to its `done` output.
@@ -179,6 +184,21 @@ pub fn arm_trap() {
 pub fn cancelled() -> bool {
     let id = CURRENT.get();
     with_loop(|l| l.tasks.get(&id).is_some_and(|t| t.cancelled))
+}
+
+/// The W3C trace headers the task being polled adds to the attempt it sends now (none unless the
+/// call traces and its tracer gave valid ones: see `crate::trace_context`).
+pub fn attempt_headers(target: &str, attempt: u32) -> Vec<(String, String)> {
+    let task = CURRENT.get();
+    let given = host(|h| h.attempt_headers(task, target, attempt));
+    if !given.is_object() {
+        return Vec::new();
+    }
+    let read = |name: &str| js_sys::Reflect::get(&given, &JsValue::from_str(name)).ok().and_then(|v| v.as_string());
+    match read("traceparent") {
+        Some(traceparent) => crate::trace_context::trace_headers(&traceparent, read("tracestate").as_deref()),
+        None => Vec::new(),
+    }
 }
 
 /// Wakes a task by asking the host to poll it.

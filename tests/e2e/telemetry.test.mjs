@@ -1,0 +1,262 @@
+// OpenTelemetry traces (issue 15) in Node and in workerd, with the real SDK.
+//
+// Node runs the shared scenarios (telemetry_scenarios.mjs) with @opentelemetry/sdk-trace-base's
+// in-memory exporter, then what only Node can host here: an OTLP/HTTP JSON export to a collector
+// stub on loopback (the JSON a backend receives), a trace that runs from a Baton through a
+// gateway served over HTTP to the provider, and the metrics. workerd runs the same scenarios in a
+// Worker, with the SDK bundled by esbuild (workerd has no package resolution).
+import { describe, test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Readable } from "node:stream";
+import { Baton, BatonError, createGateway } from "llm-baton";
+import { trace, context } from "@opentelemetry/api";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
+import { build } from "esbuild";
+import { Miniflare } from "miniflare";
+import { startProvider } from "./provider.mjs";
+import { resolveEntry, WORKERD_CONDITIONS, WORKERD_MODULE_RULES } from "./resolve.mjs";
+import { CLIENT_KEY, SECRET, retriedThenFailedOver, script, target, telemetryScenarios, tracing, upstream } from "./telemetry_scenarios.mjs";
+
+const otel = { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, trace, context };
+const repo = fileURLToPath(new URL("../../", import.meta.url));
+
+let provider;
+before(async () => {
+  provider = await startProvider();
+});
+after(() => provider?.stop());
+
+const env = () => ({ Baton, BatonError, createGateway, providerUrl: provider.url, runtime: "node", otel });
+
+describe("telemetry in node", () => {
+  for (const [name, run] of Object.entries(telemetryScenarios)) test(name, () => run(env()));
+
+  test("an OTLP/HTTP JSON export carries the call's spans, parents and no secret", async () => {
+    const collector = await collectorStub();
+    try {
+      // The scenario's tracer also ships every span it ends as OTLP JSON.
+      const exporter = new OTLPTraceExporter({ url: `${collector.url}/v1/traces` });
+      const t = tracing(env(), [new SimpleSpanProcessor(exporter)]);
+      await retriedThenFailedOver(env(), t);
+      await t.provider.forceFlush();
+      const bodies = collector.received();
+      assert.ok(bodies.length >= 1, "the collector received an export");
+      const raw = bodies.join("\n");
+      assert.ok(!raw.includes(SECRET), "the OTLP JSON holds no provider key");
+      const exported = bodies.flatMap((b) => JSON.parse(b).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)));
+      const call = exported.find((s) => s.name === "chat main");
+      assert.ok(call, "the call span was exported");
+      const attempts = exported.filter((s) => s.parentSpanId === call.spanId);
+      assert.deepEqual(attempts.map((s) => s.name), ["chat model-p", "chat model-p", "chat model-b"]);
+      assert.deepEqual(attempts.map((s) => s.status?.code ?? 0), [2, 2, 0]);
+      for (const s of [call, ...attempts]) {
+        assert.equal(s.traceId, call.traceId);
+        assert.ok(BigInt(s.endTimeUnixNano) >= BigInt(s.startTimeUnixNano), `${s.name} ended`);
+      }
+      const names = call.events.map((e) => e.name);
+      assert.deepEqual(names, ["baton.retry", "baton.failover"]);
+      const attribute = (span, key) => span.attributes.find((a) => a.key === key)?.value;
+      assert.deepEqual(attribute(call, "gen_ai.provider.name"), { stringValue: "anthropic" });
+      assert.deepEqual(attribute(attempts[0], "http.response.status_code"), { intValue: 503 });
+    } finally {
+      await collector.stop();
+    }
+  });
+
+  test("a trace runs from a Baton through a gateway served over HTTP to the provider", async () => {
+    const p = await script(env(), "chain", [{ text: "Hello through the gateway" }]);
+    const gatewayTracing = tracing(env());
+    const gateway = createGateway(
+      { targets: { upstream: target(env(), p, { model: "model-u" }) }, gateway: { apiKeys: [CLIENT_KEY] }, health: false },
+      { telemetry: { tracer: gatewayTracing.tracer } },
+    );
+    const server = await serve(gateway);
+    try {
+      const clientTracing = tracing(env());
+      const baton = new Baton(
+        { targets: { gw: { format: "openai_chat", baseUrl: `${server.url}/v1`, model: "upstream", apiKey: CLIENT_KEY } }, health: false },
+        { telemetry: { tracer: clientTracing.tracer } },
+      );
+      const items = [];
+      for await (const item of baton.stream("gw", { messages: [{ role: "user", content: "Hi" }] })) items.push(item);
+      assert.equal(items.at(-1).text, "Hello through the gateway");
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      const client = clientTracing.exporter.getFinishedSpans();
+      const served = gatewayTracing.exporter.getFinishedSpans();
+      const clientAttempt = client.find((s) => s.name === "chat upstream");
+      const gatewayCall = served.find((s) => s.name === "chat upstream" && s.kind === 1);
+      const gatewayAttempt = served.find((s) => s.name === "chat model-u");
+      assert.ok(clientAttempt && gatewayCall && gatewayAttempt, "every span exists");
+      assert.equal(gatewayCall.spanContext().traceId, clientAttempt.spanContext().traceId, "one trace");
+      assert.equal(gatewayCall.parentSpanContext.spanId, clientAttempt.spanContext().spanId, "the gateway's span continues the client's attempt");
+      const log = await upstream(env(), p);
+      const c = gatewayAttempt.spanContext();
+      assert.equal(log.log[0].headers.traceparent, `00-${c.traceId}-${c.spanId}-01`, "the provider sees the gateway's attempt");
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("metrics: duration, tokens, time to first chunk and attempts, by target and outcome", async () => {
+    const reader = new (class extends MetricReader {
+      async onForceFlush() {}
+      async onShutdown() {}
+    })();
+    const meterProvider = new MeterProvider({ readers: [reader] });
+    const p = await script(env(), "metrics-p", [{ status: 503 }]);
+    const b = await script(env(), "metrics-b", [{ text: "one two", usage: { inputTokens: 5 } }]);
+    const baton = new Baton(
+      { targets: { primary: target(env(), p, { model: "model-p" }), backup: target(env(), b, { model: "model-b" }) }, routes: { main: { fallback: ["primary", "backup"] } }, health: false },
+      { telemetry: { tracer: tracing(env()).tracer, meter: meterProvider.getMeter("llm-baton-test") } },
+    );
+    for await (const item of baton.stream("main", { messages: [{ role: "user", content: "Hi" }] })) void item;
+    const { resourceMetrics } = await reader.collect();
+    const metrics = Object.fromEntries(resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).map((m) => [m.descriptor.name, m]));
+    const points = (name) => metrics[name]?.dataPoints ?? [];
+    assert.equal(points("gen_ai.client.operation.duration").length, 1);
+    assert.equal(points("gen_ai.client.operation.duration")[0].attributes["baton.target"], "backup");
+    assert.equal(metrics["gen_ai.client.operation.duration"].descriptor.unit, "s");
+    assert.deepEqual(points("gen_ai.client.token.usage").map((d) => [d.attributes["gen_ai.token.type"], d.value.sum]).sort(), [["input", 5], ["output", 2]]);
+    assert.equal(points("gen_ai.client.operation.time_to_first_chunk").length, 1);
+    assert.equal(points("baton.client.attempts")[0].value.sum, 2);
+    assert.deepEqual(points("baton.client.attempt.duration").map((d) => [d.attributes["baton.target"], d.attributes["baton.outcome"]]).sort(), [["backup", "ok"], ["primary", "http"]]);
+  });
+
+  test("a bad telemetry option is a config error naming it", async () => {
+    const config = { targets: { p: { format: "openai_chat", baseUrl: "http://127.0.0.1:9/v1", model: "m" } } };
+    const cases = [
+      [{ telemetry: {} }, "options.telemetry.tracer"],
+      [{ telemetry: { tracer: {} } }, "options.telemetry.tracer"],
+      [{ telemetry: { tracer: trace.getTracer("t"), meter: {} } }, "options.telemetry.meter"],
+      [{ telemetry: { tracer: trace.getTracer("t"), recordContent: "yes" } }, "options.telemetry.recordContent"],
+      [{ telemetry: { tracer: trace.getTracer("t"), sampler: 1 } }, "options.telemetry.sampler"],
+      [{ telemetry: "on" }, "options.telemetry"],
+    ];
+    for (const [options, path] of cases) {
+      for (const make of [() => new Baton(config, options), () => createGateway(config, options)]) {
+        assert.throws(make, (e) => e instanceof BatonError && e.kind === "config" && e.path === path, `${JSON.stringify(options)} names ${path}`);
+      }
+    }
+    const baton = new Baton(config, { telemetry: { tracer: trace.getTracer("t") } });
+    await assert.rejects(baton.stream("p", { messages: [] }, { context: {} }).next(), (e) => e.path === "options.context");
+  });
+
+  test("the API's no-op tracer (no SDK registered) traces nothing and sends no traceparent", async () => {
+    const p = await script(env(), "noop", [{ text: "fine" }]);
+    const baton = new Baton({ targets: { primary: target(env(), p, { model: "m" }) }, health: false }, { telemetry: { tracer: trace.getTracer("nothing-registered") } });
+    assert.equal((await baton.complete("primary", { messages: [{ role: "user", content: "Hi" }] })).text, "fine");
+    assert.equal((await upstream(env(), p)).log[0].headers.traceparent, undefined);
+  });
+});
+
+describe("telemetry in workerd", () => {
+  let mf;
+  before(async () => {
+    const dir = `${repo}tests/e2e/artifacts/telemetry`;
+    mkdirSync(dir, { recursive: true });
+    // The SDK as one ES module: workerd resolves no packages, and the SDK's "browser" build has no Node APIs.
+    await build({
+      stdin: {
+        contents: `export { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+export { trace, context } from "@opentelemetry/api";`,
+        resolveDir: repo,
+      },
+      bundle: true,
+      format: "esm",
+      platform: "browser",
+      outfile: `${dir}/otel.mjs`,
+      logLevel: "error",
+    });
+    writeFileSync(
+      `${dir}/worker.mjs`,
+      `// Generated by tests/e2e/telemetry.test.mjs.
+import { Baton, BatonError, createGateway } from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS).slice(2)}";
+import * as otel from "./otel.mjs";
+import { telemetryScenarios } from "../../telemetry_scenarios.mjs";
+
+export default {
+  async fetch(request) {
+    const url = new URL(request.url);
+    const run = telemetryScenarios[url.searchParams.get("scenario")];
+    if (!run) return Response.json({ ok: false, error: "no such scenario" }, { status: 404 });
+    try {
+      await run({ Baton, BatonError, createGateway, providerUrl: url.searchParams.get("provider"), runtime: "workerd", otel });
+      return Response.json({ ok: true });
+    } catch (e) {
+      return Response.json({ ok: false, error: String((e && e.stack) || e) });
+    }
+  },
+};
+`,
+    );
+    mf = new Miniflare({ modules: true, modulesRoot: repo, scriptPath: `${dir}/worker.mjs`, modulesRules: WORKERD_MODULE_RULES, compatibilityDate: "2025-01-01" });
+    await mf.ready;
+  });
+  after(async () => {
+    await mf?.dispose();
+  });
+
+  for (const name of Object.keys(telemetryScenarios)) {
+    test(name, async () => {
+      const res = await mf.dispatchFetch(`http://worker.test/?scenario=${encodeURIComponent(name)}&provider=${encodeURIComponent(provider.url)}`);
+      const out = await res.json();
+      if (!out.ok) throw new Error(`in workerd: ${out.error}`);
+    });
+  }
+});
+
+/** A collector on loopback that records every POSTed body (OTLP/HTTP JSON) and answers 200. */
+function collectorStub() {
+  const bodies = [];
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      bodies.push(Buffer.concat(chunks).toString("utf8"));
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end("{}");
+    });
+  });
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      resolve({
+        url: `http://127.0.0.1:${server.address().port}`,
+        received: () => [...bodies],
+        stop: () => new Promise((done) => server.close(done)),
+      });
+    });
+  });
+}
+
+/** A gateway's fetch handler served over node:http on loopback. */
+function serve(gateway) {
+  const server = createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const request = new Request(`http://127.0.0.1${req.url}`, {
+      method: req.method,
+      headers: Object.entries(req.headers).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x]) : [[k, v]])),
+      body: req.method === "POST" ? Buffer.concat(chunks) : undefined,
+    });
+    const response = await gateway.fetch(request);
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    if (response.body) Readable.fromWeb(response.body).pipe(res);
+    else res.end();
+  });
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      resolve({
+        url: `http://127.0.0.1:${server.address().port}`,
+        stop: () => new Promise((done) => {
+          server.closeAllConnections?.();
+          server.close(done);
+        }),
+      });
+    });
+  });
+}

@@ -1,0 +1,437 @@
+// OpenTelemetry traces of calls (issue 15), the same in Node and in workerd: each scenario runs
+// calls against the scripted provider with a real @opentelemetry/sdk-trace-base tracer and an
+// in-memory exporter, then checks the spans (names, kinds, parents, attributes, events, status),
+// that every span the library started was ended exactly once, that no configured secret reached
+// a span, and that each attempt's `traceparent` reached the provider carrying its span's ids.
+//
+// `env`: { Baton, BatonError, createGateway, providerUrl, runtime, otel }, where `otel` holds the
+// SDK's BasicTracerProvider, InMemorySpanExporter and SimpleSpanProcessor and the API's trace and
+// context (Node imports them; the workerd runner bundles them with esbuild).
+
+export const SECRET = "sk-otel-secret-4242";
+export const CLIENT_KEY = "gw-otel-client-key-777";
+const ASK = { messages: [{ role: "user", content: "Say hello." }], maxTokens: 32 };
+const TRAP = Symbol.for("llm-baton.test.trap");
+const CLIENT = 2;
+const SERVER = 1;
+const ERROR = 2;
+const UNSET = 0;
+
+let serial = 0;
+
+function fail(message, detail) {
+  const extra = detail === undefined ? "" : `\n  detail: ${JSON.stringify(detail)?.slice(0, 4000)}`;
+  throw new Error(message + extra);
+}
+
+function eq(actual, expected, what) {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  if (a !== e) fail(`${what}: expected ${e}, got ${a}`);
+}
+
+/** Scripts a scenario on the provider; returns its id. */
+export async function script(env, label, steps) {
+  serial += 1;
+  const id = `${env.runtime}-otel-${label}-${Math.floor(performance.now() * 1000).toString(36)}-${serial}`;
+  const res = await fetch(`${env.providerUrl}/_scenarios/${id}`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ steps }),
+  });
+  if (!res.ok) fail(`PUT /_scenarios/${id} answered ${res.status}: ${await res.text()}`);
+  await res.arrayBuffer().catch(() => {});
+  return id;
+}
+
+/** The provider's log of a scenario once none of its requests is open (or 3 s passed). */
+export async function upstream(env, id) {
+  const until = performance.now() + 3000;
+  for (;;) {
+    const r = await (await fetch(`${env.providerUrl}/_scenarios/${id}`)).json();
+    if (r.open === 0 || performance.now() > until) return r;
+    await sleep(20);
+  }
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export function target(env, id, { format = "openai_chat", model }) {
+  return { format, baseUrl: `${env.providerUrl}/s/${id}/v1`, model, apiKey: SECRET };
+}
+
+/**
+ * A real SDK tracer behind a wrapper that counts each span's `end` calls, so "ended exactly once"
+ * is checked, not assumed (the SDK ignores a second end).
+ */
+export function tracing(env, moreProcessors = []) {
+  const exporter = new env.otel.InMemorySpanExporter();
+  const provider = new env.otel.BasicTracerProvider({ spanProcessors: [new env.otel.SimpleSpanProcessor(exporter), ...moreProcessors] });
+  const real = provider.getTracer("llm-baton-test");
+  const started = [];
+  const tracer = {
+    startSpan(name, options, context) {
+      const span = real.startSpan(name, options, context);
+      const entry = { name, span, ends: 0 };
+      started.push(entry);
+      return new Proxy(span, {
+        get(target, key) {
+          if (key === "end") {
+            return (...args) => {
+              entry.ends += 1;
+              return target.end(...args);
+            };
+          }
+          const value = target[key];
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+    },
+    startActiveSpan() {
+      throw new Error("llm-baton must not call startActiveSpan");
+    },
+  };
+  return { tracer, real, exporter, started, provider };
+}
+
+/** Every span the library started ended exactly once (after the microtask that ends attempt spans). */
+export async function allEnded(t, what) {
+  await sleep(0);
+  for (const entry of t.started) {
+    if (entry.ends !== 1) fail(`${what}: span "${entry.name}" was ended ${entry.ends} times, expected exactly once`);
+  }
+  return t.exporter.getFinishedSpans();
+}
+
+/** The spans as plain data: what an exporter would ship. */
+export function plain(spans) {
+  return spans.map((s) => ({
+    name: s.name,
+    kind: s.kind,
+    traceId: s.spanContext().traceId,
+    spanId: s.spanContext().spanId,
+    parentSpanId: s.parentSpanContext?.spanId,
+    attributes: s.attributes,
+    events: s.events.map((e) => ({ name: e.name, attributes: e.attributes })),
+    status: s.status,
+  }));
+}
+
+function noSecret(spans, secrets, what) {
+  const text = JSON.stringify(plain(spans));
+  for (const secret of secrets) if (text.includes(secret)) fail(`${what}: a span holds the secret ${secret}`, plain(spans));
+}
+
+function noContent(spans, what) {
+  for (const s of plain(spans)) {
+    for (const key of ["gen_ai.input.messages", "gen_ai.output.messages"]) {
+      if (s.attributes[key] !== undefined) fail(`${what}: span "${s.name}" records ${key} without recordContent`, s);
+    }
+  }
+}
+
+function one(spans, predicate, what) {
+  const found = spans.filter(predicate);
+  if (found.length !== 1) fail(`${what}: expected exactly one such span, found ${found.length}`, plain(spans));
+  return found[0];
+}
+
+function children(spans, parent) {
+  const id = parent.spanContext().spanId;
+  return spans.filter((s) => s.parentSpanContext?.spanId === id).sort((a, b) => a.attributes["baton.attempt"] - b.attributes["baton.attempt"]);
+}
+
+function attrs(span, expected, what) {
+  for (const [key, value] of Object.entries(expected)) eq(span.attributes[key], value, `${what}: ${key}`);
+}
+
+function traceparentOf(span) {
+  const c = span.spanContext();
+  return `00-${c.traceId}-${c.spanId}-0${c.traceFlags}`;
+}
+
+async function drain(iterable) {
+  const items = [];
+  for await (const item of iterable) items.push(item);
+  return items;
+}
+
+async function rejects(env, f, kind, what) {
+  try {
+    await f();
+  } catch (e) {
+    if (!(e instanceof env.BatonError)) fail(`${what}: expected a BatonError, got ${e?.stack ?? e}`);
+    if (e.kind !== kind) fail(`${what}: expected kind ${kind}, got ${e.kind}: ${e.message}`);
+    return e;
+  }
+  fail(`${what}: expected a BatonError kind ${kind}, but the call succeeded`);
+}
+
+/**
+ * A stream retried on the primary (two 503s, the first echoing the request's credentials), then
+ * failed over to the backup: one call span under the caller's span, three attempt spans, the
+ * retry and failover as events, and each attempt's traceparent at the provider.
+ */
+export async function retriedThenFailedOver(env, t = tracing(env)) {
+  const { tracer, real } = t;
+  const p = await script(env, "p", [{ status: 503, echoCredentials: true }, { status: 503 }]);
+  const b = await script(env, "b", [{ text: "Hello there friend", usage: { inputTokens: 7 } }]);
+  const baton = new env.Baton(
+    {
+      targets: { primary: target(env, p, { model: "model-p" }), backup: target(env, b, { format: "anthropic_messages", model: "model-b" }) },
+      routes: { main: { fallback: [{ retry: "primary", attempts: 2, backoff: { initialMs: 10, jitter: "none" } }, "backup"] } },
+      health: false,
+    },
+    { telemetry: { tracer } },
+  );
+  const parent = real.startSpan("caller");
+  const context = env.otel.trace.setSpan(env.otel.context.active(), parent);
+  const items = await drain(baton.stream("main", ASK, { context }));
+  parent.end();
+  eq(items.at(-1).type, "done", "the stream's last item");
+  const spans = await allEnded(t, "retried then failed over");
+  const what = "retried then failed over";
+
+  const call = one(spans, (s) => s.name === "chat main", `${what}: the call span`);
+  eq(call.kind, CLIENT, `${what}: the call span's kind`);
+  eq(call.spanContext().traceId, parent.spanContext().traceId, `${what}: the call span's trace`);
+  eq(call.parentSpanContext?.spanId, parent.spanContext().spanId, `${what}: the call span's parent`);
+  attrs(call, {
+    "gen_ai.operation.name": "chat",
+    "gen_ai.request.model": "main",
+    "gen_ai.request.stream": true,
+    "gen_ai.request.max_tokens": 32,
+    "gen_ai.provider.name": "anthropic",
+    "gen_ai.response.model": "model-b",
+    "gen_ai.response.finish_reasons": ["stop"],
+    "gen_ai.usage.input_tokens": 7,
+    "gen_ai.usage.output_tokens": 3,
+    "baton.billed_usage.input_tokens": 7,
+    "baton.billed_usage.output_tokens": 3,
+    "baton.target": "backup",
+    "baton.attempts": 3,
+    "baton.contributors": ["backup"],
+    "server.address": "127.0.0.1",
+  }, `${what}: the call span`);
+  if (!(call.attributes["gen_ai.response.time_to_first_chunk"] > 0)) fail(`${what}: the call span has no time to first chunk`, plain([call]));
+  eq(call.status.code, UNSET, `${what}: the call span's status`);
+  eq(call.events.map((e) => e.name), ["baton.retry", "baton.failover"], `${what}: the call span's events`);
+  attrs({ attributes: call.events[0].attributes }, {
+    "baton.target": "primary",
+    "baton.retry.attempt": 1,
+    "baton.retry.of": 2,
+    "baton.retry.delay_ms": 10,
+    "error.type": "503",
+    "http.response.status_code": 503,
+  }, `${what}: the retry event`);
+  attrs({ attributes: call.events[1].attributes }, { "baton.from": "primary", "baton.to": "backup", "error.type": "503" }, `${what}: the failover event`);
+
+  const attempts = children(spans, call);
+  eq(attempts.map((s) => s.name), ["chat model-p", "chat model-p", "chat model-b"], `${what}: the attempt spans`);
+  const failed = { "gen_ai.operation.name": "chat", "gen_ai.request.model": "model-p", "gen_ai.provider.name": "openai", "baton.target": "primary", "baton.outcome": "http", "http.response.status_code": 503, "error.type": "503", "server.address": "127.0.0.1" };
+  attrs(attempts[0], { ...failed, "baton.attempt": 1, "baton.retry.delay_ms": 10 }, `${what}: attempt 1`);
+  attrs(attempts[1], { ...failed, "baton.attempt": 2, "baton.retry.delay_ms": undefined }, `${what}: attempt 2`);
+  attrs(attempts[2], {
+    "gen_ai.request.model": "model-b",
+    "gen_ai.provider.name": "anthropic",
+    "baton.target": "backup",
+    "baton.attempt": 3,
+    "baton.outcome": "ok",
+    "gen_ai.usage.input_tokens": 7,
+    "gen_ai.usage.output_tokens": 3,
+    "error.type": undefined,
+  }, `${what}: attempt 3`);
+  for (const s of attempts) {
+    eq(s.kind, CLIENT, `${what}: ${s.name}'s kind`);
+    if (typeof s.attributes["server.port"] !== "number") fail(`${what}: ${s.name} has no server.port`, plain([s]));
+  }
+  eq(attempts.map((s) => s.status.code), [ERROR, ERROR, UNSET], `${what}: the attempt spans' status`);
+  if (attempts[2].attributes["gen_ai.response.time_to_first_chunk"] === undefined) fail(`${what}: the answering attempt has no time to first chunk`);
+  noSecret(spans, [SECRET], what);
+  noContent(spans, what);
+
+  const [primaryLog, backupLog] = [await upstream(env, p), await upstream(env, b)];
+  const sent = [...primaryLog.log, ...backupLog.log].map((r) => r.headers.traceparent);
+  eq(sent, attempts.map(traceparentOf), `${what}: the traceparent each attempt sent upstream`);
+  return { spans, call, attempts };
+}
+
+/** The caller cancels mid-stream: the call span and the attempt's span end, as cancelled. */
+export async function cancelledCall(env) {
+  const t = tracing(env);
+  const what = "cancelled call";
+  const p = await script(env, "cancel", [{ text: "one two three four five six", chunkDelayMs: 300 }]);
+  const baton = new env.Baton({ targets: { primary: target(env, p, { model: "model-p" }) }, health: false }, { telemetry: { tracer: t.tracer } });
+  const abort = new AbortController();
+  await rejects(env, async () => {
+    for await (const item of baton.stream("primary", ASK, { signal: abort.signal })) {
+      if (item.type === "text") abort.abort();
+    }
+  }, "cancelled", what);
+  const spans = await allEnded(t, what);
+  eq(spans.length, 2, `${what}: spans`);
+  const call = one(spans, (s) => s.name === "chat primary", what);
+  attrs(call, { "error.type": "cancelled", "baton.attempts": 1, "gen_ai.provider.name": "openai" }, `${what}: the call span`);
+  eq(call.status.code, ERROR, `${what}: the call span's status`);
+  const [attempt] = children(spans, call);
+  attrs(attempt, { "baton.outcome": "cancelled", "error.type": "cancelled" }, `${what}: the attempt span`);
+  eq(attempt.status.code, ERROR, `${what}: the attempt span's status`);
+}
+
+/** The deadline expires before the headers: every span ends, as a timeout of the deadline. */
+export async function deadlineExpiry(env) {
+  const t = tracing(env);
+  const what = "deadline expiry";
+  const p = await script(env, "deadline", [{ headersDelayMs: 5000 }]);
+  const baton = new env.Baton({ targets: { primary: target(env, p, { model: "model-p" }) }, health: false }, { telemetry: { tracer: t.tracer } });
+  await rejects(env, () => baton.complete("primary", ASK, { deadlineMs: 200 }), "timeout", what);
+  const spans = await allEnded(t, what);
+  const call = one(spans, (s) => s.name === "chat primary", what);
+  attrs(call, { "error.type": "timeout", "baton.timeout": "deadline", "gen_ai.request.stream": false }, `${what}: the call span`);
+  eq(call.status.code, ERROR, `${what}: the call span's status`);
+  const [attempt] = children(spans, call);
+  attrs(attempt, { "baton.outcome": "timeout", "baton.timeout": "deadline", "baton.timeout.limit_ms": 200 }, `${what}: the attempt span`);
+}
+
+/** The reader leaves the loop: the call span says so, and both spans end. */
+export async function abandonedStream(env) {
+  const t = tracing(env);
+  const what = "abandoned stream";
+  const p = await script(env, "abandon", [{ text: "one two three four five six", chunkDelayMs: 200 }]);
+  const baton = new env.Baton({ targets: { primary: target(env, p, { model: "model-p" }) }, health: false }, { telemetry: { tracer: t.tracer } });
+  for await (const item of baton.stream("primary", ASK)) {
+    if (item.type === "text") break;
+  }
+  const spans = await allEnded(t, what);
+  eq(spans.length, 2, `${what}: spans`);
+  const call = one(spans, (s) => s.name === "chat primary", what);
+  attrs(call, { "error.type": "abandoned" }, `${what}: the call span`);
+  eq(call.status, { code: ERROR, message: "the reader left the stream before it ended" }, `${what}: the call span's status`);
+}
+
+/** The wasm traps mid-stream (a bug): the call ends as internal, the open attempt's span too. */
+export async function trappedCall(env) {
+  const t = tracing(env);
+  const what = "trapped call";
+  const p = await script(env, "trap", [{ text: "one two three four five six", chunkDelayMs: 200 }]);
+  const baton = new env.Baton({ targets: { primary: target(env, p, { model: "model-p" }) }, health: false }, { telemetry: { tracer: t.tracer } });
+  await rejects(env, async () => {
+    for await (const item of baton.stream("primary", ASK)) {
+      if (item.type === "text") baton[TRAP]();
+    }
+  }, "internal", what);
+  const spans = await allEnded(t, what);
+  const call = one(spans, (s) => s.name === "chat primary", what);
+  attrs(call, { "error.type": "internal" }, `${what}: the call span`);
+  const [attempt] = children(spans, call);
+  eq(attempt.status.code, ERROR, `${what}: the attempt span's status`);
+  // The next call works, traced as before.
+  const q = await script(env, "after-trap", [{ text: "fine" }]);
+  const again = new env.Baton({ targets: { primary: target(env, q, { model: "model-p" }) }, health: false }, { telemetry: { tracer: t.tracer } });
+  await again.complete("primary", ASK);
+  await allEnded(t, `${what}: the next call`);
+}
+
+/** recordContent: true records the messages and the answer, in the conventions' shape. */
+export async function recordedContent(env) {
+  const t = tracing(env);
+  const what = "recorded content";
+  const p = await script(env, "content", [{ text: "Hello you" }]);
+  const baton = new env.Baton({ targets: { primary: target(env, p, { model: "model-p" }) }, health: false }, { telemetry: { tracer: t.tracer, recordContent: true } });
+  await baton.complete("primary", ASK);
+  const spans = await allEnded(t, what);
+  const call = one(spans, (s) => s.name === "chat primary", what);
+  eq(JSON.parse(call.attributes["gen_ai.input.messages"]), [{ role: "user", parts: [{ type: "text", content: "Say hello." }] }], `${what}: gen_ai.input.messages`);
+  eq(JSON.parse(call.attributes["gen_ai.output.messages"]), [{ role: "assistant", parts: [{ type: "text", content: "Hello you" }], finish_reason: "stop" }], `${what}: gen_ai.output.messages`);
+}
+
+/**
+ * The gateway continues its client's trace: a SERVER span whose parent is the client's
+ * traceparent, attempt spans under it, the attempt's own ids sent on to the provider, and neither
+ * the gateway's client key nor the provider key in any span.
+ */
+export async function gatewayContinuesTrace(env) {
+  const t = tracing(env);
+  const what = "gateway continues a client's trace";
+  const p = await script(env, "gw-p", [{ status: 500 }]);
+  const b = await script(env, "gw-b", [{ text: "Hello from the backup" }]);
+  const gateway = env.createGateway(
+    {
+      targets: { primary: target(env, p, { model: "model-p" }), backup: target(env, b, { format: "anthropic_messages", model: "model-b" }) },
+      routes: { main: { fallback: ["primary", "backup"] } },
+      gateway: { apiKeys: [CLIENT_KEY] },
+      health: false,
+    },
+    { telemetry: { tracer: t.tracer } },
+  );
+  const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const clientSpan = "00f067aa0ba902b7";
+  const res = await gateway.fetch(
+    new Request("http://gateway.test/v1/chat/completions", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${CLIENT_KEY}`,
+        traceparent: `00-${traceId}-${clientSpan}-01`,
+        tracestate: "vendor=abc",
+      },
+      body: JSON.stringify({ model: "main", stream: true, messages: [{ role: "user", content: "Say hello." }] }),
+    }),
+  );
+  eq(res.status, 200, `${what}: the gateway's status`);
+  await res.text();
+  const spans = await allEnded(t, what);
+  const call = one(spans, (s) => s.name === "chat main", what);
+  eq(call.kind, SERVER, `${what}: the call span's kind`);
+  eq(call.spanContext().traceId, traceId, `${what}: the call span's trace`);
+  eq(call.parentSpanContext?.spanId, clientSpan, `${what}: the call span's parent`);
+  eq(call.parentSpanContext?.isRemote, true, `${what}: the parent is remote`);
+  attrs(call, { "baton.attempts": 2, "baton.target": "backup", "gen_ai.response.model": "model-b", "gen_ai.request.stream": true }, `${what}: the call span`);
+  eq(call.events.map((e) => e.name), ["baton.failover"], `${what}: the call span's events`);
+  const attempts = children(spans, call);
+  eq(attempts.map((s) => [s.name, s.status.code]), [["chat model-p", ERROR], ["chat model-b", UNSET]], `${what}: the attempt spans`);
+  noSecret(spans, [SECRET, CLIENT_KEY], what);
+  noContent(spans, what);
+  const sent = [...(await upstream(env, p)).log, ...(await upstream(env, b)).log];
+  eq(sent.map((r) => r.headers.traceparent), attempts.map(traceparentOf), `${what}: the traceparent each attempt sent`);
+  eq(sent.map((r) => r.headers.tracestate), ["vendor=abc", "vendor=abc"], `${what}: the tracestate each attempt sent`);
+}
+
+/** A tracer that throws breaks nothing: the call answers, and no header goes out. */
+export async function throwingTracer(env) {
+  const what = "a throwing tracer";
+  const p = await script(env, "throwing", [{ text: "still fine" }]);
+  const tracer = {
+    startSpan() {
+      throw new Error("tracer exploded");
+    },
+  };
+  const errors = [];
+  const original = console.error;
+  console.error = (...args) => errors.push(args.map(String).join(" "));
+  try {
+    const baton = new env.Baton({ targets: { primary: target(env, p, { model: "model-p" }) }, health: false }, { telemetry: { tracer } });
+    const done = await baton.complete("primary", ASK);
+    eq(done.text, "still fine", `${what}: the answer`);
+    await baton.complete("primary", ASK);
+  } finally {
+    console.error = original;
+  }
+  eq(errors.length, 1, `${what}: console.error calls (once per Baton)`);
+  const log = await upstream(env, p);
+  eq(log.log.map((r) => r.headers.traceparent), [undefined, undefined], `${what}: traceparent sent`);
+}
+
+/** The scenarios every runtime runs. */
+export const telemetryScenarios = {
+  "a retried-then-failed-over stream: one call span, three attempt spans, events, traceparent upstream": (env) => retriedThenFailedOver(env),
+  "a cancelled call ends every span": cancelledCall,
+  "a deadline expiry ends every span": deadlineExpiry,
+  "a stream its reader leaves ends every span": abandonedStream,
+  "a trap ends every span, and the next call is traced": trappedCall,
+  "recordContent records the messages and the answer": recordedContent,
+  "the gateway continues a client's trace to the provider": gatewayContinuesTrace,
+  "a tracer that throws breaks no call": throwingTracer,
+};

@@ -170,10 +170,9 @@ function serve(wasm, runtime, instance, format, text, request, cors) {
         if (out.type === "event") {
           if (out.event.type === "leg") runtime.health?.report(out.event);
           trace?.event(out.event);
-        } else if (out.type === "settled") {
-          if (out.summary) trace.done(out.summary);
-          else trace.failed(out.error);
-        } else if (out.type === "request") trace?.request(out.request);
+        } else if (out.type === "done") trace.done(out.summary);
+        else if (out.type === "failed") trace.failed(out.error);
+        else if (out.type === "request") trace?.request(out.request);
         else if (out.type === "commit") {
           committed = true;
           resolve(new Response(stream, { status: 200, headers: { ...out.headers, ...cors } }));

@@ -26,49 +26,52 @@ pub fn trace_headers(traceparent: &str, tracestate: Option<&str>) -> Vec<(String
 
 /// `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`, lowercase, ids not all zeros.
 fn valid_traceparent(value: &str) -> bool {
-    let parts: Vec<&str> = value.split('-').collect();
+    let b = value.as_bytes();
     let hex =
-        |s: &str, len: usize| s.len() == len && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-    let zeros = |s: &str| s.bytes().all(|b| b == b'0');
-    matches!(parts.as_slice(), [version, trace, parent, flags]
-        if *version == "00" && hex(trace, 32) && hex(parent, 16) && hex(flags, 2) && !zeros(trace) && !zeros(parent))
+        |range: std::ops::Range<usize>| b[range].iter().all(|&c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c));
+    let zeros = |range: std::ops::Range<usize>| b[range].iter().all(|&c| c == b'0');
+    b.len() == 55
+        && b.starts_with(b"00-")
+        && b[35] == b'-'
+        && b[52] == b'-'
+        && hex(3..35)
+        && hex(36..52)
+        && hex(53..55)
+        && !zeros(3..35)
+        && !zeros(36..52)
 }
 
 /// A comma-separated list of at most 32 `key=value` members, 512 characters at most.
 fn valid_tracestate(value: &str) -> bool {
-    if value.len() > MAX_TRACESTATE_LEN {
-        return false;
-    }
-    let members: Vec<&str> =
-        value.split(',').map(|m| m.trim_matches(|c| c == ' ' || c == '\t')).filter(|m| !m.is_empty()).collect();
-    members.len() <= MAX_TRACESTATE_MEMBERS
-        && members
-            .iter()
-            .all(|member| member.split_once('=').is_some_and(|(key, value)| valid_key(key) && valid_value(value)))
+    let mut members = 0;
+    value.len() <= MAX_TRACESTATE_LEN
+        && value.split(',').map(|m| m.trim_matches([' ', '\t'])).filter(|m| !m.is_empty()).all(|member| {
+            members += 1;
+            members <= MAX_TRACESTATE_MEMBERS
+                && member.split_once('=').is_some_and(|(key, value)| valid_key(key) && valid_value(value))
+        })
 }
 
-/// `[a-z0-9][a-z0-9_-*/]*`, optionally `tenant@system`, 256 characters at most.
+/// `[a-z0-9][a-z0-9_-*/]*` of 256 characters at most, or `tenant@system` (241 and 14).
 fn valid_key(key: &str) -> bool {
-    let simple = |s: &str, max: usize| {
-        let bytes = s.as_bytes();
-        !bytes.is_empty()
-            && bytes.len() <= max
-            && (bytes[0].is_ascii_lowercase() || bytes[0].is_ascii_digit())
-            && bytes.iter().all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_-*/".contains(&b))
-    };
     match key.split_once('@') {
-        Some((tenant, system)) => simple(tenant, 241) && simple(system, 14),
-        None => simple(key, 256),
+        Some((tenant, system)) => simple_key(tenant, 241) && simple_key(system, 14),
+        None => simple_key(key, 256),
     }
+}
+
+fn simple_key(key: &str, max: usize) -> bool {
+    matches!(key.as_bytes().first(), Some(c) if c.is_ascii_lowercase() || c.is_ascii_digit())
+        && key.len() <= max
+        && key.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || b"_-*/".contains(&c))
 }
 
 /// Printable ASCII without `,` and `=`, not ending in a space, 256 characters at most.
 fn valid_value(value: &str) -> bool {
-    let bytes = value.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 256
-        && bytes.iter().all(|&b| (0x20..=0x7e).contains(&b) && b != b',' && b != b'=')
-        && bytes.last() != Some(&b' ')
+    !value.is_empty()
+        && value.len() <= 256
+        && value.bytes().all(|c| (0x20..=0x7e).contains(&c) && c != b',' && c != b'=')
+        && !value.ends_with(' ')
 }
 
 #[cfg(test)]
@@ -82,7 +85,8 @@ mod tests {
 
     #[test]
     fn only_valid_values_become_headers() {
-        let long_state = vec!["k=v"; 33].join(",");
+        let most = vec!["k=v"; 32].join(",");
+        let too_many = vec!["k=v"; 33].join(",");
         let cases: &[Case] = &[
             (PARENT, None, &[("traceparent", PARENT)]),
             (PARENT, Some("vendor=abc,t@sys=1"), &[("traceparent", PARENT), ("tracestate", "vendor=abc,t@sys=1")]),
@@ -90,7 +94,14 @@ mod tests {
             (PARENT, Some("Vendor=abc"), &[("traceparent", PARENT)]),
             (PARENT, Some("vendor=a,b"), &[("traceparent", PARENT)]),
             (PARENT, Some("vendor=abc\r\nx-injected: 1"), &[("traceparent", PARENT)]),
-            (PARENT, Some(&long_state), &[("traceparent", PARENT)]),
+            (PARENT, Some(&too_many), &[("traceparent", PARENT)]),
+            (PARENT, Some(&most), &[("traceparent", PARENT), ("tracestate", &most)]),
+            (PARENT, Some(" a=1 ,\tb=2"), &[("traceparent", PARENT), ("tracestate", " a=1 ,\tb=2")]),
+            (PARENT, Some("a@b@c=1"), &[("traceparent", PARENT)]),
+            (PARENT, Some("a@toolongsystemname=1"), &[("traceparent", PARENT)]),
+            (PARENT, Some("a=\u{7f}"), &[("traceparent", PARENT)]),
+            (PARENT, Some("a=é"), &[("traceparent", PARENT)]),
+            (PARENT, Some("=1"), &[("traceparent", PARENT)]),
             ("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", None, &[]),
             ("00-00000000000000000000000000000000-00f067aa0ba902b7-01", None, &[]),
             ("00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", None, &[]),

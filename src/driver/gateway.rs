@@ -19,7 +19,7 @@ use wasm_bindgen::prelude::*;
 
 use super::{
     config_error, host, js_value, now, read_config, run_call, to_js, CallOutput, Completion, ErrorView, Gateways,
-    MathRandom,
+    MathRandom, Output as BatonOutput,
 };
 use crate::config::Config;
 use crate::config::ConfigError;
@@ -154,9 +154,9 @@ impl WasmGateway {
     /// event).
     /// `waited_ms`: how long the request already waited (for a health store), taken from its
     /// budget; `reports`: emit each `{type: "event", event}` of kind `leg` for that store.
-    /// `traced` (pkg/telemetry.js): emit every event, and `{type: "settled", summary | error}`
-    /// before the reply (the Completion or the error a Baton call would give, without the
-    /// answer's content unless `content`); with `content`, `{type: "request", request}` first.
+    /// `traced` (pkg/telemetry.js): emit every event, and before the reply `{type: "done",
+    /// summary}` or `{type: "failed", error}` as a Baton call would (the answer's content only
+    /// with `content`); with `content`, `{type: "request", request}` first.
     #[allow(clippy::too_many_arguments)]
     pub fn call(
         &self,
@@ -221,13 +221,6 @@ enum Output<'a> {
     /// For a trace: the request as the engine reads it (only when content is recorded).
     Request {
         request: &'a crate::chat::ChatRequest,
-    },
-    /// For a trace: how the call ended, as `Baton.complete` would say it.
-    Settled {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        summary: Option<Box<Completion<'a>>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        error: Option<Box<ErrorView<'a>>>,
     },
 }
 
@@ -374,7 +367,8 @@ fn report_event(output: &CallOutput<'_>, reports: bool, trace: Option<Trace>) {
     }
 }
 
-/// Tells a trace how the call ended: the summary or the error a Baton call would give.
+/// Tells a trace how the call ended, in the outputs of a Baton call (`{type: "done", summary}`,
+/// `{type: "failed", error}`), whose serializing the wasm already holds.
 fn report_settled(outcome: &Result<Served, CallError>, config: &Config, trace: Option<Trace>) {
     let Some(Trace { content }) = trace else { return };
     let output = match outcome {
@@ -393,9 +387,9 @@ fn report_settled(outcome: &Result<Served, CallError>, config: &Config, trace: O
                 billed_usage: served.billed_usage,
                 legs: &served.legs,
             };
-            Output::Settled { summary: Some(Box::new(summary)), error: None }
+            BatonOutput::Done { summary }
         }
-        Err(e) => Output::Settled { summary: None, error: Some(Box::new(ErrorView::of(e))) },
+        Err(e) => BatonOutput::Failed { error: ErrorView::of(e) },
     };
     host::emit(to_js(&output));
 }

@@ -379,11 +379,10 @@ pub(crate) async fn run_call(
                     if let Some(ms) = remaining_ms.filter(|_| gateways.propagates(config, target)) {
                         http.headers.push(("x-baton-deadline-ms".into(), ms.to_string()));
                     }
-                    // A traced call's attempt carries its span's ids; they replace any configured.
-                    for (name, value) in host::attempt_headers(&t.name, attempt.0) {
-                        http.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
-                        http.headers.push((name, value));
-                    }
+                    // A traced call's attempt carries its span's ids. Configured header names are
+                    // lowercase, so these replace a configured `traceparent` as fetch's headers
+                    // object is built, in order.
+                    http.headers.extend(host::attempt_headers(&t.name, attempt.0));
                     let guard = AbortGuard::new();
                     let (tx, rx) = mpsc::unbounded();
                     let work = Box::pin(attempt::run(http, guard.signal(), t.format, stream, tx));

@@ -232,6 +232,49 @@ export interface BatonOptions {
   healthWaitMs?: number;
   /** How long the store's answer about a target holds (default 1000). */
   healthCacheMs?: number;
+  /** OpenTelemetry spans (and metrics) of every call and attempt (README, "Traces (OpenTelemetry)"). */
+  telemetry?: TelemetryOptions;
+}
+
+/**
+ * An OpenTelemetry Context, as `context.active()` of `@opentelemetry/api` gives it. llm-baton
+ * does not depend on the API: these are the members it uses.
+ */
+export interface TelemetryContext {
+  getValue(key: symbol): unknown;
+  setValue(key: symbol, value: unknown): TelemetryContext;
+  deleteValue(key: symbol): TelemetryContext;
+}
+
+/** An OpenTelemetry Tracer (`trace.getTracer("my-app")`): the members llm-baton uses. */
+export interface TelemetryTracer {
+  startSpan(name: string, options?: object, context?: TelemetryContext): object;
+}
+
+/** An OpenTelemetry Meter (`metrics.getMeter("my-app")`): the members llm-baton uses. */
+export interface TelemetryMeter {
+  createHistogram(name: string, options?: { unit?: string; description?: string }): {
+    record(value: number, attributes?: Record<string, string | number | boolean>): void;
+  };
+}
+
+export interface TelemetryOptions {
+  /**
+   * One span per call (`chat {route}`, kind CLIENT; SERVER at the gateway) and one per attempt
+   * (`chat {model}`, kind CLIENT), whose ids each attempt sends upstream as `traceparent`.
+   */
+  tracer: TelemetryTracer;
+  /**
+   * Histograms: `gen_ai.client.operation.duration`, `gen_ai.client.token.usage`,
+   * `gen_ai.client.operation.time_to_first_chunk`, `baton.client.attempts`,
+   * `baton.client.attempt.duration`.
+   */
+  meter?: TelemetryMeter;
+  /**
+   * Record the request's messages and the answer (`gen_ai.input.messages`,
+   * `gen_ai.output.messages`) on the call span. Default false: no message content in any span.
+   */
+  recordContent?: boolean;
 }
 
 /**
@@ -385,6 +428,11 @@ export interface CallOptions {
    * the first such error of a call is reported with console.error and the call goes on.
    */
   onEvent?: (event: CallEvent) => void | Promise<void>;
+  /**
+   * The OpenTelemetry Context to start the call's span in (e.g. `context.active()`); without it,
+   * the tracer's active context. Only read when the Baton has `telemetry`.
+   */
+  context?: TelemetryContext;
 }
 
 /** What `Baton.stream` yields, in order: deltas as they arrive, then exactly one "done". */

@@ -424,6 +424,16 @@ export async function throwingTracer(env) {
   eq(log.log.map((r) => r.headers.traceparent), [undefined, undefined], `${what}: traceparent sent`);
 }
 
+/**
+ * The retried-then-failed-over stream, its spans also shipped through the OTLP/HTTP JSON exporter
+ * (`env.otel.OTLPTraceExporter`) to `url` as each ends; resolves once every export was sent.
+ */
+export async function shipOtlp(env, url) {
+  const t = tracing(env, [new env.otel.SimpleSpanProcessor(new env.otel.OTLPTraceExporter({ url }))]);
+  await retriedThenFailedOver(env, t);
+  await t.provider.forceFlush();
+}
+
 /** The scenarios every runtime runs. */
 export const telemetryScenarios = {
   "a retried-then-failed-over stream: one call span, three attempt spans, events, traceparent upstream": (env) => retriedThenFailedOver(env),

@@ -124,6 +124,21 @@ describe("telemetry in node", () => {
     await assert.rejects(baton.stream("p", { messages: [] }, { context: {} }).next(), (e) => e.path === "options.context");
   });
 
+  test("an attempt's traceparent replaces one configured in the target's headers", async () => {
+    const p = await script(env(), "configured", [{ text: "fine" }]);
+    const configured = "00-11111111111111111111111111111111-2222222222222222-01";
+    const t = tracing(env());
+    const baton = new Baton(
+      { targets: { primary: { ...target(env(), p, { model: "m" }), headers: { TraceParent: configured } } }, health: false },
+      { telemetry: { tracer: t.tracer } },
+    );
+    await baton.complete("primary", { messages: [{ role: "user", content: "Hi" }] });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const attempt = t.exporter.getFinishedSpans().find((s) => s.name === "chat m");
+    const { traceId, spanId } = attempt.spanContext();
+    assert.equal((await upstream(env(), p)).log[0].headers.traceparent, `00-${traceId}-${spanId}-01`);
+  });
+
   test("the API's no-op tracer (no SDK registered) traces nothing and sends no traceparent", async () => {
     const p = await script(env(), "noop", [{ text: "fine" }]);
     const baton = new Baton({ targets: { primary: target(env(), p, { model: "m" }) }, health: false }, { telemetry: { tracer: trace.getTracer("nothing-registered") } });

@@ -211,6 +211,7 @@ const TYPES = {
 const PAGE = `<!doctype html>
 <meta charset="utf-8">
 <title>llm-baton tools e2e</title>
+<link rel="icon" href="data:,">
 <script type="module">
   import { run } from "/tests/e2e/artifacts/tools/browser/bundle.mjs";
   window.runTool = run;

@@ -3,6 +3,7 @@
 import { Baton, BatonError, broadcastHealthStore, createGateway, HealthState } from "../../pkg/index.d.ts";
 import type { AfterStart, CallEvent, Completion, Config, Gateway, StreamEvent } from "../../pkg/index.d.ts";
 import "./types_check_durable.ts";
+import "./types_check_ai_sdk.ts";
 
 const config: Config = {
   targets: {

@@ -201,6 +201,11 @@ class BatonLanguageModel {
       request.responseFormat = rf;
     }
     const batonOptions = options.providerOptions?.baton ?? {};
+    for (const key of Object.keys(batonOptions)) {
+      if (key !== "deadlineMs") {
+        throw new InvalidArgumentError({ argument: `providerOptions.baton.${key}`, message: `providerOptions.baton.${key} is not an llm-baton option; known: deadlineMs` });
+      }
+    }
     const callOptions = {};
     const deadlineMs = batonOptions.deadlineMs ?? this.#settings.deadlineMs;
     if (deadlineMs !== undefined) callOptions.deadlineMs = deadlineMs;

@@ -2,7 +2,7 @@
 // Chromium (tools.test.mjs). Every call goes through a route whose primary answers 503, so the
 // answer always comes from the backup after a failover inside llm-baton; the provider's log
 // tells what each target received and how many requests it got.
-import { APICallError, NoSuchModelError, Output, convertToModelMessages, generateText, isStepCount, streamText, tool } from "ai";
+import { APICallError, InvalidArgumentError, NoSuchModelError, Output, convertToModelMessages, generateText, isStepCount, streamText, tool } from "ai";
 import { createBatonProvider } from "llm-baton/ai-sdk";
 import { z } from "zod";
 
@@ -146,6 +146,48 @@ export const scenarios = {
     const body = (await requests(env, b, 1, "backup")).log[0].body;
     eq(body.response_format?.type, "json_schema", "the backup's response_format.type");
     eq(body.response_format?.json_schema?.schema?.properties, { city: { type: "string" }, temperatureC: { type: "number" } }, "the schema the backup received");
+  },
+
+  async "generateText with a tool and call options: the request the provider got, warnings for what is not sent"(env) {
+    const { b, batonAi } = await setup(env, "gen-options", [
+      { toolCall: { name: "weather", arguments: '{"city":"Oslo"}' } },
+      { text: "Cold." },
+    ]);
+    const calls = [];
+    const result = await generateText({
+      model: batonAi("chat"),
+      system: "Be brief.",
+      prompt: "Weather in Oslo?",
+      tools: { weather: weatherTool(calls) },
+      stopWhen: isStepCount(2),
+      maxOutputTokens: 50,
+      temperature: 0.5,
+      stopSequences: ["END"],
+      topK: 5,
+      headers: { "x-trace": "1" },
+      providerOptions: { baton: { deadlineMs: 20_000 } },
+    });
+    eq([result.text, calls], ["Cold.", ["Oslo"]], "text and tool executions");
+    eq(result.steps[0].toolCalls.map((c) => [c.toolName, c.input]), [["weather", { city: "Oslo" }]], "the first step's tool calls");
+    const features = result.steps[0].warnings.map((w) => `${w.type}:${w.feature}`);
+    eq(features, ["unsupported:topK", "unsupported:headers"], "warnings");
+    const r = await requests(env, b, 2, "backup");
+    const body = r.log[0].body;
+    eq([body.max_tokens ?? body.max_completion_tokens, body.temperature, body.stop, body.stream], [50, 0.5, ["END"], false], "max tokens, temperature, stop, stream");
+    eq(body.messages, [{ content: "Be brief.", role: "system" }, { content: "Weather in Oslo?", role: "user" }], "messages");
+    eq(body.tools?.map((t) => [t.function.name, t.function.description]), [["weather", "The weather in a city"]], "tools");
+    if (r.log.some((e) => "x-trace" in e.headers)) fail("the AI SDK's request headers reached the provider");
+  },
+
+  async "a bad llm-baton option is InvalidArgumentError naming it, before anything is sent"(env) {
+    const { p, b, batonAi } = await setup(env, "bad-option", [{}]);
+    for (const [baton, argument] of [[{ deadlineMs: 0 }, "options.deadlineMs"], [{ retries: 3 }, "providerOptions.baton.retries"]]) {
+      const error = await generateText({ model: batonAi("chat"), prompt: "x", providerOptions: { baton } }).then(() => null, (e) => e);
+      if (!InvalidArgumentError.isInstance(error)) fail(`${JSON.stringify(baton)}: expected InvalidArgumentError, got ${error?.name}: ${error?.message}`);
+      eq(error.argument, argument, `${JSON.stringify(baton)}: error.argument`);
+    }
+    await requests(env, p, 0, "primary");
+    await requests(env, b, 0, "backup");
   },
 
   async "abortSignal: aborting streamText mid-answer closes the upstream at once"(env) {

@@ -110,7 +110,8 @@ class BatonLanguageModel {
     // The first item is awaited here, so a call that fails before any content (every attempt
     // failed, a config error) rejects doStream, as an HTTP provider's failed request does.
     try {
-      events = this.#baton.stream(route, request, callOptions)[Symbol.asyncIterator]();
+      // The AI SDK passes text on as it comes and cannot take it back: never a `reset`.
+      events = this.#baton.stream(route, request, { ...callOptions, resettable: false })[Symbol.asyncIterator]();
       first = await events.next();
     } catch (e) {
       throw toAiSdkError(e, route, request, options.abortSignal);

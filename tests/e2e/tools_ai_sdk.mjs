@@ -7,6 +7,8 @@ import { createBatonProvider } from "llm-baton/ai-sdk";
 import { z } from "zod";
 
 const KEY = "sk-test-aisdk-not-a-secret";
+// The scenarios check the warnings themselves; the AI SDK would also print each one.
+globalThis.AI_SDK_LOG_WARNINGS = false;
 
 let serial = 0;
 
@@ -213,6 +215,40 @@ export const scenarios = {
     await requests(env, p, 1, "primary");
     const r = await requests(env, b, 1, "backup");
     eq([r.clientClosed, r.completed], [1, 0], "backup request closed by the client, not completed");
+  },
+
+  async "a stream cut mid-answer: continued on the backup (afterStart continue), never restarted (mode restart ends it)"(env) {
+    const words = Array.from({ length: 12 }, (_, i) => `word${i + 1}`);
+    const full = words.join(" ");
+    const streamed = async (mode, secondSteps) => {
+      const first = await script(env, `cut-${mode}-1`, [{ text: full, stallAfterEvents: 5, stallMs: 100 }]);
+      const second = await script(env, `cut-${mode}-2`, secondSteps);
+      const target = (id, extra) => ({ format: "openai_chat", baseUrl: `${env.providerUrl}/s/${id}/v1`, model: "scripted-model", apiKey: KEY, ...extra });
+      const baton = new env.llm.Baton({
+        targets: { first: target(first), second: target(second, { prefill: true }) },
+        routes: { chat: { fallback: ["first", "second"], afterStart: { mode } } },
+      });
+      const errors = [];
+      const result = streamText({ model: createBatonProvider(baton)("chat"), prompt: "Count.", onError: ({ error }) => errors.push(error) });
+      const parts = [];
+      for await (const part of result.fullStream) parts.push(part);
+      const text = parts.filter((x) => x.type === "text-delta").map((x) => x.text).join("");
+      return { parts, text, result, errors, second };
+    };
+
+    const continued = await streamed("continue", [{ continueFrom: full }]);
+    eq(continued.parts.filter((x) => x.type === "error").length, 0, "continue: error parts");
+    eq(continued.text, full, "continue: the text the AI SDK assembled");
+    eq((await continued.result.providerMetadata)?.baton?.contributors, ["first", "second"], "continue: providerMetadata.baton.contributors");
+    await requests(env, continued.second, 1, "continue: second");
+
+    const restart = await streamed("restart", [{ text: "A fresh answer." }]);
+    const error = restart.parts.find((x) => x.type === "error")?.error;
+    if (!APICallError.isInstance(error)) fail("restart: expected the break as an APICallError error part", restart.parts.map((x) => x.type));
+    eq([restart.errors.length, restart.errors[0] === error], [1, true], "restart: onError calls");
+    eq(restart.text, words.slice(0, 5).join(" "), "restart: the text shown before the break, and nothing after");
+    eq(await restart.result.finishReason, "error", "restart: finishReason");
+    await requests(env, restart.second, 0, "restart: second");
   },
 
   async "a route whose every target fails: APICallError, not retryable, no AI SDK retry, no key in it"(env) {

@@ -7,7 +7,7 @@
 // callback), a stream as an async iterable, and "stop iterating" meaning "abort the call upstream".
 
 import { WasmBaton, WasmGateway, WasmHealth } from "./wasm/llm_baton.js";
-import { Gateway, openGatewayWarning } from "./gateway.js";
+import { Gateway, inProcessFetch, openGatewayWarning } from "./gateway.js";
 import { armTrap, cancel, currentGeneration, enter, isDriverError, spawn } from "./host.js";
 
 /** Fields of a driver error worth keeping on a BatonError (see index.d.ts for their meaning). */
@@ -196,6 +196,7 @@ function healthLink(settings, wasm) {
 export class Baton {
   #instance;
   #health;
+  #fetch = null;
 
   /**
    * Validates the config at once; a mistake throws BatonError kind "config" naming its path.
@@ -307,6 +308,35 @@ export class Baton {
         }
       });
     return { cancel: stop, unlink };
+  }
+
+  /**
+   * A standard fetch serving the gateway's endpoints in process, for an official SDK's `fetch`
+   * option (README, "With the official SDKs"). An arrow property: it works unbound.
+   */
+  fetch = (input, init) => {
+    if (this.#fetch === null) this.#fetch = this.#inProcessFetch();
+    return this.#fetch(input, init);
+  };
+
+  /**
+   * The gateway logic over this Baton's engine (a WasmGateway sharing the WasmBaton, made again
+   * when a trap rebuilt it), with this Baton's health link.
+   */
+  #inProcessFetch() {
+    let made = null;
+    let from = null;
+    const gateway = () => {
+      const wasm = this.#instance();
+      if (from !== wasm) {
+        made = wasm.gateway();
+        from = wasm;
+      }
+      return made;
+    };
+    const link = this.#health;
+    const admit = link && (() => link.admit((maxAgeMs) => guard(() => gateway().healthStale(maxAgeMs)), () => guard(() => gateway().targetNames())));
+    return inProcessFetch(gateway, { spawn, cancel, enter: (f) => guard(f), internalError, armTrap, health: link && { admit, report: link.report } });
   }
 
   /** Every name `complete` and `stream` accept: the routes, then targets not shadowed by one. */

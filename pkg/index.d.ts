@@ -457,6 +457,14 @@ export declare class Baton {
   stream(route: string, request: ChatRequest, options?: StreamOptions): AsyncIterableIterator<StreamEvent>;
   /** Every name `complete` and `stream` accept. */
   routes(): string[];
+  /**
+   * A standard fetch for an official SDK's `fetch` option (`new OpenAI({ apiKey: "-", fetch:
+   * baton.fetch, maxRetries: 0 })`): serves `POST …/chat/completions`, `POST …/messages`,
+   * `POST …/responses` and `GET …/models` (matched on the path's end, any host) in process, through
+   * the gateway's logic on this Baton's engine, breakers and retry budget. Error replies say
+   * `x-should-retry: false`. Rejects only when the request's signal aborts. Works unbound.
+   */
+  readonly fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 }
 
 /**

@@ -84,6 +84,12 @@ impl WasmGateway {
         Ok(WasmGateway { baton: Rc::new(RefCell::new(baton)), config, gateways })
     }
 
+    /// The config's `deadlineMs`, which a client's own timeout may shorten (pkg/gateway.js).
+    #[wasm_bindgen(js_name = deadlineMs)]
+    pub fn deadline_ms(&self) -> Option<f64> {
+        self.config.deadline_ms.map(|ms| ms as f64)
+    }
+
     /// `GET /v1/health`: every target's breaker and the retry budget.
     pub fn health(&self) -> JsValue {
         let body = serde_json::to_string(&self.baton.borrow().health(now())).unwrap_or_default();
@@ -201,6 +207,13 @@ enum Output<'a> {
 }
 
 impl WasmGateway {
+    /// A gateway over a `WasmBaton`'s engine (`baton.fetch`): its calls share that Baton's
+    /// breakers, retry budget and learned gateway targets.
+    pub(super) fn sharing(baton: Rc<RefCell<Baton>>, gateways: Rc<Gateways>) -> WasmGateway {
+        let config = baton.borrow().shared_config();
+        WasmGateway { baton, config, gateways }
+    }
+
     /// Parses the body, checks the model and the deadline header, and starts the engine call.
     fn start(
         &self,

@@ -124,6 +124,12 @@ impl WasmBaton {
         Ok(())
     }
 
+    /// The gateway logic over this Baton's engine, for `baton.fetch` (pkg/core.js): the same
+    /// engine, breakers and retry budget, no second copy.
+    pub fn gateway(&self) -> gateway::WasmGateway {
+        gateway::WasmGateway::sharing(Rc::clone(&self.baton), Rc::clone(&self.gateways))
+    }
+
     /// Every name a call may use: the routes, then targets that are not routes.
     pub fn routes(&self) -> Vec<String> {
         self.baton.borrow().config().route_names()

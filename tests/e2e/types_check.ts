@@ -56,6 +56,9 @@ export async function use(): Promise<string> {
   }
 }
 
+/** baton.fetch, unbound, as an SDK's fetch option takes it. */
+export const inProcess: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response> = new Baton(config).fetch;
+
 /** A Worker's default export and a Deno.serve handler. */
 export const gateway: Gateway = createGateway(config);
 export function serve(request: Request): Promise<Response> {

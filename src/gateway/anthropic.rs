@@ -54,7 +54,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         stop: field::opt_stop(o, "stop_sequences", "")?,
         tools,
     };
-    Ok(ClientCall { model, stream, include_usage: false, request })
+    Ok(ClientCall { model, stream, include_usage: false, request, echo: Value::Null })
 }
 
 /// One Anthropic turn, appended as normalized messages.
@@ -334,7 +334,7 @@ mod tests {
     use crate::gateway::parse_request as parse;
 
     fn meta() -> Meta {
-        Meta { id: "msg_1".into(), created: 9, model: "m".into() }
+        Meta { id: "msg_1".into(), created: 9, model: "m".into(), echo: Value::Null }
     }
 
     fn err(body: Value) -> String {

@@ -56,7 +56,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         stop: field::opt_stop(o, "stop", "")?,
         tools,
     };
-    Ok(ClientCall { model, stream, include_usage, request })
+    Ok(ClientCall { model, stream, include_usage, request, echo: Value::Null })
 }
 
 fn message(v: &Value, path: &str) -> Result<Message, GatewayError> {
@@ -288,7 +288,7 @@ mod tests {
     use crate::gateway::{parse_request as parse, ClientFormat};
 
     fn meta() -> Meta {
-        Meta { id: "chatcmpl-1".into(), created: 9, model: "m".into() }
+        Meta { id: "chatcmpl-1".into(), created: 9, model: "m".into(), echo: Value::Null }
     }
 
     fn err(body: Value) -> String {

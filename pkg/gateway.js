@@ -11,6 +11,7 @@
 const ENDPOINTS = {
   "/v1/chat/completions": { method: "POST", format: "openai" },
   "/v1/messages": { method: "POST", format: "anthropic" },
+  "/v1/responses": { method: "POST", format: "responses" },
   "/v1/models": { method: "GET", format: "openai" },
   "/v1/health": { method: "GET", format: "openai" },
 };
@@ -119,7 +120,7 @@ async function serveHttp(core, request) {
     });
   }
   if (!endpoint) {
-    const message = `no endpoint ${request.method} ${url.pathname}; the gateway serves POST /v1/chat/completions, POST /v1/messages, GET /v1/models and GET /v1/health`;
+    const message = `no endpoint ${request.method} ${url.pathname}; the gateway serves POST /v1/chat/completions, POST /v1/responses, POST /v1/messages, GET /v1/models and GET /v1/health`;
     return respond(wasm.refuse(format, 404, message), cors);
   }
   if (request.method !== endpoint.method) {

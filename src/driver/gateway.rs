@@ -150,7 +150,7 @@ impl WasmGateway {
         to_js(&Reply::error(client_format(format), &GatewayError::new(status, message), "", 0))
     }
 
-    /// Serves one request body in `format` ("openai" or "anthropic") as a task (pkg/host.js
+    /// Serves one request body in `format` ("openai", "anthropic" or "responses") as a task (pkg/host.js
     /// polls it). Its outputs: for a stream that commits, `{type: "commit", headers}` once, then
     /// `{type: "chunk", text}` per piece of SSE; last, `{type: "reply", reply}`, whose body is the
     /// whole answer or error, or after a commit the rest of the stream (its end, or an error
@@ -169,8 +169,12 @@ impl WasmGateway {
         let config = Arc::clone(&self.config);
         let gateways = Rc::clone(&self.gateways);
         host::spawn(async move {
-            let meta =
-                Meta { id: response_id(format), created: (js_sys::Date::now() / 1000.0) as u64, model: client.model };
+            let meta = Meta {
+                id: response_id(format),
+                created: (js_sys::Date::now() / 1000.0) as u64,
+                model: client.model,
+                echo: client.echo,
+            };
             let serving = Serving { config: &config, gateways: &gateways, format, reports };
             let reply = if client.stream {
                 serve_stream(call, &serving, client.request, client.include_usage, meta).await
@@ -348,12 +352,13 @@ fn client_format(name: &str) -> ClientFormat {
     ClientFormat::parse(name).unwrap_or(ClientFormat::OpenAi)
 }
 
-/// `chatcmpl-…` or `msg_…` with 24 random hex digits.
+/// `chatcmpl-…`, `msg_…` or `resp_…` with 24 random hex digits.
 fn response_id(format: ClientFormat) -> String {
     let hex: String =
         (0..24).map(|_| char::from_digit((js_sys::Math::random() * 16.0) as u32 % 16, 16).unwrap_or('0')).collect();
     match format {
         ClientFormat::OpenAi => format!("chatcmpl-{hex}"),
         ClientFormat::Anthropic => format!("msg_{hex}"),
+        ClientFormat::Responses => format!("resp_{hex}"),
     }
 }

@@ -1,7 +1,8 @@
 //! The edge gateway's translation layer: client wire formats in, client wire formats out.
 //!
-//! A gateway serves clients that already speak OpenAI Chat Completions or Anthropic Messages
-//! (the official SDKs, curl, chat UIs) from any route, whatever format its targets speak. So it
+//! A gateway serves clients that already speak OpenAI Chat Completions, OpenAI Responses or
+//! Anthropic Messages (the official SDKs, curl, chat UIs, agent frameworks) from any route,
+//! whatever format its targets speak. So it
 //! translates twice, always through the normalized types of [`crate::chat`]: a client's request
 //! body becomes a [`ChatRequest`] ([`parse_request`]), and the normalized answer, deltas and
 //! failures become the client's JSON body, SSE events and error shape ([`StreamEncoder`],
@@ -13,6 +14,7 @@
 
 pub mod anthropic;
 pub mod openai;
+pub mod responses;
 
 use serde_json::{json, Value};
 
@@ -30,6 +32,8 @@ pub enum ClientFormat {
     OpenAi,
     /// `POST /v1/messages`.
     Anthropic,
+    /// `POST /v1/responses`.
+    Responses,
 }
 
 impl ClientFormat {
@@ -37,6 +41,7 @@ impl ClientFormat {
         match name {
             "openai" => Some(ClientFormat::OpenAi),
             "anthropic" => Some(ClientFormat::Anthropic),
+            "responses" => Some(ClientFormat::Responses),
             _ => None,
         }
     }
@@ -51,6 +56,9 @@ pub struct ClientCall {
     /// OpenAI `stream_options.include_usage`: end the stream with a usage-only chunk.
     pub include_usage: bool,
     pub request: ChatRequest,
+    /// The request's settings a response object repeats back (Responses' `instructions`,
+    /// `tools`, `temperature`…), for [`Meta::echo`]; null for the formats that repeat none.
+    pub echo: Value,
 }
 
 /// Parses a client's request body in its format. A mistake is a 400 naming the field.
@@ -63,6 +71,7 @@ pub fn parse_request(format: ClientFormat, body: &str) -> Result<ClientCall, Gat
     match format {
         ClientFormat::OpenAi => openai::parse_request(&value),
         ClientFormat::Anthropic => anthropic::parse_request(&value),
+        ClientFormat::Responses => responses::parse_request(&value),
     }
 }
 
@@ -70,12 +79,14 @@ pub fn parse_request(format: ClientFormat, body: &str) -> Result<ClientCall, Gat
 /// the randomness the core does not have.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Meta {
-    /// Unique per response, e.g. `chatcmpl-…` or `msg_…`.
+    /// Unique per response, e.g. `chatcmpl-…`, `msg_…` or `resp_…`.
     pub id: String,
-    /// Seconds since the Unix epoch (OpenAI's `created`).
+    /// Seconds since the Unix epoch (OpenAI's `created`, Responses' `created_at`).
     pub created: u64,
     /// The model that answered (the provider's word, else the target's configured model).
     pub model: String,
+    /// The client's [`ClientCall::echo`].
+    pub echo: Value,
 }
 
 /// A whole, non-streamed answer as the client's JSON body.
@@ -83,6 +94,7 @@ pub fn answer_body(format: ClientFormat, meta: &Meta, answer: &Answer) -> String
     match format {
         ClientFormat::OpenAi => openai::answer_body(meta, answer),
         ClientFormat::Anthropic => anthropic::answer_body(meta, answer),
+        ClientFormat::Responses => responses::answer_body(meta, answer),
     }
 }
 
@@ -93,6 +105,7 @@ pub fn answer_body(format: ClientFormat, meta: &Meta, answer: &Answer) -> String
 pub enum StreamEncoder {
     OpenAi(openai::StreamEncoder),
     Anthropic(anthropic::StreamEncoder),
+    Responses(responses::StreamEncoder),
 }
 
 impl StreamEncoder {
@@ -100,6 +113,7 @@ impl StreamEncoder {
         match format {
             ClientFormat::OpenAi => StreamEncoder::OpenAi(openai::StreamEncoder::new(meta, include_usage)),
             ClientFormat::Anthropic => StreamEncoder::Anthropic(anthropic::StreamEncoder::new(meta)),
+            ClientFormat::Responses => StreamEncoder::Responses(responses::StreamEncoder::new(meta)),
         }
     }
 
@@ -108,6 +122,7 @@ impl StreamEncoder {
         match self {
             StreamEncoder::OpenAi(e) => e.meta.model = model.to_string(),
             StreamEncoder::Anthropic(e) => e.meta.model = model.to_string(),
+            StreamEncoder::Responses(e) => e.meta.model = model.to_string(),
         }
     }
 
@@ -115,6 +130,7 @@ impl StreamEncoder {
         match self {
             StreamEncoder::OpenAi(e) => e.delta(delta, out),
             StreamEncoder::Anthropic(e) => e.delta(delta, out),
+            StreamEncoder::Responses(e) => e.delta(delta, out),
         }
     }
 
@@ -122,6 +138,7 @@ impl StreamEncoder {
         match self {
             StreamEncoder::OpenAi(e) => e.finish(finish_reason, usage, out),
             StreamEncoder::Anthropic(e) => e.finish(finish_reason, usage, out),
+            StreamEncoder::Responses(e) => e.finish(finish_reason, usage, out),
         }
     }
 
@@ -129,11 +146,12 @@ impl StreamEncoder {
         match self {
             StreamEncoder::OpenAi(e) => e.fail(error, out),
             StreamEncoder::Anthropic(e) => e.fail(error, out),
+            StreamEncoder::Responses(e) => e.fail(error, out),
         }
     }
 }
 
-/// (input, output) token counts for a client body. Both client formats require numbers, so a
+/// (input, output) token counts for a client body. Every client format requires numbers, so a
 /// count the provider did not report (or reported as no count) is sent as 0.
 pub(crate) fn token_counts(usage: Usage) -> (u64, u64) {
     (usage.input_tokens.unwrap_or(0), usage.output_tokens.unwrap_or(0))
@@ -288,13 +306,13 @@ impl GatewayError {
         }
     }
 
-    /// The error body in the client's format: OpenAI `{"error":{"message","type","code"}}`,
-    /// Anthropic `{"type":"error","error":{"type","message"}}`.
+    /// The error body in the client's format: OpenAI's (Chat Completions and Responses alike)
+    /// `{"error":{"message","type","code"}}`, Anthropic `{"type":"error","error":{"type","message"}}`.
     pub fn body(&self, format: ClientFormat) -> Value {
         // A spent quota is a 429 to both SDKs, but each names it its own way.
         let quota = self.class == Some(FailureClass::Quota);
         match format {
-            ClientFormat::OpenAi => {
+            ClientFormat::OpenAi | ClientFormat::Responses => {
                 let kind = if quota { "insufficient_quota" } else { self.kind };
                 json!({ "error": { "message": self.message, "type": kind, "code": self.code, "param": null } })
             }
@@ -475,6 +493,17 @@ pub(crate) mod field {
             Some(v) => match v.as_f64() {
                 Some(n) if (0.0..=2.0).contains(&n) => Ok(Some(n)),
                 _ => Err(wrong(&child(path, key), "a number from 0 to 2", v)),
+            },
+        }
+    }
+
+    /// `top_p`: a probability mass from 0 to 1.
+    pub fn opt_top_p(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<f64>, GatewayError> {
+        match opt(o, key) {
+            None => Ok(None),
+            Some(v) => match v.as_f64() {
+                Some(n) if (0.0..=1.0).contains(&n) => Ok(Some(n)),
+                _ => Err(wrong(&child(path, key), "a number from 0 to 1", v)),
             },
         }
     }
@@ -671,7 +700,7 @@ mod tests {
 
     #[test]
     fn unknown_usage_is_sent_as_zero_where_clients_need_a_number() {
-        let meta = Meta { id: "x".into(), created: 1, model: "m".into() };
+        let meta = Meta { id: "x".into(), created: 1, model: "m".into(), echo: Value::Null };
         let answer = Answer {
             text: "Hi".into(),
             reasoning: String::new(),
@@ -733,7 +762,7 @@ mod tests {
 
     #[test]
     fn bodies_that_are_not_objects() {
-        for format in [ClientFormat::OpenAi, ClientFormat::Anthropic] {
+        for format in [ClientFormat::OpenAi, ClientFormat::Anthropic, ClientFormat::Responses] {
             let e = parse_request(format, "{").unwrap_err();
             assert_eq!(e.status, 400);
             assert!(e.message.starts_with("the request body is not valid JSON"), "{}", e.message);

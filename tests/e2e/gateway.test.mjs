@@ -16,6 +16,8 @@ import "./gateway_hostile.test.mjs";
 import "./gateway_corpus.test.mjs";
 // Health through the gateway: deadline propagation from a Baton, GET /v1/health.
 import "./gateway_health.test.mjs";
+// POST /v1/responses through the openai SDK's responses.create() and responses.stream().
+import "./gateway_responses.test.mjs";
 
 const KEY = "gw-test-key";
 const SLACK_MS = 400;

@@ -133,14 +133,14 @@ const EVERY_FORMAT: &str = r#"{"targets": {
     "gemini": {"format": "gemini", "baseUrl": "https://generativelanguage.googleapis.com/v1beta", "model": "m", "apiKey": "k-4"}
 }}"#;
 
-/// Chat request JSON text, as the JS API reads it and as a gateway client sends it (OpenAI and
-/// Anthropic shapes): no panic. Every request read from it builds, in every format, streamed or
-/// not, a body that is JSON.
+/// Chat request JSON text, as the JS API reads it and as a gateway client sends it (OpenAI Chat,
+/// OpenAI Responses and Anthropic shapes): no panic. Every request read from it builds, in every
+/// format, streamed or not, a body that is JSON.
 pub fn request(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let mut requests = Vec::new();
     requests.extend(bounded_by_input(data.len(), || ChatRequest::from_json(&text)).ok());
-    for client in [ClientFormat::OpenAi, ClientFormat::Anthropic] {
+    for client in [ClientFormat::OpenAi, ClientFormat::Anthropic, ClientFormat::Responses] {
         requests.extend(bounded_by_input(data.len(), || parse_request(client, &text)).ok().map(|c| c.request));
     }
     if requests.is_empty() {

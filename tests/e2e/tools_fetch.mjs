@@ -149,6 +149,27 @@ export const scenarios = {
     await requests(env, b, 1, "backup");
   },
 
+  async "openai responses.stream via baton.fetch: the primary's 503 fails over, one response to the SDK"(env) {
+    const { p, b, baton } = await setup(env, "responses-stream", [{ text: TEXT, chunks: 4 }]);
+    const client = openai(baton);
+    let text = "";
+    const types = [];
+    const stream = client.responses.stream({ model: "chat", input: [{ role: "user", content: "Say hello." }], instructions: "Be brief." });
+    stream.on("response.output_text.delta", (e) => (text += e.delta));
+    stream.on("event", (e) => types.push(e.type));
+    const done = await stream.finalResponse();
+    eq(text, TEXT, "output_text deltas");
+    eq(done.output_text, TEXT, "finalResponse().output_text");
+    eq(done.status, "completed", "finalResponse().status");
+    eq(types[0], "response.created", "first event");
+    eq(types.at(-1), "response.completed", "last event");
+    if (types.filter((t) => t === "response.output_text.delta").length < 2) fail("expected the text in several deltas", types);
+    await requests(env, p, 1, "primary");
+    const up = await requests(env, b, 1, "backup");
+    const sent = up.log[0].body.messages;
+    eq(sent.map((m) => m.role), ["system", "user"], "the backup's messages (instructions as the system message)");
+  },
+
   async "a failed route is the SDK's APIError with the gateway's status and message, never retried by the SDK"(env) {
     const p = await script(env, "failed-p", [{ status: 503, message: "primary overloaded" }]);
     const b = await script(env, "failed-b", [{ status: 500, message: "backup broken" }]);

@@ -462,7 +462,8 @@ export declare class Baton {
    * baton.fetch, maxRetries: 0 })`): serves `POST …/chat/completions`, `POST …/messages`,
    * `POST …/responses` and `GET …/models` (matched on the path's end, any host) in process, through
    * the gateway's logic on this Baton's engine, breakers and retry budget. Error replies say
-   * `x-should-retry: false`. Rejects only when the request's signal aborts. Works unbound.
+   * `x-should-retry: false`. Rejects only when the request's signal aborts (or, as fetch does,
+   * when `input` is not a valid request). Works unbound.
    */
   readonly fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 }

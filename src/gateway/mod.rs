@@ -16,9 +16,9 @@ pub mod anthropic;
 pub mod openai;
 pub mod responses;
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
-use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Usage};
+use crate::chat::{Answer, ChatRequest, Delta, FinishReason, ResponseFormat, Tool, ToolChoice, Usage};
 use crate::config::{parse_ms, Cors, GatewayConfig};
 use crate::outcome::{Failure, FailureClass};
 
@@ -399,6 +399,51 @@ pub fn models_body(names: &[String], created: u64) -> String {
     json!({ "object": "list", "data": data }).to_string()
 }
 
+/// `"auto"`, `"none"` or `"required"`, the words every OpenAI format uses for a tool choice.
+pub(crate) fn tool_choice_word(word: &str) -> Option<ToolChoice> {
+    match word {
+        "auto" => Some(ToolChoice::Auto),
+        "none" => Some(ToolChoice::None),
+        "required" => Some(ToolChoice::Required),
+        _ => None,
+    }
+}
+
+/// A tool choice the request's tools can satisfy: a named tool is one of them, and
+/// `required` needs some. `path` is the client's field.
+pub(crate) fn check_tool_choice(choice: ToolChoice, tools: &[Tool], path: &str) -> Result<ToolChoice, GatewayError> {
+    match &choice {
+        ToolChoice::Required if tools.is_empty() => Err(GatewayError::invalid(format!(
+            "{path} requires a tool call but tools is empty; give the tools the model must choose from"
+        ))),
+        ToolChoice::Tool { name } if !tools.iter().any(|t| &t.name == name) => {
+            let names: Vec<String> = tools.iter().map(|t| json!(t.name).to_string()).collect();
+            Err(GatewayError::invalid(format!(
+                "{path} names the tool {}, which is not one of the tools (tools: [{}])",
+                json!(name),
+                names.join(", ")
+            )))
+        }
+        _ => Ok(choice),
+    }
+}
+
+/// A JSON Schema output format, `{name?, schema, description?, strict?}` at `path`: OpenAI
+/// Chat's `json_schema` and Responses' `text.format`.
+pub(crate) fn json_schema_format(o: &Map<String, Value>, path: &str) -> Result<ResponseFormat, GatewayError> {
+    let schema = match field::opt(o, "schema") {
+        None => return Err(field::missing(&field::child(path, "schema"), "a JSON Schema object")),
+        Some(s @ Value::Object(_)) => s.clone(),
+        Some(other) => return Err(field::wrong(&field::child(path, "schema"), "a JSON Schema object", other)),
+    };
+    Ok(ResponseFormat::Json {
+        schema: Some(schema),
+        name: field::opt_string(o, "name", path)?.map(str::to_string),
+        description: field::opt_string(o, "description", path)?.map(str::to_string),
+        strict: field::opt_flag(o, "strict", path)?,
+    })
+}
+
 /// "a list", "a number"…: what a value was, for messages.
 pub(crate) fn kind_of(v: &Value) -> String {
     match v {
@@ -508,6 +553,26 @@ pub(crate) mod field {
         }
     }
 
+    /// `seed`: a whole number a JavaScript number holds exactly.
+    pub fn opt_seed(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<i64>, GatewayError> {
+        const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+        match opt(o, key) {
+            None => Ok(None),
+            Some(v) => match v.as_f64() {
+                Some(n) if n.fract() == 0.0 && n.abs() <= MAX_SAFE_INTEGER => Ok(Some(n as i64)),
+                _ => Err(wrong(&child(path, key), "a whole number (a JavaScript safe integer)", v)),
+            },
+        }
+    }
+
+    /// `parallel_tool_calls`: absent is the provider's default.
+    pub fn opt_flag(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bool>, GatewayError> {
+        match opt(o, key) {
+            None => Ok(None),
+            Some(_) => opt_bool(o, key, path).map(Some),
+        }
+    }
+
     /// `stop` / `stop_sequences`: one string or a list of strings.
     pub fn opt_stop(o: &Map<String, Value>, key: &str, path: &str) -> Result<Vec<String>, GatewayError> {
         let p = child(path, key);
@@ -538,6 +603,109 @@ pub(crate) mod field {
         } else {
             Err(wrong(&child(path, key), &expected, &Value::String(s.to_string())))
         }
+    }
+}
+
+/// Images and files as clients send them: a URL (a `data:` URL carries the bytes), or base64
+/// data with its media type. Every mistake names the field.
+pub(crate) mod media {
+    use serde_json::json;
+
+    use super::GatewayError;
+    use crate::chat::{Part, Role, Source};
+
+    /// An image's or file's `url` as a client gave it: a base64 `data:` URL is read as its data
+    /// and media type (what OpenAI clients send inline); any other URL is fetched by the provider.
+    pub fn from_url(url: &str, media_type: Option<&str>, path: &str) -> Result<Source, GatewayError> {
+        if url.is_empty() {
+            return Err(GatewayError::invalid(format!("{path} must be a URL or a data: URL (got \"\")")));
+        }
+        let Some(rest) = url.strip_prefix("data:") else {
+            return Ok(Source::Url { url: url.to_string(), media_type: media_type.map(str::to_string) });
+        };
+        let not_base64 = || {
+            GatewayError::invalid(format!(
+                "{path} is a data: URL but not a base64 one with a media type; give it as \
+                 data:<media type>;base64,<data>"
+            ))
+        };
+        let (head, data) = rest.split_once(',').ok_or_else(not_base64)?;
+        let mut params = head.split(';');
+        let named = params.next().filter(|t| is_media_type(t)).map(str::to_ascii_lowercase);
+        if !params.any(|p| p.eq_ignore_ascii_case("base64")) || data.is_empty() {
+            return Err(not_base64());
+        }
+        let media_type = named.or_else(|| media_type.map(str::to_string)).ok_or_else(not_base64)?;
+        Ok(Source::Data { data: data.to_string(), media_type })
+    }
+
+    /// Base64 `data` with its `media_type`, e.g. Anthropic's `{type: "base64", media_type, data}`.
+    pub fn from_data(data: &str, media_type: &str, path: &str) -> Result<Source, GatewayError> {
+        if data.is_empty() {
+            return Err(GatewayError::invalid(format!("{path}.data must be the bytes as base64 (got \"\")")));
+        }
+        if !is_media_type(media_type) {
+            return Err(GatewayError::invalid(format!(
+                "{path}.media_type must be a media type such as \"image/png\" or \"application/pdf\" (got {})",
+                json!(media_type)
+            )));
+        }
+        Ok(Source::Data { data: data.to_string(), media_type: media_type.to_ascii_lowercase() })
+    }
+
+    /// A file's media type from its name, for a file given by URL alone: the documents providers
+    /// read (PDF, plain text).
+    pub fn media_type_of_name(name: &str) -> Option<&'static str> {
+        let name = name.split(['?', '#']).next().unwrap_or(name).to_ascii_lowercase();
+        match name.rsplit_once('.')?.1 {
+            "pdf" => Some("application/pdf"),
+            "txt" => Some("text/plain"),
+            _ => None,
+        }
+    }
+
+    /// `part` at `path` in a message of `role`: only a user message may carry an image or a
+    /// file, and an image's media type is an image's.
+    pub fn check_role(part: Part, role: Role, path: &str) -> Result<Part, GatewayError> {
+        let kind = match &part {
+            Part::Text { .. } => return Ok(part),
+            Part::Image { source } => match source.media_type() {
+                Some(other) if !other.starts_with("image/") => {
+                    return Err(GatewayError::invalid(format!(
+                        "{path} is an image of media type {}; send an image (image/png, image/jpeg, image/gif, \
+                         image/webp) or send the file as a file or document",
+                        json!(other)
+                    )))
+                }
+                _ => "an image",
+            },
+            Part::File { .. } => "a file",
+        };
+        if role == Role::User {
+            return Ok(part);
+        }
+        let role = match role {
+            Role::System => "a system",
+            Role::Assistant => "an assistant",
+            Role::Tool => "a tool",
+            Role::User => "a user",
+        };
+        Err(GatewayError::invalid(format!(
+            "{path} is {kind}, but only user messages carry images and files (this is {role} message)"
+        )))
+    }
+
+    /// A stored-file reference (`file_id`): the gateway forwards no provider's files.
+    pub fn stored_file(path: &str, instead: &str) -> GatewayError {
+        GatewayError::invalid(format!(
+            "{path} names a file stored at a provider, which the gateway cannot forward to another; {instead}"
+        ))
+    }
+
+    fn is_media_type(s: &str) -> bool {
+        let token =
+            |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b));
+        s.split_once('/').is_some_and(|(t, sub)| token(t) && token(sub))
     }
 }
 

@@ -2,12 +2,15 @@
 //!
 //! Newer OpenAI clients and agent frameworks speak only this API, so the gateway serves it from
 //! any route. Requests: `input` as a string or a list of items (messages whose content is a
-//! string or `input_text` / `output_text` parts, `function_call` and `function_call_output`
-//! items; replayed `reasoning` items are dropped, as no other format can take them back),
-//! `instructions` as the system prompt, function tools. The API's state lives at OpenAI
-//! (`store`, `previous_response_id`, `conversation`, stored prompts, `item_reference`) and its
-//! built-in tools run there; the gateway keeps no state and runs no tools, so each of those is a
-//! 400 naming the field rather than a silent change of meaning.
+//! string or parts: `input_text`, `input_image` by URL or `data:` URL, `input_file` by
+//! `file_data` or `file_url`, an assistant's `output_text`; `function_call` and
+//! `function_call_output` items; replayed `reasoning` items are dropped, as no other format can
+//! take them back), `instructions` as the system prompt, function tools, `tool_choice`,
+//! `text.format`, `max_output_tokens`, `temperature`, `top_p`, `parallel_tool_calls`. The API's
+//! state lives at OpenAI (`store`, `previous_response_id`, `conversation`, stored prompts,
+//! `item_reference`, uploaded `file_id`s) and its built-in tools run there; the gateway keeps no
+//! state and runs no tools, so each of those is a 400 naming the field rather than a silent
+//! change of meaning.
 //!
 //! Answers are a response object whose `output` holds a `reasoning` item (its text as one
 //! summary part), a `message` item and one `function_call` item per call; a length cut is
@@ -24,8 +27,10 @@ use serde_json::{json, Map, Value};
 
 use super::field::{self, child};
 use super::openai::schema;
-use super::{sse, ClientCall, ClientFormat, GatewayError, Meta};
-use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, Tool, ToolCall, Usage};
+use super::{media, sse, ClientCall, ClientFormat, GatewayError, Meta};
+use crate::chat::{
+    Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
+};
 
 /// What the gateway cannot do for a Responses client, each refused by name: the field, what
 /// it needs, and what to send instead.
@@ -84,24 +89,27 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
             .map(|(i, t)| tool(t, &format!("tools[{i}]")))
             .collect::<Result<_, _>>()?,
     };
-    let tool_choice = tool_choice(field::opt(o, "tool_choice"), &tools)?;
-    let text = text_config(field::opt(o, "text"))?;
+    let tool_choice = match field::opt(o, "tool_choice") {
+        None => None,
+        Some(v) => Some(super::check_tool_choice(tool_choice(v)?, &tools, "tool_choice")?),
+    };
+    let response_format = text_format(field::opt(o, "text"))?;
     let max_tokens = field::opt_tokens(o, "max_output_tokens", "")?;
     let temperature = field::opt_temperature(o, "temperature", "")?;
     let top_p = field::opt_top_p(o, "top_p", "")?;
-    let parallel_tool_calls = match field::opt(o, "parallel_tool_calls") {
-        None => None,
-        Some(_) => Some(field::opt_bool(o, "parallel_tool_calls", "")?),
-    };
+    let parallel_tool_calls = field::opt_flag(o, "parallel_tool_calls", "")?;
     let echo = json!({
         "instructions": instructions,
         "max_output_tokens": max_tokens,
         "temperature": temperature,
         "top_p": top_p,
         "tools": field::opt(o, "tools").cloned().unwrap_or_else(|| json!([])),
-        "tool_choice": tool_choice,
+        "tool_choice": field::opt(o, "tool_choice").cloned().unwrap_or_else(|| json!("auto")),
         "parallel_tool_calls": parallel_tool_calls.unwrap_or(true),
-        "text": text,
+        "text": match field::opt(o, "text") {
+            Some(text) if field::opt(field::object(text, "text")?, "format").is_some() => text.clone(),
+            _ => json!({ "format": { "type": "text" } }),
+        },
         "metadata": field::opt(o, "metadata").cloned().unwrap_or_else(|| json!({})),
         "store": false,
         "previous_response_id": null,
@@ -109,7 +117,17 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         "truncation": "disabled",
         "user": null,
     });
-    let request = ChatRequest { messages, max_tokens, temperature, tools, ..Default::default() };
+    let request = ChatRequest {
+        messages,
+        max_tokens,
+        temperature,
+        top_p,
+        tools,
+        tool_choice,
+        parallel_tool_calls,
+        response_format,
+        ..Default::default()
+    };
     Ok(ClientCall { model, stream, include_usage: false, request, echo })
 }
 
@@ -142,7 +160,7 @@ fn input_item(v: &Value, path: &str, out: &mut Vec<Message>) -> Result<(), Gatew
                 "assistant" => Role::Assistant,
                 _ => Role::System,
             };
-            out.push(Message::new(role, message_text(o, role, path)?));
+            out.push(Message { content: message_content(o, role, path)?, ..Message::new(role, "") });
         }
         "function_call" => {
             let call = ToolCall {
@@ -162,9 +180,7 @@ fn input_item(v: &Value, path: &str, out: &mut Vec<Message>) -> Result<(), Gatew
             let text = match field::opt(o, "output") {
                 None => return Err(field::missing(&op, "the call's result as a string")),
                 Some(Value::String(s)) => s.clone(),
-                Some(v) => {
-                    text_parts(field::array(v, &op, "a string or a list of input_text parts")?, &op, &["input_text"])?
-                }
+                Some(v) => text_parts(field::array(v, &op, "a string or a list of input_text parts")?, &op)?,
             };
             out.push(Message { tool_call_id: Some(id.to_string()), ..Message::new(Role::Tool, text) });
         }
@@ -174,41 +190,97 @@ fn input_item(v: &Value, path: &str, out: &mut Vec<Message>) -> Result<(), Gatew
     Ok(())
 }
 
-/// A message item's `content`: a string or a list of text parts (`input_text` from the client's
-/// side, `output_text` or `refusal` from an assistant's).
-fn message_text(o: &Map<String, Value>, role: Role, path: &str) -> Result<String, GatewayError> {
+/// A message item's `content`: a string or a list of parts: `input_text`, `input_image` and
+/// `input_file` from the client's side (images and files in user messages only), `output_text`
+/// or `refusal` from an assistant's.
+fn message_content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec<Part>, GatewayError> {
     let cp = child(path, "content");
     match field::opt(o, "content") {
         None => Err(field::missing(&cp, "a string or a list of content parts")),
-        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::String(s)) => Ok(Message::new(role, s.clone()).content),
         Some(v) => {
             let parts = field::array(v, &cp, "a string or a list of content parts")?;
-            let allowed: &[&str] =
-                if role == Role::Assistant { &["output_text", "refusal", "input_text"] } else { &["input_text"] };
-            text_parts(parts, &cp, allowed)
+            let allowed: &[&str] = if role == Role::Assistant {
+                &["output_text", "refusal", "input_text"]
+            } else {
+                &["input_text", "input_image", "input_file"]
+            };
+            parts
+                .iter()
+                .enumerate()
+                .map(|(i, part)| {
+                    let pp = format!("{cp}[{i}]");
+                    media::check_role(content_part(part, &pp, allowed)?, role, &pp)
+                })
+                .collect()
         }
     }
 }
 
-/// Text parts joined; `refusal` parts carry theirs in `refusal`.
-fn text_parts(parts: &[Value], path: &str, allowed: &[&str]) -> Result<String, GatewayError> {
+/// The text of a list of `input_text` parts (a function call's output).
+fn text_parts(parts: &[Value], path: &str) -> Result<String, GatewayError> {
     let mut text = String::new();
     for (i, part) in parts.iter().enumerate() {
         let pp = format!("{path}[{i}]");
-        let po = field::object(part, &pp)?;
-        let listed: Vec<String> = allowed.iter().map(|a| format!("\"{a}\"")).collect();
-        let expected = format!("one of {}", listed.join(", "));
-        let kind = field::string(po, "type", &pp, &expected)?;
-        if !allowed.contains(&kind) {
-            return Err(GatewayError::invalid(format!(
-                "{pp}.type must be {expected} (got {}); the gateway forwards text only",
-                json!(kind)
-            )));
+        if let Part::Text { text: t } = content_part(part, &pp, &["input_text"])? {
+            text.push_str(&t);
         }
-        let key = if kind == "refusal" { "refusal" } else { "text" };
-        text.push_str(field::string(po, key, &pp, "the part's text")?);
     }
     Ok(text)
+}
+
+/// One content part of a type in `allowed`.
+fn content_part(v: &Value, path: &str, allowed: &[&str]) -> Result<Part, GatewayError> {
+    let o = field::object(v, path)?;
+    let listed: Vec<String> = allowed.iter().map(|a| format!("\"{a}\"")).collect();
+    let expected = format!("one of {}", listed.join(", "));
+    let kind = field::string(o, "type", path, &expected)?;
+    if !allowed.contains(&kind) {
+        return Err(GatewayError::invalid(format!("{path}.type must be {expected} (got {})", json!(kind))));
+    }
+    Ok(match kind {
+        "refusal" => Part::Text { text: field::string(o, "refusal", path, "the refusal's text")?.to_string() },
+        "input_image" => {
+            if field::opt(o, "file_id").is_some() && field::opt(o, "image_url").is_none() {
+                let instead = "send the image as image_url (a URL or a data: URL) instead";
+                return Err(media::stored_file(&child(path, "file_id"), instead));
+            }
+            let url = field::string(o, "image_url", path, "the image's URL or a data: URL")?;
+            Part::Image { source: media::from_url(url, None, &child(path, "image_url"))? }
+        }
+        "input_file" => input_file(o, path)?,
+        _ => Part::Text { text: field::string(o, "text", path, "the part's text")?.to_string() },
+    })
+}
+
+/// `input_file`: `file_data` (a data: URL) with its `filename`, or a `file_url`.
+fn input_file(o: &Map<String, Value>, path: &str) -> Result<Part, GatewayError> {
+    let filename = field::opt_string(o, "filename", path)?;
+    let source = match (field::opt_string(o, "file_data", path)?, field::opt_string(o, "file_url", path)?) {
+        (Some(data), None) if data.starts_with("data:") => media::from_url(data, None, &child(path, "file_data"))?,
+        (Some(data), None) => match filename.and_then(media::media_type_of_name) {
+            Some(media_type) if !data.is_empty() => media::from_data(data, media_type, path)?,
+            _ => {
+                return Err(GatewayError::invalid(format!(
+                    "{path}.file_data must be a data: URL (data:application/pdf;base64,<data>), or base64 with a \
+                     filename ending in .pdf or .txt"
+                )))
+            }
+        },
+        (None, Some(url)) => {
+            let named = filename.and_then(media::media_type_of_name).or_else(|| media::media_type_of_name(url));
+            media::from_url(url, Some(named.unwrap_or("application/pdf")), &child(path, "file_url"))?
+        }
+        (Some(_), Some(_)) => {
+            return Err(GatewayError::invalid(format!("{path} has both file_data and file_url; give one")));
+        }
+        (None, None) if field::opt(o, "file_id").is_some() => {
+            let instead = "send the file's bytes as file_data, or its file_url, instead";
+            return Err(media::stored_file(&child(path, "file_id"), instead));
+        }
+        (None, None) => return Err(field::missing(&child(path, "file_data"), "the file as a data: URL")),
+    };
+    Ok(Part::File { source, filename: filename.map(str::to_string) })
 }
 
 /// A function tool, `{type: "function", name, description?, parameters?, strict?}`.
@@ -230,14 +302,12 @@ fn tool(v: &Value, path: &str) -> Result<Tool, GatewayError> {
     })
 }
 
-/// `tool_choice`: `"auto"`, `"none"`, `"required"` or `{type: "function", name}` naming one of
-/// the tools. Returned as the response object repeats it.
-fn tool_choice(v: Option<&Value>, tools: &[Tool]) -> Result<Value, GatewayError> {
+/// `tool_choice`: `"auto"`, `"none"`, `"required"` or `{type: "function", name}`.
+fn tool_choice(v: &Value) -> Result<ToolChoice, GatewayError> {
     const EXPECTED: &str = "\"auto\", \"none\", \"required\" or {\"type\": \"function\", \"name\": ...}";
     match v {
-        None => Ok(json!("auto")),
-        Some(Value::String(s)) if matches!(s.as_str(), "auto" | "none" | "required") => Ok(json!(s)),
-        Some(choice @ Value::Object(o)) => {
+        Value::String(s) => super::tool_choice_word(s).ok_or_else(|| field::wrong("tool_choice", EXPECTED, v)),
+        Value::Object(o) => {
             let kind = field::string(o, "type", "tool_choice", "\"function\"")?;
             if kind != "function" {
                 return Err(GatewayError::invalid(format!(
@@ -245,39 +315,28 @@ fn tool_choice(v: Option<&Value>, tools: &[Tool]) -> Result<Value, GatewayError>
                     json!(kind)
                 )));
             }
-            let name = field::string(o, "name", "tool_choice", "the name of one of the tools")?;
-            if !tools.iter().any(|t| t.name == name) {
-                let names: Vec<String> = tools.iter().map(|t| json!(t.name).to_string()).collect();
-                return Err(GatewayError::invalid(format!(
-                    "tool_choice.name {} is not one of the tools (tools: [{}])",
-                    json!(name),
-                    names.join(", ")
-                )));
-            }
-            Ok(choice.clone())
+            Ok(ToolChoice::Tool {
+                name: field::string(o, "name", "tool_choice", "the name of one of the tools")?.to_string(),
+            })
         }
-        Some(other) => Err(field::wrong("tool_choice", EXPECTED, other)),
+        other => Err(field::wrong("tool_choice", EXPECTED, other)),
     }
 }
 
-/// `text`: `{format: {type: "text"} | {type: "json_object"} | {type: "json_schema", name,
-/// schema, description?, strict?}}`. Returned as the response object repeats it.
-fn text_config(v: Option<&Value>) -> Result<Value, GatewayError> {
-    let Some(v) = v else { return Ok(json!({ "format": { "type": "text" } })) };
-    let o = field::object(v, "text")?;
-    let Some(format) = field::opt(o, "format") else { return Ok(json!({ "format": { "type": "text" } })) };
+/// `text.format`: `{type: "text"}` (none), `{type: "json_object"}`, or `{type: "json_schema",
+/// name, schema, description?, strict?}`.
+fn text_format(v: Option<&Value>) -> Result<Option<ResponseFormat>, GatewayError> {
+    let Some(v) = v else { return Ok(None) };
+    let Some(format) = field::opt(field::object(v, "text")?, "format") else { return Ok(None) };
     let f = field::object(format, "text.format")?;
-    if field::one_of(f, "type", "text.format", &["text", "json_object", "json_schema"])? == "json_schema" {
-        field::string(f, "name", "text.format", "the schema's name, e.g. \"answer\"")?;
-        match field::opt(f, "schema") {
-            None => return Err(field::missing("text.format.schema", "a JSON Schema object")),
-            Some(Value::Object(_)) => {}
-            Some(other) => return Err(field::wrong("text.format.schema", "a JSON Schema object", other)),
+    match field::one_of(f, "type", "text.format", &["text", "json_object", "json_schema"])? {
+        "text" => Ok(None),
+        "json_object" => Ok(Some(ResponseFormat::Json { schema: None, name: None, description: None, strict: None })),
+        _ => {
+            field::string(f, "name", "text.format", "the schema's name, e.g. \"answer\"")?;
+            super::json_schema_format(f, "text.format").map(Some)
         }
-        field::opt_string(f, "description", "text.format")?;
-        field::opt_bool(f, "strict", "text.format")?;
     }
-    Ok(v.clone())
 }
 
 // ---- answers ----
@@ -643,6 +702,7 @@ impl StreamEncoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chat::Source;
     use crate::gateway::parse_request as parse;
 
     fn meta() -> Meta {
@@ -655,6 +715,18 @@ mod tests {
 
     fn err(body: Value) -> String {
         call(body).unwrap_err().message
+    }
+
+    fn text_part(t: &str) -> Part {
+        Part::Text { text: t.into() }
+    }
+
+    fn user(content: Vec<Part>) -> Message {
+        Message { content, ..Message::new(Role::User, "") }
+    }
+
+    fn data(data: &str, media_type: &str) -> Source {
+        Source::Data { data: data.into(), media_type: media_type.into() }
     }
 
     fn tool_message(id: &str, text: &str) -> Message {
@@ -683,7 +755,32 @@ mod tests {
                     {"role": "developer", "content": "be brief"},
                     {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "a"}, {"type": "input_text", "text": "b"}]},
                 ]),
-                vec![Message::new(Role::System, "be brief"), Message::new(Role::User, "ab")],
+                vec![Message::new(Role::System, "be brief"), user(vec![text_part("a"), text_part("b")])],
+            ),
+            (
+                "an image by URL and as a data: URL, a file as a data: URL and by URL",
+                json!([{"role": "user", "content": [
+                    {"type": "input_text", "text": "compare"},
+                    {"type": "input_image", "image_url": "https://x.example/a.png", "detail": "auto"},
+                    {"type": "input_image", "image_url": "data:image/webp;base64,UklG"},
+                    {"type": "input_file", "filename": "a.pdf", "file_data": "data:application/pdf;base64,JVBERi0x"},
+                    {"type": "input_file", "file_url": "https://x.example/b.txt"},
+                    {"type": "input_file", "filename": "c.pdf", "file_data": "JVBERi0y"},
+                ]}]),
+                vec![user(vec![
+                    text_part("compare"),
+                    Part::Image { source: Source::Url { url: "https://x.example/a.png".into(), media_type: None } },
+                    Part::Image { source: data("UklG", "image/webp") },
+                    Part::File { source: data("JVBERi0x", "application/pdf"), filename: Some("a.pdf".into()) },
+                    Part::File {
+                        source: Source::Url {
+                            url: "https://x.example/b.txt".into(),
+                            media_type: Some("text/plain".into()),
+                        },
+                        filename: None,
+                    },
+                    Part::File { source: data("JVBERi0y", "application/pdf"), filename: Some("c.pdf".into()) },
+                ])],
             ),
             (
                 "an output replayed: reasoning dropped, the calls joined to the message before them",
@@ -735,7 +832,20 @@ mod tests {
         assert_eq!((c.model.as_str(), c.stream, c.include_usage), ("chat", true, false));
         let r = &c.request;
         assert_eq!(r.messages, vec![Message::new(Role::System, "be brief"), Message::new(Role::User, "Hi")]);
-        assert_eq!((r.max_tokens, r.temperature), (Some(64), Some(0.5)));
+        assert_eq!(
+            (r.max_tokens, r.temperature, r.top_p, r.parallel_tool_calls),
+            (Some(64), Some(0.5), Some(0.9), Some(false))
+        );
+        assert_eq!(r.tool_choice, Some(ToolChoice::Tool { name: "f".into() }));
+        assert_eq!(
+            r.response_format,
+            Some(ResponseFormat::Json {
+                schema: Some(json!({"type": "object"})),
+                name: Some("a".into()),
+                description: None,
+                strict: Some(true)
+            })
+        );
         assert_eq!(
             r.tools,
             vec![Tool { name: "f".into(), description: Some("d".into()), parameters: json!({"type": "object"}) }]
@@ -752,6 +862,25 @@ mod tests {
             (json!("auto"), json!(true), json!({"format": {"type": "text"}}))
         );
         assert_eq!((plain["instructions"].clone(), plain["tools"].clone()), (Value::Null, json!([])));
+        let formats = [
+            (json!({"type": "text"}), None),
+            (
+                json!({"type": "json_object"}),
+                Some(ResponseFormat::Json { schema: None, name: None, description: None, strict: None }),
+            ),
+        ];
+        for (format, expected) in formats {
+            let r = call(json!({"model": "chat", "input": "Hi", "text": {"format": format}})).unwrap().request;
+            assert_eq!(r.response_format, expected, "{format}");
+        }
+        for (choice, expected) in
+            [("auto", ToolChoice::Auto), ("none", ToolChoice::None), ("required", ToolChoice::Required)]
+        {
+            let tools = json!([{"type": "function", "name": "f"}]);
+            let r =
+                call(json!({"model": "chat", "input": "Hi", "tools": tools, "tool_choice": choice})).unwrap().request;
+            assert_eq!(r.tool_choice, Some(expected), "{choice}");
+        }
     }
 
     #[test]
@@ -797,8 +926,8 @@ mod tests {
             ),
             (
                 json!({"model": "m", "input": [{"role": "user", "content": [{"type": "output_text", "text": "x"}]}]}),
-                "input[0].content[0].type must be one of \"input_text\" (got \"output_text\"); the gateway forwards \
-                 text only",
+                "input[0].content[0].type must be one of \"input_text\", \"input_image\", \"input_file\" (got \
+                 \"output_text\")",
             ),
             (
                 json!({"model": "m", "input": [{"type": "function_call_output", "output": "x"}]}),
@@ -815,7 +944,7 @@ mod tests {
             ),
             (
                 json!({"model": "m", "input": "Hi", "tools": [{"type": "function", "name": "f"}], "tool_choice": {"type": "function", "name": "g"}}),
-                "tool_choice.name \"g\" is not one of the tools (tools: [\"f\"])",
+                "tool_choice names the tool \"g\", which is not one of the tools (tools: [\"f\"])",
             ),
             (
                 json!({"model": "m", "input": "Hi", "tool_choice": "any"}),
@@ -835,6 +964,39 @@ mod tests {
                 "text.format.type must be one of \"text\", \"json_object\", \"json_schema\" (got \"yaml\")",
             ),
             (json!({"model": "m", "input": "Hi", "top_p": 2}), "top_p must be a number from 0 to 1 (got 2)"),
+            (
+                json!({"model": "m", "input": "Hi", "tool_choice": "required"}),
+                "tool_choice requires a tool call but tools is empty; give the tools the model must choose from",
+            ),
+            (
+                json!({"model": "m", "input": [{"role": "user", "content": [{"type": "input_image", "file_id": "file-1"}]}]}),
+                "input[0].content[0].file_id names a file stored at a provider, which the gateway cannot forward to \
+                 another; send the image as image_url (a URL or a data: URL) instead",
+            ),
+            (
+                json!({"model": "m", "input": [{"role": "user", "content": [{"type": "input_image", "image_url": "data:text/plain;base64,aGk="}]}]}),
+                "input[0].content[0] is an image of media type \"text/plain\"; send an image (image/png, image/jpeg, \
+                 image/gif, image/webp) or send the file as a file or document",
+            ),
+            (
+                json!({"model": "m", "input": [{"role": "user", "content": [{"type": "input_file", "file_data": "JVBE"}]}]}),
+                "input[0].content[0].file_data must be a data: URL (data:application/pdf;base64,<data>), or base64 \
+                 with a filename ending in .pdf or .txt",
+            ),
+            (
+                json!({"model": "m", "input": [{"role": "user", "content": [{"type": "input_file", "file_id": "file-1"}]}]}),
+                "input[0].content[0].file_id names a file stored at a provider, which the gateway cannot forward to \
+                 another; send the file's bytes as file_data, or its file_url, instead",
+            ),
+            (
+                json!({"model": "m", "input": [{"role": "user", "content": [{"type": "input_file", "file_data": "data:application/pdf;base64,JVBE", "file_url": "https://x.example/a.pdf"}]}]}),
+                "input[0].content[0] has both file_data and file_url; give one",
+            ),
+            (
+                json!({"model": "m", "input": [{"role": "developer", "content": [{"type": "input_image", "image_url": "https://x.example/a.png"}]}]}),
+                "input[0].content[0] is an image, but only user messages carry images and files (this is a system \
+                 message)",
+            ),
             (
                 json!({"model": "m", "input": "Hi", "max_output_tokens": 0}),
                 "max_output_tokens must be a positive whole number of tokens (got 0)",

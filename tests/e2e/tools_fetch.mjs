@@ -98,6 +98,8 @@ function recordingStore() {
 }
 
 const TEXT = "The backup answers through baton.fetch.";
+// A 1x1 PNG.
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
 export const scenarios = {
   async "openai chat.completions.stream via baton.fetch: the primary's 503 fails over, legs reach the health store"(env) {
@@ -147,6 +149,29 @@ export const scenarios = {
     eq(done.stop_reason, "end_turn", "stop_reason");
     await requests(env, p, 1, "primary");
     await requests(env, b, 1, "backup");
+  },
+
+  async "anthropic messages.stream with an image via baton.fetch: the backup receives the image in its own format"(env) {
+    const { p, b, baton } = await setup(env, "image", [{ text: TEXT, chunks: 4 }]);
+    const client = anthropic(baton);
+    const messages = [{
+      role: "user",
+      content: [
+        { type: "image", source: { type: "base64", media_type: "image/png", data: PNG } },
+        { type: "text", text: "What is in this picture?" },
+      ],
+    }];
+    let text = "";
+    const stream = client.messages.stream({ model: "chat", max_tokens: 64, messages });
+    stream.on("text", (delta) => (text += delta));
+    const done = await stream.finalMessage();
+    eq(text, TEXT, "text deltas");
+    eq(done.stop_reason, "end_turn", "stop_reason");
+    await requests(env, p, 1, "primary");
+    const up = await requests(env, b, 1, "backup");
+    // The backup speaks OpenAI Chat: the image is an image_url part holding a data: URL.
+    const parts = up.log[0].body.messages[0].content;
+    eq(parts.map((part) => `${part.type}: ${part.image_url?.url ?? part.text}`), [`image_url: data:image/png;base64,${PNG}`, "text: What is in this picture?"], "the backup's user message");
   },
 
   async "openai responses.stream via baton.fetch: the primary's 503 fails over, one response to the SDK"(env) {

@@ -4,7 +4,8 @@
 //
 // Everything about a call (parsing the client's body, the engine, the status, the client's wire
 // format) is in the wasm (src/driver/gateway.rs). This file only routes by method and path,
-// checks the gateway key and that a POST is declared JSON, reads the body under its size cap,
+// checks the gateway key and that a POST is declared JSON, reads the body under its size cap
+// (the deployed gateway only: in process the caller is trusted and its body is in memory),
 // links the client's disconnect to the call's AbortSignal, and turns the driver's replies into a
 // Response: held until the route commits, then a ReadableStream fed as deltas arrive.
 
@@ -19,7 +20,7 @@ const ENDPOINTS = {
 // is `baton.health()`.
 const IN_PROCESS = Object.entries(ENDPOINTS)
   .filter(([path]) => path !== "/v1/health")
-  .map(([path, endpoint]) => [path.slice("/v1".length), { ...endpoint, path }]);
+  .map(([path, endpoint]) => [path.slice("/v1".length), endpoint]);
 // In process, llm-baton has already retried and failed over: an SDK retrying an error reply
 // would run the whole route again (both official SDKs obey this header before their own rules).
 const NO_RETRY = { "x-should-retry": "false" };

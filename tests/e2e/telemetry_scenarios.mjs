@@ -399,6 +399,40 @@ export async function gatewayContinuesTrace(env) {
   eq(sent.map((r) => r.headers.tracestate), ["vendor=abc", "vendor=abc"], `${what}: the tracestate each attempt sent`);
 }
 
+/**
+ * `baton.fetch` (an SDK's requests served in process) is traced like a call: a CLIENT span under
+ * the request's traceparent (an instrumented fetch sends one), its attempts under it.
+ */
+export async function inProcessFetchTraced(env) {
+  const t = tracing(env);
+  const what = "baton.fetch";
+  const p = await script(env, "in-process", [{ status: 503 }]);
+  const b = await script(env, "in-process-b", [{ text: "Hello in process" }]);
+  const baton = new env.Baton(
+    {
+      targets: { primary: target(env, p, { model: "model-p" }), backup: target(env, b, { format: "anthropic_messages", model: "model-b" }) },
+      routes: { main: { fallback: ["primary", "backup"] } },
+      health: false,
+    },
+    { telemetry: { tracer: t.tracer } },
+  );
+  const traceId = "0af7651916cd43dd8448eb211c80319c";
+  const res = await baton.fetch("https://anywhere.invalid/v1/chat/completions", {
+    method: "POST",
+    headers: { "content-type": "application/json", traceparent: `00-${traceId}-b7ad6b7169203331-01` },
+    body: JSON.stringify({ model: "main", messages: [{ role: "user", content: "Say hello." }] }),
+  });
+  eq(res.status, 200, `${what}: the status`);
+  await res.text();
+  const spans = await allEnded(t, what);
+  const call = one(spans, (s) => s.name === "chat main", what);
+  eq(call.kind, CLIENT, `${what}: the call span's kind`);
+  eq([call.spanContext().traceId, call.parentSpanContext?.spanId], [traceId, "b7ad6b7169203331"], `${what}: the call span's parent`);
+  attrs(call, { "baton.attempts": 2, "baton.target": "backup", "gen_ai.request.stream": false }, `${what}: the call span`);
+  eq(children(spans, call).map((s) => s.name), ["chat model-p", "chat model-b"], `${what}: the attempt spans`);
+  noSecret(spans, [SECRET], what);
+}
+
 /** A tracer that throws breaks nothing: the call answers, and no header goes out. */
 export async function throwingTracer(env) {
   const what = "a throwing tracer";
@@ -444,4 +478,5 @@ export const telemetryScenarios = {
   "recordContent records the messages and the answer": recordedContent,
   "the gateway continues a client's trace to the provider": gatewayContinuesTrace,
   "a tracer that throws breaks no call": throwingTracer,
+  "baton.fetch is traced like a call": inProcessFetchTraced,
 };

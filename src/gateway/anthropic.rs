@@ -102,7 +102,7 @@ fn turn(v: &Value, path: &str, out: &mut Vec<Message>) -> Result<(), GatewayErro
         };
         match field::one_of(b, "type", &bp, allowed)? {
             "text" => parts.push(Part::Text { text: field::string(b, "text", &bp, "the block's text")?.to_string() }),
-            "image" => parts.push(media::check_role(Part::Image { source: source(b, &bp)? }, Role::User, &bp)?),
+            "image" => parts.push(media::check_part(Part::Image { source: source(b, &bp)? }, Role::User, &bp)?),
             "document" => parts.push(document(b, &bp)?),
             "tool_use" => calls.push(ToolCall {
                 id: field::string(b, "id", &bp, "the tool call's id")?.to_string(),

@@ -666,7 +666,7 @@ pub(crate) mod media {
 
     /// `part` at `path` in a message of `role`: only a user message may carry an image or a
     /// file, and an image's media type is an image's.
-    pub fn check_role(part: Part, role: Role, path: &str) -> Result<Part, GatewayError> {
+    pub fn check_part(part: Part, role: Role, path: &str) -> Result<Part, GatewayError> {
         let kind = match &part {
             Part::Text { .. } => return Ok(part),
             Part::Image { source } => match source.media_type() {

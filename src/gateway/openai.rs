@@ -173,7 +173,7 @@ fn content_part(v: &Value, role: Role, path: &str) -> Result<Part, GatewayError>
             )));
         }
     };
-    media::check_role(part, role, path)
+    media::check_part(part, role, path)
 }
 
 /// `tool_choice`: `"auto"`, `"none"`, `"required"` or `{type: "function", function: {name}}`.

@@ -210,7 +210,7 @@ fn message_content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec
                 .enumerate()
                 .map(|(i, part)| {
                     let pp = format!("{cp}[{i}]");
-                    media::check_role(content_part(part, &pp, allowed)?, role, &pp)
+                    media::check_part(content_part(part, &pp, allowed)?, role, &pp)
                 })
                 .collect()
         }

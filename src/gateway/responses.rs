@@ -32,8 +32,8 @@ use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
 };
 
-/// What the gateway cannot do for a Responses client, each refused by name: the field, what
-/// it needs, and what to send instead.
+/// The request fields that name state stored at OpenAI, each refused by name with what to send
+/// instead.
 const STATEFUL: &[(&str, &str)] = &[
     ("previous_response_id", "send the earlier turns in input instead"),
     ("conversation", "send the conversation's turns in input instead"),

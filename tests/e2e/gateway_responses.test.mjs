@@ -225,11 +225,17 @@ for (const [host, start] of Object.entries(HOSTS)) {
     });
 
     test("what the gateway cannot do is a 400 naming the field; an unknown route is a 404", async () => {
+      await script(P(), id("chat"), [{ text: "never sent" }]);
       const cases = [
         [{ model: "chat", input: "Hi", store: true }, /^store must be false or omitted \(got true\)/],
         [{ model: "chat", input: "Hi", previous_response_id: "resp_1" }, /^previous_response_id is not supported/],
         [{ model: "chat", input: "Hi", tools: [{ type: "web_search" }] }, /^tools\[0\]\.type must be "function" \(got "web_search"\)/],
         [{ model: "chat", input: [{ type: "item_reference", id: "msg_1" }] }, /^input\[0\] is an item_reference/],
+        // A part a target of the route cannot carry, named as the client wrote it, before anything is sent.
+        [
+          { model: "chat", instructions: "sys", input: [{ role: "user", content: [{ type: "input_text", text: "Sum up" }, { type: "input_file", file_url: "https://x.example/a.pdf" }] }] },
+          /^input\[0\]\.content\[1\] is a file by URL, which target "chat" \(openai_chat\) cannot carry; /,
+        ],
       ];
       for (const [body, message] of cases) {
         const e = await throws(() => openai.responses.create(body));
@@ -237,6 +243,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
         assert.match(e.error.message, message);
         assert.equal(e.type, "invalid_request_error");
       }
+      assert.equal((await upstream(P(), id("chat"))).requests, 0, "nothing was sent upstream");
       const missing = await throws(() => openai.responses.create({ model: "nope", input: "Hi" }));
       assert.ok(missing instanceof OpenAI.NotFoundError, String(missing));
       assert.equal(missing.code, "model_not_found");

@@ -1,8 +1,9 @@
 // POST /v1/responses end to end: the official `openai` SDK's `responses.create()` and
 // `responses.stream()` (retries off) against examples/gateway/ in workerd and Deno, in front of
 // the scripted provider's OpenAI Chat, Anthropic and Responses upstreams: text, a tool call and
-// its result, failover from a 503 primary, a stream continued on the backup (one response to
-// the SDK), a stream that breaks after its text, and the fields the gateway refuses by name.
+// its result, text.format / tool_choice / top_p upstream, failover from a 503 primary, a stream
+// continued on the backup (one response to the SDK), a stream that breaks after its text, and
+// the fields and parts the gateway refuses by name.
 // gateway.test.mjs imports this file; it also runs on its own.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -160,6 +161,27 @@ for (const [host, start] of Object.entries(HOSTS)) {
           assert.deepEqual(body.messages.at(-1).content[0], { type: "tool_result", tool_use_id: streamed.call_id, content: "sunny" });
         }
       }
+    });
+
+    test("text.format, tool_choice and top_p reach the upstream in its own shape", async () => {
+      await script(P(), id("chat"), [{ text: '{"city":"Oslo"}' }]);
+      const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false };
+      const response = await openai.responses.create({
+        model: "chat",
+        input: "Where?",
+        tools: TOOLS,
+        tool_choice: { type: "function", name: "get_weather" },
+        parallel_tool_calls: false,
+        top_p: 0.5,
+        text: { format: { type: "json_schema", name: "place", schema, strict: true } },
+      });
+      assert.deepEqual(JSON.parse(response.output_text), { city: "Oslo" });
+      assert.equal(response.text.format.name, "place", "the settings are repeated back");
+      const body = (await upstream(P(), id("chat"))).log[0].body;
+      assert.deepEqual(body.response_format, { type: "json_schema", json_schema: { name: "place", schema, strict: true } });
+      assert.deepEqual(body.tool_choice, { type: "function", function: { name: "get_weather" } });
+      assert.equal(body.parallel_tool_calls, false);
+      assert.equal(body.top_p, 0.5);
     });
 
     test("failover: a 503 primary, then the backup answers, whole and streamed", async () => {

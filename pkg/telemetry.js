@@ -304,18 +304,38 @@ function usageAttributes(prefix, usage) {
   return attributes;
 }
 
-/** A request's messages in the conventions' `gen_ai.input.messages` shape, as JSON. */
+/**
+ * A request's messages in the conventions' `gen_ai.input.messages` shape, as JSON. `content` is
+ * a string or a list of parts (text, image, file); an image or file is recorded by its URL or
+ * media type, never its bytes.
+ */
 function inputMessages(request) {
   const messages = Array.isArray(request?.messages) ? request.messages : [];
   return JSON.stringify(
     messages.map((m) => {
       const parts = [];
-      if (m.role === "tool") parts.push({ type: "tool_call_response", id: m.toolCallId, response: m.content });
-      else if (typeof m.content === "string" && m.content !== "") parts.push({ type: "text", content: m.content });
+      const content = typeof m.content === "string" ? [{ type: "text", text: m.content }] : Array.isArray(m.content) ? m.content : [];
+      if (m.role === "tool") {
+        const response = content.map((p) => (p?.type === "text" ? p.text : "")).join("");
+        parts.push({ type: "tool_call_response", id: m.toolCallId, response });
+      } else {
+        for (const part of content) {
+          const recorded = inputPart(part);
+          if (recorded) parts.push(recorded);
+        }
+      }
       for (const call of m.toolCalls ?? []) parts.push({ type: "tool_call", id: call.id, name: call.name, arguments: parseArguments(call.arguments) });
       return { role: m.role, parts };
     }),
   );
+}
+
+function inputPart(part) {
+  if (part?.type === "text") return part.text ? { type: "text", content: part.text } : null;
+  if (part?.type !== "image" && part?.type !== "file") return null;
+  const modality = part.type;
+  const mimeType = part.mediaType ?? undefined;
+  return typeof part.url === "string" && !part.url.startsWith("data:") ? { type: "uri", modality, mime_type: mimeType, uri: part.url } : { type: "blob", modality, mime_type: mimeType };
 }
 
 /** An answer in the conventions' `gen_ai.output.messages` shape, as JSON. */

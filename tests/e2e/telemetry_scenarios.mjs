@@ -340,10 +340,15 @@ export async function recordedContent(env) {
   const what = "recorded content";
   const p = await script(env, "content", [{ text: "Hello you" }]);
   const baton = new env.Baton({ targets: { primary: target(env, p, { model: "model-p" }) }, health: false }, { telemetry: { tracer: t.tracer, recordContent: true } });
-  await baton.complete("primary", ASK);
+  const image = { role: "user", content: [{ type: "text", text: "And this?" }, { type: "image", url: "https://example.com/cat.png" }, { type: "image", data: "iVBORw0KGgo=", mediaType: "image/png" }] };
+  await baton.complete("primary", { messages: [...ASK.messages, { role: "assistant", content: "Hello." }, image] });
   const spans = await allEnded(t, what);
   const call = one(spans, (s) => s.name === "chat primary", what);
-  eq(JSON.parse(call.attributes["gen_ai.input.messages"]), [{ role: "user", parts: [{ type: "text", content: "Say hello." }] }], `${what}: gen_ai.input.messages`);
+  eq(JSON.parse(call.attributes["gen_ai.input.messages"]), [
+    { role: "user", parts: [{ type: "text", content: "Say hello." }] },
+    { role: "assistant", parts: [{ type: "text", content: "Hello." }] },
+    { role: "user", parts: [{ type: "text", content: "And this?" }, { type: "uri", modality: "image", uri: "https://example.com/cat.png" }, { type: "blob", modality: "image", mime_type: "image/png" }] },
+  ], `${what}: gen_ai.input.messages (an image by its URL or media type, never its bytes)`);
   eq(JSON.parse(call.attributes["gen_ai.output.messages"]), [{ role: "assistant", parts: [{ type: "text", content: "Hello you" }], finish_reason: "stop" }], `${what}: gen_ai.output.messages`);
 }
 

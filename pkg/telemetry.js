@@ -338,6 +338,17 @@ function inputPart(part) {
   return typeof part.url === "string" && !part.url.startsWith("data:") ? { type: "uri", modality, mime_type: mimeType, uri: part.url } : { type: "blob", modality, mime_type: mimeType };
 }
 
+/** What the call span says of the request: its parameters, and its messages only with `recordContent`. */
+function requestAttributes(request, recordContent) {
+  const attributes = {};
+  if (typeof request.maxTokens === "number") attributes["gen_ai.request.max_tokens"] = request.maxTokens;
+  if (typeof request.temperature === "number") attributes["gen_ai.request.temperature"] = request.temperature;
+  if (!recordContent) return attributes;
+  if (Array.isArray(request.stop) && request.stop.length > 0) attributes["gen_ai.request.stop_sequences"] = request.stop.map(String);
+  attributes["gen_ai.input.messages"] = inputMessages(request);
+  return attributes;
+}
+
 /** An answer in the conventions' `gen_ai.output.messages` shape, as JSON. */
 function outputMessages(answer) {
   const parts = [];
@@ -360,7 +371,7 @@ function parseArguments(text) {
  * `done`, `failed`) and how it ended otherwise (`trapped`, `abandon`); the wasm asks it for each
  * attempt's `traceparent` through `attemptHeaders` as the attempt is sent.
  */
-export class CallTrace {
+class CallTrace {
   #telemetry;
   #route;
   #span;
@@ -381,12 +392,8 @@ export class CallTrace {
     const attributes = { "gen_ai.operation.name": "chat", "gen_ai.request.model": route, "gen_ai.request.stream": stream };
     const target = telemetry.target(route);
     if (target) attributes["gen_ai.provider.name"] = target.provider;
-    if (request) {
-      if (typeof request.maxTokens === "number") attributes["gen_ai.request.max_tokens"] = request.maxTokens;
-      if (typeof request.temperature === "number") attributes["gen_ai.request.temperature"] = request.temperature;
-      if (Array.isArray(request.stop) && request.stop.length > 0 && telemetry.recordContent) attributes["gen_ai.request.stop_sequences"] = request.stop.map(String);
-      if (telemetry.recordContent) attributes["gen_ai.input.messages"] = this.#safe(() => inputMessages(request));
-    }
+    // The caller's request object: a getter that throws costs its attributes, never the call.
+    if (request) this.#safe(() => Object.assign(attributes, requestAttributes(request, telemetry.recordContent)));
     const kind = server ? SPAN_KIND_SERVER : SPAN_KIND_CLIENT;
     this.#span = this.#safe(() => telemetry.tracer.startSpan(`chat ${route}`, { kind, attributes }, parent)) ?? new RemoteSpan({});
     this.#base = (parent ?? new TraceContext()).setValue(SPAN_KEY, this.#span);

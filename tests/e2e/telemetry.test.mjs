@@ -18,6 +18,7 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 import { build } from "esbuild";
 import { Miniflare } from "miniflare";
+import { remoteParent } from "../../pkg/telemetry.js";
 import { startProvider } from "./provider.mjs";
 import { resolveEntry, WORKERD_CONDITIONS, WORKERD_MODULE_RULES } from "./resolve.mjs";
 import { CLIENT_KEY, SECRET, script, shipOtlp, target, telemetryScenarios, tracing, upstream } from "./telemetry_scenarios.mjs";
@@ -137,6 +138,31 @@ describe("telemetry in node", () => {
     const attempt = t.exporter.getFinishedSpans().find((s) => s.name === "chat m");
     const { traceId, spanId } = attempt.spanContext();
     assert.equal((await upstream(env(), p)).log[0].headers.traceparent, `00-${traceId}-${spanId}-01`);
+  });
+
+  test("a client's traceparent is its parent only when it follows the W3C grammar", () => {
+    const id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const span = "00f067aa0ba902b7";
+    const cases = [
+      [`00-${id}-${span}-01`, undefined, { traceId: id, spanId: span, traceFlags: 1, isRemote: true, traceState: undefined }],
+      [`  00-${id}-${span}-00 `, undefined, { traceId: id, spanId: span, traceFlags: 0, isRemote: true, traceState: undefined }],
+      [`00-${id}-${span}-01`, "a=1,b@c=2", { traceId: id, spanId: span, traceFlags: 1, isRemote: true, traceState: "a=1,b@c=2" }],
+      [`00-${id}-${span}-01`, "A=1", { traceId: id, spanId: span, traceFlags: 1, isRemote: true, traceState: undefined }],
+      // A later version may append fields; version 00 may not.
+      [`01-${id}-${span}-01-more`, undefined, { traceId: id, spanId: span, traceFlags: 1, isRemote: true, traceState: undefined }],
+      [`00-${id}-${span}-01-more`, undefined, null],
+      [`ff-${id}-${span}-01`, undefined, null],
+      [`00-${id.toUpperCase()}-${span}-01`, undefined, null],
+      [`00-${"0".repeat(32)}-${span}-01`, undefined, null],
+      [`00-${id}-${"0".repeat(16)}-01`, undefined, null],
+      ["garbage", undefined, null],
+      [undefined, "a=1", null],
+    ];
+    for (const [traceparent, tracestate, expected] of cases) {
+      const parent = remoteParent(traceparent, tracestate);
+      const got = parent === undefined ? null : trace.getSpan(parent).spanContext();
+      assert.deepEqual(got && { ...got, traceState: got.traceState?.serialize() }, expected, `${traceparent} ${tracestate}`);
+    }
   });
 
   test("the API's no-op tracer (no SDK registered) traces nothing and sends no traceparent", async () => {

@@ -438,6 +438,51 @@ export async function inProcessFetchTraced(env) {
   noSecret(spans, [SECRET], what);
 }
 
+/**
+ * The engine's other decisions as span events: a stream cut after its start restarts on the
+ * backup (`baton.resume`, then `baton.reset` as the reader is told to discard), a malformed frame
+ * is skipped (`baton.warning`, `baton.skipped_frames`), and a target whose breaker opened is
+ * passed over by the next call (`baton.skip`).
+ */
+export async function decisionsAsEvents(env) {
+  const t = tracing(env);
+  const what = "decisions as events";
+  const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const p = await script(env, "decide-p", [{ text: "one two three four five six", stallAfterEvents: 2, stallMs: 100 }, { status: 503 }]);
+  const b = await script(env, "decide-b", [
+    { raw: { chunks: [chunk({ content: "A fresh" }), "data: {not json\n\n", chunk({ content: " answer." }), chunk({}, "stop"), "data: [DONE]\n\n"] } },
+    { text: "Second call." },
+  ]);
+  const baton = new env.Baton(
+    {
+      targets: { primary: target(env, p, { model: "model-p" }), backup: target(env, b, { model: "model-b" }) },
+      routes: { main: { fallback: ["primary", "backup"], afterStart: { mode: "restart" } } },
+      health: { failures: 1, cooldownMs: 60000 },
+    },
+    { telemetry: { tracer: t.tracer } },
+  );
+  const items = await drain(baton.stream("main", ASK));
+  eq(items.filter((i) => i.type === "reset").length, 1, `${what}: reset items`);
+  let spans = await allEnded(t, what);
+  const first = one(spans, (s) => s.name === "chat main", what);
+  // The reset comes right before the new answer's first content, which precedes the bad frame.
+  eq(first.events.map((e) => e.name), ["baton.resume", "baton.reset", "baton.warning"], `${what}: the restarted call's events`);
+  attrs({ attributes: first.events[0].attributes }, { "baton.resume.mode": "restart", "baton.from": "primary", "baton.to": "backup", "baton.attempt": 2, "baton.resume.kept_chars": 0 }, `${what}: the resume event`);
+  attrs({ attributes: first.events[1].attributes }, { "baton.from": "primary", "baton.to": "backup" }, `${what}: the reset event`);
+  if (!(first.events[1].attributes["baton.reset.discarded_chars"] > 0)) fail(`${what}: the reset event discards nothing`, first.events[1]);
+  attrs({ attributes: first.events[2].attributes }, { "baton.target": "backup", "baton.attempt": 2 }, `${what}: the warning event`);
+  const [cut, resumed] = children(spans, first);
+  eq(cut.status.code, ERROR, `${what}: the cut attempt's status`);
+  attrs(resumed, { "baton.resumed_from.attempt": 1, "baton.resumed_from.mode": "restart", "baton.skipped_frames": 1, "baton.outcome": "ok" }, `${what}: the resuming attempt`);
+
+  await drain(baton.stream("main", ASK));
+  spans = await allEnded(t, what);
+  const second = spans.filter((s) => s.name === "chat main").find((s) => s !== first);
+  eq(second.events.map((e) => e.name), ["baton.skip"], `${what}: the next call's events`);
+  attrs({ attributes: second.events[0].attributes }, { "baton.target": "primary" }, `${what}: the skip event`);
+  eq(children(spans, second).map((s) => s.name), ["chat model-b"], `${what}: the next call's attempts`);
+}
+
 /** A tracer that throws breaks nothing: the call answers, and no header goes out. */
 export async function throwingTracer(env) {
   const what = "a throwing tracer";
@@ -484,4 +529,5 @@ export const telemetryScenarios = {
   "the gateway continues a client's trace to the provider": gatewayContinuesTrace,
   "a tracer that throws breaks no call": throwingTracer,
   "baton.fetch is traced like a call": inProcessFetchTraced,
+  "resume, reset, warning and skip are span events": decisionsAsEvents,
 };

@@ -165,6 +165,21 @@ describe("telemetry in node", () => {
     }
   });
 
+  test("a call cancelled while it waits for a health store ends its span, and no attempt began", async () => {
+    const t = tracing(env());
+    const store = { admit: () => new Promise(() => {}), report() {} };
+    const baton = new Baton(
+      { targets: { primary: { format: "openai_chat", baseUrl: "http://127.0.0.1:9/v1", model: "m" } } },
+      { healthStore: store, healthWaitMs: 5000, telemetry: { tracer: t.tracer } },
+    );
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 20);
+    await assert.rejects(baton.complete("primary", { messages: [{ role: "user", content: "Hi" }] }, { signal: abort.signal }), (e) => e.kind === "cancelled");
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.deepEqual(t.started.map((s) => [s.name, s.ends]), [["chat primary", 1]]);
+    assert.equal(t.exporter.getFinishedSpans()[0].attributes["error.type"], "cancelled");
+  });
+
   test("the API's no-op tracer (no SDK registered) traces nothing and sends no traceparent", async () => {
     const p = await script(env(), "noop", [{ text: "fine" }]);
     const baton = new Baton({ targets: { primary: target(env(), p, { model: "m" }) }, health: false }, { telemetry: { tracer: trace.getTracer("nothing-registered") } });

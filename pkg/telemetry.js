@@ -416,8 +416,6 @@ class CallTrace {
   }
 
   #startAttempt(target, attempt) {
-    const known = this.#attempts.get(attempt);
-    if (known) return known.span;
     const described = this.#telemetry.target(target);
     const attributes = { "gen_ai.operation.name": "chat", "baton.target": target, "baton.attempt": attempt };
     if (described) {
@@ -440,10 +438,7 @@ class CallTrace {
     if (this.#ended) return;
     this.#safe(() => {
       switch (event.type) {
-        case "attempt":
-          // Started by attemptHeaders as it was sent; this covers a driver that did not ask.
-          this.#startAttempt(event.target, event.attempt);
-          break;
+        // "attempt": its span began in attemptHeaders, as the attempt was sent.
         case "leg":
           this.#endLeg(event.leg, event.cause);
           break;
@@ -504,8 +499,8 @@ class CallTrace {
   }
 
   #endLeg(leg, cause) {
-    const open = this.#attempts.get(leg.attempt) ?? (this.#startAttempt(leg.target, leg.attempt) && this.#attempts.get(leg.attempt));
-    if (!open) return;
+    const open = this.#attempts.get(leg.attempt);
+    if (!open) return; // the tracer threw as the attempt was sent
     const attributes = { "baton.outcome": leg.outcome, ...usageAttributes("gen_ai.usage", leg.usage) };
     if (leg.status !== undefined) attributes["http.response.status_code"] = leg.status;
     if (leg.timeout !== undefined) attributes["baton.timeout"] = leg.timeout;
@@ -537,7 +532,8 @@ class CallTrace {
     if (!open) return;
     this.#attempts.delete(attempt);
     this.#closing.push({ open, at });
-    this.#telemetry.instruments?.attemptDuration.record((at - open.started) / 1000, { "baton.target": open.target, "baton.outcome": outcome });
+    const instruments = this.#telemetry.instruments;
+    if (instruments) this.#safe(() => instruments.attemptDuration.record((at - open.started) / 1000, { "baton.target": open.target, "baton.outcome": outcome }));
     if (this.#closing.length === 1) queueMicrotask(() => this.#flush());
   }
 

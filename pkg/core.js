@@ -212,7 +212,8 @@ export class Baton {
 
   /**
    * Validates the config at once; a mistake throws BatonError kind "config" naming its path.
-   * `options.healthStore` shares breakers and the retry budget (README, "Health").
+   * `options.healthStore` shares breakers and the retry budget (README, "Health");
+   * `options.telemetry` traces every call (README, "Traces (OpenTelemetry)").
    */
   constructor(config, options) {
     const { health, telemetry } = readBatonOptions(options, "options");

@@ -63,7 +63,9 @@ provider:
 # The same scenarios (tests/e2e/scenarios.mjs) in Deno, then Node, workerd and Chromium under one
 # node:test run, so the output closes with node's summary. Every runtime runs even if one fails.
 # The gateway (examples/gateway/ in workerd and Deno, driven by the official SDKs) runs in the
-# same node:test run; its latency benchmark prints just before.
+# same node:test run; its latency benchmark prints just before. tools.test.mjs runs the
+# tests/e2e/tools_*.mjs scenarios (the AI SDK, the official SDKs over baton.fetch) in Node,
+# workerd and Chromium.
 test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package-lock.json \
   tests/node-versions/node_modules/.package-lock.json
 	@status=0; \
@@ -77,7 +79,7 @@ test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package
 	echo "== e2e: node, workerd, chromium, the gateway in workerd and Deno"; \
 	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs tests/e2e/workerd.test.mjs \
 	  tests/e2e/browser.test.mjs tests/e2e/www.test.mjs tests/e2e/broadcast.test.mjs tests/e2e/gateway.test.mjs \
-	  tests/e2e/durable.test.mjs || status=1; \
+	  tests/e2e/durable.test.mjs tests/e2e/tools.test.mjs || status=1; \
 	for v in 22 24; do \
 	  bin=tests/node-versions/node_modules/node$$v/bin/node; \
 	  if [ -x $$bin ]; then \

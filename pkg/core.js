@@ -7,7 +7,7 @@
 // callback), a stream as an async iterable, and "stop iterating" meaning "abort the call upstream".
 
 import { WasmBaton, WasmGateway, WasmHealth } from "./wasm/llm_baton.js";
-import { Gateway, openGatewayWarning } from "./gateway.js";
+import { Gateway, inProcessFetch, openGatewayWarning } from "./gateway.js";
 import { armTrap, cancel, currentGeneration, enter, isDriverError, spawn } from "./host.js";
 
 /** Fields of a driver error worth keeping on a BatonError (see index.d.ts for their meaning). */
@@ -55,14 +55,18 @@ function configError(path, what) {
  * A call's options, read once: unknown keys, a getter that throws and values of the wrong type
  * are config errors naming the option. `deadlineMs` is checked by the wasm (NaN included).
  */
-function readOptions(options) {
-  const settings = readOptionObject(options, "options", ["deadlineMs", "signal", "onEvent"], "{ deadlineMs: 10000 }") ?? {};
-  const { signal, onEvent } = settings;
+function readOptions(options, stream) {
+  const known = stream ? ["deadlineMs", "signal", "onEvent", "resettable"] : ["deadlineMs", "signal", "onEvent"];
+  const settings = readOptionObject(options, "options", known, "{ deadlineMs: 10000 }") ?? {};
+  const { signal, onEvent, resettable } = settings;
   if (signal != null && !(typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function")) {
     throw configError("options.signal", "must be an AbortSignal (from new AbortController().signal)");
   }
   if (onEvent != null && typeof onEvent !== "function") {
     throw configError("options.onEvent", "must be a function");
+  }
+  if (resettable !== undefined && typeof resettable !== "boolean") {
+    throw configError("options.resettable", `must be true or false (got ${typeof resettable}); false when the reader cannot discard what it was given`);
   }
   return settings;
 }
@@ -192,6 +196,7 @@ function healthLink(settings, wasm) {
 export class Baton {
   #instance;
   #health;
+  #fetch = null;
 
   /**
    * Validates the config at once; a mistake throws BatonError kind "config" naming its path.
@@ -241,6 +246,8 @@ export class Baton {
    * The answer as it arrives: an async iterable of `{type: "text" | "reasoning" | "tool_call"}`
    * events (and, when a broken stream restarts, `{type: "reset"}`: discard what was shown), then
    * one `{type: "done", ...summary}`. The call starts at the first `next()`.
+   * `options.resettable: false`: the reader cannot take back what it was given, so a broken
+   * stream may continue on another member but never restarts (no `reset` item).
    * Leaving the loop early (break, return, throw) aborts the call upstream.
    */
   stream(route, request, options) {
@@ -252,14 +259,16 @@ export class Baton {
    * to `handler`, and links the caller's signal. Returns `{ cancel, unlink }`.
    */
   #begin(route, request, options, stream, handler) {
-    const settings = readOptions(options);
+    const settings = readOptions(options, stream);
+    // The wasm takes a stream as whether its reader can take back what it was given.
+    const delivery = stream ? (settings.resettable ?? true) : undefined;
     const cancelled = () => new BatonError({ kind: "cancelled", message: "the caller cancelled the call", legs: [] });
     if (settings.signal?.aborted) throw cancelled();
     const onEvent = eventSink(settings.onEvent);
     const health = this.#health;
     const start = (waitedMs) =>
       spawn(
-        () => this.#instance().start(String(route), request, settings.deadlineMs, stream, settings.onEvent != null || health !== null, waitedMs),
+        () => this.#instance().start(String(route), request, settings.deadlineMs, delivery, settings.onEvent != null || health !== null, waitedMs),
         {
           output(out) {
             if (out.type !== "event") return handler.output(out);
@@ -299,6 +308,35 @@ export class Baton {
         }
       });
     return { cancel: stop, unlink };
+  }
+
+  /**
+   * A standard fetch serving the gateway's endpoints in process, for an official SDK's `fetch`
+   * option (README, "With the official SDKs"). An arrow property: it works unbound.
+   */
+  fetch = (input, init) => {
+    if (this.#fetch === null) this.#fetch = this.#inProcessFetch();
+    return this.#fetch(input, init);
+  };
+
+  /**
+   * The gateway logic over this Baton's engine (a WasmGateway sharing the WasmBaton, made again
+   * when a trap rebuilt it), with this Baton's health link.
+   */
+  #inProcessFetch() {
+    let made = null;
+    let from = null;
+    const gateway = () => {
+      const wasm = this.#instance();
+      if (from !== wasm) {
+        made = wasm.gateway();
+        from = wasm;
+      }
+      return made;
+    };
+    const link = this.#health;
+    const admit = link && (() => link.admit((maxAgeMs) => guard(() => gateway().healthStale(maxAgeMs)), () => guard(() => gateway().targetNames())));
+    return inProcessFetch(gateway, { spawn, cancel, enter: (f) => guard(f), internalError, armTrap, health: link && { admit, report: link.report } });
   }
 
   /** Every name `complete` and `stream` accept: the routes, then targets not shadowed by one. */

@@ -1,18 +1,32 @@
 // The edge gateway's HTTP plumbing: a standard fetch handler, so the same object serves a
-// Cloudflare Worker (`export default gateway`) and `Deno.serve(gateway.fetch)`.
+// Cloudflare Worker (`export default gateway`) and `Deno.serve(gateway.fetch)`; and the same
+// plumbing in process as `baton.fetch`, the fetch an official SDK is given.
 //
 // Everything about a call (parsing the client's body, the engine, the status, the client's wire
 // format) is in the wasm (src/driver/gateway.rs). This file only routes by method and path,
-// checks the gateway key and that a POST is declared JSON, reads the body under its size cap,
+// checks the gateway key and that a POST is declared JSON, reads the body under its size cap
+// (the deployed gateway only: in process the caller is trusted and its body is in memory),
 // links the client's disconnect to the call's AbortSignal, and turns the driver's replies into a
 // Response: held until the route commits, then a ReadableStream fed as deltas arrive.
 
 const ENDPOINTS = {
   "/v1/chat/completions": { method: "POST", format: "openai" },
   "/v1/messages": { method: "POST", format: "anthropic" },
+  "/v1/responses": { method: "POST", format: "responses" },
   "/v1/models": { method: "GET", format: "openai" },
   "/v1/health": { method: "GET", format: "openai" },
 };
+// What `baton.fetch` serves, matched on the path's end: an SDK's baseURL may be anything. Health
+// is `baton.health()`.
+const IN_PROCESS = Object.entries(ENDPOINTS)
+  .filter(([path]) => path !== "/v1/health")
+  .map(([path, endpoint]) => [path.slice("/v1".length), endpoint]);
+// In process, llm-baton has already retried and failed over: an SDK retrying an error reply
+// would run the whole route again (both official SDKs obey this header before their own rules).
+const NO_RETRY = { "x-should-retry": "false" };
+const DEADLINE_HEADER = "x-baton-deadline-ms";
+// The largest deadline the wasm takes (a JavaScript timer's limit, src/value.rs MAX_MS).
+const MAX_MS = 2_147_483_647;
 const EXPOSED_HEADERS = "x-baton-target, x-baton-attempts, retry-after";
 // What a browser may send, answered to every preflight whatever it asks for: the gateway's own
 // headers and those the official SDKs (openai, @anthropic-ai/sdk) send from a browser. Anything
@@ -42,94 +56,157 @@ const ALLOWED_HEADERS = [
 const utf8 = new TextEncoder();
 
 export class Gateway {
-  #instance;
-  #runtime;
-  /** The wasm object's methods, each entered through the loop (a trap becomes kind "internal"). */
-  #wasm;
+  #core;
 
   /**
    * `instance()` returns the current validated WasmGateway; `runtime` is host.js's loop (see
    * createGateway in core.js): every call into the wasm goes through it.
    */
   constructor(instance, runtime) {
-    this.#instance = instance;
-    this.#runtime = runtime;
-    this.#wasm = {
-      corsOrigin: (origin) => runtime.enter(() => instance().corsOrigin(origin)),
-      refuse: (format, status, message) => runtime.enter(() => instance().refuse(format, status, message)),
-      authorized: (a, k) => runtime.enter(() => instance().authorized(a, k)),
-      models: () => runtime.enter(() => instance().models()),
-      health: () => runtime.enter(() => instance().health()),
-      maxBodyBytes: () => runtime.enter(() => instance().maxBodyBytes()),
-    };
+    this.#core = gatewayCore(instance, runtime);
   }
 
   /** Test only: the wasm traps at its next poll, as a bug would. */
   [Symbol.for("llm-baton.test.trap")]() {
-    this.#runtime.armTrap();
+    this.#core.runtime.armTrap();
   }
 
   /** The handler. An arrow property, so `Deno.serve(gateway.fetch)` works unbound. */
-  fetch = async (request) => {
-    const wasm = this.#wasm;
-    const url = new URL(request.url);
-    const origin = wasm.corsOrigin(request.headers.get("origin") ?? undefined);
-    const cors = origin ? { "access-control-allow-origin": origin, "access-control-expose-headers": EXPOSED_HEADERS, vary: "origin" } : {};
-    const path = url.pathname.replace(/\/+$/, "");
-    const endpoint = ENDPOINTS[path];
-    const format = endpoint?.format ?? (path.endsWith("/messages") ? "anthropic" : "openai");
+  fetch = (request) => serveHttp(this.#core, request);
+}
 
-    if (request.method === "OPTIONS" && origin) {
-      return new Response(null, {
-        status: 204,
-        headers: {
-          ...cors,
-          "access-control-allow-methods": "GET, POST, OPTIONS",
-          "access-control-allow-headers": ALLOWED_HEADERS,
-          "access-control-max-age": "86400",
-        },
-      });
-    }
-    if (!endpoint) {
-      const message = `no endpoint ${request.method} ${url.pathname}; the gateway serves POST /v1/chat/completions, POST /v1/messages, GET /v1/models and GET /v1/health`;
-      return respond(wasm.refuse(format, 404, message), cors);
-    }
-    if (request.method !== endpoint.method) {
-      const reply = wasm.refuse(format, 405, `${url.pathname} takes ${endpoint.method}, not ${request.method}`);
-      return respond(reply, { ...cors, allow: endpoint.method });
-    }
-    const authorization = request.headers.get("authorization") ?? undefined;
-    if (!wasm.authorized(authorization, request.headers.get("x-api-key") ?? undefined)) {
-      const message = authorization || request.headers.has("x-api-key")
-        ? "the gateway key is not valid"
-        : "a gateway key is required: send Authorization: Bearer <key> or x-api-key: <key>";
-      return respond(wasm.refuse(format, 401, message), cors);
-    }
-    if (endpoint.method === "GET") return respond(path === "/v1/health" ? wasm.health() : wasm.models(), cors);
-    const notJson = contentTypeProblem(request.headers.get("content-type"));
-    if (notJson) return respond(wasm.refuse(format, 415, `${request.method} ${path} ${notJson}`), cors);
+/**
+ * `baton.fetch`: the gateway's endpoints in process, for an SDK's `fetch` option. `instance()`
+ * returns a WasmGateway sharing the Baton's engine; `runtime` as for `Gateway`. Takes what a
+ * standard fetch takes (a URL or Request, and init).
+ */
+export function inProcessFetch(instance, runtime) {
+  const core = gatewayCore(instance, runtime);
+  return (input, init) => serveInProcess(core, new Request(input, init));
+}
 
-    const body = await readBody(request, wasm.maxBodyBytes());
-    if (body.refused) return respond(wasm.refuse(format, body.refused, body.message), cors);
-    return serve(wasm, this.#runtime, this.#instance, format, body.text, request, cors);
+/** What both handlers serve with: the wasm object's methods, each entered through the loop. */
+function gatewayCore(instance, runtime) {
+  const wasm = {
+    corsOrigin: (origin) => runtime.enter(() => instance().corsOrigin(origin)),
+    refuse: (format, status, message) => runtime.enter(() => instance().refuse(format, status, message)),
+    authorized: (a, k) => runtime.enter(() => instance().authorized(a, k)),
+    models: () => runtime.enter(() => instance().models()),
+    health: () => runtime.enter(() => instance().health()),
+    maxBodyBytes: () => runtime.enter(() => instance().maxBodyBytes()),
+    deadlineMs: () => runtime.enter(() => instance().deadlineMs()),
   };
+  return { wasm, runtime, instance };
+}
+
+/** The deployed gateway: CORS, the gateway key, a JSON content-type and a capped body. */
+async function serveHttp(core, request) {
+  const { wasm } = core;
+  const url = new URL(request.url);
+  const origin = wasm.corsOrigin(request.headers.get("origin") ?? undefined);
+  const cors = origin ? { "access-control-allow-origin": origin, "access-control-expose-headers": EXPOSED_HEADERS, vary: "origin" } : {};
+  const path = url.pathname.replace(/\/+$/, "");
+  const endpoint = ENDPOINTS[path];
+  const format = endpoint?.format ?? (path.endsWith("/messages") ? "anthropic" : "openai");
+
+  if (request.method === "OPTIONS" && origin) {
+    return new Response(null, {
+      status: 204,
+      headers: {
+        ...cors,
+        "access-control-allow-methods": "GET, POST, OPTIONS",
+        "access-control-allow-headers": ALLOWED_HEADERS,
+        "access-control-max-age": "86400",
+      },
+    });
+  }
+  if (!endpoint) {
+    const message = `no endpoint ${request.method} ${url.pathname}; the gateway serves POST /v1/chat/completions, POST /v1/responses, POST /v1/messages, GET /v1/models and GET /v1/health`;
+    return respond(wasm.refuse(format, 404, message), cors);
+  }
+  if (request.method !== endpoint.method) {
+    const reply = wasm.refuse(format, 405, `${url.pathname} takes ${endpoint.method}, not ${request.method}`);
+    return respond(reply, { ...cors, allow: endpoint.method });
+  }
+  const authorization = request.headers.get("authorization") ?? undefined;
+  if (!wasm.authorized(authorization, request.headers.get("x-api-key") ?? undefined)) {
+    const message = authorization || request.headers.has("x-api-key")
+      ? "the gateway key is not valid"
+      : "a gateway key is required: send Authorization: Bearer <key> or x-api-key: <key>";
+    return respond(wasm.refuse(format, 401, message), cors);
+  }
+  if (endpoint.method === "GET") return respond(path === "/v1/health" ? wasm.health() : wasm.models(), cors);
+  const notJson = contentTypeProblem(request.headers.get("content-type"));
+  if (notJson) return respond(wasm.refuse(format, 415, `${request.method} ${path} ${notJson}`), cors);
+
+  const body = await readBody(request, wasm.maxBodyBytes());
+  if (body.refused) return respond(wasm.refuse(format, body.refused, body.message), cors);
+  return serve(core, format, body.text, request, { headers: () => cors, inProcess: false });
+}
+
+/**
+ * `baton.fetch`: no gateway key, no CORS, no size cap (the caller already holds the body).
+ * Every error reply says `x-should-retry: false`; the request's signal aborting rejects (before
+ * the answer's headers) or errors the body (after), as a network fetch does, so the SDK reports
+ * its own timeout or the user's cancel.
+ */
+async function serveInProcess(core, request) {
+  const { wasm } = core;
+  const signal = request.signal;
+  if (signal?.aborted) throw abortReason(signal);
+  const url = new URL(request.url);
+  const path = url.pathname.replace(/\/+$/, "");
+  const [, endpoint] = IN_PROCESS.find(([end]) => path.endsWith(end)) ?? [];
+  const format = endpoint?.format ?? (path.endsWith("/messages") ? "anthropic" : "openai");
+  const errorHeaders = (status) => (status >= 400 ? NO_RETRY : {});
+  const reply = (r, extra = {}) => respond(r, { ...errorHeaders(r.status), ...extra });
+  if (!endpoint) {
+    const served = IN_PROCESS.map(([end, e]) => `${e.method} …${end}`).join(", ");
+    return reply(wasm.refuse(format, 404, `baton.fetch has no endpoint ${request.method} ${url.pathname}; it serves ${served} (matched on the path's end, any host)`));
+  }
+  if (request.method !== endpoint.method) {
+    return reply(wasm.refuse(format, 405, `${url.pathname} takes ${endpoint.method}, not ${request.method}`), { allow: endpoint.method });
+  }
+  if (endpoint.method === "GET") return reply(wasm.models());
+  let text;
+  try {
+    text = await request.text();
+  } catch (e) {
+    if (signal?.aborted) throw abortReason(signal);
+    return reply(wasm.refuse(format, 400, `could not read the request body: ${e instanceof Error ? e.message : String(e)}`));
+  }
+  return serve(core, format, text, request, { headers: errorHeaders, inProcess: true });
+}
+
+/** What a standard fetch rejects with when its signal aborts: the signal's reason. */
+function abortReason(signal) {
+  return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
 }
 
 /**
  * Runs the call and resolves with the Response: an error or a whole answer when the driver
  * settles before committing, else a 200 stream as soon as the first delta is delivered.
+ * `mode.headers(status)`: headers added to every response; `mode.inProcess`: the caller's abort
+ * rejects or errors the body (baton.fetch) instead of ending a response nobody reads.
  */
-function serve(wasm, runtime, instance, format, text, request, cors) {
-  return new Promise((resolve) => {
+function serve({ wasm, runtime, instance }, format, text, request, mode) {
+  return new Promise((resolve, reject) => {
     let controller;
     let committed = false;
     let task = null;
+    const respondWith = (reply) => resolve(respond(reply, mode.headers(reply.status)));
     // The client's disconnect (request.signal) and a reader that stops reading (cancel below)
     // both cancel the call, which aborts the upstream attempt at once.
     const stop = () => {
       if (task !== null) runtime.cancel(task);
     };
     const signal = request.signal;
+    // In process, settle as a network fetch would before the cancelled call's own reply can.
+    const abort = () => {
+      if (mode.inProcess && committed) controller.error(abortReason(signal));
+      else if (mode.inProcess) reject(abortReason(signal));
+      stop();
+    };
     const stream = new ReadableStream({
       start(c) {
         controller = c;
@@ -145,8 +222,8 @@ function serve(wasm, runtime, instance, format, text, request, cors) {
       }
     };
     const finish = (reply) => {
-      signal?.removeEventListener("abort", stop);
-      if (!committed) return resolve(respond(reply, cors));
+      signal?.removeEventListener("abort", abort);
+      if (!committed) return respondWith(reply);
       write(reply.body);
       try {
         controller.close();
@@ -155,36 +232,52 @@ function serve(wasm, runtime, instance, format, text, request, cors) {
       }
     };
     const broken = (e) => {
-      signal?.removeEventListener("abort", stop);
+      signal?.removeEventListener("abort", abort);
       if (committed) controller.error(e);
-      else resolve(respond(wasm.refuse(format, 500, e.message), cors));
+      else respondWith(wasm.refuse(format, 500, e.message));
     };
     const handler = {
       output(out) {
         if (out.type === "event") runtime.health?.report(out.event);
         else if (out.type === "commit") {
           committed = true;
-          resolve(new Response(stream, { status: 200, headers: { ...out.headers, ...cors } }));
+          resolve(new Response(stream, { status: 200, headers: { ...out.headers, ...mode.headers(200) } }));
         } else if (out.type === "chunk") write(out.text);
         else if (out.type === "reply") finish(out.reply);
       },
       trapped: (cause) => broken(runtime.internalError(cause)),
     };
-    const deadline = request.headers.get("x-baton-deadline-ms") ?? undefined;
     const begin = (waitedMs) => {
       try {
+        const deadline = deadlineOf(request.headers, wasm.deadlineMs);
         const reports = Boolean(runtime.health);
         task = runtime.spawn(() => instance().call(format, text, deadline, waitedMs, reports), handler, runtime.internalError);
       } catch (e) {
         return broken(e);
       }
-      if (signal?.aborted) stop();
-      else signal?.addEventListener("abort", stop, { once: true });
+      if (signal?.aborted) abort();
+      else signal?.addEventListener("abort", abort, { once: true });
     };
     // With a health store, the request starts once the store answered (or the wait ran out).
     if (runtime.health) runtime.health.admit().catch(() => 0).then(begin);
     else begin(0);
   });
+}
+
+/**
+ * The call's deadline header for the wasm: `x-baton-deadline-ms` (else the config's
+ * `deadlineMs`), shortened to the client's own timeout when the official SDKs send it
+ * (`x-stainless-timeout`, whole seconds): the SDK gives up then anyway, so the route plans its
+ * attempts in the time the caller really has, and a timeout is llm-baton's, with its legs.
+ * An invalid `x-baton-deadline-ms` is passed on as it is, for the wasm to refuse by name.
+ */
+function deadlineOf(headers, configured) {
+  const own = headers.get(DEADLINE_HEADER) ?? undefined;
+  const sdkMs = Number(headers.get("x-stainless-timeout") ?? NaN) * 1000;
+  if (!(sdkMs > 0 && sdkMs <= MAX_MS)) return own;
+  const ownMs = own === undefined ? configured() : Number(own);
+  if (own !== undefined && !(ownMs > 0)) return own;
+  return ownMs !== undefined && ownMs <= sdkMs ? own : String(sdkMs);
 }
 
 /**

@@ -387,6 +387,16 @@ export interface CallOptions {
   onEvent?: (event: CallEvent) => void | Promise<void>;
 }
 
+/** `Baton.stream`'s options. */
+export interface StreamOptions extends CallOptions {
+  /**
+   * Whether the reader can discard what it was given when a `reset` item comes (default true).
+   * `false`: a broken stream may continue on another member (`afterStart` mode "continue") but
+   * never restarts; where only a restart would do, the stream fails instead.
+   */
+  resettable?: boolean;
+}
+
 /** What `Baton.stream` yields, in order: deltas as they arrive, then exactly one "done". */
 export type StreamEvent =
   | { type: "text"; text: string }
@@ -444,9 +454,18 @@ export declare class Baton {
    * The answer as it arrives. Breaking out of `for await` aborts the call upstream; a failure
    * is thrown from the loop as BatonError.
    */
-  stream(route: string, request: ChatRequest, options?: CallOptions): AsyncIterableIterator<StreamEvent>;
+  stream(route: string, request: ChatRequest, options?: StreamOptions): AsyncIterableIterator<StreamEvent>;
   /** Every name `complete` and `stream` accept. */
   routes(): string[];
+  /**
+   * A standard fetch for an official SDK's `fetch` option (`new OpenAI({ apiKey: "-", fetch:
+   * baton.fetch, maxRetries: 0 })`): serves `POST …/chat/completions`, `POST …/messages`,
+   * `POST …/responses` and `GET …/models` (matched on the path's end, any host) in process, through
+   * the gateway's logic on this Baton's engine, breakers and retry budget. Error replies say
+   * `x-should-retry: false`. Rejects only when the request's signal aborts (or, as fetch does,
+   * when `input` is not a valid request). Works unbound.
+   */
+  readonly fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 }
 
 /**

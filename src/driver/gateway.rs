@@ -84,6 +84,12 @@ impl WasmGateway {
         Ok(WasmGateway { baton: Rc::new(RefCell::new(baton)), config, gateways })
     }
 
+    /// The config's `deadlineMs`, which a client's own timeout may shorten (pkg/gateway.js).
+    #[wasm_bindgen(js_name = deadlineMs)]
+    pub fn deadline_ms(&self) -> Option<f64> {
+        self.config.deadline_ms.map(|ms| ms as f64)
+    }
+
     /// `GET /v1/health`: every target's breaker and the retry budget.
     pub fn health(&self) -> JsValue {
         let body = serde_json::to_string(&self.baton.borrow().health(now())).unwrap_or_default();
@@ -144,7 +150,7 @@ impl WasmGateway {
         to_js(&Reply::error(client_format(format), &GatewayError::new(status, message), "", 0))
     }
 
-    /// Serves one request body in `format` ("openai" or "anthropic") as a task (pkg/host.js
+    /// Serves one request body in `format` ("openai", "anthropic" or "responses") as a task (pkg/host.js
     /// polls it). Its outputs: for a stream that commits, `{type: "commit", headers}` once, then
     /// `{type: "chunk", text}` per piece of SSE; last, `{type: "reply", reply}`, whose body is the
     /// whole answer or error, or after a commit the rest of the stream (its end, or an error
@@ -163,8 +169,12 @@ impl WasmGateway {
         let config = Arc::clone(&self.config);
         let gateways = Rc::clone(&self.gateways);
         host::spawn(async move {
-            let meta =
-                Meta { id: response_id(format), created: (js_sys::Date::now() / 1000.0) as u64, model: client.model };
+            let meta = Meta {
+                id: response_id(format),
+                created: (js_sys::Date::now() / 1000.0) as u64,
+                model: client.model,
+                echo: client.echo,
+            };
             let serving = Serving { config: &config, gateways: &gateways, format, reports };
             let reply = if client.stream {
                 serve_stream(call, &serving, client.request, client.include_usage, meta).await
@@ -201,6 +211,13 @@ enum Output<'a> {
 }
 
 impl WasmGateway {
+    /// A gateway over a `WasmBaton`'s engine (`baton.fetch`): its calls share that Baton's
+    /// breakers, retry budget and learned gateway targets.
+    pub(super) fn sharing(baton: Rc<RefCell<Baton>>, gateways: Rc<Gateways>) -> WasmGateway {
+        let config = baton.borrow().shared_config();
+        WasmGateway { baton, config, gateways }
+    }
+
     /// Parses the body, checks the model and the deadline header, and starts the engine call.
     fn start(
         &self,
@@ -214,6 +231,7 @@ impl WasmGateway {
         if self.config.strategy(&client.model).is_none() {
             return Err(GatewayError::unknown_model(&client.model, &self.config.route_names()));
         }
+        self.config.check_request(&client.model, &client.request).map_err(|e| GatewayError::invalid(e.message))?;
         // What a client was sent cannot be taken back: a broken stream may continue, never restart.
         let options = CallOptions { deadline_ms, stream: client.stream, resettable: false, waited_ms };
         let call = self
@@ -335,12 +353,13 @@ fn client_format(name: &str) -> ClientFormat {
     ClientFormat::parse(name).unwrap_or(ClientFormat::OpenAi)
 }
 
-/// `chatcmpl-…` or `msg_…` with 24 random hex digits.
+/// `chatcmpl-…`, `msg_…` or `resp_…` with 24 random hex digits.
 fn response_id(format: ClientFormat) -> String {
     let hex: String =
         (0..24).map(|_| char::from_digit((js_sys::Math::random() * 16.0) as u32 % 16, 16).unwrap_or('0')).collect();
     match format {
         ClientFormat::OpenAi => format!("chatcmpl-{hex}"),
         ClientFormat::Anthropic => format!("msg_{hex}"),
+        ClientFormat::Responses => format!("resp_{hex}"),
     }
 }

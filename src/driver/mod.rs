@@ -124,6 +124,12 @@ impl WasmBaton {
         Ok(())
     }
 
+    /// The gateway logic over this Baton's engine, for `baton.fetch` (pkg/core.js): the same
+    /// engine, breakers and retry budget, no second copy.
+    pub fn gateway(&self) -> gateway::WasmGateway {
+        gateway::WasmGateway::sharing(Rc::clone(&self.baton), Rc::clone(&self.gateways))
+    }
+
     /// Every name a call may use: the routes, then targets that are not routes.
     pub fn routes(&self) -> Vec<String> {
         self.baton.borrow().config().route_names()
@@ -135,22 +141,25 @@ impl WasmBaton {
     /// `{type: "done", summary}` or `{type: "failed", error}`. Events only when `events`
     /// (the caller passed `onEvent`, or a health store reads the legs): nobody pays for
     /// serializing what nobody reads. `waitedMs`: how long the caller already waited (for a
-    /// health store), taken from the call's budget. Throws
+    /// health store), taken from the call's budget. `stream`: undefined for a whole answer; for
+    /// a stream, whether its reader can discard what it was given (handles `reset` items), so a
+    /// broken stream may restart, not only continue. Throws
     /// `{kind: "config"}` for a bad route, request or deadline, before anything is sent.
     pub fn start(
         &self,
         route: String,
         request: JsValue,
         deadline_ms: JsValue,
-        stream: bool,
+        stream: Option<bool>,
         events: bool,
         waited_ms: f64,
     ) -> Result<u32, JsValue> {
         let deadline_ms = read_deadline(&deadline_ms)?;
         let request = read_request(&request)?;
-        // A library stream's reader handles `reset` items, so a broken stream may restart.
+        self.baton.borrow().config().check_request(&route, &request).map_err(config_error)?;
         let waited_ms = waited_ms.max(0.0) as u64;
-        let call_options = CallOptions { deadline_ms, stream, resettable: true, waited_ms };
+        let (stream, resettable) = (stream.is_some(), stream.unwrap_or(true));
+        let call_options = CallOptions { deadline_ms, stream, resettable, waited_ms };
         let call =
             self.baton.borrow_mut().start(&route, call_options, now(), Box::new(MathRandom)).map_err(config_error)?;
         let config = self.baton.borrow().shared_config();

@@ -1,19 +1,26 @@
 //! Anthropic Messages as a gateway client speaks it: `POST /v1/messages`.
 //!
 //! Requests: `system` as a string or text blocks, `max_tokens` required (as Anthropic requires
-//! it), content as a string or blocks. A user turn's `tool_result` blocks become normalized
-//! `tool` messages ahead of its text; an assistant turn's `tool_use` blocks become its tool
-//! calls; `thinking` blocks replayed in history are dropped (no other format can take them).
+//! it), content as a string or blocks. A user turn's `image` and `document` blocks (base64 or
+//! URL sources; a plain-text document as its text) become its parts, and its `tool_result`
+//! blocks normalized `tool` messages ahead of them; an assistant turn's `tool_use` blocks become
+//! its tool calls; `thinking` blocks replayed in history are dropped (no other format can take
+//! them). `tool_choice` (`disable_parallel_tool_use` included), `top_p` and structured output
+//! (`output_config.format`, or the beta's `output_format`) are read; `top_k` and other
+//! provider-specific fields are ignored (a target's `extraBody` sends them).
 //! A stream is `message_start`, one content block per text run, thinking run or tool call
 //! (`content_block_start` / `_delta` / `_stop`, tool arguments as `input_json_delta`),
 //! `message_delta` with the stop reason and usage, then `message_stop`.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::field::{self, child};
 use super::openai::schema;
-use super::{sse, ClientCall, ClientFormat, GatewayError, Meta};
-use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, Tool, ToolCall, Usage};
+use super::{media, sse, ClientCall, ClientFormat, GatewayError, Meta};
+use crate::chat::{
+    Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, Tool, ToolCall, ToolChoice,
+    Usage,
+};
 use crate::format::anthropic_messages::{stop_reason, tool_input};
 
 pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
@@ -47,14 +54,26 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
             .map(|(i, t)| tool(t, &format!("tools[{i}]")))
             .collect::<Result<_, _>>()?,
     };
+    let (tool_choice, parallel_tool_calls) = match field::opt(o, "tool_choice") {
+        None => (None, None),
+        Some(v) => {
+            let (choice, parallel) = tool_choice(v)?;
+            (Some(super::check_tool_choice(choice, &tools, "tool_choice")?), parallel)
+        }
+    };
     let request = ChatRequest {
         messages,
         max_tokens: Some(max_tokens),
         temperature: field::opt_temperature(o, "temperature", "")?,
+        top_p: field::opt_top_p(o, "top_p", "")?,
         stop: field::opt_stop(o, "stop_sequences", "")?,
         tools,
+        tool_choice,
+        parallel_tool_calls,
+        response_format: output_format(o)?,
+        ..ChatRequest::default()
     };
-    Ok(ClientCall { model, stream, include_usage: false, request })
+    Ok(ClientCall { model, stream, include_usage: false, request, echo: Value::Null })
 }
 
 /// One Anthropic turn, appended as normalized messages.
@@ -70,16 +89,21 @@ fn turn(v: &Value, path: &str, out: &mut Vec<Message>) -> Result<(), GatewayErro
         }
         Some(v) => field::array(v, &cp, "a string or a list of content blocks")?,
     };
-    let mut text = String::new();
+    let mut parts: Vec<Part> = Vec::new();
     let mut calls = Vec::new();
     let mut results = Vec::new();
     for (i, block) in blocks.iter().enumerate() {
         let bp = format!("{cp}[{i}]");
         let b = field::object(block, &bp)?;
-        let allowed: &[&str] =
-            if assistant { &["text", "tool_use", "thinking", "redacted_thinking"] } else { &["text", "tool_result"] };
+        let allowed: &[&str] = if assistant {
+            &["text", "tool_use", "thinking", "redacted_thinking"]
+        } else {
+            &["text", "image", "document", "tool_result"]
+        };
         match field::one_of(b, "type", &bp, allowed)? {
-            "text" => text.push_str(field::string(b, "text", &bp, "the block's text")?),
+            "text" => parts.push(Part::Text { text: field::string(b, "text", &bp, "the block's text")?.to_string() }),
+            "image" => parts.push(media::check_role(Part::Image { source: source(b, &bp)? }, Role::User, &bp)?),
+            "document" => parts.push(document(b, &bp)?),
             "tool_use" => calls.push(ToolCall {
                 id: field::string(b, "id", &bp, "the tool call's id")?.to_string(),
                 name: field::string(b, "name", &bp, "the tool's name")?.to_string(),
@@ -99,18 +123,93 @@ fn turn(v: &Value, path: &str, out: &mut Vec<Message>) -> Result<(), GatewayErro
             _ => {} // thinking replayed in history: no other format can take it back
         }
     }
-    if assistant {
-        let mut m = Message::new(Role::Assistant, text);
-        m.tool_calls = calls;
-        out.push(m);
-    } else {
-        let only_results = !results.is_empty() && text.is_empty();
-        out.extend(results);
-        if !only_results {
-            out.push(Message::new(Role::User, text));
-        }
+    let role = if assistant { Role::Assistant } else { Role::User };
+    let only_results = !results.is_empty() && parts.is_empty();
+    out.extend(results);
+    if !only_results {
+        out.push(Message { content: parts, tool_calls: calls, ..Message::new(role, "") });
     }
     Ok(())
+}
+
+/// `tool_choice`: `{type: "auto" | "any" | "tool" | "none", name?, disable_parallel_tool_use?}`;
+/// `any` is a required call. `disable_parallel_tool_use: true` is at most one call.
+fn tool_choice(v: &Value) -> Result<(ToolChoice, Option<bool>), GatewayError> {
+    let o = field::object(v, "tool_choice")?;
+    let choice = match field::one_of(o, "type", "tool_choice", &["auto", "any", "tool", "none"])? {
+        "auto" => ToolChoice::Auto,
+        "any" => ToolChoice::Required,
+        "none" => ToolChoice::None,
+        _ => ToolChoice::Tool {
+            name: field::string(o, "name", "tool_choice", "the name of one of the tools")?.to_string(),
+        },
+    };
+    let parallel = match field::opt(o, "disable_parallel_tool_use") {
+        None => None,
+        Some(_) => Some(!field::opt_bool(o, "disable_parallel_tool_use", "tool_choice")?),
+    };
+    Ok((choice, parallel))
+}
+
+/// Structured output: `output_config.format` (or the beta's `output_format`), `{type:
+/// "json_schema", schema}` (https://platform.claude.com/docs/en/build-with-claude/structured-outputs).
+fn output_format(o: &Map<String, Value>) -> Result<Option<ResponseFormat>, GatewayError> {
+    let config = match field::opt(o, "output_config") {
+        None => None,
+        Some(v) => field::opt(field::object(v, "output_config")?, "format").map(|f| (f, "output_config.format")),
+    };
+    let (format, path) =
+        match (config, field::opt(o, "output_format")) {
+            (Some(_), Some(_)) => return Err(GatewayError::invalid(
+                "output_config.format and output_format both give the output's format; give one (output_config.format)",
+            )),
+            (Some(given), None) => given,
+            (None, Some(format)) => (format, "output_format"),
+            (None, None) => return Ok(None),
+        };
+    let f = field::object(format, path)?;
+    field::one_of(f, "type", path, &["json_schema"])?;
+    super::json_schema_format(f, path).map(Some)
+}
+
+/// The block's `source` object.
+fn source_object<'a>(b: &'a Map<String, Value>, sp: &str) -> Result<&'a Map<String, Value>, GatewayError> {
+    match field::opt(b, "source") {
+        None => Err(field::missing(sp, "{type: \"base64\", media_type, data} or {type: \"url\", url}")),
+        Some(v) => field::object(v, sp),
+    }
+}
+
+/// An image's or document's `source`: `{type: "base64", media_type, data}` or `{type: "url",
+/// url}` (a stored `file` is refused by name).
+fn source(b: &Map<String, Value>, path: &str) -> Result<Source, GatewayError> {
+    let sp = child(path, "source");
+    let s = source_object(b, &sp)?;
+    match field::one_of(s, "type", &sp, &["base64", "url", "file"])? {
+        "base64" => media::from_data(
+            field::string(s, "data", &sp, "the bytes as base64")?,
+            field::string(s, "media_type", &sp, "the media type, e.g. \"image/png\"")?,
+            &sp,
+        ),
+        "url" => media::from_url(field::string(s, "url", &sp, "the URL")?, None, &child(&sp, "url")),
+        _ => Err(media::stored_file(&sp, "send the bytes as a base64 source instead")),
+    }
+}
+
+/// A `document` block: a PDF (or another file) by base64 or URL, or a plain-text document,
+/// which is sent as its text (what any format can carry). Its `title` is the file's name.
+fn document(b: &Map<String, Value>, path: &str) -> Result<Part, GatewayError> {
+    let sp = child(path, "source");
+    let s = source_object(b, &sp)?;
+    if field::one_of(s, "type", &sp, &["base64", "url", "text", "file"])? == "text" {
+        return Ok(Part::Text { text: field::string(s, "data", &sp, "the document's text")?.to_string() });
+    }
+    let mut source = source(b, path)?;
+    // A document by URL alone: a PDF unless its name says otherwise, as Anthropic reads it.
+    if let Source::Url { url, media_type: media_type @ None } = &mut source {
+        *media_type = Some(media::media_type_of_name(url).unwrap_or("application/pdf").to_string());
+    }
+    Ok(Part::File { source, filename: field::opt_string(b, "title", path)?.map(str::to_string) })
 }
 
 /// A list of `{type: "text", text}` blocks, joined.
@@ -331,10 +430,11 @@ fn usage(u: Usage) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chat::Source;
     use crate::gateway::parse_request as parse;
 
     fn meta() -> Meta {
-        Meta { id: "msg_1".into(), created: 9, model: "m".into() }
+        Meta { id: "msg_1".into(), created: 9, model: "m".into(), echo: Value::Null }
     }
 
     fn err(body: Value) -> String {
@@ -367,10 +467,10 @@ mod tests {
         assert_eq!((r.max_tokens, r.stop.clone()), (Some(100), vec!["X".to_string()]));
         let roles: Vec<Role> = r.messages.iter().map(|m| m.role).collect();
         assert_eq!(roles, [Role::System, Role::User, Role::Assistant, Role::Tool, Role::User]);
-        assert_eq!(r.messages[2].content, "checking");
+        assert_eq!(r.messages[2].text(), "checking");
         assert_eq!(r.messages[2].tool_calls[0].arguments, "{\"city\":\"Oslo\"}");
-        assert_eq!((r.messages[3].content.as_str(), r.messages[3].tool_call_id.as_deref()), ("sunny", Some("toolu_1")));
-        assert_eq!(r.messages[4].content, "thanks");
+        assert_eq!((&*r.messages[3].text(), r.messages[3].tool_call_id.as_deref()), ("sunny", Some("toolu_1")));
+        assert_eq!(r.messages[4].text(), "thanks");
         assert_eq!(r.tools[0].parameters, json!({"type": "object"}));
     }
 
@@ -386,8 +486,8 @@ mod tests {
             "messages[1].role must be one of \"user\", \"assistant\" (got \"system\")"
         );
         assert_eq!(
-            err(json!({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "image"}]}]})),
-            "messages[0].content[0].type must be one of \"text\", \"tool_result\" (got \"image\")"
+            err(json!({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "audio"}]}]})),
+            "messages[0].content[0].type must be one of \"text\", \"image\", \"document\", \"tool_result\" (got \"audio\")"
         );
         assert_eq!(
             err(json!({"model": "m", "max_tokens": 5, "messages": [{"role": "user"}]})),
@@ -401,6 +501,171 @@ mod tests {
             err(json!({"model": "m", "max_tokens": 5, "messages": [user], "tools": [{"type": "web_search_20250305", "name": "s"}]})),
             "tools[0].type must be \"custom\" or omitted (got \"web_search_20250305\"); server tools run at Anthropic only"
         );
+    }
+
+    fn base64(media_type: &str, data: &str) -> Value {
+        json!({"type": "base64", "media_type": media_type, "data": data})
+    }
+
+    fn data(data: &str, media_type: &str) -> Source {
+        Source::Data { data: data.into(), media_type: media_type.into() }
+    }
+
+    #[test]
+    fn reads_images_and_documents() {
+        let text = |t: &str| Part::Text { text: t.into() };
+        let cases = [
+            (
+                "a base64 image, then text",
+                json!([{"type": "image", "source": base64("image/jpeg", "/9j/4AAQ")}, {"type": "text", "text": "what is this?"}]),
+                vec![Part::Image { source: data("/9j/4AAQ", "image/jpeg") }, text("what is this?")],
+            ),
+            (
+                "an image by URL",
+                json!([{"type": "image", "source": {"type": "url", "url": "https://x.example/cat.png"}}]),
+                vec![Part::Image { source: Source::Url { url: "https://x.example/cat.png".into(), media_type: None } }],
+            ),
+            (
+                "a base64 PDF with its title",
+                json!([{"type": "document", "source": base64("application/pdf", "JVBERi0x"), "title": "a.pdf", "citations": {"enabled": true}}]),
+                vec![Part::File { source: data("JVBERi0x", "application/pdf"), filename: Some("a.pdf".into()) }],
+            ),
+            (
+                "a PDF by URL",
+                json!([{"type": "document", "source": {"type": "url", "url": "https://x.example/report"}}]),
+                vec![Part::File {
+                    source: Source::Url {
+                        url: "https://x.example/report".into(),
+                        media_type: Some("application/pdf".into()),
+                    },
+                    filename: None,
+                }],
+            ),
+            (
+                "a plain-text document as its text",
+                json!([{"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "notes"}}, {"type": "text", "text": "sum up"}]),
+                vec![text("notes"), text("sum up")],
+            ),
+            (
+                "text blocks",
+                json!([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]),
+                vec![text("a"), text("b")],
+            ),
+        ];
+        for (case, content, expected) in cases {
+            let body = json!({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": content}]});
+            let call = parse(ClientFormat::Anthropic, &body.to_string()).unwrap();
+            assert_eq!(
+                call.request.messages,
+                vec![Message { content: expected, ..Message::new(Role::User, "") }],
+                "{case}"
+            );
+        }
+    }
+
+    #[test]
+    fn reads_tool_choice_top_p_and_structured_output() {
+        let tools = json!([{"name": "f", "input_schema": {"type": "object"}}]);
+        let schema = json!({"type": "json_schema", "schema": {"type": "object"}});
+        let json_schema = Some(ResponseFormat::Json {
+            schema: Some(json!({"type": "object"})),
+            name: None,
+            description: None,
+            strict: None,
+        });
+        let cases = [
+            (json!({"top_p": 0.7, "top_k": 5}), (Some(0.7), None, None, None)),
+            (json!({"tool_choice": {"type": "auto"}, "tools": tools}), (None, Some(ToolChoice::Auto), None, None)),
+            (
+                json!({"tool_choice": {"type": "any", "disable_parallel_tool_use": true}, "tools": tools}),
+                (None, Some(ToolChoice::Required), Some(false), None),
+            ),
+            (
+                json!({"tool_choice": {"type": "tool", "name": "f", "disable_parallel_tool_use": false}, "tools": tools}),
+                (None, Some(ToolChoice::Tool { name: "f".into() }), Some(true), None),
+            ),
+            (json!({"tool_choice": {"type": "none"}}), (None, Some(ToolChoice::None), None, None)),
+            (json!({"output_config": {"format": schema, "effort": "low"}}), (None, None, None, json_schema.clone())),
+            (json!({"output_format": schema}), (None, None, None, json_schema.clone())),
+            (json!({"output_config": {"effort": "low"}}), (None, None, None, None)),
+        ];
+        for (fields, expected) in cases {
+            let mut body = json!({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]});
+            body.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
+            let r = parse(ClientFormat::Anthropic, &body.to_string()).unwrap().request;
+            assert_eq!((r.top_p, r.tool_choice, r.parallel_tool_calls, r.response_format), expected, "{fields}");
+        }
+    }
+
+    #[test]
+    fn names_the_block_or_parameter_in_400s() {
+        let with =
+            |content: Value| json!({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": content}]});
+        let ask = |fields: Value| {
+            let mut body = with(json!("hi"));
+            body.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
+            body
+        };
+        let cases = [
+            (
+                with(json!([{"type": "image"}])),
+                "messages[0].content[0].source is missing; give {type: \"base64\", media_type, data} or {type: \"url\", \
+                 url}",
+            ),
+            (
+                with(json!([{"type": "image", "source": {"type": "file", "file_id": "file_1"}}])),
+                "messages[0].content[0].source names a file stored at a provider, which the gateway cannot forward to \
+                 another; send the bytes as a base64 source instead",
+            ),
+            (
+                with(json!([{"type": "image", "source": base64("image/png", "")}])),
+                "messages[0].content[0].source.data must be the bytes as base64 (got \"\")",
+            ),
+            (
+                with(json!([{"type": "image", "source": base64("png", "iVBO")}])),
+                "messages[0].content[0].source.media_type must be a media type such as \"image/png\" or \
+                 \"application/pdf\" (got \"png\")",
+            ),
+            (
+                with(json!([{"type": "image", "source": base64("application/pdf", "JVBE")}])),
+                "messages[0].content[0] is an image of media type \"application/pdf\"; send an image (image/png, \
+                 image/jpeg, image/gif, image/webp) or send the file as a file or document",
+            ),
+            (
+                with(json!([{"type": "document", "source": {"type": "content", "content": []}}])),
+                "messages[0].content[0].source.type must be one of \"base64\", \"url\", \"text\", \"file\" (got \
+                 \"content\")",
+            ),
+            (
+                json!({"model": "m", "max_tokens": 5, "messages": [{"role": "assistant", "content": [{"type": "image", "source": base64("image/png", "iVBO")}]}]}),
+                "messages[0].content[0].type must be one of \"text\", \"tool_use\", \"thinking\", \"redacted_thinking\" \
+                 (got \"image\")",
+            ),
+            (
+                ask(json!({"tool_choice": {"type": "required"}})),
+                "tool_choice.type must be one of \"auto\", \"any\", \"tool\", \"none\" (got \"required\")",
+            ),
+            (
+                ask(json!({"tool_choice": {"type": "tool", "name": "g"}, "tools": [{"name": "f"}]})),
+                "tool_choice names the tool \"g\", which is not one of the tools (tools: [\"f\"])",
+            ),
+            (ask(json!({"top_p": -1})), "top_p must be a number from 0 to 1 (got -1)"),
+            (
+                ask(json!({"output_format": {"type": "json_object"}})),
+                "output_format.type must be one of \"json_schema\" (got \"json_object\")",
+            ),
+            (
+                ask(json!({"output_config": {"format": {"type": "json_schema"}}})),
+                "output_config.format.schema is missing; give a JSON Schema object",
+            ),
+            (
+                ask(json!({"output_config": {"format": {"type": "json_schema", "schema": {}}}, "output_format": {"type": "json_schema", "schema": {}}})),
+                "output_config.format and output_format both give the output's format; give one (output_config.format)",
+            ),
+        ];
+        for (body, message) in cases {
+            assert_eq!(err(body.clone()), message, "for {body}");
+        }
     }
 
     #[test]

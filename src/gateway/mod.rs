@@ -1,7 +1,8 @@
 //! The edge gateway's translation layer: client wire formats in, client wire formats out.
 //!
-//! A gateway serves clients that already speak OpenAI Chat Completions or Anthropic Messages
-//! (the official SDKs, curl, chat UIs) from any route, whatever format its targets speak. So it
+//! A gateway serves clients that already speak OpenAI Chat Completions, OpenAI Responses or
+//! Anthropic Messages (the official SDKs, curl, chat UIs, agent frameworks) from any route,
+//! whatever format its targets speak. So it
 //! translates twice, always through the normalized types of [`crate::chat`]: a client's request
 //! body becomes a [`ChatRequest`] ([`parse_request`]), and the normalized answer, deltas and
 //! failures become the client's JSON body, SSE events and error shape ([`StreamEncoder`],
@@ -13,10 +14,11 @@
 
 pub mod anthropic;
 pub mod openai;
+pub mod responses;
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
-use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Usage};
+use crate::chat::{Answer, ChatRequest, Delta, FinishReason, ResponseFormat, Tool, ToolChoice, Usage};
 use crate::config::{parse_ms, Cors, GatewayConfig};
 use crate::outcome::{Failure, FailureClass};
 
@@ -30,6 +32,8 @@ pub enum ClientFormat {
     OpenAi,
     /// `POST /v1/messages`.
     Anthropic,
+    /// `POST /v1/responses`.
+    Responses,
 }
 
 impl ClientFormat {
@@ -37,6 +41,7 @@ impl ClientFormat {
         match name {
             "openai" => Some(ClientFormat::OpenAi),
             "anthropic" => Some(ClientFormat::Anthropic),
+            "responses" => Some(ClientFormat::Responses),
             _ => None,
         }
     }
@@ -51,6 +56,9 @@ pub struct ClientCall {
     /// OpenAI `stream_options.include_usage`: end the stream with a usage-only chunk.
     pub include_usage: bool,
     pub request: ChatRequest,
+    /// The request's settings a response object repeats back (Responses' `instructions`,
+    /// `tools`, `temperature`…), for [`Meta::echo`]; null for the formats that repeat none.
+    pub echo: Value,
 }
 
 /// Parses a client's request body in its format. A mistake is a 400 naming the field.
@@ -63,6 +71,7 @@ pub fn parse_request(format: ClientFormat, body: &str) -> Result<ClientCall, Gat
     match format {
         ClientFormat::OpenAi => openai::parse_request(&value),
         ClientFormat::Anthropic => anthropic::parse_request(&value),
+        ClientFormat::Responses => responses::parse_request(&value),
     }
 }
 
@@ -70,12 +79,14 @@ pub fn parse_request(format: ClientFormat, body: &str) -> Result<ClientCall, Gat
 /// the randomness the core does not have.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Meta {
-    /// Unique per response, e.g. `chatcmpl-…` or `msg_…`.
+    /// Unique per response, e.g. `chatcmpl-…`, `msg_…` or `resp_…`.
     pub id: String,
-    /// Seconds since the Unix epoch (OpenAI's `created`).
+    /// Seconds since the Unix epoch (OpenAI's `created`, Responses' `created_at`).
     pub created: u64,
     /// The model that answered (the provider's word, else the target's configured model).
     pub model: String,
+    /// The client's [`ClientCall::echo`].
+    pub echo: Value,
 }
 
 /// A whole, non-streamed answer as the client's JSON body.
@@ -83,6 +94,7 @@ pub fn answer_body(format: ClientFormat, meta: &Meta, answer: &Answer) -> String
     match format {
         ClientFormat::OpenAi => openai::answer_body(meta, answer),
         ClientFormat::Anthropic => anthropic::answer_body(meta, answer),
+        ClientFormat::Responses => responses::answer_body(meta, answer),
     }
 }
 
@@ -93,6 +105,7 @@ pub fn answer_body(format: ClientFormat, meta: &Meta, answer: &Answer) -> String
 pub enum StreamEncoder {
     OpenAi(openai::StreamEncoder),
     Anthropic(anthropic::StreamEncoder),
+    Responses(responses::StreamEncoder),
 }
 
 impl StreamEncoder {
@@ -100,6 +113,7 @@ impl StreamEncoder {
         match format {
             ClientFormat::OpenAi => StreamEncoder::OpenAi(openai::StreamEncoder::new(meta, include_usage)),
             ClientFormat::Anthropic => StreamEncoder::Anthropic(anthropic::StreamEncoder::new(meta)),
+            ClientFormat::Responses => StreamEncoder::Responses(responses::StreamEncoder::new(meta)),
         }
     }
 
@@ -108,6 +122,7 @@ impl StreamEncoder {
         match self {
             StreamEncoder::OpenAi(e) => e.meta.model = model.to_string(),
             StreamEncoder::Anthropic(e) => e.meta.model = model.to_string(),
+            StreamEncoder::Responses(e) => e.meta.model = model.to_string(),
         }
     }
 
@@ -115,6 +130,7 @@ impl StreamEncoder {
         match self {
             StreamEncoder::OpenAi(e) => e.delta(delta, out),
             StreamEncoder::Anthropic(e) => e.delta(delta, out),
+            StreamEncoder::Responses(e) => e.delta(delta, out),
         }
     }
 
@@ -122,6 +138,7 @@ impl StreamEncoder {
         match self {
             StreamEncoder::OpenAi(e) => e.finish(finish_reason, usage, out),
             StreamEncoder::Anthropic(e) => e.finish(finish_reason, usage, out),
+            StreamEncoder::Responses(e) => e.finish(finish_reason, usage, out),
         }
     }
 
@@ -129,11 +146,12 @@ impl StreamEncoder {
         match self {
             StreamEncoder::OpenAi(e) => e.fail(error, out),
             StreamEncoder::Anthropic(e) => e.fail(error, out),
+            StreamEncoder::Responses(e) => e.fail(error, out),
         }
     }
 }
 
-/// (input, output) token counts for a client body. Both client formats require numbers, so a
+/// (input, output) token counts for a client body. Every client format requires numbers, so a
 /// count the provider did not report (or reported as no count) is sent as 0.
 pub(crate) fn token_counts(usage: Usage) -> (u64, u64) {
     (usage.input_tokens.unwrap_or(0), usage.output_tokens.unwrap_or(0))
@@ -288,13 +306,13 @@ impl GatewayError {
         }
     }
 
-    /// The error body in the client's format: OpenAI `{"error":{"message","type","code"}}`,
-    /// Anthropic `{"type":"error","error":{"type","message"}}`.
+    /// The error body in the client's format: OpenAI's (Chat Completions and Responses alike)
+    /// `{"error":{"message","type","code"}}`, Anthropic `{"type":"error","error":{"type","message"}}`.
     pub fn body(&self, format: ClientFormat) -> Value {
         // A spent quota is a 429 to both SDKs, but each names it its own way.
         let quota = self.class == Some(FailureClass::Quota);
         match format {
-            ClientFormat::OpenAi => {
+            ClientFormat::OpenAi | ClientFormat::Responses => {
                 let kind = if quota { "insufficient_quota" } else { self.kind };
                 json!({ "error": { "message": self.message, "type": kind, "code": self.code, "param": null } })
             }
@@ -379,6 +397,51 @@ pub fn models_body(names: &[String], created: u64) -> String {
         .map(|n| json!({ "id": n, "object": "model", "created": created, "owned_by": "llm-baton" }))
         .collect();
     json!({ "object": "list", "data": data }).to_string()
+}
+
+/// `"auto"`, `"none"` or `"required"`, the words every OpenAI format uses for a tool choice.
+pub(crate) fn tool_choice_word(word: &str) -> Option<ToolChoice> {
+    match word {
+        "auto" => Some(ToolChoice::Auto),
+        "none" => Some(ToolChoice::None),
+        "required" => Some(ToolChoice::Required),
+        _ => None,
+    }
+}
+
+/// A tool choice the request's tools can satisfy: a named tool is one of them, and
+/// `required` needs some. `path` is the client's field.
+pub(crate) fn check_tool_choice(choice: ToolChoice, tools: &[Tool], path: &str) -> Result<ToolChoice, GatewayError> {
+    match &choice {
+        ToolChoice::Required if tools.is_empty() => Err(GatewayError::invalid(format!(
+            "{path} requires a tool call but tools is empty; give the tools the model must choose from"
+        ))),
+        ToolChoice::Tool { name } if !tools.iter().any(|t| &t.name == name) => {
+            let names: Vec<String> = tools.iter().map(|t| json!(t.name).to_string()).collect();
+            Err(GatewayError::invalid(format!(
+                "{path} names the tool {}, which is not one of the tools (tools: [{}])",
+                json!(name),
+                names.join(", ")
+            )))
+        }
+        _ => Ok(choice),
+    }
+}
+
+/// A JSON Schema output format, `{name?, schema, description?, strict?}` at `path`: OpenAI
+/// Chat's `json_schema` and Responses' `text.format`.
+pub(crate) fn json_schema_format(o: &Map<String, Value>, path: &str) -> Result<ResponseFormat, GatewayError> {
+    let schema = match field::opt(o, "schema") {
+        None => return Err(field::missing(&field::child(path, "schema"), "a JSON Schema object")),
+        Some(s @ Value::Object(_)) => s.clone(),
+        Some(other) => return Err(field::wrong(&field::child(path, "schema"), "a JSON Schema object", other)),
+    };
+    Ok(ResponseFormat::Json {
+        schema: Some(schema),
+        name: field::opt_string(o, "name", path)?.map(str::to_string),
+        description: field::opt_string(o, "description", path)?.map(str::to_string),
+        strict: field::opt_flag(o, "strict", path)?,
+    })
 }
 
 /// "a list", "a number"…: what a value was, for messages.
@@ -479,6 +542,37 @@ pub(crate) mod field {
         }
     }
 
+    /// `top_p`: a probability mass from 0 to 1.
+    pub fn opt_top_p(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<f64>, GatewayError> {
+        match opt(o, key) {
+            None => Ok(None),
+            Some(v) => match v.as_f64() {
+                Some(n) if (0.0..=1.0).contains(&n) => Ok(Some(n)),
+                _ => Err(wrong(&child(path, key), "a number from 0 to 1", v)),
+            },
+        }
+    }
+
+    /// `seed`: a whole number a JavaScript number holds exactly.
+    pub fn opt_seed(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<i64>, GatewayError> {
+        const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+        match opt(o, key) {
+            None => Ok(None),
+            Some(v) => match v.as_f64() {
+                Some(n) if n.fract() == 0.0 && n.abs() <= MAX_SAFE_INTEGER => Ok(Some(n as i64)),
+                _ => Err(wrong(&child(path, key), "a whole number (a JavaScript safe integer)", v)),
+            },
+        }
+    }
+
+    /// `parallel_tool_calls`: absent is the provider's default.
+    pub fn opt_flag(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bool>, GatewayError> {
+        match opt(o, key) {
+            None => Ok(None),
+            Some(_) => opt_bool(o, key, path).map(Some),
+        }
+    }
+
     /// `stop` / `stop_sequences`: one string or a list of strings.
     pub fn opt_stop(o: &Map<String, Value>, key: &str, path: &str) -> Result<Vec<String>, GatewayError> {
         let p = child(path, key);
@@ -509,6 +603,109 @@ pub(crate) mod field {
         } else {
             Err(wrong(&child(path, key), &expected, &Value::String(s.to_string())))
         }
+    }
+}
+
+/// Images and files as clients send them: a URL (a `data:` URL carries the bytes), or base64
+/// data with its media type. Every mistake names the field.
+pub(crate) mod media {
+    use serde_json::json;
+
+    use super::GatewayError;
+    use crate::chat::{Part, Role, Source};
+
+    /// An image's or file's `url` as a client gave it: a base64 `data:` URL is read as its data
+    /// and media type (what OpenAI clients send inline); any other URL is fetched by the provider.
+    pub fn from_url(url: &str, media_type: Option<&str>, path: &str) -> Result<Source, GatewayError> {
+        if url.is_empty() {
+            return Err(GatewayError::invalid(format!("{path} must be a URL or a data: URL (got \"\")")));
+        }
+        let Some(rest) = url.strip_prefix("data:") else {
+            return Ok(Source::Url { url: url.to_string(), media_type: media_type.map(str::to_string) });
+        };
+        let not_base64 = || {
+            GatewayError::invalid(format!(
+                "{path} is a data: URL but not a base64 one with a media type; give it as \
+                 data:<media type>;base64,<data>"
+            ))
+        };
+        let (head, data) = rest.split_once(',').ok_or_else(not_base64)?;
+        let mut params = head.split(';');
+        let named = params.next().filter(|t| is_media_type(t)).map(str::to_ascii_lowercase);
+        if !params.any(|p| p.eq_ignore_ascii_case("base64")) || data.is_empty() {
+            return Err(not_base64());
+        }
+        let media_type = named.or_else(|| media_type.map(str::to_string)).ok_or_else(not_base64)?;
+        Ok(Source::Data { data: data.to_string(), media_type })
+    }
+
+    /// Base64 `data` with its `media_type`, e.g. Anthropic's `{type: "base64", media_type, data}`.
+    pub fn from_data(data: &str, media_type: &str, path: &str) -> Result<Source, GatewayError> {
+        if data.is_empty() {
+            return Err(GatewayError::invalid(format!("{path}.data must be the bytes as base64 (got \"\")")));
+        }
+        if !is_media_type(media_type) {
+            return Err(GatewayError::invalid(format!(
+                "{path}.media_type must be a media type such as \"image/png\" or \"application/pdf\" (got {})",
+                json!(media_type)
+            )));
+        }
+        Ok(Source::Data { data: data.to_string(), media_type: media_type.to_ascii_lowercase() })
+    }
+
+    /// A file's media type from its name, for a file given by URL alone: the documents providers
+    /// read (PDF, plain text).
+    pub fn media_type_of_name(name: &str) -> Option<&'static str> {
+        let name = name.split(['?', '#']).next().unwrap_or(name).to_ascii_lowercase();
+        match name.rsplit_once('.')?.1 {
+            "pdf" => Some("application/pdf"),
+            "txt" => Some("text/plain"),
+            _ => None,
+        }
+    }
+
+    /// `part` at `path` in a message of `role`: only a user message may carry an image or a
+    /// file, and an image's media type is an image's.
+    pub fn check_role(part: Part, role: Role, path: &str) -> Result<Part, GatewayError> {
+        let kind = match &part {
+            Part::Text { .. } => return Ok(part),
+            Part::Image { source } => match source.media_type() {
+                Some(other) if !other.starts_with("image/") => {
+                    return Err(GatewayError::invalid(format!(
+                        "{path} is an image of media type {}; send an image (image/png, image/jpeg, image/gif, \
+                         image/webp) or send the file as a file or document",
+                        json!(other)
+                    )))
+                }
+                _ => "an image",
+            },
+            Part::File { .. } => "a file",
+        };
+        if role == Role::User {
+            return Ok(part);
+        }
+        let role = match role {
+            Role::System => "a system",
+            Role::Assistant => "an assistant",
+            Role::Tool => "a tool",
+            Role::User => "a user",
+        };
+        Err(GatewayError::invalid(format!(
+            "{path} is {kind}, but only user messages carry images and files (this is {role} message)"
+        )))
+    }
+
+    /// A stored-file reference (`file_id`): the gateway forwards no provider's files.
+    pub fn stored_file(path: &str, instead: &str) -> GatewayError {
+        GatewayError::invalid(format!(
+            "{path} names a file stored at a provider, which the gateway cannot forward to another; {instead}"
+        ))
+    }
+
+    fn is_media_type(s: &str) -> bool {
+        let token =
+            |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b));
+        s.split_once('/').is_some_and(|(t, sub)| token(t) && token(sub))
     }
 }
 
@@ -671,7 +868,7 @@ mod tests {
 
     #[test]
     fn unknown_usage_is_sent_as_zero_where_clients_need_a_number() {
-        let meta = Meta { id: "x".into(), created: 1, model: "m".into() };
+        let meta = Meta { id: "x".into(), created: 1, model: "m".into(), echo: Value::Null };
         let answer = Answer {
             text: "Hi".into(),
             reasoning: String::new(),
@@ -733,7 +930,7 @@ mod tests {
 
     #[test]
     fn bodies_that_are_not_objects() {
-        for format in [ClientFormat::OpenAi, ClientFormat::Anthropic] {
+        for format in [ClientFormat::OpenAi, ClientFormat::Anthropic, ClientFormat::Responses] {
             let e = parse_request(format, "{").unwrap_err();
             assert_eq!(e.status, 400);
             assert!(e.message.starts_with("the request body is not valid JSON"), "{}", e.message);

@@ -1,18 +1,22 @@
 //! OpenAI Chat Completions as a gateway client speaks it: `POST /v1/chat/completions`.
 //!
-//! Requests accept what the official SDK sends: `content` as a string, null or a list of text
-//! parts, `developer` as a system turn, `max_completion_tokens` as `max_tokens`, tools as
-//! `{type: "function", function}`. Fields the gateway has no use for (`top_p`, `user`,
-//! `tool_choice`…) are ignored rather than refused, as compatible servers do; what it cannot
-//! honour (images, `n` > 1) is refused by name. A stream is chunks of `chat.completion.chunk`
+//! Requests accept what the official SDK sends: `content` as a string, null or a list of parts
+//! (`text`; in a user message also `image_url`, by URL or a `data:` URL, and `file` with its
+//! `file_data`), `developer` as a system turn, `max_completion_tokens` as `max_tokens`, tools as
+//! `{type: "function", function}`, `top_p`, `seed`, `tool_choice`, `parallel_tool_calls` and
+//! `response_format`. Fields the gateway has no use for (`user`, `logprobs`…) are ignored rather
+//! than refused, as compatible servers do; what it cannot honour (`input_audio`, a stored
+//! `file_id`, `n` > 1) is refused by name. A stream is chunks of `chat.completion.chunk`
 //! (the first carries the role), a chunk with `finish_reason`, a usage-only chunk when the client
 //! asked with `stream_options.include_usage`, then `data: [DONE]`.
 
 use serde_json::{json, Map, Value};
 
 use super::field::{self, child};
-use super::{sse, ClientCall, GatewayError, Meta};
-use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, Tool, ToolCall, Usage};
+use super::{media, sse, ClientCall, GatewayError, Meta};
+use crate::chat::{
+    Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
+};
 use crate::format::openai_chat::wire_finish_reason;
 
 pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
@@ -49,14 +53,23 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         Some(n) => Some(n),
         None => field::opt_tokens(o, "max_tokens", "")?,
     };
+    let tool_choice = match field::opt(o, "tool_choice") {
+        None => None,
+        Some(v) => Some(super::check_tool_choice(tool_choice(v)?, &tools, "tool_choice")?),
+    };
     let request = ChatRequest {
         messages,
         max_tokens,
         temperature: field::opt_temperature(o, "temperature", "")?,
+        top_p: field::opt_top_p(o, "top_p", "")?,
+        seed: field::opt_seed(o, "seed", "")?,
         stop: field::opt_stop(o, "stop", "")?,
         tools,
+        tool_choice,
+        parallel_tool_calls: field::opt_flag(o, "parallel_tool_calls", "")?,
+        response_format: response_format(field::opt(o, "response_format"))?,
     };
-    Ok(ClientCall { model, stream, include_usage, request })
+    Ok(ClientCall { model, stream, include_usage, request, echo: Value::Null })
 }
 
 fn message(v: &Value, path: &str) -> Result<Message, GatewayError> {
@@ -67,7 +80,7 @@ fn message(v: &Value, path: &str) -> Result<Message, GatewayError> {
         "assistant" => Role::Assistant,
         _ => Role::Tool,
     };
-    let mut m = Message::new(role, content(o, path)?);
+    let mut m = Message { content: content(o, role, path)?, ..Message::new(role, "") };
     if role == Role::Assistant {
         if let Some(calls) = field::opt(o, "tool_calls") {
             let p = child(path, "tool_calls");
@@ -85,29 +98,120 @@ fn message(v: &Value, path: &str) -> Result<Message, GatewayError> {
     Ok(m)
 }
 
-/// `content`: a string, null, or a list of `{type: "text", text}` parts (joined).
-fn content(o: &Map<String, Value>, path: &str) -> Result<String, GatewayError> {
+/// `content`: a string, null, or a list of parts.
+fn content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec<Part>, GatewayError> {
     let p = child(path, "content");
     match field::opt(o, "content") {
-        None => Ok(String::new()),
-        Some(Value::String(s)) => Ok(s.clone()),
+        None => Ok(Vec::new()),
+        Some(Value::String(s)) => Ok(Message::new(role, s.clone()).content),
         Some(Value::Array(parts)) => {
-            let mut text = String::new();
-            for (i, part) in parts.iter().enumerate() {
-                let pp = format!("{p}[{i}]");
-                let po = field::object(part, &pp)?;
-                let kind = field::string(po, "type", &pp, "\"text\"")?;
-                if kind != "text" {
-                    return Err(GatewayError::invalid(format!(
-                        "{pp}.type must be \"text\" (got {}); the gateway forwards text only",
-                        json!(kind)
-                    )));
-                }
-                text.push_str(field::string(po, "text", &pp, "the part's text")?);
-            }
-            Ok(text)
+            parts.iter().enumerate().map(|(i, v)| content_part(v, role, &format!("{p}[{i}]"))).collect()
         }
-        Some(other) => Err(field::wrong(&p, "a string, null or a list of text parts", other)),
+        Some(other) => Err(field::wrong(&p, "a string, null or a list of content parts", other)),
+    }
+}
+
+/// One content part: `text` (`refusal` in an assistant's replayed turn), `image_url` or `file`.
+fn content_part(v: &Value, role: Role, path: &str) -> Result<Part, GatewayError> {
+    const KINDS: &[&str] = &["text", "image_url", "file", "refusal"];
+    let o = field::object(v, path)?;
+    let kind = field::string(o, "type", path, "one of \"text\", \"image_url\", \"file\"")?;
+    let part = match kind {
+        "text" => Part::Text { text: field::string(o, "text", path, "the part's text")?.to_string() },
+        "refusal" => Part::Text { text: field::string(o, "refusal", path, "the refusal's text")?.to_string() },
+        "image_url" => {
+            let ip = child(path, "image_url");
+            let image = match field::opt(o, "image_url") {
+                None => return Err(field::missing(&ip, "{url}")),
+                Some(v) => field::object(v, &ip)?,
+            };
+            let url = field::string(image, "url", &ip, "the image's URL or a data: URL")?;
+            Part::Image { source: media::from_url(url, None, &child(&ip, "url"))? }
+        }
+        "file" => {
+            let fp = child(path, "file");
+            let file = match field::opt(o, "file") {
+                None => return Err(field::missing(&fp, "{file_data, filename}")),
+                Some(v) => field::object(v, &fp)?,
+            };
+            if field::opt(file, "file_id").is_some() && field::opt(file, "file_data").is_none() {
+                return Err(media::stored_file(&child(&fp, "file_id"), "send the file's bytes as file_data instead"));
+            }
+            let filename = field::opt_string(file, "filename", &fp)?;
+            let data = field::string(file, "file_data", &fp, "the file as a data: URL")?;
+            let dp = child(&fp, "file_data");
+            if data.is_empty() {
+                return Err(field::wrong(&dp, "the file as a data: URL", &json!(data)));
+            }
+            // A bare base64 string: the media type from the file's name.
+            let source = if data.starts_with("data:") {
+                media::from_url(data, None, &dp)?
+            } else {
+                match filename.and_then(media::media_type_of_name) {
+                    Some(media_type) => media::from_data(data, media_type, &fp)?,
+                    None => {
+                        return Err(GatewayError::invalid(format!(
+                            "{dp} must be a data: URL (data:application/pdf;base64,<data>), or base64 with a \
+                             filename ending in .pdf or .txt"
+                        )))
+                    }
+                }
+            };
+            Part::File { source, filename: filename.map(str::to_string) }
+        }
+        "input_audio" => {
+            return Err(GatewayError::invalid(format!(
+                "{path} is input_audio, which the gateway does not forward; send text, image_url or file parts"
+            )))
+        }
+        other => {
+            let listed: Vec<String> = KINDS.iter().map(|k| format!("\"{k}\"")).collect();
+            return Err(GatewayError::invalid(format!(
+                "{path}.type must be one of {} (got {})",
+                listed.join(", "),
+                json!(other)
+            )));
+        }
+    };
+    media::check_role(part, role, path)
+}
+
+/// `tool_choice`: `"auto"`, `"none"`, `"required"` or `{type: "function", function: {name}}`.
+fn tool_choice(v: &Value) -> Result<ToolChoice, GatewayError> {
+    const EXPECTED: &str =
+        "\"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}";
+    match v {
+        Value::String(s) => super::tool_choice_word(s).ok_or_else(|| field::wrong("tool_choice", EXPECTED, v)),
+        Value::Object(o) => {
+            field::one_of(o, "type", "tool_choice", &["function"])?;
+            let f = match field::opt(o, "function") {
+                None => return Err(field::missing("tool_choice.function", "{name}")),
+                Some(f) => field::object(f, "tool_choice.function")?,
+            };
+            Ok(ToolChoice::Tool {
+                name: field::string(f, "name", "tool_choice.function", "the name of one of the tools")?.to_string(),
+            })
+        }
+        other => Err(field::wrong("tool_choice", EXPECTED, other)),
+    }
+}
+
+/// `response_format`: `{type: "text"}` (none), `{type: "json_object"}`, or `{type:
+/// "json_schema", json_schema: {name, schema, description?, strict?}}`.
+fn response_format(v: Option<&Value>) -> Result<Option<ResponseFormat>, GatewayError> {
+    let Some(v) = v else { return Ok(None) };
+    let o = field::object(v, "response_format")?;
+    match field::one_of(o, "type", "response_format", &["text", "json_object", "json_schema"])? {
+        "text" => Ok(None),
+        "json_object" => Ok(Some(ResponseFormat::Json { schema: None, name: None, description: None, strict: None })),
+        _ => {
+            let sp = "response_format.json_schema";
+            let s = match field::opt(o, "json_schema") {
+                None => return Err(field::missing(sp, "{name, schema, strict?}")),
+                Some(s) => field::object(s, sp)?,
+            };
+            super::json_schema_format(s, sp).map(Some)
+        }
     }
 }
 
@@ -285,10 +389,11 @@ impl StreamEncoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chat::Source;
     use crate::gateway::{parse_request as parse, ClientFormat};
 
     fn meta() -> Meta {
-        Meta { id: "chatcmpl-1".into(), created: 9, model: "m".into() }
+        Meta { id: "chatcmpl-1".into(), created: 9, model: "m".into(), echo: Value::Null }
     }
 
     fn err(body: Value) -> String {
@@ -313,7 +418,7 @@ mod tests {
         let r = &call.request;
         assert_eq!((r.max_tokens, r.temperature, r.stop.clone()), (Some(64), Some(0.5), vec!["END".to_string()]));
         assert_eq!(r.messages[0], Message::new(Role::System, "be brief"));
-        assert_eq!(r.messages[1].content, "ab");
+        assert_eq!(r.messages[1].text(), "ab");
         assert_eq!(
             r.messages[2].tool_calls,
             vec![ToolCall { id: "call_1".into(), name: "f".into(), arguments: "{}".into() }]
@@ -341,10 +446,6 @@ mod tests {
             "messages[0].tool_call_id is missing; give the id of the tool call this message answers"
         );
         assert_eq!(
-            err(json!({"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]})),
-            "messages[0].content[0].type must be \"text\" (got \"image_url\"); the gateway forwards text only"
-        );
-        assert_eq!(
             err(json!({"model": "m", "messages": [user], "max_tokens": 0})),
             "max_tokens must be a positive whole number of tokens (got 0)"
         );
@@ -360,6 +461,187 @@ mod tests {
             err(json!({"model": "m", "messages": [user], "n": 2})),
             "n must be 1 (the gateway answers with one choice) (got 2)"
         );
+    }
+
+    fn image(url: &str) -> Value {
+        json!({"type": "image_url", "image_url": {"url": url, "detail": "low"}})
+    }
+
+    fn data(data: &str, media_type: &str) -> Source {
+        Source::Data { data: data.into(), media_type: media_type.into() }
+    }
+
+    #[test]
+    fn reads_content_parts() {
+        let text = |t: &str| Part::Text { text: t.into() };
+        let cases = [
+            (
+                "text parts",
+                json!([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]),
+                vec![text("a"), text("b")],
+            ),
+            (
+                "an image by URL, then text",
+                json!([image("https://x.example/cat.png"), {"type": "text", "text": "what is this?"}]),
+                vec![
+                    Part::Image { source: Source::Url { url: "https://x.example/cat.png".into(), media_type: None } },
+                    text("what is this?"),
+                ],
+            ),
+            (
+                "an image as a data: URL",
+                json!([image("data:image/PNG;base64,iVBORw0K")]),
+                vec![Part::Image { source: data("iVBORw0K", "image/png") }],
+            ),
+            (
+                "a file as a data: URL",
+                json!([{"type": "file", "file": {"filename": "a.pdf", "file_data": "data:application/pdf;base64,JVBERi0x"}}]),
+                vec![Part::File { source: data("JVBERi0x", "application/pdf"), filename: Some("a.pdf".into()) }],
+            ),
+            (
+                "a file as bare base64, typed by its name",
+                json!([{"type": "file", "file": {"filename": "notes.txt", "file_data": "aGk="}}]),
+                vec![Part::File { source: data("aGk=", "text/plain"), filename: Some("notes.txt".into()) }],
+            ),
+        ];
+        for (case, content, expected) in cases {
+            let body = json!({"model": "m", "messages": [{"role": "user", "content": content}]});
+            let call = parse(ClientFormat::OpenAi, &body.to_string()).unwrap();
+            assert_eq!(call.request.messages[0].content, expected, "{case}");
+        }
+        let replayed = json!({"model": "m", "messages": [{"role": "assistant", "content": [{"type": "refusal", "refusal": "No."}]}]});
+        let call = parse(ClientFormat::OpenAi, &replayed.to_string()).unwrap();
+        assert_eq!(call.request.messages[0], Message::new(Role::Assistant, "No."));
+    }
+
+    #[test]
+    fn reads_sampling_tool_and_output_parameters() {
+        let tools = json!([{"type": "function", "function": {"name": "f"}}]);
+        let json_schema =
+            json!({"type": "json_schema", "json_schema": {"name": "a", "schema": {"type": "object"}, "strict": true}});
+        let cases = [
+            (json!({"top_p": 0.5, "seed": 42}), (Some(0.5), Some(42), None, None, None)),
+            (json!({"tool_choice": "auto", "tools": tools}), (None, None, Some(ToolChoice::Auto), None, None)),
+            (json!({"tool_choice": "none"}), (None, None, Some(ToolChoice::None), None, None)),
+            (
+                json!({"tool_choice": "required", "tools": tools, "parallel_tool_calls": false}),
+                (None, None, Some(ToolChoice::Required), Some(false), None),
+            ),
+            (
+                json!({"tool_choice": {"type": "function", "function": {"name": "f"}}, "tools": tools}),
+                (None, None, Some(ToolChoice::Tool { name: "f".into() }), None, None),
+            ),
+            (json!({"response_format": {"type": "text"}}), (None, None, None, None, None)),
+            (
+                json!({"response_format": {"type": "json_object"}}),
+                (
+                    None,
+                    None,
+                    None,
+                    None,
+                    Some(ResponseFormat::Json { schema: None, name: None, description: None, strict: None }),
+                ),
+            ),
+            (
+                json!({"response_format": json_schema}),
+                (
+                    None,
+                    None,
+                    None,
+                    None,
+                    Some(ResponseFormat::Json {
+                        schema: Some(json!({"type": "object"})),
+                        name: Some("a".into()),
+                        description: None,
+                        strict: Some(true),
+                    }),
+                ),
+            ),
+        ];
+        for (fields, expected) in cases {
+            let mut body = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+            body.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
+            let r = parse(ClientFormat::OpenAi, &body.to_string()).unwrap().request;
+            assert_eq!(
+                (r.top_p, r.seed, r.tool_choice, r.parallel_tool_calls, r.response_format),
+                expected,
+                "{fields}"
+            );
+        }
+    }
+
+    #[test]
+    fn names_the_part_or_parameter_in_400s() {
+        let with = |content: Value| json!({"model": "m", "messages": [{"role": "user", "content": content}]});
+        let ask = |fields: Value| {
+            let mut body = with(json!("hi"));
+            body.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
+            body
+        };
+        let cases = [
+            (
+                with(json!([{"type": "text", "text": "hi"}, {"type": "input_audio", "input_audio": {"data": "x", "format": "wav"}}])),
+                "messages[0].content[1] is input_audio, which the gateway does not forward; send text, image_url or \
+                 file parts",
+            ),
+            (with(json!([{"type": "image_url"}])), "messages[0].content[0].image_url is missing; give {url}"),
+            (
+                with(json!([image("data:image/png,iVBO")])),
+                "messages[0].content[0].image_url.url is a data: URL but not a base64 one with a media type; give it \
+                 as data:<media type>;base64,<data>",
+            ),
+            (
+                with(json!([image("data:application/pdf;base64,JVBE")])),
+                "messages[0].content[0] is an image of media type \"application/pdf\"; send an image (image/png, \
+                 image/jpeg, image/gif, image/webp) or send the file as a file or document",
+            ),
+            (
+                with(json!([{"type": "file", "file": {"file_id": "file-abc"}}])),
+                "messages[0].content[0].file.file_id names a file stored at a provider, which the gateway cannot \
+                 forward to another; send the file's bytes as file_data instead",
+            ),
+            (
+                with(json!([{"type": "file", "file": {"file_data": "JVBERi0x"}}])),
+                "messages[0].content[0].file.file_data must be a data: URL (data:application/pdf;base64,<data>), or \
+                 base64 with a filename ending in .pdf or .txt",
+            ),
+            (
+                with(json!([{"type": "video", "video": {}}])),
+                "messages[0].content[0].type must be one of \"text\", \"image_url\", \"file\", \"refusal\" (got \"video\")",
+            ),
+            (
+                json!({"model": "m", "messages": [{"role": "system", "content": [image("https://x.example/a.png")]}]}),
+                "messages[0].content[0] is an image, but only user messages carry images and files (this is a \
+                 system message)",
+            ),
+            (ask(json!({"top_p": 1.5})), "top_p must be a number from 0 to 1 (got 1.5)"),
+            (ask(json!({"seed": 1.5})), "seed must be a whole number (a JavaScript safe integer) (got 1.5)"),
+            (
+                ask(json!({"tool_choice": "any"})),
+                "tool_choice must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": \
+                 {\"name\": ...}} (got \"any\")",
+            ),
+            (
+                ask(json!({"tool_choice": "required"})),
+                "tool_choice requires a tool call but tools is empty; give the tools the model must choose from",
+            ),
+            (
+                ask(json!({"tool_choice": {"type": "function", "function": {"name": "g"}}, "tools": [{"type": "function", "function": {"name": "f"}}]})),
+                "tool_choice names the tool \"g\", which is not one of the tools (tools: [\"f\"])",
+            ),
+            (ask(json!({"parallel_tool_calls": 1})), "parallel_tool_calls must be true or false (got 1)"),
+            (
+                ask(json!({"response_format": {"type": "json_schema", "json_schema": {"name": "a"}}})),
+                "response_format.json_schema.schema is missing; give a JSON Schema object",
+            ),
+            (
+                ask(json!({"response_format": {"type": "yaml"}})),
+                "response_format.type must be one of \"text\", \"json_object\", \"json_schema\" (got \"yaml\")",
+            ),
+        ];
+        for (body, message) in cases {
+            assert_eq!(err(body.clone()), message, "for {body}");
+        }
     }
 
     #[test]

@@ -16,6 +16,8 @@ import "./gateway_hostile.test.mjs";
 import "./gateway_corpus.test.mjs";
 // Health through the gateway: deadline propagation from a Baton, GET /v1/health.
 import "./gateway_health.test.mjs";
+// POST /v1/responses through the openai SDK's responses.create() and responses.stream().
+import "./gateway_responses.test.mjs";
 
 const KEY = "gw-test-key";
 const SLACK_MS = 400;
@@ -253,6 +255,39 @@ for (const [host, start] of Object.entries(HOSTS)) {
       assert.equal(up2.log[0].format, "openai_chat");
       assert.deepEqual(up2.log[0].body.messages[0], { role: "system", content: "sys" });
       assert.equal(up2.log[2].body.tools[0].function.name, "get_weather");
+    });
+
+    // todo until the formats send parts (helper "req"): the gateway reads the images today.
+    test("an image from each SDK reaches an upstream of the other format", { todo: "the formats send text only until the request model's per-format mapping lands" }, async () => {
+      // A 1x1 PNG.
+      const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+      const anthropicImage = { type: "image", source: { type: "base64", media_type: "image/png", data: png } };
+      await script(P(), id("gpt"), [{ text: "A pixel." }]);
+      const s = anthropic.messages.stream({
+        model: "gpt",
+        max_tokens: 20,
+        messages: [{ role: "user", content: [anthropicImage, { type: "text", text: "What is this?" }] }],
+      });
+      assert.equal((await s.finalMessage()).content[0].text, "A pixel.");
+      const toOpenAI = (await upstream(P(), id("gpt"))).log[0].body.messages.at(-1);
+      const imageUrl = Array.isArray(toOpenAI.content) && toOpenAI.content.find((p) => p.type === "image_url")?.image_url?.url;
+      assert.equal(imageUrl, `data:image/png;base64,${png}`, JSON.stringify(toOpenAI));
+
+      await script(P(), id("claude"), [{ text: "A pixel." }, { text: "A pixel." }]);
+      const chat = await openai.chat.completions.create({
+        model: "claude",
+        messages: [{ role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: `data:image/png;base64,${png}` } }] }],
+      });
+      assert.equal(chat.choices[0].message.content, "A pixel.");
+      const viaResponses = await openai.responses.create({
+        model: "claude",
+        input: [{ role: "user", content: [{ type: "input_text", text: "What is this?" }, { type: "input_image", image_url: `data:image/png;base64,${png}`, detail: "auto" }] }],
+      });
+      assert.equal(viaResponses.output_text, "A pixel.");
+      for (const entry of (await upstream(P(), id("claude"))).log) {
+        const content = entry.body.messages.at(-1).content;
+        assert.deepEqual(Array.isArray(content) && content.find((b) => b.type === "image"), anthropicImage, JSON.stringify(content));
+      }
     });
 
     test("the client's Authorization and x-api-key are never forwarded upstream", async () => {

@@ -1,8 +1,9 @@
 // The fixture corpus (tests/fixtures/{format}/{case}.sse) through the gateway, read back by the
 // official SDKs: for every fixture, the scripted provider sends the fixture's bytes verbatim (a
 // `raw` step, cut into small pieces that fall inside events), a gateway target of that format
-// reads them, and `openai`'s `chat.completions.stream` and `create({stream: true})` and
-// `@anthropic-ai/sdk`'s `messages.stream` (retries off) read the gateway's re-encoded stream. The SDK's final message
+// reads them, and `openai`'s `chat.completions.stream`, `create({stream: true})` and
+// `responses.stream` and `@anthropic-ai/sdk`'s `messages.stream` (retries off) read the
+// gateway's re-encoded stream. The SDK's final message
 // must say what the fixture's golden deltas say: text, reasoning (Anthropic thinking), tool calls
 // in the order first opened with their ids, names and arguments, finish/stop reason and usage; a
 // fixture that ends in an error must make the SDK throw its API error, after at most the text the
@@ -131,6 +132,38 @@ function checkAnthropic(final, want, what) {
   );
 }
 
+// How a Responses client reads a finish: a cut answer is incomplete, with the reason.
+const RESPONSES_END = {
+  length: ["incomplete", "max_output_tokens"],
+  content_filter: ["incomplete", "content_filter"],
+};
+
+/** Checks the OpenAI SDK's final Response (POST /v1/responses) against the expected answer. */
+function checkResponses(final, want, what) {
+  const of = (type) => final.output.filter((item) => item.type === type);
+  assert.equal(final.output_text, want.text, `${what}: output_text`);
+  assert.equal(of("reasoning").flatMap((r) => r.summary.map((s) => s.text)).join(""), want.reasoning, `${what}: reasoning`);
+  const [status, reason] = RESPONSES_END[want.finish] ?? ["completed", undefined];
+  assert.equal(final.status, status, `${what}: status`);
+  assert.equal(final.incomplete_details?.reason, reason, `${what}: incomplete_details`);
+  const calls = of("function_call");
+  assert.equal(calls.length, want.calls.length, `${what}: function_call items ${JSON.stringify(final.output)}`);
+  want.calls.forEach((call, i) => {
+    const got = calls[i];
+    if (call.id) assert.equal(got.call_id, call.id, `${what}: call ${i} call_id`);
+    else assert.ok(got.call_id, `${what}: call ${i} has a call_id`);
+    assert.equal(got.name, call.name, `${what}: call ${i} name`);
+    const args = parsed(call.arguments);
+    if (args.ok) assert.deepEqual(JSON.parse(got.arguments), args.value, `${what}: call ${i} parsed arguments`);
+    else assert.equal(got.arguments, call.arguments, `${what}: call ${i} arguments`);
+  });
+  assert.deepEqual(
+    { input_tokens: final.usage.input_tokens, output_tokens: final.usage.output_tokens },
+    { input_tokens: want.usage.inputTokens ?? 0, output_tokens: want.usage.outputTokens ?? 0 },
+    `${what}: usage`,
+  );
+}
+
 /** Runs `read`, which must throw: the text seen before must be a start of the golden text. */
 async function failsAfterPrefix(read, want, what) {
   const seen = { text: "" };
@@ -177,12 +210,12 @@ for (const [host, start] of Object.entries(HOSTS)) {
     after(() => gw?.stop());
 
     async function replay(format, bytes, contentType) {
-      const steps = Array.from({ length: 3 }, () => ({ raw: { chunks: pieces(bytes), ...(contentType ? { contentType } : {}) } }));
+      const steps = Array.from({ length: 4 }, () => ({ raw: { chunks: pieces(bytes), ...(contentType ? { contentType } : {}) } }));
       const res = await fetch(`${provider.url}/_scenarios/${scenario(format)}`, { method: "PUT", body: JSON.stringify({ steps }) });
       assert.equal(res.status, 200, await res.text());
     }
 
-    test(`every fixture (${CASES.length}), re-encoded to both client formats`, async () => {
+    test(`every fixture (${CASES.length}), re-encoded to every client format`, async () => {
       const problems = [];
       for (const { format, name, bytes, expected: want } of CASES) {
         await replay(format, bytes);
@@ -224,9 +257,15 @@ for (const [host, start] of Object.entries(HOSTS)) {
           stream.on("text", (delta) => (seen.text += delta));
           return stream.finalMessage();
         };
+        const readResponses = async (seen) => {
+          const stream = openai.responses.stream({ model: format, input: "Go" });
+          stream.on("response.output_text.delta", (e) => (seen.text += e.delta));
+          return stream.finalResponse();
+        };
         for (const [client, read, check] of [
           ["openai chat.completions.stream", readOpenAI, checkOpenAI],
           ["openai create({stream: true})", readChunks, checkOpenAI],
+          ["openai responses.stream", readResponses, checkResponses],
           ["anthropic messages.stream", readAnthropic, checkAnthropic],
         ]) {
           const label = `${what} -> ${client} SDK`;
@@ -243,12 +282,13 @@ for (const [host, start] of Object.entries(HOSTS)) {
 
     // The same answers whole: the provider sends `{case}.answer.json`, the SDKs ask without
     // `stream`, and what they get must still say what the stream's golden says.
-    test(`every whole answer (${CASES.filter((c) => c.whole).length}), re-encoded to both client formats`, async () => {
+    test(`every whole answer (${CASES.filter((c) => c.whole).length}), re-encoded to every client format`, async () => {
       const problems = [];
       for (const { format, name, whole, expected: want } of CASES.filter((c) => c.whole)) {
         await replay(format, whole, "application/json");
         const reads = [
           ["openai chat.completions.create", () => openai.chat.completions.create({ model: format, messages: ASK }), checkOpenAI],
+          ["openai responses.create", () => openai.responses.create({ model: format, input: "Go" }), checkResponses],
           ["anthropic messages.create", () => anthropic.messages.create({ model: format, max_tokens: 256, messages: ASK }), checkAnthropic],
         ];
         for (const [client, read, check] of reads) {

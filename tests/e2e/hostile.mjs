@@ -452,6 +452,31 @@ const cases = {
     eq((await baton.complete("t", ASK, { deadlineMs: 5000 })).text, "recovered", "the next call on the same Baton");
   },
 
+  // baton.fetch derives its gateway from the Baton's wasm object: after a trap it must use the
+  // rebuilt one, and its 500 must keep an SDK from retrying.
+  async "trap in baton.fetch: a 500 the SDKs do not retry, upstream closed, the same fetch answers 200 next"(env) {
+    const id = await script(env, "trap-fetch", [{ text: "a slow whole answer", dripMs: 2000 }, { text: "recovered" }]);
+    const baton = new env.Baton({ targets: { t: target(env, id) }, deadlineMs: 10000 });
+    const ask = () => baton.fetch("http://sdk.invalid/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "t", messages: [{ role: "user", content: "hi" }] }),
+    });
+    const pending = ask();
+    await sleep(300);
+    armTrap(baton, "baton");
+    const res = await pending;
+    eq(res.status, 500, "status of the in-flight request");
+    eq(res.headers.get("x-should-retry"), "false", "x-should-retry of the 500");
+    const message = (await res.json()).error?.message ?? "";
+    if (!/bug/i.test(message)) fail(`the 500 should say this is a bug, got ${JSON.stringify(message)}`);
+    await upstream(env, id, { requests: 1, clientClosed: 1 });
+    const next = await ask();
+    const json = await next.json();
+    eq(next.status, 200, `next request through the same baton.fetch (${safeJson(json)})`);
+    eq(json.choices?.[0]?.message?.content, "recovered", "next answer");
+  },
+
   async "trap in a gateway: the in-flight response ends in an error, the same gateway answers 200 next"(env) {
     if (typeof env.createGateway !== "function") fail("the runner passed no createGateway");
     const id = await script(env, "trap-gateway", [{ text: "one two three four five six seven eight", chunkDelayMs: 200 }, { text: "recovered" }]);

@@ -854,6 +854,39 @@ export const scenarios = {
     eq(lastMessages(wholeDown)[0]?.role, "user", "complete(): the backup's request ends with the user's turn");
   },
 
+  // A reader that cannot take back what it showed (an AI SDK stream, a gateway's client) says
+  // resettable: false: a continue still works, but where only a restart would do, the stream fails.
+  async "resume: resettable false continues a cut stream, and fails rather than restart"(env) {
+    const p = await script(env, "unresettable-cut", [{ text: FULL, stallAfterEvents: 40, stallMs: 100 }]);
+    const b = await script(env, "unresettable-cut-backup", [{ continueFrom: FULL }]);
+    const continued = await drain(new env.Baton(resumeConfig(env, p, b)).stream("main", ASK, { resettable: false }), performance.now());
+    eq(textOf(continued), FULL, "continue: text the reader assembled");
+    eq(continued.at(-1)?.target, "backup", "continue: done.target");
+    await upstream(env, b, { requests: 1, completed: 1 });
+
+    const fresh = "A fresh answer from the backup.";
+    const pr = await script(env, "unresettable-refused", [{ text: FULL, stallAfterEvents: 40, stallMs: 100 }]);
+    const br = await script(env, "unresettable-refused-backup", [{ refusePrefill: true, text: fresh }]);
+    const events = [];
+    let error;
+    try {
+      for await (const ev of new env.Baton(resumeConfig(env, pr, br)).stream("main", ASK, { resettable: false })) events.push(ev);
+    } catch (e) {
+      error = e;
+    }
+    // The stream fails with the break it could not recover from; the refused continue is a leg.
+    checkError(env, error, { kind: CUT_KINDS, target: "primary" }, "refused prefill, resettable false");
+    checkLegs(error.legs, [{ target: "primary", outcome: CUT_KINDS }, { target: "backup", outcome: "http", status: 400 }], "error.legs");
+    if (events.some((ev) => ev.type === "reset")) fail("resettable false: the reader got a reset item", events);
+    eq(textOf(events), shownAfter(40), "text shown before the failure");
+    await upstream(env, br, { requests: 1 });
+
+    const baton = new env.Baton(resumeConfig(env, pr, br));
+    const bad = () => drain(baton.stream("main", ASK, { resettable: "no" }), performance.now());
+    await rejects(env, bad, { kind: "config", path: "options.resettable" }, "stream() with resettable: \"no\"");
+    await rejects(env, () => baton.complete("main", ASK, { resettable: false }), { kind: "config", path: "options.resettable" }, "complete() with resettable");
+  },
+
   async "resume: a cut inside a tool call is never continued; the library restarts it"(env) {
     const args = '{"city":"Paris","unit":"celsius"}';
     const tools = [{ name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } }];

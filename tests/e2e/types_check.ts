@@ -3,6 +3,7 @@
 import { Baton, BatonError, broadcastHealthStore, createGateway, HealthState } from "../../pkg/index.d.ts";
 import type { AfterStart, CallEvent, Completion, Config, Gateway, StreamEvent } from "../../pkg/index.d.ts";
 import "./types_check_durable.ts";
+import "./types_check_ai_sdk.ts";
 
 const config: Config = {
   targets: {
@@ -36,13 +37,15 @@ export async function use(): Promise<string> {
     const out: Completion = await baton.complete(names[0], { messages: [{ role: "user", content: "hi" }], maxTokens: 5 }, { deadlineMs: 5000, signal: ctrl.signal, onEvent });
     let text = out.text + out.legs.map((l) => l.outcome).join() + out.contributors.join() + (out.billedUsage.inputTokens ?? 0);
     for (const leg of out.legs) text += `${leg.usage?.outputTokens ?? 0} ${leg.resumedFrom?.attempt} ${leg.resumedFrom?.mode} ${leg.resumedFrom?.keptChars}`;
-    for await (const ev of baton.stream("main", { messages: [{ role: "system", content: "s" }, { role: "user", content: "u" }] })) {
+    for await (const ev of baton.stream("main", { messages: [{ role: "system", content: "s" }, { role: "user", content: "u" }] }, { resettable: false })) {
       const e: StreamEvent = ev;
       if (e.type === "text") text += e.text;
       else if (e.type === "tool_call") text += e.arguments;
       else if (e.type === "reset") text = `${e.from} ${e.to} ${e.cause.kind} ${e.discardedChars}`;
       else if (e.type === "done") text += (e.usage.outputTokens ?? 0) + e.finishReason + e.contributors.join() + (e.billedUsage.outputTokens ?? 0);
     }
+    // @ts-expect-error: a whole answer shows nothing before it is done; resettable is a stream option
+    await baton.complete("main", { messages: [{ role: "user", content: "hi" }] }, { resettable: false });
     return text;
   } catch (e) {
     if (e instanceof BatonError && e.kind === "timeout") return `${e.timeout} ${e.limitMs}`;
@@ -52,6 +55,9 @@ export async function use(): Promise<string> {
     throw e;
   }
 }
+
+/** baton.fetch, unbound, as an SDK's fetch option takes it. */
+export const inProcess: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response> = new Baton(config).fetch;
 
 /** A Worker's default export and a Deno.serve handler. */
 export const gateway: Gateway = createGateway(config);

@@ -1,0 +1,461 @@
+// llm-baton/ai-sdk: each route of a Baton as an AI SDK language model (specification v4, the
+// one `ai` 7 calls), so streamText, generateText, tools, structured output and useChat get the
+// route's deadline, retries and failover.
+//
+// The AI SDK's prompt and call options are mapped to llm-baton's request, its stream events to
+// the AI SDK's stream parts. llm-baton is the one retry loop: every error is one of the AI SDK's
+// own types marked not retryable, and a broken stream may be continued by the route but never
+// restarted (the AI SDK cannot take back text it has passed on). This module imports no entry of
+// llm-baton, so it works with whichever one the runtime loaded (Node, Deno, workerd, browsers).
+import {
+  APICallError,
+  InvalidArgumentError,
+  InvalidPromptError,
+  NoSuchModelError,
+  UnsupportedFunctionalityError,
+} from "@ai-sdk/provider";
+
+const PROVIDER = "llm-baton";
+const FINISH_REASONS = { stop: "stop", length: "length", tool_calls: "tool-calls", content_filter: "content-filter" };
+/** Call options llm-baton's request has no field for; each one set gives an "unsupported" warning. */
+const UNSUPPORTED_OPTIONS = ["topK", "presencePenalty", "frequencyPenalty"];
+
+/**
+ * `createBatonProvider(baton)("chat")` is the language model of route "chat". `settings.onEvent`
+ * receives every call's progress events (retry, failover, ...); `settings.deadlineMs` replaces
+ * the config's deadline for calls through this provider (per call: `providerOptions.baton.deadlineMs`).
+ */
+export function createBatonProvider(baton, settings = {}) {
+  if (baton === null || typeof baton !== "object" || typeof baton.stream !== "function" || typeof baton.complete !== "function") {
+    throw new InvalidArgumentError({ argument: "baton", message: "createBatonProvider(baton) needs a Baton (new Baton(config) from llm-baton)" });
+  }
+  const { onEvent, deadlineMs } = settings ?? {};
+  if (onEvent != null && typeof onEvent !== "function") {
+    throw new InvalidArgumentError({ argument: "settings.onEvent", message: "settings.onEvent must be a function" });
+  }
+  const languageModel = (route) => {
+    if (typeof route !== "string" || !baton.routes().includes(route)) {
+      throw new NoSuchModelError({
+        modelId: String(route),
+        modelType: "languageModel",
+        message: `llm-baton has no route or target named ${JSON.stringify(route)}; known: ${baton.routes().join(", ")}`,
+      });
+    }
+    return new BatonLanguageModel(baton, route, { onEvent, deadlineMs });
+  };
+  const provider = (route) => languageModel(route);
+  provider.specificationVersion = "v4";
+  provider.languageModel = languageModel;
+  for (const kind of ["embeddingModel", "imageModel"]) {
+    provider[kind] = (modelId) => {
+      throw new NoSuchModelError({ modelId: String(modelId), modelType: kind, message: `llm-baton routes are language models only (asked for ${kind} ${JSON.stringify(modelId)})` });
+    };
+  }
+  return provider;
+}
+
+class BatonLanguageModel {
+  specificationVersion = "v4";
+  provider = PROVIDER;
+  /**
+   * Images by http(s) URL go to the provider as URLs (every format but Gemini takes them; a
+   * Gemini target refuses such a request as a config error); the AI SDK downloads any other URL
+   * and hands it over as data.
+   */
+  supportedUrls = { "image/*": [/^https?:\/\//] };
+
+  #baton;
+  #settings;
+
+  constructor(baton, route, settings) {
+    this.#baton = baton;
+    this.modelId = route;
+    this.#settings = settings;
+  }
+
+  async doGenerate(options) {
+    const { request, warnings, callOptions } = this.#prepare(options, () => {});
+    let out;
+    try {
+      out = await this.#baton.complete(this.modelId, request, callOptions);
+    } catch (e) {
+      throw toAiSdkError(e, this.modelId, request, options.abortSignal);
+    }
+    const content = [];
+    if (out.reasoning) content.push({ type: "reasoning", text: out.reasoning });
+    if (out.text) content.push({ type: "text", text: out.text });
+    for (const call of out.toolCalls ?? []) {
+      content.push({ type: "tool-call", toolCallId: call.id, toolName: call.name, input: call.arguments });
+    }
+    return {
+      content,
+      finishReason: finishReason(out.finishReason),
+      usage: usageOf(out.usage),
+      providerMetadata: metadataOf(out),
+      request: { body: request },
+      response: { modelId: out.model },
+      warnings,
+    };
+  }
+
+  async doStream(options) {
+    // Call events (retry, failover...) reach the stream as raw parts when asked for.
+    const pendingRaw = [];
+    const { request, warnings, callOptions } = this.#prepare(options, (event) => {
+      if (options.includeRawChunks) pendingRaw.push({ type: "raw", rawValue: event });
+    });
+    const route = this.modelId;
+    let events;
+    let first;
+    // The first item is awaited here, so a call that fails before any content (every attempt
+    // failed, a config error) rejects doStream, as an HTTP provider's failed request does.
+    try {
+      // The AI SDK passes text on as it comes and cannot take it back: never a `reset`.
+      events = this.#baton.stream(route, request, { ...callOptions, resettable: false })[Symbol.asyncIterator]();
+      first = await events.next();
+    } catch (e) {
+      throw toAiSdkError(e, route, request, options.abortSignal);
+    }
+    const parts = new StreamParts();
+    let started = false;
+    const stream = new ReadableStream({
+      async pull(controller) {
+        const enqueue = (part) => controller.enqueue(part);
+        if (!started) {
+          started = true;
+          enqueue({ type: "stream-start", warnings });
+        }
+        let next = first;
+        first = null;
+        try {
+          next ??= await events.next();
+        } catch (e) {
+          const error = toAiSdkError(e, route, request, options.abortSignal);
+          pendingRaw.splice(0).forEach(enqueue);
+          if (isAbort(error)) {
+            controller.error(error);
+            return;
+          }
+          parts.close(enqueue);
+          enqueue({ type: "error", error });
+          enqueue({ type: "finish", finishReason: { unified: "error", raw: undefined }, usage: usageOf(e?.billedUsage ?? {}), providerMetadata: errorMetadata(e) });
+          controller.close();
+          return;
+        }
+        pendingRaw.splice(0).forEach(enqueue);
+        if (next.done) {
+          controller.close();
+          return;
+        }
+        const event = next.value;
+        if (options.includeRawChunks) enqueue({ type: "raw", rawValue: event });
+        parts.push(event, enqueue);
+        if (event.type === "done") controller.close();
+      },
+      async cancel() {
+        // The reader went away (the AI SDK's consumer stopped): abort the call upstream.
+        await events.return?.();
+      },
+    });
+    return { stream, request: { body: request } };
+  }
+
+  /** The llm-baton request and call options for the AI SDK's call options, and the warnings. */
+  #prepare(options, rawEvent) {
+    const warnings = [];
+    const request = { messages: toMessages(options.prompt) };
+    if (options.maxOutputTokens !== undefined) request.maxTokens = options.maxOutputTokens;
+    if (options.temperature !== undefined) request.temperature = options.temperature;
+    if (options.topP !== undefined) request.topP = options.topP;
+    if (options.seed !== undefined) request.seed = options.seed;
+    if (options.stopSequences?.length) request.stop = options.stopSequences;
+    for (const key of UNSUPPORTED_OPTIONS) {
+      if (options[key] !== undefined) warnings.push({ type: "unsupported", feature: key, details: "llm-baton's request has no such field; not sent" });
+    }
+    if (options.reasoning !== undefined && options.reasoning !== "provider-default") {
+      warnings.push({ type: "unsupported", feature: "reasoning", details: "llm-baton's request has no reasoning effort; not sent" });
+    }
+    const extraHeaders = Object.keys(options.headers ?? {}).filter((name) => name.toLowerCase() !== "user-agent");
+    if (extraHeaders.length) {
+      warnings.push({ type: "unsupported", feature: "headers", details: `request headers are set per target in the llm-baton config; not sent: ${extraHeaders.join(", ")}` });
+    }
+    const tools = [];
+    for (const tool of options.tools ?? []) {
+      if (tool.type === "function") {
+        const t = { name: tool.name, parameters: tool.inputSchema };
+        if (tool.description !== undefined) t.description = tool.description;
+        tools.push(t);
+      } else {
+        warnings.push({ type: "unsupported", feature: `provider-defined tool ${tool.id ?? tool.name}`, details: "llm-baton sends function tools only; this tool was left out" });
+      }
+    }
+    if (tools.length) request.tools = tools;
+    // "auto" is every format's default once tools are given, so it is not sent.
+    const choice = options.toolChoice;
+    if (choice !== undefined && choice.type !== "auto" && (tools.length || choice.type === "none")) {
+      request.toolChoice = choice.type === "tool" ? { name: choice.toolName } : choice.type;
+    }
+    const format = options.responseFormat;
+    if (format?.type === "json") {
+      const rf = { type: "json" };
+      for (const key of ["schema", "name", "description"]) if (format[key] !== undefined) rf[key] = format[key];
+      request.responseFormat = rf;
+    }
+    const batonOptions = options.providerOptions?.baton ?? {};
+    for (const key of Object.keys(batonOptions)) {
+      if (key !== "deadlineMs") {
+        throw new InvalidArgumentError({ argument: `providerOptions.baton.${key}`, message: `providerOptions.baton.${key} is not an llm-baton option; known: deadlineMs` });
+      }
+    }
+    const callOptions = {};
+    const deadlineMs = batonOptions.deadlineMs ?? this.#settings.deadlineMs;
+    if (deadlineMs !== undefined) callOptions.deadlineMs = deadlineMs;
+    if (options.abortSignal) callOptions.signal = options.abortSignal;
+    const userEvent = this.#settings.onEvent;
+    callOptions.onEvent = (event) => {
+      rawEvent(event);
+      return userEvent?.(event);
+    };
+    return { request, warnings, callOptions };
+  }
+}
+
+/** Turns llm-baton's stream items into the AI SDK's stream parts, opening and closing blocks. */
+class StreamParts {
+  #open = null; // { kind: "text" | "reasoning", id }
+  #blocks = 0;
+  #tools = []; // by index: { id, name }
+
+  push(event, enqueue) {
+    switch (event.type) {
+      case "text":
+      case "reasoning": {
+        if (this.#open?.kind !== event.type) {
+          this.#closeBlock(enqueue);
+          this.#open = { kind: event.type, id: `${event.type}-${this.#blocks++}` };
+          enqueue({ type: `${event.type}-start`, id: this.#open.id });
+        }
+        enqueue({ type: `${event.type}-delta`, id: this.#open.id, delta: event.text });
+        return;
+      }
+      case "tool_call": {
+        let tool = this.#tools[event.index];
+        if (!tool) {
+          this.#closeBlock(enqueue);
+          tool = { id: event.id ?? `baton-call-${randomId()}`, name: event.name ?? "" };
+          this.#tools[event.index] = tool;
+          enqueue({ type: "tool-input-start", id: tool.id, toolName: tool.name });
+        }
+        if (event.arguments) enqueue({ type: "tool-input-delta", id: tool.id, delta: event.arguments });
+        return;
+      }
+      case "done": {
+        this.#closeBlock(enqueue);
+        (event.toolCalls ?? []).forEach((call, index) => {
+          const tool = this.#tools[index] ?? { id: call.id, name: call.name };
+          if (this.#tools[index]) enqueue({ type: "tool-input-end", id: tool.id });
+          enqueue({ type: "tool-call", toolCallId: tool.id, toolName: call.name, input: call.arguments });
+        });
+        enqueue({ type: "response-metadata", modelId: event.model });
+        enqueue({ type: "finish", finishReason: finishReason(event.finishReason), usage: usageOf(event.usage), providerMetadata: metadataOf(event) });
+        return;
+      }
+      default:
+        // A `reset` cannot come: calls are made with `resettable: false`.
+        return;
+    }
+  }
+
+  /** Ends what is open before an error ends the stream. */
+  close(enqueue) {
+    this.#closeBlock(enqueue);
+    this.#tools.forEach((tool) => enqueue({ type: "tool-input-end", id: tool.id }));
+    this.#tools = [];
+  }
+
+  #closeBlock(enqueue) {
+    if (this.#open) enqueue({ type: `${this.#open.kind}-end`, id: this.#open.id });
+    this.#open = null;
+  }
+}
+
+// ---- The prompt ---------------------------------------------------------------------------------
+
+/** The AI SDK's prompt as llm-baton messages. */
+function toMessages(prompt) {
+  const messages = [];
+  prompt.forEach((message, i) => {
+    const where = `prompt[${i}]`;
+    switch (message.role) {
+      case "system":
+        messages.push({ role: "system", content: message.content });
+        return;
+      case "user": {
+        const parts = message.content.map((part, j) => userPart(part, `${where}.content[${j}]`, prompt));
+        const textOnly = parts.every((p) => p.type === "text");
+        messages.push({ role: "user", content: textOnly ? parts.map((p) => p.text).join("") : parts });
+        return;
+      }
+      case "assistant": {
+        let text = "";
+        const toolCalls = [];
+        message.content.forEach((part, j) => {
+          if (part.type === "text") text += part.text;
+          else if (part.type === "tool-call") {
+            toolCalls.push({ id: part.toolCallId, name: part.toolName, arguments: typeof part.input === "string" ? part.input : JSON.stringify(part.input ?? {}) });
+          } else if (part.type === "reasoning" || part.type === "reasoning-file") {
+            // Reasoning is the model's own scratch work; llm-baton's messages carry none back.
+          } else {
+            throw new InvalidPromptError({ prompt, message: `${where}.content[${j}] is an assistant ${part.type} part; llm-baton's assistant messages carry text and tool calls only` });
+          }
+        });
+        const out = { role: "assistant", content: text };
+        if (toolCalls.length) out.toolCalls = toolCalls;
+        messages.push(out);
+        return;
+      }
+      case "tool":
+        message.content.forEach((part, j) => {
+          if (part.type === "tool-result") {
+            messages.push({ role: "tool", toolCallId: part.toolCallId, content: toolOutput(part.output, `${where}.content[${j}]`, prompt) });
+          } else if (part.type !== "tool-approval-response") {
+            throw new InvalidPromptError({ prompt, message: `${where}.content[${j}] is a tool ${part.type} part, which llm-baton cannot send` });
+          }
+          // Approval responses answer provider-executed tools, which llm-baton never sends.
+        });
+        return;
+      default:
+        throw new InvalidPromptError({ prompt, message: `${where}.role ${JSON.stringify(message.role)} is not system, user, assistant or tool` });
+    }
+  });
+  return messages;
+}
+
+/** A user part: text, or a file (images as image parts, other media as file parts). */
+function userPart(part, where, prompt) {
+  if (part.type === "text") return { type: "text", text: part.text };
+  if (part.type !== "file") throw new InvalidPromptError({ prompt, message: `${where} is a ${part.type} part; user messages carry text and files` });
+  const mediaType = part.mediaType;
+  const fullType = typeof mediaType === "string" && /^[^/\s]+\/[^/\s*]+$/.test(mediaType);
+  const isImage = typeof mediaType === "string" && (mediaType === "image" || mediaType.startsWith("image/"));
+  const out = { type: isImage ? "image" : "file" };
+  const data = part.data;
+  switch (data?.type) {
+    case "data":
+      if (!fullType) throw new InvalidPromptError({ prompt, message: `${where}.mediaType ${JSON.stringify(mediaType)} is not a full media type; data needs one such as "image/png" or "application/pdf"` });
+      out.data = typeof data.data === "string" ? data.data : base64(data.data);
+      out.mediaType = mediaType;
+      break;
+    case "url":
+      out.url = String(data.url);
+      if (fullType) out.mediaType = mediaType;
+      else if (!isImage) throw new InvalidPromptError({ prompt, message: `${where}.mediaType ${JSON.stringify(mediaType)} is not a full media type; a file by URL needs one such as "application/pdf"` });
+      break;
+    case "text":
+      if (!fullType) throw new InvalidPromptError({ prompt, message: `${where}.mediaType ${JSON.stringify(mediaType)} is not a full media type; an inline text file needs one such as "text/plain"` });
+      out.data = base64(new TextEncoder().encode(data.text));
+      out.mediaType = mediaType;
+      break;
+    default:
+      throw new UnsupportedFunctionalityError({ functionality: `file parts of data type ${JSON.stringify(data?.type)} (${where}); llm-baton sends files as data or URL` });
+  }
+  if (!isImage && part.filename !== undefined) out.filename = part.filename;
+  return out;
+}
+
+/** A tool result as the text of a tool message. */
+function toolOutput(output, where, prompt) {
+  switch (output.type) {
+    case "text":
+    case "error-text":
+      return output.value;
+    case "json":
+    case "error-json":
+      return JSON.stringify(output.value);
+    case "execution-denied":
+      return output.reason ? `Tool execution denied: ${output.reason}` : "Tool execution denied.";
+    case "content":
+      return output.value.map((item, k) => {
+        if (item.type === "text") return item.text;
+        throw new InvalidPromptError({ prompt, message: `${where}.output.value[${k}] is a ${item.type} item; llm-baton's tool messages carry text only` });
+      }).join("");
+    default:
+      throw new InvalidPromptError({ prompt, message: `${where}.output.type ${JSON.stringify(output.type)} is not a tool output llm-baton knows` });
+  }
+}
+
+function base64(bytes) {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
+
+function randomId() {
+  return Math.random().toString(36).slice(2, 12);
+}
+
+// ---- Results ------------------------------------------------------------------------------------
+
+function finishReason(raw) {
+  return { unified: FINISH_REASONS[raw] ?? "other", raw };
+}
+
+function usageOf(usage) {
+  const raw = {};
+  if (usage.inputTokens !== undefined) raw.inputTokens = usage.inputTokens;
+  if (usage.outputTokens !== undefined) raw.outputTokens = usage.outputTokens;
+  return {
+    inputTokens: { total: usage.inputTokens, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+    outputTokens: { total: usage.outputTokens, text: undefined, reasoning: undefined },
+    raw,
+  };
+}
+
+/** What llm-baton knows of how the answer was obtained, as `providerMetadata.baton`. */
+function metadataOf(out) {
+  return { baton: json({ target: out.target, model: out.model, contributors: out.contributors, billedUsage: out.billedUsage, legs: out.legs }) };
+}
+
+function errorMetadata(e) {
+  return { baton: json({ target: e?.target, billedUsage: e?.billedUsage, legs: e?.legs }) };
+}
+
+/** Drops undefined fields, so the metadata is a JSON object. */
+function json(value) {
+  return JSON.parse(JSON.stringify(value ?? {}));
+}
+
+// ---- Errors -------------------------------------------------------------------------------------
+
+function isAbort(error) {
+  return error?.name === "AbortError" || error?.name === "TimeoutError";
+}
+
+/**
+ * A BatonError as the AI SDK's own error: the caller's abort as the signal's reason (or an
+ * AbortError), a config error about the request as InvalidPromptError and any other as
+ * InvalidArgumentError, every failed call as APICallError with `isRetryable: false`, so the AI
+ * SDK never retries on top of llm-baton. Messages are llm-baton's, which never carry a key.
+ */
+function toAiSdkError(e, route, request, signal) {
+  if (e?.name !== "BatonError") return e;
+  if (e.kind === "cancelled" && signal?.aborted) {
+    const reason = signal.reason;
+    if (isAbort(reason)) return reason;
+    return new DOMException(`the call to route ${JSON.stringify(route)} was aborted`, "AbortError");
+  }
+  if (e.kind === "config") {
+    if (e.path?.startsWith("request")) return new InvalidPromptError({ prompt: request, message: e.message, cause: e });
+    return new InvalidArgumentError({ argument: e.path ?? "config", message: e.message, cause: e });
+  }
+  const data = json({ kind: e.kind, status: e.status, code: e.code, class: e.class, timeout: e.timeout, retryAfterMs: e.retryAfterMs, target: e.target, legs: e.legs, billedUsage: e.billedUsage });
+  return new APICallError({
+    message: e.message,
+    url: `llm-baton:${route}`,
+    requestBodyValues: request,
+    statusCode: e.status,
+    isRetryable: false,
+    cause: e,
+    data,
+  });
+}

@@ -1,0 +1,1295 @@
+//! OpenAI Responses as a gateway client speaks it: `POST /v1/responses`.
+//!
+//! Newer OpenAI clients and agent frameworks speak only this API, so the gateway serves it from
+//! any route. Requests: `input` as a string or a list of items (messages whose content is a
+//! string or parts: `input_text`, `input_image` by URL or `data:` URL, `input_file` by
+//! `file_data` or `file_url`, an assistant's `output_text`; `function_call` and
+//! `function_call_output` items; replayed `reasoning` items are dropped, as no other format can
+//! take them back), `instructions` as the system prompt, function tools, `tool_choice`,
+//! `text.format`, `max_output_tokens`, `temperature`, `top_p`, `parallel_tool_calls`. The API's
+//! state lives at OpenAI (`store`, `previous_response_id`, `conversation`, stored prompts,
+//! `item_reference`, uploaded `file_id`s) and its built-in tools run there; the gateway keeps no
+//! state and runs no tools, so each of those is a 400 naming the field rather than a silent
+//! change of meaning.
+//!
+//! Answers are a response object whose `output` holds a `reasoning` item (its text as one
+//! summary part), a `message` item and one `function_call` item per call; a length cut is
+//! `status: "incomplete"` with `incomplete_details.reason`. A stream is the API's semantic
+//! events, each with its `sequence_number`, in the order the `openai` SDK's `responses.stream()`
+//! accumulates them: `response.created`, `response.in_progress`, then per item
+//! `output_item.added`, its part's `added`, the deltas, the `done`s and `output_item.done`, and
+//! last `response.completed` (or `response.incomplete`) with the whole output and the usage. A
+//! failure after the stream began is `response.failed` and then an `error` event, which the SDK
+//! throws, and never a `response.completed`. A stream continued on another member (afterStart)
+//! goes on in the same items: the client reads one response.
+
+use serde_json::{json, Map, Value};
+
+use super::field::{self, child};
+use super::openai::schema;
+use super::{media, sse, ClientCall, ClientFormat, GatewayError, Meta};
+use crate::chat::{
+    Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
+};
+
+/// What the gateway cannot do for a Responses client, each refused by name: the field, what
+/// it needs, and what to send instead.
+const STATEFUL: &[(&str, &str)] = &[
+    ("previous_response_id", "send the earlier turns in input instead"),
+    ("conversation", "send the conversation's turns in input instead"),
+    ("prompt", "send the prompt's text as instructions and input instead"),
+];
+
+pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
+    let o = field::object(body, "body")?;
+    let model = field::string(o, "model", "", "the name of a route, e.g. \"chat\"")?.to_string();
+    let stream = field::opt_bool(o, "stream", "")?;
+    if field::opt_bool(o, "store", "")? {
+        return Err(GatewayError::invalid(
+            "store must be false or omitted (got true): the gateway keeps no responses; keep the conversation \
+             yourself and send it as input",
+        ));
+    }
+    if field::opt_bool(o, "background", "")? {
+        return Err(GatewayError::invalid(
+            "background must be false or omitted (got true): the gateway keeps no responses to poll; stream \
+             instead",
+        ));
+    }
+    for (key, instead) in STATEFUL {
+        if field::opt(o, key).is_some() {
+            return Err(GatewayError::invalid(format!(
+                "{key} is not supported: it names state stored at OpenAI, and the gateway keeps none; {instead}"
+            )));
+        }
+    }
+    let mut messages = Vec::new();
+    let instructions = field::opt_string(o, "instructions", "")?;
+    if let Some(text) = instructions {
+        messages.push(Message::new(Role::System, text));
+    }
+    match field::opt(o, "input") {
+        None => return Err(field::missing("input", "a string or a list of input items")),
+        Some(Value::String(s)) => messages.push(Message::new(Role::User, s.clone())),
+        Some(v) => {
+            let items = field::array(v, "input", "a string or a list of input items")?;
+            if items.is_empty() {
+                return Err(GatewayError::invalid("input must hold at least one item (got [])"));
+            }
+            for (i, item) in items.iter().enumerate() {
+                input_item(item, &format!("input[{i}]"), &mut messages)?;
+            }
+        }
+    }
+    let tools: Vec<Tool> = match field::opt(o, "tools") {
+        None => Vec::new(),
+        Some(v) => field::array(v, "tools", "a list of tools")?
+            .iter()
+            .enumerate()
+            .map(|(i, t)| tool(t, &format!("tools[{i}]")))
+            .collect::<Result<_, _>>()?,
+    };
+    let tool_choice = match field::opt(o, "tool_choice") {
+        None => None,
+        Some(v) => Some(super::check_tool_choice(tool_choice(v)?, &tools, "tool_choice")?),
+    };
+    let response_format = text_format(field::opt(o, "text"))?;
+    let max_tokens = field::opt_tokens(o, "max_output_tokens", "")?;
+    let temperature = field::opt_temperature(o, "temperature", "")?;
+    let top_p = field::opt_top_p(o, "top_p", "")?;
+    let parallel_tool_calls = field::opt_flag(o, "parallel_tool_calls", "")?;
+    let echo = json!({
+        "instructions": instructions,
+        "max_output_tokens": max_tokens,
+        "temperature": temperature,
+        "top_p": top_p,
+        "tools": field::opt(o, "tools").cloned().unwrap_or_else(|| json!([])),
+        "tool_choice": field::opt(o, "tool_choice").cloned().unwrap_or_else(|| json!("auto")),
+        "parallel_tool_calls": parallel_tool_calls.unwrap_or(true),
+        "text": match field::opt(o, "text") {
+            Some(text) if field::opt(field::object(text, "text")?, "format").is_some() => text.clone(),
+            _ => json!({ "format": { "type": "text" } }),
+        },
+        "metadata": field::opt(o, "metadata").cloned().unwrap_or_else(|| json!({})),
+        "store": false,
+        "previous_response_id": null,
+        "reasoning": { "effort": null, "summary": null },
+        "truncation": "disabled",
+        "user": null,
+    });
+    let request = ChatRequest {
+        messages,
+        max_tokens,
+        temperature,
+        top_p,
+        tools,
+        tool_choice,
+        parallel_tool_calls,
+        response_format,
+        ..Default::default()
+    };
+    Ok(ClientCall { model, stream, include_usage: false, request, echo })
+}
+
+/// One input item, appended as normalized messages.
+fn input_item(v: &Value, path: &str, out: &mut Vec<Message>) -> Result<(), GatewayError> {
+    let o = field::object(v, path)?;
+    const KINDS: &[&str] = &["message", "function_call", "function_call_output", "reasoning"];
+    let kind = match field::opt_string(o, "type", path)? {
+        None => "message",
+        Some("item_reference") => {
+            return Err(GatewayError::invalid(format!(
+                "{path} is an item_reference, which names an item stored at OpenAI; the gateway keeps none: send \
+                 the item itself"
+            )))
+        }
+        Some(kind) if KINDS.contains(&kind) => kind,
+        Some(other) => {
+            let listed: Vec<String> = KINDS.iter().map(|k| format!("\"{k}\"")).collect();
+            return Err(GatewayError::invalid(format!(
+                "{path}.type must be one of {} (got {}); built-in tool items run at OpenAI only",
+                listed.join(", "),
+                json!(other)
+            )));
+        }
+    };
+    match kind {
+        "message" => {
+            let role = match field::one_of(o, "role", path, &["user", "assistant", "system", "developer"])? {
+                "user" => Role::User,
+                "assistant" => Role::Assistant,
+                _ => Role::System,
+            };
+            out.push(Message { content: message_content(o, role, path)?, ..Message::new(role, "") });
+        }
+        "function_call" => {
+            let call = ToolCall {
+                id: field::string(o, "call_id", path, "the id of the call, as the model gave it")?.to_string(),
+                name: field::string(o, "name", path, "the function's name")?.to_string(),
+                arguments: field::opt_string(o, "arguments", path)?.unwrap_or("").to_string(),
+            };
+            // A turn's calls follow its text: they belong to the assistant message before them.
+            match out.last_mut() {
+                Some(last) if last.role == Role::Assistant => last.tool_calls.push(call),
+                _ => out.push(Message { tool_calls: vec![call], ..Message::new(Role::Assistant, "") }),
+            }
+        }
+        "function_call_output" => {
+            let id = field::string(o, "call_id", path, "the id of the function_call this answers")?;
+            let op = child(path, "output");
+            let text = match field::opt(o, "output") {
+                None => return Err(field::missing(&op, "the call's result as a string")),
+                Some(Value::String(s)) => s.clone(),
+                Some(v) => text_parts(field::array(v, &op, "a string or a list of input_text parts")?, &op)?,
+            };
+            out.push(Message { tool_call_id: Some(id.to_string()), ..Message::new(Role::Tool, text) });
+        }
+        // A reasoning item replayed from an earlier output: no other format can take it back.
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A message item's `content`: a string or a list of parts: `input_text`, `input_image` and
+/// `input_file` from the client's side (images and files in user messages only), `output_text`
+/// or `refusal` from an assistant's.
+fn message_content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec<Part>, GatewayError> {
+    let cp = child(path, "content");
+    match field::opt(o, "content") {
+        None => Err(field::missing(&cp, "a string or a list of content parts")),
+        Some(Value::String(s)) => Ok(Message::new(role, s.clone()).content),
+        Some(v) => {
+            let parts = field::array(v, &cp, "a string or a list of content parts")?;
+            let allowed: &[&str] = if role == Role::Assistant {
+                &["output_text", "refusal", "input_text"]
+            } else {
+                &["input_text", "input_image", "input_file"]
+            };
+            parts
+                .iter()
+                .enumerate()
+                .map(|(i, part)| {
+                    let pp = format!("{cp}[{i}]");
+                    media::check_role(content_part(part, &pp, allowed)?, role, &pp)
+                })
+                .collect()
+        }
+    }
+}
+
+/// The text of a list of `input_text` parts (a function call's output).
+fn text_parts(parts: &[Value], path: &str) -> Result<String, GatewayError> {
+    let mut text = String::new();
+    for (i, part) in parts.iter().enumerate() {
+        let pp = format!("{path}[{i}]");
+        if let Part::Text { text: t } = content_part(part, &pp, &["input_text"])? {
+            text.push_str(&t);
+        }
+    }
+    Ok(text)
+}
+
+/// One content part of a type in `allowed`.
+fn content_part(v: &Value, path: &str, allowed: &[&str]) -> Result<Part, GatewayError> {
+    let o = field::object(v, path)?;
+    let listed: Vec<String> = allowed.iter().map(|a| format!("\"{a}\"")).collect();
+    let expected = format!("one of {}", listed.join(", "));
+    let kind = field::string(o, "type", path, &expected)?;
+    if !allowed.contains(&kind) {
+        return Err(GatewayError::invalid(format!("{path}.type must be {expected} (got {})", json!(kind))));
+    }
+    Ok(match kind {
+        "refusal" => Part::Text { text: field::string(o, "refusal", path, "the refusal's text")?.to_string() },
+        "input_image" => {
+            if field::opt(o, "file_id").is_some() && field::opt(o, "image_url").is_none() {
+                let instead = "send the image as image_url (a URL or a data: URL) instead";
+                return Err(media::stored_file(&child(path, "file_id"), instead));
+            }
+            let url = field::string(o, "image_url", path, "the image's URL or a data: URL")?;
+            Part::Image { source: media::from_url(url, None, &child(path, "image_url"))? }
+        }
+        "input_file" => input_file(o, path)?,
+        _ => Part::Text { text: field::string(o, "text", path, "the part's text")?.to_string() },
+    })
+}
+
+/// `input_file`: `file_data` (a data: URL) with its `filename`, or a `file_url`.
+fn input_file(o: &Map<String, Value>, path: &str) -> Result<Part, GatewayError> {
+    let filename = field::opt_string(o, "filename", path)?;
+    let source = match (field::opt_string(o, "file_data", path)?, field::opt_string(o, "file_url", path)?) {
+        (Some(data), None) if data.starts_with("data:") => media::from_url(data, None, &child(path, "file_data"))?,
+        (Some(data), None) => match filename.and_then(media::media_type_of_name) {
+            Some(media_type) if !data.is_empty() => media::from_data(data, media_type, path)?,
+            _ => {
+                return Err(GatewayError::invalid(format!(
+                    "{path}.file_data must be a data: URL (data:application/pdf;base64,<data>), or base64 with a \
+                     filename ending in .pdf or .txt"
+                )))
+            }
+        },
+        (None, Some(url)) => {
+            let named = filename.and_then(media::media_type_of_name).or_else(|| media::media_type_of_name(url));
+            media::from_url(url, Some(named.unwrap_or("application/pdf")), &child(path, "file_url"))?
+        }
+        (Some(_), Some(_)) => {
+            return Err(GatewayError::invalid(format!("{path} has both file_data and file_url; give one")));
+        }
+        (None, None) if field::opt(o, "file_id").is_some() => {
+            let instead = "send the file's bytes as file_data, or its file_url, instead";
+            return Err(media::stored_file(&child(path, "file_id"), instead));
+        }
+        (None, None) => return Err(field::missing(&child(path, "file_data"), "the file as a data: URL")),
+    };
+    Ok(Part::File { source, filename: filename.map(str::to_string) })
+}
+
+/// A function tool, `{type: "function", name, description?, parameters?, strict?}`.
+fn tool(v: &Value, path: &str) -> Result<Tool, GatewayError> {
+    let o = field::object(v, path)?;
+    let kind = field::string(o, "type", path, "\"function\"")?;
+    if kind != "function" {
+        return Err(GatewayError::invalid(format!(
+            "{path}.type must be \"function\" (got {}); built-in tools run at OpenAI only, the gateway forwards \
+             function tools",
+            json!(kind)
+        )));
+    }
+    field::opt_bool(o, "strict", path)?;
+    Ok(Tool {
+        name: field::string(o, "name", path, "the function's name")?.to_string(),
+        description: field::opt_string(o, "description", path)?.map(str::to_string),
+        parameters: schema(field::opt(o, "parameters"), &child(path, "parameters"))?,
+    })
+}
+
+/// `tool_choice`: `"auto"`, `"none"`, `"required"` or `{type: "function", name}`.
+fn tool_choice(v: &Value) -> Result<ToolChoice, GatewayError> {
+    const EXPECTED: &str = "\"auto\", \"none\", \"required\" or {\"type\": \"function\", \"name\": ...}";
+    match v {
+        Value::String(s) => super::tool_choice_word(s).ok_or_else(|| field::wrong("tool_choice", EXPECTED, v)),
+        Value::Object(o) => {
+            let kind = field::string(o, "type", "tool_choice", "\"function\"")?;
+            if kind != "function" {
+                return Err(GatewayError::invalid(format!(
+                    "tool_choice.type must be \"function\" (got {}); built-in tools run at OpenAI only",
+                    json!(kind)
+                )));
+            }
+            Ok(ToolChoice::Tool {
+                name: field::string(o, "name", "tool_choice", "the name of one of the tools")?.to_string(),
+            })
+        }
+        other => Err(field::wrong("tool_choice", EXPECTED, other)),
+    }
+}
+
+/// `text.format`: `{type: "text"}` (none), `{type: "json_object"}`, or `{type: "json_schema",
+/// name, schema, description?, strict?}`.
+fn text_format(v: Option<&Value>) -> Result<Option<ResponseFormat>, GatewayError> {
+    let Some(v) = v else { return Ok(None) };
+    let Some(format) = field::opt(field::object(v, "text")?, "format") else { return Ok(None) };
+    let f = field::object(format, "text.format")?;
+    match field::one_of(f, "type", "text.format", &["text", "json_object", "json_schema"])? {
+        "text" => Ok(None),
+        "json_object" => Ok(Some(ResponseFormat::Json { schema: None, name: None, description: None, strict: None })),
+        _ => {
+            field::string(f, "name", "text.format", "the schema's name, e.g. \"answer\"")?;
+            super::json_schema_format(f, "text.format").map(Some)
+        }
+    }
+}
+
+// ---- answers ----
+
+/// The part of the response id after `resp_`, which the item ids repeat.
+fn id_suffix(meta: &Meta) -> &str {
+    meta.id.strip_prefix("resp_").unwrap_or(&meta.id)
+}
+
+/// An output item's id: `msg_…`, `rs_…` or `fc_…`, unique within the response.
+fn item_id(meta: &Meta, prefix: &str, output_index: usize) -> String {
+    format!("{prefix}_{}_{output_index}", id_suffix(meta))
+}
+
+/// A tool call's id as given, or one made up when the provider gave none (Gemini).
+fn call_id(meta: &Meta, index: u32, id: &str) -> String {
+    if id.is_empty() {
+        format!("call_{}_{index}", id_suffix(meta))
+    } else {
+        id.to_string()
+    }
+}
+
+fn usage(u: Usage) -> Value {
+    let (input, output) = super::token_counts(u);
+    json!({
+        "input_tokens": input,
+        "input_tokens_details": { "cached_tokens": 0 },
+        "output_tokens": output,
+        "output_tokens_details": { "reasoning_tokens": 0 },
+        "total_tokens": input.saturating_add(output),
+    })
+}
+
+/// `status` and `incomplete_details` for how the answer finished: a length cut or a content
+/// filter left it incomplete, anything else completed it.
+fn ending(finish: &FinishReason) -> (&'static str, Value) {
+    match finish {
+        FinishReason::Length => ("incomplete", json!({ "reason": "max_output_tokens" })),
+        FinishReason::ContentFilter => ("incomplete", json!({ "reason": "content_filter" })),
+        _ => ("completed", Value::Null),
+    }
+}
+
+/// The response object: the request's echo, then what this response says.
+fn response(meta: &Meta, status: &str, output: Vec<Value>, usage: Value, error: Value, incomplete: Value) -> Value {
+    let mut r = match &meta.echo {
+        Value::Object(echo) => echo.clone(),
+        _ => Map::new(),
+    };
+    for (key, value) in [
+        ("id", json!(meta.id)),
+        ("object", json!("response")),
+        ("created_at", json!(meta.created)),
+        ("model", json!(meta.model)),
+        ("status", json!(status)),
+        ("error", error),
+        ("incomplete_details", incomplete),
+        ("output", Value::Array(output)),
+        ("usage", usage),
+    ] {
+        r.insert(key.to_string(), value);
+    }
+    Value::Object(r)
+}
+
+/// What an output item holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Kind {
+    Message,
+    Reasoning,
+    /// A function call; `call` is the normalized tool-call index.
+    Call {
+        call: u32,
+        call_id: String,
+        name: String,
+    },
+}
+
+/// One output item and its text so far (the message's text, the reasoning, or the arguments).
+#[derive(Debug)]
+struct Item {
+    kind: Kind,
+    id: String,
+    text: String,
+    open: bool,
+}
+
+impl Item {
+    /// The item as `output` lists it; `status` is `in_progress`, `completed` or `incomplete`.
+    fn to_json(&self, status: &str) -> Value {
+        match &self.kind {
+            Kind::Message => json!({
+                "id": self.id, "type": "message", "status": status, "role": "assistant",
+                "content": [{ "type": "output_text", "text": self.text, "annotations": [], "logprobs": [] }],
+            }),
+            Kind::Reasoning => json!({
+                "id": self.id, "type": "reasoning", "status": status,
+                "summary": [{ "type": "summary_text", "text": self.text }],
+            }),
+            Kind::Call { call_id, name, .. } => json!({
+                "id": self.id, "type": "function_call", "status": status,
+                "call_id": call_id, "name": name, "arguments": self.text,
+            }),
+        }
+    }
+
+    /// The item as `output_item.added` opens it, before any text: a message's content part and
+    /// a reasoning item's summary part are added by events of their own.
+    fn opening(&self) -> Value {
+        match &self.kind {
+            Kind::Message => json!({
+                "id": self.id, "type": "message", "status": "in_progress", "role": "assistant", "content": [],
+            }),
+            Kind::Reasoning => json!({ "id": self.id, "type": "reasoning", "status": "in_progress", "summary": [] }),
+            Kind::Call { .. } => self.to_json("in_progress"),
+        }
+    }
+}
+
+/// The items of a whole answer, in the order a stream of it would open them.
+fn answer_items(meta: &Meta, answer: &Answer) -> Vec<Item> {
+    let mut items = Vec::new();
+    let mut push = |kind: Kind, prefix: &str, text: &str| {
+        let id = item_id(meta, prefix, items.len());
+        items.push(Item { kind, id, text: text.to_string(), open: false });
+    };
+    if !answer.reasoning.is_empty() {
+        push(Kind::Reasoning, "rs", &answer.reasoning);
+    }
+    if !answer.text.is_empty() || answer.tool_calls.is_empty() {
+        push(Kind::Message, "msg", &answer.text);
+    }
+    for (i, c) in answer.tool_calls.iter().enumerate() {
+        let kind = Kind::Call { call: i as u32, call_id: call_id(meta, i as u32, &c.id), name: c.name.clone() };
+        push(kind, "fc", &c.arguments);
+    }
+    items
+}
+
+pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
+    let output = answer_items(meta, answer).iter().map(|item| item.to_json("completed")).collect();
+    let (status, incomplete) = ending(&answer.finish_reason);
+    response(meta, status, output, usage(answer.usage), Value::Null, incomplete).to_string()
+}
+
+// ---- streams ----
+
+#[derive(Debug)]
+pub struct StreamEncoder {
+    pub(crate) meta: Meta,
+    started: bool,
+    /// The next event's `sequence_number`.
+    sequence: u64,
+    /// Every output item so far, in output order.
+    items: Vec<Item>,
+}
+
+impl StreamEncoder {
+    pub fn new(meta: Meta) -> StreamEncoder {
+        StreamEncoder { meta, started: false, sequence: 0, items: Vec::new() }
+    }
+
+    /// One event, named in its SSE `event:` line and its `type`, numbered.
+    fn event(&mut self, out: &mut String, kind: &str, mut data: Value) {
+        data["type"] = json!(kind);
+        data["sequence_number"] = json!(self.sequence);
+        self.sequence += 1;
+        sse(out, Some(kind), &data);
+    }
+
+    fn start(&mut self, out: &mut String) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        let snapshot = response(&self.meta, "in_progress", Vec::new(), Value::Null, Value::Null, Value::Null);
+        self.event(out, "response.created", json!({ "response": snapshot }));
+        self.event(out, "response.in_progress", json!({ "response": snapshot }));
+    }
+
+    /// Appends an item and opens it (and its one content or summary part).
+    fn open(&mut self, kind: Kind, out: &mut String) -> usize {
+        let index = self.items.len();
+        let prefix = match kind {
+            Kind::Message => "msg",
+            Kind::Reasoning => "rs",
+            Kind::Call { .. } => "fc",
+        };
+        let item = Item { kind, id: item_id(&self.meta, prefix, index), text: String::new(), open: true };
+        let (opening, id) = (item.opening(), item.id.clone());
+        let kind = item.kind.clone();
+        self.items.push(item);
+        self.event(out, "response.output_item.added", json!({ "output_index": index, "item": opening }));
+        match kind {
+            Kind::Message => self.event(
+                out,
+                "response.content_part.added",
+                json!({
+                    "item_id": id, "output_index": index, "content_index": 0,
+                    "part": { "type": "output_text", "text": "", "annotations": [], "logprobs": [] },
+                }),
+            ),
+            Kind::Reasoning => self.event(
+                out,
+                "response.reasoning_summary_part.added",
+                json!({
+                    "item_id": id, "output_index": index, "summary_index": 0,
+                    "part": { "type": "summary_text", "text": "" },
+                }),
+            ),
+            Kind::Call { .. } => {}
+        }
+        index
+    }
+
+    /// Ends an open item: its part's `done` events, then `output_item.done`.
+    fn close(&mut self, index: usize, out: &mut String) {
+        let item = &mut self.items[index];
+        item.open = false;
+        let (id, text, kind, done) = (item.id.clone(), item.text.clone(), item.kind.clone(), item.to_json("completed"));
+        match kind {
+            Kind::Message => {
+                let at = json!({ "item_id": id, "output_index": index, "content_index": 0 });
+                let mut text_done = at.clone();
+                text_done["text"] = json!(text);
+                text_done["logprobs"] = json!([]);
+                self.event(out, "response.output_text.done", text_done);
+                let mut part_done = at;
+                part_done["part"] = json!({ "type": "output_text", "text": text, "annotations": [], "logprobs": [] });
+                self.event(out, "response.content_part.done", part_done);
+            }
+            Kind::Reasoning => {
+                let at = json!({ "item_id": id, "output_index": index, "summary_index": 0 });
+                let mut text_done = at.clone();
+                text_done["text"] = json!(text);
+                self.event(out, "response.reasoning_summary_text.done", text_done);
+                let mut part_done = at;
+                part_done["part"] = json!({ "type": "summary_text", "text": text });
+                self.event(out, "response.reasoning_summary_part.done", part_done);
+            }
+            Kind::Call { name, .. } => self.event(
+                out,
+                "response.function_call_arguments.done",
+                json!({ "item_id": id, "output_index": index, "name": name, "arguments": text }),
+            ),
+        }
+        self.event(out, "response.output_item.done", json!({ "output_index": index, "item": done }));
+    }
+
+    fn close_all(&mut self, out: &mut String) {
+        for index in 0..self.items.len() {
+            if self.items[index].open {
+                self.close(index, out);
+            }
+        }
+    }
+
+    /// The item a text or reasoning run goes to: the last item if it is open and of that kind,
+    /// else a new one (every open item is closed first).
+    fn run(&mut self, kind: Kind, out: &mut String) -> usize {
+        match self.items.last() {
+            Some(last) if last.open && last.kind == kind => self.items.len() - 1,
+            _ => {
+                self.close_all(out);
+                self.open(kind, out)
+            }
+        }
+    }
+
+    /// A tool call's item. Providers may interleave parallel calls' arguments (OpenAI Chat
+    /// numbers each fragment by call), so a call's item stays open beside the other calls' until
+    /// a text or reasoning run or the end, and a later fragment goes to the item its call opened.
+    fn call_item(&mut self, call: u32, id: Option<&str>, name: Option<&str>, out: &mut String) -> usize {
+        let found = self.items.iter().position(|item| matches!(item.kind, Kind::Call { call: c, .. } if c == call));
+        if let Some(index) = found {
+            return index;
+        }
+        if self.items.iter().any(|item| item.open && !matches!(item.kind, Kind::Call { .. })) {
+            self.close_all(out);
+        }
+        let kind = Kind::Call {
+            call,
+            call_id: call_id(&self.meta, call, id.unwrap_or("")),
+            name: name.unwrap_or("").to_string(),
+        };
+        self.open(kind, out)
+    }
+
+    pub fn delta(&mut self, delta: &Delta, out: &mut String) {
+        self.start(out);
+        match delta {
+            Delta::Text { text } if !text.is_empty() => {
+                let index = self.run(Kind::Message, out);
+                self.items[index].text.push_str(text);
+                let id = self.items[index].id.clone();
+                self.event(
+                    out,
+                    "response.output_text.delta",
+                    json!({ "item_id": id, "output_index": index, "content_index": 0, "delta": text, "logprobs": [] }),
+                );
+            }
+            Delta::Reasoning { text } if !text.is_empty() => {
+                let index = self.run(Kind::Reasoning, out);
+                self.items[index].text.push_str(text);
+                let id = self.items[index].id.clone();
+                self.event(
+                    out,
+                    "response.reasoning_summary_text.delta",
+                    json!({ "item_id": id, "output_index": index, "summary_index": 0, "delta": text }),
+                );
+            }
+            Delta::ToolCall { index: call, id, name, arguments } => {
+                let index = self.call_item(*call, id.as_deref(), name.as_deref(), out);
+                if !arguments.is_empty() {
+                    self.items[index].text.push_str(arguments);
+                    let id = self.items[index].id.clone();
+                    self.event(
+                        out,
+                        "response.function_call_arguments.delta",
+                        json!({ "item_id": id, "output_index": index, "delta": arguments }),
+                    );
+                }
+            }
+            Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
+            // Empty text says nothing; the engine never delivers a skipped frame (it becomes a
+            // warning event) nor a usage report (it stays on the attempt's leg).
+            Delta::Text { .. } | Delta::Reasoning { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => {}
+        }
+    }
+
+    /// Closes every item and ends with `response.completed` (or `response.incomplete`). An
+    /// answer that said nothing still has its (empty) message, as a whole answer does.
+    pub fn finish(&mut self, finish: &FinishReason, u: Usage, out: &mut String) {
+        self.start(out);
+        if self.items.is_empty() {
+            self.open(Kind::Message, out);
+        }
+        self.close_all(out);
+        let output = self.items.iter().map(|item| item.to_json("completed")).collect();
+        let (status, incomplete) = ending(finish);
+        let snapshot = response(&self.meta, status, output, usage(u), Value::Null, incomplete);
+        self.event(out, &format!("response.{status}"), json!({ "response": snapshot }));
+    }
+
+    /// `response.failed` with the output so far (open items `incomplete`) and the error, then an
+    /// `error` event, which the SDK throws; no `response.completed`.
+    pub fn fail(&mut self, error: &GatewayError, out: &mut String) {
+        self.start(out);
+        let body = error.body(ClientFormat::Responses)["error"].clone();
+        let output =
+            self.items.iter().map(|item| item.to_json(if item.open { "incomplete" } else { "completed" })).collect();
+        let failure = json!({ "code": body["code"].as_str().unwrap_or(error.kind), "message": error.message });
+        let snapshot = response(&self.meta, "failed", output, Value::Null, failure, Value::Null);
+        self.event(out, "response.failed", json!({ "response": snapshot }));
+        // The flat fields are the event's documented shape; `error` nests the full error body as
+        // first-party streams do, which the SDK prefers when present.
+        let event = json!({ "code": body["code"], "message": error.message, "param": null, "error": body });
+        self.event(out, "error", event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat::Source;
+    use crate::gateway::parse_request as parse;
+
+    fn meta() -> Meta {
+        Meta { id: "resp_1".into(), created: 9, model: "m".into(), echo: json!({ "instructions": "sys" }) }
+    }
+
+    fn call(body: Value) -> Result<ClientCall, GatewayError> {
+        parse(ClientFormat::Responses, &body.to_string())
+    }
+
+    fn err(body: Value) -> String {
+        call(body).unwrap_err().message
+    }
+
+    fn text_part(t: &str) -> Part {
+        Part::Text { text: t.into() }
+    }
+
+    fn user(content: Vec<Part>) -> Message {
+        Message { content, ..Message::new(Role::User, "") }
+    }
+
+    fn data(data: &str, media_type: &str) -> Source {
+        Source::Data { data: data.into(), media_type: media_type.into() }
+    }
+
+    fn tool_message(id: &str, text: &str) -> Message {
+        Message { tool_call_id: Some(id.into()), ..Message::new(Role::Tool, text) }
+    }
+
+    fn calling(text: &str, calls: &[(&str, &str, &str)]) -> Message {
+        let tool_calls = calls
+            .iter()
+            .map(|(id, name, arguments)| ToolCall {
+                id: (*id).into(),
+                name: (*name).into(),
+                arguments: (*arguments).into(),
+            })
+            .collect();
+        Message { tool_calls, ..Message::new(Role::Assistant, text) }
+    }
+
+    #[test]
+    fn reads_input_as_a_string_or_items() {
+        let cases = [
+            ("a string", json!("Hi"), vec![Message::new(Role::User, "Hi")]),
+            (
+                "messages with parts, easy and typed",
+                json!([
+                    {"role": "developer", "content": "be brief"},
+                    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "a"}, {"type": "input_text", "text": "b"}]},
+                ]),
+                vec![Message::new(Role::System, "be brief"), user(vec![text_part("a"), text_part("b")])],
+            ),
+            (
+                "an image by URL and as a data: URL, a file as a data: URL and by URL",
+                json!([{"role": "user", "content": [
+                    {"type": "input_text", "text": "compare"},
+                    {"type": "input_image", "image_url": "https://x.example/a.png", "detail": "auto"},
+                    {"type": "input_image", "image_url": "data:image/webp;base64,UklG"},
+                    {"type": "input_file", "filename": "a.pdf", "file_data": "data:application/pdf;base64,JVBERi0x"},
+                    {"type": "input_file", "file_url": "https://x.example/b.txt"},
+                    {"type": "input_file", "filename": "c.pdf", "file_data": "JVBERi0y"},
+                ]}]),
+                vec![user(vec![
+                    text_part("compare"),
+                    Part::Image { source: Source::Url { url: "https://x.example/a.png".into(), media_type: None } },
+                    Part::Image { source: data("UklG", "image/webp") },
+                    Part::File { source: data("JVBERi0x", "application/pdf"), filename: Some("a.pdf".into()) },
+                    Part::File {
+                        source: Source::Url {
+                            url: "https://x.example/b.txt".into(),
+                            media_type: Some("text/plain".into()),
+                        },
+                        filename: None,
+                    },
+                    Part::File { source: data("JVBERi0y", "application/pdf"), filename: Some("c.pdf".into()) },
+                ])],
+            ),
+            (
+                "an output replayed: reasoning dropped, the calls joined to the message before them",
+                json!([
+                    {"role": "user", "content": "weather?"},
+                    {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "think"}]},
+                    {"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+                     "content": [{"type": "output_text", "text": "Looking.", "annotations": []}]},
+                    {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": "{}", "status": "completed"},
+                    {"type": "function_call", "call_id": "call_2", "name": "g", "arguments": "{\"a\":1}"},
+                    {"type": "function_call_output", "call_id": "call_1", "output": "42"},
+                    {"type": "function_call_output", "call_id": "call_2", "output": [{"type": "input_text", "text": "4"}, {"type": "input_text", "text": "3"}]},
+                ]),
+                vec![
+                    Message::new(Role::User, "weather?"),
+                    calling("Looking.", &[("call_1", "f", "{}"), ("call_2", "g", "{\"a\":1}")]),
+                    tool_message("call_1", "42"),
+                    tool_message("call_2", "43"),
+                ],
+            ),
+            (
+                "a call with no text before it is a turn of its own",
+                json!([{"role": "user", "content": "go"}, {"type": "function_call", "call_id": "c", "name": "f"}]),
+                vec![Message::new(Role::User, "go"), calling("", &[("c", "f", "")])],
+            ),
+            (
+                "a refusal replayed",
+                json!([{"role": "assistant", "content": [{"type": "refusal", "refusal": "No."}]}]),
+                vec![Message::new(Role::Assistant, "No.")],
+            ),
+        ];
+        for (case, input, expected) in cases {
+            let parsed = call(json!({"model": "chat", "input": input})).unwrap();
+            assert_eq!(parsed.request.messages, expected, "{case}");
+        }
+    }
+
+    #[test]
+    fn parses_what_the_sdk_sends_and_echoes_the_settings() {
+        let body = json!({
+            "model": "chat", "stream": true, "instructions": "be brief", "input": "Hi",
+            "max_output_tokens": 64, "temperature": 0.5, "top_p": 0.9, "parallel_tool_calls": false,
+            "tools": [{"type": "function", "name": "f", "description": "d", "parameters": {"type": "object"}, "strict": true}],
+            "tool_choice": {"type": "function", "name": "f"}, "store": false, "metadata": {"k": "v"},
+            "text": {"format": {"type": "json_schema", "name": "a", "schema": {"type": "object"}, "strict": true}},
+            "include": ["reasoning.encrypted_content"], "user": "u", "reasoning": {"effort": "low"}, "truncation": "auto",
+        });
+        let c = call(body).unwrap();
+        assert_eq!((c.model.as_str(), c.stream, c.include_usage), ("chat", true, false));
+        let r = &c.request;
+        assert_eq!(r.messages, vec![Message::new(Role::System, "be brief"), Message::new(Role::User, "Hi")]);
+        assert_eq!(
+            (r.max_tokens, r.temperature, r.top_p, r.parallel_tool_calls),
+            (Some(64), Some(0.5), Some(0.9), Some(false))
+        );
+        assert_eq!(r.tool_choice, Some(ToolChoice::Tool { name: "f".into() }));
+        assert_eq!(
+            r.response_format,
+            Some(ResponseFormat::Json {
+                schema: Some(json!({"type": "object"})),
+                name: Some("a".into()),
+                description: None,
+                strict: Some(true)
+            })
+        );
+        assert_eq!(
+            r.tools,
+            vec![Tool { name: "f".into(), description: Some("d".into()), parameters: json!({"type": "object"}) }]
+        );
+        let echo = &c.echo;
+        assert_eq!(echo["instructions"], "be brief");
+        assert_eq!((echo["top_p"].clone(), echo["parallel_tool_calls"].clone()), (json!(0.9), json!(false)));
+        assert_eq!(echo["tool_choice"], json!({"type": "function", "name": "f"}));
+        assert_eq!(echo["text"]["format"]["name"], "a");
+        assert_eq!((echo["store"].clone(), echo["metadata"].clone()), (json!(false), json!({"k": "v"})));
+        let plain = call(json!({"model": "chat", "input": "Hi"})).unwrap().echo;
+        assert_eq!(
+            (plain["tool_choice"].clone(), plain["parallel_tool_calls"].clone(), plain["text"].clone()),
+            (json!("auto"), json!(true), json!({"format": {"type": "text"}}))
+        );
+        assert_eq!((plain["instructions"].clone(), plain["tools"].clone()), (Value::Null, json!([])));
+        let formats = [
+            (json!({"type": "text"}), None),
+            (
+                json!({"type": "json_object"}),
+                Some(ResponseFormat::Json { schema: None, name: None, description: None, strict: None }),
+            ),
+        ];
+        for (format, expected) in formats {
+            let r = call(json!({"model": "chat", "input": "Hi", "text": {"format": format}})).unwrap().request;
+            assert_eq!(r.response_format, expected, "{format}");
+        }
+        for (choice, expected) in
+            [("auto", ToolChoice::Auto), ("none", ToolChoice::None), ("required", ToolChoice::Required)]
+        {
+            let tools = json!([{"type": "function", "name": "f"}]);
+            let r =
+                call(json!({"model": "chat", "input": "Hi", "tools": tools, "tool_choice": choice})).unwrap().request;
+            assert_eq!(r.tool_choice, Some(expected), "{choice}");
+        }
+    }
+
+    #[test]
+    fn names_the_field_in_400s() {
+        let cases = [
+            (json!({"input": "Hi"}), "model is missing; give the name of a route, e.g. \"chat\""),
+            (json!({"model": "m"}), "input is missing; give a string or a list of input items"),
+            (json!({"model": "m", "input": []}), "input must hold at least one item (got [])"),
+            (json!({"model": "m", "input": 3}), "input must be a string or a list of input items (got 3)"),
+            (
+                json!({"model": "m", "input": "Hi", "store": true}),
+                "store must be false or omitted (got true): the gateway keeps no responses; keep the conversation \
+                 yourself and send it as input",
+            ),
+            (
+                json!({"model": "m", "input": "Hi", "previous_response_id": "resp_1"}),
+                "previous_response_id is not supported: it names state stored at OpenAI, and the gateway keeps \
+                 none; send the earlier turns in input instead",
+            ),
+            (
+                json!({"model": "m", "input": "Hi", "conversation": "conv_1"}),
+                "conversation is not supported: it names state stored at OpenAI, and the gateway keeps none; send \
+                 the conversation's turns in input instead",
+            ),
+            (
+                json!({"model": "m", "input": "Hi", "background": true}),
+                "background must be false or omitted (got true): the gateway keeps no responses to poll; stream \
+                 instead",
+            ),
+            (
+                json!({"model": "m", "input": [{"type": "item_reference", "id": "msg_1"}]}),
+                "input[0] is an item_reference, which names an item stored at OpenAI; the gateway keeps none: send \
+                 the item itself",
+            ),
+            (
+                json!({"model": "m", "input": [{"type": "web_search_call", "id": "ws_1"}]}),
+                "input[0].type must be one of \"message\", \"function_call\", \"function_call_output\", \
+                 \"reasoning\" (got \"web_search_call\"); built-in tool items run at OpenAI only",
+            ),
+            (
+                json!({"model": "m", "input": [{"role": "robot", "content": "x"}]}),
+                "input[0].role must be one of \"user\", \"assistant\", \"system\", \"developer\" (got \"robot\")",
+            ),
+            (
+                json!({"model": "m", "input": [{"role": "user", "content": [{"type": "output_text", "text": "x"}]}]}),
+                "input[0].content[0].type must be one of \"input_text\", \"input_image\", \"input_file\" (got \
+                 \"output_text\")",
+            ),
+            (
+                json!({"model": "m", "input": [{"type": "function_call_output", "output": "x"}]}),
+                "input[0].call_id is missing; give the id of the function_call this answers",
+            ),
+            (
+                json!({"model": "m", "input": [{"type": "function_call", "call_id": "c"}]}),
+                "input[0].name is missing; give the function's name",
+            ),
+            (
+                json!({"model": "m", "input": "Hi", "tools": [{"type": "web_search"}]}),
+                "tools[0].type must be \"function\" (got \"web_search\"); built-in tools run at OpenAI only, the \
+                 gateway forwards function tools",
+            ),
+            (
+                json!({"model": "m", "input": "Hi", "tools": [{"type": "function", "name": "f"}], "tool_choice": {"type": "function", "name": "g"}}),
+                "tool_choice names the tool \"g\", which is not one of the tools (tools: [\"f\"])",
+            ),
+            (
+                json!({"model": "m", "input": "Hi", "tool_choice": "any"}),
+                "tool_choice must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"name\": ...} \
+                 (got \"any\")",
+            ),
+            (
+                json!({"model": "m", "input": "Hi", "tool_choice": {"type": "web_search_preview"}}),
+                "tool_choice.type must be \"function\" (got \"web_search_preview\"); built-in tools run at OpenAI only",
+            ),
+            (
+                json!({"model": "m", "input": "Hi", "text": {"format": {"type": "json_schema", "name": "a"}}}),
+                "text.format.schema is missing; give a JSON Schema object",
+            ),
+            (
+                json!({"model": "m", "input": "Hi", "text": {"format": {"type": "yaml"}}}),
+                "text.format.type must be one of \"text\", \"json_object\", \"json_schema\" (got \"yaml\")",
+            ),
+            (json!({"model": "m", "input": "Hi", "top_p": 2}), "top_p must be a number from 0 to 1 (got 2)"),
+            (
+                json!({"model": "m", "input": "Hi", "tool_choice": "required"}),
+                "tool_choice requires a tool call but tools is empty; give the tools the model must choose from",
+            ),
+            (
+                json!({"model": "m", "input": [{"role": "user", "content": [{"type": "input_image", "file_id": "file-1"}]}]}),
+                "input[0].content[0].file_id names a file stored at a provider, which the gateway cannot forward to \
+                 another; send the image as image_url (a URL or a data: URL) instead",
+            ),
+            (
+                json!({"model": "m", "input": [{"role": "user", "content": [{"type": "input_image", "image_url": "data:text/plain;base64,aGk="}]}]}),
+                "input[0].content[0] is an image of media type \"text/plain\"; send an image (image/png, image/jpeg, \
+                 image/gif, image/webp) or send the file as a file or document",
+            ),
+            (
+                json!({"model": "m", "input": [{"role": "user", "content": [{"type": "input_file", "file_data": "JVBE"}]}]}),
+                "input[0].content[0].file_data must be a data: URL (data:application/pdf;base64,<data>), or base64 \
+                 with a filename ending in .pdf or .txt",
+            ),
+            (
+                json!({"model": "m", "input": [{"role": "user", "content": [{"type": "input_file", "file_id": "file-1"}]}]}),
+                "input[0].content[0].file_id names a file stored at a provider, which the gateway cannot forward to \
+                 another; send the file's bytes as file_data, or its file_url, instead",
+            ),
+            (
+                json!({"model": "m", "input": [{"role": "user", "content": [{"type": "input_file", "file_data": "data:application/pdf;base64,JVBE", "file_url": "https://x.example/a.pdf"}]}]}),
+                "input[0].content[0] has both file_data and file_url; give one",
+            ),
+            (
+                json!({"model": "m", "input": [{"role": "developer", "content": [{"type": "input_image", "image_url": "https://x.example/a.png"}]}]}),
+                "input[0].content[0] is an image, but only user messages carry images and files (this is a system \
+                 message)",
+            ),
+            (
+                json!({"model": "m", "input": "Hi", "max_output_tokens": 0}),
+                "max_output_tokens must be a positive whole number of tokens (got 0)",
+            ),
+            (
+                json!({"model": "m", "input": "Hi", "parallel_tool_calls": "no"}),
+                "parallel_tool_calls must be true or false (got \"no\")",
+            ),
+        ];
+        for (body, message) in cases {
+            assert_eq!(err(body.clone()), message, "for {body}");
+        }
+    }
+
+    fn answer(text: &str, reasoning: &str, calls: &[(&str, &str, &str)], finish: FinishReason) -> Answer {
+        Answer {
+            text: text.into(),
+            reasoning: reasoning.into(),
+            tool_calls: calling("", calls).tool_calls,
+            finish_reason: finish,
+            usage: Usage { input_tokens: Some(3), output_tokens: Some(4) },
+            model: None,
+        }
+    }
+
+    #[test]
+    fn whole_answers() {
+        let text_item = |id: &str, text: &str| {
+            json!({"id": id, "type": "message", "status": "completed", "role": "assistant",
+                   "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}]})
+        };
+        let cases = [
+            (
+                "text",
+                answer("Hi", "", &[], FinishReason::Stop),
+                vec![text_item("msg_1_0", "Hi")],
+                "completed",
+                Value::Null,
+            ),
+            (
+                "reasoning, then text",
+                answer("9.8", "compare", &[], FinishReason::Stop),
+                vec![
+                    json!({"id": "rs_1_0", "type": "reasoning", "status": "completed", "summary": [{"type": "summary_text", "text": "compare"}]}),
+                    text_item("msg_1_1", "9.8"),
+                ],
+                "completed",
+                Value::Null,
+            ),
+            (
+                "tool calls only, one without an id",
+                answer("", "", &[("call_a", "f", "{}"), ("", "g", "{\"x\":1}")], FinishReason::ToolCalls),
+                vec![
+                    json!({"id": "fc_1_0", "type": "function_call", "status": "completed", "call_id": "call_a", "name": "f", "arguments": "{}"}),
+                    json!({"id": "fc_1_1", "type": "function_call", "status": "completed", "call_id": "call_1_1", "name": "g", "arguments": "{\"x\":1}"}),
+                ],
+                "completed",
+                Value::Null,
+            ),
+            (
+                "cut by the token limit",
+                answer("Once upon", "", &[], FinishReason::Length),
+                vec![text_item("msg_1_0", "Once upon")],
+                "incomplete",
+                json!({"reason": "max_output_tokens"}),
+            ),
+            (
+                "nothing said",
+                answer("", "", &[], FinishReason::Stop),
+                vec![text_item("msg_1_0", "")],
+                "completed",
+                Value::Null,
+            ),
+        ];
+        for (case, answer, output, status, incomplete) in cases {
+            let body: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
+            assert_eq!(body["output"], json!(output), "{case}");
+            assert_eq!((body["status"].as_str(), &body["incomplete_details"]), (Some(status), &incomplete), "{case}");
+            assert_eq!((body["id"].as_str(), body["object"].as_str()), (Some("resp_1"), Some("response")), "{case}");
+            assert_eq!((body["created_at"].clone(), body["model"].clone()), (json!(9), json!("m")), "{case}");
+            assert_eq!(body["instructions"], "sys", "{case}: the echo");
+            assert_eq!(
+                body["usage"],
+                json!({"input_tokens": 3, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 4,
+                       "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 7}),
+                "{case}"
+            );
+        }
+    }
+
+    /// The SSE frames as (event name, data).
+    fn events(out: &str) -> Vec<(String, Value)> {
+        out.split("\n\n")
+            .filter(|f| !f.is_empty())
+            .map(|frame| {
+                let (name, data) = frame.split_once('\n').unwrap();
+                let data: Value = serde_json::from_str(data.strip_prefix("data: ").unwrap()).unwrap();
+                assert_eq!(Some(name.strip_prefix("event: ").unwrap()), data["type"].as_str(), "{frame}");
+                (name["event: ".len()..].to_string(), data)
+            })
+            .collect()
+    }
+
+    /// Reads the events as the openai SDK's `responses.stream()` accumulates them, checking what
+    /// it checks: `response.created` first, numbered events, items appended at the next output
+    /// index, every item event naming the item's id and a part that exists. Returns the final
+    /// response and the text its `response.output_text.delta` events showed.
+    fn accumulate(events: &[(String, Value)]) -> (Value, String) {
+        let mut snapshot = Value::Null;
+        let mut shown = String::new();
+        for (n, (kind, e)) in events.iter().enumerate() {
+            assert_eq!(e["sequence_number"], json!(n), "{kind}: numbered in order");
+            if n == 0 {
+                assert_eq!(kind, "response.created");
+            }
+            if kind.starts_with("response.") && e.get("response").is_some() {
+                snapshot = e["response"].clone();
+                continue;
+            }
+            if kind == "error" {
+                break;
+            }
+            let index = e["output_index"].as_u64().unwrap() as usize;
+            let output = snapshot["output"].as_array_mut().unwrap();
+            if kind == "response.output_item.added" {
+                assert_eq!(index, output.len(), "{kind}: appended");
+                output.push(e["item"].clone());
+                continue;
+            }
+            let item = &mut output[index];
+            if kind == "response.output_item.done" {
+                assert_eq!((&e["item"]["id"], &e["item"]["type"]), (&item["id"], &item["type"]), "{kind}: same item");
+                *item = e["item"].clone();
+                continue;
+            }
+            assert_eq!(e["item_id"], item["id"], "{kind}: names its item");
+            match kind.as_str() {
+                "response.content_part.added" => {
+                    assert_eq!(e["content_index"], json!(item["content"].as_array().unwrap().len()));
+                    item["content"].as_array_mut().unwrap().push(e["part"].clone());
+                }
+                "response.reasoning_summary_part.added" => {
+                    assert_eq!(e["summary_index"], json!(item["summary"].as_array().unwrap().len()));
+                    item["summary"].as_array_mut().unwrap().push(e["part"].clone());
+                }
+                "response.output_text.delta" => {
+                    assert_eq!(item["type"], "message");
+                    let part = &mut item["content"][e["content_index"].as_u64().unwrap() as usize];
+                    part["text"] = json!(format!("{}{}", part["text"].as_str().unwrap(), e["delta"].as_str().unwrap()));
+                    shown.push_str(e["delta"].as_str().unwrap());
+                }
+                "response.reasoning_summary_text.delta" => {
+                    let part = &mut item["summary"][e["summary_index"].as_u64().unwrap() as usize];
+                    part["text"] = json!(format!("{}{}", part["text"].as_str().unwrap(), e["delta"].as_str().unwrap()));
+                }
+                "response.function_call_arguments.delta" => {
+                    assert_eq!(item["type"], "function_call");
+                    item["arguments"] =
+                        json!(format!("{}{}", item["arguments"].as_str().unwrap(), e["delta"].as_str().unwrap()));
+                }
+                "response.output_text.done" | "response.content_part.done" => {
+                    assert_eq!(item["content"][0]["text"], e.get("text").unwrap_or(&e["part"]["text"]).clone());
+                }
+                "response.reasoning_summary_text.done" | "response.reasoning_summary_part.done" => {
+                    assert_eq!(item["summary"][0]["text"], e.get("text").unwrap_or(&e["part"]["text"]).clone());
+                }
+                "response.function_call_arguments.done" => assert_eq!(item["arguments"], e["arguments"]),
+                other => panic!("an event the SDK does not know: {other}"),
+            }
+        }
+        (snapshot, shown)
+    }
+
+    fn text(t: &str) -> Delta {
+        Delta::Text { text: t.into() }
+    }
+
+    fn fragment(index: u32, opening: Option<(&str, &str)>, arguments: &str) -> Delta {
+        Delta::ToolCall {
+            index,
+            id: opening.map(|(id, _)| id.to_string()),
+            name: opening.map(|(_, name)| name.to_string()),
+            arguments: arguments.into(),
+        }
+    }
+
+    #[test]
+    fn streams_read_back_as_their_whole_answers() {
+        let think = |t: &str| Delta::Reasoning { text: t.into() };
+        let cases = [
+            ("text", vec![text("Hel"), text(""), text("lo")], answer("Hello", "", &[], FinishReason::Stop)),
+            (
+                "reasoning then text",
+                vec![think("a"), think("b"), text("9.8")],
+                answer("9.8", "ab", &[], FinishReason::Stop),
+            ),
+            (
+                "parallel calls, their fragments interleaved",
+                vec![
+                    fragment(0, Some(("call_a", "f")), ""),
+                    fragment(1, Some(("call_b", "g")), "{\"y\""),
+                    fragment(0, None, "{\"x\":1}"),
+                    fragment(1, None, ":2}"),
+                ],
+                answer("", "", &[("call_a", "f", "{\"x\":1}"), ("call_b", "g", "{\"y\":2}")], FinishReason::ToolCalls),
+            ),
+            (
+                "text, then a call",
+                vec![text("Looking."), fragment(0, Some(("call_a", "f")), "{}")],
+                answer("Looking.", "", &[("call_a", "f", "{}")], FinishReason::ToolCalls),
+            ),
+            ("cut by the token limit", vec![text("Once")], answer("Once", "", &[], FinishReason::Length)),
+            ("nothing said", vec![], answer("", "", &[], FinishReason::Stop)),
+        ];
+        for (case, deltas, whole) in cases {
+            let mut e = StreamEncoder::new(meta());
+            let mut out = String::new();
+            for d in &deltas {
+                e.delta(d, &mut out);
+            }
+            e.finish(&whole.finish_reason, whole.usage, &mut out);
+            let events = events(&out);
+            let (last, end) = events.last().unwrap();
+            let (status, _) = ending(&whole.finish_reason);
+            assert_eq!(last, &format!("response.{status}"), "{case}");
+            let (accumulated, shown) = accumulate(&events);
+            let expected: Value = serde_json::from_str(&answer_body(&meta(), &whole)).unwrap();
+            assert_eq!(end["response"], expected, "{case}: the end carries the whole answer");
+            assert_eq!(accumulated["output"], expected["output"], "{case}: the events add up to the whole answer");
+            assert_eq!(shown, whole.text, "{case}");
+            assert_eq!(events.iter().filter(|(k, _)| k == "response.created").count(), 1, "{case}");
+            assert!(!out.contains("event: error"), "{case}");
+        }
+    }
+
+    #[test]
+    fn an_event_sequence_the_sdk_accepts() {
+        let mut e = StreamEncoder::new(meta());
+        let mut out = String::new();
+        e.delta(&text("Hi"), &mut out);
+        e.delta(&fragment(0, Some(("call_a", "f")), "{}"), &mut out);
+        e.delta(
+            &Delta::Done { finish_reason: FinishReason::ToolCalls, usage: Usage::default(), model: None },
+            &mut out,
+        );
+        let kinds: Vec<String> = events(&out).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(
+            kinds,
+            [
+                "response.created",
+                "response.in_progress",
+                "response.output_item.added",
+                "response.content_part.added",
+                "response.output_text.delta",
+                "response.output_text.done",
+                "response.content_part.done",
+                "response.output_item.done",
+                "response.output_item.added",
+                "response.function_call_arguments.delta",
+                "response.function_call_arguments.done",
+                "response.output_item.done",
+                "response.completed",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_failed_stream_ends_in_response_failed_and_an_error_event() {
+        let mut e = StreamEncoder::new(meta());
+        let mut out = String::new();
+        e.delta(&text("partial"), &mut out);
+        let mut error = GatewayError::new(502, "transport error: reset");
+        error.kind = "upstream_error";
+        error.code = Some("upstream_unreachable");
+        e.fail(&error, &mut out);
+        let events = events(&out);
+        let (accumulated, shown) = accumulate(&events);
+        assert_eq!(shown, "partial");
+        let [.., (failed, f), (kind, last)] = &events[..] else { panic!("{out}") };
+        assert_eq!((failed.as_str(), kind.as_str()), ("response.failed", "error"));
+        assert_eq!(f["response"]["status"], "failed");
+        assert_eq!(
+            f["response"]["error"],
+            json!({"code": "upstream_unreachable", "message": "transport error: reset"})
+        );
+        assert_eq!(accumulated["output"][0]["status"], "incomplete", "the message was cut");
+        assert_eq!(accumulated["output"][0]["content"][0]["text"], "partial");
+        assert_eq!(
+            last.clone(),
+            json!({"type": "error", "sequence_number": events.len() - 1, "code": "upstream_unreachable",
+                   "message": "transport error: reset", "param": null,
+                   "error": {"type": "upstream_error", "code": "upstream_unreachable", "message": "transport error: reset", "param": null}})
+        );
+        assert!(!out.contains("response.completed"));
+    }
+}

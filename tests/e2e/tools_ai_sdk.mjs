@@ -1,0 +1,317 @@
+// The AI SDK (ai 7) over llm-baton's language model (llm-baton/ai-sdk), in Node, workerd and
+// Chromium (tools.test.mjs). Every call goes through a route whose primary answers 503, so the
+// answer always comes from the backup after a failover inside llm-baton; the provider's log
+// tells what each target received and how many requests it got.
+import { APICallError, InvalidArgumentError, NoSuchModelError, Output, convertToModelMessages, generateText, isStepCount, streamText, tool } from "ai";
+import { createBatonProvider } from "llm-baton/ai-sdk";
+import { z } from "zod";
+
+const KEY = "sk-test-aisdk-not-a-secret";
+// The scenarios check the warnings themselves; the AI SDK would also print each one.
+globalThis.AI_SDK_LOG_WARNINGS = false;
+
+let serial = 0;
+
+/** Scripts a fresh provider scenario; returns its id. */
+async function script(env, label, steps) {
+  serial += 1;
+  const id = `${env.runtime}-aisdk-${label}-${Math.floor(performance.now() * 1000).toString(36)}-${serial}`;
+  const res = await fetch(`${env.providerUrl}/_scenarios/${id}`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ steps }),
+  });
+  if (!res.ok) throw new Error(`PUT /_scenarios/${id} answered ${res.status}: ${await res.text()}`);
+  return id;
+}
+
+/** The provider's record of a scenario once none of its requests is open (or 2 s passed). */
+async function upstream(env, id) {
+  const until = performance.now() + 2000;
+  for (;;) {
+    const r = await (await fetch(`${env.providerUrl}/_scenarios/${id}`)).json();
+    if (r.open === 0 || performance.now() > until) return r;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * A Baton whose route "chat" fails over from `primary` (503 on every request) to `backup`
+ * (scripted with `backupSteps`), and the AI SDK provider over it. Returns ids and the provider.
+ */
+async function setup(env, label, backupSteps) {
+  const p = await script(env, `${label}-p`, [{ status: 503, message: "primary overloaded" }]);
+  const b = await script(env, `${label}-b`, backupSteps);
+  const target = (id) => ({ format: "openai_chat", baseUrl: `${env.providerUrl}/s/${id}/v1`, model: "scripted-model", apiKey: KEY });
+  const baton = new env.llm.Baton({
+    targets: { primary: target(p), backup: target(b) },
+    routes: { chat: { fallback: ["primary", "backup"] } },
+  });
+  return { p, b, baton, batonAi: createBatonProvider(baton) };
+}
+
+function fail(message, detail) {
+  throw new Error(detail === undefined ? message : `${message}\n  detail: ${JSON.stringify(detail)?.slice(0, 3000)}`);
+}
+
+function eq(actual, expected, what) {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  if (a !== e) fail(`${what}: expected ${e}, got ${a}`);
+}
+
+/** The requests a scenario's target received: `count` of them. */
+async function requests(env, id, count, what) {
+  const r = await upstream(env, id);
+  eq(r.requests, count, `${what}: requests the provider received`);
+  if (r.open !== 0) fail(`${what}: ${r.open} request(s) still open`, r);
+  return r;
+}
+
+const weatherTool = (calls) => tool({
+  description: "The weather in a city",
+  inputSchema: z.object({ city: z.string() }),
+  execute: async ({ city }) => {
+    calls.push(city);
+    return { city, sky: "sunny" };
+  },
+});
+
+export const scenarios = {
+  async "streamText with a tool: the tool runs, the answer, tool call and usage come through the failover"(env) {
+    const { p, b, batonAi } = await setup(env, "stream-tool", [
+      { toolCall: { name: "weather", arguments: '{"city":"Paris"}' } },
+      { text: "It is sunny in Paris." },
+    ]);
+    const calls = [];
+    const result = streamText({
+      model: batonAi("chat"),
+      prompt: "What is the weather in Paris?",
+      tools: { weather: weatherTool(calls) },
+      stopWhen: isStepCount(2),
+      includeRawChunks: true,
+    });
+    const parts = [];
+    for await (const part of result.fullStream) parts.push(part);
+    const errors = parts.filter((x) => x.type === "error");
+    if (errors.length) fail(`the stream carried an error: ${errors[0].error}`);
+
+    eq(calls, ["Paris"], "the tool's executions");
+    const toolCalls = parts.filter((x) => x.type === "tool-call");
+    eq(toolCalls.map((x) => [x.toolName, x.input]), [["weather", { city: "Paris" }]], "tool-call parts");
+    const inputStart = parts.find((x) => x.type === "tool-input-start");
+    eq([inputStart?.toolName, inputStart?.id], ["weather", toolCalls[0].toolCallId], "tool-input-start");
+    const streamedInput = parts.filter((x) => x.type === "tool-input-delta").map((x) => x.delta).join("");
+    eq(streamedInput, '{"city":"Paris"}', "the tool input streamed as tool-input-delta parts");
+    eq(parts.filter((x) => x.type === "tool-input-end").length, 1, "tool-input-end parts");
+    const results = parts.filter((x) => x.type === "tool-result");
+    eq(results.map((x) => x.output), [{ city: "Paris", sky: "sunny" }], "tool-result parts");
+
+    eq(await result.text, "It is sunny in Paris.", "the final step's text");
+    const deltas = parts.filter((x) => x.type === "text-delta").map((x) => x.text);
+    if (deltas.length < 2) fail("expected the text in several text-delta parts (one per word)", deltas);
+    eq(await result.finishReason, "stop", "finishReason");
+    eq((await result.steps).map((s) => s.finishReason), ["tool-calls", "stop"], "each step's finishReason");
+    // The scripted provider reports 3 input tokens and one output token per word (the call: 1).
+    const usage = await result.totalUsage;
+    eq([usage.inputTokens, usage.outputTokens, usage.totalTokens], [6, 6, 12], "totalUsage (input, output, total)");
+
+    const meta = (await result.providerMetadata)?.baton;
+    eq(meta?.target, "backup", "providerMetadata.baton.target");
+    eq(meta?.legs?.map((l) => [l.target, l.outcome, l.status ?? null]), [["primary", "http", 503], ["backup", "ok", null]], "providerMetadata.baton.legs");
+    const raw = parts.filter((x) => x.type === "raw").map((x) => x.rawValue);
+    if (!raw.some((ev) => ev.type === "failover" && ev.from === "primary" && ev.to === "backup")) {
+      fail("includeRawChunks: expected llm-baton's failover event among the raw parts", raw.map((ev) => ev.type));
+    }
+
+    await requests(env, p, 2, "primary (one per step)");
+    const r = await requests(env, b, 2, "backup (one per step)");
+    const second = r.log[1].body.messages;
+    eq(second.map((m) => m.role), ["user", "assistant", "tool"], "the second step's messages");
+    eq(second[1].tool_calls?.map((c) => [c.id, c.function.name, c.function.arguments]), [[toolCalls[0].toolCallId, "weather", '{"city":"Paris"}']], "the replayed tool call");
+    eq([second[2].tool_call_id, JSON.parse(second[2].content)], [toolCalls[0].toolCallId, { city: "Paris", sky: "sunny" }], "the tool result sent back");
+  },
+
+  async "generateText with a JSON schema (Output.object): the object, and the provider got the schema"(env) {
+    const { p, b, batonAi } = await setup(env, "gen-json", [{ text: '{"city":"Paris","temperatureC":21}' }]);
+    const result = await generateText({
+      model: batonAi("chat"),
+      output: Output.object({ schema: z.object({ city: z.string(), temperatureC: z.number() }) }),
+      prompt: "The weather in Paris as JSON.",
+    });
+    eq(result.output, { city: "Paris", temperatureC: 21 }, "result.output");
+    eq(result.finishReason, "stop", "finishReason");
+    eq([result.usage.inputTokens, result.usage.outputTokens], [3, 1], "usage");
+    eq(result.providerMetadata?.baton?.target, "backup", "providerMetadata.baton.target");
+    eq(result.response.modelId, "scripted-model", "response.modelId");
+    await requests(env, p, 1, "primary");
+    const body = (await requests(env, b, 1, "backup")).log[0].body;
+    eq(body.response_format?.type, "json_schema", "the backup's response_format.type");
+    eq(body.response_format?.json_schema?.schema?.properties, { city: { type: "string" }, temperatureC: { type: "number" } }, "the schema the backup received");
+  },
+
+  async "generateText with a tool and call options: the request the provider got, warnings for what is not sent"(env) {
+    const { b, batonAi } = await setup(env, "gen-options", [
+      { toolCall: { name: "weather", arguments: '{"city":"Oslo"}' } },
+      { text: "Cold." },
+    ]);
+    const calls = [];
+    const result = await generateText({
+      model: batonAi("chat"),
+      system: "Be brief.",
+      prompt: "Weather in Oslo?",
+      tools: { weather: weatherTool(calls) },
+      stopWhen: isStepCount(2),
+      maxOutputTokens: 50,
+      temperature: 0.5,
+      stopSequences: ["END"],
+      topK: 5,
+      headers: { "x-trace": "1" },
+      providerOptions: { baton: { deadlineMs: 20_000 } },
+    });
+    eq([result.text, calls], ["Cold.", ["Oslo"]], "text and tool executions");
+    eq(result.steps[0].toolCalls.map((c) => [c.toolName, c.input]), [["weather", { city: "Oslo" }]], "the first step's tool calls");
+    const features = result.steps[0].warnings.map((w) => `${w.type}:${w.feature}`);
+    eq(features, ["unsupported:topK", "unsupported:headers"], "warnings");
+    const r = await requests(env, b, 2, "backup");
+    const body = r.log[0].body;
+    eq([body.max_tokens ?? body.max_completion_tokens, body.temperature, body.stop, body.stream], [50, 0.5, ["END"], false], "max tokens, temperature, stop, stream");
+    eq(body.messages, [{ content: "Be brief.", role: "system" }, { content: "Weather in Oslo?", role: "user" }], "messages");
+    eq(body.tools?.map((t) => [t.function.name, t.function.description]), [["weather", "The weather in a city"]], "tools");
+    if (r.log.some((e) => "x-trace" in e.headers)) fail("the AI SDK's request headers reached the provider");
+  },
+
+  async "a bad llm-baton option is InvalidArgumentError naming it, before anything is sent"(env) {
+    const { p, b, batonAi } = await setup(env, "bad-option", [{}]);
+    for (const [baton, argument] of [[{ deadlineMs: 0 }, "options.deadlineMs"], [{ retries: 3 }, "providerOptions.baton.retries"]]) {
+      const error = await generateText({ model: batonAi("chat"), prompt: "x", providerOptions: { baton } }).then(() => null, (e) => e);
+      if (!InvalidArgumentError.isInstance(error)) fail(`${JSON.stringify(baton)}: expected InvalidArgumentError, got ${error?.name}: ${error?.message}`);
+      eq(error.argument, argument, `${JSON.stringify(baton)}: error.argument`);
+    }
+    await requests(env, p, 0, "primary");
+    await requests(env, b, 0, "backup");
+  },
+
+  async "abortSignal: aborting streamText mid-answer closes the upstream at once"(env) {
+    const words = "one two three four five six seven eight nine ten";
+    const { p, b, batonAi } = await setup(env, "abort", [{ text: words, chunkDelayMs: 300 }]);
+    const ctrl = new AbortController();
+    const result = streamText({ model: batonAi("chat"), prompt: "Count to ten.", abortSignal: ctrl.signal });
+    const parts = [];
+    let abortedAt = 0;
+    for await (const part of result.fullStream) {
+      parts.push(part);
+      if (part.type === "text-delta" && !abortedAt) {
+        abortedAt = performance.now();
+        ctrl.abort();
+      }
+    }
+    const late = performance.now() - abortedAt;
+    if (!abortedAt) fail("no text-delta arrived before the end", parts.map((x) => x.type));
+    if (late > 250) fail(`the stream ended ${late.toFixed(0)} ms after the abort; expected at once`);
+    if (!parts.some((x) => x.type === "abort")) fail("expected an abort part", parts.map((x) => x.type));
+    const got = await result.text.then(() => null, (e) => e);
+    eq(got?.name, "AbortError", "result.text rejects with");
+    await requests(env, p, 1, "primary");
+    const r = await requests(env, b, 1, "backup");
+    eq([r.clientClosed, r.completed], [1, 0], "backup request closed by the client, not completed");
+  },
+
+  async "a stream cut mid-answer: continued on the backup (afterStart continue), never restarted (mode restart ends it)"(env) {
+    const words = Array.from({ length: 12 }, (_, i) => `word${i + 1}`);
+    const full = words.join(" ");
+    const streamed = async (mode, secondSteps) => {
+      const first = await script(env, `cut-${mode}-1`, [{ text: full, stallAfterEvents: 5, stallMs: 100 }]);
+      const second = await script(env, `cut-${mode}-2`, secondSteps);
+      const target = (id, extra) => ({ format: "openai_chat", baseUrl: `${env.providerUrl}/s/${id}/v1`, model: "scripted-model", apiKey: KEY, ...extra });
+      const baton = new env.llm.Baton({
+        targets: { first: target(first), second: target(second, { prefill: true }) },
+        routes: { chat: { fallback: ["first", "second"], afterStart: { mode } } },
+      });
+      const errors = [];
+      const result = streamText({ model: createBatonProvider(baton)("chat"), prompt: "Count.", onError: ({ error }) => errors.push(error) });
+      const parts = [];
+      for await (const part of result.fullStream) parts.push(part);
+      const text = parts.filter((x) => x.type === "text-delta").map((x) => x.text).join("");
+      return { parts, text, result, errors, second };
+    };
+
+    const continued = await streamed("continue", [{ continueFrom: full }]);
+    eq(continued.parts.filter((x) => x.type === "error").length, 0, "continue: error parts");
+    eq(continued.text, full, "continue: the text the AI SDK assembled");
+    eq((await continued.result.providerMetadata)?.baton?.contributors, ["first", "second"], "continue: providerMetadata.baton.contributors");
+    await requests(env, continued.second, 1, "continue: second");
+
+    const restart = await streamed("restart", [{ text: "A fresh answer." }]);
+    const error = restart.parts.find((x) => x.type === "error")?.error;
+    if (!APICallError.isInstance(error)) fail("restart: expected the break as an APICallError error part", restart.parts.map((x) => x.type));
+    eq([restart.errors.length, restart.errors[0] === error], [1, true], "restart: onError calls");
+    eq(restart.text, words.slice(0, 5).join(" "), "restart: the text shown before the break, and nothing after");
+    eq(await restart.result.finishReason, "error", "restart: finishReason");
+    await requests(env, restart.second, 0, "restart: second");
+  },
+
+  async "a route whose every target fails: APICallError, not retryable, no AI SDK retry, no key in it"(env) {
+    const { p, b, batonAi } = await setup(env, "fail", [{ status: 500, message: "backup broken", echoCredentials: true }]);
+    const error = await generateText({ model: batonAi("chat"), prompt: "Hello?", maxRetries: 2 }).then(() => null, (e) => e);
+    if (!APICallError.isInstance(error)) fail(`expected an APICallError, got ${error?.name}: ${error?.message}`);
+    eq([error.statusCode, error.isRetryable], [500, false], "APICallError statusCode, isRetryable");
+    if (!error.message.includes("backup broken")) fail(`the message should carry the provider's: ${error.message}`);
+    eq(error.data?.legs?.map((l) => [l.target, l.status]), [["primary", 503], ["backup", 500]], "error.data.legs");
+    for (const [what, text] of [["message", error.message], ["JSON", JSON.stringify(error)], ["stack", String(error.stack)]]) {
+      if (text.includes(KEY)) fail(`the API key appears in the error's ${what}`);
+    }
+    // maxRetries 2 would have made 3 calls of the route: one means the AI SDK did not retry.
+    await requests(env, p, 1, "primary");
+    await requests(env, b, 1, "backup");
+  },
+
+  async "streamText over a failing route: the stream ends with the APICallError, no retry"(env) {
+    const { p, b, batonAi } = await setup(env, "stream-fail", [{ status: 500, message: "backup broken" }]);
+    const seen = [];
+    const result = streamText({ model: batonAi("chat"), prompt: "Hello?", onError: ({ error }) => seen.push(error) });
+    const parts = [];
+    for await (const part of result.fullStream) parts.push(part);
+    const error = parts.find((x) => x.type === "error")?.error;
+    if (!APICallError.isInstance(error)) fail(`expected an error part with an APICallError`, parts.map((x) => x.type));
+    eq([error.statusCode, error.isRetryable, seen.length], [500, false, 1], "statusCode, isRetryable, onError calls");
+    await requests(env, p, 1, "primary");
+    await requests(env, b, 1, "backup");
+  },
+
+  async "useChat's route handler: toUIMessageStreamResponse streams the answer as UI message chunks"(env) {
+    const { b, batonAi } = await setup(env, "ui", [{ text: "Hello from the backup." }]);
+    // What useChat posts: UI messages.
+    const uiMessages = [{ id: "m1", role: "user", parts: [{ type: "text", text: "Hi!" }] }];
+    const result = streamText({ model: batonAi("chat"), system: "Be brief.", messages: await convertToModelMessages(uiMessages) });
+    const response = result.toUIMessageStreamResponse();
+    eq(response.status, 200, "status");
+    if (!response.headers.get("content-type")?.startsWith("text/event-stream")) fail(`content-type ${response.headers.get("content-type")}`);
+    eq(response.headers.get("x-vercel-ai-ui-message-stream"), "v1", "x-vercel-ai-ui-message-stream");
+    const body = await response.text();
+    const chunks = body.split("\n\n").filter((s) => s.startsWith("data: ")).map((s) => s.slice(6));
+    eq(chunks.at(-1), "[DONE]", "the last SSE data");
+    const json = chunks.slice(0, -1).map((s) => JSON.parse(s));
+    const types = json.map((c) => c.type);
+    for (const t of ["start", "start-step", "text-start", "text-delta", "text-end", "finish-step", "finish"]) {
+      if (!types.includes(t)) fail(`the UI message stream has no ${t} chunk`, types);
+    }
+    eq(json.filter((c) => c.type === "text-delta").map((c) => c.delta).join(""), "Hello from the backup.", "the streamed text");
+    const sent = (await requests(env, b, 1, "backup")).log[0].body.messages;
+    eq(sent, [{ content: "Be brief.", role: "system" }, { content: "Hi!", role: "user" }], "the messages the backup received");
+  },
+
+  async "a name that is no route or target is NoSuchModelError when the model is made"(env) {
+    const { batonAi } = await setup(env, "nosuch", [{}]);
+    let error;
+    try {
+      batonAi("no-such-route");
+    } catch (e) {
+      error = e;
+    }
+    if (!NoSuchModelError.isInstance(error)) fail(`expected NoSuchModelError, got ${error?.name}`);
+    if (!error.message.includes("chat")) fail(`the message should list the known routes: ${error.message}`);
+    eq(batonAi.languageModel("chat").modelId, "chat", "languageModel(\"chat\").modelId");
+    eq(batonAi("chat").specificationVersion, "v4", "specificationVersion");
+  },
+};

@@ -1,0 +1,280 @@
+// The official SDKs (openai 7, @anthropic-ai/sdk) over `baton.fetch`, in process, in Node, workerd
+// and Chromium (tools.test.mjs). Every SDK is built with llm-baton's fetch and a baseURL that does
+// not exist: nothing leaves the process but llm-baton's own requests to the scripted provider,
+// whose log tells what each target received and how many requests it got. The routes fail over
+// from a primary that answers 503.
+import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
+
+const KEY = "sk-test-fetch-not-a-secret";
+// Nothing listens here: a request that left the process would fail to connect.
+const NOWHERE = "http://llm-baton.invalid";
+
+let serial = 0;
+
+/** Scripts a fresh provider scenario; returns its id. */
+async function script(env, label, steps) {
+  serial += 1;
+  const id = `${env.runtime}-fetch-${label}-${Math.floor(performance.now() * 1000).toString(36)}-${serial}`;
+  const res = await fetch(`${env.providerUrl}/_scenarios/${id}`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ steps }),
+  });
+  if (!res.ok) throw new Error(`PUT /_scenarios/${id} answered ${res.status}: ${await res.text()}`);
+  return id;
+}
+
+/** The provider's record of a scenario once none of its requests is open (or 2 s passed). */
+async function upstream(env, id) {
+  const until = performance.now() + 2000;
+  for (;;) {
+    const r = await (await fetch(`${env.providerUrl}/_scenarios/${id}`)).json();
+    if (r.open === 0 || performance.now() > until) return r;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function fail(message, detail) {
+  throw new Error(detail === undefined ? message : `${message}\n  detail: ${JSON.stringify(detail)?.slice(0, 3000)}`);
+}
+
+function eq(actual, expected, what) {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  if (a !== e) fail(`${what}: expected ${e}, got ${a}`);
+}
+
+/** The requests a scenario's target received: `count` of them, none left open. */
+async function requests(env, id, count, what) {
+  const r = await upstream(env, id);
+  eq(r.requests, count, `${what}: requests the provider received`);
+  if (r.open !== 0) fail(`${what}: ${r.open} request(s) still open`, r);
+  return r;
+}
+
+/** `fn()` must throw; returns the error. */
+async function thrown(fn, what) {
+  try {
+    await fn();
+  } catch (e) {
+    return e;
+  }
+  fail(`${what}: expected an error, the call succeeded`);
+}
+
+const target = (env, id, format = "openai_chat") => ({ format, baseUrl: `${env.providerUrl}/s/${id}/v1`, model: "scripted-model", apiKey: KEY });
+
+/**
+ * A Baton whose route "chat" fails over from `primary` (503 on every request) to `backup`
+ * (scripted with `backupSteps`); `options` are the Baton's. Returns the ids and the Baton.
+ */
+async function setup(env, label, backupSteps, { options, backupFormat, config = {} } = {}) {
+  const p = await script(env, `${label}-p`, [{ status: 503, message: "primary overloaded" }]);
+  const b = await script(env, `${label}-b`, backupSteps);
+  const baton = new env.llm.Baton({
+    targets: { primary: target(env, p), backup: target(env, b, backupFormat) },
+    routes: { chat: { fallback: ["primary", "backup"] } },
+    ...config,
+  }, options);
+  return { p, b, baton };
+}
+
+// The SDKs refuse to run in a browser unless told that the key may be seen there: here the key
+// is "-" and llm-baton holds the provider's.
+const openai = (baton, options = {}) => new OpenAI({ apiKey: "-", baseURL: `${NOWHERE}/v1`, fetch: baton.fetch, maxRetries: 0, dangerouslyAllowBrowser: true, ...options });
+const anthropic = (baton, options = {}) => new Anthropic({ apiKey: "-", baseURL: NOWHERE, fetch: baton.fetch, maxRetries: 0, dangerouslyAllowBrowser: true, ...options });
+
+/** A health store that grants everything and keeps what it is told. */
+function recordingStore() {
+  const legs = [];
+  return {
+    legs,
+    admit: (targets) => ({ targets: targets.map((t) => ({ target: t, state: "closed", probe: false })) }),
+    report: (events) => {
+      for (const ev of events) legs.push(`${ev.leg.target} ${ev.leg.outcome}${ev.leg.status ? ` ${ev.leg.status}` : ""}`);
+    },
+  };
+}
+
+const TEXT = "The backup answers through baton.fetch.";
+// A 1x1 PNG.
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+export const scenarios = {
+  async "openai chat.completions.stream via baton.fetch: the primary's 503 fails over, legs reach the health store"(env) {
+    const store = recordingStore();
+    const { p, b, baton } = await setup(env, "chat-stream", [{ text: TEXT, chunks: 4 }], { options: { healthStore: store } });
+    const client = openai(baton);
+    const deltas = [];
+    const stream = client.chat.completions.stream({ model: "chat", messages: [{ role: "user", content: "Say hello." }], stream_options: { include_usage: true } });
+    stream.on("content", (delta) => deltas.push(delta));
+    const done = await stream.finalChatCompletion();
+    eq(deltas.join(""), TEXT, "content deltas");
+    if (deltas.length < 2) fail(`expected the text in several deltas, got ${deltas.length}`, deltas);
+    eq(done.choices[0].message.content, TEXT, "finalChatCompletion text");
+    eq(done.choices[0].finish_reason, "stop", "finish_reason");
+    eq(done.model, "scripted-model", "model");
+    await requests(env, p, 1, "primary");
+    const up = await requests(env, b, 1, "backup");
+    eq(up.log[0].stream, true, "backup request streamed");
+    eq(store.legs, ["primary http 503", "backup ok"], "leg events the Baton's health store received");
+    // The same engine: this Baton's breaker counted the primary's failure.
+    const primary = baton.health().targets.find((t) => t.target === "primary");
+    eq(primary?.consecutiveFailures, 1, "baton.health(): the primary's consecutive failures");
+  },
+
+  async "openai chat.completions.create and models.list via baton.fetch, any baseURL, unbound"(env) {
+    const { p, b, baton } = await setup(env, "chat-whole", [{ text: TEXT }]);
+    const { fetch } = baton;
+    const client = new OpenAI({ apiKey: "-", baseURL: "https://api.example.com/openai", fetch, maxRetries: 0, dangerouslyAllowBrowser: true });
+    const done = await client.chat.completions.create({ model: "chat", messages: [{ role: "user", content: "Say hello." }] });
+    eq(done.choices[0].message.content, TEXT, "text");
+    const models = [];
+    for await (const model of client.models.list()) models.push(model.id);
+    eq(models.sort(), ["backup", "chat", "primary"], "models.list (every name a call may use)");
+    await requests(env, p, 1, "primary");
+    await requests(env, b, 1, "backup");
+  },
+
+  async "anthropic messages.stream via baton.fetch: the primary's 503 fails over"(env) {
+    const { p, b, baton } = await setup(env, "messages-stream", [{ text: TEXT, chunks: 4 }]);
+    const client = anthropic(baton);
+    const deltas = [];
+    const stream = client.messages.stream({ model: "chat", max_tokens: 64, messages: [{ role: "user", content: "Say hello." }] });
+    stream.on("text", (delta) => deltas.push(delta));
+    const done = await stream.finalMessage();
+    eq(deltas.join(""), TEXT, "text deltas");
+    eq(done.content.map((block) => block.text).join(""), TEXT, "finalMessage text");
+    eq(done.stop_reason, "end_turn", "stop_reason");
+    await requests(env, p, 1, "primary");
+    await requests(env, b, 1, "backup");
+  },
+
+  async "anthropic messages.stream with an image via baton.fetch: the backup receives the image in its own format"(env) {
+    const { p, b, baton } = await setup(env, "image", [{ text: TEXT, chunks: 4 }]);
+    const client = anthropic(baton);
+    const messages = [{
+      role: "user",
+      content: [
+        { type: "image", source: { type: "base64", media_type: "image/png", data: PNG } },
+        { type: "text", text: "What is in this picture?" },
+      ],
+    }];
+    let text = "";
+    const stream = client.messages.stream({ model: "chat", max_tokens: 64, messages });
+    stream.on("text", (delta) => (text += delta));
+    const done = await stream.finalMessage();
+    eq(text, TEXT, "text deltas");
+    eq(done.stop_reason, "end_turn", "stop_reason");
+    await requests(env, p, 1, "primary");
+    const up = await requests(env, b, 1, "backup");
+    // The backup speaks OpenAI Chat: the image is an image_url part holding a data: URL.
+    const parts = up.log[0].body.messages[0].content;
+    eq(parts.map((part) => `${part.type}: ${part.image_url?.url ?? part.text}`), [`image_url: data:image/png;base64,${PNG}`, "text: What is in this picture?"], "the backup's user message");
+  },
+
+  async "openai responses.stream via baton.fetch: the primary's 503 fails over, one response to the SDK"(env) {
+    const { p, b, baton } = await setup(env, "responses-stream", [{ text: TEXT, chunks: 4 }]);
+    const client = openai(baton);
+    let text = "";
+    const types = [];
+    const stream = client.responses.stream({ model: "chat", input: [{ role: "user", content: "Say hello." }], instructions: "Be brief." });
+    stream.on("response.output_text.delta", (e) => (text += e.delta));
+    stream.on("event", (e) => types.push(e.type));
+    const done = await stream.finalResponse();
+    eq(text, TEXT, "output_text deltas");
+    eq(done.output_text, TEXT, "finalResponse().output_text");
+    eq(done.status, "completed", "finalResponse().status");
+    eq(types[0], "response.created", "first event");
+    eq(types.at(-1), "response.completed", "last event");
+    if (types.filter((t) => t === "response.output_text.delta").length < 2) fail("expected the text in several deltas", types);
+    await requests(env, p, 1, "primary");
+    const up = await requests(env, b, 1, "backup");
+    const sent = up.log[0].body.messages;
+    eq(sent.map((m) => m.role), ["system", "user"], "the backup's messages (instructions as the system message)");
+  },
+
+  async "a failed route is the SDK's APIError with the gateway's status and message, never retried by the SDK"(env) {
+    const p = await script(env, "failed-p", [{ status: 503, message: "primary overloaded" }]);
+    const b = await script(env, "failed-b", [{ status: 500, message: "backup broken" }]);
+    const baton = new env.llm.Baton({
+      targets: { primary: target(env, p), backup: target(env, b) },
+      routes: { chat: { fallback: ["primary", "backup"] } },
+    });
+    // Default maxRetries (2): only x-should-retry: false keeps the SDKs from running the route again.
+    const oa = new OpenAI({ apiKey: "-", baseURL: `${NOWHERE}/v1`, fetch: baton.fetch, dangerouslyAllowBrowser: true });
+    const e = await thrown(() => oa.chat.completions.create({ model: "chat", messages: [{ role: "user", content: "hi" }] }), "openai");
+    if (!(e instanceof OpenAI.APIError)) fail(`openai: expected an OpenAI.APIError, got ${e?.constructor?.name}: ${e?.message}`);
+    eq(e.status, 500, "openai: error.status (the last target's)");
+    if (!e.message.includes("backup broken")) fail(`openai: the message should carry the provider's: ${e.message}`);
+    eq(e.headers.get("x-should-retry"), "false", "openai: x-should-retry");
+    eq(e.headers.get("x-baton-target"), "backup", "openai: x-baton-target");
+    const an = new Anthropic({ apiKey: "-", baseURL: NOWHERE, fetch: baton.fetch, dangerouslyAllowBrowser: true });
+    const a = await thrown(() => an.messages.create({ model: "chat", max_tokens: 16, messages: [{ role: "user", content: "hi" }] }), "anthropic");
+    if (!(a instanceof Anthropic.InternalServerError)) fail(`anthropic: expected an Anthropic.InternalServerError, got ${a?.constructor?.name}: ${a?.message}`);
+    eq(a.status, 500, "anthropic: error.status");
+    eq(a.error?.error?.type, "api_error", "anthropic: error body type");
+    // One request per target per SDK call: llm-baton's failover, no SDK retry on top.
+    await requests(env, p, 2, "primary");
+    await requests(env, b, 2, "backup");
+
+    const unknown = await thrown(() => oa.chat.completions.create({ model: "nope", messages: [{ role: "user", content: "hi" }] }), "unknown model");
+    if (!(unknown instanceof OpenAI.NotFoundError)) fail(`unknown model: expected OpenAI.NotFoundError, got ${unknown?.constructor?.name}`);
+    if (!unknown.message.includes("chat")) fail(`unknown model: the message should list the routes: ${unknown.message}`);
+    const path = await thrown(() => oa.embeddings.create({ model: "chat", input: "hi" }), "embeddings");
+    eq(path.status, 404, "an endpoint baton.fetch does not serve: status");
+    if (!path.message.includes("/embeddings")) fail(`embeddings: the message should name the path: ${path.message}`);
+  },
+
+  async "an aborted call closes the upstream: the user's signal, before and after the stream's start"(env) {
+    const { b, baton } = await setup(env, "abort", [{ text: TEXT, headersDelayMs: 5000 }]);
+    const client = openai(baton);
+    const ask = { model: "chat", messages: [{ role: "user", content: "hi" }] };
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 200);
+    const t0 = performance.now();
+    const e = await thrown(() => client.chat.completions.create(ask, { signal: stop.signal }), "abort before headers");
+    if (!(e instanceof OpenAI.APIUserAbortError)) fail(`expected OpenAI.APIUserAbortError, got ${e?.constructor?.name}: ${e?.message}`);
+    const ms = performance.now() - t0;
+    if (ms > 1500) fail(`the abort took ${ms.toFixed(0)} ms to settle`);
+    const r = await requests(env, b, 1, "backup (aborted while waiting for headers)");
+    eq(r.clientClosed, 1, "backup: connections closed by llm-baton");
+
+    // After the stream's start, the abort errors the body as a network fetch's would; the SDK's
+    // stream then ends quietly (its own rule for an abort), short of the answer.
+    const full = "one two three four five six seven eight";
+    const s = await setup(env, "abort-stream", [{ text: full, chunks: 8, chunkDelayMs: 300 }]);
+    const streaming = openai(s.baton);
+    const cancel = new AbortController();
+    let seen = "";
+    const stream = await streaming.chat.completions.create({ ...ask, stream: true }, { signal: cancel.signal });
+    for await (const chunk of stream) {
+      seen += chunk.choices[0]?.delta?.content ?? "";
+      if (seen.length > 0) cancel.abort();
+    }
+    if (!(seen.length > 0 && seen.length < full.length)) fail(`stream: expected part of the answer before the abort, got ${JSON.stringify(seen)}`);
+    const rs = await requests(env, s.b, 1, "backup (aborted mid-stream)");
+    eq(rs.clientClosed, 1, "stream: backup connections closed by llm-baton");
+  },
+
+  // openai sends x-stainless-timeout for a per-request timeout, @anthropic-ai/sdk always (its
+  // client's timeout). 2.5 s is sent as "2" (whole seconds): llm-baton's deadline is 2 s.
+  async "the SDK's timeout caps the route's deadline: llm-baton's 504 arrives before the SDK gives up"(env) {
+    const { b, baton } = await setup(env, "sdk-timeout", [{ text: TEXT, headersDelayMs: 5000 }]);
+    const sdks = {
+      openai: () => openai(baton).chat.completions.create({ model: "chat", messages: [{ role: "user", content: "hi" }] }, { timeout: 2500 }),
+      anthropic: () => anthropic(baton, { timeout: 2500 }).messages.create({ model: "chat", max_tokens: 16, messages: [{ role: "user", content: "hi" }] }),
+    };
+    for (const [sdk, call] of Object.entries(sdks)) {
+      const t0 = performance.now();
+      const e = await thrown(call, sdk);
+      const ms = performance.now() - t0;
+      if (e?.status !== 504) fail(`${sdk}: expected an APIError 504, got ${e?.constructor?.name} ${e?.status}: ${e?.message}`);
+      if (!(ms >= 1950 && ms < 2450)) fail(`${sdk}: the 504 came after ${ms.toFixed(0)} ms, expected ~2000 ms`);
+      if (!e.message.includes("within 2000 ms")) fail(`${sdk}: the message should name the 2000 ms deadline: ${e.message}`);
+    }
+    const r = await requests(env, b, 2, "backup");
+    eq(r.clientClosed, 2, "backup: connections closed at the deadline");
+  },
+};

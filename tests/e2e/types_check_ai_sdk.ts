@@ -1,0 +1,25 @@
+// Compile-only check of pkg/ai-sdk.d.ts (llm-baton/ai-sdk), pulled into `deno check` by
+// types_check.ts: a route's model is what the AI SDK's functions take. Never run.
+import { generateText, Output, streamText } from "ai";
+import type { LanguageModel } from "ai";
+import type { LanguageModelV4, ProviderV4 } from "@ai-sdk/provider";
+import { z } from "zod";
+import { Baton } from "../../pkg/index.d.ts";
+import type { Config } from "../../pkg/index.d.ts";
+import { createBatonProvider } from "../../pkg/ai-sdk.d.ts";
+
+declare const config: Config;
+
+const baton = createBatonProvider(new Baton(config), { deadlineMs: 20_000, onEvent: (ev) => console.log(ev.type) });
+export const model: LanguageModel = baton("chat");
+export const v4: LanguageModelV4 = baton.languageModel("chat");
+export const provider: ProviderV4 = baton;
+
+export async function use(): Promise<string> {
+  const { output } = await generateText({ model: baton("chat"), output: Output.object({ schema: z.object({ city: z.string() }) }), prompt: "p" });
+  const result = streamText({ model, prompt: "p", providerOptions: { baton: { deadlineMs: 5000 } } });
+  return output.city + (await result.text);
+}
+
+// @ts-expect-error: the provider takes a Baton, not its config
+createBatonProvider(config);

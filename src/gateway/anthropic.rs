@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 
 use super::field::{self, child};
 use super::openai::schema;
-use super::{media, sse, ClientCall, ClientFormat, GatewayError, Meta};
+use super::{media, sse, ClientCall, ClientFormat, Conversation, GatewayError, Meta};
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, Tool, ToolCall, ToolChoice,
     Usage,
@@ -29,11 +29,13 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
     let max_tokens = field::opt_tokens(o, "max_tokens", "")?
         .ok_or_else(|| field::missing("max_tokens", "the most tokens to generate, e.g. 1024"))?;
     let stream = field::opt_bool(o, "stream", "")?;
-    let mut messages = Vec::new();
+    let mut conversation = Conversation::default();
     match field::opt(o, "system") {
         None => {}
-        Some(Value::String(s)) => messages.push(Message::new(Role::System, s.clone())),
-        Some(v @ Value::Array(_)) => messages.push(Message::new(Role::System, text_blocks(v, "system")?)),
+        Some(Value::String(s)) => conversation.push(Message::new(Role::System, s.clone()), "system", None),
+        Some(v @ Value::Array(_)) => {
+            conversation.push(Message::new(Role::System, text_blocks(v, "system")?), "system", None)
+        }
         Some(other) => return Err(field::wrong("system", "a string or a list of text blocks", other)),
     }
     let list = match field::opt(o, "messages") {
@@ -44,7 +46,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         return Err(GatewayError::invalid("messages must hold at least one message (got [])"));
     }
     for (i, m) in list.iter().enumerate() {
-        turn(m, &format!("messages[{i}]"), &mut messages)?;
+        turn(m, &format!("messages[{i}]"), &mut conversation)?;
     }
     let tools = match field::opt(o, "tools") {
         None => Vec::new(),
@@ -61,6 +63,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
             (Some(super::check_tool_choice(choice, &tools, "tool_choice")?), parallel)
         }
     };
+    let Conversation { messages, origins } = conversation;
     let request = ChatRequest {
         messages,
         max_tokens: Some(max_tokens),
@@ -73,23 +76,25 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         response_format: output_format(o)?,
         ..ChatRequest::default()
     };
-    Ok(ClientCall { model, stream, include_usage: false, request, echo: Value::Null })
+    Ok(ClientCall { model, stream, include_usage: false, request, echo: Value::Null, origins })
 }
 
 /// One Anthropic turn, appended as normalized messages.
-fn turn(v: &Value, path: &str, out: &mut Vec<Message>) -> Result<(), GatewayError> {
+fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), GatewayError> {
     let o = field::object(v, path)?;
     let assistant = field::one_of(o, "role", path, &["user", "assistant"])? == "assistant";
     let cp = child(path, "content");
     let blocks = match field::opt(o, "content") {
         None => return Err(field::missing(&cp, "a string or a list of content blocks")),
         Some(Value::String(s)) => {
-            out.push(Message::new(if assistant { Role::Assistant } else { Role::User }, s.clone()));
+            out.push(Message::new(if assistant { Role::Assistant } else { Role::User }, s.clone()), cp, None);
             return Ok(());
         }
         Some(v) => field::array(v, &cp, "a string or a list of content blocks")?,
     };
     let mut parts: Vec<Part> = Vec::new();
+    // The block each part came from.
+    let mut part_blocks = Vec::new();
     let mut calls = Vec::new();
     let mut results = Vec::new();
     for (i, block) in blocks.iter().enumerate() {
@@ -101,9 +106,18 @@ fn turn(v: &Value, path: &str, out: &mut Vec<Message>) -> Result<(), GatewayErro
             &["text", "image", "document", "tool_result"]
         };
         match field::one_of(b, "type", &bp, allowed)? {
-            "text" => parts.push(Part::Text { text: field::string(b, "text", &bp, "the block's text")?.to_string() }),
-            "image" => parts.push(media::check_role(Part::Image { source: source(b, &bp)? }, Role::User, &bp)?),
-            "document" => parts.push(document(b, &bp)?),
+            "text" => {
+                parts.push(Part::Text { text: field::string(b, "text", &bp, "the block's text")?.to_string() });
+                part_blocks.push(i);
+            }
+            "image" => {
+                parts.push(media::check_part(Part::Image { source: source(b, &bp)? }, Role::User, &bp)?);
+                part_blocks.push(i);
+            }
+            "document" => {
+                parts.push(document(b, &bp)?);
+                part_blocks.push(i);
+            }
             "tool_use" => calls.push(ToolCall {
                 id: field::string(b, "id", &bp, "the tool call's id")?.to_string(),
                 name: field::string(b, "name", &bp, "the tool's name")?.to_string(),
@@ -118,16 +132,18 @@ fn turn(v: &Value, path: &str, out: &mut Vec<Message>) -> Result<(), GatewayErro
                 };
                 let mut m = Message::new(Role::Tool, content);
                 m.tool_call_id = Some(id.to_string());
-                results.push(m);
+                results.push((m, child(&bp, "content")));
             }
             _ => {} // thinking replayed in history: no other format can take it back
         }
     }
     let role = if assistant { Role::Assistant } else { Role::User };
     let only_results = !results.is_empty() && parts.is_empty();
-    out.extend(results);
+    for (result, path) in results {
+        out.push(result, path, None);
+    }
     if !only_results {
-        out.push(Message { content: parts, tool_calls: calls, ..Message::new(role, "") });
+        out.push(Message { content: parts, tool_calls: calls, ..Message::new(role, "") }, cp, Some(part_blocks));
     }
     Ok(())
 }

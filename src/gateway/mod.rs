@@ -18,8 +18,8 @@ pub mod responses;
 
 use serde_json::{json, Map, Value};
 
-use crate::chat::{Answer, ChatRequest, Delta, FinishReason, ResponseFormat, Tool, ToolChoice, Usage};
-use crate::config::{parse_ms, Cors, GatewayConfig};
+use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, ResponseFormat, Tool, ToolChoice, Usage};
+use crate::config::{parse_ms, ConfigError, Cors, GatewayConfig};
 use crate::outcome::{Failure, FailureClass};
 
 /// The request header that sets one call's deadline.
@@ -59,6 +59,54 @@ pub struct ClientCall {
     /// The request's settings a response object repeats back (Responses' `instructions`,
     /// `tools`, `temperature`…), for [`Meta::echo`]; null for the formats that repeat none.
     pub echo: Value,
+    /// Where each of `request.messages` came from in the client's body.
+    pub origins: Vec<PartOrigin>,
+}
+
+/// Where a normalized message's parts came from in the client's body, so a refusal of one
+/// part names it as the client wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartOrigin {
+    /// The client's field that held the content: `messages[2].content`, `input[0].content`,
+    /// `system`.
+    pub path: String,
+    /// For content given as a list, the list index of each part; `None` for a string.
+    pub indices: Option<Vec<usize>>,
+}
+
+impl ClientCall {
+    /// A part some target of the route cannot carry ([`crate::config::Config::check_request`]
+    /// names it `request.messages[i].content[j]`), as a 400 naming the part by the client's path.
+    pub fn uncarried(&self, e: &ConfigError) -> GatewayError {
+        let part = |path: &str| {
+            let (i, j) = path.strip_prefix("request.messages[")?.strip_suffix(']')?.split_once("].content[")?;
+            let origin = self.origins.get(i.parse::<usize>().ok()?)?;
+            let j: usize = j.parse().ok()?;
+            Some(match &origin.indices {
+                Some(indices) => format!("{}[{}]", origin.path, indices.get(j)?),
+                None => origin.path.clone(),
+            })
+        };
+        // The message starts with the path it names.
+        match (part(&e.path), e.message.strip_prefix(e.path.as_str())) {
+            (Some(subject), Some(rest)) => GatewayError::invalid(format!("{subject}{rest}")),
+            _ => GatewayError::invalid(e.message.clone()),
+        }
+    }
+}
+
+/// A client's conversation as normalized messages, each with its [`PartOrigin`].
+#[derive(Debug, Default)]
+pub(crate) struct Conversation {
+    pub messages: Vec<Message>,
+    pub origins: Vec<PartOrigin>,
+}
+
+impl Conversation {
+    pub fn push(&mut self, message: Message, path: impl Into<String>, indices: Option<Vec<usize>>) {
+        self.messages.push(message);
+        self.origins.push(PartOrigin { path: path.into(), indices });
+    }
 }
 
 /// Parses a client's request body in its format. A mistake is a 400 naming the field.
@@ -666,7 +714,7 @@ pub(crate) mod media {
 
     /// `part` at `path` in a message of `role`: only a user message may carry an image or a
     /// file, and an image's media type is an image's.
-    pub fn check_role(part: Part, role: Role, path: &str) -> Result<Part, GatewayError> {
+    pub fn check_part(part: Part, role: Role, path: &str) -> Result<Part, GatewayError> {
         let kind = match &part {
             Part::Text { .. } => return Ok(part),
             Part::Image { source } => match source.media_type() {
@@ -926,6 +974,63 @@ mod tests {
         let body: Value = serde_json::from_str(&models_body(&["chat".into(), "fast".into()], 7)).unwrap();
         assert_eq!(body["object"], "list");
         assert_eq!(body["data"][1], json!({"id": "fast", "object": "model", "created": 7, "owned_by": "llm-baton"}));
+    }
+
+    #[test]
+    fn a_part_no_target_can_carry_is_named_as_the_client_wrote_it() {
+        let config = crate::config::Config::from_json(
+            r#"{"targets": {
+                "gemini": {"format": "gemini", "baseUrl": "https://g.example/v1beta", "model": "m", "apiKey": "k"},
+                "chat": {"format": "openai_chat", "baseUrl": "https://o.example/v1", "model": "m", "apiKey": "k"}
+            }}"#,
+        )
+        .unwrap();
+        let image = json!({"type": "image_url", "image_url": {"url": "https://x.example/a.png"}});
+        let cases = [
+            (
+                ClientFormat::OpenAi,
+                "gemini",
+                json!({"model": "gemini", "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "a"}, image]}]}),
+                "messages[1].content[1]",
+            ),
+            (
+                ClientFormat::Anthropic,
+                "gemini",
+                json!({"model": "gemini", "max_tokens": 5, "system": "s", "messages": [
+                    {"role": "user", "content": "q"},
+                    {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]},
+                    {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": "t", "content": "r"},
+                        {"type": "text", "text": "and this?"},
+                        {"type": "image", "source": {"type": "url", "url": "https://x.example/a.png"}},
+                    ]},
+                ]}),
+                "messages[2].content[2]",
+            ),
+            (
+                ClientFormat::Responses,
+                "gemini",
+                json!({"model": "gemini", "instructions": "s", "input": [{"role": "user", "content": [
+                    {"type": "input_text", "text": "a"}, {"type": "input_image", "image_url": "https://x.example/a.png"},
+                ]}]}),
+                "input[0].content[1]",
+            ),
+            (
+                ClientFormat::Responses,
+                "chat",
+                json!({"model": "chat", "input": [{"role": "user", "content": [{"type": "input_file", "file_url": "https://x.example/a.pdf"}]}]}),
+                "input[0].content[0]",
+            ),
+        ];
+        for (format, route, body, path) in cases {
+            let call = parse_request(format, &body.to_string()).unwrap();
+            let e = config.check_request(route, &call.request).unwrap_err();
+            let refusal = call.uncarried(&e);
+            assert_eq!(refusal.status, 400);
+            let what = e.message.strip_prefix(&e.path).unwrap();
+            assert!(what.starts_with(" is "), "{}", e.message);
+            assert_eq!(refusal.message, format!("{path}{what}"), "{format:?}");
+        }
     }
 
     #[test]

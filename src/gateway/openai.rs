@@ -13,7 +13,7 @@
 use serde_json::{json, Map, Value};
 
 use super::field::{self, child};
-use super::{media, sse, ClientCall, GatewayError, Meta};
+use super::{media, sse, ClientCall, GatewayError, Meta, PartOrigin};
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
 };
@@ -41,6 +41,15 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
     }
     let messages =
         list.iter().enumerate().map(|(i, m)| message(m, &format!("messages[{i}]"))).collect::<Result<_, _>>()?;
+    // One message per client message, one part per element of a content list.
+    let origins = list
+        .iter()
+        .enumerate()
+        .map(|(i, m)| PartOrigin {
+            path: format!("messages[{i}].content"),
+            indices: m.get("content").and_then(Value::as_array).map(|parts| (0..parts.len()).collect()),
+        })
+        .collect();
     let tools = match field::opt(o, "tools") {
         None => Vec::new(),
         Some(v) => field::array(v, "tools", "a list of tools")?
@@ -69,7 +78,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         parallel_tool_calls: field::opt_flag(o, "parallel_tool_calls", "")?,
         response_format: response_format(field::opt(o, "response_format"))?,
     };
-    Ok(ClientCall { model, stream, include_usage, request, echo: Value::Null })
+    Ok(ClientCall { model, stream, include_usage, request, echo: Value::Null, origins })
 }
 
 fn message(v: &Value, path: &str) -> Result<Message, GatewayError> {
@@ -173,7 +182,7 @@ fn content_part(v: &Value, role: Role, path: &str) -> Result<Part, GatewayError>
             )));
         }
     };
-    media::check_role(part, role, path)
+    media::check_part(part, role, path)
 }
 
 /// `tool_choice`: `"auto"`, `"none"`, `"required"` or `{type: "function", function: {name}}`.

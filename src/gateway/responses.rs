@@ -27,13 +27,13 @@ use serde_json::{json, Map, Value};
 
 use super::field::{self, child};
 use super::openai::schema;
-use super::{media, sse, ClientCall, ClientFormat, GatewayError, Meta};
+use super::{media, sse, ClientCall, ClientFormat, Conversation, GatewayError, Meta};
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
 };
 
-/// What the gateway cannot do for a Responses client, each refused by name: the field, what
-/// it needs, and what to send instead.
+/// The request fields that name state stored at OpenAI, each refused by name with what to send
+/// instead.
 const STATEFUL: &[(&str, &str)] = &[
     ("previous_response_id", "send the earlier turns in input instead"),
     ("conversation", "send the conversation's turns in input instead"),
@@ -63,21 +63,21 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
             )));
         }
     }
-    let mut messages = Vec::new();
+    let mut conversation = Conversation::default();
     let instructions = field::opt_string(o, "instructions", "")?;
     if let Some(text) = instructions {
-        messages.push(Message::new(Role::System, text));
+        conversation.push(Message::new(Role::System, text), "instructions", None);
     }
     match field::opt(o, "input") {
         None => return Err(field::missing("input", "a string or a list of input items")),
-        Some(Value::String(s)) => messages.push(Message::new(Role::User, s.clone())),
+        Some(Value::String(s)) => conversation.push(Message::new(Role::User, s.clone()), "input", None),
         Some(v) => {
             let items = field::array(v, "input", "a string or a list of input items")?;
             if items.is_empty() {
                 return Err(GatewayError::invalid("input must hold at least one item (got [])"));
             }
             for (i, item) in items.iter().enumerate() {
-                input_item(item, &format!("input[{i}]"), &mut messages)?;
+                input_item(item, &format!("input[{i}]"), &mut conversation)?;
             }
         }
     }
@@ -117,6 +117,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         "truncation": "disabled",
         "user": null,
     });
+    let Conversation { messages, origins } = conversation;
     let request = ChatRequest {
         messages,
         max_tokens,
@@ -128,11 +129,11 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         response_format,
         ..Default::default()
     };
-    Ok(ClientCall { model, stream, include_usage: false, request, echo })
+    Ok(ClientCall { model, stream, include_usage: false, request, echo, origins })
 }
 
 /// One input item, appended as normalized messages.
-fn input_item(v: &Value, path: &str, out: &mut Vec<Message>) -> Result<(), GatewayError> {
+fn input_item(v: &Value, path: &str, out: &mut Conversation) -> Result<(), GatewayError> {
     let o = field::object(v, path)?;
     const KINDS: &[&str] = &["message", "function_call", "function_call_output", "reasoning"];
     let kind = match field::opt_string(o, "type", path)? {
@@ -160,7 +161,10 @@ fn input_item(v: &Value, path: &str, out: &mut Vec<Message>) -> Result<(), Gatew
                 "assistant" => Role::Assistant,
                 _ => Role::System,
             };
-            out.push(Message { content: message_content(o, role, path)?, ..Message::new(role, "") });
+            let content = message_content(o, role, path)?;
+            // One part per element of a content list.
+            let indices = o.get("content").and_then(Value::as_array).map(|parts| (0..parts.len()).collect());
+            out.push(Message { content, ..Message::new(role, "") }, child(path, "content"), indices);
         }
         "function_call" => {
             let call = ToolCall {
@@ -169,9 +173,9 @@ fn input_item(v: &Value, path: &str, out: &mut Vec<Message>) -> Result<(), Gatew
                 arguments: field::opt_string(o, "arguments", path)?.unwrap_or("").to_string(),
             };
             // A turn's calls follow its text: they belong to the assistant message before them.
-            match out.last_mut() {
+            match out.messages.last_mut() {
                 Some(last) if last.role == Role::Assistant => last.tool_calls.push(call),
-                _ => out.push(Message { tool_calls: vec![call], ..Message::new(Role::Assistant, "") }),
+                _ => out.push(Message { tool_calls: vec![call], ..Message::new(Role::Assistant, "") }, path, None),
             }
         }
         "function_call_output" => {
@@ -182,7 +186,7 @@ fn input_item(v: &Value, path: &str, out: &mut Vec<Message>) -> Result<(), Gatew
                 Some(Value::String(s)) => s.clone(),
                 Some(v) => text_parts(field::array(v, &op, "a string or a list of input_text parts")?, &op)?,
             };
-            out.push(Message { tool_call_id: Some(id.to_string()), ..Message::new(Role::Tool, text) });
+            out.push(Message { tool_call_id: Some(id.to_string()), ..Message::new(Role::Tool, text) }, op, None);
         }
         // A reasoning item replayed from an earlier output: no other format can take it back.
         _ => {}
@@ -210,7 +214,7 @@ fn message_content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec
                 .enumerate()
                 .map(|(i, part)| {
                     let pp = format!("{cp}[{i}]");
-                    media::check_role(content_part(part, &pp, allowed)?, role, &pp)
+                    media::check_part(content_part(part, &pp, allowed)?, role, &pp)
                 })
                 .collect()
         }

@@ -1,8 +1,9 @@
 // POST /v1/responses end to end: the official `openai` SDK's `responses.create()` and
 // `responses.stream()` (retries off) against examples/gateway/ in workerd and Deno, in front of
 // the scripted provider's OpenAI Chat, Anthropic and Responses upstreams: text, a tool call and
-// its result, failover from a 503 primary, a stream continued on the backup (one response to
-// the SDK), a stream that breaks after its text, and the fields the gateway refuses by name.
+// its result, text.format / tool_choice / top_p upstream, failover from a 503 primary, a stream
+// continued on the backup (one response to the SDK), a stream that breaks after its text, and
+// the fields and parts the gateway refuses by name.
 // gateway.test.mjs imports this file; it also runs on its own.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -162,6 +163,27 @@ for (const [host, start] of Object.entries(HOSTS)) {
       }
     });
 
+    test("text.format, tool_choice and top_p reach the upstream in its own shape", async () => {
+      await script(P(), id("chat"), [{ text: '{"city":"Oslo"}' }]);
+      const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false };
+      const response = await openai.responses.create({
+        model: "chat",
+        input: "Where?",
+        tools: TOOLS,
+        tool_choice: { type: "function", name: "get_weather" },
+        parallel_tool_calls: false,
+        top_p: 0.5,
+        text: { format: { type: "json_schema", name: "place", schema, strict: true } },
+      });
+      assert.deepEqual(JSON.parse(response.output_text), { city: "Oslo" });
+      assert.equal(response.text.format.name, "place", "the settings are repeated back");
+      const body = (await upstream(P(), id("chat"))).log[0].body;
+      assert.deepEqual(body.response_format, { type: "json_schema", json_schema: { name: "place", schema, strict: true } });
+      assert.deepEqual(body.tool_choice, { type: "function", function: { name: "get_weather" } });
+      assert.equal(body.parallel_tool_calls, false);
+      assert.equal(body.top_p, 0.5);
+    });
+
     test("failover: a 503 primary, then the backup answers, whole and streamed", async () => {
       await script(P(), id("down"), [{ status: 503, message: "down for maintenance" }, { status: 503, message: "still down" }]);
       await script(P(), id("backup"), [{ text: "Backup here" }, { text: "Backup streams", chunks: 2 }]);
@@ -225,11 +247,17 @@ for (const [host, start] of Object.entries(HOSTS)) {
     });
 
     test("what the gateway cannot do is a 400 naming the field; an unknown route is a 404", async () => {
+      await script(P(), id("chat"), [{ text: "never sent" }]);
       const cases = [
         [{ model: "chat", input: "Hi", store: true }, /^store must be false or omitted \(got true\)/],
         [{ model: "chat", input: "Hi", previous_response_id: "resp_1" }, /^previous_response_id is not supported/],
         [{ model: "chat", input: "Hi", tools: [{ type: "web_search" }] }, /^tools\[0\]\.type must be "function" \(got "web_search"\)/],
         [{ model: "chat", input: [{ type: "item_reference", id: "msg_1" }] }, /^input\[0\] is an item_reference/],
+        // A part a target of the route cannot carry, named as the client wrote it, before anything is sent.
+        [
+          { model: "chat", instructions: "sys", input: [{ role: "user", content: [{ type: "input_text", text: "Sum up" }, { type: "input_file", file_url: "https://x.example/a.pdf" }] }] },
+          /^input\[0\]\.content\[1\] is a file by URL, which target "chat" \(openai_chat\) cannot carry; /,
+        ],
       ];
       for (const [body, message] of cases) {
         const e = await throws(() => openai.responses.create(body));
@@ -237,6 +265,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
         assert.match(e.error.message, message);
         assert.equal(e.type, "invalid_request_error");
       }
+      assert.equal((await upstream(P(), id("chat"))).requests, 0, "nothing was sent upstream");
       const missing = await throws(() => openai.responses.create({ model: "nope", input: "Hi" }));
       assert.ok(missing instanceof OpenAI.NotFoundError, String(missing));
       assert.equal(missing.code, "model_not_found");

@@ -192,7 +192,7 @@ class BatonLanguageModel {
     if (tools.length) request.tools = tools;
     // "auto" is every format's default once tools are given, so it is not sent.
     const choice = options.toolChoice;
-    if (choice !== undefined && choice.type !== "auto" && (tools.length || choice.type === "none")) {
+    if (tools.length && choice !== undefined && choice.type !== "auto") {
       request.toolChoice = choice.type === "tool" ? { name: choice.toolName } : choice.type;
     }
     const format = options.responseFormat;

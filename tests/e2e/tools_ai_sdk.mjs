@@ -116,6 +116,7 @@ export const scenarios = {
     const usage = await result.totalUsage;
     eq([usage.inputTokens, usage.outputTokens, usage.totalTokens], [6, 6, 12], "totalUsage (input, output, total)");
 
+    eq((await result.response).modelId, "scripted-model", "response.modelId (response-metadata)");
     const meta = (await result.providerMetadata)?.baton;
     eq(meta?.target, "backup", "providerMetadata.baton.target");
     eq(meta?.legs?.map((l) => [l.target, l.outcome, l.status ?? null]), [["primary", "http", 503], ["backup", "ok", null]], "providerMetadata.baton.legs");

@@ -151,6 +151,42 @@ export const scenarios = {
     eq(body.response_format?.json_schema?.schema?.properties, { city: { type: "string" }, temperatureC: { type: "number" } }, "the schema the backup received");
   },
 
+  async "images, a PDF and the request parameters reach the provider in its format's fields"(env) {
+    const { b, batonAi } = await setup(env, "media", [{ toolCall: { name: "weather", arguments: '{"city":"Rome"}' } }, { text: '{"ok":true}' }]);
+    const png = new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13]);
+    const pdf = new TextEncoder().encode("%PDF-1.4 tiny");
+    const b64 = (bytes) => btoa(String.fromCharCode(...bytes));
+    const calls = [];
+    const result = await generateText({
+      model: batonAi("chat"),
+      messages: [{
+        role: "user",
+        content: [
+          { type: "text", text: "What is in these?" },
+          { type: "image", image: png, mediaType: "image/png" },
+          { type: "file", data: pdf, mediaType: "application/pdf", filename: "a.pdf" },
+          { type: "image", image: new URL("https://example.com/cat.png") },
+        ],
+      }],
+      tools: { weather: weatherTool(calls) },
+      toolChoice: { type: "tool", toolName: "weather" },
+      topP: 0.9,
+      seed: 7,
+    });
+    eq([result.toolCalls.map((c) => c.input), calls], [[{ city: "Rome" }], ["Rome"]], "the named tool's call and execution");
+    const json = await generateText({ model: batonAi("chat"), output: Output.json(), prompt: "JSON, please." });
+    eq(json.output, { ok: true }, "Output.json()");
+    const [first, second] = (await requests(env, b, 2, "backup")).log.map((e) => e.body);
+    eq(first.messages[0].content, [
+      { type: "text", text: "What is in these?" },
+      { type: "image_url", image_url: { url: `data:image/png;base64,${b64(png)}` } },
+      { type: "file", file: { filename: "a.pdf", file_data: `data:application/pdf;base64,${b64(pdf)}` } },
+      { type: "image_url", image_url: { url: "https://example.com/cat.png" } },
+    ], "the user message's parts");
+    eq([first.top_p, first.seed, first.tool_choice], [0.9, 7, { type: "function", function: { name: "weather" } }], "top_p, seed, tool_choice");
+    eq(second.response_format, { type: "json_object" }, "Output.json(): response_format");
+  },
+
   async "generateText with a tool and call options: the request the provider got, warnings for what is not sent"(env) {
     const { b, batonAi } = await setup(env, "gen-options", [
       { toolCall: { name: "weather", arguments: '{"city":"Oslo"}' } },

@@ -163,9 +163,9 @@ export const scenarios = {
         role: "user",
         content: [
           { type: "text", text: "What is in these?" },
-          { type: "image", image: png, mediaType: "image/png" },
+          { type: "file", data: png, mediaType: "image" }, // the AI SDK reads image/png from the bytes
           { type: "file", data: pdf, mediaType: "application/pdf", filename: "a.pdf" },
-          { type: "image", image: new URL("https://example.com/cat.png") },
+          { type: "file", data: new URL("https://example.com/cat.png"), mediaType: "image" }, // passed as a URL
         ],
       }],
       tools: { weather: weatherTool(calls) },

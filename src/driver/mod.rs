@@ -150,6 +150,7 @@ impl WasmBaton {
     ) -> Result<u32, JsValue> {
         let deadline_ms = read_deadline(&deadline_ms)?;
         let request = read_request(&request)?;
+        self.baton.borrow().config().check_request(&route, &request).map_err(config_error)?;
         let waited_ms = waited_ms.max(0.0) as u64;
         let (stream, resettable) = (stream.is_some(), stream.unwrap_or(true));
         let call_options = CallOptions { deadline_ms, stream, resettable, waited_ms };

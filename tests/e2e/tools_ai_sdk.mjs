@@ -2,7 +2,7 @@
 // Chromium (tools.test.mjs). Every call goes through a route whose primary answers 503, so the
 // answer always comes from the backup after a failover inside llm-baton; the provider's log
 // tells what each target received and how many requests it got.
-import { APICallError, InvalidArgumentError, NoSuchModelError, Output, convertToModelMessages, generateText, isStepCount, streamText, tool } from "ai";
+import { APICallError, InvalidArgumentError, InvalidPromptError, NoSuchModelError, Output, convertToModelMessages, generateText, isStepCount, streamText, tool } from "ai";
 import { createBatonProvider } from "llm-baton/ai-sdk";
 import { z } from "zod";
 
@@ -54,9 +54,14 @@ function fail(message, detail) {
   throw new Error(detail === undefined ? message : `${message}\n  detail: ${JSON.stringify(detail)?.slice(0, 3000)}`);
 }
 
+/** JSON with object keys sorted, so equal values compare equal whatever their key order. */
+function canonical(value) {
+  return JSON.stringify(value, (_, v) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
+}
+
 function eq(actual, expected, what) {
-  const a = JSON.stringify(actual);
-  const e = JSON.stringify(expected);
+  const a = canonical(actual);
+  const e = canonical(expected);
   if (a !== e) fail(`${what}: expected ${e}, got ${a}`);
 }
 
@@ -185,6 +190,18 @@ export const scenarios = {
     ], "the user message's parts");
     eq([first.top_p, first.seed, first.tool_choice], [0.9, 7, { type: "function", function: { name: "weather" } }], "top_p, seed, tool_choice");
     eq(second.response_format, { type: "json_object" }, "Output.json(): response_format");
+  },
+
+  async "an image URL a Gemini target cannot carry: InvalidPromptError naming the part, nothing sent"(env) {
+    const g = await script(env, "carry-g", [{}]);
+    const baton = new env.llm.Baton({ targets: { g: { format: "gemini", baseUrl: `${env.providerUrl}/s/${g}/v1beta`, model: "gemini-x", apiKey: KEY } } });
+    const error = await generateText({
+      model: createBatonProvider(baton)("g"),
+      messages: [{ role: "user", content: [{ type: "text", text: "What is this?" }, { type: "file", data: new URL("https://example.com/cat.png"), mediaType: "image" }] }],
+    }).then(() => null, (e) => e);
+    if (!InvalidPromptError.isInstance(error)) fail(`expected InvalidPromptError, got ${error?.name}: ${error?.message}`);
+    if (!error.message.includes("request.messages[0].content[1]")) fail(`the message should name the part: ${error.message}`);
+    await requests(env, g, 0, "the Gemini target");
   },
 
   async "generateText with a tool and call options: the request the provider got, warnings for what is not sent"(env) {

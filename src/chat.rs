@@ -4,6 +4,8 @@
 //! the caller writes one [`ChatRequest`], each format builds its provider's body from it, and every
 //! provider's answer comes back as the same [`Answer`] or the same sequence of [`Delta`]s.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -18,10 +20,25 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
+    /// Nucleus sampling, 0 to 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    /// For reproducible sampling, where the provider takes one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<i64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stop: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<Tool>,
+    /// Whether and which tool the model must call; a named tool is one of `tools`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<ToolChoice>,
+    /// `false` asks for at most one tool call per turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_tool_calls: Option<bool>,
+    /// Structured output; `None` is free text (the JS `{type: "text"}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<ResponseFormat>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -34,12 +51,26 @@ pub enum Role {
     Tool,
 }
 
+impl Role {
+    /// The role's name after "a" or "an", for messages.
+    fn with_article(self) -> &'static str {
+        match self {
+            Role::System => "a system",
+            Role::User => "a user",
+            Role::Assistant => "an assistant",
+            Role::Tool => "a tool",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
     pub role: Role,
+    /// The message's parts, in order. Only a user message holds images and files; an empty
+    /// list is an empty text.
     #[serde(default)]
-    pub content: String,
+    pub content: Vec<Part>,
     /// Tool calls an assistant message made (to replay a conversation).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
@@ -48,9 +79,121 @@ pub struct Message {
     pub tool_call_id: Option<String>,
 }
 
+/// One piece of a message's content.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Part {
+    Text {
+        text: String,
+    },
+    Image {
+        #[serde(flatten)]
+        source: Source,
+    },
+    /// A document, such as a PDF.
+    File {
+        #[serde(flatten)]
+        source: Source,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        filename: Option<String>,
+    },
+}
+
+/// Where an image's or file's bytes are: a URL the provider fetches, or the bytes themselves.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Source {
+    /// An address the provider fetches (never a `data:` URL: that is read as [`Source::Data`]).
+    #[serde(rename_all = "camelCase")]
+    Url {
+        url: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        media_type: Option<String>,
+    },
+    /// Base64 bytes and their media type (`image/png`, `application/pdf`).
+    #[serde(rename_all = "camelCase")]
+    Data { data: String, media_type: String },
+}
+
+impl Source {
+    pub fn media_type(&self) -> Option<&str> {
+        match self {
+            Source::Url { media_type, .. } => media_type.as_deref(),
+            Source::Data { media_type, .. } => Some(media_type),
+        }
+    }
+
+    /// The bytes as a `data:` URL (what OpenAI's formats take inline), or the URL itself.
+    pub fn as_url(&self) -> Cow<'_, str> {
+        match self {
+            Source::Url { url, .. } => Cow::Borrowed(url),
+            Source::Data { data, media_type } => Cow::Owned(format!("data:{media_type};base64,{data}")),
+        }
+    }
+}
+
+/// Whether the model must call a tool, and which.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolChoice {
+    /// The model decides (what providers do when none is given).
+    Auto,
+    /// No tool call.
+    None,
+    /// Some tool call.
+    Required,
+    /// A call to this tool.
+    #[serde(untagged)]
+    Tool { name: String },
+}
+
+/// Structured output: the answer is a JSON value, of the schema when one is given. The AI SDK's
+/// own shape, so its `responseFormat` maps 1:1.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ResponseFormat {
+    Json {
+        /// A JSON Schema object; `None` is any JSON object.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        schema: Option<Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+        /// Ask the provider to enforce the schema exactly, where it can.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        strict: Option<bool>,
+    },
+}
+
 impl Message {
-    pub fn new(role: Role, content: impl Into<String>) -> Self {
-        Message { role, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
+    /// A message of one text part (none for an empty text).
+    pub fn new(role: Role, text: impl Into<String>) -> Self {
+        let text = text.into();
+        let content = if text.is_empty() { Vec::new() } else { vec![Part::Text { text }] };
+        Message { role, content, tool_calls: Vec::new(), tool_call_id: None }
+    }
+
+    /// The text parts, joined (borrowed when there is at most one).
+    pub fn text(&self) -> Cow<'_, str> {
+        let mut texts = self.content.iter().filter_map(|p| match p {
+            Part::Text { text } => Some(text.as_str()),
+            _ => None,
+        });
+        match (texts.next(), texts.next()) {
+            (None, _) => Cow::Borrowed(""),
+            (Some(one), None) => Cow::Borrowed(one),
+            (Some(first), Some(second)) => {
+                let mut joined = format!("{first}{second}");
+                texts.for_each(|t| joined.push_str(t));
+                Cow::Owned(joined)
+            }
+        }
+    }
+
+    /// Whether every part is text: such a message is sent as each format sends plain text.
+    pub fn is_text_only(&self) -> bool {
+        self.content.iter().all(|p| matches!(p, Part::Text { .. }))
     }
 }
 
@@ -64,15 +207,14 @@ pub struct Tool {
     pub parameters: serde_json::Value,
 }
 
+/// The largest whole number a JavaScript number holds exactly (2^53 - 1).
+const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
+
 impl ChatRequest {
     /// The non-empty system messages' texts, in order: the formats that carry the system prompt
     /// apart from the turns (Anthropic, Responses, Gemini) send these.
-    pub fn system_prompts(&self) -> Vec<&str> {
-        self.messages
-            .iter()
-            .filter(|m| m.role == Role::System && !m.content.is_empty())
-            .map(|m| m.content.as_str())
-            .collect()
+    pub fn system_prompts(&self) -> Vec<Cow<'_, str>> {
+        self.messages.iter().filter(|m| m.role == Role::System).map(Message::text).filter(|t| !t.is_empty()).collect()
     }
 
     /// This request with `text` as the start of the model's answer (a prefill), for a member to
@@ -82,7 +224,11 @@ impl ChatRequest {
     pub fn with_prefill(&self, text: &str) -> ChatRequest {
         let mut request = self.clone();
         match request.messages.last_mut() {
-            Some(last) if last.role == Role::Assistant && last.tool_calls.is_empty() => last.content.push_str(text),
+            Some(last) if last.role == Role::Assistant && last.tool_calls.is_empty() => match last.content.last_mut() {
+                Some(Part::Text { text: last_text }) => last_text.push_str(text),
+                _ if text.is_empty() => {}
+                _ => last.content.push(Part::Text { text: text.to_string() }),
+            },
             _ => request.messages.push(Message::new(Role::Assistant, text)),
         }
         request
@@ -96,7 +242,22 @@ impl ChatRequest {
 
     /// Reads the request document already parsed (or converted from a JS value).
     pub fn from_value(value: &Value) -> Result<ChatRequest, ConfigError> {
-        let o = Obj::new(value, "request", &["messages", "maxTokens", "temperature", "stop", "tools"])?;
+        let o = Obj::new(
+            value,
+            "request",
+            &[
+                "messages",
+                "maxTokens",
+                "temperature",
+                "topP",
+                "seed",
+                "stop",
+                "tools",
+                "toolChoice",
+                "parallelToolCalls",
+                "responseFormat",
+            ],
+        )?;
         let messages = match o.get("messages") {
             Some(Value::Array(list)) if !list.is_empty() => list
                 .iter()
@@ -127,6 +288,14 @@ impl ChatRequest {
             None | Some(Value::Null) => None,
             Some(v) => Some(read_number(v, "request.temperature", "a number", (0.0, 2.0), "")?),
         };
+        let top_p = match o.get("topP") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(read_number(v, "request.topP", "a number", (0.0, 1.0), "")?),
+        };
+        let seed = match o.get("seed") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(read_seed(v)?),
+        };
         let stop = match o.get("stop") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::String(s)) => vec![s.clone()],
@@ -146,7 +315,7 @@ impl ChatRequest {
                 ))
             }
         };
-        let tools = match o.get("tools") {
+        let tools: Vec<Tool> = match o.get("tools") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(list)) => list
                 .iter()
@@ -160,7 +329,161 @@ impl ChatRequest {
                 ))
             }
         };
-        Ok(ChatRequest { messages, max_tokens, temperature, stop, tools })
+        let tool_choice = match o.get("toolChoice") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(read_tool_choice(v, &tools)?),
+        };
+        let parallel_tool_calls = match o.get("parallelToolCalls") {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "request.parallelToolCalls",
+                    format!(
+                        "must be true (the model may call several tools at once) or false (at most one) (got {})",
+                        show(other)
+                    ),
+                ))
+            }
+        };
+        let response_format = match o.get("responseFormat") {
+            None | Some(Value::Null) => None,
+            Some(v) => read_response_format(v)?,
+        };
+        Ok(ChatRequest {
+            messages,
+            max_tokens,
+            temperature,
+            top_p,
+            seed,
+            stop,
+            tools,
+            tool_choice,
+            parallel_tool_calls,
+            response_format,
+        })
+    }
+}
+
+/// A `seed`: a whole number a JS number holds exactly.
+fn read_seed(v: &Value) -> Result<i64, ConfigError> {
+    let whole = match v {
+        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().filter(|x| x.fract() == 0.0).map(|x| x as i64)),
+        _ => None,
+    };
+    whole.filter(|n| n.abs() <= MAX_SAFE_INTEGER).ok_or_else(|| {
+        ConfigError::new(
+            "request.seed",
+            format!("must be a whole number from -{MAX_SAFE_INTEGER} to {MAX_SAFE_INTEGER} (got {})", show(v)),
+        )
+    })
+}
+
+fn read_tool_choice(v: &Value, tools: &[Tool]) -> Result<ToolChoice, ConfigError> {
+    const PATH: &str = "request.toolChoice";
+    let choice = match v {
+        Value::String(s) if s == "auto" => ToolChoice::Auto,
+        Value::String(s) if s == "none" => ToolChoice::None,
+        Value::String(s) if s == "required" => ToolChoice::Required,
+        Value::Object(_) => {
+            let o = Obj::new(v, PATH, &["name"])?;
+            ToolChoice::Tool { name: o.required_str("name", "the name of one of request.tools")?.to_string() }
+        }
+        other => {
+            return Err(ConfigError::new(
+                PATH,
+                format!(r#"must be "auto", "none", "required" or {{"name": "<a tool's name>"}} (got {})"#, show(other)),
+            ))
+        }
+    };
+    match &choice {
+        ToolChoice::Required if tools.is_empty() => Err(ConfigError::new(
+            PATH,
+            r#"is "required" but request.tools is empty; give the tools the model must choose from"#,
+        )),
+        ToolChoice::Tool { name } if !tools.iter().any(|t| &t.name == name) => {
+            let known: Vec<String> = tools.iter().map(|t| show(&Value::from(t.name.as_str()))).collect();
+            let hint = if known.is_empty() {
+                "request.tools is empty; give the tool there too".to_string()
+            } else {
+                format!("give one of {}", known.join(", "))
+            };
+            Err(ConfigError::new(
+                format!("{PATH}.name"),
+                format!("names no tool in request.tools (got {}); {hint}", show(&Value::from(name.as_str()))),
+            ))
+        }
+        _ => Ok(choice),
+    }
+}
+
+/// `responseFormat`; `{type: "text"}` is free text, `None`.
+fn read_response_format(v: &Value) -> Result<Option<ResponseFormat>, ConfigError> {
+    const PATH: &str = "request.responseFormat";
+    const KINDS: &str = r#"{"type": "json"}, {"type": "json", "schema": {...}} or {"type": "text"}"#;
+    let kind = match v {
+        Value::Object(map) => map.get("type"),
+        other => return Err(ConfigError::new(PATH, format!("must be {KINDS} (got {})", show_kind(other)))),
+    };
+    match kind.and_then(Value::as_str) {
+        Some("text") => {
+            Obj::new(v, PATH, &["type"])?;
+            Ok(None)
+        }
+        Some("json") => {
+            let o = Obj::new(v, PATH, &["type", "schema", "name", "description", "strict"])?;
+            let schema = match o.get("schema") {
+                None | Some(Value::Null) => None,
+                Some(s @ Value::Object(_)) => Some(s.clone()),
+                Some(other) => {
+                    return Err(ConfigError::new(
+                        o.path_of("schema"),
+                        format!("must be a JSON Schema object (got {})", show_kind(other)),
+                    ))
+                }
+            };
+            let name = match o.get("name") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s))
+                    if (1..=64).contains(&s.len())
+                        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') =>
+                {
+                    Some(s.clone())
+                }
+                Some(other) => {
+                    return Err(ConfigError::new(
+                        o.path_of("name"),
+                        format!("must be 1 to 64 letters, digits, _ or - (got {})", show(other)),
+                    ))
+                }
+            };
+            let description = match o.get("description") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(other) => {
+                    return Err(ConfigError::new(
+                        o.path_of("description"),
+                        format!("must be a string (got {})", show_kind(other)),
+                    ))
+                }
+            };
+            let strict = match o.get("strict") {
+                None | Some(Value::Null) => None,
+                Some(Value::Bool(b)) => Some(*b),
+                Some(other) => {
+                    return Err(ConfigError::new(
+                        o.path_of("strict"),
+                        format!("must be true (enforce the schema exactly) or false (got {})", show(other)),
+                    ))
+                }
+            };
+            Ok(Some(ResponseFormat::Json { schema, name, description, strict }))
+        }
+        None if kind.is_none() => Err(ConfigError::new(format!("{PATH}.type"), r#"is missing; give "json" or "text""#)),
+        _ => Err(ConfigError::new(
+            format!("{PATH}.type"),
+            format!(r#"must be "json" or "text" (got {})"#, show(kind.unwrap_or(&Value::Null))),
+        )),
     }
 }
 
@@ -180,12 +503,18 @@ fn read_message(v: &Value, path: &str) -> Result<Message, ConfigError> {
         }
     };
     let content = match o.get("content") {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::String(s)) if s.is_empty() => Vec::new(),
+        Some(Value::String(s)) => vec![Part::Text { text: s.clone() }],
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| read_part(p, &format!("{}[{i}]", child(path, "content")), role))
+            .collect::<Result<_, _>>()?,
         Some(other) => {
             return Err(ConfigError::new(
                 child(path, "content"),
-                format!("must be a string (got {})", show_kind(other)),
+                format!("must be a string or a list of parts (got {})", show_kind(other)),
             ))
         }
     };
@@ -228,6 +557,185 @@ fn read_message(v: &Value, path: &str) -> Result<Message, ConfigError> {
         ));
     }
     Ok(Message { role, content, tool_calls, tool_call_id })
+}
+
+/// One content part at `path` of a message of `role`.
+fn read_part(v: &Value, path: &str, role: Role) -> Result<Part, ConfigError> {
+    const KINDS: &str = r#"one of "text", "image", "file""#;
+    let kind = match v {
+        Value::Object(map) => map.get("type"),
+        other => {
+            return Err(ConfigError::new(
+                path,
+                format!(r#"must be a part such as {{"type": "text", "text": "Hello"}} (got {})"#, show_kind(other)),
+            ))
+        }
+    };
+    let part = match kind.and_then(Value::as_str) {
+        Some("text") => {
+            let o = Obj::new(v, path, &["type", "text"])?;
+            match o.get("text") {
+                Some(Value::String(text)) => Part::Text { text: text.clone() },
+                None => return Err(ConfigError::new(o.path_of("text"), "is missing; give the part's text")),
+                Some(other) => {
+                    return Err(ConfigError::new(
+                        o.path_of("text"),
+                        format!("must be a string (got {})", show_kind(other)),
+                    ))
+                }
+            }
+        }
+        Some("image") => {
+            let o = Obj::new(v, path, &["type", "url", "data", "mediaType"])?;
+            let source = read_source(&o, path, "image")?;
+            match source.media_type() {
+                Some(mt) if !mt.starts_with("image/") => {
+                    return Err(ConfigError::new(
+                        o.path_of("mediaType"),
+                        format!(
+                            r#"must be an image media type such as "image/png" (got {}); send other files as {{"type": "file"}}"#,
+                            show(&Value::from(mt))
+                        ),
+                    ))
+                }
+                _ => Part::Image { source },
+            }
+        }
+        Some("file") => {
+            let o = Obj::new(v, path, &["type", "url", "data", "mediaType", "filename"])?;
+            let source = read_source(&o, path, "file")?;
+            let filename = match o.get("filename") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+                Some(other) => {
+                    return Err(ConfigError::new(
+                        o.path_of("filename"),
+                        format!(r#"must be a non-empty string such as "report.pdf" (got {})"#, show(other)),
+                    ))
+                }
+            };
+            Part::File { source, filename }
+        }
+        None if kind.is_none() => {
+            return Err(ConfigError::new(child(path, "type"), format!("is missing; give {KINDS}")))
+        }
+        _ => {
+            return Err(ConfigError::new(
+                child(path, "type"),
+                format!("must be {KINDS} (got {})", show(kind.unwrap_or(&Value::Null))),
+            ))
+        }
+    };
+    if role != Role::User && !matches!(part, Part::Text { .. }) {
+        let kind = if matches!(part, Part::Image { .. }) { "an image" } else { "a file" };
+        return Err(ConfigError::new(
+            path,
+            format!(
+                "is {kind}, but only user messages carry images and files (this is {} message)",
+                role.with_article()
+            ),
+        ));
+    }
+    Ok(part)
+}
+
+/// An image's or file's `url` or `data` (exactly one) and `mediaType`. A `data:` URL is read as
+/// its data and media type. A file always needs its media type; an image only with data.
+fn read_source(o: &Obj, path: &str, kind: &str) -> Result<Source, ConfigError> {
+    let media_type = match o.get("mediaType") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if is_media_type(s) => Some(s.clone()),
+        Some(other) => {
+            return Err(ConfigError::new(
+                o.path_of("mediaType"),
+                format!(r#"must be a media type such as "image/png" or "application/pdf" (got {})"#, show(other)),
+            ))
+        }
+    };
+    let missing_media_type = || {
+        let example = if kind == "image" { "image/png" } else { "application/pdf" };
+        ConfigError::new(
+            o.path_of("mediaType"),
+            format!(r#"is missing; give the {kind}'s media type, e.g. "{example}""#),
+        )
+    };
+    let source = match (o.get("url"), o.get("data")) {
+        (Some(_), Some(_)) => {
+            return Err(ConfigError::new(path, format!("has both url and data; give the {kind} by one of them")))
+        }
+        (None, None) => {
+            return Err(ConfigError::new(
+                path,
+                format!(
+                    r#"has neither url nor data; give the {kind} as "data" (base64) with its "mediaType", or its "url""#
+                ),
+            ))
+        }
+        (Some(url), None) => match url {
+            Value::String(url) if url.starts_with("data:") => {
+                let (url_type, data) = read_data_url(url).ok_or_else(|| {
+                    ConfigError::new(
+                        o.path_of("url"),
+                        "is a data: URL but not a base64 one; give it as data:<media type>;base64,<data>",
+                    )
+                })?;
+                let media_type = match (url_type, media_type) {
+                    (Some(a), Some(b)) if !a.eq_ignore_ascii_case(&b) => {
+                        return Err(ConfigError::new(
+                            o.path_of("mediaType"),
+                            format!(
+                                "is {} but the data: URL says {}; drop one",
+                                show(&Value::from(b)),
+                                show(&Value::from(a))
+                            ),
+                        ))
+                    }
+                    (Some(a), _) => a,
+                    (None, Some(b)) => b,
+                    (None, None) => return Err(missing_media_type()),
+                };
+                Source::Data { data: data.to_string(), media_type }
+            }
+            Value::String(url) if !url.is_empty() => Source::Url { url: url.clone(), media_type },
+            other => {
+                return Err(ConfigError::new(
+                    o.path_of("url"),
+                    format!("must be a URL or a data: URL (got {})", show(other)),
+                ))
+            }
+        },
+        (None, Some(data)) => match data {
+            Value::String(data) if !data.is_empty() => {
+                Source::Data { data: data.clone(), media_type: media_type.ok_or_else(missing_media_type)? }
+            }
+            other => {
+                return Err(ConfigError::new(
+                    o.path_of("data"),
+                    format!("must be the {kind}'s bytes as a non-empty base64 string (got {})", show_kind(other)),
+                ))
+            }
+        },
+    };
+    if kind == "file" && source.media_type().is_none() {
+        return Err(missing_media_type());
+    }
+    Ok(source)
+}
+
+/// `type/subtype`, without parameters.
+fn is_media_type(s: &str) -> bool {
+    let token = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b));
+    s.split_once('/').is_some_and(|(t, sub)| token(t) && token(sub))
+}
+
+/// A base64 `data:` URL's media type (when it names one) and data.
+fn read_data_url(url: &str) -> Option<(Option<String>, &str)> {
+    let (head, data) = url.strip_prefix("data:")?.split_once(',')?;
+    let mut params = head.split(';');
+    let media_type = params.next().filter(|t| !t.is_empty());
+    let base64 = params.any(|p| p.eq_ignore_ascii_case("base64"));
+    (base64 && !data.is_empty() && media_type.is_none_or(is_media_type))
+        .then(|| (media_type.map(str::to_ascii_lowercase), data))
 }
 
 fn read_tool(v: &Value, path: &str) -> Result<Tool, ConfigError> {
@@ -392,7 +900,7 @@ mod tests {
             ),
             (
                 r#"{"messages": [{"role": "user", "content": 5}]}"#,
-                "request.messages[0].content must be a string (got 5)",
+                "request.messages[0].content must be a string or a list of parts (got 5)",
             ),
             (
                 r#"{"messages": [{"role": "tool", "content": "x"}]}"#,
@@ -430,6 +938,217 @@ mod tests {
         ];
         for (json, message) in cases {
             assert_eq!(ChatRequest::from_json(json).unwrap_err().message, message, "for {json}");
+        }
+    }
+
+    #[test]
+    fn reads_parts_and_the_sampling_and_tool_fields() {
+        let r = ChatRequest::from_json(
+            r#"{"messages": [{"role": "user", "content": [
+                    {"type": "text", "text": "What is in "},
+                    {"type": "text", "text": "these?"},
+                    {"type": "image", "url": "https://x.test/a.png"},
+                    {"type": "image", "data": "iVBORw0K", "mediaType": "image/png"},
+                    {"type": "image", "url": "data:image/jpeg;base64,/9j/4AAQ"},
+                    {"type": "file", "data": "JVBERi0x", "mediaType": "application/pdf", "filename": "a.pdf"},
+                    {"type": "file", "url": "https://x.test/b.pdf", "mediaType": "application/pdf"},
+                    {"type": "file", "url": "data:;base64,JVBERi0x", "mediaType": "application/pdf"}]},
+                 {"role": "assistant", "content": [{"type": "text", "text": "Two "}, {"type": "text", "text": "cats."}]}],
+                "topP": 0.9, "seed": -42, "tools": [{"name": "f"}], "toolChoice": {"name": "f"},
+                "parallelToolCalls": false,
+                "responseFormat": {"type": "json", "schema": {"type": "object"}, "name": "cats", "strict": true}}"#,
+        )
+        .unwrap();
+        let url = |url: &str, media_type: Option<&str>| Source::Url {
+            url: url.into(),
+            media_type: media_type.map(Into::into),
+        };
+        let data = |data: &str, media_type: &str| Source::Data { data: data.into(), media_type: media_type.into() };
+        assert_eq!(
+            r.messages[0].content[2..],
+            [
+                Part::Image { source: url("https://x.test/a.png", None) },
+                Part::Image { source: data("iVBORw0K", "image/png") },
+                Part::Image { source: data("/9j/4AAQ", "image/jpeg") },
+                Part::File { source: data("JVBERi0x", "application/pdf"), filename: Some("a.pdf".into()) },
+                Part::File { source: url("https://x.test/b.pdf", Some("application/pdf")), filename: None },
+                Part::File { source: data("JVBERi0x", "application/pdf"), filename: None },
+            ]
+        );
+        assert_eq!((r.messages[0].text(), r.messages[0].is_text_only()), ("What is in these?".into(), false));
+        assert_eq!((r.messages[1].text(), r.messages[1].is_text_only()), ("Two cats.".into(), true));
+        assert_eq!((r.top_p, r.seed, r.parallel_tool_calls), (Some(0.9), Some(-42), Some(false)));
+        assert_eq!(r.tool_choice, Some(ToolChoice::Tool { name: "f".into() }));
+        assert_eq!(
+            r.response_format,
+            Some(ResponseFormat::Json {
+                schema: Some(serde_json::json!({"type": "object"})),
+                name: Some("cats".into()),
+                description: None,
+                strict: Some(true)
+            })
+        );
+        let modes = [("auto", ToolChoice::Auto), ("none", ToolChoice::None), ("required", ToolChoice::Required)];
+        for (mode, choice) in modes {
+            let r = ChatRequest::from_json(&format!(
+                r#"{{"messages": [{{"role": "user"}}], "tools": [{{"name": "f"}}], "toolChoice": "{mode}",
+                     "responseFormat": {{"type": "text"}}}}"#
+            ))
+            .unwrap();
+            assert_eq!((r.tool_choice, r.response_format), (Some(choice), None), "{mode}");
+        }
+    }
+
+    #[test]
+    fn serializes_in_the_js_shape() {
+        let value = serde_json::json!({
+            "messages": [{"role": "user", "content": [
+                {"type": "text", "text": "a"},
+                {"type": "image", "data": "AA==", "mediaType": "image/png"},
+                {"type": "file", "url": "https://x.test/b.pdf", "mediaType": "application/pdf", "filename": "b.pdf"}]}],
+            "topP": 0.5, "seed": 7, "tools": [{"name": "f", "parameters": {"type": "object"}}],
+            "toolChoice": {"name": "f"}, "parallelToolCalls": true, "responseFormat": {"type": "json"}
+        });
+        let request = ChatRequest::from_value(&value).unwrap();
+        assert_eq!(serde_json::to_value(&request).unwrap(), value);
+        let auto = ChatRequest { tool_choice: Some(ToolChoice::Auto), ..Default::default() };
+        assert_eq!(serde_json::to_value(&auto).unwrap()["toolChoice"], "auto");
+    }
+
+    #[test]
+    fn part_and_parameter_mistakes_name_their_field() {
+        let user = |content: &str| format!(r#"{{"messages": [{{"role": "user", "content": [{content}]}}]}}"#);
+        let cases = [
+            (user("5"), r#"request.messages[0].content[0] must be a part such as {"type": "text", "text": "Hello"} (got 5)"#.to_string()),
+            (user("{}"), r#"request.messages[0].content[0].type is missing; give one of "text", "image", "file""#.into()),
+            (
+                user(r#"{"type": "audio"}"#),
+                r#"request.messages[0].content[0].type must be one of "text", "image", "file" (got "audio")"#.into(),
+            ),
+            (user(r#"{"type": "text"}"#), "request.messages[0].content[0].text is missing; give the part's text".into()),
+            (
+                user(r#"{"type": "text", "text": "a", "url": "x"}"#),
+                r#"request.messages[0].content[0].url is not a known field; known fields: type, text"#.into(),
+            ),
+            (
+                user(r#"{"type": "image", "data": "AA=="}"#),
+                r#"request.messages[0].content[0].mediaType is missing; give the image's media type, e.g. "image/png""#.into(),
+            ),
+            (
+                user(r#"{"type": "image"}"#),
+                r#"request.messages[0].content[0] has neither url nor data; give the image as "data" (base64) with its "mediaType", or its "url""#.into(),
+            ),
+            (
+                user(r#"{"type": "image", "url": "https://x.test/a.png", "data": "AA=="}"#),
+                "request.messages[0].content[0] has both url and data; give the image by one of them".into(),
+            ),
+            (
+                user(r#"{"type": "image", "data": "AA==", "mediaType": "application/pdf"}"#),
+                r#"request.messages[0].content[0].mediaType must be an image media type such as "image/png" (got "application/pdf"); send other files as {"type": "file"}"#.into(),
+            ),
+            (
+                user(r#"{"type": "image", "data": "AA==", "mediaType": "png"}"#),
+                r#"request.messages[0].content[0].mediaType must be a media type such as "image/png" or "application/pdf" (got "png")"#.into(),
+            ),
+            (
+                user(r#"{"type": "image", "url": "data:image/png,rawbytes"}"#),
+                "request.messages[0].content[0].url is a data: URL but not a base64 one; give it as data:<media type>;base64,<data>".into(),
+            ),
+            (
+                user(r#"{"type": "image", "url": "data:image/png;base64,AA==", "mediaType": "image/gif"}"#),
+                r#"request.messages[0].content[0].mediaType is "image/gif" but the data: URL says "image/png"; drop one"#.into(),
+            ),
+            (
+                user(r#"{"type": "image", "url": ""}"#),
+                r#"request.messages[0].content[0].url must be a URL or a data: URL (got "")"#.into(),
+            ),
+            (
+                user(r#"{"type": "image", "data": 5, "mediaType": "image/png"}"#),
+                "request.messages[0].content[0].data must be the image's bytes as a non-empty base64 string (got 5)".into(),
+            ),
+            (
+                user(r#"{"type": "file", "url": "https://x.test/a"}"#),
+                r#"request.messages[0].content[0].mediaType is missing; give the file's media type, e.g. "application/pdf""#.into(),
+            ),
+            (
+                user(r#"{"type": "file", "data": "AA==", "mediaType": "application/pdf", "filename": ""}"#),
+                r#"request.messages[0].content[0].filename must be a non-empty string such as "report.pdf" (got "")"#.into(),
+            ),
+            (
+                r#"{"messages": [{"role": "system", "content": [{"type": "image", "url": "https://x.test/a.png"}]}]}"#.into(),
+                "request.messages[0].content[0] is an image, but only user messages carry images and files (this is a system message)".into(),
+            ),
+            (
+                r#"{"messages": [{"role": "assistant", "content": [{"type": "file", "data": "AA==", "mediaType": "application/pdf"}]}]}"#.into(),
+                "request.messages[0].content[0] is a file, but only user messages carry images and files (this is an assistant message)".into(),
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "topP": 1.5}"#.into(),
+                "request.topP must be a number from 0 to 1 (got 1.5)".into(),
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "seed": 1.5}"#.into(),
+                "request.seed must be a whole number from -9007199254740991 to 9007199254740991 (got 1.5)".into(),
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "seed": 9007199254740992}"#.into(),
+                "request.seed must be a whole number from -9007199254740991 to 9007199254740991 (got 9007199254740992)".into(),
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "toolChoice": "any"}"#.into(),
+                r#"request.toolChoice must be "auto", "none", "required" or {"name": "<a tool's name>"} (got "any")"#.into(),
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "toolChoice": "required"}"#.into(),
+                r#"request.toolChoice is "required" but request.tools is empty; give the tools the model must choose from"#.into(),
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "tools": [{"name": "f"}, {"name": "g"}], "toolChoice": {"name": "h"}}"#.into(),
+                r#"request.toolChoice.name names no tool in request.tools (got "h"); give one of "f", "g""#.into(),
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "toolChoice": {"name": "h"}}"#.into(),
+                r#"request.toolChoice.name names no tool in request.tools (got "h"); request.tools is empty; give the tool there too"#.into(),
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "tools": [{"name": "f"}], "toolChoice": {"type": "tool", "name": "f"}}"#.into(),
+                r#"request.toolChoice.type is not a known field; known fields: name"#.into(),
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "parallelToolCalls": "no"}"#.into(),
+                r#"request.parallelToolCalls must be true (the model may call several tools at once) or false (at most one) (got "no")"#.into(),
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "responseFormat": "json"}"#.into(),
+                r#"request.responseFormat must be {"type": "json"}, {"type": "json", "schema": {...}} or {"type": "text"} (got "json")"#.into(),
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "responseFormat": {"type": "json_schema"}}"#.into(),
+                r#"request.responseFormat.type must be "json" or "text" (got "json_schema")"#.into(),
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "responseFormat": {"schema": {}}}"#.into(),
+                r#"request.responseFormat.type is missing; give "json" or "text""#.into(),
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "responseFormat": {"type": "text", "schema": {}}}"#.into(),
+                r#"request.responseFormat.schema is not a known field; known fields: type"#.into(),
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "responseFormat": {"type": "json", "schema": []}}"#.into(),
+                "request.responseFormat.schema must be a JSON Schema object (got a list)".into(),
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "responseFormat": {"type": "json", "name": "a b"}}"#.into(),
+                r#"request.responseFormat.name must be 1 to 64 letters, digits, _ or - (got "a b")"#.into(),
+            ),
+            (
+                r#"{"messages": [{"role": "user"}], "responseFormat": {"type": "json", "strict": 1}}"#.into(),
+                "request.responseFormat.strict must be true (enforce the schema exactly) or false (got 1)".into(),
+            ),
+        ];
+        for (json, message) in cases {
+            assert_eq!(ChatRequest::from_json(&json).unwrap_err().message, message, "for {json}");
         }
     }
 

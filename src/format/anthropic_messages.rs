@@ -118,16 +118,16 @@ struct WireMessage<'a> {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum WireContent<'a> {
-    Text(&'a str),
+    Text(Cow<'a, str>),
     Blocks(Vec<Block<'a>>),
 }
 
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Block<'a> {
-    Text { text: &'a str },
+    Text { text: Cow<'a, str> },
     ToolUse { id: &'a str, name: &'a str, input: Value },
-    ToolResult { tool_use_id: &'a str, content: &'a str },
+    ToolResult { tool_use_id: &'a str, content: Cow<'a, str> },
 }
 
 impl Block<'_> {
@@ -144,13 +144,13 @@ fn wire_messages(request: &ChatRequest) -> Vec<WireMessage<'_>> {
     for m in &request.messages {
         let (role, blocks) = match m.role {
             Role::System => continue,
-            Role::User => ("user", vec![Block::Text { text: &m.content }]),
+            Role::User => ("user", vec![Block::Text { text: m.text() }]),
             Role::Tool => (
                 "user",
-                vec![Block::ToolResult { tool_use_id: m.tool_call_id.as_deref().unwrap_or(""), content: &m.content }],
+                vec![Block::ToolResult { tool_use_id: m.tool_call_id.as_deref().unwrap_or(""), content: m.text() }],
             ),
             Role::Assistant => {
-                let mut blocks = vec![Block::Text { text: &m.content }];
+                let mut blocks = vec![Block::Text { text: m.text() }];
                 blocks.extend(m.tool_calls.iter().map(|c| Block::ToolUse {
                     id: &c.id,
                     name: &c.name,
@@ -176,9 +176,12 @@ fn wire_messages(request: &ChatRequest) -> Vec<WireMessage<'_>> {
             }
             // A stable sort: tool results first, everything else after in its order.
             blocks.sort_by_key(|b| !matches!(b, Block::ToolResult { .. }));
-            let content = match blocks.as_slice() {
-                [Block::Text { text }] => WireContent::Text(text),
-                _ => WireContent::Blocks(blocks),
+            let content = match blocks.pop() {
+                Some(Block::Text { text }) if blocks.is_empty() => WireContent::Text(text),
+                last => {
+                    blocks.extend(last);
+                    WireContent::Blocks(blocks)
+                }
             };
             WireMessage { role, content }
         })
@@ -750,6 +753,7 @@ mod tests {
             temperature: Some(0.2),
             stop: vec!["\n\nHuman:".into()],
             tools: vec![Tool { name: "get_weather".into(), description: None, parameters: json!({"type": "object"}) }],
+            ..Default::default()
         };
         let http = AnthropicMessages::build_request(&endpoint(Some("k"), &[]), &req, false);
         assert_eq!(

@@ -204,7 +204,7 @@ struct Content<'a> {
 #[serde(untagged)]
 enum Part<'a> {
     Text {
-        text: &'a str,
+        text: Cow<'a, str>,
     },
     FunctionCall {
         #[serde(rename = "functionCall")]
@@ -235,9 +235,9 @@ fn contents(messages: &[Message]) -> Vec<Content<'_>> {
     for (i, m) in messages.iter().enumerate() {
         let (role, parts) = match m.role {
             Role::System => continue,
-            Role::User => ("user", vec![Part::Text { text: &m.content }]),
+            Role::User => ("user", vec![Part::Text { text: m.text() }]),
             Role::Assistant => {
-                let mut parts = vec![Part::Text { text: &m.content }];
+                let mut parts = vec![Part::Text { text: m.text() }];
                 parts.extend(m.tool_calls.iter().map(|c| Part::FunctionCall {
                     function_call: FunctionCall { name: &c.name, args: call_args(&c.arguments) },
                 }));
@@ -246,7 +246,7 @@ fn contents(messages: &[Message]) -> Vec<Content<'_>> {
             Role::Tool => {
                 let id = m.tool_call_id.as_deref().unwrap_or("");
                 let function_response =
-                    FunctionResponse { name: called_function(&messages[..i], id), response: tool_response(&m.content) };
+                    FunctionResponse { name: called_function(&messages[..i], id), response: tool_response(&m.text()) };
                 ("user", vec![Part::FunctionResponse { function_response }])
             }
         };
@@ -704,6 +704,7 @@ mod tests {
                     parameters: json!({"type": "object", "properties": {}}),
                 },
             ],
+            ..Default::default()
         };
         let http = Gemini::build_request(&endpoint(Some("k")), &req, false);
         assert_eq!(

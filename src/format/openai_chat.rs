@@ -149,7 +149,7 @@ struct FunctionDef<'a> {
 struct WireMessage<'a> {
     role: &'static str,
     /// `null` for an assistant turn that only called tools.
-    content: Option<&'a str>,
+    content: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<WireToolCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -164,10 +164,11 @@ impl<'a> WireMessage<'a> {
             Role::Assistant => "assistant",
             Role::Tool => "tool",
         };
-        let only_calls = m.role == Role::Assistant && m.content.is_empty() && !m.tool_calls.is_empty();
+        let text = m.text();
+        let only_calls = m.role == Role::Assistant && text.is_empty() && !m.tool_calls.is_empty();
         WireMessage {
             role,
-            content: (!only_calls).then_some(m.content.as_str()),
+            content: (!only_calls).then_some(text),
             tool_calls: m
                 .tool_calls
                 .iter()
@@ -713,6 +714,7 @@ mod tests {
                 description: Some("Weather for a city".into()),
                 parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
             }],
+            ..Default::default()
         };
         let http = OpenaiChat::build_request(&endpoint(Some("k"), &[]), &req, true);
         assert_eq!(

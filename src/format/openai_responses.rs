@@ -35,10 +35,11 @@ impl ProviderDialect for OpenaiResponses {
         for m in &request.messages {
             match m.role {
                 Role::System => {}
-                Role::User => input.push(InputItem::Message { role: "user", content: &m.content }),
+                Role::User => input.push(InputItem::Message { role: "user", content: m.text() }),
                 Role::Assistant => {
-                    if !m.content.is_empty() || m.tool_calls.is_empty() {
-                        input.push(InputItem::Message { role: "assistant", content: &m.content });
+                    let text = m.text();
+                    if !text.is_empty() || m.tool_calls.is_empty() {
+                        input.push(InputItem::Message { role: "assistant", content: text });
                     }
                     input.extend(m.tool_calls.iter().map(|c| InputItem::FunctionCall {
                         kind: "function_call",
@@ -50,7 +51,7 @@ impl ProviderDialect for OpenaiResponses {
                 Role::Tool => input.push(InputItem::FunctionCallOutput {
                     kind: "function_call_output",
                     call_id: m.tool_call_id.as_deref().unwrap_or(""),
-                    output: &m.content,
+                    output: m.text(),
                 }),
             }
         }
@@ -116,7 +117,7 @@ struct Body<'a> {
 enum InputItem<'a> {
     /// An EasyInputMessage. Its string content suits every role, an assistant turn (a
     /// continue's prefill) included; content parts would have to be `output_text` there.
-    Message { role: &'static str, content: &'a str },
+    Message { role: &'static str, content: Cow<'a, str> },
     FunctionCall {
         #[serde(rename = "type")]
         kind: &'static str,
@@ -128,7 +129,7 @@ enum InputItem<'a> {
         #[serde(rename = "type")]
         kind: &'static str,
         call_id: &'a str,
-        output: &'a str,
+        output: Cow<'a, str>,
     },
 }
 
@@ -576,6 +577,7 @@ mod tests {
                 description: Some("Weather".into()),
                 parameters: json!({"type": "object"}),
             }],
+            ..Default::default()
         };
         let http = OpenaiResponses::build_request(&endpoint(Some("sk-secret")), &req, true);
         assert_eq!(http.url, "https://api.openai.com/v1/responses");

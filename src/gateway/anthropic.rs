@@ -53,6 +53,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         temperature: field::opt_temperature(o, "temperature", "")?,
         stop: field::opt_stop(o, "stop_sequences", "")?,
         tools,
+        ..ChatRequest::default()
     };
     Ok(ClientCall { model, stream, include_usage: false, request })
 }
@@ -367,10 +368,10 @@ mod tests {
         assert_eq!((r.max_tokens, r.stop.clone()), (Some(100), vec!["X".to_string()]));
         let roles: Vec<Role> = r.messages.iter().map(|m| m.role).collect();
         assert_eq!(roles, [Role::System, Role::User, Role::Assistant, Role::Tool, Role::User]);
-        assert_eq!(r.messages[2].content, "checking");
+        assert_eq!(r.messages[2].text(), "checking");
         assert_eq!(r.messages[2].tool_calls[0].arguments, "{\"city\":\"Oslo\"}");
-        assert_eq!((r.messages[3].content.as_str(), r.messages[3].tool_call_id.as_deref()), ("sunny", Some("toolu_1")));
-        assert_eq!(r.messages[4].content, "thanks");
+        assert_eq!((&*r.messages[3].text(), r.messages[3].tool_call_id.as_deref()), ("sunny", Some("toolu_1")));
+        assert_eq!(r.messages[4].text(), "thanks");
         assert_eq!(r.tools[0].parameters, json!({"type": "object"}));
     }
 

@@ -55,6 +55,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         temperature: field::opt_temperature(o, "temperature", "")?,
         stop: field::opt_stop(o, "stop", "")?,
         tools,
+        ..ChatRequest::default()
     };
     Ok(ClientCall { model, stream, include_usage, request })
 }
@@ -313,7 +314,7 @@ mod tests {
         let r = &call.request;
         assert_eq!((r.max_tokens, r.temperature, r.stop.clone()), (Some(64), Some(0.5), vec!["END".to_string()]));
         assert_eq!(r.messages[0], Message::new(Role::System, "be brief"));
-        assert_eq!(r.messages[1].content, "ab");
+        assert_eq!(r.messages[1].text(), "ab");
         assert_eq!(
             r.messages[2].tool_calls,
             vec![ToolCall { id: "call_1".into(), name: "f".into(), arguments: "{}".into() }]

@@ -474,11 +474,16 @@ describe("www chat page", () => {
     assert.equal((await scenario("primary")).requests, requests, "nothing reached the provider");
   });
 
-  test("a staged image can be removed from the keyboard", async () => {
-    await page.setInputFiles("#attach-input", [
-      { name: "sunset.png", mimeType: "image/png", buffer: SUNSET }, { name: "sea.png", mimeType: "image/png", buffer: SEA },
-    ]);
+  test("a pasted image is staged too, and a staged image can be removed from the keyboard", async () => {
+    await page.setInputFiles("#attach-input", { name: "sunset.png", mimeType: "image/png", buffer: SUNSET });
+    const pasted = await page.evaluate((data) => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([Uint8Array.from(atob(data), (c) => c.charCodeAt(0))], "sea.png", { type: "image/png" }));
+      return !document.getElementById("prompt").dispatchEvent(new ClipboardEvent("paste", { clipboardData: transfer, bubbles: true, cancelable: true }));
+    }, SEA.toString("base64"));
+    assert.ok(pasted, "the page took the paste");
     await page.waitForFunction(() => document.querySelectorAll("#attachments .attachment").length === 2);
+    assert.equal(await page.inputValue("#prompt"), "", "the image's name was not pasted as text");
     assert.equal(await attachError(), null, "a good file clears the last refusal");
     await page.focus('#attachments button[aria-label="Remove sunset.png"]');
     await page.keyboard.press("Enter");

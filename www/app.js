@@ -1,9 +1,9 @@
 // The chat page: one llm-baton call per message, streamed, with the gate's decisions made visible
 // (notices in the conversation, a timeline of attempts, the deadline counting down, each target's
 // circuit breaker) and a Stop button that aborts the call upstream. A message may carry images
-// (picked, dropped or pasted), sent as image parts and kept in the conversation for later turns. All times come from
-// performance.now(), never from counting timer ticks: a hidden tab wakes timers late, and the page
-// must still tell the truth when it comes back.
+// (picked, dropped or pasted), sent as image parts and kept in the conversation for later turns.
+// All times come from performance.now(), never from counting timer ticks: a hidden tab wakes
+// timers late, and the page must still tell the truth when it comes back.
 //
 // A real app would `import { Baton } from "llm-baton"`; this page imports the package's browser
 // entry by path so it runs without a bundler.
@@ -674,7 +674,7 @@ function renderStaged() {
     remove.addEventListener("click", () => unstage(image));
     return h("li", { className: "attachment" },
       h("img", { src: dataUrl(image), alt: image.name }),
-      h("span", { className: "attachment-name", textContent: image.name, title: image.name }),
+      h("span", { className: "attachment-name", textContent: image.name, title: image.name, ariaHidden: "true" }), // the alt says it
       h("span", { className: "attachment-size mono", textContent: size(image.size) }),
       remove);
   }));

@@ -166,6 +166,14 @@ pub enum ResponseFormat {
     },
 }
 
+impl ResponseFormat {
+    /// The JSON Schema the answer must follow; `None` for any JSON object.
+    pub fn schema(&self) -> Option<&Value> {
+        let ResponseFormat::Json { schema, .. } = self;
+        schema.as_ref()
+    }
+}
+
 impl Message {
     /// A message of one text part (none for an empty text).
     pub fn new(role: Role, text: impl Into<String>) -> Self {

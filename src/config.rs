@@ -9,8 +9,9 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use crate::chat::ChatRequest;
 use crate::format::{Endpoint, Format};
 use crate::health::{HealthPolicy, RetryBudgetPolicy};
 use crate::outcome::FailureClass;
@@ -60,6 +61,8 @@ pub struct Target {
     pub prefill: bool,
     /// Whether requests carry the call's remaining budget in `x-baton-deadline-ms`.
     pub propagate_deadline: PropagateDeadline,
+    /// Provider fields set at the top level of every request body, over what llm-baton wrote.
+    pub extra_body: Option<Map<String, Value>>,
 }
 
 /// A target's `propagateDeadline`.
@@ -90,6 +93,7 @@ impl fmt::Debug for Target {
             .field("strict_frames", &self.strict_frames)
             .field("prefill", &self.prefill)
             .field("propagate_deadline", &self.propagate_deadline)
+            .field("extra_body", &self.extra_body.as_ref().map(|fields| fields.keys().collect::<Vec<_>>()))
             .finish()
     }
 }
@@ -102,6 +106,7 @@ impl Target {
             model: &self.model,
             api_key: self.api_key.as_ref(),
             headers: &self.headers,
+            extra_body: self.extra_body.as_ref(),
         }
     }
 }
@@ -336,6 +341,71 @@ impl Config {
         self.routes.get(name).cloned().or_else(|| self.target_index(name).map(Strategy::Target))
     }
 
+    /// The indices of every target a call on `route` may reach, in config order, once each (none
+    /// for an unknown route), read from the route in place, without copying it.
+    pub fn route_targets(&self, route: &str) -> Vec<usize> {
+        fn collect(s: &Strategy, out: &mut Vec<usize>) {
+            match s {
+                Strategy::Target(i) => out.push(*i),
+                Strategy::Retry(p) => collect(&p.inner, out),
+                Strategy::Fallback { members, .. } | Strategy::RoundRobin { members, .. } => {
+                    members.iter().for_each(|m| collect(m, out))
+                }
+            }
+        }
+        let mut found = Vec::new();
+        match self.routes.get(route) {
+            Some(strategy) => collect(strategy, &mut found),
+            None => found.extend(self.target_index(route)),
+        }
+        found.sort_unstable();
+        found.dedup();
+        found
+    }
+
+    /// Checks, before anything is sent, that every target a call on `route` may reach can carry
+    /// every image and file of `request`: failing over to a target that cannot would fail the
+    /// call late, or drop the part. The error names the first part that some target cannot
+    /// carry, the target, and what would carry it. An unknown route passes (starting the call
+    /// reports it).
+    pub fn check_request(&self, route: &str, request: &ChatRequest) -> Result<(), ConfigError> {
+        if request.messages.iter().all(|m| m.is_text_only()) {
+            return Ok(());
+        }
+        let targets = self.route_targets(route);
+        for (i, message) in request.messages.iter().enumerate() {
+            for (j, part) in message.content.iter().enumerate() {
+                for target in targets.iter().map(|&t| &self.targets[t]) {
+                    let Some(uncarried) = target.format.uncarried(part) else { continue };
+                    let carriers: Vec<&str> =
+                        Format::ALL.into_iter().filter(|f| f.uncarried(part).is_none()).map(Format::as_str).collect();
+                    let route_to = match carriers.split_last() {
+                        None => String::new(),
+                        Some((last, [])) => format!("route to {} {last} target", article(last)),
+                        Some((last, rest)) => {
+                            format!("route to {} {} or {last} target", article(rest[0]), rest.join(", "))
+                        }
+                    };
+                    let fix = match (uncarried.remedy, route_to.is_empty()) {
+                        (Some(remedy), false) => format!("{remedy}, or {route_to}"),
+                        (Some(remedy), true) => remedy.to_string(),
+                        (None, _) => route_to,
+                    };
+                    return Err(ConfigError::new(
+                        format!("request.messages[{i}].content[{j}]"),
+                        format!(
+                            "is {}, which target {} ({}) cannot carry; {fix}",
+                            uncarried.what,
+                            show(&Value::from(target.name.as_str())),
+                            target.format.as_str()
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Every name a call (or a gateway client's `model`) may use.
     pub fn route_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.routes.keys().cloned().collect();
@@ -348,9 +418,28 @@ impl Config {
     }
 }
 
+/// "a" or "an" before a format's name.
+fn article(format: &str) -> &'static str {
+    if format.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
 fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, ConfigError> {
-    const FIELDS: [&str; 9] =
-        ["format", "baseUrl", "model", "apiKey", "headers", "timeouts", "strictFrames", "prefill", "propagateDeadline"];
+    const FIELDS: [&str; 10] = [
+        "format",
+        "baseUrl",
+        "model",
+        "apiKey",
+        "headers",
+        "timeouts",
+        "strictFrames",
+        "prefill",
+        "propagateDeadline",
+        "extraBody",
+    ];
     let o = Obj::new(v, path, &FIELDS)?;
     let format_name =
         o.required_str("format", "one of \"openai_chat\", \"anthropic_messages\", \"openai_responses\", \"gemini\"")?;
@@ -468,6 +557,27 @@ fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, ConfigError
             ))
         }
     };
+    let extra_body = match o.get("extraBody") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(fields)) => {
+            if fields.contains_key("stream") {
+                return Err(ConfigError::new(
+                    child(&child(path, "extraBody"), "stream"),
+                    "cannot be set: each call decides whether it streams; remove it",
+                ));
+            }
+            Some(fields.clone())
+        }
+        Some(other) => {
+            return Err(ConfigError::new(
+                child(path, "extraBody"),
+                format!(
+                    r#"must be an object of fields to set in the provider's request body, e.g. {{"top_k": 40}} (got {})"#,
+                    show_kind(other)
+                ),
+            ))
+        }
+    };
     Ok(Target {
         name: name.to_string(),
         format,
@@ -479,6 +589,7 @@ fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, ConfigError
         strict_frames,
         prefill,
         propagate_deadline,
+        extra_body,
     })
 }
 

@@ -199,14 +199,7 @@ impl Baton {
     /// The names of every target a call on `route` may reach (none for an unknown route), read
     /// from the route in place, without copying it.
     pub fn route_targets(&self, route: &str) -> Vec<String> {
-        let mut found = Vec::new();
-        match self.config.routes.get(route) {
-            Some(strategy) => collect_targets(strategy, &mut found),
-            None => found.extend(self.config.target_index(route)),
-        }
-        found.sort_unstable();
-        found.dedup();
-        found.into_iter().map(|t| self.config.targets[t].name.clone()).collect()
+        self.config.route_targets(route).into_iter().map(|t| self.config.targets[t].name.clone()).collect()
     }
 
     pub fn config(&self) -> &Config {
@@ -1117,16 +1110,6 @@ fn lock(health: &Mutex<Health>) -> MutexGuard<'_, Health> {
 }
 
 /// Every target index in `s`.
-fn collect_targets(s: &Strategy, out: &mut Vec<usize>) {
-    match s {
-        Strategy::Target(i) => out.push(*i),
-        Strategy::Retry(p) => collect_targets(&p.inner, out),
-        Strategy::Fallback { members, .. } | Strategy::RoundRobin { members, .. } => {
-            members.iter().for_each(|m| collect_targets(m, out))
-        }
-    }
-}
-
 /// The strategy node that frame `depth` belongs to (`depth == frames.len()` is the node below
 /// the innermost frame).
 fn node_at<'s>(root: &'s Strategy, frames: &[Frame], depth: usize) -> &'s Strategy {

@@ -23,6 +23,7 @@ fn target(format: Format) -> Target {
         strict_frames: false,
         prefill: false,
         propagate_deadline: Default::default(),
+        extra_body: None,
     }
 }
 

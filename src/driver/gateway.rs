@@ -214,6 +214,7 @@ impl WasmGateway {
         if self.config.strategy(&client.model).is_none() {
             return Err(GatewayError::unknown_model(&client.model, &self.config.route_names()));
         }
+        self.config.check_request(&client.model, &client.request).map_err(|e| GatewayError::invalid(e.message))?;
         // What a client was sent cannot be taken back: a broken stream may continue, never restart.
         let options = CallOptions { deadline_ms, stream: client.stream, resettable: false, waited_ms };
         let call = self

@@ -148,6 +148,7 @@ impl WasmBaton {
     ) -> Result<u32, JsValue> {
         let deadline_ms = read_deadline(&deadline_ms)?;
         let request = read_request(&request)?;
+        self.baton.borrow().config().check_request(&route, &request).map_err(config_error)?;
         // A library stream's reader handles `reset` items, so a broken stream may restart.
         let waited_ms = waited_ms.max(0.0) as u64;
         let call_options = CallOptions { deadline_ms, stream, resettable: true, waited_ms };

@@ -8,17 +8,30 @@
 //! event. A stream that carried its stop reason and then closed cleanly without `message_stop` is
 //! complete too. A `tool_use` block whose input streams no `input_json_delta` (a call without
 //! arguments) takes its input from `content_block_start`, `{}` when empty, at the block's end.
+//!
+//! Images and files are content blocks of a user turn: `image` and `document`, each with a
+//! `base64` or `url` source (docs.claude.com/en/docs/build-with-claude/vision and /pdf-support).
+//! A document is a PDF here: other file types are parts this format cannot carry ([`uncarried`]);
+//! a file's name goes as the document's `title`. `tool_choice` is `auto`, `any` (required),
+//! `tool` or `none`, sent only with tools; `parallelToolCalls: false` is its
+//! `disable_parallel_tool_use`. A JSON schema response format is `output_config.format`
+//! (`{type: "json_schema", schema}`, structured outputs,
+//! platform.claude.com/docs/en/build-with-claude/structured-outputs, which replaced the beta
+//! `output_format`); Anthropic has no mode for "any JSON" without a schema, nor a seed, so
+//! neither is sent.
 
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Role, ToolCall, Usage};
-use crate::format::openai_chat::request_headers;
+use crate::chat::{
+    Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
+};
+use crate::format::openai_chat::{non_pdf, request_headers};
 use crate::format::{
     join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
-    StreamDecoding,
+    StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
 
@@ -41,12 +54,15 @@ impl ProviderDialect for AnthropicMessages {
             system: (!system.is_empty()).then(|| system.join("\n\n")),
             messages: wire_messages(request),
             temperature: request.temperature,
+            top_p: request.top_p,
             stop_sequences: &request.stop,
             tools: request
                 .tools
                 .iter()
                 .map(|t| WireTool { name: &t.name, description: t.description.as_deref(), input_schema: &t.parameters })
                 .collect(),
+            tool_choice: if request.tools.is_empty() { None } else { wire_tool_choice(request) },
+            output_config: request.response_format.as_ref().and_then(OutputConfig::new),
             stream,
         };
         let credential = endpoint.api_key.map(|key| ("x-api-key", key.expose().to_string()));
@@ -93,11 +109,75 @@ struct Body<'a> {
     messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     stop_sequences: &'a [String],
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<WireToolChoice<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_config: Option<OutputConfig<'a>>,
     stream: bool,
+}
+
+/// Why an Anthropic request cannot carry `part`, if it cannot: documents are PDFs.
+pub(crate) fn uncarried(part: &Part) -> Option<Uncarried> {
+    match part {
+        Part::File { source, .. } => non_pdf(source.media_type()),
+        Part::Text { .. } | Part::Image { .. } => None,
+    }
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WireToolChoice<'a> {
+    Auto {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        disable_parallel_tool_use: Option<bool>,
+    },
+    Any {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        disable_parallel_tool_use: Option<bool>,
+    },
+    Tool {
+        name: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        disable_parallel_tool_use: Option<bool>,
+    },
+    None,
+}
+
+/// The request's tool choice; `parallelToolCalls: false` alone is `auto` without parallel calls.
+fn wire_tool_choice(request: &ChatRequest) -> Option<WireToolChoice<'_>> {
+    let disable_parallel_tool_use = (request.parallel_tool_calls == Some(false)).then_some(true);
+    match &request.tool_choice {
+        Some(ToolChoice::None) => Some(WireToolChoice::None),
+        Some(ToolChoice::Required) => Some(WireToolChoice::Any { disable_parallel_tool_use }),
+        Some(ToolChoice::Tool { name }) => Some(WireToolChoice::Tool { name, disable_parallel_tool_use }),
+        Some(ToolChoice::Auto) => Some(WireToolChoice::Auto { disable_parallel_tool_use }),
+        None => disable_parallel_tool_use.map(|_| WireToolChoice::Auto { disable_parallel_tool_use }),
+    }
+}
+
+#[derive(Serialize)]
+struct OutputConfig<'a> {
+    format: OutputFormat<'a>,
+}
+
+#[derive(Serialize)]
+struct OutputFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    schema: &'a Value,
+}
+
+impl<'a> OutputConfig<'a> {
+    /// Structured output for a JSON schema; none for "any JSON", which Anthropic has no mode for.
+    fn new(format: &'a ResponseFormat) -> Option<Self> {
+        format.schema().map(|schema| OutputConfig { format: OutputFormat { kind: "json_schema", schema } })
+    }
 }
 
 #[derive(Serialize)]
@@ -125,9 +205,59 @@ enum WireContent<'a> {
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Block<'a> {
-    Text { text: Cow<'a, str> },
-    ToolUse { id: &'a str, name: &'a str, input: Value },
-    ToolResult { tool_use_id: &'a str, content: Cow<'a, str> },
+    Text {
+        text: Cow<'a, str>,
+    },
+    Image {
+        source: WireSource<'a>,
+    },
+    Document {
+        source: WireSource<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        title: Option<&'a str>,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Value,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: Cow<'a, str>,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WireSource<'a> {
+    Base64 { media_type: &'a str, data: &'a str },
+    Url { url: &'a str },
+}
+
+impl<'a> WireSource<'a> {
+    fn new(source: &'a Source) -> Self {
+        match source {
+            Source::Url { url, .. } => WireSource::Url { url },
+            Source::Data { data, media_type } => WireSource::Base64 { media_type, data },
+        }
+    }
+}
+
+/// A user message's blocks: one text block for an all-text message, else a block per part.
+fn user_blocks(m: &Message) -> Vec<Block<'_>> {
+    if m.is_text_only() {
+        return vec![Block::Text { text: m.text() }];
+    }
+    m.content
+        .iter()
+        .map(|part| match part {
+            Part::Text { text } => Block::Text { text: Cow::Borrowed(text) },
+            Part::Image { source } => Block::Image { source: WireSource::new(source) },
+            Part::File { source, filename } => {
+                Block::Document { source: WireSource::new(source), title: filename.as_deref() }
+            }
+        })
+        .collect()
 }
 
 impl Block<'_> {
@@ -144,7 +274,7 @@ fn wire_messages(request: &ChatRequest) -> Vec<WireMessage<'_>> {
     for m in &request.messages {
         let (role, blocks) = match m.role {
             Role::System => continue,
-            Role::User => ("user", vec![Block::Text { text: m.text() }]),
+            Role::User => ("user", user_blocks(m)),
             Role::Tool => (
                 "user",
                 vec![Block::ToolResult { tool_use_id: m.tool_call_id.as_deref().unwrap_or(""), content: m.text() }],

@@ -10,17 +10,28 @@
 //! midway, Google writes its error object after the frames, outside SSE framing (one line, or
 //! pretty-printed over several, possibly inside `[...]`): those lines reach the decoder as
 //! unframed lines, and the error fails the stream whatever came before it.
+//!
+//! An image or file is an `inlineData` part (base64 with its `mimeType`) or a `fileData` part (a
+//! `fileUri` with its `mimeType`, which the API requires: ai.google.dev/api/caching#FileData), so
+//! a URL without a media type is a part this format cannot carry ([`uncarried`]). `topP`, `seed`
+//! and structured output (`responseMimeType: "application/json"`, plus `responseJsonSchema`
+//! for a schema: ai.google.dev/gemini-api/docs/structured-output) go in `generationConfig`; the
+//! tool choice is `toolConfig.functionCallingConfig` (`AUTO`, `NONE`, `ANY`, `ANY` with
+//! `allowedFunctionNames` for a named tool: ai.google.dev/gemini-api/docs/function-calling).
+//! Gemini has no switch for parallel tool calls, so `parallelToolCalls` is not sent.
 
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, ToolCall, Usage};
+use crate::chat::{
+    self, Answer, ChatRequest, Delta, FinishReason, Message, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
+};
 use crate::format::openai_chat::request_headers;
 use crate::format::{
     join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
-    StreamDecoding,
+    StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
 
@@ -42,7 +53,11 @@ impl ProviderDialect for Gemini {
         let generation_config = GenerationConfig {
             max_output_tokens: request.max_tokens,
             temperature: request.temperature,
+            top_p: request.top_p,
+            seed: request.seed,
             stop_sequences: &request.stop,
+            response_mime_type: request.response_format.as_ref().map(|_| "application/json"),
+            response_json_schema: request.response_format.as_ref().and_then(ResponseFormat::schema),
         };
         let declarations: Vec<FunctionDeclaration> = request
             .tools
@@ -58,6 +73,11 @@ impl ProviderDialect for Gemini {
             system_instruction: (!system.is_empty())
                 .then(|| SystemInstruction { parts: vec![TextPart { text: system.join("\n\n") }] }),
             generation_config: (!generation_config.is_empty()).then_some(generation_config),
+            tool_config: request
+                .tool_choice
+                .as_ref()
+                .filter(|_| !declarations.is_empty())
+                .map(|choice| ToolConfig { function_calling_config: FunctionCallingConfig::new(choice) }),
             tools: if declarations.is_empty() {
                 Vec::new()
             } else {
@@ -150,6 +170,45 @@ struct Body<'a> {
     generation_config: Option<GenerationConfig<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ToolGroup<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_config: Option<ToolConfig<'a>>,
+}
+
+/// Why a Gemini request cannot carry `part`, if it cannot: a URL needs its media type.
+pub(crate) fn uncarried(part: &chat::Part) -> Option<Uncarried> {
+    match part {
+        chat::Part::Image { source: Source::Url { media_type: None, .. } } => Some(Uncarried {
+            what: "an image by URL without a mediaType".into(),
+            remedy: Some("give its mediaType (Gemini needs one with a URL)"),
+        }),
+        _ => None,
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolConfig<'a> {
+    function_calling_config: FunctionCallingConfig<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FunctionCallingConfig<'a> {
+    mode: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    allowed_function_names: Option<[&'a str; 1]>,
+}
+
+impl<'a> FunctionCallingConfig<'a> {
+    fn new(choice: &'a ToolChoice) -> Self {
+        let (mode, allowed_function_names) = match choice {
+            ToolChoice::Auto => ("AUTO", None),
+            ToolChoice::None => ("NONE", None),
+            ToolChoice::Required => ("ANY", None),
+            ToolChoice::Tool { name } => ("ANY", Some([name.as_str()])),
+        };
+        FunctionCallingConfig { mode, allowed_function_names }
+    }
 }
 
 #[derive(Serialize)]
@@ -169,13 +228,26 @@ struct GenerationConfig<'a> {
     max_output_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<i64>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     stop_sequences: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_mime_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_json_schema: Option<&'a Value>,
 }
 
 impl GenerationConfig<'_> {
     fn is_empty(&self) -> bool {
-        self.max_output_tokens.is_none() && self.temperature.is_none() && self.stop_sequences.is_empty()
+        self.max_output_tokens.is_none()
+            && self.temperature.is_none()
+            && self.top_p.is_none()
+            && self.seed.is_none()
+            && self.stop_sequences.is_empty()
+            && self.response_mime_type.is_none()
     }
 }
 
@@ -206,6 +278,14 @@ enum Part<'a> {
     Text {
         text: Cow<'a, str>,
     },
+    InlineData {
+        #[serde(rename = "inlineData")]
+        inline_data: InlineData<'a>,
+    },
+    FileData {
+        #[serde(rename = "fileData")]
+        file_data: FileData<'a>,
+    },
     FunctionCall {
         #[serde(rename = "functionCall")]
         function_call: FunctionCall<'a>,
@@ -214,6 +294,49 @@ enum Part<'a> {
         #[serde(rename = "functionResponse")]
         function_response: FunctionResponse<'a>,
     },
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InlineData<'a> {
+    mime_type: &'a str,
+    data: &'a str,
+}
+
+/// A URL's `mimeType` is required; one without ([`uncarried`]) is sent without it and refused by
+/// the provider, were it sent at all.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FileData<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mime_type: Option<&'a str>,
+    file_uri: &'a str,
+}
+
+impl<'a> Part<'a> {
+    fn new(part: &'a chat::Part) -> Self {
+        let source = match part {
+            chat::Part::Text { text } => return Part::Text { text: Cow::Borrowed(text) },
+            chat::Part::Image { source } | chat::Part::File { source, .. } => source,
+        };
+        match source {
+            Source::Data { data, media_type } => {
+                Part::InlineData { inline_data: InlineData { mime_type: media_type, data } }
+            }
+            Source::Url { url, media_type } => {
+                Part::FileData { file_data: FileData { mime_type: media_type.as_deref(), file_uri: url } }
+            }
+        }
+    }
+}
+
+/// A user message's parts: one text part for an all-text message, else a part per part.
+fn user_parts(m: &Message) -> Vec<Part<'_>> {
+    if m.is_text_only() {
+        vec![Part::Text { text: m.text() }]
+    } else {
+        m.content.iter().map(Part::new).collect()
+    }
 }
 
 #[derive(Serialize)]
@@ -235,7 +358,7 @@ fn contents(messages: &[Message]) -> Vec<Content<'_>> {
     for (i, m) in messages.iter().enumerate() {
         let (role, parts) = match m.role {
             Role::System => continue,
-            Role::User => ("user", vec![Part::Text { text: m.text() }]),
+            Role::User => ("user", user_parts(m)),
             Role::Assistant => {
                 let mut parts = vec![Part::Text { text: m.text() }];
                 parts.extend(m.tool_calls.iter().map(|c| Part::FunctionCall {

@@ -19,8 +19,9 @@ pub mod openai_chat;
 pub mod openai_responses;
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
-use crate::chat::{Answer, ChatRequest, Delta, Usage};
+use crate::chat::{Answer, ChatRequest, Delta, Part, Usage};
 pub use crate::outcome::{FailureClass, ProviderSaid};
 pub use crate::secret::is_secret_header;
 use crate::secret::{Secret, REDACTED};
@@ -115,11 +116,27 @@ impl Format {
         stream: bool,
     ) -> HttpRequest {
         let endpoint = endpoint.into();
-        match self {
+        let mut http = match self {
             Format::OpenaiChat => OpenaiChat::build_request(&endpoint, request, stream),
             Format::AnthropicMessages => AnthropicMessages::build_request(&endpoint, request, stream),
             Format::OpenaiResponses => OpenaiResponses::build_request(&endpoint, request, stream),
             Format::Gemini => Gemini::build_request(&endpoint, request, stream),
+        };
+        if let Some(extra) = endpoint.extra_body.filter(|fields| !fields.is_empty()) {
+            http.body = with_extra_body(&http.body, extra);
+        }
+        http
+    }
+
+    /// Why this format cannot carry `part`, or `None` when it can. A request is checked with
+    /// this before anything is sent (`Config::check_request`), so `build_request` never meets
+    /// such a part in a checked request.
+    pub fn uncarried(self, part: &Part) -> Option<Uncarried> {
+        match self {
+            Format::OpenaiChat => openai_chat::uncarried(part),
+            Format::AnthropicMessages => anthropic_messages::uncarried(part),
+            Format::OpenaiResponses => None,
+            Format::Gemini => gemini::uncarried(part),
         }
     }
 
@@ -177,6 +194,14 @@ fn body_excerpt(body: &[u8]) -> String {
     excerpt
 }
 
+/// A content part a format has no way to send: what the part is ("a file by URL"), and what the
+/// caller could send instead, besides routing to a format that carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Uncarried {
+    pub what: String,
+    pub remedy: Option<&'static str>,
+}
+
 /// Where a request goes and as whom: all a format needs of a configured target. Formats take
 /// this rather than the config's `Target`, so the config depends on formats and not back.
 #[derive(Clone, Copy)]
@@ -186,6 +211,8 @@ pub struct Endpoint<'a> {
     pub api_key: Option<&'a Secret>,
     /// Extra headers, names in lower case; a configured credential header may be among them.
     pub headers: &'a [(String, String)],
+    /// Fields set at the top level of the body, over the format's own (a target's `extraBody`).
+    pub extra_body: Option<&'a Map<String, Value>>,
 }
 
 /// An HTTP request for the driver to send.
@@ -292,6 +319,33 @@ pub(crate) fn malformed_frame(
     }
 }
 
+/// A request body with `extra`'s fields set at its top level, replacing any of the same name.
+/// The body is one llm-baton just wrote, so it reads back; were it nested past serde_json's
+/// depth limit (a tool schema 128 levels deep), the fields are appended as text instead, and a
+/// field llm-baton wrote too then appears twice, the later one (the extra) being the one JSON
+/// parsers keep.
+fn with_extra_body(body: &str, extra: &Map<String, Value>) -> String {
+    match serde_json::from_str::<Map<String, Value>>(body) {
+        Ok(mut fields) => {
+            fields.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+            Value::Object(fields).to_string()
+        }
+        Err(_) => {
+            let mut text = body.trim_end().strip_suffix('}').unwrap_or(body).to_string();
+            for (k, v) in extra {
+                if !text.trim_end().ends_with('{') {
+                    text.push(',');
+                }
+                text.push_str(&Value::from(k.as_str()).to_string());
+                text.push(':');
+                text.push_str(&v.to_string());
+            }
+            text.push('}');
+            text
+        }
+    }
+}
+
 /// Joins a base URL and a path with exactly one slash between them.
 pub(crate) fn join_url(base: &str, path: &str) -> String {
     format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))
@@ -317,6 +371,7 @@ pub(crate) fn test_endpoint(
         model,
         api_key: key.map(|k| &*Box::leak(Box::new(Secret::new(k)))),
         headers: Box::leak(headers.into_boxed_slice()),
+        extra_body: None,
     }
 }
 

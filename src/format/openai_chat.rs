@@ -11,16 +11,27 @@
 //!
 //! The header assembly and the OpenAI error-to-status mapping live here and are shared by the other
 //! formats (`openai_responses` speaks the same error dialect).
+//!
+//! A message with an image or file goes as a list of content parts (an all-text message stays one
+//! string): `image_url` (a URL, or the data as a `data:` URL) and `file` with `file_data` as a
+//! `data:` URL. The file guide (developers.openai.com/api/docs/guides/file-inputs) says Chat
+//! Completions takes PDF files only and no file URLs, so those are parts this format cannot carry
+//! ([`uncarried`]); a file without a name is sent as `document.pdf`, since a name goes with
+//! `file_data`. `tool_choice` and `parallel_tool_calls` go only with tools (the API refuses them
+//! without), and `response_format` is `json_object`, or `json_schema` named `response` unless
+//! the caller named it.
 
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Role, ToolCall, Usage};
+use crate::chat::{
+    Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
+};
 use crate::format::{
     join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
-    StreamDecoding,
+    StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
 
@@ -37,6 +48,8 @@ impl ProviderDialect for OpenaiChat {
             messages: request.messages.iter().map(WireMessage::new).collect(),
             max_tokens: request.max_tokens,
             temperature: request.temperature,
+            top_p: request.top_p,
+            seed: request.seed,
             stop: &request.stop,
             tools: request
                 .tools
@@ -50,6 +63,9 @@ impl ProviderDialect for OpenaiChat {
                     },
                 })
                 .collect(),
+            tool_choice: request.tool_choice.as_ref().filter(|_| !request.tools.is_empty()).map(WireToolChoice::new),
+            parallel_tool_calls: request.parallel_tool_calls.filter(|_| !request.tools.is_empty()),
+            response_format: request.response_format.as_ref().map(WireResponseFormat::new),
             stream,
             stream_options: stream.then_some(StreamOptions { include_usage: true }),
         };
@@ -116,13 +132,124 @@ struct Body<'a> {
     max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<i64>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     stop: &'a [String],
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<WireToolChoice<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parallel_tool_calls: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<WireResponseFormat<'a>>,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<StreamOptions>,
+}
+
+/// Why a Chat Completions request cannot carry `part`, if it cannot.
+pub(crate) fn uncarried(part: &Part) -> Option<Uncarried> {
+    match part {
+        Part::File { source: Source::Url { .. }, .. } => {
+            Some(Uncarried { what: "a file by URL".into(), remedy: Some("send its data (base64) instead") })
+        }
+        Part::File { source, .. } => non_pdf(source.media_type()),
+        Part::Text { .. } | Part::Image { .. } => None,
+    }
+}
+
+/// A file that is not a PDF, for formats that take PDF files only.
+pub(crate) fn non_pdf(media_type: Option<&str>) -> Option<Uncarried> {
+    let media_type = media_type.unwrap_or("");
+    (!media_type.eq_ignore_ascii_case(PDF)).then(|| Uncarried {
+        what: format!("a file of type {}", Value::from(media_type)),
+        remedy: Some("send PDF files only there, or a text file's contents as a text part"),
+    })
+}
+
+pub(crate) const PDF: &str = "application/pdf";
+
+/// The name a file is sent under when the caller gave none: OpenAI's formats want one with the data.
+pub(crate) fn default_filename(media_type: Option<&str>) -> &'static str {
+    match media_type {
+        Some(mt) if mt.eq_ignore_ascii_case(PDF) => "document.pdf",
+        _ => "file",
+    }
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireToolChoice<'a> {
+    Mode(&'static str),
+    Function {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        function: NamedFunction<'a>,
+    },
+}
+
+#[derive(Serialize)]
+struct NamedFunction<'a> {
+    name: &'a str,
+}
+
+impl<'a> WireToolChoice<'a> {
+    fn new(choice: &'a ToolChoice) -> Self {
+        match choice {
+            ToolChoice::Auto => WireToolChoice::Mode("auto"),
+            ToolChoice::None => WireToolChoice::Mode("none"),
+            ToolChoice::Required => WireToolChoice::Mode("required"),
+            ToolChoice::Tool { name } => {
+                WireToolChoice::Function { kind: "function", function: NamedFunction { name } }
+            }
+        }
+    }
+}
+
+/// `response_format` here; the Responses API's `text.format` is the same but for where the
+/// schema's fields go.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WireResponseFormat<'a> {
+    JsonObject,
+    JsonSchema { json_schema: JsonSchema<'a> },
+}
+
+impl<'a> WireResponseFormat<'a> {
+    fn new(format: &'a ResponseFormat) -> Self {
+        match JsonSchema::new(format) {
+            Some(json_schema) => WireResponseFormat::JsonSchema { json_schema },
+            None => WireResponseFormat::JsonObject,
+        }
+    }
+}
+
+/// A named JSON Schema, as both OpenAI formats take one for structured output.
+#[derive(Serialize)]
+pub(crate) struct JsonSchema<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    strict: Option<bool>,
+}
+
+impl<'a> JsonSchema<'a> {
+    /// The schema of a JSON response format, `None` for any JSON object.
+    pub(crate) fn new(format: &'a ResponseFormat) -> Option<Self> {
+        let ResponseFormat::Json { schema, name, description, strict } = format;
+        schema.as_ref().map(|schema| JsonSchema {
+            name: name.as_deref().unwrap_or("response"),
+            description: description.as_deref(),
+            schema,
+            strict: *strict,
+        })
+    }
 }
 
 #[derive(Serialize)]
@@ -149,7 +276,7 @@ struct FunctionDef<'a> {
 struct WireMessage<'a> {
     role: &'static str,
     /// `null` for an assistant turn that only called tools.
-    content: Option<Cow<'a, str>>,
+    content: Option<WireContent<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<WireToolCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -164,11 +291,16 @@ impl<'a> WireMessage<'a> {
             Role::Assistant => "assistant",
             Role::Tool => "tool",
         };
-        let text = m.text();
-        let only_calls = m.role == Role::Assistant && text.is_empty() && !m.tool_calls.is_empty();
+        let content = if m.is_text_only() {
+            let text = m.text();
+            let only_calls = m.role == Role::Assistant && text.is_empty() && !m.tool_calls.is_empty();
+            (!only_calls).then_some(WireContent::Text(text))
+        } else {
+            Some(WireContent::Parts(m.content.iter().map(WirePart::new).collect()))
+        };
         WireMessage {
             role,
-            content: (!only_calls).then_some(text),
+            content,
             tool_calls: m
                 .tool_calls
                 .iter()
@@ -179,6 +311,55 @@ impl<'a> WireMessage<'a> {
                 })
                 .collect(),
             tool_call_id: if m.role == Role::Tool { Some(m.tool_call_id.as_deref().unwrap_or("")) } else { None },
+        }
+    }
+}
+
+/// A message's content: its text, or its parts when it holds an image or a file.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireContent<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<WirePart<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WirePart<'a> {
+    Text { text: &'a str },
+    ImageUrl { image_url: ImageUrl<'a> },
+    File { file: WireFile<'a> },
+}
+
+#[derive(Serialize)]
+struct ImageUrl<'a> {
+    url: Cow<'a, str>,
+}
+
+/// A file's data as a `data:` URL. A file by URL has no field here ([`uncarried`] refuses it
+/// first); were one sent anyway, it goes as `file_url`, which the provider refuses by name.
+#[derive(Serialize)]
+struct WireFile<'a> {
+    filename: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file_data: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file_url: Option<&'a str>,
+}
+
+impl<'a> WirePart<'a> {
+    fn new(part: &'a Part) -> Self {
+        match part {
+            Part::Text { text } => WirePart::Text { text },
+            Part::Image { source } => WirePart::ImageUrl { image_url: ImageUrl { url: source.as_url() } },
+            Part::File { source, filename } => {
+                let filename = filename.as_deref().unwrap_or(default_filename(source.media_type()));
+                let file = match source {
+                    Source::Url { url, .. } => WireFile { filename, file_data: None, file_url: Some(url) },
+                    Source::Data { .. } => WireFile { filename, file_data: Some(source.as_url()), file_url: None },
+                };
+                WirePart::File { file }
+            }
         }
     }
 }

@@ -8,14 +8,23 @@
 //! use OpenAI's error dialect, shared with [`super::openai_chat`]. Reasoning in several parts
 //! (summary parts, reasoning items) reads as the parts' texts with a blank line between them,
 //! whole or streamed.
+//!
+//! A user message with an image or file goes as a list of `input_text`, `input_image` (a URL or
+//! a `data:` URL, `detail: "auto"`) and `input_file` parts (`file_data` as a `data:` URL with a
+//! `filename`, or `file_url`): the file guide (developers.openai.com/api/docs/guides/file-inputs)
+//! takes both, for PDFs and other document types alike, so this format carries every part.
+//! Structured output is `text.format` (`json_object`, or `json_schema` with the schema's fields
+//! beside the type); there is no seed.
 
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Role, ToolCall, Usage};
-use crate::format::openai_chat::{provider_error, request_headers, OpenaiChat};
+use crate::chat::{
+    Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
+};
+use crate::format::openai_chat::{default_filename, provider_error, request_headers, JsonSchema, OpenaiChat};
 use crate::format::{
     join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
 };
@@ -35,11 +44,11 @@ impl ProviderDialect for OpenaiResponses {
         for m in &request.messages {
             match m.role {
                 Role::System => {}
-                Role::User => input.push(InputItem::Message { role: "user", content: m.text() }),
+                Role::User => input.push(InputItem::Message { role: "user", content: user_content(m) }),
                 Role::Assistant => {
                     let text = m.text();
                     if !text.is_empty() || m.tool_calls.is_empty() {
-                        input.push(InputItem::Message { role: "assistant", content: text });
+                        input.push(InputItem::Message { role: "assistant", content: Content::Text(text) });
                     }
                     input.extend(m.tool_calls.iter().map(|c| InputItem::FunctionCall {
                         kind: "function_call",
@@ -61,6 +70,7 @@ impl ProviderDialect for OpenaiResponses {
             input,
             max_output_tokens: request.max_tokens,
             temperature: request.temperature,
+            top_p: request.top_p,
             tools: request
                 .tools
                 .iter()
@@ -72,6 +82,9 @@ impl ProviderDialect for OpenaiResponses {
                     strict: false,
                 })
                 .collect(),
+            tool_choice: request.tool_choice.as_ref().filter(|_| !request.tools.is_empty()).map(WireToolChoice::new),
+            parallel_tool_calls: request.parallel_tool_calls.filter(|_| !request.tools.is_empty()),
+            text: request.response_format.as_ref().map(|format| TextConfig { format: TextFormat::new(format) }),
             stream,
         };
         let credential = endpoint.api_key.map(|key| ("authorization", format!("Bearer {}", key.expose())));
@@ -107,9 +120,110 @@ struct Body<'a> {
     max_output_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<WireToolChoice<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parallel_tool_calls: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<TextConfig<'a>>,
     stream: bool,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireToolChoice<'a> {
+    Mode(&'static str),
+    Function {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        name: &'a str,
+    },
+}
+
+impl<'a> WireToolChoice<'a> {
+    fn new(choice: &'a ToolChoice) -> Self {
+        match choice {
+            ToolChoice::Auto => WireToolChoice::Mode("auto"),
+            ToolChoice::None => WireToolChoice::Mode("none"),
+            ToolChoice::Required => WireToolChoice::Mode("required"),
+            ToolChoice::Tool { name } => WireToolChoice::Function { kind: "function", name },
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct TextConfig<'a> {
+    format: TextFormat<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum TextFormat<'a> {
+    JsonObject,
+    JsonSchema(JsonSchema<'a>),
+}
+
+impl<'a> TextFormat<'a> {
+    fn new(format: &'a ResponseFormat) -> Self {
+        match JsonSchema::new(format) {
+            Some(schema) => TextFormat::JsonSchema(schema),
+            None => TextFormat::JsonObject,
+        }
+    }
+}
+
+/// A message's content: its text (every role takes a string), or a user message's parts when it
+/// holds an image or a file.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<InputPart<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type")]
+enum InputPart<'a> {
+    #[serde(rename = "input_text")]
+    Text { text: &'a str },
+    #[serde(rename = "input_image")]
+    Image { image_url: Cow<'a, str>, detail: &'static str },
+    #[serde(rename = "input_file")]
+    File {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        filename: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        file_data: Option<Cow<'a, str>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        file_url: Option<&'a str>,
+    },
+}
+
+fn user_content(m: &Message) -> Content<'_> {
+    if m.is_text_only() {
+        return Content::Text(m.text());
+    }
+    Content::Parts(
+        m.content
+            .iter()
+            .map(|part| match part {
+                Part::Text { text } => InputPart::Text { text },
+                Part::Image { source } => InputPart::Image { image_url: source.as_url(), detail: "auto" },
+                Part::File { source: Source::Url { url, .. }, filename } => {
+                    InputPart::File { filename: filename.as_deref(), file_data: None, file_url: Some(url) }
+                }
+                Part::File { source, filename } => InputPart::File {
+                    filename: Some(filename.as_deref().unwrap_or(default_filename(source.media_type()))),
+                    file_data: Some(source.as_url()),
+                    file_url: None,
+                },
+            })
+            .collect(),
+    )
 }
 
 #[derive(Serialize)]
@@ -117,7 +231,7 @@ struct Body<'a> {
 enum InputItem<'a> {
     /// An EasyInputMessage. Its string content suits every role, an assistant turn (a
     /// continue's prefill) included; content parts would have to be `output_text` there.
-    Message { role: &'static str, content: Cow<'a, str> },
+    Message { role: &'static str, content: Content<'a> },
     FunctionCall {
         #[serde(rename = "type")]
         kind: &'static str,

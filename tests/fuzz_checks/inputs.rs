@@ -127,15 +127,16 @@ fn shifted(c: char) -> char {
 
 /// A target of each format, to build requests with.
 const EVERY_FORMAT: &str = r#"{"targets": {
-    "chat": {"format": "openai_chat", "baseUrl": "https://api.openai.com/v1", "model": "m", "apiKey": "sk-1"},
+    "chat": {"format": "openai_chat", "baseUrl": "https://api.openai.com/v1", "model": "m", "apiKey": "sk-1",
+        "extraBody": {"top_k": 40, "model": "n"}},
     "messages": {"format": "anthropic_messages", "baseUrl": "https://api.anthropic.com/v1", "model": "m", "apiKey": "sk-2"},
     "responses": {"format": "openai_responses", "baseUrl": "https://api.openai.com/v1", "model": "m", "apiKey": "sk-3"},
     "gemini": {"format": "gemini", "baseUrl": "https://generativelanguage.googleapis.com/v1beta", "model": "m", "apiKey": "k-4"}
 }}"#;
 
 /// Chat request JSON text, as the JS API reads it and as a gateway client sends it (OpenAI and
-/// Anthropic shapes): no panic. Every request read from it builds, in every format, streamed or
-/// not, a body that is JSON.
+/// Anthropic shapes): no panic. Every request read from it is checked against every target, and
+/// builds, in every format, streamed or not, a body that is JSON (one target's `extraBody` merged).
 pub fn request(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let mut requests = Vec::new();
@@ -149,6 +150,7 @@ pub fn request(data: &[u8]) {
     let config = Config::from_json(EVERY_FORMAT).expect("the fixed config is valid");
     for request in &requests {
         for target in &config.targets {
+            let _ = bounded_by_input(data.len(), || config.check_request(&target.name, request));
             for stream in [false, true] {
                 let http = bounded_by_input(data.len(), || target.format.build_request(target, request, stream));
                 if let Err(e) = serde_json::from_str::<Value>(&http.body) {

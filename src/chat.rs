@@ -3,6 +3,11 @@
 //! A fallback chain may mix providers, so nothing above `format` ever sees a provider's own shape:
 //! the caller writes one [`ChatRequest`], each format builds its provider's body from it, and every
 //! provider's answer comes back as the same [`Answer`] or the same sequence of [`Delta`]s.
+//!
+//! A message's content is a list of [`Part`]s, so an image or a PDF travels with its text
+//! through every member of a route; whether a provider can take a part is the format's to say
+//! (`Format::uncarried`), checked before a call starts. The parameters follow the AI SDK's
+//! names and shapes (`toolChoice`, `responseFormat`), which map onto every provider's.
 
 use std::borrow::Cow;
 

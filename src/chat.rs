@@ -58,7 +58,7 @@ pub enum Role {
 
 impl Role {
     /// The role's name after "a" or "an", for messages.
-    fn with_article(self) -> &'static str {
+    pub(crate) fn with_article(self) -> &'static str {
         match self {
             Role::System => "a system",
             Role::User => "a user",
@@ -748,7 +748,7 @@ fn read_source(o: &Obj, path: &str, kind: &str) -> Result<Source, ConfigError> {
 }
 
 /// `type/subtype`, without parameters.
-fn is_media_type(s: &str) -> bool {
+pub(crate) fn is_media_type(s: &str) -> bool {
     let token = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b));
     s.split_once('/').is_some_and(|(t, sub)| token(t) && token(sub))
 }

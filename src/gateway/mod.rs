@@ -570,6 +570,18 @@ pub(crate) mod field {
         v.as_array().map(Vec::as_slice).ok_or_else(|| wrong(path, expected, v))
     }
 
+    /// The optional list at `key` (a top-level field), each item read by `read` with its path
+    /// (`tools[2]`); absent is empty.
+    pub fn opt_list<T>(
+        o: &Map<String, Value>,
+        key: &str,
+        expected: &str,
+        read: impl Fn(&Value, &str) -> Result<T, GatewayError>,
+    ) -> Result<Vec<T>, GatewayError> {
+        let Some(v) = opt(o, key) else { return Ok(Vec::new()) };
+        array(v, key, expected)?.iter().enumerate().map(|(i, item)| read(item, &format!("{key}[{i}]"))).collect()
+    }
+
     pub fn opt_tokens(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<u32>, GatewayError> {
         match opt(o, key) {
             None => Ok(None),

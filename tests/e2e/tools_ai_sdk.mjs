@@ -5,35 +5,11 @@
 import { APICallError, InvalidArgumentError, InvalidPromptError, NoSuchModelError, Output, convertToModelMessages, generateText, isStepCount, streamText, tool } from "ai";
 import { createBatonProvider } from "llm-baton/ai-sdk";
 import { z } from "zod";
+import { script, upstream } from "./scenarios.mjs";
 
 const KEY = "sk-test-aisdk-not-a-secret";
 // The scenarios check the warnings themselves; the AI SDK would also print each one.
 globalThis.AI_SDK_LOG_WARNINGS = false;
-
-let serial = 0;
-
-/** Scripts a fresh provider scenario; returns its id. */
-async function script(env, label, steps) {
-  serial += 1;
-  const id = `${env.runtime}-aisdk-${label}-${Math.floor(performance.now() * 1000).toString(36)}-${serial}`;
-  const res = await fetch(`${env.providerUrl}/_scenarios/${id}`, {
-    method: "PUT",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ steps }),
-  });
-  if (!res.ok) throw new Error(`PUT /_scenarios/${id} answered ${res.status}: ${await res.text()}`);
-  return id;
-}
-
-/** The provider's record of a scenario once none of its requests is open (or 2 s passed). */
-async function upstream(env, id) {
-  const until = performance.now() + 2000;
-  for (;;) {
-    const r = await (await fetch(`${env.providerUrl}/_scenarios/${id}`)).json();
-    if (r.open === 0 || performance.now() > until) return r;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /**
  * A Baton whose route "chat" fails over from `primary` (503 on every request) to `backup`

@@ -185,5 +185,5 @@ out.sizeTotals = { wasmRaw: sum(["wasm/llm_baton_bg.wasm"], "raw"), wasmGzip: su
 log("size:", JSON.stringify(out.sizeTotals));
 
 mkdirSync(`${here}.work`, { recursive: true });
-writeFileSync(`${here}.work/cost.json`, JSON.stringify(out, null, 1));
+writeFileSync(`${here}.work/cost.json`, JSON.stringify({ node: process.version, ...out }, null, 1));
 process.exit(0);

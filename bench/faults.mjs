@@ -2,7 +2,7 @@
 // where those miss the goal, with the closest few lines of the caller's code ("workaround").
 // Writes bench/.work/faults.json. Usage: node bench/faults.mjs [scenarioKey...]
 import { mkdirSync, writeFileSync } from "node:fs";
-import { startProvider, script, report, sleep } from "./lib/common.mjs";
+import { startProvider, script, report, sleep, runtimeLine } from "./lib/common.mjs";
 import { SCENARIOS } from "./lib/scenarios.mjs";
 import { LIBRARIES } from "./lib/libraries.mjs";
 
@@ -114,6 +114,7 @@ async function runOne(lib, scn, providerUrl, variant) {
   };
 }
 
+quiet.call(console, `fault scenarios on ${runtimeLine()}`);
 const provider = await startProvider();
 const results = [];
 const scenarios = SCENARIOS.filter((s) => only.length === 0 || only.includes(s.key));
@@ -134,5 +135,5 @@ try {
   provider.stop();
 }
 mkdirSync(new URL("./.work/", import.meta.url), { recursive: true });
-writeFileSync(new URL("./.work/faults.json", import.meta.url), JSON.stringify({ scenarios: SCENARIOS.map(({ key, title, seed, goal, policy }) => ({ key, title, seed, goal, policy })), results }, null, 1));
+writeFileSync(new URL("./.work/faults.json", import.meta.url), JSON.stringify({ node: process.version, scenarios: SCENARIOS.map(({ key, title, seed, goal, policy }) => ({ key, title, seed, goal, policy })), results }, null, 1));
 process.exit(0);

@@ -86,5 +86,5 @@ for (const r of runs) {
     `every outage request served by the backup: ${r.outageServedByBackup}, back on the primary ${r.recoveryMs === null ? "never" : `${(r.recoveryMs / 1000).toFixed(1)} s`} after it recovered`);
 }
 mkdirSync(`${here}.work`, { recursive: true });
-writeFileSync(`${here}.work/flapping.json`, JSON.stringify({ requests: REQUESTS, spacingMs: SPACING_MS, downMs: DOWN_MS, cooldownMs: COOLDOWN_MS, runs }));
+writeFileSync(`${here}.work/flapping.json`, JSON.stringify({ node: process.version, requests: REQUESTS, spacingMs: SPACING_MS, downMs: DOWN_MS, cooldownMs: COOLDOWN_MS, runs }));
 process.exit(0);

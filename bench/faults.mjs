@@ -29,6 +29,8 @@ function classify(e, userAborted) {
   const abortish = /abort/i.test(names);
   if (userAborted && abortish) return { cls: "cancelled", text: `cancelled (${e.constructor?.name ?? e.name})` };
   if (/timeout|timed out/i.test(names) || abortish) return { cls: "timeout", text: `timeout (${e.constructor?.name ?? e.name})` };
+  // undici (Node 22+) rejects a body read with TypeError "terminated" when the server closes the socket.
+  if (e instanceof TypeError && e.message === "terminated") return { cls: "cut", text: "error when the provider cut the connection (TypeError: terminated)" };
   return { cls: "error", text: `${e.constructor?.name ?? e.name}: ${String(e.message).slice(0, 80)}` };
 }
 

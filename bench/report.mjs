@@ -24,7 +24,7 @@ const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : "–");
 const f3 = (x) => (Number.isFinite(x) ? x.toFixed(3) : "–");
 const LIBS = ["llm-baton", "openai", "@anthropic-ai/sdk", "ai", "ai + ai-retry", "ai + ai-fallback", "p-retry + fetch"];
 const SHORT = { "answer:backup": "backup answered", "answer:late": "late answer from the stalled primary", timeout: "timeout", "text+timeout": "text, then timeout",
-  cancelled: "cancelled", answer: "answered", hang: "still waiting", truncated: "truncated answer, no error", empty: "empty answer, no error", error: "error" };
+  cancelled: "cancelled", answer: "answered", hang: "still waiting", truncated: "truncated answer, no error", empty: "empty answer, no error", cut: "error when the provider cut the connection", error: "error" };
 const short = (r) => (r.cls.startsWith("http:") ? `HTTP ${r.cls.slice(5)}` : SHORT[r.cls] ?? r.cls);
 
 const md = [];

@@ -2,11 +2,12 @@
 // where those miss the goal, with the closest few lines of the caller's code ("workaround").
 // Writes bench/.work/faults.json. Usage: node bench/faults.mjs [scenarioKey...]
 import { mkdirSync, writeFileSync } from "node:fs";
-import { startProvider, script, report, sleep, runtimeLine } from "./lib/common.mjs";
+import { startProvider, script, report, sleep, runtimeLine, loadNow } from "./lib/common.mjs";
 import { SCENARIOS } from "./lib/scenarios.mjs";
 import { LIBRARIES } from "./lib/libraries.mjs";
 
 const only = process.argv.slice(2);
+const loadAtStart = loadNow();
 const SLACK_MS = 250; // the e2e suite's allowance above a goal time
 const EARLY_MS = 50;
 
@@ -137,5 +138,5 @@ try {
   provider.stop();
 }
 mkdirSync(new URL("./.work/", import.meta.url), { recursive: true });
-writeFileSync(new URL("./.work/faults.json", import.meta.url), JSON.stringify({ node: process.version, scenarios: SCENARIOS.map(({ key, title, seed, goal, policy }) => ({ key, title, seed, goal, policy })), results }, null, 1));
+writeFileSync(new URL("./.work/faults.json", import.meta.url), JSON.stringify({ node: process.version, load: [loadAtStart, loadNow()], scenarios: SCENARIOS.map(({ key, title, seed, goal, policy }) => ({ key, title, seed, goal, policy })), results }, null, 1));
 process.exit(0);

@@ -36,6 +36,12 @@ md.push(`# llm-baton benchmark results`, ``,
   `Versions: llm-baton ${JSON.parse(readFileSync(`${repo}pkg/package.json`, "utf8")).version} (this commit), openai ${ver("openai")}, @anthropic-ai/sdk ${ver("@anthropic-ai/sdk")}, ai ${ver("ai")} + @ai-sdk/openai ${ver("@ai-sdk/openai")}, ai-retry ${ver("ai-retry")}, ai-fallback ${ver("ai-fallback")}, p-retry ${ver("p-retry")}, eventsource-parser ${ver("eventsource-parser")}. ` +
   `Each peer is at its newest release (pinned in bench/package-lock.json); several need Node 22 or later (openai 7, ai 7, @ai-sdk/openai 4, ai-fallback 3, p-retry 9; eventsource-parser 4 needs 22.12), so every Node part here runs on Node ${process.version}.`, ``,
   `Everything runs against the scripted provider (tests/provider) on 127.0.0.1; no external network. Reproduce with \`make bench\` (about ${meta.totalSeconds ? Math.ceil(meta.totalSeconds / 60) : 5} minutes here).`, ``);
+// The machine may be shared with other work: its load during each part, next to the figures.
+const loads = [["fault scenarios", faults], ["cost when nothing fails", cost], ["limit accuracy", acc], ["deadlines under load", underLoad], ["a flapping primary", flapping]]
+  .filter(([, part]) => part?.load).map(([name, part]) => `${name} ${part.load.join(" -> ")}`);
+if (loads.length) {
+  md.push(`Load: this ${os.cpus().length}-core machine was shared with other builds and test runs while the bench ran, so timings carry their noise. 1-minute load average at the start -> end of each part: ${loads.join("; ")}.`, ``);
+}
 
 // ---- Fault scenarios ------------------------------------------------------------------------
 if (faults) {

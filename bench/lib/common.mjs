@@ -1,6 +1,7 @@
 // Shared helpers for the bench: the scripted provider (spawned with the e2e helper), scenario
 // scripting, provider reports, and small statistics.
 import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { startProvider } from "../../tests/e2e/provider.mjs";
 
 export { startProvider };
@@ -18,6 +19,12 @@ export function peerVersions() {
 
 /** One line naming the Node that runs and each peer's version, for what the bench prints. */
 export const runtimeLine = () => `Node ${process.version}; ${Object.entries(peerVersions()).map(([p, v]) => `${p} ${v}`).join(", ")}`;
+
+/**
+ * The 1-minute load average, rounded: the machine may be shared (other builds and tests), so
+ * each part records it at its start and end and the report prints it next to the figures.
+ */
+export const loadNow = () => Math.round(loadavg()[0] * 10) / 10;
 
 let serial = 0;
 

@@ -118,7 +118,7 @@ if (cost) {
     `| llm-baton (wasm) | ${f1(P.batonMs.p50)} ms | ${f1(P.bytes / 1e3 / P.batonMs.p50)} | ${pr.toFixed(2)}x |`);
   targets.push(["SSE decode >= 1x eventsource-parser", `${pr.toFixed(2)}x`, pr >= 1]);
   const M = cost.memory;
-  md.push(``, `Memory per open stream: ${M["llm-baton"].n} streams held open after their first event (the provider stalls them), Node with --expose-gc, difference of process.memoryUsage() before and after, per stream. RSS is noisy at this scale (it can come out negative); the JS heap column is the steadier figure.`, ``,
+  md.push(``, `Memory per open stream: ${M["llm-baton"].n} streams held open after their first event (the provider stalls them), Node with --expose-gc, difference of process.memoryUsage() before and after, per stream. RSS is noisy at this scale (it can come out negative, or zero when the streams fit in pages the process already holds); the JS heap column is the steadier figure.`, ``,
     `| holder | RSS per stream | JS heap per stream | external per stream |`, `|---|---|---|---|`);
   for (const [n, m] of Object.entries(M)) md.push(`| ${n} | ${f1(m.rssKB)} KB | ${f1(m.heapKB)} KB | ${f1(m.externalKB)} KB |`);
   const S = cost.startup;

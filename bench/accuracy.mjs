@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { normalize } from "node:path";
 import { Baton } from "llm-baton";
-import { startProvider } from "./lib/common.mjs";
+import { startProvider, loadNow } from "./lib/common.mjs";
 import { WORKERD_MODULE_RULES } from "../tests/e2e/resolve.mjs";
 import { accuracy } from "./lib/accuracy-probe.mjs";
 
@@ -17,7 +17,7 @@ const CALLS = Number(process.env.BENCH_ACCURACY_CALLS ?? 100);
 const LIMIT = 200;
 const only = process.argv.slice(2);
 const want = (r) => only.length === 0 || only.includes(r);
-const out = { calls: CALLS, limitMs: LIMIT, runtimes: {} };
+const out = { node: process.version, calls: CALLS, limitMs: LIMIT, runtimes: {}, load: [loadNow()] };
 const provider = await startProvider();
 
 try {
@@ -87,5 +87,6 @@ window.runAccuracy = (url, calls, limit) => accuracy({ Baton, providerUrl: url, 
   provider.stop();
 }
 mkdirSync(`${here}.work`, { recursive: true });
+out.load.push(loadNow());
 writeFileSync(`${here}.work/accuracy.json`, JSON.stringify(out));
 process.exit(0);

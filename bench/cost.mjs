@@ -11,12 +11,13 @@ import OpenAI from "openai";
 import { generateText } from "ai";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createParser } from "eventsource-parser";
-import { startProvider, script, stats, sleep, KEY, MODEL, PROMPT } from "./lib/common.mjs";
+import { startProvider, script, stats, sleep, loadNow, KEY, MODEL, PROMPT } from "./lib/common.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const repo = fileURLToPath(new URL("..", import.meta.url));
 const N_LATENCY = Number(process.env.BENCH_LATENCY_N ?? 300);
 const out = {};
+const loadAtStart = loadNow();
 const log = (...a) => console.log(...a);
 
 const provider = await startProvider();
@@ -185,5 +186,5 @@ out.sizeTotals = { wasmRaw: sum(["wasm/llm_baton_bg.wasm"], "raw"), wasmGzip: su
 log("size:", JSON.stringify(out.sizeTotals));
 
 mkdirSync(`${here}.work`, { recursive: true });
-writeFileSync(`${here}.work/cost.json`, JSON.stringify(out, null, 1));
+writeFileSync(`${here}.work/cost.json`, JSON.stringify({ node: process.version, load: [loadAtStart, loadNow()], ...out }, null, 1));
 process.exit(0);

@@ -2,11 +2,12 @@
 // where those miss the goal, with the closest few lines of the caller's code ("workaround").
 // Writes bench/.work/faults.json. Usage: node bench/faults.mjs [scenarioKey...]
 import { mkdirSync, writeFileSync } from "node:fs";
-import { startProvider, script, report, sleep } from "./lib/common.mjs";
+import { startProvider, script, report, sleep, runtimeLine, loadNow } from "./lib/common.mjs";
 import { SCENARIOS } from "./lib/scenarios.mjs";
 import { LIBRARIES } from "./lib/libraries.mjs";
 
 const only = process.argv.slice(2);
+const loadAtStart = loadNow();
 const SLACK_MS = 250; // the e2e suite's allowance above a goal time
 const EARLY_MS = 50;
 
@@ -29,6 +30,8 @@ function classify(e, userAborted) {
   const abortish = /abort/i.test(names);
   if (userAborted && abortish) return { cls: "cancelled", text: `cancelled (${e.constructor?.name ?? e.name})` };
   if (/timeout|timed out/i.test(names) || abortish) return { cls: "timeout", text: `timeout (${e.constructor?.name ?? e.name})` };
+  // undici (Node 22+) rejects a body read with TypeError "terminated" when the server closes the socket.
+  if (e instanceof TypeError && e.message === "terminated") return { cls: "cut", text: "error when the provider cut the connection (TypeError: terminated)" };
   return { cls: "error", text: `${e.constructor?.name ?? e.name}: ${String(e.message).slice(0, 80)}` };
 }
 
@@ -114,6 +117,7 @@ async function runOne(lib, scn, providerUrl, variant) {
   };
 }
 
+quiet.call(console, `fault scenarios on ${runtimeLine()}`);
 const provider = await startProvider();
 const results = [];
 const scenarios = SCENARIOS.filter((s) => only.length === 0 || only.includes(s.key));
@@ -134,5 +138,5 @@ try {
   provider.stop();
 }
 mkdirSync(new URL("./.work/", import.meta.url), { recursive: true });
-writeFileSync(new URL("./.work/faults.json", import.meta.url), JSON.stringify({ scenarios: SCENARIOS.map(({ key, title, seed, goal, policy }) => ({ key, title, seed, goal, policy })), results }, null, 1));
+writeFileSync(new URL("./.work/faults.json", import.meta.url), JSON.stringify({ node: process.version, load: [loadAtStart, loadNow()], scenarios: SCENARIOS.map(({ key, title, seed, goal, policy }) => ({ key, title, seed, goal, policy })), results }, null, 1));
 process.exit(0);

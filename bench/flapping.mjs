@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Baton } from "llm-baton";
-import { startProvider, script, report, sleep, KEY, MODEL, PROMPT } from "./lib/common.mjs";
+import { startProvider, script, report, sleep, loadNow, KEY, MODEL, PROMPT } from "./lib/common.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const REQUESTS = 20;
@@ -16,6 +16,7 @@ const DOWN_MS = 36_000;
 const COOLDOWN_MS = 5000; // the default `health.cooldownMs`
 const ASK = { messages: [{ role: "user", content: PROMPT }], maxTokens: 16 };
 const RUNS = { "llm-baton": undefined, "llm-baton, health: false": false };
+const loadAtStart = loadNow();
 
 /** Redefines a scenario in place: the same baseUrl, a new step list, an empty log. */
 async function rescript(providerUrl, id, steps) {
@@ -86,5 +87,5 @@ for (const r of runs) {
     `every outage request served by the backup: ${r.outageServedByBackup}, back on the primary ${r.recoveryMs === null ? "never" : `${(r.recoveryMs / 1000).toFixed(1)} s`} after it recovered`);
 }
 mkdirSync(`${here}.work`, { recursive: true });
-writeFileSync(`${here}.work/flapping.json`, JSON.stringify({ requests: REQUESTS, spacingMs: SPACING_MS, downMs: DOWN_MS, cooldownMs: COOLDOWN_MS, runs }));
+writeFileSync(`${here}.work/flapping.json`, JSON.stringify({ node: process.version, load: [loadAtStart, loadNow()], requests: REQUESTS, spacingMs: SPACING_MS, downMs: DOWN_MS, cooldownMs: COOLDOWN_MS, runs }));
 process.exit(0);

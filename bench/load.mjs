@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Baton } from "llm-baton";
-import { startProvider } from "./lib/common.mjs";
+import { startProvider, loadNow } from "./lib/common.mjs";
 import { WORKERD_MODULE_RULES } from "../tests/e2e/resolve.mjs";
 import { deadlinesUnderLoad } from "./lib/load-probe.mjs";
 
@@ -14,7 +14,7 @@ const repo = fileURLToPath(new URL("..", import.meta.url));
 const DEADLINE = 500;
 const only = process.argv.slice(2);
 const want = (r) => only.length === 0 || only.includes(r);
-const out = { deadlineMs: DEADLINE, runtimes: {} };
+const out = { node: process.version, deadlineMs: DEADLINE, runtimes: {}, load: [loadNow()] };
 const provider = await startProvider();
 
 try {
@@ -59,5 +59,6 @@ export default { async fetch(request) {
   provider.stop();
 }
 mkdirSync(`${here}.work`, { recursive: true });
+out.load.push(loadNow());
 writeFileSync(`${here}.work/load.json`, JSON.stringify(out));
 process.exit(0);

@@ -4,8 +4,16 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { runtimeLine } from "./lib/common.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
+// The peers (openai 7, ai 7, p-retry 9, eventsource-parser 4, ...) need Node 22.12 or later;
+// `make bench` runs this on Node 24. Every part below runs on this same Node (process.execPath).
+const [major, minor] = process.versions.node.split(".").map(Number);
+if (major < 22 || (major === 22 && minor < 12)) {
+  console.error(`bench/run.mjs: Node ${process.version} is too old for the pinned peers (they need 22.12 or later); run \`make bench\`, which uses Node 24`);
+  process.exit(1);
+}
 const t0 = performance.now();
 const parts = [
   ["fault scenarios", ["faults.mjs"]],
@@ -15,6 +23,7 @@ const parts = [
   ["a flapping primary (60 s)", ["flapping.mjs"]],
 ];
 const seconds = {};
+console.log(`== bench on ${runtimeLine()}`);
 for (const [name, args] of parts) {
   console.log(`== bench: ${name}`);
   const t = performance.now();

@@ -14,6 +14,14 @@ export interface BatonProviderSettings {
   deadlineMs?: number;
 }
 
+/** A call's `providerOptions.baton`; any other key is an InvalidArgumentError. */
+export type BatonCallProviderOptions = {
+  /** This call's deadline, replacing the provider's and the config's. */
+  deadlineMs?: number;
+  /** The request's `parallelToolCalls` (false: at most one tool call per answer, where the format can say so). */
+  parallelToolCalls?: boolean;
+};
+
 /**
  * `provider("chat")` (or `provider.languageModel("chat")`) is route "chat" as a LanguageModelV4.
  * An unknown route throws NoSuchModelError; llm-baton has no embedding or image models (those

@@ -74,7 +74,7 @@ class BatonLanguageModel {
   }
 
   async doGenerate(options) {
-    const { request, warnings, callOptions } = this.#prepare(options, () => {});
+    const { request, warnings, callOptions } = this.#prepare(options, null);
     let out;
     try {
       out = await this.#baton.complete(this.modelId, request, callOptions);
@@ -101,9 +101,8 @@ class BatonLanguageModel {
   async doStream(options) {
     // Call events (retry, failover...) reach the stream as raw parts when asked for.
     const pendingRaw = [];
-    const { request, warnings, callOptions } = this.#prepare(options, (event) => {
-      if (options.includeRawChunks) pendingRaw.push({ type: "raw", rawValue: event });
-    });
+    const rawEvent = options.includeRawChunks ? (event) => pendingRaw.push({ type: "raw", rawValue: event }) : null;
+    const { request, warnings, callOptions } = this.#prepare(options, rawEvent);
     const route = this.modelId;
     let events;
     let first;
@@ -160,7 +159,10 @@ class BatonLanguageModel {
     return { stream, request: { body: request } };
   }
 
-  /** The llm-baton request and call options for the AI SDK's call options, and the warnings. */
+  /**
+   * The llm-baton request and call options for the AI SDK's call options, and the warnings.
+   * `rawEvent` (or null) also receives the call's events.
+   */
   #prepare(options, rawEvent) {
     const warnings = [];
     const request = { messages: toMessages(options.prompt) };
@@ -192,7 +194,7 @@ class BatonLanguageModel {
     if (tools.length) request.tools = tools;
     // "auto" is every format's default once tools are given, so it is not sent.
     const choice = options.toolChoice;
-    if (choice !== undefined && choice.type !== "auto" && (tools.length || choice.type === "none")) {
+    if (tools.length && choice !== undefined && choice.type !== "auto") {
       request.toolChoice = choice.type === "tool" ? { name: choice.toolName } : choice.type;
     }
     const format = options.responseFormat;
@@ -203,19 +205,23 @@ class BatonLanguageModel {
     }
     const batonOptions = options.providerOptions?.baton ?? {};
     for (const key of Object.keys(batonOptions)) {
-      if (key !== "deadlineMs") {
-        throw new InvalidArgumentError({ argument: `providerOptions.baton.${key}`, message: `providerOptions.baton.${key} is not an llm-baton option; known: deadlineMs` });
+      if (key !== "deadlineMs" && key !== "parallelToolCalls") {
+        throw new InvalidArgumentError({ argument: `providerOptions.baton.${key}`, message: `providerOptions.baton.${key} is not an llm-baton option; known: deadlineMs, parallelToolCalls` });
       }
     }
+    if (batonOptions.parallelToolCalls !== undefined) request.parallelToolCalls = batonOptions.parallelToolCalls;
     const callOptions = {};
     const deadlineMs = batonOptions.deadlineMs ?? this.#settings.deadlineMs;
     if (deadlineMs !== undefined) callOptions.deadlineMs = deadlineMs;
     if (options.abortSignal) callOptions.signal = options.abortSignal;
+    // Events are passed only to someone who reads them: llm-baton serializes none otherwise.
     const userEvent = this.#settings.onEvent;
-    callOptions.onEvent = (event) => {
-      rawEvent(event);
-      return userEvent?.(event);
-    };
+    if (rawEvent && userEvent) {
+      callOptions.onEvent = (event) => {
+        rawEvent(event);
+        return userEvent(event);
+      };
+    } else if (rawEvent || userEvent) callOptions.onEvent = rawEvent ?? userEvent;
     return { request, warnings, callOptions };
   }
 }

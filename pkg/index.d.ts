@@ -54,6 +54,12 @@ export interface Target {
    * CORS preflight must allow it.
    */
   propagateDeadline?: boolean | "auto";
+  /**
+   * Provider fields set at the top level of every request body, after everything llm-baton wrote
+   * (so they may override it), e.g. `{ top_k: 40 }` or vLLM's `{ continue_final_message: true }`.
+   * Must be an object; `stream` is refused (each call decides it).
+   */
+  extraBody?: Record<string, unknown>;
 }
 
 /**
@@ -301,9 +307,35 @@ export interface ToolCall {
   arguments: string;
 }
 
+/** A piece of text. */
+export interface TextPart {
+  type: "text";
+  text: string;
+}
+
+/**
+ * An image by URL (`mediaType` optional; Gemini needs it), or by base64 `data` with its
+ * `mediaType`. A `data:` URL in `url` is read as data.
+ */
+export type ImagePart =
+  | { type: "image"; url: string; mediaType?: string }
+  | { type: "image"; data: string; mediaType: string };
+
+/**
+ * A file such as a PDF, by base64 `data` or by `url`, with its `mediaType`. OpenAI Chat takes
+ * PDF data only (no URL), Anthropic PDFs only: a file a route's target cannot carry is a config
+ * error before anything is sent.
+ */
+export type FilePart =
+  | { type: "file"; data: string; mediaType: string; filename?: string }
+  | { type: "file"; url: string; mediaType: string; filename?: string };
+
+export type Part = TextPart | ImagePart | FilePart;
+
 export interface Message {
   role: "system" | "user" | "assistant" | "tool";
-  content: string;
+  /** A string (one text part) or parts; only user messages carry images and files. */
+  content?: string | Part[] | null;
   /** Tool calls an assistant message made (to replay a conversation). */
   toolCalls?: ToolCall[];
   /** For role "tool": the call this message answers. */
@@ -317,12 +349,33 @@ export interface Tool {
   parameters?: Record<string, unknown>;
 }
 
+/** Whether the model must call a tool: "auto", "none", "required", or the named tool (one of `tools`). */
+export type ToolChoice = "auto" | "none" | "required" | { name: string };
+
+/**
+ * Structured output: free text, any JSON object, or JSON following `schema` (a JSON Schema).
+ * `name` (letters, digits, _ and -, up to 64) and `strict` reach the OpenAI formats; Anthropic
+ * takes a schema only.
+ */
+export type ResponseFormat =
+  | { type: "text" }
+  | { type: "json"; schema?: Record<string, unknown>; name?: string; description?: string; strict?: boolean };
+
 export interface ChatRequest {
   messages: Message[];
   maxTokens?: number;
+  /** 0 to 2. */
   temperature?: number;
-  stop?: string[];
+  /** 0 to 1. */
+  topP?: number;
+  /** A whole number; not sent to Anthropic and Responses targets, which have none. */
+  seed?: number;
+  stop?: string | string[];
   tools?: Tool[];
+  toolChoice?: ToolChoice;
+  /** false: at most one tool call per turn (not sent to Gemini, which has no such switch). */
+  parallelToolCalls?: boolean;
+  responseFormat?: ResponseFormat;
 }
 
 export type LegOutcome = "ok" | "http" | "timeout" | "transport" | "cancelled" | "protocol";

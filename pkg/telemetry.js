@@ -341,10 +341,12 @@ function inputPart(part) {
 /** What the call span says of the request: its parameters, and its messages only with `recordContent`. */
 function requestAttributes(request, recordContent) {
   const attributes = {};
-  if (typeof request.maxTokens === "number") attributes["gen_ai.request.max_tokens"] = request.maxTokens;
-  if (typeof request.temperature === "number") attributes["gen_ai.request.temperature"] = request.temperature;
+  for (const [key, name] of [["maxTokens", "max_tokens"], ["temperature", "temperature"], ["topP", "top_p"], ["seed", "seed"]]) {
+    if (typeof request[key] === "number") attributes[`gen_ai.request.${name}`] = request[key];
+  }
   if (!recordContent) return attributes;
-  if (Array.isArray(request.stop) && request.stop.length > 0) attributes["gen_ai.request.stop_sequences"] = request.stop.map(String);
+  const stop = typeof request.stop === "string" ? [request.stop] : Array.isArray(request.stop) ? request.stop.map(String) : [];
+  if (stop.length > 0) attributes["gen_ai.request.stop_sequences"] = stop;
   attributes["gen_ai.input.messages"] = inputMessages(request);
   return attributes;
 }

@@ -3,6 +3,11 @@
 //! A fallback chain may mix providers, so nothing above `format` ever sees a provider's own shape:
 //! the caller writes one [`ChatRequest`], each format builds its provider's body from it, and every
 //! provider's answer comes back as the same [`Answer`] or the same sequence of [`Delta`]s.
+//!
+//! A message's content is a list of [`Part`]s, so an image or a PDF travels with its text
+//! through every member of a route; whether a provider can take a part is the format's to say
+//! (`Format::uncarried`), checked before a call starts. The parameters follow the AI SDK's
+//! names and shapes (`toolChoice`, `responseFormat`), which map onto every provider's.
 
 use std::borrow::Cow;
 
@@ -53,7 +58,7 @@ pub enum Role {
 
 impl Role {
     /// The role's name after "a" or "an", for messages.
-    fn with_article(self) -> &'static str {
+    pub(crate) fn with_article(self) -> &'static str {
         match self {
             Role::System => "a system",
             Role::User => "a user",
@@ -121,6 +126,18 @@ impl Source {
             Source::Url { media_type, .. } => media_type.as_deref(),
             Source::Data { media_type, .. } => Some(media_type),
         }
+    }
+
+    /// `url` as a source, for readers of other request shapes (the gateway's clients): a base64
+    /// `data:` URL is read as its data and the media type it names (else `media_type`); any other
+    /// URL stays a URL. `None` for a `data:` URL that is not base64, or whose media type neither
+    /// it nor `media_type` gives.
+    pub fn from_url(url: &str, media_type: Option<String>) -> Option<Source> {
+        if !url.starts_with("data:") {
+            return Some(Source::Url { url: url.to_string(), media_type });
+        }
+        let (named, data) = read_data_url(url)?;
+        Some(Source::Data { data: data.to_string(), media_type: named.or(media_type)? })
     }
 
     /// The bytes as a `data:` URL (what OpenAI's formats take inline), or the URL itself.
@@ -731,7 +748,7 @@ fn read_source(o: &Obj, path: &str, kind: &str) -> Result<Source, ConfigError> {
 }
 
 /// `type/subtype`, without parameters.
-fn is_media_type(s: &str) -> bool {
+pub(crate) fn is_media_type(s: &str) -> bool {
     let token = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b));
     s.split_once('/').is_some_and(|(t, sub)| token(t) && token(sub))
 }
@@ -1005,6 +1022,45 @@ mod tests {
             .unwrap();
             assert_eq!((r.tool_choice, r.response_format), (Some(choice), None), "{mode}");
         }
+    }
+
+    #[test]
+    fn a_url_is_read_as_data_when_it_is_a_base64_data_url() {
+        let png = || Some("image/png".to_string());
+        let cases = [
+            ("https://x.test/a.png", None, Some(Source::Url { url: "https://x.test/a.png".into(), media_type: None })),
+            (
+                "https://x.test/a.png",
+                png(),
+                Some(Source::Url { url: "https://x.test/a.png".into(), media_type: png() }),
+            ),
+            (
+                "data:image/png;base64,AA==",
+                None,
+                Some(Source::Data { data: "AA==".into(), media_type: "image/png".into() }),
+            ),
+            ("data:;base64,AA==", png(), Some(Source::Data { data: "AA==".into(), media_type: "image/png".into() })),
+            ("data:;base64,AA==", None, None),
+            ("data:image/png,rawbytes", None, None),
+        ];
+        for (url, media_type, expected) in cases {
+            assert_eq!(Source::from_url(url, media_type), expected, "{url}");
+        }
+    }
+
+    #[test]
+    fn a_prefill_appends_to_the_last_text_part() {
+        let parts = Message {
+            content: vec![Part::Text { text: "Sure, ".into() }, Part::Text { text: "the ".into() }],
+            ..Message::new(Role::Assistant, "")
+        };
+        let request = ChatRequest { messages: vec![Message::new(Role::User, "Hi"), parts], ..Default::default() };
+        let prefilled = request.with_prefill("answer");
+        assert_eq!(prefilled.messages.len(), 2);
+        assert_eq!(prefilled.messages[1].text(), "Sure, the answer");
+        assert_eq!(prefilled.messages[1].content.len(), 2);
+        let empty = ChatRequest { messages: vec![Message::new(Role::Assistant, "")], ..Default::default() };
+        assert_eq!(empty.with_prefill("Go").messages, vec![Message::new(Role::Assistant, "Go")]);
     }
 
     #[test]

@@ -430,6 +430,26 @@ fn extra_body_fields_go_at_the_top_level_over_llm_batons_own() {
 }
 
 #[test]
+fn extra_body_reaches_a_body_too_deep_to_read_back() {
+    let config = Config::from_json(
+        r#"{"targets": {"p": {"format": "openai_chat", "baseUrl": "https://a.test/v1", "model": "m",
+            "extraBody": {"top_k": 40}}}}"#,
+    )
+    .unwrap();
+    let mut deep = json!({"type": "string"});
+    for _ in 0..130 {
+        deep = json!({"type": "array", "items": deep});
+    }
+    let tool = llm_baton::chat::Tool { name: "f".into(), description: None, parameters: deep };
+    let r = ChatRequest { messages: vec![Message::new(Role::User, "Hi")], tools: vec![tool], ..Default::default() };
+    let target = &config.targets[0];
+    let sent = target.format.build_request(target, &r, false).body;
+    assert!(serde_json::from_str::<Value>(&sent).is_err(), "the case needs a body serde_json cannot read back");
+    assert!(sent.starts_with(r#"{"model":"m","#), "{}", &sent[..40]);
+    assert!(sent.ends_with(r#""stream":false,"top_k":40}"#), "{}", &sent[sent.len() - 40..]);
+}
+
+#[test]
 fn extra_body_mistakes_name_the_field() {
     let target = |extra: &str| {
         format!(

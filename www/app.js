@@ -1,13 +1,15 @@
 // The chat page: one llm-baton call per message, streamed, with the gate's decisions made visible
 // (notices in the conversation, a timeline of attempts, the deadline counting down, each target's
-// circuit breaker) and a Stop button that aborts the call upstream. All times come from
-// performance.now(), never from counting timer ticks: a hidden tab wakes timers late, and the page
-// must still tell the truth when it comes back.
+// circuit breaker) and a Stop button that aborts the call upstream. A message may carry images
+// (picked, dropped or pasted), sent as image parts and kept in the conversation for later turns.
+// All times come from performance.now(), never from counting timer ticks: a hidden tab wakes
+// timers late, and the page must still tell the truth when it comes back.
 //
 // A real app would `import { Baton } from "llm-baton"`; this page imports the package's browser
 // entry by path so it runs without a bundler.
 import { Baton, BatonError } from "../pkg/browser.js";
 import { locate, lineAt } from "./locate.js";
+import { ACCEPT, MAX_IMAGES, MAX_IMAGE_BYTES, dataUrl, readImage, size } from "./attach.js";
 import {
   FORMATS, seconds, retryNotice, failoverNotice, resumeNotice, resetNotice, skipNotice, breakerLines, outcomeLabel, failure,
   wordCount,
@@ -32,7 +34,8 @@ let config = null; // configText parsed
 let baton = null;
 let route = null;
 const keys = new Map(); // target name -> API key, in memory (sessionStorage only on request)
-const history = []; // the conversation sent with each message
+const history = []; // the conversation sent with each message, images included
+let staged = []; // images attached to the next message: { name, size, mediaType, data }
 let current = null; // the call in flight, or the last one
 let armed = null; // the demo fault for the next message
 let ticker = 0;
@@ -116,19 +119,26 @@ function faultTarget() {
   return Object.keys(config?.targets ?? {}).find((name) => scenarioOf(config.targets[name])) ?? null;
 }
 
-function scriptedAnswer(name, target, prompt) {
+/** What the user sent, for the scripted answer: "You wrote: “Hi” with 1 image (cat.png)". */
+function echo(prompt, images) {
   const asked = prompt.length > 80 ? `${prompt.slice(0, 77)}…` : prompt;
+  const count = `${images.length} image${images.length === 1 ? "" : "s"} (${images.map((i) => i.name).join(", ")})`;
+  if (images.length === 0) return `You wrote: “${asked}”.`;
+  return prompt ? `You wrote: “${asked}” with ${count}.` : `You sent ${count} and no text.`;
+}
+
+function scriptedAnswer(name, target, prompt, images) {
   return `This answer was streamed by the ${name} target (${FORMATS[target.format] ?? target.format}, ` +
-    `model ${target.model}), played by the scripted provider. You wrote: “${asked}”. ` +
+    `model ${target.model}), played by the scripted provider. ${echo(prompt, images)} ` +
     "llm-baton delivered it token by token under one deadline for the whole call. Pick a demo fault " +
     "to watch a retry, a failover or a timeout, or press Stop while an answer is still arriving to " +
     "abort it upstream.";
 }
 
 /** Scripts every target on the scripted provider for the next message: healthy, or the fault. */
-async function scriptProvider(prompt, fault) {
+async function scriptProvider(prompt, images, fault) {
   const faulty = faultTarget();
-  const healthy = (name) => ({ text: scriptedAnswer(name, config.targets[name], prompt), chunkDelayMs: 40 });
+  const healthy = (name) => ({ text: scriptedAnswer(name, config.targets[name], prompt, images), chunkDelayMs: 40 });
   await Promise.all(Object.entries(config.targets).map(async ([name, target]) => {
     const id = scenarioOf(target);
     if (!id) return;
@@ -185,9 +195,27 @@ function answerView() {
   return { notices, text, ending, meta };
 }
 
-async function send(prompt) {
-  addToLog(h("li", { className: "msg user" }, h("div", { className: "bubble", textContent: prompt })));
-  history.push({ role: "user", content: prompt });
+/**
+ * A user message as the request carries it: the text alone as a string, as before images; with
+ * images, image parts first (as Anthropic advises) and the text part last.
+ */
+function userMessage(prompt, images) {
+  if (images.length === 0) return { role: "user", content: prompt };
+  const parts = images.map((image) => ({ type: "image", data: image.data, mediaType: image.mediaType }));
+  if (prompt) parts.push({ type: "text", text: prompt });
+  return { role: "user", content: parts };
+}
+
+function userBubble(prompt, images) {
+  const thumbs = images.length > 0 && h("div", { className: "thumbs" },
+    ...images.map((image) => h("img", { className: "thumb", src: dataUrl(image), alt: image.name, title: `${image.name} · ${size(image.size)}` })));
+  return h("li", { className: "msg user" },
+    h("div", { className: "bubble" }, thumbs, prompt && h("div", { className: "bubble-text", textContent: prompt })));
+}
+
+async function send(prompt, images) {
+  addToLog(userBubble(prompt, images));
+  history.push(userMessage(prompt, images));
   const fault = armed;
   arm(null);
   const call = {
@@ -200,7 +228,7 @@ async function send(prompt) {
   renderPanel();
   try {
     if (fault) notice(call, "fault", `Demo fault on ${faultTarget()}: ${fault.label}`);
-    await scriptProvider(prompt, fault);
+    await scriptProvider(prompt, images, fault);
     call.start = performance.now();
     ticker = setInterval(renderPanel, 100);
     const request = { messages: [...history], maxTokens: 512 };
@@ -631,6 +659,127 @@ function setupSettings() {
 
 // ---- Composer ---------------------------------------------------------------------------------
 
+/** Shows why a file was not attached (an alert, so a screen reader says it), or clears it. */
+function showAttachError(message) {
+  const box = $("attach-error");
+  box.textContent = message ?? "";
+  box.hidden = !message;
+}
+
+/** The previews of the images staged for the next message, each with its remove button. */
+function renderStaged() {
+  const list = $("attachments");
+  list.replaceChildren(...staged.map((image) => {
+    const remove = h("button", { type: "button", className: "btn ghost icon remove", textContent: "✕", ariaLabel: `Remove ${image.name}` });
+    remove.addEventListener("click", () => unstage(image));
+    return h("li", { className: "attachment" },
+      h("img", { src: dataUrl(image), alt: image.name }),
+      h("span", { className: "attachment-name", textContent: image.name, title: image.name, ariaHidden: "true" }), // the alt says it
+      h("span", { className: "attachment-size mono", textContent: size(image.size) }),
+      remove);
+  }));
+  list.hidden = staged.length === 0;
+}
+
+function unstage(image) {
+  const at = staged.indexOf(image);
+  staged = staged.filter((other) => other !== image);
+  renderStaged();
+  showAttachError(null);
+  announce(`Removed ${image.name}.`);
+  const buttons = $("attachments").querySelectorAll(".remove");
+  (buttons[Math.min(at, buttons.length - 1)] ?? $("prompt")).focus();
+}
+
+let attaching = Promise.resolve(); // one batch at a time, so the count per message holds
+
+/**
+ * Stages the image files among `files` for the next message; a file that cannot be sent (not an
+ * image the providers read, too large, one image too many) is refused with the reason shown.
+ */
+function attach(files) {
+  attaching = attaching.then(() => stage(files));
+  return attaching;
+}
+
+async function stage(files) {
+  const refused = [];
+  const added = [];
+  for (const file of files) {
+    if (staged.length >= MAX_IMAGES) {
+      refused.push(`“${file.name}” was not attached: a message takes at most ${MAX_IMAGES} images.`);
+      continue;
+    }
+    const { image, error } = await readImage(file);
+    if (error) refused.push(error);
+    else {
+      staged.push(image);
+      added.push(image);
+    }
+  }
+  renderStaged();
+  showAttachError(refused.length ? refused.join(" ") : null);
+  if (added.length > 0) {
+    const names = added.map((image) => `${image.name} (${size(image.size)})`).join(", ");
+    announce(`Attached ${names}. ${staged.length} image${staged.length === 1 ? "" : "s"} will go with the next message.`);
+  }
+}
+
+/** Whether a drag carries files (and not text or a link from the page). */
+const carriesFiles = (event) => Array.from(event.dataTransfer?.types ?? []).includes("Files");
+
+function setupAttachments() {
+  const input = $("attach-input");
+  const composer = $("composer");
+  input.accept = ACCEPT;
+  $("attach").title = `Attach an image (PNG, JPEG or WebP, up to ${size(MAX_IMAGE_BYTES)})`;
+  $("attach").addEventListener("click", () => input.click());
+  input.addEventListener("change", async () => {
+    const files = [...input.files];
+    input.value = ""; // picking the same file again fires change again
+    await attach(files);
+    $("prompt").focus();
+  });
+  // A file dropped anywhere else would make the browser open it in place of the conversation.
+  for (const type of ["dragover", "drop"]) {
+    window.addEventListener(type, (event) => {
+      if (carriesFiles(event) && !composer.contains(event.target)) {
+        event.preventDefault();
+        event.dataTransfer.dropEffect = "none";
+      }
+    });
+  }
+  let depth = 0; // dragenter/dragleave fire for each child the drag crosses
+  composer.addEventListener("dragenter", (event) => {
+    if (!carriesFiles(event)) return;
+    event.preventDefault();
+    depth += 1;
+    composer.classList.add("dropping");
+  });
+  composer.addEventListener("dragover", (event) => {
+    if (!carriesFiles(event)) return;
+    event.preventDefault();
+    event.dataTransfer.dropEffect = "copy";
+  });
+  composer.addEventListener("dragleave", () => {
+    depth = Math.max(0, depth - 1);
+    if (depth === 0) composer.classList.remove("dropping");
+  });
+  composer.addEventListener("drop", (event) => {
+    if (!carriesFiles(event)) return;
+    event.preventDefault();
+    depth = 0;
+    composer.classList.remove("dropping");
+    attach([...event.dataTransfer.files]).then(() => $("prompt").focus());
+  });
+  $("prompt").addEventListener("paste", (event) => {
+    const files = [...(event.clipboardData?.files ?? [])];
+    if (files.length === 0) return; // plain text pastes as usual
+    event.preventDefault();
+    attach(files);
+  });
+}
+
 function setupComposer() {
   const prompt = $("prompt");
   const grow = () => {
@@ -647,10 +796,14 @@ function setupComposer() {
   $("composer").addEventListener("submit", (event) => {
     event.preventDefault();
     const text = prompt.value.trim();
-    if (!text || document.body.classList.contains("busy")) return;
+    if ((!text && staged.length === 0) || document.body.classList.contains("busy")) return;
+    const images = staged;
+    staged = [];
+    renderStaged();
+    showAttachError(null);
     prompt.value = "";
     grow();
-    send(text);
+    send(text, images);
   });
   $("stop").addEventListener("click", () => current?.controller.abort());
   document.addEventListener("keydown", (event) => {
@@ -673,6 +826,8 @@ async function start() {
   if (error) throw new Error(`the default config was refused: ${error.message}`);
   setupSettings();
   setupComposer();
+  setupAttachments();
+  $("attach").disabled = false;
   $("prompt").disabled = false;
   $("send").disabled = false;
   $("prompt").focus();

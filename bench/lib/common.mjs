@@ -1,5 +1,7 @@
 // Shared helpers for the bench: the scripted provider (spawned with the e2e helper), scenario
 // scripting, provider reports, and small statistics.
+import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { startProvider } from "../../tests/e2e/provider.mjs";
 
 export { startProvider };
@@ -7,6 +9,22 @@ export { startProvider };
 export const KEY = "sk-bench-not-a-secret";
 export const MODEL = "scripted-model";
 export const PROMPT = "Say hello.";
+
+/** The peers as installed from bench/package-lock.json: { name: version }. */
+export function peerVersions() {
+  const deps = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).dependencies;
+  const installed = (p) => { try { return JSON.parse(readFileSync(new URL(`../node_modules/${p}/package.json`, import.meta.url), "utf8")).version; } catch { return "not installed"; } };
+  return Object.fromEntries(Object.keys(deps).map((p) => [p, installed(p)]));
+}
+
+/** One line naming the Node that runs and each peer's version, for what the bench prints. */
+export const runtimeLine = () => `Node ${process.version}; ${Object.entries(peerVersions()).map(([p, v]) => `${p} ${v}`).join(", ")}`;
+
+/**
+ * The 1-minute load average, rounded: the machine may be shared (other builds and tests), so
+ * each part records it at its start and end and the report prints it next to the figures.
+ */
+export const loadNow = () => Math.round(loadavg()[0] * 10) / 10;
 
 let serial = 0;
 

@@ -13,6 +13,8 @@ import Anthropic from "@anthropic-ai/sdk";
 import { generateText, streamText } from "ai";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createRetryableModel, timeout as timedOut, error as errorIs } from "ai-retry/language-model";
+import { experimental_retryableStreamText as retryableStreamText } from "ai-retry/stream-text";
+import { timeout as streamTimedOut } from "ai-retry/stream-text/conditions";
 import { createFallback } from "ai-fallback";
 import pRetry, { AbortError } from "p-retry";
 import { createParser } from "eventsource-parser";
@@ -139,23 +141,33 @@ const anthropic = stainless({
 // ai-retry tracks attempts per provider/modelId, so the backup has a model id of its own.
 const chatModel = (baseURL, id = MODEL) => createOpenAI({ baseURL, apiKey: KEY }).chat(id);
 
-/** ai's own `timeout` option for a policy: total for whole answers, chunkMs for stream limits. */
+/**
+ * ai's own `timeout` option for a policy: a number (the whole call) for whole answers and
+ * deadlines; for stream limits ai 7's `firstChunkMs` (until the first content) and `chunkMs`
+ * (between content chunks, armed by the first one).
+ */
 function aiTimeout(p) {
-  if (p.stream && (p.member?.firstTokenMs || p.member?.idleMs)) return { chunkMs: p.member.firstTokenMs ?? p.member.idleMs };
+  if (p.stream && (p.member?.firstTokenMs || p.member?.idleMs)) {
+    return { ...(p.member.firstTokenMs ? { firstChunkMs: p.member.firstTokenMs } : {}), ...(p.member.idleMs ? { chunkMs: p.member.idleMs } : {}) };
+  }
   return p.deadlineMs ?? p.member?.totalMs;
 }
 
-async function aiCall(model, p, ctx, { maxRetries, abortSignal, timeout, limits }) {
+/**
+ * One call through ai; `stream` is streamText or a wrapper taking its arguments (ai-retry's call
+ * level); `limits` puts the workaround's watchdog around the stream's text.
+ */
+async function aiCall(model, p, ctx, { maxRetries, abortSignal, timeout, limits, stream = streamText, extra = {} }) {
   const ac = limits ? new AbortController() : null;
   if (ac) abortSignal = AbortSignal.any([abortSignal, ac.signal].filter(Boolean));
-  const args = { model, prompt: PROMPT, maxOutputTokens: 32, maxRetries, ...(abortSignal ? { abortSignal } : {}), ...(timeout ? { timeout } : {}) };
+  const args = { model, prompt: PROMPT, maxOutputTokens: 32, maxRetries, ...(abortSignal ? { abortSignal } : {}), ...(timeout ? { timeout } : {}), ...extra };
   if (!p.stream) return (await generateText(args)).text;
-  const r = streamText({ ...args, onError: () => {} });
+  const r = await stream({ ...args, onError: () => {} });
   async function* texts() {
-    for await (const part of r.fullStream) {
+    for await (const part of r.stream) {
       if (part.type === "text-delta" && part.text) yield part.text;
       if (part.type === "error") throw part.error;
-      if (part.type === "abort") throw abortSignal?.reason ?? new Error("aborted");
+      if (part.type === "abort") throw abortSignal?.aborted ? abortSignal.reason : new Error(`aborted${part.reason ? `: ${part.reason}` : ""}`);
     }
   }
   let text = "";
@@ -173,6 +185,9 @@ const ai = {
     ctx.note(`maxRetries: ${maxRetries}${timeout ? `, timeout: ${JSON.stringify(timeout)}` : ""}${ctx.signal ? ", abortSignal" : ""}${p.fallback ? "; no fallback option" : ""}`);
     const once = (base, signal, opts = {}) => aiCall(chatModel(base), p, ctx, { maxRetries, abortSignal: signal, timeout, ...opts });
     if (ctx.variant === "options") return once(ctx.base.primary, ctx.signal);
+    // firstChunkMs is armed only once @ai-sdk/openai's doStream resolves, and that waits for the
+    // first output chunk (its check for an error event before output), so a stall before the
+    // first token still needs the watchdog.
     const limits = p.stream && (p.member?.firstTokenMs || p.member?.idleMs) ? p.member : undefined;
     if (limits) ctx.lines(7, "watchdog");
     if (!p.fallback) return once(ctx.base.primary, ctx.signal, { limits });
@@ -187,6 +202,14 @@ const aiRetry = {
   async run(scn, ctx) {
     const p = scn.policy;
     const backup = chatModel(ctx.base.backup, BACKUP_MODEL);
+    if (p.stream && p.fallback && p.member?.firstTokenMs) {
+      // ai-retry 2's README: a streamText deadline cannot fail over below the model (the
+      // fallback's output is discarded), so a first-chunk limit with a fallback uses its
+      // call-level experimental_retryableStreamText, which re-runs streamText with the backup.
+      const timeout = aiTimeout(p);
+      ctx.note(`experimental_retryableStreamText({ timeout: ${JSON.stringify(timeout)}, retry: [timeout().switch({ model: backup })], maxRetries: 0 })${ctx.signal ? "; abortSignal" : ""}`);
+      return aiCall(chatModel(ctx.base.primary), p, ctx, { maxRetries: 0, abortSignal: ctx.signal, timeout, stream: retryableStreamText, extra: { retry: [streamTimedOut().switch({ model: backup })] } });
+    }
     const retries = [];
     const memberMs = p.member?.totalMs ?? p.member?.firstTokenMs;
     const backoff = p.backoff ? { delay: p.backoff.initialMs, backoffFactor: p.backoff.multiplier } : {};

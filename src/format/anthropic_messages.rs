@@ -10,15 +10,17 @@
 //! arguments) takes its input from `content_block_start`, `{}` when empty, at the block's end.
 //!
 //! Images and files are content blocks of a user turn: `image` and `document`, each with a
-//! `base64` or `url` source (docs.claude.com/en/docs/build-with-claude/vision and /pdf-support).
-//! A document is a PDF here: other file types are parts this format cannot carry ([`uncarried`]);
-//! a file's name goes as the document's `title`. `tool_choice` is `auto`, `any` (required),
+//! `base64` or `url` source (platform.claude.com/docs/en/build-with-claude/vision and
+//! .../pdf-support). A document is a PDF here: other file types are parts this format cannot
+//! carry ([`Format::uncarried`]); a file's name goes as the document's `title`. `tool_choice` is `auto`, `any` (required),
 //! `tool` or `none`, sent only with tools; `parallelToolCalls: false` is its
 //! `disable_parallel_tool_use`. A JSON schema response format is `output_config.format`
 //! (`{type: "json_schema", schema}`, structured outputs,
 //! platform.claude.com/docs/en/build-with-claude/structured-outputs, which replaced the beta
 //! `output_format`); Anthropic has no mode for "any JSON" without a schema, nor a seed, so
 //! neither is sent.
+//!
+//! [`Format::uncarried`]: super::Format::uncarried
 
 use std::borrow::Cow;
 

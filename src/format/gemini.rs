@@ -13,12 +13,14 @@
 //!
 //! An image or file is an `inlineData` part (base64 with its `mimeType`) or a `fileData` part (a
 //! `fileUri` with its `mimeType`, which the API requires: ai.google.dev/api/caching#FileData), so
-//! a URL without a media type is a part this format cannot carry ([`uncarried`]). `topP`, `seed`
-//! and structured output (`responseMimeType: "application/json"`, plus `responseJsonSchema`
+//! a URL without a media type is a part this format cannot carry ([`Format::uncarried`]).
+//! `topP`, `seed` and structured output (`responseMimeType: "application/json"`, plus `responseJsonSchema`
 //! for a schema: ai.google.dev/gemini-api/docs/structured-output) go in `generationConfig`; the
 //! tool choice is `toolConfig.functionCallingConfig` (`AUTO`, `NONE`, `ANY`, `ANY` with
 //! `allowedFunctionNames` for a named tool: ai.google.dev/gemini-api/docs/function-calling).
 //! Gemini has no switch for parallel tool calls, so `parallelToolCalls` is not sent.
+//!
+//! [`Format::uncarried`]: super::Format::uncarried
 
 use std::borrow::Cow;
 
@@ -303,8 +305,8 @@ struct InlineData<'a> {
     data: &'a str,
 }
 
-/// A URL's `mimeType` is required; one without ([`uncarried`]) is sent without it and refused by
-/// the provider, were it sent at all.
+/// A URL's `mimeType` is required; one without ([`Format::uncarried`]) is sent without it and
+/// refused by the provider, were it sent at all.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct FileData<'a> {

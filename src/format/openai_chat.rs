@@ -16,10 +16,12 @@
 //! string): `image_url` (a URL, or the data as a `data:` URL) and `file` with `file_data` as a
 //! `data:` URL. The file guide (developers.openai.com/api/docs/guides/file-inputs) says Chat
 //! Completions takes PDF files only and no file URLs, so those are parts this format cannot carry
-//! ([`uncarried`]); a file without a name is sent as `document.pdf`, since a name goes with
-//! `file_data`. `tool_choice` and `parallel_tool_calls` go only with tools (the API refuses them
+//! ([`Format::uncarried`]); a file without a name is sent as `document.pdf`, since a name goes
+//! with `file_data`. `tool_choice` and `parallel_tool_calls` go only with tools (the API refuses them
 //! without), and `response_format` is `json_object`, or `json_schema` named `response` unless
 //! the caller named it.
+//!
+//! [`Format::uncarried`]: super::Format::uncarried
 
 use std::borrow::Cow;
 
@@ -336,7 +338,7 @@ struct ImageUrl<'a> {
     url: Cow<'a, str>,
 }
 
-/// A file's data as a `data:` URL. A file by URL has no field here ([`uncarried`] refuses it
+/// A file's data as a `data:` URL. A file by URL has no field here ([`Format::uncarried`] refuses it
 /// first); were one sent anyway, it goes as `file_url`, which the provider refuses by name.
 #[derive(Serialize)]
 struct WireFile<'a> {

@@ -48,14 +48,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
     for (i, m) in list.iter().enumerate() {
         turn(m, &format!("messages[{i}]"), &mut conversation)?;
     }
-    let tools = match field::opt(o, "tools") {
-        None => Vec::new(),
-        Some(v) => field::array(v, "tools", "a list of tools")?
-            .iter()
-            .enumerate()
-            .map(|(i, t)| tool(t, &format!("tools[{i}]")))
-            .collect::<Result<_, _>>()?,
-    };
+    let tools = field::opt_list(o, "tools", "a list of tools", tool)?;
     let (tool_choice, parallel_tool_calls) = match field::opt(o, "tool_choice") {
         None => (None, None),
         Some(v) => {

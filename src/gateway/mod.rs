@@ -570,6 +570,18 @@ pub(crate) mod field {
         v.as_array().map(Vec::as_slice).ok_or_else(|| wrong(path, expected, v))
     }
 
+    /// The optional list at `key` (a top-level field), each item read by `read` with its path
+    /// (`tools[2]`); absent is empty.
+    pub fn opt_list<T>(
+        o: &Map<String, Value>,
+        key: &str,
+        expected: &str,
+        read: impl Fn(&Value, &str) -> Result<T, GatewayError>,
+    ) -> Result<Vec<T>, GatewayError> {
+        let Some(v) = opt(o, key) else { return Ok(Vec::new()) };
+        array(v, key, expected)?.iter().enumerate().map(|(i, item)| read(item, &format!("{key}[{i}]"))).collect()
+    }
+
     pub fn opt_tokens(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<u32>, GatewayError> {
         match opt(o, key) {
             None => Ok(None),
@@ -660,7 +672,7 @@ pub(crate) mod media {
     use serde_json::json;
 
     use super::GatewayError;
-    use crate::chat::{Part, Role, Source};
+    use crate::chat::{is_media_type, Part, Role, Source};
 
     /// An image's or file's `url` as a client gave it: a base64 `data:` URL is read as its data
     /// and media type (what OpenAI clients send inline); any other URL is fetched by the provider.
@@ -668,23 +680,12 @@ pub(crate) mod media {
         if url.is_empty() {
             return Err(GatewayError::invalid(format!("{path} must be a URL or a data: URL (got \"\")")));
         }
-        let Some(rest) = url.strip_prefix("data:") else {
-            return Ok(Source::Url { url: url.to_string(), media_type: media_type.map(str::to_string) });
-        };
-        let not_base64 = || {
+        Source::from_url(url, media_type.map(str::to_string)).ok_or_else(|| {
             GatewayError::invalid(format!(
                 "{path} is a data: URL but not a base64 one with a media type; give it as \
                  data:<media type>;base64,<data>"
             ))
-        };
-        let (head, data) = rest.split_once(',').ok_or_else(not_base64)?;
-        let mut params = head.split(';');
-        let named = params.next().filter(|t| is_media_type(t)).map(str::to_ascii_lowercase);
-        if !params.any(|p| p.eq_ignore_ascii_case("base64")) || data.is_empty() {
-            return Err(not_base64());
-        }
-        let media_type = named.or_else(|| media_type.map(str::to_string)).ok_or_else(not_base64)?;
-        Ok(Source::Data { data: data.to_string(), media_type })
+        })
     }
 
     /// Base64 `data` with its `media_type`, e.g. Anthropic's `{type: "base64", media_type, data}`.
@@ -732,14 +733,9 @@ pub(crate) mod media {
         if role == Role::User {
             return Ok(part);
         }
-        let role = match role {
-            Role::System => "a system",
-            Role::Assistant => "an assistant",
-            Role::Tool => "a tool",
-            Role::User => "a user",
-        };
         Err(GatewayError::invalid(format!(
-            "{path} is {kind}, but only user messages carry images and files (this is {role} message)"
+            "{path} is {kind}, but only user messages carry images and files (this is {} message)",
+            role.with_article()
         )))
     }
 
@@ -748,12 +744,6 @@ pub(crate) mod media {
         GatewayError::invalid(format!(
             "{path} names a file stored at a provider, which the gateway cannot forward to another; {instead}"
         ))
-    }
-
-    fn is_media_type(s: &str) -> bool {
-        let token =
-            |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b));
-        s.split_once('/').is_some_and(|(t, sub)| token(t) && token(sub))
     }
 }
 

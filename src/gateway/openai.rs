@@ -50,14 +50,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
             indices: m.get("content").and_then(Value::as_array).map(|parts| (0..parts.len()).collect()),
         })
         .collect();
-    let tools = match field::opt(o, "tools") {
-        None => Vec::new(),
-        Some(v) => field::array(v, "tools", "a list of tools")?
-            .iter()
-            .enumerate()
-            .map(|(i, t)| tool(t, &format!("tools[{i}]")))
-            .collect::<Result<_, _>>()?,
-    };
+    let tools = field::opt_list(o, "tools", "a list of tools", tool)?;
     let max_tokens = match field::opt_tokens(o, "max_completion_tokens", "")? {
         Some(n) => Some(n),
         None => field::opt_tokens(o, "max_tokens", "")?,

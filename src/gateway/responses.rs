@@ -81,14 +81,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
             }
         }
     }
-    let tools: Vec<Tool> = match field::opt(o, "tools") {
-        None => Vec::new(),
-        Some(v) => field::array(v, "tools", "a list of tools")?
-            .iter()
-            .enumerate()
-            .map(|(i, t)| tool(t, &format!("tools[{i}]")))
-            .collect::<Result<_, _>>()?,
-    };
+    let tools: Vec<Tool> = field::opt_list(o, "tools", "a list of tools", tool)?;
     let tool_choice = match field::opt(o, "tool_choice") {
         None => None,
         Some(v) => Some(super::check_tool_choice(tool_choice(v)?, &tools, "tool_choice")?),

@@ -92,6 +92,17 @@ function eq(actual, expected, what) {
   if (actual !== expected) fail(`${what}: expected ${safeJson(expected)}, got ${safeJson(actual)}`);
 }
 
+/** JSON with object keys sorted, so two values compare whatever order their keys were written in. */
+function canonicalJson(v) {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
+  if (v && typeof v === "object") return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k])}`).join(",")}}`;
+  return JSON.stringify(v);
+}
+
+function sameJson(actual, expected, what) {
+  if (canonicalJson(actual) !== canonicalJson(expected)) fail(`${what}: expected ${safeJson(expected)}, got ${safeJson(actual)}`);
+}
+
 function oneOf(actual, allowed, what) {
   if (!allowed.includes(actual)) fail(`${what}: expected one of ${safeJson(allowed)}, got ${safeJson(actual)}`);
 }
@@ -744,6 +755,54 @@ export const scenarios = {
         if (entry.keyInUrl) fail(`${format}: the API key was sent in the URL`, entry);
       }
     }
+  },
+
+  // Issue 14: one request in the request model, sent to each member in its provider's own shape.
+  async "an image, toolChoice, topP and a JSON schema reach each format in its own shape across a failover"(env) {
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    const schema = { type: "object", properties: { animal: { type: "string" } }, required: ["animal"], additionalProperties: false };
+    const chat = await script(env, "parts-chat", [{ status: 503, message: "chat is down" }]);
+    const anthropic = await script(env, "parts-anthropic", [{ text: '{"animal":"cat"}' }]);
+    const baton = new env.Baton({
+      targets: { chat: target(env, chat, { format: "openai_chat" }), anthropic: target(env, anthropic, { format: "anthropic_messages" }) },
+      routes: { vision: { fallback: ["chat", "anthropic"] } },
+    });
+    const request = {
+      messages: [{ role: "user", content: [{ type: "text", text: "Which animal?" }, { type: "image", data: png, mediaType: "image/png" }] }],
+      maxTokens: 64,
+      topP: 0.5,
+      tools: [{ name: "lookup", parameters: { type: "object", properties: { q: { type: "string" } } } }],
+      toolChoice: "none",
+      responseFormat: { type: "json", schema, name: "animal" },
+    };
+    const out = await baton.complete("vision", request);
+    eq(out.text, '{"animal":"cat"}', "text from the second member");
+    eq(out.target, "anthropic", "served by");
+    checkLegs(out.legs, [{ target: "chat", outcome: "http", status: 503 }, { target: "anthropic", outcome: "ok" }], "legs");
+
+    // A part one member cannot carry is refused before anything is sent.
+    const pdfByUrl = { messages: [{ role: "user", content: [{ type: "file", url: "https://x.test/a.pdf", mediaType: "application/pdf" }] }] };
+    const [refused] = await rejects(env, () => baton.complete("vision", pdfByUrl), { kind: "config", path: "request.messages[0].content[0]" }, "a file by URL on a route with an openai_chat member");
+    if (!refused.message.includes('target "chat" (openai_chat) cannot carry')) fail(`the refusal should name the target: ${refused.message}`);
+
+    const sent = async (id) => (await upstream(env, id, { requests: 1 })).log[0].body;
+    const chatBody = await sent(chat);
+    sameJson(chatBody.messages[0].content, [
+      { type: "text", text: "Which animal?" },
+      { type: "image_url", image_url: { url: `data:image/png;base64,${png}` } },
+    ], "openai_chat: content parts");
+    sameJson(chatBody.top_p, 0.5, "openai_chat: top_p");
+    sameJson(chatBody.tool_choice, "none", "openai_chat: tool_choice");
+    sameJson(chatBody.response_format, { type: "json_schema", json_schema: { name: "animal", schema } }, "openai_chat: response_format");
+    const anthropicBody = await sent(anthropic);
+    sameJson(anthropicBody.messages[0].content, [
+      { type: "text", text: "Which animal?" },
+      { type: "image", source: { type: "base64", media_type: "image/png", data: png } },
+    ], "anthropic_messages: content blocks");
+    sameJson(anthropicBody.top_p, 0.5, "anthropic_messages: top_p");
+    sameJson(anthropicBody.tool_choice, { type: "none" }, "anthropic_messages: tool_choice");
+    sameJson(anthropicBody.output_config, { format: { type: "json_schema", schema } }, "anthropic_messages: output_config");
+    eq(anthropicBody.response_format, undefined, "anthropic_messages: no OpenAI field");
   },
 
   // Issue 12: a stream cut after 40 tokens continues on the backup; the reader gets the text once,

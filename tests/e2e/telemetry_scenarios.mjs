@@ -341,7 +341,7 @@ export async function recordedContent(env) {
   const p = await script(env, "content", [{ text: "Hello you" }]);
   const baton = new env.Baton({ targets: { primary: target(env, p, { model: "model-p" }) }, health: false }, { telemetry: { tracer: t.tracer, recordContent: true } });
   const image = { role: "user", content: [{ type: "text", text: "And this?" }, { type: "image", url: "https://example.com/cat.png" }, { type: "image", data: "iVBORw0KGgo=", mediaType: "image/png" }] };
-  await baton.complete("primary", { messages: [...ASK.messages, { role: "assistant", content: "Hello." }, image] });
+  await baton.complete("primary", { messages: [...ASK.messages, { role: "assistant", content: "Hello." }, image], topP: 0.5, seed: 7, stop: "END" });
   const spans = await allEnded(t, what);
   const call = one(spans, (s) => s.name === "chat primary", what);
   eq(JSON.parse(call.attributes["gen_ai.input.messages"]), [
@@ -349,6 +349,7 @@ export async function recordedContent(env) {
     { role: "assistant", parts: [{ type: "text", content: "Hello." }] },
     { role: "user", parts: [{ type: "text", content: "And this?" }, { type: "uri", modality: "image", uri: "https://example.com/cat.png" }, { type: "blob", modality: "image", mime_type: "image/png" }] },
   ], `${what}: gen_ai.input.messages (an image by its URL or media type, never its bytes)`);
+  attrs(call, { "gen_ai.request.top_p": 0.5, "gen_ai.request.seed": 7, "gen_ai.request.stop_sequences": ["END"] }, `${what}: the request's parameters`);
   eq(JSON.parse(call.attributes["gen_ai.output.messages"]), [{ role: "assistant", parts: [{ type: "text", content: "Hello you" }], finish_reason: "stop" }], `${what}: gen_ai.output.messages`);
 }
 

@@ -2,38 +2,14 @@
 // Chromium (tools.test.mjs). Every call goes through a route whose primary answers 503, so the
 // answer always comes from the backup after a failover inside llm-baton; the provider's log
 // tells what each target received and how many requests it got.
-import { APICallError, InvalidArgumentError, NoSuchModelError, Output, convertToModelMessages, generateText, isStepCount, streamText, tool } from "ai";
+import { APICallError, InvalidArgumentError, InvalidPromptError, NoSuchModelError, Output, convertToModelMessages, generateText, isStepCount, streamText, tool } from "ai";
 import { createBatonProvider } from "llm-baton/ai-sdk";
 import { z } from "zod";
+import { script, upstream } from "./scenarios.mjs";
 
 const KEY = "sk-test-aisdk-not-a-secret";
 // The scenarios check the warnings themselves; the AI SDK would also print each one.
 globalThis.AI_SDK_LOG_WARNINGS = false;
-
-let serial = 0;
-
-/** Scripts a fresh provider scenario; returns its id. */
-async function script(env, label, steps) {
-  serial += 1;
-  const id = `${env.runtime}-aisdk-${label}-${Math.floor(performance.now() * 1000).toString(36)}-${serial}`;
-  const res = await fetch(`${env.providerUrl}/_scenarios/${id}`, {
-    method: "PUT",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ steps }),
-  });
-  if (!res.ok) throw new Error(`PUT /_scenarios/${id} answered ${res.status}: ${await res.text()}`);
-  return id;
-}
-
-/** The provider's record of a scenario once none of its requests is open (or 2 s passed). */
-async function upstream(env, id) {
-  const until = performance.now() + 2000;
-  for (;;) {
-    const r = await (await fetch(`${env.providerUrl}/_scenarios/${id}`)).json();
-    if (r.open === 0 || performance.now() > until) return r;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /**
  * A Baton whose route "chat" fails over from `primary` (503 on every request) to `backup`
@@ -54,9 +30,14 @@ function fail(message, detail) {
   throw new Error(detail === undefined ? message : `${message}\n  detail: ${JSON.stringify(detail)?.slice(0, 3000)}`);
 }
 
+/** JSON with object keys sorted, so equal values compare equal whatever their key order. */
+function canonical(value) {
+  return JSON.stringify(value, (_, v) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
+}
+
 function eq(actual, expected, what) {
-  const a = JSON.stringify(actual);
-  const e = JSON.stringify(expected);
+  const a = canonical(actual);
+  const e = canonical(expected);
   if (a !== e) fail(`${what}: expected ${e}, got ${a}`);
 }
 
@@ -116,6 +97,7 @@ export const scenarios = {
     const usage = await result.totalUsage;
     eq([usage.inputTokens, usage.outputTokens, usage.totalTokens], [6, 6, 12], "totalUsage (input, output, total)");
 
+    eq((await result.response).modelId, "scripted-model", "response.modelId (response-metadata)");
     const meta = (await result.providerMetadata)?.baton;
     eq(meta?.target, "backup", "providerMetadata.baton.target");
     eq(meta?.legs?.map((l) => [l.target, l.outcome, l.status ?? null]), [["primary", "http", 503], ["backup", "ok", null]], "providerMetadata.baton.legs");
@@ -130,6 +112,26 @@ export const scenarios = {
     eq(second.map((m) => m.role), ["user", "assistant", "tool"], "the second step's messages");
     eq(second[1].tool_calls?.map((c) => [c.id, c.function.name, c.function.arguments]), [[toolCalls[0].toolCallId, "weather", '{"city":"Paris"}']], "the replayed tool call");
     eq([second[2].tool_call_id, JSON.parse(second[2].content)], [toolCalls[0].toolCallId, { city: "Paris", sky: "sunny" }], "the tool result sent back");
+  },
+
+  async "reasoning: streamed as reasoning parts before the text, and whole as reasoning content"(env) {
+    const chunk = (delta, finish = null, usage) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", model: "thinker-1", choices: [{ index: 0, delta, finish_reason: finish }], ...(usage && { usage }) })}\n\n`;
+    const usage = { prompt_tokens: 4, completion_tokens: 6, total_tokens: 10 };
+    const streamed = [chunk({ role: "assistant", reasoning_content: "Think" }), chunk({ reasoning_content: "ing." }), chunk({ content: "Answer." }), chunk({}, "stop", usage), "data: [DONE]\n\n"];
+    const whole = JSON.stringify({ id: "c2", object: "chat.completion", model: "thinker-1", choices: [{ index: 0, message: { role: "assistant", content: "Answer.", reasoning_content: "Thinking." }, finish_reason: "stop" }], usage });
+    const { batonAi } = await setup(env, "reasoning", [{ raw: { chunks: streamed } }, { raw: { contentType: "application/json", chunks: [whole] } }]);
+
+    const result = streamText({ model: batonAi("chat"), prompt: "Think, then answer." });
+    const parts = [];
+    for await (const part of result.fullStream) parts.push(part);
+    const shape = parts.filter((x) => /^(reasoning|text)-/.test(x.type)).map((x) => x.type);
+    eq(shape, ["reasoning-start", "reasoning-delta", "reasoning-delta", "reasoning-end", "text-start", "text-delta", "text-end"], "stream part order");
+    eq([await result.reasoningText, await result.text], ["Thinking.", "Answer."], "streamed reasoning and text");
+    const usageStreamed = await result.usage;
+    eq([usageStreamed.inputTokens, usageStreamed.outputTokens, (await result.response).modelId], [4, 6, "thinker-1"], "streamed usage and model");
+
+    const out = await generateText({ model: batonAi("chat"), prompt: "Think, then answer." });
+    eq([out.reasoningText, out.text, out.usage.outputTokens, out.response.modelId], ["Thinking.", "Answer.", 6, "thinker-1"], "whole reasoning, text, usage and model");
   },
 
   async "generateText with a JSON schema (Output.object): the object, and the provider got the schema"(env) {
@@ -150,12 +152,62 @@ export const scenarios = {
     eq(body.response_format?.json_schema?.schema?.properties, { city: { type: "string" }, temperatureC: { type: "number" } }, "the schema the backup received");
   },
 
+  async "images, a PDF and the request parameters reach the provider in its format's fields"(env) {
+    const { b, batonAi } = await setup(env, "media", [{ toolCall: { name: "weather", arguments: '{"city":"Rome"}' } }, { text: '{"ok":true}' }]);
+    const png = new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13]);
+    const pdf = new TextEncoder().encode("%PDF-1.4 tiny");
+    const b64 = (bytes) => btoa(String.fromCharCode(...bytes));
+    const calls = [];
+    const result = await generateText({
+      model: batonAi("chat"),
+      messages: [{
+        role: "user",
+        content: [
+          { type: "text", text: "What is in these?" },
+          { type: "file", data: png, mediaType: "image" }, // the AI SDK reads image/png from the bytes
+          { type: "file", data: pdf, mediaType: "application/pdf", filename: "a.pdf" },
+          { type: "file", data: new URL("https://example.com/cat.png"), mediaType: "image" }, // passed as a URL
+        ],
+      }],
+      tools: { weather: weatherTool(calls) },
+      toolChoice: { type: "tool", toolName: "weather" },
+      topP: 0.9,
+      seed: 7,
+    });
+    eq([result.toolCalls.map((c) => c.input), calls], [[{ city: "Rome" }], ["Rome"]], "the named tool's call and execution");
+    const json = await generateText({ model: batonAi("chat"), output: Output.json(), prompt: "JSON, please." });
+    eq(json.output, { ok: true }, "Output.json()");
+    const [first, second] = (await requests(env, b, 2, "backup")).log.map((e) => e.body);
+    eq(first.messages[0].content, [
+      { type: "text", text: "What is in these?" },
+      { type: "image_url", image_url: { url: `data:image/png;base64,${b64(png)}` } },
+      { type: "file", file: { filename: "a.pdf", file_data: `data:application/pdf;base64,${b64(pdf)}` } },
+      { type: "image_url", image_url: { url: "https://example.com/cat.png" } },
+    ], "the user message's parts");
+    eq([first.top_p, first.seed, first.tool_choice], [0.9, 7, { type: "function", function: { name: "weather" } }], "top_p, seed, tool_choice");
+    eq(second.response_format, { type: "json_object" }, "Output.json(): response_format");
+  },
+
+  async "an image URL a Gemini target cannot carry: InvalidPromptError naming the part, nothing sent"(env) {
+    const g = await script(env, "carry-g", [{}]);
+    const baton = new env.llm.Baton({ targets: { g: { format: "gemini", baseUrl: `${env.providerUrl}/s/${g}/v1beta`, model: "gemini-x", apiKey: KEY } } });
+    const error = await generateText({
+      model: createBatonProvider(baton)("g"),
+      messages: [{ role: "user", content: [{ type: "text", text: "What is this?" }, { type: "file", data: new URL("https://example.com/cat.png"), mediaType: "image" }] }],
+    }).then(() => null, (e) => e);
+    if (!InvalidPromptError.isInstance(error)) fail(`expected InvalidPromptError, got ${error?.name}: ${error?.message}`);
+    if (!error.message.includes("request.messages[0].content[1]")) fail(`the message should name the part: ${error.message}`);
+    await requests(env, g, 0, "the Gemini target");
+  },
+
   async "generateText with a tool and call options: the request the provider got, warnings for what is not sent"(env) {
-    const { b, batonAi } = await setup(env, "gen-options", [
+    const { b, baton } = await setup(env, "gen-options", [
       { toolCall: { name: "weather", arguments: '{"city":"Oslo"}' } },
       { text: "Cold." },
     ]);
     const calls = [];
+    const events = [];
+    const batonAi = createBatonProvider(baton, { onEvent: (ev) => events.push(ev) });
     const result = await generateText({
       model: batonAi("chat"),
       system: "Be brief.",
@@ -167,18 +219,36 @@ export const scenarios = {
       stopSequences: ["END"],
       topK: 5,
       headers: { "x-trace": "1" },
-      providerOptions: { baton: { deadlineMs: 20_000 } },
+      providerOptions: { baton: { deadlineMs: 20_000, parallelToolCalls: false } },
     });
     eq([result.text, calls], ["Cold.", ["Oslo"]], "text and tool executions");
     eq(result.steps[0].toolCalls.map((c) => [c.toolName, c.input]), [["weather", { city: "Oslo" }]], "the first step's tool calls");
+    eq(events.filter((ev) => ev.type === "failover").map((ev) => `${ev.from}>${ev.to}`), ["primary>backup", "primary>backup"], "settings.onEvent: failover events, one per step");
     const features = result.steps[0].warnings.map((w) => `${w.type}:${w.feature}`);
     eq(features, ["unsupported:topK", "unsupported:headers"], "warnings");
     const r = await requests(env, b, 2, "backup");
     const body = r.log[0].body;
-    eq([body.max_tokens ?? body.max_completion_tokens, body.temperature, body.stop, body.stream], [50, 0.5, ["END"], false], "max tokens, temperature, stop, stream");
+    eq([body.max_tokens ?? body.max_completion_tokens, body.temperature, body.stop, body.stream, body.parallel_tool_calls], [50, 0.5, ["END"], false, false], "max tokens, temperature, stop, stream, parallel_tool_calls");
     eq(body.messages, [{ content: "Be brief.", role: "system" }, { content: "Weather in Oslo?", role: "user" }], "messages");
     eq(body.tools?.map((t) => [t.function.name, t.function.description]), [["weather", "The weather in a city"]], "tools");
     if (r.log.some((e) => "x-trace" in e.headers)) fail("the AI SDK's request headers reached the provider");
+  },
+
+  async "the V4 model called directly: a provider-defined tool is left out with a warning, the rest is sent"(env) {
+    const { b, batonAi } = await setup(env, "provider-tool", [{ text: "ok" }]);
+    const out = await batonAi("chat").doGenerate({
+      prompt: [{ role: "user", content: [{ type: "text", text: "Search." }] }],
+      tools: [
+        { type: "provider", id: "openai.web_search", name: "web_search", args: {} },
+        { type: "function", name: "lookup", inputSchema: { type: "object", properties: { q: { type: "string" } } } },
+      ],
+      toolChoice: { type: "required" },
+    });
+    eq(out.content, [{ type: "text", text: "ok" }], "content");
+    eq(out.finishReason, { unified: "stop", raw: "stop" }, "finishReason");
+    eq(out.warnings.map((w) => [w.type, w.feature]), [["unsupported", "provider-defined tool openai.web_search"]], "warnings");
+    const body = (await requests(env, b, 1, "backup")).log[0].body;
+    eq([body.tools.map((t) => t.function.name), body.tool_choice], [["lookup"], "required"], "tools and tool_choice sent");
   },
 
   async "a bad llm-baton option is InvalidArgumentError naming it, before anything is sent"(env) {

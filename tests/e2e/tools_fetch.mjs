@@ -5,35 +5,11 @@
 // from a primary that answers 503.
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
+import { script, upstream } from "./scenarios.mjs";
 
 const KEY = "sk-test-fetch-not-a-secret";
 // Nothing listens here: a request that left the process would fail to connect.
 const NOWHERE = "http://llm-baton.invalid";
-
-let serial = 0;
-
-/** Scripts a fresh provider scenario; returns its id. */
-async function script(env, label, steps) {
-  serial += 1;
-  const id = `${env.runtime}-fetch-${label}-${Math.floor(performance.now() * 1000).toString(36)}-${serial}`;
-  const res = await fetch(`${env.providerUrl}/_scenarios/${id}`, {
-    method: "PUT",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ steps }),
-  });
-  if (!res.ok) throw new Error(`PUT /_scenarios/${id} answered ${res.status}: ${await res.text()}`);
-  return id;
-}
-
-/** The provider's record of a scenario once none of its requests is open (or 2 s passed). */
-async function upstream(env, id) {
-  const until = performance.now() + 2000;
-  for (;;) {
-    const r = await (await fetch(`${env.providerUrl}/_scenarios/${id}`)).json();
-    if (r.open === 0 || performance.now() > until) return r;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 function fail(message, detail) {
   throw new Error(detail === undefined ? message : `${message}\n  detail: ${JSON.stringify(detail)?.slice(0, 3000)}`);

@@ -1,14 +1,14 @@
 // Compile-only check of pkg/index.d.ts (`deno check`, TypeScript strict): the declarations
 // parse, and typical code that uses the API type-checks. Never run.
 import { Baton, BatonError, broadcastHealthStore, createGateway, HealthState } from "../../pkg/index.d.ts";
-import type { AfterStart, CallEvent, Completion, Config, Gateway, StreamEvent } from "../../pkg/index.d.ts";
+import type { AfterStart, CallEvent, ChatRequest, Completion, Config, Gateway, Part, StreamEvent } from "../../pkg/index.d.ts";
 import "./types_check_durable.ts";
 import "./types_check_ai_sdk.ts";
 
 const config: Config = {
   targets: {
     primary: { format: "openai_chat", baseUrl: "http://127.0.0.1:1/v1", model: "m", apiKey: "k", timeouts: { headersMs: 1000, firstTokenMs: 2000, idleMs: 500 } },
-    backup: { format: "gemini", baseUrl: "http://127.0.0.1:1/v1beta", model: "g", headers: { "x-extra": "1" }, strictFrames: true, prefill: true },
+    backup: { format: "gemini", baseUrl: "http://127.0.0.1:1/v1beta", model: "g", headers: { "x-extra": "1" }, strictFrames: true, prefill: true, extraBody: { safetySettings: [] } },
   },
   routes: {
     main: { fallback: [{ retry: "primary", attempts: 3, backoff: { initialMs: 250, jitter: "none" }, retryOn: ["transport", "timeout", 429, "5xx", "overloaded"] }, "backup"], fallbackOn: ["timeout", "context_length", "quota", "content_filter"] },
@@ -22,6 +22,36 @@ const config: Config = {
 
 // @ts-expect-error: a stream resumes by continuing or restarting, nothing else
 export const replay: AfterStart = { mode: "replay" };
+
+/** A request with every part kind and the sampling, tool and output parameters. */
+export const described: ChatRequest = {
+  messages: [
+    { role: "system", content: [{ type: "text", text: "Be brief." }] },
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "Describe these." },
+        { type: "image", url: "https://example.com/cat.png" },
+        { type: "image", data: "iVBORw0K", mediaType: "image/png" },
+        { type: "file", data: "JVBERi0x", mediaType: "application/pdf", filename: "a.pdf" },
+        { type: "file", url: "https://example.com/b.pdf", mediaType: "application/pdf" },
+      ],
+    },
+  ],
+  topP: 0.9,
+  seed: 7,
+  stop: "END",
+  tools: [{ name: "lookup" }],
+  toolChoice: { name: "lookup" },
+  parallelToolCalls: false,
+  responseFormat: { type: "json", schema: { type: "object" }, name: "answer", strict: true },
+};
+export const freeText: ChatRequest = { messages: [{ role: "user", content: "hi" }], toolChoice: "auto", responseFormat: { type: "text" } };
+
+// @ts-expect-error: image data needs its mediaType
+export const untypedImage: Part = { type: "image", data: "iVBORw0K" };
+// @ts-expect-error: "any" is Anthropic's word; the request says "required"
+export const anthropicWord: ChatRequest = { messages: [], toolChoice: "any" };
 
 export async function use(): Promise<string> {
   const baton = new Baton(config);

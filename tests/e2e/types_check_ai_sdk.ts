@@ -7,6 +7,7 @@ import { z } from "zod";
 import { Baton } from "../../pkg/index.d.ts";
 import type { Config } from "../../pkg/index.d.ts";
 import { createBatonProvider } from "../../pkg/ai-sdk.d.ts";
+import type { BatonCallProviderOptions } from "../../pkg/ai-sdk.d.ts";
 
 declare const config: Config;
 
@@ -17,7 +18,8 @@ export const provider: ProviderV4 = baton;
 
 export async function use(): Promise<string> {
   const { output } = await generateText({ model: baton("chat"), output: Output.object({ schema: z.object({ city: z.string() }) }), prompt: "p" });
-  const result = streamText({ model, prompt: "p", providerOptions: { baton: { deadlineMs: 5000 } } });
+  const options: BatonCallProviderOptions = { deadlineMs: 5000, parallelToolCalls: false };
+  const result = streamText({ model, prompt: "p", providerOptions: { baton: options } });
   return output.city + (await result.text);
 }
 

@@ -4,18 +4,47 @@
 // breaks mid-answer is continued (or restarted) and reads as one answer, a circuit breaker that
 // opens makes the next message skip its target (and the Targets card counts down), Stop really
 // closes the provider's connection, a config error lands on its line, keys stay out of storage,
-// the page fits a phone, and the console stays clean. Screenshots of the main states go to
+// the page fits a phone, an image attached by the picker or dropped on the composer shows in the
+// thread and reaches each format in its own shape (and a file that is not one is refused), and the
+// console stays clean. Screenshots of the main states go to
 // tests/e2e/artifacts/www/ for a reviewer.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import { crc32, deflateSync } from "node:zlib";
 import { chromium } from "playwright-core";
 import { startDemo } from "../../www/serve.mjs";
 
 const ARTIFACTS = fileURLToPath(new URL("./artifacts/www/", import.meta.url));
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const ANSWER_MS = 15_000; // the slowest answer: a 3 s header stall, then ~2.5 s of streaming
+
+/** A `size`×`size` RGB PNG whose colour runs from `from` to `to` across it. */
+function png(size, from, to) {
+  const chunk = (type, data) => {
+    const head = Buffer.alloc(8);
+    head.writeUInt32BE(data.length);
+    head.write(type, 4, "latin1");
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])));
+    return Buffer.concat([head, data, crc]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(size, 0);
+  header.writeUInt32BE(size, 4);
+  header.set([8, 2, 0, 0, 0], 8); // 8 bits per channel, RGB, no interlace
+  const rows = [];
+  for (let y = 0; y < size; y++) {
+    const row = [0]; // filter: none
+    for (let x = 0; x < size; x++) row.push(...from.map((c, i) => Math.round(c + ((to[i] - c) * (x + y)) / (2 * size))));
+    rows.push(...row);
+  }
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return Buffer.concat([signature, chunk("IHDR", header), chunk("IDAT", deflateSync(Buffer.from(rows))), chunk("IEND", Buffer.alloc(0))]);
+}
+const SUNSET = png(48, [255, 140, 0], [120, 40, 200]);
+const SEA = png(48, [0, 160, 200], [10, 40, 120]);
 
 describe("www chat page", () => {
   let demo;
@@ -342,6 +371,131 @@ describe("www chat page", () => {
     assert.equal(request.auth, "bearer");
     const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + location.href);
     assert.ok(!stored.includes("sk-test"), stored);
+  });
+
+  /** Drops `files` ({ name, mimeType, buffer }) on the composer as a person would; true when the page took the drop. */
+  async function drop(files) {
+    const taken = await page.evaluate((files) => {
+      const transfer = new DataTransfer();
+      for (const f of files) transfer.items.add(new File([Uint8Array.from(atob(f.data), (c) => c.charCodeAt(0))], f.name, { type: f.mimeType }));
+      const target = document.getElementById("prompt");
+      return ["dragenter", "dragover", "drop"].map((type) => !target.dispatchEvent(new DragEvent(type, { dataTransfer: transfer, bubbles: true, cancelable: true })));
+    }, files.map((f) => ({ name: f.name, mimeType: f.mimeType, data: f.buffer.toString("base64") })));
+    return taken.every(Boolean);
+  }
+
+  const staged = () => page.$$eval("#attachments .attachment", (els) => els.map((el) =>
+    `${el.querySelector("img").alt} | ${el.querySelector(".attachment-size").textContent} | ${el.querySelector("button").ariaLabel}`));
+  const attachError = async () => ((await page.isVisible("#attach-error")) ? page.textContent("#attach-error") : null);
+  /** The user messages of a logged request that carry a list of parts. */
+  const withParts = (request) => request.body.messages.filter((m) => m.role === "user" && Array.isArray(m.content)).map((m) => m.content);
+  const dataUrlOf = (buffer) => `data:image/png;base64,${buffer.toString("base64")}`;
+
+  test("an image attached with the picker shows in the thread and is sent as an image part", async () => {
+    await page.setInputFiles("#attach-input", { name: "sunset.png", mimeType: "image/png", buffer: SUNSET });
+    await page.waitForSelector("#attachments .attachment");
+    assert.deepEqual(await staged(), [`sunset.png | ${SUNSET.length} bytes | Remove sunset.png`]);
+    assert.match(await page.textContent("#announcer"), /^Attached sunset\.png \(\d+ bytes\)\. 1 image will go with the next message\.$/);
+    assert.equal(await attachError(), null);
+    await page.fill("#prompt", "What colour is this?");
+    await shot("10-image-staged");
+    await page.press("#prompt", "Enter");
+    await page.waitForFunction(() => document.body.classList.contains("busy"), null, { timeout: 2000 });
+    await idle();
+
+    assert.deepEqual(await staged(), [], "the composer is empty again");
+    const thumb = page.locator(".msg.user").last().locator("img.thumb");
+    assert.equal(await thumb.getAttribute("alt"), "sunset.png");
+    assert.equal(await thumb.evaluate((img) => img.complete && img.naturalWidth), 48, "the thumbnail loaded (the page's CSP lets data: images in)");
+    assert.equal(await page.locator(".msg.user").last().locator(".bubble-text").textContent(), "What colour is this?");
+    assert.match(await answerText(), /You wrote: “What colour is this\?” with 1 image \(sunset\.png\)\./);
+    const [request] = (await scenario("primary")).log;
+    assert.deepEqual(withParts(request), [[
+      { type: "image_url", image_url: { url: dataUrlOf(SUNSET) } },
+      { type: "text", text: "What colour is this?" },
+    ]], "OpenAI Chat: the image as a data URL, then the text");
+    await shot("11-image-sent");
+  });
+
+  test("an image dropped on the composer goes to the backup after a failover, and past images go again", async () => {
+    assert.ok(await drop([{ name: "sea.png", mimeType: "image/png", buffer: SEA }]), "the composer took the drop");
+    await page.waitForSelector("#attachments .attachment");
+    assert.deepEqual(await staged(), [`sea.png | ${SEA.length} bytes | Remove sea.png`]);
+    assert.ok(!(await page.locator("#composer").evaluate((el) => el.classList.contains("dropping"))), "the drop highlight is gone");
+    await ask("And this one?", "400");
+    assert.deepEqual(await rows(), ["1. primary | OpenAI Chat | http 400", "2. backup | Anthropic Messages | ok"]);
+    assert.equal(await page.locator(".msg.user").last().locator("img.thumb").getAttribute("alt"), "sea.png");
+
+    const [refused] = (await scenario("primary")).log;
+    assert.deepEqual(withParts(refused), [
+      [{ type: "image_url", image_url: { url: dataUrlOf(SUNSET) } }, { type: "text", text: "What colour is this?" }],
+      [{ type: "image_url", image_url: { url: dataUrlOf(SEA) } }, { type: "text", text: "And this one?" }],
+    ], "the earlier turn keeps its image");
+    const [served] = (await scenario("backup")).log;
+    const image = (buffer) => ({ type: "image", source: { type: "base64", media_type: "image/png", data: buffer.toString("base64") } });
+    assert.deepEqual(withParts(served), [
+      [image(SUNSET), { type: "text", text: "What colour is this?" }],
+      [image(SEA), { type: "text", text: "And this one?" }],
+    ], "Anthropic Messages: base64 image blocks");
+  });
+
+  test("a file that is not an image the providers read, or too large, is refused with the reason, and nothing is sent", async () => {
+    const messages = await page.locator(".msg.user").count();
+    const requests = (await scenario("primary")).requests;
+    /** Waits until the refusal names `name`. */
+    const refusedFile = (name) => page.waitForFunction((name) => {
+      const box = document.getElementById("attach-error");
+      return !box.hidden && box.textContent.includes(name);
+    }, name, { timeout: 5000 });
+    const refusals = [
+      [{ name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("not a picture") },
+        /^“notes\.txt” is not an image \(text\/plain\), so it was not attached: attach a PNG, JPEG or WebP image\.$/],
+      [{ name: "fake.png", mimeType: "image/png", buffer: Buffer.from("not a picture either") },
+        /^“fake\.png” is named as a PNG image but its content is not a PNG, JPEG or WebP image, so it was not attached\.$/],
+      [{ name: "logo.svg", mimeType: "image/svg+xml", buffer: Buffer.from("<svg xmlns='http://www.w3.org/2000/svg'/>") },
+        /^“logo\.svg” is an image of type image\/svg\+xml, which not every provider reads, so it was not attached: attach a PNG, JPEG or WebP image/],
+      [{ name: "huge.png", mimeType: "image/png", buffer: Buffer.concat([SUNSET, Buffer.alloc(4 * 1024 * 1024 - SUNSET.length)]) },
+        /^“huge\.png” is 4 MB, above the 3\.75 MB an image may be \(5 MB once base64-encoded, the most Anthropic takes per image\), so it was not attached: attach a smaller image\.$/],
+    ];
+    for (const [file, message] of refusals) {
+      await page.setInputFiles("#attach-input", file);
+      await refusedFile(file.name);
+      assert.match(await attachError(), message);
+      assert.deepEqual(await staged(), [], `${file.name} was not attached`);
+      if (file.name === "notes.txt") await shot("12-refused");
+    }
+    assert.equal(await page.getAttribute("#attach-error", "role"), "alert", "a screen reader says it at once");
+    assert.ok(await drop([{ name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("dropped text") }]));
+    await refusedFile("notes.txt");
+    assert.match(await attachError(), /^“notes\.txt” is not an image/);
+    await page.press("#prompt", "Enter"); // no text, no image: nothing to send
+    assert.ok(!(await busy()));
+    assert.equal(await page.locator(".msg.user").count(), messages, "no message was added");
+    assert.equal((await scenario("primary")).requests, requests, "nothing reached the provider");
+  });
+
+  test("a pasted image is staged too, and a staged image can be removed from the keyboard", async () => {
+    await page.setInputFiles("#attach-input", { name: "sunset.png", mimeType: "image/png", buffer: SUNSET });
+    const pasted = await page.evaluate((data) => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([Uint8Array.from(atob(data), (c) => c.charCodeAt(0))], "sea.png", { type: "image/png" }));
+      return !document.getElementById("prompt").dispatchEvent(new ClipboardEvent("paste", { clipboardData: transfer, bubbles: true, cancelable: true }));
+    }, SEA.toString("base64"));
+    assert.ok(pasted, "the page took the paste");
+    await page.waitForFunction(() => document.querySelectorAll("#attachments .attachment").length === 2);
+    assert.equal(await page.inputValue("#prompt"), "", "the image's name was not pasted as text");
+    assert.equal(await attachError(), null, "a good file clears the last refusal");
+    await page.focus('#attachments button[aria-label="Remove sunset.png"]');
+    await page.keyboard.press("Enter");
+    assert.deepEqual((await staged()).map((row) => row.split(" | ")[0]), ["sea.png"]);
+    assert.equal(await page.textContent("#announcer"), "Removed sunset.png.");
+    assert.equal(await page.evaluate(() => document.activeElement.ariaLabel), "Remove sea.png", "focus moves to the next remove button");
+    await page.keyboard.press("Enter");
+    assert.deepEqual(await staged(), []);
+    assert.ok(await page.isHidden("#attachments"));
+    assert.equal(await page.evaluate(() => document.activeElement.id), "prompt");
+    assert.equal(await page.getAttribute("#attach", "aria-label"), "Attach an image");
+    assert.equal(await page.getAttribute("#attach-input", "accept"), "image/png,image/jpeg,image/webp");
   });
 
   test("the page fits a phone-width screen", async () => {

@@ -7,11 +7,16 @@ import { Baton, BatonError, createGateway } from "llm-baton";
 import { scenarios } from "./scenarios.mjs";
 import { hostile } from "./hostile.mjs";
 import { startProvider } from "./provider.mjs";
+import { telemetryScenarios } from "./telemetry_scenarios.mjs";
+import { context, trace } from "@opentelemetry/api";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 
 const provider = await startProvider();
 const env = { Baton, BatonError, providerUrl: provider.url, runtime: "deno" };
 const hostileEnv = { ...env, createGateway, inspect: (v) => Deno.inspect(v, { depth: 10 }), watchProcess: watchUncaught };
-const all = { ...scenarios, ...hostile };
+// OpenTelemetry traces (issue 15) with the real SDK, as in Node and workerd (telemetry.test.mjs).
+const telemetryEnv = { ...env, createGateway, otel: { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, trace, context } };
+const all = { ...scenarios, ...hostile, ...telemetryScenarios };
 const names = Object.keys(all);
 let pending = names.length + 1;
 const done = () => {
@@ -40,7 +45,7 @@ for (const name of names) {
       // instead of the whole module, so the scenarios after it still run.
       const uncaught = name in hostile ? watchUncaught() : () => [];
       try {
-        await all[name](name in hostile ? hostileEnv : env);
+        await all[name](name in hostile ? hostileEnv : name in telemetryScenarios ? telemetryEnv : env);
       } finally {
         done();
         const seen = uncaught();

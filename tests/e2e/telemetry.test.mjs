@@ -8,7 +8,7 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Readable } from "node:stream";
 import { Baton, BatonError, createGateway } from "llm-baton";
@@ -196,7 +196,7 @@ describe("telemetry in workerd", () => {
     // The SDK as one ES module: workerd resolves no packages, and the SDK's "browser" build has no Node APIs.
     await build({
       stdin: {
-        contents: `export { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+        contents: `export { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 export { trace, context } from "@opentelemetry/api";
 export { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";`,
         resolveDir: repo,
@@ -244,6 +244,59 @@ export default {
     if (!out.ok) throw new Error(`in workerd: ${out.error}`);
   };
   for (const name of Object.keys(telemetryScenarios)) test(name, () => run(name));
+
+  test("the README's Worker ships a streamed call's spans after the body, through OTLP/HTTP JSON", async () => {
+    // The README's code block, as written, with its imports pointed at this repo.
+    const readme = readFileSync(`${repo}README.md`, "utf8");
+    const block = [...readme.matchAll(/```js\n(import \{ env \} from "cloudflare:workers";[\s\S]*?)```/g)].map((m) => m[1]).find((b) => b.includes("telemetry:"));
+    assert.ok(block?.includes("OTLPTraceExporter"), "README has the Worker's telemetry example");
+    const dir = `${repo}tests/e2e/artifacts/telemetry`;
+    writeFileSync(
+      `${dir}/readme-worker.mjs`,
+      block
+        .replace(`from "llm-baton"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS).slice(2)}"`)
+        .replaceAll(/from "@opentelemetry\/[a-z-]+"/g, `from "./otel.mjs"`)
+        .replace(`from "./config.js"`, `from "../../../../examples/gateway/config.js"`),
+    );
+    const p = await script(env(), "readme-p", [{ status: 503 }]);
+    const b = await script(env(), "readme-b", [{ text: "Hello from the README", chunks: 3 }]);
+    const config = {
+      targets: { primary: target(env(), p, { model: "model-p" }), backup: target(env(), b, { format: "anthropic_messages", model: "model-b" }) },
+      routes: { chat: { fallback: ["primary", "backup"] } },
+      gateway: { apiKeys: [CLIENT_KEY] },
+    };
+    const collector = await collectorStub();
+    const worker = new Miniflare({
+      modules: true,
+      modulesRoot: repo,
+      scriptPath: `${dir}/readme-worker.mjs`,
+      modulesRules: WORKERD_MODULE_RULES,
+      compatibilityDate: "2025-06-01",
+      compatibilityFlags: ["enable_request_signal"],
+      bindings: { BATON_CONFIG: JSON.stringify(config), OTLP_TRACES_URL: `${collector.url}/v1/traces` },
+    });
+    try {
+      const res = await worker.dispatchFetch("http://gateway.test/v1/chat/completions", {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${CLIENT_KEY}` },
+        body: JSON.stringify({ model: "chat", stream: true, messages: [{ role: "user", content: "Hi" }] }),
+      });
+      assert.equal(res.status, 200);
+      assert.match(await res.text(), /README/);
+      const until = performance.now() + 5000;
+      let spans = [];
+      while (performance.now() < until) {
+        spans = collector.received().flatMap((body) => JSON.parse(body).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((x) => x.spans)));
+        if (spans.length >= 3) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.deepEqual(spans.map((x) => x.name).sort(), ["chat chat", "chat model-b", "chat model-p"]);
+      assert.ok(!collector.received().join("").includes(SECRET) && !collector.received().join("").includes(CLIENT_KEY), "no key in the export");
+    } finally {
+      await worker.dispose();
+      await collector.stop();
+    }
+  });
 
   test("an OTLP/HTTP JSON export from a Worker (the exporter's fetch transport) reaches the collector", async () => {
     const collector = await collectorStub();

@@ -11,15 +11,13 @@
 // the outage's log, so no request straddles the switch.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
-import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { normalize } from "node:path";
 import { spawnSync } from "node:child_process";
 import { chromium } from "playwright-core";
 import { BatonError } from "../../pkg/node.js";
 import { broadcastHealthStore } from "../../pkg/broadcast.js";
 import { startProvider } from "./provider.mjs";
+import { startStaticServer } from "./static_server.mjs";
 import { resolveEntry, BROWSER_CONDITIONS } from "./resolve.mjs";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -35,13 +33,6 @@ const REQUESTS = 10;
 const HEALTH = { failures: 2, cooldownMs: 2000 };
 /** Timers and the channel may deliver a little late on a loaded machine; never early. */
 const SLACK_MS = 250;
-
-const TYPES = {
-  ".js": "text/javascript; charset=utf-8",
-  ".mjs": "text/javascript; charset=utf-8",
-  ".wasm": "application/wasm",
-  ".json": "application/json",
-};
 
 // `window.harness` works without llm-baton (it checks the browser gives both tabs one channel
 // and one lock manager); `window.tab` loads llm-baton and runs calls through this tab's Baton.
@@ -91,32 +82,6 @@ const PAGE = `<!doctype html>
   window.pageReady = true;
 </script>
 `;
-
-/** Serves the page at / and GET /pkg/**; nothing else. */
-function startStaticServer() {
-  const server = createServer(async (req, res) => {
-    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    if (path === "/") {
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
-      res.end(PAGE);
-      return;
-    }
-    const rel = normalize(path).replace(/^\/+/, "");
-    const type = TYPES[rel.slice(rel.lastIndexOf("."))];
-    if (!rel.startsWith("pkg/") || rel.includes("..") || !type) {
-      res.writeHead(404).end();
-      return;
-    }
-    try {
-      const body = await readFile(repo + rel);
-      res.writeHead(200, { "content-type": type, "cache-control": "no-store" });
-      res.end(body);
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
-}
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -325,7 +290,7 @@ describe("shared health in Chromium: two tabs, one broadcastHealthStore", () => 
 
   before(async () => {
     provider = await startProvider();
-    server = await startStaticServer();
+    server = await startStaticServer(PAGE, ["pkg/"]);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -8,29 +8,16 @@
 // request queued behind that limit would distort the timings.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
-import { readFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
-import { normalize } from "node:path";
 import { chromium } from "playwright-core";
 import { scenarios } from "./scenarios.mjs";
 import { hostile, runsAlone, RunAlone } from "./hostile.mjs";
 import { startProvider } from "./provider.mjs";
+import { startStaticServer } from "./static_server.mjs";
 import { resolveEntry, BROWSER_CONDITIONS } from "./resolve.mjs";
 
 const CONCURRENCY = Math.min(4, Number(process.env.BATON_E2E_CONCURRENCY ?? 4));
-const repo = fileURLToPath(new URL("../../", import.meta.url));
 const entry = resolveEntry(BROWSER_CONDITIONS);
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-
-const TYPES = {
-  ".js": "text/javascript; charset=utf-8",
-  ".mjs": "text/javascript; charset=utf-8",
-  ".wasm": "application/wasm",
-  ".json": "application/json",
-  ".html": "text/html; charset=utf-8",
-  ".ts": "text/plain; charset=utf-8",
-};
 
 const PAGE = `<!doctype html>
 <meta charset="utf-8">
@@ -52,32 +39,6 @@ const PAGE = `<!doctype html>
 </script>
 `;
 
-/** Serves GET /, /pkg/** and /tests/e2e/** from the repo; nothing else. */
-function startStaticServer() {
-  const server = createServer(async (req, res) => {
-    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    if (path === "/" || path === "/index.html") {
-      res.writeHead(200, { "content-type": TYPES[".html"], "cache-control": "no-store" });
-      res.end(PAGE);
-      return;
-    }
-    const rel = normalize(path).replace(/^\/+/, "");
-    const ext = rel.slice(rel.lastIndexOf("."));
-    if (!(rel.startsWith("pkg/") || rel.startsWith("tests/e2e/")) || rel.includes("..") || !TYPES[ext]) {
-      res.writeHead(404).end();
-      return;
-    }
-    try {
-      const body = await readFile(repo + rel);
-      res.writeHead(200, { "content-type": TYPES[ext], "cache-control": "no-store" });
-      res.end(body);
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
-}
-
 describe("browser", { concurrency: CONCURRENCY }, () => {
   let provider;
   let server;
@@ -86,7 +47,7 @@ describe("browser", { concurrency: CONCURRENCY }, () => {
   const pageLog = [];
   before(async () => {
     provider = await startProvider();
-    server = await startStaticServer();
+    server = await startStaticServer(PAGE, ["pkg/", "tests/e2e/"]);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -22,14 +22,13 @@
 // BATON_TOOLS_RUNTIMES=node,workerd limits the runtimes (default: all three).
 import { describe, test, before, after } from "node:test";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
-import { createServer } from "node:http";
-import { normalize, relative } from "node:path";
+import { relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import * as esbuild from "esbuild";
 import { Miniflare } from "miniflare";
 import { chromium } from "playwright-core";
 import { startProvider } from "./provider.mjs";
+import { startStaticServer } from "./static_server.mjs";
 import { resolveEntry, pkgDir, WORKERD_CONDITIONS, WORKERD_MODULE_RULES, BROWSER_CONDITIONS } from "./resolve.mjs";
 
 const CONCURRENCY = Math.min(4, Number(process.env.BATON_E2E_CONCURRENCY ?? 4));
@@ -174,7 +173,7 @@ if (RUNTIMES.includes("browser")) {
     before(async () => {
       const entry = resolveEntry(BROWSER_CONDITIONS);
       await bundle("browser", BROWSER_CONDITIONS, `/pkg/${entry.slice(2)}`);
-      server = await startStaticServer();
+      server = await startStaticServer(PAGE, ["pkg/", "tests/e2e/artifacts/tools/browser/"]);
       browser = await chromium.launch({
         executablePath: CHROMIUM,
         args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -201,13 +200,6 @@ if (RUNTIMES.includes("browser")) {
   });
 }
 
-const TYPES = {
-  ".js": "text/javascript; charset=utf-8",
-  ".mjs": "text/javascript; charset=utf-8",
-  ".wasm": "application/wasm",
-  ".json": "application/json",
-};
-
 const PAGE = `<!doctype html>
 <meta charset="utf-8">
 <title>llm-baton tools e2e</title>
@@ -219,28 +211,3 @@ const PAGE = `<!doctype html>
 </script>
 `;
 
-/** Serves the page, /pkg/** (the browser entry and its wasm) and the bundle; nothing else. */
-function startStaticServer() {
-  const server = createServer(async (req, res) => {
-    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    if (path === "/") {
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
-      res.end(PAGE);
-      return;
-    }
-    const rel = normalize(path).replace(/^\/+/, "");
-    const ext = rel.slice(rel.lastIndexOf("."));
-    if (!(rel.startsWith("pkg/") || rel.startsWith("tests/e2e/artifacts/tools/browser/")) || rel.includes("..") || !TYPES[ext]) {
-      res.writeHead(404).end();
-      return;
-    }
-    try {
-      const body = await readFile(repo + rel);
-      res.writeHead(200, { "content-type": TYPES[ext], "cache-control": "no-store" });
-      res.end(body);
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
-}

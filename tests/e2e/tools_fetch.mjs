@@ -171,6 +171,37 @@ export const scenarios = {
     eq(sent.map((m) => m.role), ["system", "user"], "the backup's messages (instructions as the system message)");
   },
 
+  async "openai chat.completions.stream and responses.stream through the gateway's handler (createGateway, keyed) in this runtime"(env) {
+    const p = await script(env, "gateway-p", [{ status: 503, message: "primary overloaded" }]);
+    const b = await script(env, "gateway-b", [{ text: TEXT, chunks: 4 }, { text: TEXT, chunks: 4 }]);
+    const gateway = env.llm.createGateway({
+      targets: { primary: target(env, p), backup: target(env, b, "anthropic_messages") },
+      routes: { chat: { fallback: ["primary", "backup"] } },
+      health: false,
+      gateway: { apiKeys: ["gw-key"] },
+    });
+    // The handler takes a Request, as a Worker's fetch does; the SDK calls fetch(url, init).
+    const handler = (url, init) => gateway.fetch(new Request(url, init));
+    const client = new OpenAI({ apiKey: "gw-key", baseURL: `${NOWHERE}/v1`, fetch: handler, maxRetries: 0, dangerouslyAllowBrowser: true });
+    let chat = "";
+    const chatStream = client.chat.completions.stream({ model: "chat", messages: [{ role: "user", content: "Say hello." }] });
+    chatStream.on("content", (delta) => (chat += delta));
+    eq((await chatStream.finalChatCompletion()).choices[0].message.content, TEXT, "chat.completions.stream's final text");
+    eq(chat, TEXT, "chat.completions.stream's deltas");
+    let output = "";
+    const responseStream = client.responses.stream({ model: "chat", input: "Say hello." });
+    responseStream.on("response.output_text.delta", (e) => (output += e.delta));
+    const response = await responseStream.finalResponse();
+    eq([output, response.output_text, response.status], [TEXT, TEXT, "completed"], "responses.stream's deltas, output_text and status");
+    // The primary failed once per call; the Anthropic backup answered both.
+    await requests(env, p, 2, "primary");
+    const up = await requests(env, b, 2, "backup");
+    eq(up.log.map((r) => r.path.endsWith("/messages")), [true, true], "the backup was asked in its own format, /v1/messages");
+    const refused = await thrown(() => new OpenAI({ apiKey: "wrong", baseURL: `${NOWHERE}/v1`, fetch: handler, maxRetries: 0, dangerouslyAllowBrowser: true })
+      .chat.completions.create({ model: "chat", messages: [{ role: "user", content: "hi" }] }), "a wrong gateway key");
+    eq(refused.status, 401, "a wrong gateway key's status");
+  },
+
   async "a failed route is the SDK's APIError with the gateway's status and message, never retried by the SDK"(env) {
     const p = await script(env, "failed-p", [{ status: 503, message: "primary overloaded" }]);
     const b = await script(env, "failed-b", [{ status: 500, message: "backup broken" }]);

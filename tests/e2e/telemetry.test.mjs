@@ -21,6 +21,7 @@ import { chromium } from "playwright-core";
 import { Miniflare } from "miniflare";
 import { remoteParent } from "../../pkg/telemetry.js";
 import { startProvider } from "./provider.mjs";
+import { startStaticServer } from "./static_server.mjs";
 import { BROWSER_CONDITIONS, resolveEntry, WORKERD_CONDITIONS, WORKERD_MODULE_RULES } from "./resolve.mjs";
 import { CLIENT_KEY, SECRET, script, shipOtlp, target, telemetryScenarios, tracing, upstream } from "./telemetry_scenarios.mjs";
 
@@ -335,21 +336,21 @@ describe("telemetry in chromium", () => {
   };
   window.batonReady = true;
 </script>`;
-    server = await staticServer(page_);
+    server = await startStaticServer(page_, ["pkg/", "tests/e2e/telemetry_scenarios.mjs", "tests/e2e/artifacts/telemetry/"]);
     browser = await chromium.launch({
       executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium",
       args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
     });
     page = await browser.newPage();
     page.on("pageerror", (e) => pageLog.push(`pageerror: ${e.stack || e}`));
-    await page.goto(server.url);
+    await page.goto(`http://127.0.0.1:${server.address().port}/`);
     await page.waitForFunction(() => window.batonReady === true, null, { timeout: 15_000 }).catch((e) => {
       throw new Error(`the page did not load: ${e.message}\n${pageLog.join("\n")}`);
     });
   });
   after(async () => {
     await browser?.close();
-    await server?.stop();
+    server?.close();
   });
 
   const run = async (name, collector = "") => {
@@ -368,34 +369,6 @@ describe("telemetry in chromium", () => {
     }
   });
 });
-
-/** Serves `page` at / and the repo's pkg/ and tests/e2e/ files (wasm as application/wasm) on loopback. */
-function staticServer(page) {
-  const types = { ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm" };
-  const server = createServer((req, res) => {
-    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    if (path === "/") {
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(page);
-      return;
-    }
-    const rel = path.replace(/^\/+/, "");
-    const type = types[rel.slice(rel.lastIndexOf("."))];
-    if (!(rel.startsWith("pkg/") || rel.startsWith("tests/e2e/")) || rel.includes("..") || !type) {
-      res.writeHead(404).end();
-      return;
-    }
-    try {
-      res.writeHead(200, { "content-type": type, "cache-control": "no-store" }).end(readFileSync(repo + rel));
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-  return new Promise((resolve) => {
-    server.listen(0, "127.0.0.1", () => {
-      resolve({ url: `http://127.0.0.1:${server.address().port}/`, stop: () => new Promise((done) => server.close(done)) });
-    });
-  });
-}
 
 /** What a collector received of the retried-then-failed-over stream (shipOtlp), as OTLP/HTTP JSON. */
 function checkOtlp(bodies) {

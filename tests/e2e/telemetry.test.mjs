@@ -23,7 +23,8 @@ import { remoteParent } from "../../pkg/telemetry.js";
 import { startProvider } from "./provider.mjs";
 import { startStaticServer } from "./static_server.mjs";
 import { BROWSER_CONDITIONS, resolveEntry, WORKERD_CONDITIONS, WORKERD_MODULE_RULES } from "./resolve.mjs";
-import { CLIENT_KEY, SECRET, script, shipOtlp, target, telemetryScenarios, tracing, upstream } from "./telemetry_scenarios.mjs";
+import { script, upstream } from "./scenarios.mjs";
+import { CLIENT_KEY, SECRET, shipOtlp, target, telemetryScenarios, tracing } from "./telemetry_scenarios.mjs";
 
 const otel = { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, OTLPTraceExporter, trace, context };
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -336,7 +337,7 @@ describe("telemetry in chromium", () => {
   };
   window.batonReady = true;
 </script>`;
-    server = await startStaticServer(page_, ["pkg/", "tests/e2e/telemetry_scenarios.mjs", "tests/e2e/artifacts/telemetry/"]);
+    server = await startStaticServer(page_, ["pkg/", "tests/e2e/telemetry_scenarios.mjs", "tests/e2e/scenarios.mjs", "tests/e2e/artifacts/telemetry/"]);
     browser = await chromium.launch({
       executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium",
       args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
@@ -416,7 +417,12 @@ function collectorStub() {
       resolve({
         url: `http://127.0.0.1:${server.address().port}`,
         received: () => [...bodies],
-        stop: () => new Promise((done) => server.close(done)),
+        // A browser keeps its connection open: close it, or close() waits for it.
+        stop: () =>
+          new Promise((done) => {
+            server.close(done);
+            server.closeAllConnections();
+          }),
       });
     });
   });

@@ -1,4 +1,4 @@
-// OpenTelemetry traces of calls (issue 15), the same in Node and in workerd: each scenario runs
+// OpenTelemetry traces of calls (issue 15), the same in every runtime: each scenario runs
 // calls against the scripted provider with a real @opentelemetry/sdk-trace-base tracer and an
 // in-memory exporter, then checks the spans (names, kinds, parents, attributes, events, status),
 // that every span the library started was ended exactly once, that no configured secret reached
@@ -6,56 +6,23 @@
 //
 // `env`: { Baton, BatonError, createGateway, providerUrl, runtime, otel }, where `otel` holds the
 // SDK's BasicTracerProvider, InMemorySpanExporter and SimpleSpanProcessor and the API's trace and
-// context (Node imports them; the workerd runner bundles them with esbuild).
+// context (Node and Deno import them; the workerd and Chromium runners bundle them with esbuild).
+
+import { ASK, fail, script, sleep, upstream } from "./scenarios.mjs";
 
 export const SECRET = "sk-otel-secret-4242";
 export const CLIENT_KEY = "gw-otel-client-key-777";
-const ASK = { messages: [{ role: "user", content: "Say hello." }], maxTokens: 32 };
 const TRAP = Symbol.for("llm-baton.test.trap");
 const CLIENT = 2;
 const SERVER = 1;
 const ERROR = 2;
 const UNSET = 0;
 
-let serial = 0;
-
-function fail(message, detail) {
-  const extra = detail === undefined ? "" : `\n  detail: ${JSON.stringify(detail)?.slice(0, 4000)}`;
-  throw new Error(message + extra);
-}
-
+/** Deep equality by JSON, for attribute lists and span shapes (scenarios.mjs's eq compares with ===). */
 function eq(actual, expected, what) {
   const a = JSON.stringify(actual);
   const e = JSON.stringify(expected);
   if (a !== e) fail(`${what}: expected ${e}, got ${a}`);
-}
-
-/** Scripts a scenario on the provider; returns its id. */
-export async function script(env, label, steps) {
-  serial += 1;
-  const id = `${env.runtime}-otel-${label}-${Math.floor(performance.now() * 1000).toString(36)}-${serial}`;
-  const res = await fetch(`${env.providerUrl}/_scenarios/${id}`, {
-    method: "PUT",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ steps }),
-  });
-  if (!res.ok) fail(`PUT /_scenarios/${id} answered ${res.status}: ${await res.text()}`);
-  await res.arrayBuffer().catch(() => {});
-  return id;
-}
-
-/** The provider's log of a scenario once none of its requests is open (or 3 s passed). */
-export async function upstream(env, id) {
-  const until = performance.now() + 3000;
-  for (;;) {
-    const r = await (await fetch(`${env.providerUrl}/_scenarios/${id}`)).json();
-    if (r.open === 0 || performance.now() > until) return r;
-    await sleep(20);
-  }
-}
-
-function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 export function target(env, id, { format = "openai_chat", model }) {

@@ -367,17 +367,7 @@ export class Baton {
       }
       return made;
     };
-    const link = this.#health;
-    const admit = link && (() => link.admit((maxAgeMs) => guard(() => gateway().healthStale(maxAgeMs)), () => guard(() => gateway().targetNames())));
-    return inProcessFetch(gateway, {
-      spawn,
-      cancel,
-      enter: (f) => guard(f),
-      internalError,
-      armTrap,
-      health: link && { admit, report: link.report },
-      telemetry: this.#telemetry,
-    });
+    return inProcessFetch(gateway, gatewayRuntime(gateway, this.#health, this.#telemetry));
   }
 
   /** Every name `complete` and `stream` accept: the routes, then targets not shadowed by one. */
@@ -499,18 +489,25 @@ export function createGateway(config, options) {
   const instance = rebuildable(WasmGateway, config, health ? (wasm) => wasm.followStore() : undefined);
   if (guard(() => instance().open())) console.warn(openGatewayWarning());
   const link = healthLink(health, instance);
-  const admit = link
-    ? () => link.admit((maxAgeMs) => guard(() => instance().healthStale(maxAgeMs)), () => guard(() => instance().targetNames()))
-    : null;
-  return new Gateway(instance, {
+  return new Gateway(instance, gatewayRuntime(instance, link, telemetry && new Telemetry(telemetry, config)));
+}
+
+/**
+ * What the gateway code (pkg/gateway.js) runs a request with: host.js's loop, and the health link
+ * and telemetry of its owner (a gateway, or a Baton for `baton.fetch`). `instance()` gives the
+ * current WasmGateway.
+ */
+function gatewayRuntime(instance, link, telemetry) {
+  const admit = link && (() => link.admit((maxAgeMs) => guard(() => instance().healthStale(maxAgeMs)), () => guard(() => instance().targetNames())));
+  return {
     spawn,
     cancel,
     enter: (f) => guard(f),
     internalError,
     armTrap,
     health: link && { admit, report: link.report },
-    telemetry: telemetry && new Telemetry(telemetry, config),
-  });
+    telemetry,
+  };
 }
 
 /**

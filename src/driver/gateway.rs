@@ -390,23 +390,7 @@ fn report_event(output: &CallOutput<'_>, reports: bool, trace: Option<Trace>) {
 fn report_settled(outcome: &Result<Served, CallError>, config: &Config, trace: Option<Trace>) {
     let Some(Trace { content }) = trace else { return };
     let output = match outcome {
-        Ok(served) => {
-            let target = &config.targets[served.target];
-            let answer = &served.answer;
-            let summary = Completion {
-                text: if content { &answer.text } else { "" },
-                reasoning: if content { &answer.reasoning } else { "" },
-                tool_calls: if content { &answer.tool_calls } else { &[] },
-                target: &target.name,
-                model: answer.model.as_deref().unwrap_or(&target.model),
-                contributors: served.contributors.iter().map(|t| config.targets[*t].name.as_str()).collect(),
-                finish_reason: &answer.finish_reason,
-                usage: answer.usage,
-                billed_usage: served.billed_usage,
-                legs: &served.legs,
-            };
-            BatonOutput::Done { summary }
-        }
+        Ok(served) => BatonOutput::Done { summary: Completion::of(served, config, content) },
         Err(e) => BatonOutput::Failed { error: ErrorView::of(e) },
     };
     host::emit(to_js(&output));

@@ -260,6 +260,27 @@ struct Completion<'a> {
     legs: &'a [Leg],
 }
 
+impl<'a> Completion<'a> {
+    /// The summary of a served call; without `content` (a trace that records none), the text,
+    /// reasoning and tool calls are left out.
+    fn of(served: &'a Served, config: &'a Config, content: bool) -> Completion<'a> {
+        let target = &config.targets[served.target];
+        let answer = &served.answer;
+        Completion {
+            text: if content { &answer.text } else { "" },
+            reasoning: if content { &answer.reasoning } else { "" },
+            tool_calls: if content { &answer.tool_calls } else { &[] },
+            target: &target.name,
+            model: answer.model.as_deref().unwrap_or(&target.model),
+            contributors: served.contributors.iter().map(|t| config.targets[*t].name.as_str()).collect(),
+            finish_reason: &answer.finish_reason,
+            usage: answer.usage,
+            billed_usage: served.billed_usage,
+            legs: &served.legs,
+        }
+    }
+}
+
 /// What a `Baton` call task hands pkg/core.js.
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -310,24 +331,7 @@ async fn drive(
     })
     .await;
     let output = match &outcome {
-        Ok(served) => {
-            let target = &config.targets[served.target];
-            let answer = &served.answer;
-            Output::Done {
-                summary: Completion {
-                    text: &answer.text,
-                    reasoning: &answer.reasoning,
-                    tool_calls: &answer.tool_calls,
-                    target: &target.name,
-                    model: answer.model.as_deref().unwrap_or(&target.model),
-                    contributors: served.contributors.iter().map(|t| config.targets[*t].name.as_str()).collect(),
-                    finish_reason: &answer.finish_reason,
-                    usage: answer.usage,
-                    billed_usage: served.billed_usage,
-                    legs: &served.legs,
-                },
-            }
-        }
+        Ok(served) => Output::Done { summary: Completion::of(served, &config, true) },
         Err(e) => Output::Failed { error: ErrorView::of(e) },
     };
     host::emit(to_js(&output));

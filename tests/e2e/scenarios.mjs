@@ -70,6 +70,13 @@ async function upstream(env, id, expect = {}) {
   return r;
 }
 
+/** The provider's record of a scenario whose target received exactly `count` requests, none left open. */
+async function requests(env, id, count, what) {
+  const r = await upstream(env, id);
+  eq(r.requests, count, `${what}: requests the provider received`);
+  return r;
+}
+
 function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -1109,4 +1116,4 @@ export const scenarios = {
 };
 
 // The helpers the hostile-provider scenarios (hostile.mjs) share with these.
-export { script, upstream, sleep, fail, safeJson, eq, checkError, rejects, errorDetail, target, ASK, drain, textOf };
+export { script, upstream, requests, sleep, fail, safeJson, eq, sameJson, checkError, rejects, errorDetail, target, ASK, drain, textOf };

@@ -8,7 +8,7 @@
 // SDK's BasicTracerProvider, InMemorySpanExporter and SimpleSpanProcessor and the API's trace and
 // context (Node and Deno import them; the workerd and Chromium runners bundle them with esbuild).
 
-import { ASK, fail, script, sleep, upstream } from "./scenarios.mjs";
+import { ASK, fail, sameJson as eq, script, sleep, upstream } from "./scenarios.mjs";
 
 export const SECRET = "sk-otel-secret-4242";
 export const CLIENT_KEY = "gw-otel-client-key-777";
@@ -17,13 +17,6 @@ const CLIENT = 2;
 const SERVER = 1;
 const ERROR = 2;
 const UNSET = 0;
-
-/** Deep equality by JSON, for attribute lists and span shapes (scenarios.mjs's eq compares with ===). */
-function eq(actual, expected, what) {
-  const a = JSON.stringify(actual);
-  const e = JSON.stringify(expected);
-  if (a !== e) fail(`${what}: expected ${e}, got ${a}`);
-}
 
 export function target(env, id, { format = "openai_chat", model }) {
   return { format, baseUrl: `${env.providerUrl}/s/${id}/v1`, model, apiKey: SECRET };

@@ -5,7 +5,7 @@
 import { APICallError, InvalidArgumentError, InvalidPromptError, NoSuchModelError, Output, convertToModelMessages, generateText, isStepCount, streamText, tool } from "ai";
 import { createBatonProvider } from "llm-baton/ai-sdk";
 import { z } from "zod";
-import { script, upstream } from "./scenarios.mjs";
+import { fail, requests, sameJson as eq, script } from "./scenarios.mjs";
 
 const KEY = "sk-test-aisdk-not-a-secret";
 // The scenarios check the warnings themselves; the AI SDK would also print each one.
@@ -24,29 +24,6 @@ async function setup(env, label, backupSteps) {
     routes: { chat: { fallback: ["primary", "backup"] } },
   });
   return { p, b, baton, batonAi: createBatonProvider(baton) };
-}
-
-function fail(message, detail) {
-  throw new Error(detail === undefined ? message : `${message}\n  detail: ${JSON.stringify(detail)?.slice(0, 3000)}`);
-}
-
-/** JSON with object keys sorted, so equal values compare equal whatever their key order. */
-function canonical(value) {
-  return JSON.stringify(value, (_, v) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
-}
-
-function eq(actual, expected, what) {
-  const a = canonical(actual);
-  const e = canonical(expected);
-  if (a !== e) fail(`${what}: expected ${e}, got ${a}`);
-}
-
-/** The requests a scenario's target received: `count` of them. */
-async function requests(env, id, count, what) {
-  const r = await upstream(env, id);
-  eq(r.requests, count, `${what}: requests the provider received`);
-  if (r.open !== 0) fail(`${what}: ${r.open} request(s) still open`, r);
-  return r;
 }
 
 const weatherTool = (calls) => tool({

@@ -5,29 +5,11 @@
 // from a primary that answers 503.
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
-import { script, upstream } from "./scenarios.mjs";
+import { fail, requests, sameJson as eq, script } from "./scenarios.mjs";
 
 const KEY = "sk-test-fetch-not-a-secret";
 // Nothing listens here: a request that left the process would fail to connect.
 const NOWHERE = "http://llm-baton.invalid";
-
-function fail(message, detail) {
-  throw new Error(detail === undefined ? message : `${message}\n  detail: ${JSON.stringify(detail)?.slice(0, 3000)}`);
-}
-
-function eq(actual, expected, what) {
-  const a = JSON.stringify(actual);
-  const e = JSON.stringify(expected);
-  if (a !== e) fail(`${what}: expected ${e}, got ${a}`);
-}
-
-/** The requests a scenario's target received: `count` of them, none left open. */
-async function requests(env, id, count, what) {
-  const r = await upstream(env, id);
-  eq(r.requests, count, `${what}: requests the provider received`);
-  if (r.open !== 0) fail(`${what}: ${r.open} request(s) still open`, r);
-  return r;
-}
 
 /** `fn()` must throw; returns the error. */
 async function thrown(fn, what) {

@@ -13,16 +13,14 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { spawnSync } from "node:child_process";
-import { chromium } from "playwright-core";
 import { BatonError } from "../../pkg/node.js";
 import { broadcastHealthStore } from "../../pkg/broadcast.js";
 import { startProvider } from "./provider.mjs";
-import { startStaticServer } from "./static_server.mjs";
+import { launchChromium, startStaticServer } from "./chromium_page.mjs";
 import { resolveEntry, BROWSER_CONDITIONS } from "./resolve.mjs";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 const entry = resolveEntry(BROWSER_CONDITIONS);
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 
 // The flapping primary: 503 for OUTAGE_MS, then healthy; REQUESTS calls SPACING_MS apart,
 // alternating between the tabs. Two failures open the breaker (one from each tab, so only a
@@ -291,11 +289,7 @@ describe("shared health in Chromium: two tabs, one broadcastHealthStore", () => 
   before(async () => {
     provider = await startProvider();
     server = await startStaticServer(PAGE, ["pkg/"]);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext();
     tabs = [await context.newPage(), await context.newPage()];
     for (const [i, page] of tabs.entries()) {

@@ -8,16 +8,14 @@
 // request queued behind that limit would distort the timings.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { chromium } from "playwright-core";
 import { scenarios } from "./scenarios.mjs";
 import { hostile, runsAlone, RunAlone } from "./hostile.mjs";
 import { startProvider } from "./provider.mjs";
-import { startStaticServer } from "./static_server.mjs";
+import { launchChromium, openPage, startStaticServer } from "./chromium_page.mjs";
 import { resolveEntry, BROWSER_CONDITIONS } from "./resolve.mjs";
 
 const CONCURRENCY = Math.min(4, Number(process.env.BATON_E2E_CONCURRENCY ?? 4));
 const entry = resolveEntry(BROWSER_CONDITIONS);
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 
 const PAGE = `<!doctype html>
 <meta charset="utf-8">
@@ -48,20 +46,8 @@ describe("browser", { concurrency: CONCURRENCY }, () => {
   before(async () => {
     provider = await startProvider();
     server = await startStaticServer(PAGE, ["pkg/", "tests/e2e/"]);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
-    page = await browser.newPage();
-    page.on("console", (m) => pageLog.push(`console.${m.type()}: ${m.text()}`));
-    page.on("pageerror", (e) => pageLog.push(`pageerror: ${e.stack || e}`));
-    await page.goto(`http://127.0.0.1:${server.address().port}/`);
-    try {
-      await page.waitForFunction(() => window.batonReady === true, null, { timeout: 15_000 });
-    } catch (e) {
-      throw new Error(`the page did not load llm-baton: ${e.message}\n${pageLog.join("\n")}`);
-    }
+    browser = await launchChromium();
+    page = await openPage(browser, `http://127.0.0.1:${server.address().port}/`, "batonReady", pageLog, "llm-baton");
   });
   after(async () => {
     await browser?.close();

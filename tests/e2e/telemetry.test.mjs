@@ -17,11 +17,10 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 import { build } from "esbuild";
-import { chromium } from "playwright-core";
 import { Miniflare } from "miniflare";
 import { remoteParent } from "../../pkg/telemetry.js";
 import { startProvider } from "./provider.mjs";
-import { startStaticServer } from "./static_server.mjs";
+import { launchChromium, openPage, startStaticServer } from "./chromium_page.mjs";
 import { BROWSER_CONDITIONS, resolveEntry, WORKERD_CONDITIONS, WORKERD_MODULE_RULES } from "./resolve.mjs";
 import { script, upstream } from "./scenarios.mjs";
 import { CLIENT_KEY, SECRET, shipOtlp, target, telemetryScenarios, tracing } from "./telemetry_scenarios.mjs";
@@ -338,16 +337,8 @@ describe("telemetry in chromium", () => {
   window.batonReady = true;
 </script>`;
     server = await startStaticServer(page_, ["pkg/", "tests/e2e/telemetry_scenarios.mjs", "tests/e2e/scenarios.mjs", "tests/e2e/artifacts/telemetry/"]);
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium",
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
-    page = await browser.newPage();
-    page.on("pageerror", (e) => pageLog.push(`pageerror: ${e.stack || e}`));
-    await page.goto(`http://127.0.0.1:${server.address().port}/`);
-    await page.waitForFunction(() => window.batonReady === true, null, { timeout: 15_000 }).catch((e) => {
-      throw new Error(`the page did not load: ${e.message}\n${pageLog.join("\n")}`);
-    });
+    browser = await launchChromium();
+    page = await openPage(browser, `http://127.0.0.1:${server.address().port}/`, "batonReady", pageLog, "the telemetry scenarios");
   });
   after(async () => {
     await browser?.close();

@@ -26,14 +26,12 @@ import { relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import * as esbuild from "esbuild";
 import { Miniflare } from "miniflare";
-import { chromium } from "playwright-core";
 import { startProvider } from "./provider.mjs";
-import { startStaticServer } from "./static_server.mjs";
+import { launchChromium, openPage, startStaticServer } from "./chromium_page.mjs";
 import { resolveEntry, pkgDir, WORKERD_CONDITIONS, WORKERD_MODULE_RULES, BROWSER_CONDITIONS } from "./resolve.mjs";
 
 const CONCURRENCY = Math.min(4, Number(process.env.BATON_E2E_CONCURRENCY ?? 4));
 const RUNTIMES = (process.env.BATON_TOOLS_RUNTIMES ?? "node,workerd,browser").split(",").map((s) => s.trim());
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const e2eDir = fileURLToPath(new URL("./", import.meta.url));
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 const outDir = `${e2eDir}artifacts/tools`;
@@ -174,20 +172,8 @@ if (RUNTIMES.includes("browser")) {
       const entry = resolveEntry(BROWSER_CONDITIONS);
       await bundle("browser", BROWSER_CONDITIONS, `/pkg/${entry.slice(2)}`);
       server = await startStaticServer(PAGE, ["pkg/", "tests/e2e/artifacts/tools/browser/"]);
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-          "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-      });
-      page = await browser.newPage();
-      page.on("console", (m) => pageLog.push(`console.${m.type()}: ${m.text()}`));
-      page.on("pageerror", (e) => pageLog.push(`pageerror: ${e.stack || e}`));
-      await page.goto(`http://127.0.0.1:${server.address().port}/`);
-      try {
-        await page.waitForFunction(() => window.toolsReady === true, null, { timeout: 15_000 });
-      } catch (e) {
-        throw new Error(`the page did not load the tools bundle: ${e.message}\n${pageLog.join("\n")}`);
-      }
+      browser = await launchChromium();
+      page = await openPage(browser, `http://127.0.0.1:${server.address().port}/`, "toolsReady", pageLog, "the tools bundle");
     });
     after(async () => {
       await browser?.close();

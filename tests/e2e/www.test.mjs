@@ -13,11 +13,10 @@ import assert from "node:assert/strict";
 import { mkdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { crc32, deflateSync } from "node:zlib";
-import { chromium } from "playwright-core";
 import { startDemo } from "../../www/serve.mjs";
+import { launchChromium } from "./chromium_page.mjs";
 
 const ARTIFACTS = fileURLToPath(new URL("./artifacts/www/", import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const ANSWER_MS = 15_000; // the slowest answer: a 3 s header stall, then ~2.5 s of streaming
 
 /** A `size`×`size` RGB PNG whose colour runs from `from` to `to` across it. */
@@ -91,11 +90,7 @@ describe("www chat page", () => {
   before(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
     demo = await startDemo();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    browser = await launchChromium();
     page = await open();
     await shot("01-empty");
   });

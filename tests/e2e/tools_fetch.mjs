@@ -265,5 +265,12 @@ export const scenarios = {
     }
     const r = await requests(env, b, 2, "backup");
     eq(r.clientClosed, 2, "backup: connections closed at the deadline");
+    // A timeout of a fraction of a millisecond is a deadline that tiny (never a malformed header, a 400).
+    const tiny = await baton.fetch(`${NOWHERE}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-stainless-timeout": "0.0004" },
+      body: JSON.stringify({ model: "chat", messages: [{ role: "user", content: "hi" }] }),
+    });
+    eq([tiny.status, (await tiny.json()).error?.code], [504, "upstream_timeout"], "x-stainless-timeout 0.0004: a 1 ms deadline");
   },
 };

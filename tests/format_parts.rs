@@ -445,8 +445,13 @@ fn extra_body_reaches_a_body_too_deep_to_read_back() {
     let target = &config.targets[0];
     let sent = target.format.build_request(target, &r, false).body;
     assert!(serde_json::from_str::<Value>(&sent).is_err(), "the case needs a body serde_json cannot read back");
-    assert!(sent.starts_with(r#"{"model":"m","#), "{}", &sent[..40]);
-    assert!(sent.ends_with(r#""stream":false,"top_k":40}"#), "{}", &sent[sent.len() - 40..]);
+    assert!(
+        sent.starts_with(r#"{"messages":[{"content":"Hi","role":"user"}],"model":"m","stream":false,"tools":["#),
+        "{}",
+        &sent[..90]
+    );
+    assert!(sent.ends_with(r#""type":"array"}},"type":"function"}],"top_k":40}"#), "{}", &sent[sent.len() - 40..]);
+    assert_eq!(sent.matches(r#""top_k""#).count(), 1, "the field is set once");
 }
 
 #[test]

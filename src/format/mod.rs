@@ -116,16 +116,12 @@ impl Format {
         stream: bool,
     ) -> HttpRequest {
         let endpoint = endpoint.into();
-        let mut http = match self {
+        match self {
             Format::OpenaiChat => OpenaiChat::build_request(&endpoint, request, stream),
             Format::AnthropicMessages => AnthropicMessages::build_request(&endpoint, request, stream),
             Format::OpenaiResponses => OpenaiResponses::build_request(&endpoint, request, stream),
             Format::Gemini => Gemini::build_request(&endpoint, request, stream),
-        };
-        if let Some(extra) = endpoint.extra_body.filter(|fields| !fields.is_empty()) {
-            http.body = with_extra_body(&http.body, extra);
         }
-        http
     }
 
     /// Why this format cannot carry `part`, or `None` when it can. A request is checked with
@@ -319,30 +315,20 @@ pub(crate) fn malformed_frame(
     }
 }
 
-/// A request body with `extra`'s fields set at its top level, replacing any of the same name.
-/// The body is one llm-baton just wrote, so it reads back; were it nested past serde_json's
-/// depth limit (a tool schema 128 levels deep), the fields are appended as text instead, and a
-/// field llm-baton wrote too then appears twice, the later one (the extra) being the one JSON
-/// parsers keep.
-fn with_extra_body(body: &str, extra: &Map<String, Value>) -> String {
-    match serde_json::from_str::<Map<String, Value>>(body) {
-        Ok(mut fields) => {
-            fields.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
-            Value::Object(fields).to_string()
-        }
-        Err(_) => {
-            let mut text = body.trim_end().strip_suffix('}').unwrap_or(body).to_string();
-            for (k, v) in extra {
-                if !text.trim_end().ends_with('{') {
-                    text.push(',');
-                }
-                text.push_str(&Value::from(k.as_str()).to_string());
-                text.push(':');
-                text.push_str(&v.to_string());
+/// A provider body as JSON text, with the target's `extraBody` fields (`extra`) set at its top
+/// level, replacing any of the same name (the keys then come out sorted). The fields are merged
+/// into the body's own value, never into text read back, so a body of any depth takes them.
+pub(crate) fn body_text(body: &impl Serialize, extra: Option<&Map<String, Value>>) -> String {
+    const PLAIN: &str = "a request body of plain structs always serializes";
+    match extra.filter(|fields| !fields.is_empty()) {
+        None => serde_json::to_string(body).expect(PLAIN),
+        Some(extra) => match serde_json::to_value(body).expect(PLAIN) {
+            Value::Object(mut fields) => {
+                fields.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+                Value::Object(fields).to_string()
             }
-            text.push('}');
-            text
-        }
+            other => other.to_string(),
+        },
     }
 }
 

@@ -26,7 +26,8 @@ use crate::chat::{
 };
 use crate::format::openai_chat::{default_filename, provider_error, request_headers, JsonSchema, OpenaiChat};
 use crate::format::{
-    join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
+    body_text, join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid,
+    StreamDecoding,
 };
 use crate::sse::SseEvent;
 
@@ -92,7 +93,7 @@ impl ProviderDialect for OpenaiResponses {
             method: "POST",
             url: join_url(endpoint.base_url, "responses"),
             headers: request_headers(endpoint, credential, &[]),
-            body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
+            body: body_text(&body, endpoint.extra_body),
         }
     }
 

@@ -58,7 +58,7 @@ pub enum Role {
 
 impl Role {
     /// The role's name after "a" or "an", for messages.
-    pub(crate) fn with_article(self) -> &'static str {
+    fn with_article(self) -> &'static str {
         match self {
             Role::System => "a system",
             Role::User => "a user",
@@ -102,6 +102,24 @@ pub enum Part {
         #[serde(skip_serializing_if = "Option::is_none")]
         filename: Option<String>,
     },
+}
+
+impl Part {
+    /// Why a message of `role` cannot hold this part, if it cannot: only a user message carries
+    /// images and files. The words follow the part's path.
+    pub(crate) fn misplaced_in(&self, role: Role) -> Option<String> {
+        let kind = match self {
+            Part::Text { .. } => return None,
+            Part::Image { .. } => "an image",
+            Part::File { .. } => "a file",
+        };
+        (role != Role::User).then(|| {
+            format!(
+                "is {kind}, but only user messages carry images and files (this is {} message)",
+                role.with_article()
+            )
+        })
+    }
 }
 
 /// Where an image's or file's bytes are: a URL the provider fetches, or the bytes themselves.
@@ -162,6 +180,27 @@ pub enum ToolChoice {
     /// A call to this tool.
     #[serde(untagged)]
     Tool { name: String },
+}
+
+/// Why a request's tools cannot satisfy its tool choice (see [`ToolChoice::unmet_by`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UnmetChoice<'a> {
+    /// `Required` with no tools to call.
+    NoTools,
+    /// A named tool that is not among the tools.
+    UnknownTool(&'a str),
+}
+
+impl ToolChoice {
+    /// Why `tools` cannot satisfy this choice, if they cannot: a named tool must be one of them,
+    /// and `Required` needs some. The library's request and the gateway's clients read it alike.
+    pub(crate) fn unmet_by(&self, tools: &[Tool]) -> Option<UnmetChoice<'_>> {
+        match self {
+            ToolChoice::Required if tools.is_empty() => Some(UnmetChoice::NoTools),
+            ToolChoice::Tool { name } if !tools.iter().any(|t| &t.name == name) => Some(UnmetChoice::UnknownTool(name)),
+            _ => None,
+        }
+    }
 }
 
 /// Structured output: the answer is a JSON value, of the schema when one is given. The AI SDK's
@@ -421,12 +460,12 @@ fn read_tool_choice(v: &Value, tools: &[Tool]) -> Result<ToolChoice, ConfigError
             ))
         }
     };
-    match &choice {
-        ToolChoice::Required if tools.is_empty() => Err(ConfigError::new(
+    match choice.unmet_by(tools) {
+        Some(UnmetChoice::NoTools) => Err(ConfigError::new(
             PATH,
             r#"is "required" but request.tools is empty; give the tools the model must choose from"#,
         )),
-        ToolChoice::Tool { name } if !tools.iter().any(|t| &t.name == name) => {
+        Some(UnmetChoice::UnknownTool(name)) => {
             let known: Vec<String> = tools.iter().map(|t| show(&Value::from(t.name.as_str()))).collect();
             let hint = if known.is_empty() {
                 "request.tools is empty; give the tool there too".to_string()
@@ -435,10 +474,10 @@ fn read_tool_choice(v: &Value, tools: &[Tool]) -> Result<ToolChoice, ConfigError
             };
             Err(ConfigError::new(
                 format!("{PATH}.name"),
-                format!("names no tool in request.tools (got {}); {hint}", show(&Value::from(name.as_str()))),
+                format!("names no tool in request.tools (got {}); {hint}", show(&Value::from(name))),
             ))
         }
-        _ => Ok(choice),
+        None => Ok(choice),
     }
 }
 
@@ -651,17 +690,10 @@ fn read_part(v: &Value, path: &str, role: Role) -> Result<Part, ConfigError> {
             ))
         }
     };
-    if role != Role::User && !matches!(part, Part::Text { .. }) {
-        let kind = if matches!(part, Part::Image { .. }) { "an image" } else { "a file" };
-        return Err(ConfigError::new(
-            path,
-            format!(
-                "is {kind}, but only user messages carry images and files (this is {} message)",
-                role.with_article()
-            ),
-        ));
+    match part.misplaced_in(role) {
+        Some(why) => Err(ConfigError::new(path, why)),
+        None => Ok(part),
     }
-    Ok(part)
 }
 
 /// An image's or file's `url` or `data` (exactly one) and `mediaType`. A `data:` URL is read as

@@ -18,7 +18,9 @@ pub mod responses;
 
 use serde_json::{json, Map, Value};
 
-use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, ResponseFormat, Tool, ToolChoice, Usage};
+use crate::chat::{
+    Answer, ChatRequest, Delta, FinishReason, Message, ResponseFormat, Tool, ToolChoice, UnmetChoice, Usage,
+};
 use crate::config::{parse_ms, ConfigError, Cors, GatewayConfig};
 use crate::outcome::{Failure, FailureClass};
 
@@ -460,11 +462,11 @@ pub(crate) fn tool_choice_word(word: &str) -> Option<ToolChoice> {
 /// A tool choice the request's tools can satisfy: a named tool is one of them, and
 /// `required` needs some. `path` is the client's field.
 pub(crate) fn check_tool_choice(choice: ToolChoice, tools: &[Tool], path: &str) -> Result<ToolChoice, GatewayError> {
-    match &choice {
-        ToolChoice::Required if tools.is_empty() => Err(GatewayError::invalid(format!(
+    match choice.unmet_by(tools) {
+        Some(UnmetChoice::NoTools) => Err(GatewayError::invalid(format!(
             "{path} requires a tool call but tools is empty; give the tools the model must choose from"
         ))),
-        ToolChoice::Tool { name } if !tools.iter().any(|t| &t.name == name) => {
+        Some(UnmetChoice::UnknownTool(name)) => {
             let names: Vec<String> = tools.iter().map(|t| json!(t.name).to_string()).collect();
             Err(GatewayError::invalid(format!(
                 "{path} names the tool {}, which is not one of the tools (tools: [{}])",
@@ -472,7 +474,7 @@ pub(crate) fn check_tool_choice(choice: ToolChoice, tools: &[Tool], path: &str) 
                 names.join(", ")
             )))
         }
-        _ => Ok(choice),
+        None => Ok(choice),
     }
 }
 
@@ -716,27 +718,19 @@ pub(crate) mod media {
     /// `part` at `path` in a message of `role`: only a user message may carry an image or a
     /// file, and an image's media type is an image's.
     pub fn check_part(part: Part, role: Role, path: &str) -> Result<Part, GatewayError> {
-        let kind = match &part {
-            Part::Text { .. } => return Ok(part),
-            Part::Image { source } => match source.media_type() {
-                Some(other) if !other.starts_with("image/") => {
-                    return Err(GatewayError::invalid(format!(
-                        "{path} is an image of media type {}; send an image (image/png, image/jpeg, image/gif, \
-                         image/webp) or send the file as a file or document",
-                        json!(other)
-                    )))
-                }
-                _ => "an image",
-            },
-            Part::File { .. } => "a file",
-        };
-        if role == Role::User {
-            return Ok(part);
+        if let Part::Image { source } = &part {
+            if let Some(other) = source.media_type().filter(|mt| !mt.starts_with("image/")) {
+                return Err(GatewayError::invalid(format!(
+                    "{path} is an image of media type {}; send an image (image/png, image/jpeg, image/gif, \
+                     image/webp) or send the file as a file or document",
+                    json!(other)
+                )));
+            }
         }
-        Err(GatewayError::invalid(format!(
-            "{path} is {kind}, but only user messages carry images and files (this is {} message)",
-            role.with_article()
-        )))
+        match part.misplaced_in(role) {
+            Some(why) => Err(GatewayError::invalid(format!("{path} {why}"))),
+            None => Ok(part),
+        }
     }
 
     /// A stored-file reference (`file_id`): the gateway forwards no provider's files.

@@ -125,7 +125,8 @@ async function serveHttp(core, request) {
     });
   }
   if (!endpoint) {
-    const message = `no endpoint ${request.method} ${url.pathname}; the gateway serves POST /v1/chat/completions, POST /v1/responses, POST /v1/messages, GET /v1/models and GET /v1/health`;
+    const served = Object.entries(ENDPOINTS).map(([end, e]) => `${e.method} ${end}`).join(", ");
+    const message = `no endpoint ${request.method} ${url.pathname}; the gateway serves ${served}`;
     return respond(wasm.refuse(format, 404, message), cors);
   }
   if (request.method !== endpoint.method) {

@@ -18,11 +18,10 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::{
-    config_error, host, js_value, now, read_config, run_call, to_js, CallOutput, Completion, ErrorView, Gateways,
-    MathRandom, Output as BatonOutput,
+    absorb_view, host, now, read_config, run_call, to_js, CallOutput, Completion, ErrorView, Gateways, MathRandom,
+    Output as BatonOutput,
 };
 use crate::config::Config;
-use crate::config::ConfigError;
 use crate::engine::{Baton, CallError, CallOptions, Served, Splice};
 use crate::gateway::{
     answer_body, authorized, cors_origin, models_body, parse_deadline_header, parse_request, ClientFormat,
@@ -120,10 +119,7 @@ impl WasmGateway {
 
     /// Takes a store's view as this gateway's breakers (see `WasmBaton.absorb`).
     pub fn absorb(&self, view: JsValue) -> Result<(), JsValue> {
-        let value = js_value::read_js(&view, "healthView").map_err(config_error)?;
-        let view = crate::health::read_view(&value).map_err(|m| config_error(ConfigError::new("healthView", m)))?;
-        self.baton.borrow_mut().absorb(&view, now());
-        Ok(())
+        absorb_view(&self.baton, &view)
     }
 
     #[wasm_bindgen(js_name = maxBodyBytes)]
@@ -272,7 +268,7 @@ struct Serving<'a> {
     config: &'a Config,
     gateways: &'a Gateways,
     format: ClientFormat,
-    /// A health store reads the legs (see [`report_leg`]).
+    /// A health store reads the legs (see [`report_event`]).
     reports: bool,
     /// The call is traced (pkg/telemetry.js): every event, and how it settled.
     trace: Option<Trace>,

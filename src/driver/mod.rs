@@ -118,10 +118,7 @@ impl WasmBaton {
     /// Takes a store's view (`{targets: [...]}`) as this Baton's breakers. Throws
     /// `{kind: "config", path: "healthView", message}` for a view it cannot read.
     pub fn absorb(&self, view: JsValue) -> Result<(), JsValue> {
-        let value = js_value::read_js(&view, "healthView").map_err(config_error)?;
-        let view = crate::health::read_view(&value).map_err(|m| config_error(ConfigError::new("healthView", m)))?;
-        self.baton.borrow_mut().absorb(&view, now());
-        Ok(())
+        absorb_view(&self.baton, &view)
     }
 
     /// The gateway logic over this Baton's engine, for `baton.fetch` (pkg/core.js): the same
@@ -165,6 +162,15 @@ impl WasmBaton {
         let config = self.baton.borrow().shared_config();
         Ok(host::spawn(drive(call, config, Rc::clone(&self.gateways), request, stream, events)))
     }
+}
+
+/// Takes a health store's view as `baton`'s breakers (a Baton's or a gateway's). Throws
+/// `{kind: "config", path: "healthView", message}` for a view it cannot read.
+fn absorb_view(baton: &RefCell<Baton>, view: &JsValue) -> Result<(), JsValue> {
+    let value = js_value::read_js(view, "healthView").map_err(config_error)?;
+    let view = crate::health::read_view(&value).map_err(|m| config_error(ConfigError::new("healthView", m)))?;
+    baton.borrow_mut().absorb(&view, now());
+    Ok(())
 }
 
 /// A call's `deadlineMs` option. NaN and the infinities are refused, never read as "omitted".

@@ -32,8 +32,8 @@ use crate::chat::{
 };
 use crate::format::openai_chat::{non_pdf, request_headers};
 use crate::format::{
-    body_text, join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect,
-    ProviderSaid, StreamDecoding, Uncarried,
+    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
+    StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
 
@@ -72,7 +72,7 @@ impl ProviderDialect for AnthropicMessages {
             method: "POST",
             url: join_url(endpoint.base_url, "messages"),
             headers: request_headers(endpoint, credential, &[("anthropic-version", API_VERSION)]),
-            body: body_text(&body, endpoint.extra_body),
+            body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
         }
     }
 

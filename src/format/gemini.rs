@@ -32,8 +32,8 @@ use crate::chat::{
 };
 use crate::format::openai_chat::request_headers;
 use crate::format::{
-    body_text, join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect,
-    ProviderSaid, StreamDecoding, Uncarried,
+    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
+    StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
 
@@ -91,7 +91,7 @@ impl ProviderDialect for Gemini {
             method: "POST",
             url: join_url(endpoint.base_url, &path),
             headers: request_headers(endpoint, credential, &[]),
-            body: body_text(&body, endpoint.extra_body),
+            body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
         }
     }
 

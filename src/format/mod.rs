@@ -116,12 +116,16 @@ impl Format {
         stream: bool,
     ) -> HttpRequest {
         let endpoint = endpoint.into();
-        match self {
+        let mut http = match self {
             Format::OpenaiChat => OpenaiChat::build_request(&endpoint, request, stream),
             Format::AnthropicMessages => AnthropicMessages::build_request(&endpoint, request, stream),
             Format::OpenaiResponses => OpenaiResponses::build_request(&endpoint, request, stream),
             Format::Gemini => Gemini::build_request(&endpoint, request, stream),
+        };
+        if let Some(extra) = endpoint.extra_body.filter(|fields| !fields.is_empty()) {
+            http.body = with_extra_body(&http.body, extra);
         }
+        http
     }
 
     /// Why this format cannot carry `part`, or `None` when it can. A request is checked with
@@ -315,20 +319,20 @@ pub(crate) fn malformed_frame(
     }
 }
 
-/// A provider body as JSON text, with the target's `extraBody` fields (`extra`) set at its top
-/// level, replacing any of the same name (the keys then come out sorted). The fields are merged
-/// into the body's own value, never into text read back, so a body of any depth takes them.
-pub(crate) fn body_text(body: &impl Serialize, extra: Option<&Map<String, Value>>) -> String {
-    const PLAIN: &str = "a request body of plain structs always serializes";
-    match extra.filter(|fields| !fields.is_empty()) {
-        None => serde_json::to_string(body).expect(PLAIN),
-        Some(extra) => match serde_json::to_value(body).expect(PLAIN) {
-            Value::Object(mut fields) => {
-                fields.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
-                Value::Object(fields).to_string()
-            }
-            other => other.to_string(),
-        },
+/// A request body with `extra`'s fields set at its top level, replacing any of the same name
+/// (the keys then come out sorted). The body is one llm-baton just wrote, so it reads back; it is
+/// read without serde_json's depth limit, which guards against hostile input, not against the
+/// depth of what llm-baton itself serialized a moment ago (a tool schema 128 levels deep).
+fn with_extra_body(body: &str, extra: &Map<String, Value>) -> String {
+    let mut reader = serde_json::Deserializer::from_str(body);
+    reader.disable_recursion_limit();
+    match Map::<String, Value>::deserialize(&mut reader) {
+        Ok(mut fields) => {
+            fields.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+            Value::Object(fields).to_string()
+        }
+        // Not reached: every format writes an object.
+        Err(_) => body.to_string(),
     }
 }
 

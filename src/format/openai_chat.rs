@@ -32,8 +32,8 @@ use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
 use crate::format::{
-    body_text, join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect,
-    ProviderSaid, StreamDecoding, Uncarried,
+    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
+    StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
 
@@ -76,7 +76,7 @@ impl ProviderDialect for OpenaiChat {
             method: "POST",
             url: join_url(endpoint.base_url, "chat/completions"),
             headers: request_headers(endpoint, credential, &[]),
-            body: body_text(&body, endpoint.extra_body),
+            body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
         }
     }
 

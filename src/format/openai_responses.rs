@@ -26,8 +26,7 @@ use crate::chat::{
 };
 use crate::format::openai_chat::{default_filename, provider_error, request_headers, JsonSchema, OpenaiChat};
 use crate::format::{
-    body_text, join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid,
-    StreamDecoding,
+    join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
 };
 use crate::sse::SseEvent;
 
@@ -93,7 +92,7 @@ impl ProviderDialect for OpenaiResponses {
             method: "POST",
             url: join_url(endpoint.base_url, "responses"),
             headers: request_headers(endpoint, credential, &[]),
-            body: body_text(&body, endpoint.extra_body),
+            body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
         }
     }
 

@@ -18,6 +18,7 @@ test-rust: rust-tools
 	cargo test --workspace
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo clippy --release --target $(WASM_TARGET) -p llm-baton -- -D warnings
+	cargo clippy --release --target $(WASM_TARGET) -p llm-baton --features gateway -- -D warnings
 
 rust-tools:
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
@@ -32,7 +33,6 @@ NODE_BIN := node_modules/.bin
 # rustc's wasm32 baseline uses; wasm-opt rejects instructions whose feature is not enabled.
 WASM_OPT_FEATURES := --enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int \
   --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue
-PKG_WASM := pkg/wasm/llm_baton_bg.wasm
 
 # Dev tooling from the lockfile (binaryen's wasm-opt, deno, miniflare/workerd, playwright-core,
 # the official SDKs). npm ci again whenever package-lock.json is newer than the install.
@@ -46,15 +46,23 @@ node_modules/.package-lock.json: package-lock.json package.json
 chromium:
 	@if [ ! -x /usr/bin/chromium ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; fi
 
-# The wasm for pkg/: cargo -> wasm-bindgen (web target, output unmodified) -> wasm-opt -Oz.
+# The two wasm builds for pkg/, each cargo -> wasm-bindgen (web target, output unmodified) ->
+# wasm-opt -Oz: llm_baton (the Baton, what `llm-baton` loads) and llm_baton_gateway (the same plus
+# the gateway, the `gateway` feature; what `llm-baton/gateway` and `baton.fetch` load). Both are
+# built from one crate, so cargo rebuilds it when the feature set changes.
 # --experimental-reset-state-function exports __wbg_reset_state: after a trap (a bug), pkg/host.js
 # replaces the instance so the next call works without a restart.
+define wasm_build
+	cargo build --release --target $(WASM_TARGET) -p llm-baton $(2)
+	$(WASM_BINDGEN) --target web --experimental-reset-state-function --out-dir pkg/wasm --out-name $(1) target/$(WASM_TARGET)/release/llm_baton.wasm
+	$(NODE_BIN)/wasm-opt -Oz $(WASM_OPT_FEATURES) pkg/wasm/$(1)_bg.wasm -o pkg/wasm/$(1)_bg.wasm
+	@ls -l pkg/wasm/$(1)_bg.wasm | awk '{print "pkg/wasm/$(1)_bg.wasm: " $$5 " bytes"}'
+endef
+
 build: rust-tools js-deps
-	cargo build --release --target $(WASM_TARGET) -p llm-baton
 	rm -rf pkg/wasm
-	$(WASM_BINDGEN) --target web --experimental-reset-state-function --out-dir pkg/wasm --out-name llm_baton target/$(WASM_TARGET)/release/llm_baton.wasm
-	$(NODE_BIN)/wasm-opt -Oz $(WASM_OPT_FEATURES) $(PKG_WASM) -o $(PKG_WASM)
-	@ls -l $(PKG_WASM) | awk '{print "pkg/wasm/llm_baton_bg.wasm: " $$5 " bytes"}'
+	$(call wasm_build,llm_baton,)
+	$(call wasm_build,llm_baton_gateway,--features gateway)
 
 # The scripted provider the e2e runners spawn (target/debug/baton-provider).
 provider:

@@ -10,6 +10,7 @@
 //! try/catch. Nothing runs at module load: workerd forbids timers and fetch at the top level.
 
 mod attempt;
+#[cfg(feature = "gateway")]
 mod gateway;
 mod health;
 mod host;
@@ -123,6 +124,7 @@ impl WasmBaton {
 
     /// The gateway logic over this Baton's engine, for `baton.fetch` (pkg/core.js): the same
     /// engine, breakers and retry budget, no second copy.
+    #[cfg(feature = "gateway")]
     pub fn gateway(&self) -> gateway::WasmGateway {
         gateway::WasmGateway::sharing(Rc::clone(&self.baton), Rc::clone(&self.gateways))
     }
@@ -346,7 +348,8 @@ async fn drive(
 /// What a call shows while it runs.
 pub(crate) enum CallOutput<'a> {
     Event(&'a Event),
-    /// A stream committed to an attempt of `target`: its first deltas follow.
+    /// A stream committed to an attempt of `target`: its first deltas follow (the gateway's).
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
     Commit {
         attempt: AttemptId,
         target: usize,

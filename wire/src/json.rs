@@ -1,0 +1,1 @@
+//! Reading JSON text into a borrowed tree.

@@ -1,11 +1,15 @@
 // llm-baton for browsers and bundlers (the "browser" and "default" export conditions).
 // Browsers may not compile large modules synchronously on the main thread, so this entry
-// streams the wasm (served as application/wasm) with a top-level await.
-import init from "./wasm/llm_baton.js";
-import { attach } from "./host.js";
+// streams the Baton's wasm (served as application/wasm) with a top-level await. The gateway's
+// wasm is fetched only if `baton.fetch` is called.
+import * as wasm from "./wasm/llm_baton.js";
+import { createHost } from "./host.js";
+import { useRuntime } from "./core.js";
 
-await init({ module_or_path: new URL("./wasm/llm_baton_bg.wasm", import.meta.url) });
-attach();
+await wasm.default({ module_or_path: new URL("./wasm/llm_baton_bg.wasm", import.meta.url) });
+const host = createHost(wasm);
+host.attach();
+useRuntime({ wasm, host, loadGateway: () => import("./gateway/browser.js") });
 
-export * from "./core.js";
+export { Baton, BatonError, HealthState } from "./core.js";
 export { broadcastHealthStore } from "./broadcast.js";

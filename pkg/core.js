@@ -1,15 +1,47 @@
 // The JavaScript face of llm-baton, shared by every runtime entry (node.js, deno.js, workerd.js,
-// browser.js). The entries only instantiate the wasm; everything the caller sees is here.
+// browser.js, and gateway/*.js for `llm-baton/gateway`). The entries only instantiate a wasm and
+// hand it over as a runtime (`useRuntime`); everything the caller sees is here.
+//
+// There are two wasm builds. The Baton's (what `llm-baton` loads) has no gateway; the gateway's
+// (`llm-baton/gateway`) is the same engine plus the gateway. A Baton runs on the Baton's wasm
+// until its `fetch`, the gateway in process, is first called: then it loads the gateway's wasm
+// (or finds it loaded) and moves there for good, so a page that never calls `fetch` never
+// downloads the gateway.
 //
 // The wasm does the real work (deadline, gate, limits, fetch + AbortController), run by the loop
 // in host.js. This file adds what it cannot: errors that are real `Error`s (`instanceof
 // BatonError`, a stack), options read with JavaScript's own eyes (a getter that throws, a
 // callback), a stream as an async iterable, and "stop iterating" meaning "abort the call upstream".
 
-import { WasmBaton, WasmGateway, WasmHealth } from "./wasm/llm_baton.js";
-import { Gateway, inProcessFetch, openGatewayWarning } from "./gateway.js";
-import { armTrap, cancel, currentGeneration, enter, isDriverError, spawn } from "./host.js";
+import { isDriverError } from "./host.js";
 import { readContext, readTelemetry, Telemetry } from "./telemetry.js";
+
+/**
+ * The runtimes the entries installed: `{ wasm, host, loadGateway?, gateway? }`, where `wasm` is a
+ * wasm-bindgen module, `host` its loop (host.js), `loadGateway()` resolves to the gateway's
+ * runtime, and `gateway` (the gateway's runtime only) is gateway.js.
+ */
+let batonRuntime = null;
+let gatewayRuntime = null;
+
+/** Called by each entry once its wasm is instantiated. */
+export function useRuntime(runtime) {
+  if (runtime.gateway) gatewayRuntime = runtime;
+  else batonRuntime = runtime;
+}
+
+/**
+ * The static key under which an entry's subclass names its runtime: `llm-baton/gateway`'s Baton
+ * runs on the gateway's wasm from the start.
+ */
+export const RUNTIME = Symbol("llm-baton runtime");
+
+/** The runtime a new object of class `made` (new.target) runs on. */
+function runtimeFor(made) {
+  const runtime = made[RUNTIME] ?? batonRuntime ?? gatewayRuntime;
+  if (!runtime) throw new Error("llm-baton: import the package through one of its entries (\"llm-baton\" or \"llm-baton/gateway\"), not pkg/core.js");
+  return runtime;
+}
 
 /** Fields of a driver error worth keeping on a BatonError (see index.d.ts for their meaning). */
 const ERROR_FIELDS = ["kind", "timeout", "limitMs", "status", "code", "class", "retryAfterMs", "path", "target", "legs", "billedUsage"];
@@ -205,6 +237,7 @@ function healthLink(settings, wasm) {
 }
 
 export class Baton {
+  #runtime;
   #instance;
   #health;
   #telemetry;
@@ -217,7 +250,8 @@ export class Baton {
    */
   constructor(config, options) {
     const { health, telemetry } = readBatonOptions(options, "options");
-    this.#instance = rebuildable(WasmBaton, config, health ? (wasm) => wasm.followStore() : undefined);
+    this.#runtime = runtimeFor(new.target);
+    this.#instance = rebuildable(this.#runtime, "WasmBaton", config, health ? (wasm) => wasm.followStore() : undefined);
     this.#health = healthLink(health, () => this.#instance());
     this.#telemetry = telemetry && new Telemetry(telemetry, config);
   }
@@ -225,7 +259,7 @@ export class Baton {
   /** Every target's circuit breaker and the retry budget, as this Baton sees them now. */
   health() {
     const wasm = this.#instance();
-    return guard(() => wasm.health());
+    return guard(this.#runtime, () => wasm.health());
   }
 
   /** One whole answer for `route` (a route or target name). */
@@ -283,10 +317,14 @@ export class Baton {
     const trace = this.#telemetry?.call({ route: String(route), stream, parent: settings.context, request });
     if (trace) handler = traced(handler, trace);
     const events = settings.onEvent != null || health !== null || trace !== undefined;
+    // The runtime the call starts on: a move to the gateway's wasm leaves it there.
+    const runtime = this.#runtime;
+    const instance = this.#instance;
+    const { spawn, cancel } = runtime.host;
     const start = (waitedMs) => {
       try {
         return spawn(
-          () => this.#instance().start(String(route), request, settings.deadlineMs, delivery, events, waitedMs),
+          () => instance().start(String(route), request, settings.deadlineMs, delivery, events, waitedMs),
           {
             output(out) {
               if (out.type !== "event") return handler.output(out);
@@ -327,9 +365,9 @@ export class Baton {
       stop();
     };
     const unlink = linkSignal(settings.signal, stop);
-    const wasm = () => this.#instance();
+    const wasm = instance;
     health
-      .admit((maxAgeMs) => guard(() => wasm().healthStale(String(route), maxAgeMs)), () => guard(() => wasm().routeTargets(String(route))))
+      .admit((maxAgeMs) => guard(runtime, () => wasm().healthStale(String(route), maxAgeMs)), () => guard(runtime, () => wasm().routeTargets(String(route))))
       .catch(() => 0)
       .then((waitedMs) => {
         if (gone) return;
@@ -345,18 +383,23 @@ export class Baton {
 
   /**
    * A standard fetch serving the gateway's endpoints in process, for an official SDK's `fetch`
-   * option (README, "With the official SDKs"). An arrow property: it works unbound.
+   * option (README, "With the official SDKs"). An arrow property: it works unbound. The first
+   * call moves this Baton onto the gateway's wasm (loading it, unless `llm-baton/gateway` was
+   * imported), so the SDK's calls and this Baton's own share one engine, breakers and budget.
    */
-  fetch = (input, init) => {
+  fetch = async (input, init) => {
     if (this.#fetch === null) this.#fetch = this.#inProcessFetch();
-    return this.#fetch(input, init);
+    return (await this.#fetch)(input, init);
   };
 
   /**
    * The gateway logic over this Baton's engine (a WasmGateway sharing the WasmBaton, made again
    * when a trap rebuilt it), with this Baton's health link.
    */
-  #inProcessFetch() {
+  async #inProcessFetch() {
+    if (!this.#runtime.gateway) await this.#runtime.loadGateway();
+    const runtime = gatewayRuntime;
+    if (runtime !== this.#runtime) this.#moveTo(runtime);
     let made = null;
     let from = null;
     const gateway = () => {
@@ -367,18 +410,38 @@ export class Baton {
       }
       return made;
     };
-    return inProcessFetch(gateway, gatewayRuntime(gateway, this.#health, this.#telemetry));
+    return runtime.gateway.inProcessFetch(gateway, gatewayServices(runtime, gateway, this.#health, this.#telemetry));
+  }
+
+  /**
+   * Rebuilds this Baton's engine on `runtime` from its config, carrying each breaker's state
+   * (closed, open or half-open, when it reopens, its last failure) over; its counts start afresh.
+   * Calls in progress finish where they started.
+   */
+  #moveTo(runtime) {
+    const from = this.#instance();
+    const config = this.#instance.config;
+    const before = guard(this.#runtime, () => from.health());
+    const view = {
+      targets: before.targets.map(({ target, state, reopensInMs, lastFailure }) => ({ target, state, probe: false, reopensInMs, lastFailure })),
+    };
+    const follows = this.#health !== null;
+    this.#runtime = runtime;
+    this.#instance = rebuildable(runtime, "WasmBaton", config, (wasm) => {
+      if (follows) wasm.followStore();
+      wasm.absorb(view);
+    });
   }
 
   /** Every name `complete` and `stream` accept: the routes, then targets not shadowed by one. */
   routes() {
     const wasm = this.#instance();
-    return guard(() => wasm.routes());
+    return guard(this.#runtime, () => wasm.routes());
   }
 
   /** Test only: the wasm traps at its next poll, as a bug would. */
   [TRAP]() {
-    armTrap();
+    this.#runtime.host.armTrap();
   }
 }
 
@@ -413,52 +476,59 @@ function traced(handler, trace) {
  * for the others. `policy` is a config's `health` section (undefined: the defaults).
  */
 export class HealthState {
+  #runtime;
   #instance;
 
   constructor(policy) {
-    this.#instance = rebuildable(WasmHealth, policy);
+    this.#runtime = runtimeFor(new.target);
+    this.#instance = rebuildable(this.#runtime, "WasmHealth", policy);
   }
 
   /** Each target's admission for one asker: a HealthView (half-open targets grant one probe). */
   admit(targets) {
     const wasm = this.#instance();
-    return guard(() => wasm.admit(targets.map(String)));
+    return guard(this.#runtime, () => wasm.admit(targets.map(String)));
   }
 
   /** Learns from `leg` events (`{type: "leg", leg, cause?}`). */
   report(events) {
     const wasm = this.#instance();
-    guard(() => wasm.report(events));
+    guard(this.#runtime, () => wasm.report(events));
   }
 
   /** Every target it has heard of, as `baton.health()` shows them. */
   snapshot() {
     const wasm = this.#instance();
-    return guard(() => wasm.snapshot());
+    return guard(this.#runtime, () => wasm.snapshot());
   }
 }
 
 /**
- * A wasm object (`WasmBaton`, `WasmGateway`, `WasmHealth`) built from a config at once, so a mistake throws
- * here; returns a function that gives the current one, rebuilt from a copy of the validated
- * config when a trap has replaced the instance since.
+ * A wasm object of `runtime` (class `className`: "WasmBaton", "WasmGateway", "WasmHealth") built
+ * from a config at once, so a mistake throws here; returns a function that gives the current one,
+ * rebuilt from a copy of the validated config (the function's `config`) when a trap has replaced
+ * the instance since.
  */
-function rebuildable(WasmClass, config, prepare = () => {}) {
+export function rebuildable(runtime, className, config, prepare = () => {}) {
+  const WasmClass = runtime.wasm[className];
+  const { currentGeneration } = runtime.host;
   const build = (from) => {
-    const made = guard(() => new WasmClass(from));
-    guard(() => prepare(made));
+    const made = guard(runtime, () => new WasmClass(from));
+    guard(runtime, () => prepare(made));
     return made;
   };
   let wasm = build(config);
   let built = currentGeneration();
   const kept = copy(config);
-  return () => {
+  const current = () => {
     if (built !== currentGeneration()) {
       wasm = build(kept);
       built = currentGeneration();
     }
     return wasm;
   };
+  current.config = kept;
+  return current;
 }
 
 function copy(config) {
@@ -469,40 +539,44 @@ function copy(config) {
   }
 }
 
-/** Runs a wasm call that may throw a driver error; returns its value or throws a BatonError. */
-function guard(make) {
+/**
+ * Runs a wasm call of `runtime` that may throw a driver error; returns its value or throws a
+ * BatonError.
+ */
+export function guard(runtime, make) {
   try {
-    return enter(make, internalError);
+    return runtime.host.enter(make, internalError);
   } catch (e) {
     throw toBatonError(e);
   }
 }
 
 /**
- * An OpenAI- and Anthropic-compatible fetch handler in front of the config's routes (the `model`
- * a client asks for names a route). Validates the config at once, synchronously, with no I/O
- * and no timer, so a Worker may build it at its module's top level; throws BatonError kind
- * "config" naming the field.
+ * An OpenAI- and Anthropic-compatible fetch handler in front of the config's routes, on the
+ * gateway's `runtime` (`llm-baton/gateway`'s createGateway). Validates the config at once,
+ * synchronously, with no I/O and no timer, so a Worker may build it at its module's top level;
+ * throws BatonError kind "config" naming the field.
  */
-export function createGateway(config, options) {
+export function gatewayOn(runtime, config, options) {
   const { health, telemetry } = readBatonOptions(options, "options");
-  const instance = rebuildable(WasmGateway, config, health ? (wasm) => wasm.followStore() : undefined);
-  if (guard(() => instance().open())) console.warn(openGatewayWarning());
+  const instance = rebuildable(runtime, "WasmGateway", config, health ? (wasm) => wasm.followStore() : undefined);
+  if (guard(runtime, () => instance().open())) console.warn(runtime.gateway.openGatewayWarning());
   const link = healthLink(health, instance);
-  return new Gateway(instance, gatewayRuntime(instance, link, telemetry && new Telemetry(telemetry, config)));
+  return new runtime.gateway.Gateway(instance, gatewayServices(runtime, instance, link, telemetry && new Telemetry(telemetry, config)));
 }
 
 /**
- * What the gateway code (pkg/gateway.js) runs a request with: host.js's loop, and the health link
- * and telemetry of its owner (a gateway, or a Baton for `baton.fetch`). `instance()` gives the
- * current WasmGateway.
+ * What the gateway code (pkg/gateway.js) runs a request with: the runtime's loop, and the health
+ * link and telemetry of its owner (a gateway, or a Baton for `baton.fetch`). `instance()` gives
+ * the current WasmGateway.
  */
-function gatewayRuntime(instance, link, telemetry) {
-  const admit = link && (() => link.admit((maxAgeMs) => guard(() => instance().healthStale(maxAgeMs)), () => guard(() => instance().targetNames())));
+function gatewayServices(runtime, instance, link, telemetry) {
+  const admit = link && (() => link.admit((maxAgeMs) => guard(runtime, () => instance().healthStale(maxAgeMs)), () => guard(runtime, () => instance().targetNames())));
+  const { spawn, cancel, armTrap } = runtime.host;
   return {
     spawn,
     cancel,
-    enter: (f) => guard(f),
+    enter: (f) => guard(runtime, f),
     internalError,
     armTrap,
     health: link && { admit, report: link.report },

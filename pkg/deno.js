@@ -1,10 +1,13 @@
 // llm-baton for Deno (the "deno" export condition, listed before "node", which Deno also
-// matches). Reads the wasm next to this file (needs --allow-read) and instantiates it at once.
-import { initSync } from "./wasm/llm_baton.js";
-import { attach } from "./host.js";
+// matches). Reads the Baton's wasm next to this file (needs --allow-read) and instantiates it at once.
+import * as wasm from "./wasm/llm_baton.js";
+import { createHost } from "./host.js";
+import { useRuntime } from "./core.js";
 
-initSync({ module: Deno.readFileSync(new URL("./wasm/llm_baton_bg.wasm", import.meta.url)) });
-attach();
+wasm.initSync({ module: Deno.readFileSync(new URL("./wasm/llm_baton_bg.wasm", import.meta.url)) });
+const host = createHost(wasm);
+host.attach();
+useRuntime({ wasm, host, loadGateway: () => import("./gateway/deno.js") });
 
-export * from "./core.js";
+export { Baton, BatonError, HealthState } from "./core.js";
 export { broadcastHealthStore } from "./broadcast.js";

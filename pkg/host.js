@@ -8,189 +8,197 @@
 // AbortController it made is aborted (the sockets close), and the instance is replaced, so the
 // next call works on the same Baton and gateway objects without a restart.
 
-import * as wasm from "./wasm/llm_baton.js";
-
-/** Bumped each time the instance is replaced; objects built on an older one rebuild. */
-let generation = 0;
-/** Why the instance could not be replaced after a trap, if it could not. */
-let broken = null;
-/** task id -> { output(value), trapped(error), attemptHeaders? } for each running task. */
-const tasks = new Map();
-/** Tasks with a poll already queued. */
-const queued = new Set();
-/** The AbortControllers of this instance's attempts that are still open. */
-let controllers = new Set();
-
-const services = {
-  schedule(task) {
-    if (queued.has(task)) return;
-    queued.add(task);
-    const gen = generation;
-    queueMicrotask(() => {
-      queued.delete(task);
-      if (gen === generation) run(task);
-    });
-  },
-  watch(promise, slot) {
-    const gen = generation;
-    promise.then(
-      (value) => settle(gen, slot, true, value),
-      (error) => settle(gen, slot, false, error),
-    );
-  },
-  setTimer(ms, slot) {
-    const gen = generation;
-    return setTimeout(() => settle(gen, slot, true, undefined), ms);
-  },
-  clearTimer(handle) {
-    clearTimeout(handle);
-  },
-  controller() {
-    const controller = new AbortController();
-    controllers.add(controller);
-    return controller;
-  },
-  abort(controller) {
-    controllers.delete(controller);
-    aborting.push(controller);
-  },
-  /**
-   * The trace headers for an attempt of `task` being sent now (`{traceparent, tracestate?}`),
-   * from the task's handler when it traces (pkg/telemetry.js), else undefined. Called from inside
-   * a poll, so nothing may throw here: a throw gives no headers.
-   */
-  attemptHeaders(task, target, attempt) {
-    const hook = tasks.get(task)?.attemptHeaders;
-    if (!hook) return undefined;
-    try {
-      return hook(target, attempt);
-    } catch {
-      return undefined;
-    }
-  },
-};
-
-/**
- * Controllers the current poll dropped. They are aborted after the burst of work the poll is part
- * of: an abort costs far more than settling a call (the runtime builds an error and tears the
- * socket down), so when 300 deadlines expire together every caller hears first and the sockets
- * close a moment later (bench/load.mjs, p99 lateness at 300 on a loaded 2-core machine: Node
- * 297 -> 92 ms, workerd 154 -> 42 ms). Each poll defers its own list: in workerd a timer belongs
- * to the request that set it, and so do the controllers that poll dropped.
- */
-let aborting = [];
-
-/** Node's setImmediate runs once every timer due now has fired; elsewhere the next timer turn. */
-const later = typeof globalThis.setImmediate === "function" ? globalThis.setImmediate : (f) => setTimeout(f, 0);
-
-function abortLater() {
-  if (aborting.length === 0) return;
-  const list = aborting;
-  aborting = [];
-  later(() => {
-    for (const controller of list) controller.abort();
-  });
-}
-
-/** Called by each runtime entry once the wasm is instantiated. */
-export function attach() {
-  wasm.setHost(services);
-}
-
-/** The current instance's generation: a wasm object made under another one is stale. */
-export function currentGeneration() {
-  return generation;
-}
-
-/**
- * Runs `make()` (a wasm constructor or method) and returns its result. A thrown driver error
- * object `{kind, message, …}` passes through; anything else is a trap: the instance is
- * replaced and the thrown value becomes `internal(error)`.
- */
-export function enter(make, internal) {
-  if (broken) throw internal(broken);
-  try {
-    return make();
-  } catch (e) {
-    if (isDriverError(e)) throw e;
-    recover(e);
-    throw internal(e);
-  }
-}
-
-/**
- * Starts a task made by `start()` (which returns its id, or throws like `enter`). `handler`
- * gets `output(value)` for each output and `trapped(cause)` if the instance traps first.
- * Returns the task's id, for `cancel`.
- */
-export function spawn(start, handler, internal) {
-  const task = enter(start, internal);
-  tasks.set(task, handler);
-  // The first poll sends the request: from a microtask, so starting many calls stays cheap for
-  // the caller, as an async function's would.
-  services.schedule(task);
-  return task;
-}
-
-/** The caller cancelled `task`: the wasm aborts its attempt and ends it as cancelled. */
-export function cancel(task) {
-  if (!tasks.has(task)) return;
-  if (guarded(() => wasm.cancelTask(task))) run(task);
-}
-
-function settle(gen, slot, ok, value) {
-  if (gen !== generation) return;
-  const task = guarded(() => wasm.settleSlot(slot, ok, value));
-  if (task !== undefined) run(task);
-}
-
-function run(task) {
-  const handler = tasks.get(task);
-  if (!handler) return;
-  const outputs = guarded(() => wasm.pollTask(task));
-  if (outputs === undefined) return;
-  for (const output of outputs) {
-    if (output.type === "done" || output.type === "failed" || output.type === "reply") tasks.delete(task);
-    handler.output(output);
-  }
-  abortLater();
-}
-
-/** Runs a call into the wasm where nothing may throw: a throw is a trap, and recovered from. */
-function guarded(call) {
-  try {
-    return call();
-  } catch (e) {
-    recover(e);
-    return undefined;
-  }
-}
-
 /** A thrown driver error `{kind, message, …}`: an outcome, not a trap. */
 export function isDriverError(e) {
   return e !== null && typeof e === "object" && !(e instanceof Error) && typeof e.kind === "string";
 }
 
-/** The instance trapped: end everything it was doing, then replace it. */
-function recover(cause) {
-  generation += 1;
-  const affected = [...tasks.values()];
-  tasks.clear();
-  queued.clear();
-  const open = [...controllers, ...aborting];
-  controllers = new Set();
-  aborting = [];
-  for (const controller of open) controller.abort();
-  try {
-    wasm.__wbg_reset_state();
-    attach();
-  } catch (e) {
-    broken = e;
-  }
-  for (const handler of affected) handler.trapped(cause);
-}
+/**
+ * The loop for one wasm-bindgen module (`wasm`: the Baton's, or the gateway's), whose instance it
+ * owns: `attach` it once the module is instantiated. Each module has its own tasks, generation
+ * and controllers, so a trap in one never touches the other.
+ */
+export function createHost(wasm) {
+  /** Bumped each time the instance is replaced; objects built on an older one rebuild. */
+  let generation = 0;
+  /** Why the instance could not be replaced after a trap, if it could not. */
+  let broken = null;
+  /** task id -> { output(value), trapped(error), attemptHeaders? } for each running task. */
+  const tasks = new Map();
+  /** Tasks with a poll already queued. */
+  const queued = new Set();
+  /** The AbortControllers of this instance's attempts that are still open. */
+  let controllers = new Set();
 
-/** Test only: the next poll of any task traps, as a bug in the wasm would. */
-export function armTrap() {
-  wasm.armTrap();
+  const services = {
+    schedule(task) {
+      if (queued.has(task)) return;
+      queued.add(task);
+      const gen = generation;
+      queueMicrotask(() => {
+        queued.delete(task);
+        if (gen === generation) run(task);
+      });
+    },
+    watch(promise, slot) {
+      const gen = generation;
+      promise.then(
+        (value) => settle(gen, slot, true, value),
+        (error) => settle(gen, slot, false, error),
+      );
+    },
+    setTimer(ms, slot) {
+      const gen = generation;
+      return setTimeout(() => settle(gen, slot, true, undefined), ms);
+    },
+    clearTimer(handle) {
+      clearTimeout(handle);
+    },
+    controller() {
+      const controller = new AbortController();
+      controllers.add(controller);
+      return controller;
+    },
+    abort(controller) {
+      controllers.delete(controller);
+      aborting.push(controller);
+    },
+    /**
+     * The trace headers for an attempt of `task` being sent now (`{traceparent, tracestate?}`),
+     * from the task's handler when it traces (pkg/telemetry.js), else undefined. Called from inside
+     * a poll, so nothing may throw here: a throw gives no headers.
+     */
+    attemptHeaders(task, target, attempt) {
+      const hook = tasks.get(task)?.attemptHeaders;
+      if (!hook) return undefined;
+      try {
+        return hook(target, attempt);
+      } catch {
+        return undefined;
+      }
+    },
+  };
+
+  /**
+   * Controllers the current poll dropped. They are aborted after the burst of work the poll is part
+   * of: an abort costs far more than settling a call (the runtime builds an error and tears the
+   * socket down), so when 300 deadlines expire together every caller hears first and the sockets
+   * close a moment later (bench/load.mjs, p99 lateness at 300 on a loaded 2-core machine: Node
+   * 297 -> 92 ms, workerd 154 -> 42 ms). Each poll defers its own list: in workerd a timer belongs
+   * to the request that set it, and so do the controllers that poll dropped.
+   */
+  let aborting = [];
+
+  /** Node's setImmediate runs once every timer due now has fired; elsewhere the next timer turn. */
+  const later = typeof globalThis.setImmediate === "function" ? globalThis.setImmediate : (f) => setTimeout(f, 0);
+
+  function abortLater() {
+    if (aborting.length === 0) return;
+    const list = aborting;
+    aborting = [];
+    later(() => {
+      for (const controller of list) controller.abort();
+    });
+  }
+
+  /** Called by each runtime entry once the wasm is instantiated. */
+  function attach() {
+    wasm.setHost(services);
+  }
+
+  /** The current instance's generation: a wasm object made under another one is stale. */
+  function currentGeneration() {
+    return generation;
+  }
+
+  /**
+   * Runs `make()` (a wasm constructor or method) and returns its result. A thrown driver error
+   * object `{kind, message, …}` passes through; anything else is a trap: the instance is
+   * replaced and the thrown value becomes `internal(error)`.
+   */
+  function enter(make, internal) {
+    if (broken) throw internal(broken);
+    try {
+      return make();
+    } catch (e) {
+      if (isDriverError(e)) throw e;
+      recover(e);
+      throw internal(e);
+    }
+  }
+
+  /**
+   * Starts a task made by `start()` (which returns its id, or throws like `enter`). `handler`
+   * gets `output(value)` for each output and `trapped(cause)` if the instance traps first.
+   * Returns the task's id, for `cancel`.
+   */
+  function spawn(start, handler, internal) {
+    const task = enter(start, internal);
+    tasks.set(task, handler);
+    // The first poll sends the request: from a microtask, so starting many calls stays cheap for
+    // the caller, as an async function's would.
+    services.schedule(task);
+    return task;
+  }
+
+  /** The caller cancelled `task`: the wasm aborts its attempt and ends it as cancelled. */
+  function cancel(task) {
+    if (!tasks.has(task)) return;
+    if (guarded(() => wasm.cancelTask(task))) run(task);
+  }
+
+  function settle(gen, slot, ok, value) {
+    if (gen !== generation) return;
+    const task = guarded(() => wasm.settleSlot(slot, ok, value));
+    if (task !== undefined) run(task);
+  }
+
+  function run(task) {
+    const handler = tasks.get(task);
+    if (!handler) return;
+    const outputs = guarded(() => wasm.pollTask(task));
+    if (outputs === undefined) return;
+    for (const output of outputs) {
+      if (output.type === "done" || output.type === "failed" || output.type === "reply") tasks.delete(task);
+      handler.output(output);
+    }
+    abortLater();
+  }
+
+  /** Runs a call into the wasm where nothing may throw: a throw is a trap, and recovered from. */
+  function guarded(call) {
+    try {
+      return call();
+    } catch (e) {
+      recover(e);
+      return undefined;
+    }
+  }
+
+
+  /** The instance trapped: end everything it was doing, then replace it. */
+  function recover(cause) {
+    generation += 1;
+    const affected = [...tasks.values()];
+    tasks.clear();
+    queued.clear();
+    const open = [...controllers, ...aborting];
+    controllers = new Set();
+    aborting = [];
+    for (const controller of open) controller.abort();
+    try {
+      wasm.__wbg_reset_state();
+      attach();
+    } catch (e) {
+      broken = e;
+    }
+    for (const handler of affected) handler.trapped(cause);
+  }
+
+  /** Test only: the next poll of any task traps, as a bug in the wasm would. */
+  function armTrap() {
+    wasm.armTrap();
+  }
+
+  return { attach, currentGeneration, enter, spawn, cancel, armTrap };
 }

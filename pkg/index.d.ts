@@ -564,26 +564,11 @@ export declare class Baton {
    * `POST …/responses` and `GET …/models` (matched on the path's end, any host) in process, through
    * the gateway's logic on this Baton's engine, breakers and retry budget. Error replies say
    * `x-should-retry: false`. Rejects only when the request's signal aborts (or, as fetch does,
-   * when `input` is not a valid request). Works unbound.
+   * when `input` is not a valid request). Works unbound. The first call loads the gateway's wasm
+   * (unless `llm-baton/gateway` is imported) and moves this Baton onto it, breakers included.
    */
   readonly fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 }
-
-/**
- * An OpenAI- and Anthropic-compatible HTTP gateway: `POST /v1/chat/completions`,
- * `POST /v1/messages`, `GET /v1/models`, `GET /v1/health`. A standard fetch handler: `export default gateway` in a
- * Cloudflare Worker, `Deno.serve(gateway.fetch)` in Deno.
- */
-export interface Gateway {
-  fetch(request: Request): Promise<Response>;
-}
-
-/**
- * Builds a gateway over the config's routes (a client's `model` names a route or a target).
- * Validates synchronously with no I/O and no timer, so it may run at a module's top level;
- * throws BatonError kind "config".
- */
-export declare function createGateway(config: Config, options?: BatonOptions): Gateway;
 
 export interface BroadcastHealthStoreOptions {
   /**

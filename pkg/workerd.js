@@ -2,13 +2,17 @@
 // because workerd also matches "browser"). workerd refuses to compile wasm from bytes at run
 // time, so the bundler/uploader hands us an already compiled WebAssembly.Module instead.
 // Instantiating at the top level is allowed there; fetching or setting timers is not, and
-// nothing here does either.
+// nothing here does either. The gateway's wasm is uploaded too but instantiated only when
+// `baton.fetch` is first called.
 import wasmModule from "./wasm/llm_baton_bg.wasm";
-import { initSync } from "./wasm/llm_baton.js";
-import { attach } from "./host.js";
+import * as wasm from "./wasm/llm_baton.js";
+import { createHost } from "./host.js";
+import { useRuntime } from "./core.js";
 
-initSync({ module: wasmModule });
-attach();
+wasm.initSync({ module: wasmModule });
+const host = createHost(wasm);
+host.attach();
+useRuntime({ wasm, host, loadGateway: () => import("./gateway/workerd.js") });
 
-export * from "./core.js";
+export { Baton, BatonError, HealthState } from "./core.js";
 export { broadcastHealthStore } from "./broadcast.js";

@@ -5,7 +5,7 @@
 //
 // HOST (default 127.0.0.1) and PORT (default 8787; 0 picks a free one) choose where it listens.
 // It prints `GATEWAY_URL=http://HOST:PORT` once listening.
-import { createGateway } from "llm-baton";
+import { createGateway } from "llm-baton/gateway";
 import { configFromEnv } from "./config.js";
 
 const gateway = createGateway(configFromEnv(Deno.env.toObject()));

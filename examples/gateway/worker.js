@@ -8,7 +8,7 @@
 // Breakers are shared by every isolate of the deployment through the Durable Object bound as
 // BATON_HEALTH (wrangler.toml): a provider one isolate found down is skipped by all of them.
 import { env } from "cloudflare:workers";
-import { createGateway } from "llm-baton";
+import { createGateway } from "llm-baton/gateway";
 import { durableHealthStore } from "llm-baton/durable";
 import { configFromEnv } from "./config.js";
 

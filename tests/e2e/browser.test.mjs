@@ -20,9 +20,10 @@ const entry = resolveEntry(BROWSER_CONDITIONS);
 const PAGE = `<!doctype html>
 <meta charset="utf-8">
 <title>llm-baton e2e</title>
-<script type="importmap">${JSON.stringify({ imports: { "llm-baton": `/pkg/${entry.slice(2)}` } })}</script>
+<script type="importmap">${JSON.stringify({ imports: { "llm-baton": `/pkg/${entry.slice(2)}`, "llm-baton/gateway": `/pkg/${resolveEntry(BROWSER_CONDITIONS, "./gateway").slice(2)}` } })}</script>
 <script type="module">
-  import { Baton, BatonError, createGateway } from "llm-baton";
+  import { Baton, BatonError } from "llm-baton";
+  import { createGateway } from "llm-baton/gateway";
   import { scenarios } from "/tests/e2e/scenarios.mjs";
   import { hostile } from "/tests/e2e/hostile.mjs";
   window.runScenario = async (name, providerUrl) => {

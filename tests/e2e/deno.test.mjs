@@ -3,7 +3,8 @@
 // npm way (its "manual" node_modules mode): node_modules/llm-baton links to pkg/, and Deno
 // applies the package's "exports" with its conditions ("deno", "node", "import", "default").
 // "deno" is listed before "node", so this must land on pkg/deno.js.
-import { Baton, BatonError, createGateway } from "llm-baton";
+import { Baton, BatonError } from "llm-baton";
+import { createGateway } from "llm-baton/gateway";
 import { scenarios } from "./scenarios.mjs";
 import { hostile } from "./hostile.mjs";
 import { startProvider } from "./provider.mjs";

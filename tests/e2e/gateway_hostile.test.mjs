@@ -8,7 +8,7 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { createGateway } from "llm-baton";
+import { createGateway } from "llm-baton/gateway";
 import { startProvider } from "./provider.mjs";
 import { startDenoGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 
@@ -196,7 +196,7 @@ describe("gateway without apiKeys, hostile", () => {
   });
 
   test("Deno: createGateway without apiKeys warns once; with apiKeys, not at all", () => {
-    const entry = new URL("pkg/deno.js", `file://${repo}`).href;
+    const entry = new URL("pkg/gateway/deno.js", `file://${repo}`).href;
     const code = `import { createGateway } from ${JSON.stringify(entry)};
 const warnings = [];
 console.warn = (...args) => warnings.push(args.map(String).join(" "));

@@ -13,7 +13,7 @@ const example = `${repo}examples/gateway`;
 
 /**
  * examples/gateway/worker.js in workerd. workerd has no package resolution (wrangler's bundler
- * does it), so the worker is copied with "llm-baton" pointing at the entry wrangler would pick.
+ * does it), so the worker is copied with "llm-baton/gateway" pointing at the entry wrangler would pick.
  * A direct socket serves it without Miniflare's entry worker in between, so a client's
  * disconnect reaches the Worker as it would on Cloudflare. Its Durable Object bindings come from
  * wrangler.toml, as wrangler dev would bind them.
@@ -23,7 +23,7 @@ export async function startWorkerdGateway(config) {
   mkdirSync(dir, { recursive: true });
   const source = readFileSync(`${example}/worker.js`, "utf8")
     .replaceAll(`from "llm-baton/durable"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS, "./durable").slice(2)}"`)
-    .replace(`from "llm-baton"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS).slice(2)}"`)
+    .replace(`from "llm-baton/gateway"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS, "./gateway").slice(2)}"`)
     .replace(`from "./config.js"`, `from "../../../../examples/gateway/config.js"`);
   writeFileSync(`${dir}/worker.mjs`, `// Generated from examples/gateway/worker.js by tests/e2e/gateway_hosts.mjs.\n${source}`);
   const toml = readFileSync(`${example}/wrangler.toml`, "utf8");

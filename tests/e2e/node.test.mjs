@@ -4,7 +4,8 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { inspect } from "node:util";
-import { Baton, BatonError, createGateway } from "llm-baton";
+import { Baton, BatonError } from "llm-baton";
+import { createGateway } from "llm-baton/gateway";
 import { scenarios } from "./scenarios.mjs";
 import { hostile, runsAlone, RunAlone } from "./hostile.mjs";
 import { startProvider } from "./provider.mjs";

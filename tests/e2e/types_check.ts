@@ -1,7 +1,9 @@
 // Compile-only check of pkg/index.d.ts (`deno check`, TypeScript strict): the declarations
 // parse, and typical code that uses the API type-checks. Never run.
-import { Baton, BatonError, broadcastHealthStore, createGateway, HealthState } from "../../pkg/index.d.ts";
-import type { AfterStart, CallEvent, ChatRequest, Completion, Config, Gateway, Part, StreamEvent } from "../../pkg/index.d.ts";
+import { Baton, BatonError, broadcastHealthStore, HealthState } from "../../pkg/index.d.ts";
+import { createGateway } from "../../pkg/gateway.d.ts";
+import type { AfterStart, CallEvent, ChatRequest, Completion, Config, Part, StreamEvent } from "../../pkg/index.d.ts";
+import type { Gateway } from "../../pkg/gateway.d.ts";
 import "./types_check_durable.ts";
 import "./types_check_ai_sdk.ts";
 

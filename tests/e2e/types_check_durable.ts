@@ -1,6 +1,7 @@
 // Compile-only check of pkg/durable.d.ts (llm-baton/durable), pulled into `deno check` by
 // types_check.ts. Never run.
-import { Baton, createGateway } from "../../pkg/index.d.ts";
+import { Baton } from "../../pkg/index.d.ts";
+import { createGateway } from "../../pkg/gateway.d.ts";
 import type { Config, HealthStore, HealthView } from "../../pkg/index.d.ts";
 import { BatonHealthObject, durableHealthStore } from "../../pkg/durable.d.ts";
 import type { HealthObjectNamespace } from "../../pkg/durable.d.ts";

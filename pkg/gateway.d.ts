@@ -1,0 +1,21 @@
+// Types of `llm-baton/gateway`: the gateway (createGateway) and the same Baton, on the gateway's wasm.
+import type { BatonOptions, Config } from "./index.d.ts";
+
+export { Baton, BatonError, HealthState } from "./index.d.ts";
+export type * from "./index.d.ts";
+
+/**
+ * An OpenAI- and Anthropic-compatible HTTP gateway: `POST /v1/chat/completions`,
+ * `POST /v1/messages`, `GET /v1/models`, `GET /v1/health`. A standard fetch handler: `export default gateway` in a
+ * Cloudflare Worker, `Deno.serve(gateway.fetch)` in Deno.
+ */
+export interface Gateway {
+  fetch(request: Request): Promise<Response>;
+}
+
+/**
+ * Builds a gateway over the config's routes (a client's `model` names a route or a target).
+ * Validates synchronously with no I/O and no timer, so it may run at a module's top level;
+ * throws BatonError kind "config".
+ */
+export declare function createGateway(config: Config, options?: BatonOptions): Gateway;

@@ -82,6 +82,26 @@ export const scenarios = {
     eq(primary?.consecutiveFailures, 1, "baton.health(): the primary's consecutive failures");
   },
 
+  async "the first baton.fetch moves the Baton onto the gateway's wasm with its breakers: an open primary stays skipped"(env) {
+    const { p, b, baton } = await setup(env, "move", [{ text: TEXT }], { config: { health: { failures: 1, cooldownMs: 60000 } } });
+    const ask = { messages: [{ role: "user", content: "Say hello." }] };
+    // One call on the Baton's own wasm: the primary's 503 opens its breaker, the backup answers.
+    eq((await baton.complete("chat", ask)).text, TEXT, "the first call's text");
+    const before = baton.health().targets.find((t) => t.target === "primary");
+    eq(before?.state, "open", "the primary's breaker before baton.fetch");
+    const done = await openai(baton).chat.completions.create({ model: "chat", messages: ask.messages });
+    eq(done.choices[0].message.content, TEXT, "text through baton.fetch");
+    // The open breaker moved with the Baton: neither the SDK's call nor a later one of its own
+    // asked the primary again.
+    eq((await baton.complete("chat", ask)).text, TEXT, "a call after the move");
+    const after = baton.health().targets.find((t) => t.target === "primary");
+    eq(after?.state, "open", "the primary's breaker after the move");
+    if (!(after.reopensInMs > 50000 && after.reopensInMs <= before.reopensInMs)) fail(`the cooldown did not carry over: ${before.reopensInMs} ms before, ${after.reopensInMs} ms after`);
+    eq(after.lastFailure?.status, 503, "the primary's last failure carried over");
+    await requests(env, p, 1, "primary");
+    await requests(env, b, 3, "backup");
+  },
+
   async "openai chat.completions.create and models.list via baton.fetch, any baseURL, unbound"(env) {
     const { p, b, baton } = await setup(env, "chat-whole", [{ text: TEXT }]);
     const { fetch } = baton;

@@ -1,9 +1,8 @@
 // Cost when nothing fails, in Node: added latency per call vs a raw fetch of the same local
 // answer, stream throughput vs reading the raw body, SSE parse+decode of a 10 MB OpenAI-format
 // stream vs eventsource-parser + JSON.parse on identical bytes, memory per open stream, import /
-// wasm instantiation time, package size. Writes bench/.work/cost.json.
-import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
-import { gzipSync } from "node:zlib";
+// wasm instantiation time (coldstart.mjs has the package size). Writes bench/.work/cost.json.
+import { mkdirSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Baton } from "llm-baton";
@@ -176,14 +175,6 @@ for (const [name, spec] of [["llm-baton", "llm-baton"], ["openai", "openai"], ["
   out.startup.import[name] = probe(`const t=performance.now(); ${specs.map((s) => `await import(${JSON.stringify(s)});`).join(" ")} console.log(performance.now()-t)`);
 }
 log("startup:", JSON.stringify(out.startup, (k, v) => (typeof v === "number" ? Math.round(v * 100) / 100 : v)));
-
-// ---- 6. Package size --------------------------------------------------------------------------
-const files = ["wasm/llm_baton_bg.wasm", "wasm/llm_baton.js", "core.js", "node.js", "deno.js", "workerd.js", "browser.js"];
-out.size = files.map((f) => { const b = readFileSync(`${repo}pkg/${f}`); return { file: f, raw: b.length, gzip: gzipSync(b, { level: 9 }).length }; });
-const js = ["wasm/llm_baton.js", "core.js", "node.js"];
-const sum = (list, k) => out.size.filter((s) => list.includes(s.file)).reduce((a, s) => a + s[k], 0);
-out.sizeTotals = { wasmRaw: sum(["wasm/llm_baton_bg.wasm"], "raw"), wasmGzip: sum(["wasm/llm_baton_bg.wasm"], "gzip"), jsRaw: sum(js, "raw"), jsGzip: sum(js, "gzip") };
-log("size:", JSON.stringify(out.sizeTotals));
 
 mkdirSync(`${here}.work`, { recursive: true });
 writeFileSync(`${here}.work/cost.json`, JSON.stringify({ node: process.version, load: [loadAtStart, loadNow()], ...out }, null, 1));

@@ -18,6 +18,7 @@ const t0 = performance.now();
 const parts = [
   ["fault scenarios", ["faults.mjs"]],
   ["cost when nothing fails", ["--expose-gc", "cost.mjs"]],
+  ["cold start and download size (node, workerd, chromium)", ["coldstart.mjs"]],
   ["limit accuracy (node, deno, workerd, chromium)", ["accuracy.mjs"]],
   ["deadlines under load (node, deno, workerd)", ["load.mjs"]],
   ["a flapping primary (60 s)", ["flapping.mjs"]],

@@ -18,6 +18,7 @@ mod json;
 pub mod openai_chat;
 pub mod openai_responses;
 
+use llm_baton_wire::write::ToJson;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -329,7 +330,7 @@ fn with_extra_body(body: &str, extra: &Map<String, Value>) -> String {
     match Map::<String, Value>::deserialize(&mut reader) {
         Ok(mut fields) => {
             fields.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
-            Value::Object(fields).to_string()
+            fields.to_json()
         }
         // Not reached: every format writes an object.
         Err(_) => body.to_string(),

@@ -19,7 +19,7 @@ pub mod openai_chat;
 pub mod openai_responses;
 
 use llm_baton_wire::write::ToJson;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::chat::{Answer, ChatRequest, Delta, Part, Usage};
@@ -82,7 +82,7 @@ pub trait StreamDecoding {
 }
 
 /// The provider protocol a target speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Format {
     OpenaiChat,

@@ -329,6 +329,7 @@ enum Output<'a> {
     Event {
         event: &'a Event,
     },
+    /// One batch of deltas, adjacent texts (and reasoning) merged: see [`Delta::merge_runs`].
     Deltas {
         deltas: &'a [Delta],
     },
@@ -355,7 +356,7 @@ impl ToJson for Output<'_> {
             }
             Output::Deltas { deltas } => {
                 w.field("type", "deltas");
-                w.field("deltas", *deltas);
+                w.field("deltas", &*Delta::merge_runs(deltas));
             }
             Output::Reset { reset } => {
                 w.field("type", "deltas");

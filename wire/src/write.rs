@@ -23,6 +23,9 @@
 //! ```
 
 /// A JSON text being written.
+///
+/// Its writing functions are never inlined: each is a call of a few bytes where a request body
+/// or an output writes a hundred fields, and writing is not on the per-byte path.
 #[derive(Debug, Default)]
 pub struct JsonWriter {
     out: String,
@@ -47,29 +50,34 @@ impl JsonWriter {
         self.comma_due = true;
     }
 
+    #[inline(never)]
     pub fn begin_object(&mut self) {
         self.separate();
         self.out.push('{');
         self.comma_due = false;
     }
 
+    #[inline(never)]
     pub fn end_object(&mut self) {
         self.out.push('}');
         self.comma_due = true;
     }
 
+    #[inline(never)]
     pub fn begin_array(&mut self) {
         self.separate();
         self.out.push('[');
         self.comma_due = false;
     }
 
+    #[inline(never)]
     pub fn end_array(&mut self) {
         self.out.push(']');
         self.comma_due = true;
     }
 
     /// An object's key; its value is written next.
+    #[inline(never)]
     pub fn key(&mut self, key: &str) {
         self.separate();
         escape_into(&mut self.out, key);
@@ -77,16 +85,19 @@ impl JsonWriter {
         self.comma_due = false;
     }
 
+    #[inline(never)]
     pub fn string(&mut self, s: &str) {
         self.separate();
         escape_into(&mut self.out, s);
     }
 
+    #[inline(never)]
     pub fn u64(&mut self, n: u64) {
         self.separate();
         push_u64(&mut self.out, n);
     }
 
+    #[inline(never)]
     pub fn i64(&mut self, n: i64) {
         self.separate();
         if n < 0 {
@@ -97,6 +108,7 @@ impl JsonWriter {
 
     /// The shortest text that reads back as `n` (as serde_json writes it: `1.0`, `0.7`,
     /// `1e+20`), and `null` for a NaN or an infinity, which JSON has no text for.
+    #[inline(never)]
     pub fn f64(&mut self, n: f64) {
         self.separate();
         if n.is_finite() {
@@ -106,11 +118,13 @@ impl JsonWriter {
         }
     }
 
+    #[inline(never)]
     pub fn bool(&mut self, b: bool) {
         self.separate();
         self.out.push_str(if b { "true" } else { "false" });
     }
 
+    #[inline(never)]
     pub fn null(&mut self) {
         self.separate();
         self.out.push_str("null");

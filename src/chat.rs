@@ -11,43 +11,33 @@
 
 use std::borrow::Cow;
 
-use serde::{Deserialize, Serialize};
+use llm_baton_wire::write::{JsonWriter, ToJson};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::value::{child, parse_json, read_number, read_whole, show, show_kind, ConfigError, Obj};
 
 /// One chat turn, in the shape the JS API and the gateway accept.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ChatRequest {
     pub messages: Vec<Message>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
     /// Nucleus sampling, 0 to 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_p: Option<f64>,
     /// For reproducible sampling, where the provider takes one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<i64>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stop: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<Tool>,
     /// Whether and which tool the model must call; a named tool is one of `tools`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<ToolChoice>,
     /// `false` asks for at most one tool call per turn.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel_tool_calls: Option<bool>,
     /// Structured output; `None` is free text (the JS `{type: "text"}`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_format: Option<ResponseFormat>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
     System,
     User,
@@ -68,38 +58,30 @@ impl Role {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Message {
     pub role: Role,
     /// The message's parts, in order. Only a user message holds images and files; an empty
     /// list is an empty text.
-    #[serde(default)]
     pub content: Vec<Part>,
     /// Tool calls an assistant message made (to replay a conversation).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
     /// For `role: "tool"`: the call this message answers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
 }
 
 /// One piece of a message's content.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "lowercase")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Part {
     Text {
         text: String,
     },
     Image {
-        #[serde(flatten)]
         source: Source,
     },
     /// A document, such as a PDF.
     File {
-        #[serde(flatten)]
         source: Source,
-        #[serde(skip_serializing_if = "Option::is_none")]
         filename: Option<String>,
     },
 }
@@ -123,18 +105,11 @@ impl Part {
 }
 
 /// Where an image's or file's bytes are: a URL the provider fetches, or the bytes themselves.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Source {
     /// An address the provider fetches (never a `data:` URL: that is read as [`Source::Data`]).
-    #[serde(rename_all = "camelCase")]
-    Url {
-        url: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        media_type: Option<String>,
-    },
+    Url { url: String, media_type: Option<String> },
     /// Base64 bytes and their media type (`image/png`, `application/pdf`).
-    #[serde(rename_all = "camelCase")]
     Data { data: String, media_type: String },
 }
 
@@ -168,8 +143,7 @@ impl Source {
 }
 
 /// Whether the model must call a tool, and which.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolChoice {
     /// The model decides (what providers do when none is given).
     Auto,
@@ -178,7 +152,6 @@ pub enum ToolChoice {
     /// Some tool call.
     Required,
     /// A call to this tool.
-    #[serde(untagged)]
     Tool { name: String },
 }
 
@@ -205,19 +178,14 @@ impl ToolChoice {
 
 /// Structured output: the answer is a JSON value, of the schema when one is given. The AI SDK's
 /// own shape, so its `responseFormat` maps 1:1.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "lowercase")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ResponseFormat {
     Json {
         /// A JSON Schema object; `None` is any JSON object.
-        #[serde(skip_serializing_if = "Option::is_none")]
         schema: Option<Value>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         name: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         description: Option<String>,
         /// Ask the provider to enforce the schema exactly, where it can.
-        #[serde(skip_serializing_if = "Option::is_none")]
         strict: Option<bool>,
     },
 }
@@ -262,13 +230,127 @@ impl Message {
 }
 
 /// A function the model may call; `parameters` is a JSON Schema object.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Tool {
     pub name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub parameters: serde_json::Value,
+}
+
+/// `{messages, maxTokens?, temperature?, topP?, seed?, stop?, tools?, toolChoice?,
+/// parallelToolCalls?, responseFormat?}`: the shape the JS API takes (a gateway's trace shows it).
+impl ToJson for ChatRequest {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("messages", &self.messages);
+        w.opt_field("maxTokens", self.max_tokens.as_ref());
+        w.opt_field("temperature", self.temperature.as_ref());
+        w.opt_field("topP", self.top_p.as_ref());
+        w.opt_field("seed", self.seed.as_ref());
+        w.list_field("stop", &self.stop);
+        w.list_field("tools", &self.tools);
+        w.opt_field("toolChoice", self.tool_choice.as_ref());
+        w.opt_field("parallelToolCalls", self.parallel_tool_calls.as_ref());
+        w.opt_field("responseFormat", self.response_format.as_ref());
+        w.end_object();
+    }
+}
+
+impl ToJson for Message {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field(
+            "role",
+            match self.role {
+                Role::System => "system",
+                Role::User => "user",
+                Role::Assistant => "assistant",
+                Role::Tool => "tool",
+            },
+        );
+        w.field("content", &self.content);
+        w.list_field("toolCalls", &self.tool_calls);
+        w.opt_field("toolCallId", self.tool_call_id.as_ref());
+        w.end_object();
+    }
+}
+
+/// `{type: "text", text}`, or `{type: "image" | "file", ...source, filename?}`.
+impl ToJson for Part {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        match self {
+            Part::Text { text } => {
+                w.field("type", "text");
+                w.field("text", text);
+            }
+            Part::Image { source } => {
+                w.field("type", "image");
+                source.write_fields(w);
+            }
+            Part::File { source, filename } => {
+                w.field("type", "file");
+                source.write_fields(w);
+                w.opt_field("filename", filename.as_ref());
+            }
+        }
+        w.end_object();
+    }
+}
+
+impl Source {
+    /// `url, mediaType?` or `data, mediaType`, into the part's object.
+    fn write_fields(&self, w: &mut JsonWriter) {
+        match self {
+            Source::Url { url, media_type } => {
+                w.field("url", url);
+                w.opt_field("mediaType", media_type.as_ref());
+            }
+            Source::Data { data, media_type } => {
+                w.field("data", data);
+                w.field("mediaType", media_type);
+            }
+        }
+    }
+}
+
+/// `"auto"`, `"none"`, `"required"` or `{name}`.
+impl ToJson for ToolChoice {
+    fn write_json(&self, w: &mut JsonWriter) {
+        match self {
+            ToolChoice::Auto => w.string("auto"),
+            ToolChoice::None => w.string("none"),
+            ToolChoice::Required => w.string("required"),
+            ToolChoice::Tool { name } => {
+                w.begin_object();
+                w.field("name", name);
+                w.end_object();
+            }
+        }
+    }
+}
+
+impl ToJson for ResponseFormat {
+    fn write_json(&self, w: &mut JsonWriter) {
+        let ResponseFormat::Json { schema, name, description, strict } = self;
+        w.begin_object();
+        w.field("type", "json");
+        w.opt_field("schema", schema.as_ref());
+        w.opt_field("name", name.as_ref());
+        w.opt_field("description", description.as_ref());
+        w.opt_field("strict", strict.as_ref());
+        w.end_object();
+    }
+}
+
+impl ToJson for Tool {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("name", &self.name);
+        w.opt_field("description", self.description.as_ref());
+        w.field("parameters", &self.parameters);
+        w.end_object();
+    }
 }
 
 /// The largest whole number a JavaScript number holds exactly (2^53 - 1).
@@ -822,7 +904,7 @@ fn read_tool(v: &Value, path: &str) -> Result<Tool, ConfigError> {
 }
 
 /// A complete tool call: `arguments` is the JSON text the model produced.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCall {
     pub id: String,
@@ -833,7 +915,7 @@ pub struct ToolCall {
 /// Token counts as the provider reported them. A count it did not report, or reported as no
 /// count (fractional, negative, beyond 2^53 - 1, not a number), is unknown: `None`, omitted from
 /// the JSON, so an odd usage frame never fails an answer whose text was shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -843,7 +925,7 @@ pub struct Usage {
 }
 
 /// Why the model stopped, normalized across providers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FinishReason {
     Stop,
@@ -856,7 +938,7 @@ pub enum FinishReason {
 }
 
 /// A whole, non-streamed answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Answer {
     pub text: String,
@@ -872,7 +954,7 @@ pub struct Answer {
 }
 
 /// One normalized piece of a streamed answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Delta {
     Text {
@@ -914,7 +996,104 @@ pub enum Delta {
     },
 }
 
+/// `{inputTokens?, outputTokens?}`.
+impl ToJson for Usage {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.opt_field("inputTokens", self.input_tokens.as_ref());
+        w.opt_field("outputTokens", self.output_tokens.as_ref());
+        w.end_object();
+    }
+}
+
+impl ToJson for ToolCall {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("id", &self.id);
+        w.field("name", &self.name);
+        w.field("arguments", &self.arguments);
+        w.end_object();
+    }
+}
+
+/// `"stop"`, `"length"`, `"tool_calls"`, `"content_filter"`, or the provider's own reason.
+impl ToJson for FinishReason {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.string(match self {
+            FinishReason::Stop => "stop",
+            FinishReason::Length => "length",
+            FinishReason::ToolCalls => "tool_calls",
+            FinishReason::ContentFilter => "content_filter",
+            FinishReason::Other(reason) => reason,
+        })
+    }
+}
+
+/// `{type, ...}`, camelCase.
+impl ToJson for Delta {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        match self {
+            Delta::Text { text } => {
+                w.field("type", "text");
+                w.field("text", text);
+            }
+            Delta::Reasoning { text } => {
+                w.field("type", "reasoning");
+                w.field("text", text);
+            }
+            Delta::ToolCall { index, id, name, arguments } => {
+                w.field("type", "tool_call");
+                w.field("index", index);
+                w.opt_field("id", id.as_ref());
+                w.opt_field("name", name.as_ref());
+                w.field("arguments", arguments);
+            }
+            Delta::Done { finish_reason, usage, model } => {
+                w.field("type", "done");
+                w.field("finishReason", finish_reason);
+                w.field("usage", usage);
+                w.opt_field("model", model.as_ref());
+            }
+            Delta::Skipped { reason } => {
+                w.field("type", "skipped");
+                w.field("reason", reason);
+            }
+            Delta::Usage { usage } => {
+                w.field("type", "usage");
+                w.field("usage", usage);
+            }
+        }
+        w.end_object();
+    }
+}
+
 impl Delta {
+    /// A batch with each run of adjacent text deltas, and of adjacent reasoning deltas, as one
+    /// delta of their joined text; tool-call and other deltas stay as and where they are. A
+    /// reader then gets fewer, larger items (a 10 MB stream is some 75 000 text deltas), and
+    /// what it shows is the same. Borrowed when nothing is adjacent.
+    pub fn merge_runs(deltas: &[Delta]) -> Cow<'_, [Delta]> {
+        let same_kind = |a: &Delta, b: &Delta| {
+            matches!(
+                (a, b),
+                (Delta::Text { .. }, Delta::Text { .. }) | (Delta::Reasoning { .. }, Delta::Reasoning { .. })
+            )
+        };
+        if !deltas.windows(2).any(|pair| same_kind(&pair[0], &pair[1])) {
+            return Cow::Borrowed(deltas);
+        }
+        let mut merged: Vec<Delta> = Vec::with_capacity(deltas.len());
+        for delta in deltas {
+            match (merged.last_mut(), delta) {
+                (Some(Delta::Text { text }), Delta::Text { text: more })
+                | (Some(Delta::Reasoning { text }), Delta::Reasoning { text: more }) => text.push_str(more),
+                _ => merged.push(delta.clone()),
+            }
+        }
+        Cow::Owned(merged)
+    }
+
     /// Visible content ends the first-token wait, resets the idle timer and commits the stream:
     /// a non-empty text, reasoning or tool-argument fragment. Role-only chunks, pings and
     /// usage reports are not content.
@@ -930,6 +1109,29 @@ impl Delta {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merge_runs_joins_adjacent_texts_and_reasonings_only() {
+        let text = |t: &str| Delta::Text { text: t.into() };
+        let thought = |t: &str| Delta::Reasoning { text: t.into() };
+        let call = |args: &str| Delta::ToolCall { index: 0, id: None, name: None, arguments: args.into() };
+        let usage = Delta::Usage { usage: Usage::default() };
+        let cases: Vec<(Vec<Delta>, Vec<Delta>)> = vec![
+            (vec![], vec![]),
+            (vec![text("a")], vec![text("a")]),
+            (vec![text("a"), text("b"), text("c")], vec![text("abc")]),
+            (vec![thought("a"), thought("b"), text("c"), text("d")], vec![thought("ab"), text("cd")]),
+            (vec![text("a"), thought("b"), text("c")], vec![text("a"), thought("b"), text("c")]),
+            (vec![call("{"), call("}"), text("a"), text("b")], vec![call("{"), call("}"), text("ab")]),
+            (vec![text("a"), call("{}"), text("b"), text("c")], vec![text("a"), call("{}"), text("bc")]),
+            (vec![text("a"), usage.clone(), text("b")], vec![text("a"), usage, text("b")]),
+        ];
+        for (batch, expected) in cases {
+            let merged = Delta::merge_runs(&batch);
+            assert_eq!(&*merged, &expected[..], "{batch:?}");
+            assert_eq!(matches!(merged, Cow::Borrowed(_)), batch == expected, "{batch:?}");
+        }
+    }
 
     #[test]
     fn reads_the_js_request_shape() {
@@ -1106,9 +1308,9 @@ mod tests {
             "toolChoice": {"name": "f"}, "parallelToolCalls": true, "responseFormat": {"type": "json"}
         });
         let request = ChatRequest::from_value(&value).unwrap();
-        assert_eq!(serde_json::to_value(&request).unwrap(), value);
+        assert_eq!(serde_json::from_str::<Value>(&request.to_json()).unwrap(), value);
         let auto = ChatRequest { tool_choice: Some(ToolChoice::Auto), ..Default::default() };
-        assert_eq!(serde_json::to_value(&auto).unwrap()["toolChoice"], "auto");
+        assert_eq!(serde_json::from_str::<Value>(&auto.to_json()).unwrap()["toolChoice"], "auto");
     }
 
     #[test]

@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use serde::Serialize;
+use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::Value;
 
 use crate::outcome::{Failure, FailureClass, Limit};
@@ -118,8 +118,7 @@ pub enum Admission {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BreakerState {
     Closed,
     Open,
@@ -480,60 +479,119 @@ impl RetryBudget {
 }
 
 /// A store's answer about some targets; times relative to when it was made.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct HealthView {
     pub targets: Vec<TargetView>,
     /// The retry budget's balance for everyone sharing the store.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_budget: Option<f64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TargetView {
     pub target: String,
     pub state: BreakerState,
     /// This asker carries the target's one probe.
     pub probe: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reopens_in_ms: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_failure: Option<FailureInfo>,
 }
 
 /// `baton.health()`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct HealthSnapshot {
     pub enabled: bool,
     pub targets: Vec<TargetHealth>,
     pub retry_budget: Option<BudgetView>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TargetHealth {
     pub target: String,
     pub state: BreakerState,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reopens_in_ms: Option<u64>,
     pub consecutive_failures: u32,
     pub window: WindowCounts,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_failure: Option<FailureInfo>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WindowCounts {
     pub outcomes: usize,
     pub failures: usize,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BudgetView {
     pub balance: f64,
     pub spent: u64,
+}
+
+impl BreakerState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BreakerState::Closed => "closed",
+            BreakerState::Open => "open",
+            BreakerState::HalfOpen => "half_open",
+        }
+    }
+}
+
+/// `{targets: [{target, state, probe, reopensInMs?, lastFailure?}], retryBudget?}`.
+impl ToJson for HealthView {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.key("targets");
+        w.begin_array();
+        for t in &self.targets {
+            w.begin_object();
+            w.field("target", &t.target);
+            w.field("state", t.state.as_str());
+            w.field("probe", &t.probe);
+            w.opt_field("reopensInMs", t.reopens_in_ms.as_ref());
+            w.opt_field("lastFailure", t.last_failure.as_ref());
+            w.end_object();
+        }
+        w.end_array();
+        w.opt_field("retryBudget", self.retry_budget.as_ref());
+        w.end_object();
+    }
+}
+
+/// `{enabled, targets: [{target, state, reopensInMs?, consecutiveFailures, window: {outcomes,
+/// failures}, lastFailure?}], retryBudget: {balance, spent} | null}`.
+impl ToJson for HealthSnapshot {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("enabled", &self.enabled);
+        w.key("targets");
+        w.begin_array();
+        for t in &self.targets {
+            w.begin_object();
+            w.field("target", &t.target);
+            w.field("state", t.state.as_str());
+            w.opt_field("reopensInMs", t.reopens_in_ms.as_ref());
+            w.field("consecutiveFailures", &t.consecutive_failures);
+            w.key("window");
+            w.begin_object();
+            w.field("outcomes", &t.window.outcomes);
+            w.field("failures", &t.window.failures);
+            w.end_object();
+            w.opt_field("lastFailure", t.last_failure.as_ref());
+            w.end_object();
+        }
+        w.end_array();
+        w.key("retryBudget");
+        match &self.retry_budget {
+            Some(budget) => {
+                w.begin_object();
+                w.field("balance", &budget.balance);
+                w.field("spent", &budget.spent);
+                w.end_object();
+            }
+            None => w.null(),
+        }
+        w.end_object();
+    }
 }
 
 /// Reads a store's [`HealthView`] (from JavaScript): `{targets: [{target, state, probe,

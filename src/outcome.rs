@@ -9,12 +9,10 @@
 //! to the gate: a 400 may be a prompt too long for this model (another may take it), a 429 may
 //! be a quota that no wait refills.
 
-use serde::Serialize;
 use std::fmt;
 
 /// Which limit a timeout hit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Limit {
     /// The call's one logical budget, across every attempt, wait and byte.
     Deadline,
@@ -41,8 +39,7 @@ impl Limit {
 }
 
 /// The error kinds a caller sees.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
     Config,
     Timeout,
@@ -68,8 +65,7 @@ impl ErrorKind {
 /// What kind of provider error an HTTP failure is, read from the provider's error code, type or
 /// status (and, where the provider documents only words, its message). Each class has its own
 /// default at the gate (src/gate.rs) and its own codes at the gateway (src/gateway/mod.rs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FailureClass {
     /// The prompt does not fit this model's context window.
     ContextLength,

@@ -1,19 +1,17 @@
 //! What a call leaves behind: one [`Leg`] per attempt, and the [`Event`]s a UI shows as they
 //! happen ("Provider busy, retrying (2/4) in 0.5 s", "Primary timed out, switching to backup").
 //!
-//! Both serialize to the camelCase JSON the JS API hands out. Nothing here holds a credential:
+//! Both write the camelCase JSON the JS API hands out. Nothing here holds a credential:
 //! failures carry provider messages and statuses, never request headers.
 
-use serde::ser::SerializeMap;
-use serde::{Serialize, Serializer};
+use llm_baton_wire::write::{JsonWriter, ToJson};
 
 use crate::chat::Usage;
 use crate::config::ResumeMode;
 use crate::outcome::{Failure, FailureClass, Limit};
 
 /// One attempt. Times are milliseconds since the call started.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Leg {
     pub target: String,
     /// 1-based position of this attempt within the call.
@@ -22,32 +20,23 @@ pub struct Leg {
     pub end_ms: u64,
     /// "ok", or the failure's kind: "http", "timeout", "transport", "cancelled", "protocol".
     pub outcome: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout: Option<Limit>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
     /// The provider error's class (`context_length`, `quota`, …), when it had one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub class: Option<FailureClass>,
     /// Time to the first visible content, for streams that showed some.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ttft_ms: Option<u64>,
     /// Malformed stream frames skipped in this attempt (each also a `warning` event).
-    #[serde(skip_serializing_if = "is_zero")]
     pub skipped_frames: u32,
     /// The token counts this attempt's provider reported, even if the attempt failed later.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
     /// For an attempt that resumed a broken stream: which attempt's answer, and how.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resumed_from: Option<ResumedFrom>,
 }
 
 /// What a resuming attempt took over.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ResumedFrom {
     /// The attempt whose stream broke.
     pub attempt: u32,
@@ -78,31 +67,46 @@ impl Usage {
     }
 }
 
-fn is_zero(n: &u32) -> bool {
-    *n == 0
+/// `{target, attempt, startMs, endMs, outcome, ...}`: what is unknown or zero is left out.
+impl ToJson for Leg {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("target", &self.target);
+        w.field("attempt", &self.attempt);
+        w.field("startMs", &self.start_ms);
+        w.field("endMs", &self.end_ms);
+        w.field("outcome", self.outcome);
+        w.opt_field("status", self.status.as_ref());
+        w.opt_field("timeout", self.timeout.map(Limit::as_str));
+        w.opt_field("retryAfterMs", self.retry_after_ms.as_ref());
+        w.opt_field("class", self.class.map(FailureClass::as_str));
+        w.opt_field("ttftMs", self.ttft_ms.as_ref());
+        if self.skipped_frames != 0 {
+            w.field("skippedFrames", &self.skipped_frames);
+        }
+        w.opt_field("usage", self.usage.as_ref());
+        if let Some(from) = &self.resumed_from {
+            w.key("resumedFrom");
+            w.begin_object();
+            w.field("attempt", &from.attempt);
+            w.field("mode", from.mode.as_str());
+            w.field("keptChars", &from.kept_chars);
+            w.end_object();
+        }
+        w.end_object();
+    }
 }
 
 /// Progress a caller can show while it waits.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     /// An attempt was sent.
     Attempt { target: String, attempt: u32 },
     /// An attempt ended (successfully or not); `cause` says why it failed. Health stores take
     /// these as their reports.
-    Leg {
-        leg: Leg,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        cause: Option<FailureInfo>,
-    },
+    Leg { leg: Leg, cause: Option<FailureInfo> },
     /// A member was passed over because its circuit breaker is open.
-    Skip {
-        target: String,
-        reason: String,
-        reopens_in_ms: u64,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        cause: Option<FailureInfo>,
-    },
+    Skip { target: String, reason: String, reopens_in_ms: u64, cause: Option<FailureInfo> },
     /// The same member will be tried again after `delay_ms`. `attempt` is the 1-based attempt
     /// of this retry strategy that failed, `of` the attempts it allows.
     Retry { target: String, attempt: u32, of: u32, delay_ms: u64, cause: FailureInfo },
@@ -117,34 +121,89 @@ pub enum Event {
     Warning { target: String, attempt: u32, message: String },
 }
 
+/// `{type, ...}`, camelCase.
+impl ToJson for Event {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        match self {
+            Event::Attempt { target, attempt } => {
+                w.field("type", "attempt");
+                w.field("target", target);
+                w.field("attempt", attempt);
+            }
+            Event::Leg { leg, cause } => {
+                w.field("type", "leg");
+                w.field("leg", leg);
+                w.opt_field("cause", cause.as_ref());
+            }
+            Event::Skip { target, reason, reopens_in_ms, cause } => {
+                w.field("type", "skip");
+                w.field("target", target);
+                w.field("reason", reason);
+                w.field("reopensInMs", reopens_in_ms);
+                w.opt_field("cause", cause.as_ref());
+            }
+            Event::Retry { target, attempt, of, delay_ms, cause } => {
+                w.field("type", "retry");
+                w.field("target", target);
+                w.field("attempt", attempt);
+                w.field("of", of);
+                w.field("delayMs", delay_ms);
+                w.field("cause", cause);
+            }
+            Event::Failover { from, to, cause } => {
+                w.field("type", "failover");
+                w.field("from", from);
+                w.field("to", to);
+                w.field("cause", cause);
+            }
+            Event::Resume { mode, from, to, attempt, cause, kept_chars } => {
+                w.field("type", "resume");
+                w.field("mode", mode.as_str());
+                w.field("from", from);
+                w.field("to", to);
+                w.field("attempt", attempt);
+                w.field("cause", cause);
+                w.field("keptChars", kept_chars);
+            }
+            Event::Warning { target, attempt, message } => {
+                w.field("type", "warning");
+                w.field("target", target);
+                w.field("attempt", attempt);
+                w.field("message", message);
+            }
+        }
+        w.end_object();
+    }
+}
+
 /// A failure as the caller sees it:
 /// `{kind, message, status?, code?, class?, timeout?, limitMs?, retryAfterMs?}` (`code` the
 /// provider's own error code, `class` the failure class the gate and the gateway read from it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FailureInfo(pub Failure);
 
-impl Serialize for FailureInfo {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+impl FailureInfo {
+    /// Its fields, into an object the caller opened (an error view adds its own after them).
+    pub fn write_fields(&self, w: &mut JsonWriter) {
         let f = &self.0;
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("kind", f.kind().as_str())?;
-        m.serialize_entry("message", &f.to_string())?;
-        if let Some(status) = f.status() {
-            m.serialize_entry("status", &status)?;
-        }
-        if let Some(code) = f.code() {
-            m.serialize_entry("code", code)?;
-        }
-        if let Some(class) = f.class() {
-            m.serialize_entry("class", class.as_str())?;
-        }
-        if let Some(ms) = f.retry_after_ms() {
-            m.serialize_entry("retryAfterMs", &ms)?;
-        }
+        w.field("kind", f.kind().as_str());
+        w.field("message", &f.to_string());
+        w.opt_field("status", f.status().as_ref());
+        w.opt_field("code", f.code());
+        w.opt_field("class", f.class().map(FailureClass::as_str));
+        w.opt_field("retryAfterMs", f.retry_after_ms().as_ref());
         if let Some((limit, ms)) = f.timeout() {
-            m.serialize_entry("timeout", limit.as_str())?;
-            m.serialize_entry("limitMs", &ms)?;
+            w.field("timeout", limit.as_str());
+            w.field("limitMs", &ms);
         }
-        m.end()
+    }
+}
+
+impl ToJson for FailureInfo {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        self.write_fields(w);
+        w.end_object();
     }
 }

@@ -7,6 +7,7 @@ mod support;
 use llm_baton::format::{FailureClass, Format};
 use llm_baton::outcome::Failure;
 use llm_baton::record::{Event, FailureInfo};
+use llm_baton_wire::write::ToJson;
 use serde_json::json;
 use support::*;
 
@@ -151,7 +152,7 @@ fn events_and_errors_carry_the_code_and_the_class() {
         .events
         .iter()
         .find_map(|e| match e {
-            Event::Failover { cause, .. } => Some(serde_json::to_value(cause).unwrap()),
+            Event::Failover { cause, .. } => Some(serde_json::from_str::<serde_json::Value>(&cause.to_json()).unwrap()),
             _ => None,
         })
         .expect("a failover");
@@ -165,13 +166,16 @@ fn events_and_errors_carry_the_code_and_the_class() {
     let mut sim =
         Sim::new(&cfg).script("a", vec![Behavior::Fail { at: 10, failure: filter }]).script("b", vec![ok_at(40)]);
     let run = sim.run("chat", invoke());
-    let error = serde_json::to_value(FailureInfo(run.failure().clone())).unwrap();
+    let error = serde_json::from_str::<serde_json::Value>(&FailureInfo(run.failure().clone()).to_json()).unwrap();
     assert_eq!(error["class"], "content_filter");
     assert_eq!(error["code"], "content_filter");
     assert!(error["message"].as_str().unwrap().contains("content management policy"), "the provider's reason is kept");
 
     // Failures of no class name none.
-    let unclassed = serde_json::to_value(FailureInfo(Failure::Transport { message: "reset".into() })).unwrap();
+    let unclassed = serde_json::from_str::<serde_json::Value>(
+        &FailureInfo(Failure::Transport { message: "reset".into() }).to_json(),
+    )
+    .unwrap();
     assert_eq!(unclassed, json!({"kind": "transport", "message": "transport error: reset"}));
 }
 

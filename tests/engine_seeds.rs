@@ -4,6 +4,7 @@
 mod support;
 
 use llm_baton::outcome::{Failure, Limit};
+use llm_baton_wire::write::ToJson;
 use support::*;
 
 /// Two OpenAI-format targets on loopback, with the given timeouts JSON for each.
@@ -538,6 +539,6 @@ fn events_and_legs_never_carry_credentials() {
                   "routes": {"chat": {"retry": "a", "attempts": 2, "backoff": {"initialMs": 1, "jitter": "none"}}}}"#;
     let mut sim = Sim::new(cfg).script("a", vec![status(1, 503)]);
     let run = sim.run("chat", invoke());
-    let all = format!("{:?} {:?} {:?} {}", run, sim.config(), sim.baton, serde_json::to_string(&run.events).unwrap());
+    let all = format!("{:?} {:?} {:?} {}", run, sim.config(), sim.baton, run.events.to_json());
     assert!(!all.contains("SECRET"), "a credential leaked: {all}");
 }

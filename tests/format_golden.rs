@@ -8,11 +8,12 @@
 //! To regenerate goldens after an intended change: `BLESS=1 cargo test --test format_golden`,
 //! then review the diff.
 
+use llm_baton_wire::write::ToJson;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use llm_baton::chat::Delta;
-use llm_baton::format::{DecodeError, Format};
+use llm_baton::format::{DecodeError, FailureClass, Format};
 use llm_baton::sse::{SseItem, SseParser};
 use serde_json::{json, Value};
 
@@ -65,11 +66,11 @@ fn golden(deltas: &[Delta], end: &Result<(), DecodeError>) -> Value {
     let end = match end {
         Ok(()) => json!("ok"),
         Err(DecodeError::Provider { status, message, code, class }) => {
-            json!({"provider": {"status": status, "message": message, "code": code, "class": class}})
+            json!({"provider": {"status": status, "message": message, "code": code, "class": class.map(FailureClass::as_str)}})
         }
         Err(DecodeError::Protocol(message)) => json!({"protocol": message}),
     };
-    json!({"deltas": deltas, "end": end})
+    json!({"deltas": serde_json::from_str::<Value>(&deltas.to_json()).expect("JSON"), "end": end})
 }
 
 #[test]

@@ -11,6 +11,7 @@
 use llm_baton::chat::{Delta, FinishReason, Usage};
 use llm_baton::format::{DecodeError, Format};
 use llm_baton::sse::SseEvent;
+use llm_baton_wire::write::ToJson;
 
 /// Output-token values a provider might send, none of them a count.
 const ODD: [&str; 9] =
@@ -365,7 +366,7 @@ fn a_usage_report_is_not_content_and_has_the_js_shape() {
     let report = usage(Some(7), None);
     assert!(!report.is_visible());
     assert_eq!(
-        serde_json::to_value(&report).expect("serializes"),
+        serde_json::from_str::<serde_json::Value>(&report.to_json()).expect("JSON"),
         serde_json::json!({"type": "usage", "usage": {"inputTokens": 7}})
     );
     let back: Delta = serde_json::from_str(r#"{"type":"usage","usage":{"outputTokens":3}}"#).expect("reads back");
@@ -400,7 +401,7 @@ fn a_usage_that_is_not_an_object_is_unknown() {
 
 #[test]
 fn unknown_counts_are_omitted_from_the_js_shape() {
-    let json = |usage: Usage| serde_json::to_string(&usage).expect("serializes");
+    let json = |usage: Usage| usage.to_json();
     assert_eq!(json(UNKNOWN_OUTPUT), r#"{"inputTokens":7}"#);
     assert_eq!(json(Usage::default()), "{}");
 }

@@ -8,6 +8,7 @@ use llm_baton::engine::{Action, AttemptId, Baton, Call, CallOptions};
 use llm_baton::health::{Admission, BreakerState, Health, HealthPolicy, Outcome};
 use llm_baton::outcome::{Failure, FailureClass, Limit};
 use llm_baton::record::Event;
+use llm_baton_wire::write::ToJson;
 
 fn http(status: u16, retry_after_ms: Option<u64>) -> Failure {
     classed(status, None, retry_after_ms)
@@ -355,7 +356,7 @@ fn a_replica_takes_probes_only_from_its_store_and_asks_again_when_stale() {
     replica.follow();
     let targets = vec!["p".to_string()];
     assert!(replica.stale(&targets, 0, 1000), "never heard of p");
-    let view = serde_json::to_value(store.view(&targets, 10)).unwrap();
+    let view = serde_json::from_str::<serde_json::Value>(&store.view(&targets, 10).to_json()).unwrap();
     assert_eq!(view["targets"][0]["state"], "open");
     assert_eq!(view["targets"][0]["lastFailure"]["status"], 503);
     replica.absorb(&read_view(&view).unwrap(), 100);
@@ -364,12 +365,12 @@ fn a_replica_takes_probes_only_from_its_store_and_asks_again_when_stale() {
     // The cooldown passed: the replica does not grant itself a probe; it asks the store.
     assert!(replica.stale(&targets, 1094, 1000));
     assert!(matches!(replica.admit("p", 1094), Admission::Skip { reopens_in_ms: 0, .. }));
-    let granted = serde_json::to_value(store.view(&targets, 1010)).unwrap();
+    let granted = serde_json::from_str::<serde_json::Value>(&store.view(&targets, 1010).to_json()).unwrap();
     assert_eq!(
         (granted["targets"][0]["state"].as_str(), granted["targets"][0]["probe"].as_bool()),
         (Some("half_open"), Some(true))
     );
-    let refused = serde_json::to_value(store.view(&targets, 1011)).unwrap();
+    let refused = serde_json::from_str::<serde_json::Value>(&store.view(&targets, 1011).to_json()).unwrap();
     assert_eq!(refused["targets"][0]["probe"], false, "one probe per cooldown, whoever asks");
     replica.absorb(&read_view(&granted).unwrap(), 1100);
     assert_eq!(replica.admit("p", 1100), Admission::Probe);
@@ -418,7 +419,7 @@ fn a_store_keeps_one_retry_budget_for_everyone_sharing_it() {
         let r = read_report(&leg(2, "http")).unwrap();
         store.count_in_budget(r.attempt, &r.outcome, t);
     }
-    let view = serde_json::to_value(store.view(&["p".into()], 100)).unwrap();
+    let view = serde_json::from_str::<serde_json::Value>(&store.view(&["p".into()], 100).to_json()).unwrap();
     assert_eq!(view["retryBudget"], 5.0);
     let mut replica = Health::new(Some(policy()));
     replica.follow();

@@ -12,6 +12,7 @@ use llm_baton::engine::{Action, Baton, Call, CallOptions, MAX_SKIPPED_FRAMES};
 use llm_baton::format::Format;
 use llm_baton::outcome::Failure;
 use llm_baton::record::Event;
+use llm_baton_wire::write::ToJson;
 
 /// What the caller of one streamed call sees.
 #[derive(Debug, Clone, PartialEq)]
@@ -349,7 +350,7 @@ fn the_warning_event_and_the_leg_count_serialize_for_javascript() {
     body.finish(&mut deltas).unwrap();
     call.on_deltas(llm_baton::engine::AttemptId(1), 5, deltas);
     let events: Vec<String> = std::iter::from_fn(|| call.poll())
-        .filter_map(|a| if let Action::Event(e) = a { Some(serde_json::to_string(&e).unwrap()) } else { None })
+        .filter_map(|a| if let Action::Event(e) = a { Some(e.to_json()) } else { None })
         .collect();
     let warning = events.iter().find(|e| e.contains("warning")).expect("a warning event");
     assert!(

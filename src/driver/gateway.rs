@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use serde::Serialize;
+use llm_baton_wire::write::{JsonWriter, ToJson};
 use wasm_bindgen::prelude::*;
 
 use super::{
@@ -29,7 +29,6 @@ use crate::gateway::{
 };
 
 /// What JS turns into a `Response`: `{ status, headers, body }`.
-#[derive(Serialize)]
 struct Reply {
     status: u16,
     headers: BTreeMap<&'static str, String>,
@@ -65,6 +64,26 @@ impl Reply {
     }
 }
 
+impl ToJson for Reply {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("status", &self.status);
+        w.key("headers");
+        write_headers(w, &self.headers);
+        w.field("body", &self.body);
+        w.end_object();
+    }
+}
+
+/// Headers as an object, in name order.
+fn write_headers(w: &mut JsonWriter, headers: &BTreeMap<&'static str, String>) {
+    w.begin_object();
+    for (name, value) in headers {
+        w.field(name, value);
+    }
+    w.end_object();
+}
+
 const SSE: &str = "text/event-stream; charset=utf-8";
 
 #[wasm_bindgen]
@@ -94,7 +113,7 @@ impl WasmGateway {
 
     /// `GET /v1/health`: every target's breaker and the retry budget.
     pub fn health(&self) -> JsValue {
-        let body = serde_json::to_string(&self.baton.borrow().health(now())).unwrap_or_default();
+        let body = self.baton.borrow().health(now()).to_json();
         to_js(&Reply::json(200, "", 0, body))
     }
 
@@ -207,9 +226,7 @@ impl WasmGateway {
     }
 }
 
-/// What a gateway task hands pkg/gateway.js.
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+/// What a gateway task hands pkg/gateway.js: `{type, ...}`.
 enum Output<'a> {
     /// A `leg` event, for a health store (only when the gateway has one).
     Event {
@@ -228,6 +245,36 @@ enum Output<'a> {
     Request {
         request: &'a crate::chat::ChatRequest,
     },
+}
+
+impl ToJson for Output<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        match self {
+            Output::Event { event } => {
+                w.field("type", "event");
+                w.field("event", *event);
+            }
+            Output::Commit { headers } => {
+                w.field("type", "commit");
+                w.key("headers");
+                write_headers(w, headers);
+            }
+            Output::Chunk { text } => {
+                w.field("type", "chunk");
+                w.field("text", *text);
+            }
+            Output::Reply { reply } => {
+                w.field("type", "reply");
+                w.field("reply", *reply);
+            }
+            Output::Request { request } => {
+                w.field("type", "request");
+                w.field("request", *request);
+            }
+        }
+        w.end_object();
+    }
 }
 
 impl WasmGateway {
@@ -382,7 +429,7 @@ fn report_event(output: &CallOutput<'_>, reports: bool, trace: Option<Trace>) {
 }
 
 /// Tells a trace how the call ended, in the outputs of a Baton call (`{type: "done", summary}`,
-/// `{type: "failed", error}`), whose serializing the wasm already holds.
+/// `{type: "failed", error}`), whose writing the wasm already holds.
 fn report_settled(outcome: &Result<Served, CallError>, config: &Config, trace: Option<Trace>) {
     let Some(Trace { content }) = trace else { return };
     let output = match outcome {

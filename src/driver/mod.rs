@@ -24,7 +24,7 @@ use std::task::Poll;
 
 use futures::channel::mpsc;
 use futures::{FutureExt, StreamExt};
-use serde::Serialize;
+use llm_baton_wire::write::{JsonWriter, ToJson};
 use wasm_bindgen::prelude::*;
 
 use crate::backoff::RandomSource;
@@ -198,28 +198,30 @@ fn read_request(request: &JsValue) -> Result<ChatRequest, JsValue> {
     ChatRequest::from_value(&value).map_err(config_error)
 }
 
-fn to_js<T: Serialize>(value: &T) -> JsValue {
-    serde_json::to_string(value).ok().and_then(|s| js_sys::JSON::parse(&s).ok()).unwrap_or(JsValue::NULL)
+/// `value` as a JS value: written as JSON text, which `JSON.parse` reads faster than the values
+/// could be built one by one across the wasm boundary.
+fn to_js(value: &impl ToJson) -> JsValue {
+    js_sys::JSON::parse(&value.to_json()).unwrap_or(JsValue::NULL)
 }
 
 fn config_error(e: ConfigError) -> JsValue {
-    #[derive(Serialize)]
-    struct View<'a> {
-        kind: &'static str,
-        path: &'a str,
-        message: &'a str,
+    struct View<'a>(&'a ConfigError);
+    impl ToJson for View<'_> {
+        fn write_json(&self, w: &mut JsonWriter) {
+            w.begin_object();
+            w.field("kind", "config");
+            w.field("path", &self.0.path);
+            w.field("message", &self.0.message);
+            w.end_object();
+        }
     }
-    to_js(&View { kind: "config", path: &e.path, message: &e.message })
+    to_js(&View(&e))
 }
 
 /// A failed call as pkg/core.js builds its BatonError:
 /// `{kind, message, …, target?, legs, billedUsage}`.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct ErrorView<'a> {
-    #[serde(flatten)]
     cause: FailureInfo,
-    #[serde(skip_serializing_if = "Option::is_none")]
     target: Option<&'a str>,
     legs: &'a [Leg],
     billed_usage: Usage,
@@ -236,27 +238,43 @@ impl<'a> ErrorView<'a> {
     }
 }
 
+impl ToJson for ErrorView<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        self.cause.write_fields(w);
+        w.opt_field("target", self.target);
+        w.field("legs", self.legs);
+        w.field("billedUsage", &self.billed_usage);
+        w.end_object();
+    }
+}
+
 /// A restarted stream's first item: the reader discards what it showed, then the new answer
 /// follows. `{type: "reset", from, to, cause, discardedChars}`.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct ResetView<'a> {
-    r#type: &'static str,
     from: &'a str,
     to: &'a str,
     cause: FailureInfo,
     discarded_chars: usize,
 }
 
+impl ToJson for ResetView<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("type", "reset");
+        w.field("from", self.from);
+        w.field("to", self.to);
+        w.field("cause", &self.cause);
+        w.field("discardedChars", &self.discarded_chars);
+        w.end_object();
+    }
+}
+
 /// The successful summary: `{ text, reasoning?, toolCalls?, target, model, contributors,
 /// finishReason, usage, billedUsage, legs }`.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct Completion<'a> {
     text: &'a str,
-    #[serde(skip_serializing_if = "str::is_empty")]
     reasoning: &'a str,
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
     tool_calls: &'a [ToolCall],
     target: &'a str,
     model: &'a str,
@@ -289,20 +307,36 @@ impl<'a> Completion<'a> {
     }
 }
 
-/// What a `Baton` call task hands pkg/core.js.
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+impl ToJson for Completion<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("text", self.text);
+        w.text_field("reasoning", self.reasoning);
+        w.list_field("toolCalls", self.tool_calls);
+        w.field("target", self.target);
+        w.field("model", self.model);
+        w.field("contributors", &self.contributors);
+        w.field("finishReason", self.finish_reason);
+        w.field("usage", &self.usage);
+        w.field("billedUsage", &self.billed_usage);
+        w.field("legs", self.legs);
+        w.end_object();
+    }
+}
+
+/// What a `Baton` call task hands pkg/core.js: `{type, ...}`.
 enum Output<'a> {
     Event {
         event: &'a Event,
     },
+    /// One batch of deltas, adjacent texts (and reasoning) merged: see [`Delta::merge_runs`].
     Deltas {
         deltas: &'a [Delta],
     },
-    /// A reset goes out as an item of the stream, in order with the deltas around it.
-    #[serde(rename = "deltas")]
+    /// A reset goes out as an item of the stream (`type: "deltas"`), in order with the deltas
+    /// around it.
     Reset {
-        deltas: [ResetView<'a>; 1],
+        reset: ResetView<'a>,
     },
     Done {
         summary: Completion<'a>,
@@ -310,6 +344,35 @@ enum Output<'a> {
     Failed {
         error: ErrorView<'a>,
     },
+}
+
+impl ToJson for Output<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        match self {
+            Output::Event { event } => {
+                w.field("type", "event");
+                w.field("event", *event);
+            }
+            Output::Deltas { deltas } => {
+                w.field("type", "deltas");
+                w.field("deltas", &*Delta::merge_runs(deltas));
+            }
+            Output::Reset { reset } => {
+                w.field("type", "deltas");
+                w.field("deltas", &[reset][..]);
+            }
+            Output::Done { summary } => {
+                w.field("type", "done");
+                w.field("summary", summary);
+            }
+            Output::Failed { error } => {
+                w.field("type", "failed");
+                w.field("error", error);
+            }
+        }
+        w.end_object();
+    }
 }
 
 /// Runs one call for the JS API, emitting its events, deltas and outcome as task outputs.
@@ -327,13 +390,12 @@ async fn drive(
         CallOutput::Deltas(deltas) => host::emit(to_js(&Output::Deltas { deltas })),
         CallOutput::Splice(splice) if splice.mode == ResumeMode::Restart => {
             let reset = ResetView {
-                r#type: "reset",
                 from: &splice.from,
                 to: &splice.to,
                 cause: FailureInfo(splice.cause.clone()),
                 discarded_chars: splice.discarded_chars,
             };
-            host::emit(to_js(&Output::Reset { deltas: [reset] }));
+            host::emit(to_js(&Output::Reset { reset }));
         }
         CallOutput::Splice(_) | CallOutput::Commit { .. } => {}
     })

@@ -24,7 +24,8 @@
 
 use std::borrow::Cow;
 
-use serde::{Deserialize, Serialize};
+use llm_baton_wire::write::{JsonWriter, ToJson};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::chat::{
@@ -72,7 +73,7 @@ impl ProviderDialect for AnthropicMessages {
             method: "POST",
             url: join_url(endpoint.base_url, "messages"),
             headers: request_headers(endpoint, credential, &[("anthropic-version", API_VERSION)]),
-            body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
+            body: body.to_json(),
         }
     }
 
@@ -102,24 +103,17 @@ impl ProviderDialect for AnthropicMessages {
     }
 }
 
-#[derive(Serialize)]
+/// The request body; a `None` or an empty list is left out.
 struct Body<'a> {
     model: &'a str,
     max_tokens: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
     system: Option<String>,
     messages: Vec<WireMessage<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     top_p: Option<f64>,
-    #[serde(skip_serializing_if = "<[String]>::is_empty")]
     stop_sequences: &'a [String],
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<WireToolChoice<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     output_config: Option<OutputConfig<'a>>,
     stream: bool,
 }
@@ -132,22 +126,10 @@ pub(crate) fn uncarried(part: &Part) -> Option<Uncarried> {
     }
 }
 
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
 enum WireToolChoice<'a> {
-    Auto {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        disable_parallel_tool_use: Option<bool>,
-    },
-    Any {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        disable_parallel_tool_use: Option<bool>,
-    },
-    Tool {
-        name: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        disable_parallel_tool_use: Option<bool>,
-    },
+    Auto { disable_parallel_tool_use: Option<bool> },
+    Any { disable_parallel_tool_use: Option<bool> },
+    Tool { name: &'a str, disable_parallel_tool_use: Option<bool> },
     None,
 }
 
@@ -163,14 +145,11 @@ fn wire_tool_choice(request: &ChatRequest) -> Option<WireToolChoice<'_>> {
     }
 }
 
-#[derive(Serialize)]
 struct OutputConfig<'a> {
     format: OutputFormat<'a>,
 }
 
-#[derive(Serialize)]
 struct OutputFormat<'a> {
-    #[serde(rename = "type")]
     kind: &'static str,
     schema: &'a Value,
 }
@@ -182,55 +161,31 @@ impl<'a> OutputConfig<'a> {
     }
 }
 
-#[derive(Serialize)]
 struct WireTool<'a> {
     name: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<&'a str>,
     input_schema: &'a Value,
 }
 
-#[derive(Serialize)]
 struct WireMessage<'a> {
     role: &'static str,
     content: WireContent<'a>,
 }
 
 /// A lone text block goes as a plain string, as people write it.
-#[derive(Serialize)]
-#[serde(untagged)]
 enum WireContent<'a> {
     Text(Cow<'a, str>),
     Blocks(Vec<Block<'a>>),
 }
 
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
 enum Block<'a> {
-    Text {
-        text: Cow<'a, str>,
-    },
-    Image {
-        source: WireSource<'a>,
-    },
-    Document {
-        source: WireSource<'a>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        title: Option<&'a str>,
-    },
-    ToolUse {
-        id: &'a str,
-        name: &'a str,
-        input: Value,
-    },
-    ToolResult {
-        tool_use_id: &'a str,
-        content: Cow<'a, str>,
-    },
+    Text { text: Cow<'a, str> },
+    Image { source: WireSource<'a> },
+    Document { source: WireSource<'a>, title: Option<&'a str> },
+    ToolUse { id: &'a str, name: &'a str, input: Value },
+    ToolResult { tool_use_id: &'a str, content: Cow<'a, str> },
 }
 
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
 enum WireSource<'a> {
     Base64 { media_type: &'a str, data: &'a str },
     Url { url: &'a str },
@@ -242,6 +197,136 @@ impl<'a> WireSource<'a> {
             Source::Url { url, .. } => WireSource::Url { url },
             Source::Data { data, media_type } => WireSource::Base64 { media_type, data },
         }
+    }
+}
+
+impl ToJson for Body<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("model", self.model);
+        w.field("max_tokens", &self.max_tokens);
+        w.opt_field("system", self.system.as_ref());
+        w.field("messages", &self.messages);
+        w.opt_field("temperature", self.temperature.as_ref());
+        w.opt_field("top_p", self.top_p.as_ref());
+        w.list_field("stop_sequences", self.stop_sequences);
+        w.list_field("tools", &self.tools);
+        w.opt_field("tool_choice", self.tool_choice.as_ref());
+        if let Some(OutputConfig { format }) = &self.output_config {
+            w.key("output_config");
+            w.begin_object();
+            w.key("format");
+            w.begin_object();
+            w.field("type", format.kind);
+            w.field("schema", format.schema);
+            w.end_object();
+            w.end_object();
+        }
+        w.field("stream", &self.stream);
+        w.end_object();
+    }
+}
+
+/// `{"type": "auto" | "any" | "tool" | "none", ...}`.
+impl ToJson for WireToolChoice<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        let disable_parallel_tool_use = match self {
+            WireToolChoice::Auto { disable_parallel_tool_use } => {
+                w.field("type", "auto");
+                disable_parallel_tool_use
+            }
+            WireToolChoice::Any { disable_parallel_tool_use } => {
+                w.field("type", "any");
+                disable_parallel_tool_use
+            }
+            WireToolChoice::Tool { name, disable_parallel_tool_use } => {
+                w.field("type", "tool");
+                w.field("name", *name);
+                disable_parallel_tool_use
+            }
+            WireToolChoice::None => {
+                w.field("type", "none");
+                &None
+            }
+        };
+        w.opt_field("disable_parallel_tool_use", disable_parallel_tool_use.as_ref());
+        w.end_object();
+    }
+}
+
+impl ToJson for WireTool<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("name", self.name);
+        w.opt_field("description", self.description);
+        w.field("input_schema", self.input_schema);
+        w.end_object();
+    }
+}
+
+impl ToJson for WireMessage<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("role", self.role);
+        w.key("content");
+        match &self.content {
+            WireContent::Text(text) => w.string(text),
+            WireContent::Blocks(blocks) => blocks.write_json(w),
+        }
+        w.end_object();
+    }
+}
+
+/// A block, by `type`.
+impl ToJson for Block<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        match self {
+            Block::Text { text } => {
+                w.field("type", "text");
+                w.field("text", &**text);
+            }
+            Block::Image { source } => {
+                w.field("type", "image");
+                w.field("source", source);
+            }
+            Block::Document { source, title } => {
+                w.field("type", "document");
+                w.field("source", source);
+                w.opt_field("title", *title);
+            }
+            Block::ToolUse { id, name, input } => {
+                w.field("type", "tool_use");
+                w.field("id", *id);
+                w.field("name", *name);
+                w.field("input", input);
+            }
+            Block::ToolResult { tool_use_id, content } => {
+                w.field("type", "tool_result");
+                w.field("tool_use_id", *tool_use_id);
+                w.field("content", &**content);
+            }
+        }
+        w.end_object();
+    }
+}
+
+impl ToJson for WireSource<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        match self {
+            WireSource::Base64 { media_type, data } => {
+                w.field("type", "base64");
+                w.field("media_type", *media_type);
+                w.field("data", *data);
+            }
+            WireSource::Url { url } => {
+                w.field("type", "url");
+                w.field("url", *url);
+            }
+        }
+        w.end_object();
     }
 }
 

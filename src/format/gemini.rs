@@ -24,7 +24,8 @@
 
 use std::borrow::Cow;
 
-use serde::{Deserialize, Serialize};
+use llm_baton_wire::write::{JsonWriter, ToJson};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::chat::{
@@ -91,7 +92,7 @@ impl ProviderDialect for Gemini {
             method: "POST",
             url: join_url(endpoint.base_url, &path),
             headers: request_headers(endpoint, credential, &[]),
-            body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
+            body: body.to_json(),
         }
     }
 
@@ -162,17 +163,12 @@ fn has_parameters(schema: &Value) -> bool {
     }
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
+/// The request body (camelCase); a `None` or an empty list is left out.
 struct Body<'a> {
     contents: Vec<Content<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     system_instruction: Option<SystemInstruction>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     generation_config: Option<GenerationConfig<'a>>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ToolGroup<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     tool_config: Option<ToolConfig<'a>>,
 }
 
@@ -187,17 +183,12 @@ pub(crate) fn uncarried(part: &chat::Part) -> Option<Uncarried> {
     }
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct ToolConfig<'a> {
     function_calling_config: FunctionCallingConfig<'a>,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct FunctionCallingConfig<'a> {
     mode: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     allowed_function_names: Option<[&'a str; 1]>,
 }
 
@@ -213,32 +204,21 @@ impl<'a> FunctionCallingConfig<'a> {
     }
 }
 
-#[derive(Serialize)]
 struct SystemInstruction {
     parts: Vec<TextPart>,
 }
 
-#[derive(Serialize)]
 struct TextPart {
     text: String,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct GenerationConfig<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
     max_output_tokens: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     top_p: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     seed: Option<i64>,
-    #[serde(skip_serializing_if = "<[String]>::is_empty")]
     stop_sequences: &'a [String],
-    #[serde(skip_serializing_if = "Option::is_none")]
     response_mime_type: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     response_json_schema: Option<&'a Value>,
 }
 
@@ -253,53 +233,29 @@ impl GenerationConfig<'_> {
     }
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct ToolGroup<'a> {
     function_declarations: Vec<FunctionDeclaration<'a>>,
 }
 
-#[derive(Serialize)]
 struct FunctionDeclaration<'a> {
     name: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     parameters: Option<&'a Value>,
 }
 
-#[derive(Serialize)]
 struct Content<'a> {
     role: &'static str,
     parts: Vec<Part<'a>>,
 }
 
-#[derive(Serialize)]
-#[serde(untagged)]
 enum Part<'a> {
-    Text {
-        text: Cow<'a, str>,
-    },
-    InlineData {
-        #[serde(rename = "inlineData")]
-        inline_data: InlineData<'a>,
-    },
-    FileData {
-        #[serde(rename = "fileData")]
-        file_data: FileData<'a>,
-    },
-    FunctionCall {
-        #[serde(rename = "functionCall")]
-        function_call: FunctionCall<'a>,
-    },
-    FunctionResponse {
-        #[serde(rename = "functionResponse")]
-        function_response: FunctionResponse<'a>,
-    },
+    Text { text: Cow<'a, str> },
+    InlineData { inline_data: InlineData<'a> },
+    FileData { file_data: FileData<'a> },
+    FunctionCall { function_call: FunctionCall<'a> },
+    FunctionResponse { function_response: FunctionResponse<'a> },
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct InlineData<'a> {
     mime_type: &'a str,
     data: &'a str,
@@ -307,10 +263,7 @@ struct InlineData<'a> {
 
 /// A URL's `mimeType` is required; one without ([`Format::uncarried`]) is sent without it and
 /// refused by the provider, were it sent at all.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct FileData<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
     mime_type: Option<&'a str>,
     file_uri: &'a str,
 }
@@ -332,6 +285,120 @@ impl<'a> Part<'a> {
     }
 }
 
+impl ToJson for Body<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("contents", &self.contents);
+        if let Some(SystemInstruction { parts }) = &self.system_instruction {
+            w.key("systemInstruction");
+            w.begin_object();
+            w.key("parts");
+            w.begin_array();
+            for TextPart { text } in parts {
+                w.begin_object();
+                w.field("text", text);
+                w.end_object();
+            }
+            w.end_array();
+            w.end_object();
+        }
+        w.opt_field("generationConfig", self.generation_config.as_ref());
+        if !self.tools.is_empty() {
+            w.key("tools");
+            w.begin_array();
+            for ToolGroup { function_declarations } in &self.tools {
+                w.begin_object();
+                w.field("functionDeclarations", function_declarations);
+                w.end_object();
+            }
+            w.end_array();
+        }
+        if let Some(ToolConfig { function_calling_config: config }) = &self.tool_config {
+            w.key("toolConfig");
+            w.begin_object();
+            w.key("functionCallingConfig");
+            w.begin_object();
+            w.field("mode", config.mode);
+            w.opt_field("allowedFunctionNames", config.allowed_function_names.as_ref().map(|names| &names[..]));
+            w.end_object();
+            w.end_object();
+        }
+        w.end_object();
+    }
+}
+
+impl ToJson for GenerationConfig<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.opt_field("maxOutputTokens", self.max_output_tokens.as_ref());
+        w.opt_field("temperature", self.temperature.as_ref());
+        w.opt_field("topP", self.top_p.as_ref());
+        w.opt_field("seed", self.seed.as_ref());
+        w.list_field("stopSequences", self.stop_sequences);
+        w.opt_field("responseMimeType", self.response_mime_type);
+        w.opt_field("responseJsonSchema", self.response_json_schema);
+        w.end_object();
+    }
+}
+
+impl ToJson for FunctionDeclaration<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("name", self.name);
+        w.opt_field("description", self.description);
+        w.opt_field("parameters", self.parameters);
+        w.end_object();
+    }
+}
+
+impl ToJson for Content<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("role", self.role);
+        w.field("parts", &self.parts);
+        w.end_object();
+    }
+}
+
+/// `{"text"}`, `{"inlineData"}`, `{"fileData"}`, `{"functionCall"}` or `{"functionResponse"}`.
+impl ToJson for Part<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        match self {
+            Part::Text { text } => w.field("text", &**text),
+            Part::InlineData { inline_data } => {
+                w.key("inlineData");
+                w.begin_object();
+                w.field("mimeType", inline_data.mime_type);
+                w.field("data", inline_data.data);
+                w.end_object();
+            }
+            Part::FileData { file_data } => {
+                w.key("fileData");
+                w.begin_object();
+                w.opt_field("mimeType", file_data.mime_type);
+                w.field("fileUri", file_data.file_uri);
+                w.end_object();
+            }
+            Part::FunctionCall { function_call } => {
+                w.key("functionCall");
+                w.begin_object();
+                w.field("name", function_call.name);
+                w.field("args", &function_call.args);
+                w.end_object();
+            }
+            Part::FunctionResponse { function_response } => {
+                w.key("functionResponse");
+                w.begin_object();
+                w.field("name", function_response.name);
+                w.field("response", &function_response.response);
+                w.end_object();
+            }
+        }
+        w.end_object();
+    }
+}
+
 /// A user message's parts: one text part for an all-text message, else a part per part.
 fn user_parts(m: &Message) -> Vec<Part<'_>> {
     if m.is_text_only() {
@@ -341,13 +408,11 @@ fn user_parts(m: &Message) -> Vec<Part<'_>> {
     }
 }
 
-#[derive(Serialize)]
 struct FunctionCall<'a> {
     name: &'a str,
     args: Value,
 }
 
-#[derive(Serialize)]
 struct FunctionResponse<'a> {
     name: &'a str,
     response: Value,

@@ -18,7 +18,8 @@ mod json;
 pub mod openai_chat;
 pub mod openai_responses;
 
-use serde::{Deserialize, Serialize};
+use llm_baton_wire::write::ToJson;
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::chat::{Answer, ChatRequest, Delta, Part, Usage};
@@ -81,7 +82,7 @@ pub trait StreamDecoding {
 }
 
 /// The provider protocol a target speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Format {
     OpenaiChat,
@@ -329,7 +330,7 @@ fn with_extra_body(body: &str, extra: &Map<String, Value>) -> String {
     match Map::<String, Value>::deserialize(&mut reader) {
         Ok(mut fields) => {
             fields.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
-            Value::Object(fields).to_string()
+            fields.to_json()
         }
         // Not reached: every format writes an object.
         Err(_) => body.to_string(),

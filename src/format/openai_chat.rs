@@ -25,7 +25,8 @@
 
 use std::borrow::Cow;
 
-use serde::{Deserialize, Serialize};
+use llm_baton_wire::write::{JsonWriter, ToJson};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::chat::{
@@ -56,14 +57,7 @@ impl ProviderDialect for OpenaiChat {
             tools: request
                 .tools
                 .iter()
-                .map(|t| WireTool {
-                    kind: "function",
-                    function: FunctionDef {
-                        name: &t.name,
-                        description: t.description.as_deref(),
-                        parameters: &t.parameters,
-                    },
-                })
+                .map(|t| WireTool { name: &t.name, description: t.description.as_deref(), parameters: &t.parameters })
                 .collect(),
             tool_choice: request.tool_choice.as_ref().filter(|_| !request.tools.is_empty()).map(WireToolChoice::new),
             parallel_tool_calls: request.parallel_tool_calls.filter(|_| !request.tools.is_empty()),
@@ -76,7 +70,7 @@ impl ProviderDialect for OpenaiChat {
             method: "POST",
             url: join_url(endpoint.base_url, "chat/completions"),
             headers: request_headers(endpoint, credential, &[]),
-            body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
+            body: body.to_json(),
         }
     }
 
@@ -126,31 +120,41 @@ pub(crate) fn request_headers(
     headers
 }
 
-#[derive(Serialize)]
+/// The request body; a `None` or an empty list is left out.
 struct Body<'a> {
     model: &'a str,
     messages: Vec<WireMessage<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     top_p: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     seed: Option<i64>,
-    #[serde(skip_serializing_if = "<[String]>::is_empty")]
     stop: &'a [String],
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<WireToolChoice<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     parallel_tool_calls: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     response_format: Option<WireResponseFormat<'a>>,
     stream: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<StreamOptions>,
+}
+
+impl ToJson for Body<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("model", self.model);
+        w.field("messages", &self.messages);
+        w.opt_field("max_tokens", self.max_tokens.as_ref());
+        w.opt_field("temperature", self.temperature.as_ref());
+        w.opt_field("top_p", self.top_p.as_ref());
+        w.opt_field("seed", self.seed.as_ref());
+        w.list_field("stop", self.stop);
+        w.list_field("tools", &self.tools);
+        w.opt_field("tool_choice", self.tool_choice.as_ref());
+        w.opt_field("parallel_tool_calls", self.parallel_tool_calls.as_ref());
+        w.opt_field("response_format", self.response_format.as_ref());
+        w.field("stream", &self.stream);
+        w.opt_field("stream_options", self.stream_options.as_ref());
+        w.end_object();
+    }
 }
 
 /// Why a Chat Completions request cannot carry `part`, if it cannot.
@@ -183,20 +187,27 @@ pub(crate) fn default_filename(media_type: Option<&str>) -> &'static str {
     }
 }
 
-#[derive(Serialize)]
-#[serde(untagged)]
+/// `"auto"`, or `{"type": "function", "function": {"name": ...}}`.
 enum WireToolChoice<'a> {
     Mode(&'static str),
-    Function {
-        #[serde(rename = "type")]
-        kind: &'static str,
-        function: NamedFunction<'a>,
-    },
+    Function { name: &'a str },
 }
 
-#[derive(Serialize)]
-struct NamedFunction<'a> {
-    name: &'a str,
+impl ToJson for WireToolChoice<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        match self {
+            WireToolChoice::Mode(mode) => w.string(mode),
+            WireToolChoice::Function { name } => {
+                w.begin_object();
+                w.field("type", "function");
+                w.key("function");
+                w.begin_object();
+                w.field("name", *name);
+                w.end_object();
+                w.end_object();
+            }
+        }
+    }
 }
 
 impl<'a> WireToolChoice<'a> {
@@ -205,20 +216,33 @@ impl<'a> WireToolChoice<'a> {
             ToolChoice::Auto => WireToolChoice::Mode("auto"),
             ToolChoice::None => WireToolChoice::Mode("none"),
             ToolChoice::Required => WireToolChoice::Mode("required"),
-            ToolChoice::Tool { name } => {
-                WireToolChoice::Function { kind: "function", function: NamedFunction { name } }
-            }
+            ToolChoice::Tool { name } => WireToolChoice::Function { name },
         }
     }
 }
 
 /// `response_format` here; the Responses API's `text.format` is the same but for where the
 /// schema's fields go.
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
 enum WireResponseFormat<'a> {
     JsonObject,
     JsonSchema { json_schema: JsonSchema<'a> },
+}
+
+impl ToJson for WireResponseFormat<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        match self {
+            WireResponseFormat::JsonObject => w.field("type", "json_object"),
+            WireResponseFormat::JsonSchema { json_schema } => {
+                w.field("type", "json_schema");
+                w.key("json_schema");
+                w.begin_object();
+                json_schema.write_fields(w);
+                w.end_object();
+            }
+        }
+        w.end_object();
+    }
 }
 
 impl<'a> WireResponseFormat<'a> {
@@ -231,13 +255,10 @@ impl<'a> WireResponseFormat<'a> {
 }
 
 /// A named JSON Schema, as both OpenAI formats take one for structured output.
-#[derive(Serialize)]
 pub(crate) struct JsonSchema<'a> {
     name: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<&'a str>,
     schema: &'a Value,
-    #[serde(skip_serializing_if = "Option::is_none")]
     strict: Option<bool>,
 }
 
@@ -252,37 +273,70 @@ impl<'a> JsonSchema<'a> {
             strict: *strict,
         })
     }
+
+    /// Its fields, into an object the caller opened: the Responses API puts them beside `type`.
+    pub(crate) fn write_fields(&self, w: &mut JsonWriter) {
+        w.field("name", self.name);
+        w.opt_field("description", self.description);
+        w.field("schema", self.schema);
+        w.opt_field("strict", self.strict.as_ref());
+    }
 }
 
-#[derive(Serialize)]
 struct StreamOptions {
     include_usage: bool,
 }
 
-#[derive(Serialize)]
-struct WireTool<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    function: FunctionDef<'a>,
+impl ToJson for StreamOptions {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("include_usage", &self.include_usage);
+        w.end_object();
+    }
 }
 
-#[derive(Serialize)]
-struct FunctionDef<'a> {
+/// `{"type": "function", "function": {name, description?, parameters}}`.
+struct WireTool<'a> {
     name: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<&'a str>,
     parameters: &'a Value,
 }
 
-#[derive(Serialize)]
+impl ToJson for WireTool<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("type", "function");
+        w.key("function");
+        w.begin_object();
+        w.field("name", self.name);
+        w.opt_field("description", self.description);
+        w.field("parameters", self.parameters);
+        w.end_object();
+        w.end_object();
+    }
+}
+
 struct WireMessage<'a> {
     role: &'static str,
     /// `null` for an assistant turn that only called tools.
     content: Option<WireContent<'a>>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<WireToolCall<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     tool_call_id: Option<&'a str>,
+}
+
+impl ToJson for WireMessage<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("role", self.role);
+        w.key("content");
+        match &self.content {
+            Some(content) => content.write_json(w),
+            None => w.null(),
+        }
+        w.list_field("tool_calls", &self.tool_calls);
+        w.opt_field("tool_call_id", self.tool_call_id);
+        w.end_object();
+    }
 }
 
 impl<'a> WireMessage<'a> {
@@ -306,11 +360,7 @@ impl<'a> WireMessage<'a> {
             tool_calls: m
                 .tool_calls
                 .iter()
-                .map(|c| WireToolCall {
-                    id: &c.id,
-                    kind: "function",
-                    function: WireFunctionCall { name: &c.name, arguments: &c.arguments },
-                })
+                .map(|c| WireToolCall { id: &c.id, name: &c.name, arguments: &c.arguments })
                 .collect(),
             tool_call_id: if m.role == Role::Tool { Some(m.tool_call_id.as_deref().unwrap_or("")) } else { None },
         }
@@ -318,42 +368,70 @@ impl<'a> WireMessage<'a> {
 }
 
 /// A message's content: its text, or its parts when it holds an image or a file.
-#[derive(Serialize)]
-#[serde(untagged)]
 enum WireContent<'a> {
     Text(Cow<'a, str>),
     Parts(Vec<WirePart<'a>>),
 }
 
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum WirePart<'a> {
-    Text { text: &'a str },
-    ImageUrl { image_url: ImageUrl<'a> },
-    File { file: WireFile<'a> },
+impl ToJson for WireContent<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        match self {
+            WireContent::Text(text) => w.string(text),
+            WireContent::Parts(parts) => parts.write_json(w),
+        }
+    }
 }
 
-#[derive(Serialize)]
-struct ImageUrl<'a> {
-    url: Cow<'a, str>,
+/// `{"type": "text", "text"}`, `{"type": "image_url", "image_url": {"url"}}` or
+/// `{"type": "file", "file": {...}}`.
+enum WirePart<'a> {
+    Text { text: &'a str },
+    ImageUrl { url: Cow<'a, str> },
+    File { file: WireFile<'a> },
 }
 
 /// A file's data as a `data:` URL. A file by URL has no field here ([`Format::uncarried`] refuses it
 /// first); were one sent anyway, it goes as `file_url`, which the provider refuses by name.
-#[derive(Serialize)]
 struct WireFile<'a> {
     filename: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     file_data: Option<Cow<'a, str>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     file_url: Option<&'a str>,
+}
+
+impl ToJson for WirePart<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        match self {
+            WirePart::Text { text } => {
+                w.field("type", "text");
+                w.field("text", *text);
+            }
+            WirePart::ImageUrl { url } => {
+                w.field("type", "image_url");
+                w.key("image_url");
+                w.begin_object();
+                w.field("url", &**url);
+                w.end_object();
+            }
+            WirePart::File { file } => {
+                w.field("type", "file");
+                w.key("file");
+                w.begin_object();
+                w.field("filename", file.filename);
+                w.opt_field("file_data", file.file_data.as_deref());
+                w.opt_field("file_url", file.file_url);
+                w.end_object();
+            }
+        }
+        w.end_object();
+    }
 }
 
 impl<'a> WirePart<'a> {
     fn new(part: &'a Part) -> Self {
         match part {
             Part::Text { text } => WirePart::Text { text },
-            Part::Image { source } => WirePart::ImageUrl { image_url: ImageUrl { url: source.as_url() } },
+            Part::Image { source } => WirePart::ImageUrl { url: source.as_url() },
             Part::File { source, filename } => {
                 let filename = filename.as_deref().unwrap_or(default_filename(source.media_type()));
                 let file = match source {
@@ -366,18 +444,25 @@ impl<'a> WirePart<'a> {
     }
 }
 
-#[derive(Serialize)]
+/// `{"id", "type": "function", "function": {"name", "arguments"}}`.
 struct WireToolCall<'a> {
     id: &'a str,
-    #[serde(rename = "type")]
-    kind: &'static str,
-    function: WireFunctionCall<'a>,
-}
-
-#[derive(Serialize)]
-struct WireFunctionCall<'a> {
     name: &'a str,
     arguments: &'a str,
+}
+
+impl ToJson for WireToolCall<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("id", self.id);
+        w.field("type", "function");
+        w.key("function");
+        w.begin_object();
+        w.field("name", self.name);
+        w.field("arguments", self.arguments);
+        w.end_object();
+        w.end_object();
+    }
 }
 
 // ---- whole answers ----

@@ -18,7 +18,8 @@
 
 use std::borrow::Cow;
 
-use serde::{Deserialize, Serialize};
+use llm_baton_wire::write::{JsonWriter, ToJson};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::chat::{
@@ -92,7 +93,7 @@ impl ProviderDialect for OpenaiResponses {
             method: "POST",
             url: join_url(endpoint.base_url, "responses"),
             headers: request_headers(endpoint, credential, &[]),
-            body: serde_json::to_string(&body).expect("a request body of plain structs always serializes"),
+            body: body.to_json(),
         }
     }
 
@@ -110,38 +111,62 @@ impl ProviderDialect for OpenaiResponses {
     }
 }
 
-#[derive(Serialize)]
+/// The request body; a `None` or an empty list is left out.
 struct Body<'a> {
     model: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     instructions: Option<String>,
     input: Vec<InputItem<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     max_output_tokens: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     top_p: Option<f64>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<WireToolChoice<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     parallel_tool_calls: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     text: Option<TextConfig<'a>>,
     stream: bool,
 }
 
-#[derive(Serialize)]
-#[serde(untagged)]
+impl ToJson for Body<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("model", self.model);
+        w.opt_field("instructions", self.instructions.as_ref());
+        w.field("input", &self.input);
+        w.opt_field("max_output_tokens", self.max_output_tokens.as_ref());
+        w.opt_field("temperature", self.temperature.as_ref());
+        w.opt_field("top_p", self.top_p.as_ref());
+        w.list_field("tools", &self.tools);
+        w.opt_field("tool_choice", self.tool_choice.as_ref());
+        w.opt_field("parallel_tool_calls", self.parallel_tool_calls.as_ref());
+        if let Some(TextConfig { format }) = &self.text {
+            w.key("text");
+            w.begin_object();
+            w.field("format", format);
+            w.end_object();
+        }
+        w.field("stream", &self.stream);
+        w.end_object();
+    }
+}
+
+/// `"auto"`, or `{"type": "function", "name"}`.
 enum WireToolChoice<'a> {
     Mode(&'static str),
-    Function {
-        #[serde(rename = "type")]
-        kind: &'static str,
-        name: &'a str,
-    },
+    Function { kind: &'static str, name: &'a str },
+}
+
+impl ToJson for WireToolChoice<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        match self {
+            WireToolChoice::Mode(mode) => w.string(mode),
+            WireToolChoice::Function { kind, name } => {
+                w.begin_object();
+                w.field("type", *kind);
+                w.field("name", *name);
+                w.end_object();
+            }
+        }
+    }
 }
 
 impl<'a> WireToolChoice<'a> {
@@ -155,16 +180,29 @@ impl<'a> WireToolChoice<'a> {
     }
 }
 
-#[derive(Serialize)]
+/// `{"format": ...}`.
 struct TextConfig<'a> {
     format: TextFormat<'a>,
 }
 
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+/// `{"type": "json_object"}`, or `{"type": "json_schema"}` beside the schema's fields.
 enum TextFormat<'a> {
     JsonObject,
     JsonSchema(JsonSchema<'a>),
+}
+
+impl ToJson for TextFormat<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        match self {
+            TextFormat::JsonObject => w.field("type", "json_object"),
+            TextFormat::JsonSchema(schema) => {
+                w.field("type", "json_schema");
+                schema.write_fields(w);
+            }
+        }
+        w.end_object();
+    }
 }
 
 impl<'a> TextFormat<'a> {
@@ -178,29 +216,49 @@ impl<'a> TextFormat<'a> {
 
 /// A message's content: its text (every role takes a string), or a user message's parts when it
 /// holds an image or a file.
-#[derive(Serialize)]
-#[serde(untagged)]
 enum Content<'a> {
     Text(Cow<'a, str>),
     Parts(Vec<InputPart<'a>>),
 }
 
-#[derive(Serialize)]
-#[serde(tag = "type")]
+impl ToJson for Content<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        match self {
+            Content::Text(text) => w.string(text),
+            Content::Parts(parts) => parts.write_json(w),
+        }
+    }
+}
+
+/// `input_text`, `input_image` or `input_file`, by `type`.
 enum InputPart<'a> {
-    #[serde(rename = "input_text")]
     Text { text: &'a str },
-    #[serde(rename = "input_image")]
     Image { image_url: Cow<'a, str>, detail: &'static str },
-    #[serde(rename = "input_file")]
-    File {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        filename: Option<&'a str>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        file_data: Option<Cow<'a, str>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        file_url: Option<&'a str>,
-    },
+    File { filename: Option<&'a str>, file_data: Option<Cow<'a, str>>, file_url: Option<&'a str> },
+}
+
+impl ToJson for InputPart<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        match self {
+            InputPart::Text { text } => {
+                w.field("type", "input_text");
+                w.field("text", *text);
+            }
+            InputPart::Image { image_url, detail } => {
+                w.field("type", "input_image");
+                w.field("image_url", &**image_url);
+                w.field("detail", *detail);
+            }
+            InputPart::File { filename, file_data, file_url } => {
+                w.field("type", "input_file");
+                w.opt_field("filename", *filename);
+                w.opt_field("file_data", file_data.as_deref());
+                w.opt_field("file_url", *file_url);
+            }
+        }
+        w.end_object();
+    }
 }
 
 fn user_content(m: &Message) -> Content<'_> {
@@ -226,39 +284,71 @@ fn user_content(m: &Message) -> Content<'_> {
     )
 }
 
-#[derive(Serialize)]
-#[serde(untagged)]
 enum InputItem<'a> {
     /// An EasyInputMessage. Its string content suits every role, an assistant turn (a
     /// continue's prefill) included; content parts would have to be `output_text` there.
-    Message { role: &'static str, content: Content<'a> },
+    Message {
+        role: &'static str,
+        content: Content<'a>,
+    },
     FunctionCall {
-        #[serde(rename = "type")]
         kind: &'static str,
         call_id: &'a str,
         name: &'a str,
         arguments: &'a str,
     },
     FunctionCallOutput {
-        #[serde(rename = "type")]
         kind: &'static str,
         call_id: &'a str,
         output: Cow<'a, str>,
     },
 }
 
+impl ToJson for InputItem<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        match self {
+            InputItem::Message { role, content } => {
+                w.field("role", *role);
+                w.field("content", content);
+            }
+            InputItem::FunctionCall { kind, call_id, name, arguments } => {
+                w.field("type", *kind);
+                w.field("call_id", *call_id);
+                w.field("name", *name);
+                w.field("arguments", *arguments);
+            }
+            InputItem::FunctionCallOutput { kind, call_id, output } => {
+                w.field("type", *kind);
+                w.field("call_id", *call_id);
+                w.field("output", &**output);
+            }
+        }
+        w.end_object();
+    }
+}
+
 /// `strict` defaults to true in this API, which rejects ordinary JSON Schemas (it demands
 /// `additionalProperties: false` and every property required); false keeps Chat Completions'
 /// meaning of a tool definition.
-#[derive(Serialize)]
 struct WireTool<'a> {
-    #[serde(rename = "type")]
     kind: &'static str,
     name: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<&'a str>,
     parameters: &'a Value,
     strict: bool,
+}
+
+impl ToJson for WireTool<'_> {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("type", self.kind);
+        w.field("name", self.name);
+        w.opt_field("description", self.description);
+        w.field("parameters", self.parameters);
+        w.field("strict", &self.strict);
+        w.end_object();
+    }
 }
 
 // ---- whole answers ----

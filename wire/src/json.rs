@@ -163,6 +163,10 @@ pub fn parse(text: &str) -> Result<Json<'_>, JsonError> {
 /// [`parse`] with another depth limit: the document may hold fewer than `max_depth` arrays and
 /// objects open at once. The reader never recurses, so any limit is safe for the reader itself;
 /// dropping or copying a tree does recurse, so keep the limit in the thousands.
+///
+/// Never inlined: with LTO, a caller built for size would otherwise take the reader in and build
+/// it at its own optimisation level.
+#[inline(never)]
 pub fn parse_with_depth(text: &str, max_depth: usize) -> Result<Json<'_>, JsonError> {
     let mut reader = Reader { text, bytes: text.as_bytes(), at: 0 };
     let value = reader.document(max_depth)?;

@@ -72,6 +72,14 @@ pub(crate) fn list<'a>(v: Json<'a>, at: &str) -> Read<Option<Vec<Json<'a>>>> {
     }
 }
 
+pub(crate) fn boolean(v: &Json, at: &str) -> Read<Option<bool>> {
+    match v {
+        Json::Bool(b) => Ok(Some(*b)),
+        Json::Null => Ok(None),
+        other => Err(invalid(at, other, "a boolean")),
+    }
+}
+
 /// An index (a whole number from 0 to `u32::MAX`).
 pub(crate) fn index(v: &Json, at: &str) -> Read<Option<u32>> {
     match v {

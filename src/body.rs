@@ -7,7 +7,7 @@
 
 use crate::chat::Delta;
 use crate::delivery::{answer_too_large, MAX_ANSWER_BYTES};
-use crate::format::{Format, StreamDecoder};
+use crate::format::{DecodeError, Format, StreamDecoder};
 use crate::outcome::Failure;
 use crate::sse::{SseItem, SseParser};
 
@@ -15,45 +15,62 @@ use crate::sse::{SseItem, SseParser};
 /// hundred bytes; the rest is not worth holding the connection for.
 pub const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
 
-/// A streamed (SSE) body being decoded.
+/// A streamed (SSE) body being decoded. Each event goes from the parser to the decoder as it is
+/// completed, lent rather than collected: the parser reuses its buffers for the next one.
 #[derive(Debug)]
 pub struct StreamBody {
     parser: SseParser,
     decoder: StreamDecoder,
-    items: Vec<SseItem>,
 }
 
 impl StreamBody {
     pub fn new(format: Format) -> StreamBody {
         let parser = SseParser::new().reporting_unframed();
-        StreamBody { parser, decoder: format.stream_decoder(), items: Vec::new() }
+        StreamBody { parser, decoder: format.stream_decoder() }
     }
 
     /// Decodes one read, appending its deltas to `out`. Deltas decoded before a failure in the
-    /// same read stay in `out`: text the provider showed before its error must still count.
+    /// same read stay in `out`: text the provider showed before its error must still count. After
+    /// a decoding failure, the rest of the read is framed but not decoded.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<Delta>) -> Result<(), Failure> {
-        let parsed = self.parser.feed(chunk, &mut self.items);
-        self.decode(out)?;
+        let mut decoding = Decoding { decoder: &mut self.decoder, out, failed: None };
+        let parsed = self.parser.feed_each(chunk, &mut |item| decoding.item(item));
+        decoding.result()?;
         parsed.map_err(|e| Failure::Protocol { message: e.to_string() })
     }
 
     /// The body ended: flushes the parser and lets the format judge whether the stream was whole.
     pub fn finish(&mut self, out: &mut Vec<Delta>) -> Result<(), Failure> {
-        let parsed = self.parser.finish(&mut self.items);
-        self.decode(out)?;
+        let mut decoding = Decoding { decoder: &mut self.decoder, out, failed: None };
+        let parsed = self.parser.finish_each(&mut |item| decoding.item(item));
+        decoding.result()?;
         parsed.map_err(|e| Failure::Protocol { message: e.to_string() })?;
         Ok(self.decoder.finish(out)?)
     }
+}
 
-    fn decode(&mut self, out: &mut Vec<Delta>) -> Result<(), Failure> {
-        for item in self.items.drain(..) {
-            match item {
-                SseItem::Event(event) => self.decoder.on_event(&event, out)?,
-                SseItem::Unframed(line) => self.decoder.on_unframed(&line)?,
-                SseItem::Comment(_) => {}
-            }
+/// One read's items going to the decoder, until the first failure.
+struct Decoding<'a> {
+    decoder: &'a mut StreamDecoder,
+    out: &'a mut Vec<Delta>,
+    failed: Option<DecodeError>,
+}
+
+impl Decoding<'_> {
+    fn item(&mut self, item: &SseItem) {
+        if self.failed.is_some() {
+            return;
         }
-        Ok(())
+        let decoded = match item {
+            SseItem::Event(event) => self.decoder.on_event(event, self.out),
+            SseItem::Unframed(line) => self.decoder.on_unframed(line),
+            SseItem::Comment(_) => Ok(()),
+        };
+        self.failed = decoded.err();
+    }
+
+    fn result(self) -> Result<(), DecodeError> {
+        self.failed.map_or(Ok(()), Err)
     }
 }
 

@@ -25,7 +25,7 @@
 use std::borrow::Cow;
 
 use llm_baton_wire::write::{JsonWriter, ToJson};
-use serde::Deserialize;
+use llm_baton_wire::json::{Json, Object};
 use serde_json::Value;
 
 use crate::chat::{
@@ -33,8 +33,8 @@ use crate::chat::{
 };
 use crate::format::openai_chat::{non_pdf, request_headers};
 use crate::format::{
-    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
-    StreamDecoding, Uncarried,
+    frame, join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect,
+    ProviderSaid, StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
 
@@ -591,15 +591,13 @@ fn provider_error(error: &Value) -> DecodeError {
 
 // ---- streams ----
 
-/// Every event's data. The delta fields, read for every streamed token, are borrowed typed
-/// fields; the once-per-stream parts (`content_block`, `message`, `usage`, `error`) stay `Value`s
-/// and are read by [`json`], which checks their types as a derived struct would.
-#[derive(Deserialize)]
+/// Every event's data. The delta fields, read for every streamed token, are read from the wire
+/// crate's tree (see [`frame`]); the once-per-stream parts (`content_block`, `message`, `usage`,
+/// `error`) become `Value`s read by [`json`], which checks their types as a derived struct would.
+#[derive(Default)]
 struct Event<'a> {
-    #[serde(rename = "type", borrow)]
     kind: Option<Cow<'a, str>>,
     index: Option<u32>,
-    #[serde(borrow)]
     delta: Option<EventDelta<'a>>,
     content_block: Option<Value>,
     message: Option<Value>,
@@ -607,18 +605,48 @@ struct Event<'a> {
     error: Option<Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Default)]
 struct EventDelta<'a> {
-    #[serde(rename = "type", borrow)]
     kind: Option<Cow<'a, str>>,
-    #[serde(borrow)]
     text: Option<Cow<'a, str>>,
-    #[serde(borrow)]
     thinking: Option<Cow<'a, str>>,
-    #[serde(borrow)]
     partial_json: Option<Cow<'a, str>>,
-    #[serde(borrow)]
     stop_reason: Option<Cow<'a, str>>,
+}
+
+/// One event's data, read whole before any of it is used.
+fn parse_event(data: &str) -> frame::Read<Event<'_>> {
+    let tree = frame::parse(data).map_err(|e| e.to_string())?;
+    let mut event = Event::default();
+    let cold = |v: Json| (!v.is_null()).then(|| frame::to_value(&v));
+    for (key, value) in frame::members(tree, "event")? {
+        match &*key {
+            "type" => event.kind = frame::string(value, "type")?,
+            "index" => event.index = frame::index(&value, "index")?,
+            "delta" => event.delta = frame::object(value, "delta")?.map(read_delta).transpose()?,
+            "content_block" => event.content_block = cold(value),
+            "message" => event.message = cold(value),
+            "usage" => event.usage = cold(value),
+            "error" => event.error = cold(value),
+            _ => {}
+        }
+    }
+    Ok(event)
+}
+
+fn read_delta(o: Object<'_>) -> frame::Read<EventDelta<'_>> {
+    let mut delta = EventDelta::default();
+    for (key, value) in o {
+        match &*key {
+            "type" => delta.kind = frame::string(value, "delta.type")?,
+            "text" => delta.text = frame::string(value, "delta.text")?,
+            "thinking" => delta.thinking = frame::string(value, "delta.thinking")?,
+            "partial_json" => delta.partial_json = frame::string(value, "delta.partial_json")?,
+            "stop_reason" => delta.stop_reason = frame::string(value, "delta.stop_reason")?,
+            _ => {}
+        }
+    }
+    Ok(delta)
 }
 
 struct StartBlock<'a> {
@@ -799,8 +827,7 @@ impl StreamDecoder {
             let name = if ev.event.is_empty() { "data" } else { ev.event.as_str() };
             format!("anthropic_messages stream {name} event is not valid JSON: {e}")
         };
-        let mut spare = None;
-        let data: Event = match json::parse_with(&ev.data, &mut spare, serde_json::from_str) {
+        let data = match parse_event(&ev.data) {
             Ok(data) => data,
             Err(e) => return self.malformed(ev, invalid(&e), out),
         };

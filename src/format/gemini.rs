@@ -25,7 +25,7 @@
 use std::borrow::Cow;
 
 use llm_baton_wire::write::{JsonWriter, ToJson};
-use serde::Deserialize;
+use llm_baton_wire::json::Json;
 use serde_json::{Map, Value};
 
 use crate::chat::{
@@ -33,8 +33,8 @@ use crate::chat::{
 };
 use crate::format::openai_chat::request_headers;
 use crate::format::{
-    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
-    StreamDecoding, Uncarried,
+    frame, join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect,
+    ProviderSaid, StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
 
@@ -97,16 +97,15 @@ impl ProviderDialect for Gemini {
     }
 
     fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
-        let mut spare = None;
         let mut chunk: Chunk = json::text(body)
-            .and_then(|text| json::parse_with(text, &mut spare, parse_chunk).map_err(|e| e.to_string()))
+            .and_then(parse_chunk)
             .map_err(|e| DecodeError::Protocol(format!("gemini answer is not a GenerateContentResponse: {e}")))?;
         if let Some(error) = chunk.error.as_ref() {
             return Err(provider_error(error));
         }
-        let usage = chunk.usage_metadata.as_ref().map(UsageMetadata::usage).unwrap_or_default();
+        let usage = chunk.usage.unwrap_or_default();
         let model = chunk.model_version.take();
-        let blocked = chunk.prompt_blocked();
+        let blocked = chunk.prompt_blocked;
         let Some(candidate) = chunk.first_candidate() else {
             if blocked {
                 let (text, reasoning, tool_calls) = (String::new(), String::new(), Vec::new());
@@ -122,7 +121,7 @@ impl ProviderDialect for Gemini {
             return Err(DecodeError::Protocol("gemini answer has no candidates[0]".into()));
         };
         let (mut text, mut reasoning, mut tool_calls) = (String::new(), String::new(), Vec::new());
-        for part in candidate.content.and_then(|c| c.parts).into_iter().flatten() {
+        for part in candidate.parts {
             if let Some(call) = part.function_call {
                 tool_calls.push(call.into_tool_call(tool_calls.len() as u32));
             } else if let Some(t) = part.text {
@@ -486,43 +485,33 @@ fn tool_response(content: &str) -> Value {
 
 // ---- answers and stream chunks (the same shape) ----
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// The fields of a `GenerateContentResponse` (a whole answer, or one stream chunk) the decoder
+/// uses, read from the wire crate's tree (see [`frame`]).
+#[derive(Default)]
 struct Chunk<'a> {
-    #[serde(borrow)]
-    candidates: Option<Vec<Candidate<'a>>>,
-    usage_metadata: Option<json::IfObject<UsageMetadata>>,
+    candidates: Vec<Candidate<'a>>,
+    /// Present: the counts (see [`read_usage`]).
+    usage: Option<Usage>,
     model_version: Option<String>,
-    #[serde(borrow)]
-    prompt_feedback: Option<PromptFeedback<'a>>,
+    /// A blocked prompt has no candidates, only `promptFeedback.blockReason`.
+    prompt_blocked: bool,
     error: Option<Value>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Default)]
 struct Candidate<'a> {
-    #[serde(borrow)]
-    content: Option<CandidateContent<'a>>,
-    #[serde(borrow)]
+    parts: Vec<ChunkPart<'a>>,
     finish_reason: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
-struct CandidateContent<'a> {
-    #[serde(borrow)]
-    parts: Option<Vec<ChunkPart<'a>>>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Default)]
 struct ChunkPart<'a> {
-    #[serde(borrow)]
     text: Option<Cow<'a, str>>,
     thought: Option<bool>,
     function_call: Option<WireFunctionCall>,
 }
 
-#[derive(Deserialize)]
+#[derive(Default)]
 struct WireFunctionCall {
     id: Option<String>,
     name: Option<String>,
@@ -539,52 +528,104 @@ impl WireFunctionCall {
     }
 }
 
-/// Thinking tokens are billed as output, so they count as output here.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct UsageMetadata {
-    prompt_token_count: Option<json::TokenCount>,
-    candidates_token_count: Option<json::TokenCount>,
-    thoughts_token_count: Option<json::TokenCount>,
-}
-
-impl UsageMetadata {
-    /// Gemini's JSON (proto3) omits a count of zero, so an absent count is 0; an odd one
-    /// (see [`json::TokenCount`]) is unknown, and so is a usageMetadata that is not an object.
-    fn usage(metadata: &json::IfObject<UsageMetadata>) -> Usage {
-        let Some(m) = &metadata.0 else { return Usage::default() };
-        let count = |c: Option<json::TokenCount>| c.map_or(Some(0), |c| c.0);
-        Usage {
-            input_tokens: count(m.prompt_token_count),
-            output_tokens: count(m.candidates_token_count)
-                .zip(count(m.thoughts_token_count))
-                .and_then(|(candidates, thoughts)| candidates.checked_add(thoughts)),
+/// One chunk, read whole before any of it is used.
+fn parse_chunk(text: &str) -> frame::Read<Chunk<'_>> {
+    let tree = frame::parse(text).map_err(|e| e.to_string())?;
+    let mut chunk = Chunk::default();
+    for (key, value) in frame::members(tree, "response")? {
+        match &*key {
+            "candidates" => {
+                let candidates = frame::list(value, "candidates")?.unwrap_or_default();
+                chunk.candidates = candidates.into_iter().map(read_candidate).collect::<frame::Read<_>>()?;
+            }
+            "usageMetadata" if !value.is_null() => chunk.usage = Some(read_usage(&value)),
+            "modelVersion" => chunk.model_version = frame::string(value, "modelVersion")?.map(Cow::into_owned),
+            "promptFeedback" => {
+                chunk.prompt_blocked = false;
+                for (key, value) in frame::object(value, "promptFeedback")?.unwrap_or_default() {
+                    if key == "blockReason" {
+                        chunk.prompt_blocked = frame::string(value, "promptFeedback.blockReason")?.is_some();
+                    }
+                }
+            }
+            "error" if !value.is_null() => chunk.error = Some(frame::to_value(&value)),
+            _ => {}
         }
     }
+    Ok(chunk)
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct PromptFeedback<'a> {
-    #[serde(borrow)]
-    block_reason: Option<Cow<'a, str>>,
+fn read_candidate(v: Json<'_>) -> frame::Read<Candidate<'_>> {
+    let mut candidate = Candidate::default();
+    for (key, value) in frame::members(v, "candidates[]")? {
+        match &*key {
+            "content" => {
+                candidate.parts = Vec::new();
+                for (key, value) in frame::object(value, "candidates[].content")?.unwrap_or_default() {
+                    if key == "parts" {
+                        let parts = frame::list(value, "candidates[].content.parts")?.unwrap_or_default();
+                        candidate.parts = parts.into_iter().map(read_part).collect::<frame::Read<_>>()?;
+                    }
+                }
+            }
+            "finishReason" => candidate.finish_reason = frame::string(value, "candidates[].finishReason")?,
+            _ => {}
+        }
+    }
+    Ok(candidate)
 }
 
-/// One chunk's parse, kept out of line so the hot path's code does not depend on what else the
-/// crate inlines.
-#[inline(never)]
-fn parse_chunk(text: &str) -> serde_json::Result<Chunk<'_>> {
-    serde_json::from_str(text)
+fn read_part(v: Json<'_>) -> frame::Read<ChunkPart<'_>> {
+    let mut part = ChunkPart::default();
+    for (key, value) in frame::members(v, "parts[]")? {
+        match &*key {
+            "text" => part.text = frame::string(value, "parts[].text")?,
+            "thought" => part.thought = frame::boolean(&value, "parts[].thought")?,
+            "functionCall" => {
+                part.function_call = match frame::object(value, "parts[].functionCall")? {
+                    None => None,
+                    Some(o) => {
+                        let mut call = WireFunctionCall::default();
+                        for (key, value) in o {
+                            match &*key {
+                                "id" => call.id = frame::string(value, "functionCall.id")?.map(Cow::into_owned),
+                                "name" => call.name = frame::string(value, "functionCall.name")?.map(Cow::into_owned),
+                                "args" => call.args = (!value.is_null()).then(|| frame::to_value(&value)),
+                                _ => {}
+                            }
+                        }
+                        Some(call)
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(part)
+}
+
+/// Thinking tokens are billed as output, so they count as output here. Gemini's JSON (proto3)
+/// omits a count of zero, so an absent count is 0; an odd one (see [`frame::count`]) is
+/// unknown, and so is a usageMetadata that is not an object.
+fn read_usage(metadata: &Json) -> Usage {
+    if !metadata.is_object() {
+        return Usage::default();
+    }
+    let count = |key| match metadata.get(key) {
+        None | Some(Json::Null) => Some(0),
+        Some(c) => frame::count(c),
+    };
+    Usage {
+        input_tokens: count("promptTokenCount"),
+        output_tokens: count("candidatesTokenCount")
+            .zip(count("thoughtsTokenCount"))
+            .and_then(|(candidates, thoughts)| candidates.checked_add(thoughts)),
+    }
 }
 
 impl<'a> Chunk<'a> {
     fn first_candidate(&mut self) -> Option<Candidate<'a>> {
-        self.candidates.take().and_then(|c| c.into_iter().next())
-    }
-
-    /// A blocked prompt has no candidates, only `promptFeedback.blockReason`.
-    fn prompt_blocked(&self) -> bool {
-        self.prompt_feedback.as_ref().is_some_and(|f| f.block_reason.is_some())
+        std::mem::take(&mut self.candidates).into_iter().next()
     }
 }
 
@@ -761,8 +802,7 @@ impl StreamDecoder {
         if self.done || ev.data.trim().is_empty() {
             return Ok(());
         }
-        let mut spare = None;
-        let mut chunk = match json::parse_with(&ev.data, &mut spare, parse_chunk) {
+        let mut chunk = match parse_chunk(&ev.data) {
             Ok(chunk) => chunk,
             Err(e) => {
                 let reason = format!("gemini stream data frame is not a GenerateContentResponse: {e}");
@@ -781,17 +821,17 @@ impl StreamDecoder {
         if let Some(error) = chunk.error.as_ref() {
             return Err(provider_error(error));
         }
-        if let Some(usage) = &chunk.usage_metadata {
-            self.usage = UsageMetadata::usage(usage);
+        if let Some(usage) = chunk.usage {
+            self.usage = usage;
         }
         if let Some(model) = chunk.model_version.take().filter(|m| !m.is_empty()) {
             self.model = Some(model);
         }
-        self.prompt_blocked |= chunk.prompt_blocked();
+        self.prompt_blocked |= chunk.prompt_blocked;
         let Some(candidate) = chunk.first_candidate() else {
             return Ok(());
         };
-        for part in candidate.content.and_then(|c| c.parts).into_iter().flatten() {
+        for part in candidate.parts {
             if let Some(call) = part.function_call {
                 let call = call.into_tool_call(self.tool_calls);
                 out.push(Delta::ToolCall {

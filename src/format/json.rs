@@ -1,6 +1,6 @@
 //! Typed reads from a parsed [`Value`], for the cold paths: whole answers and the stream events
-//! that come once per stream. The hot stream deltas keep small borrowed `Deserialize` structs;
-//! everything else reuses the `Value` parser the config already links, instead of a derived
+//! that come once per stream. The hot stream deltas are read in [`super::frame`], from the wire
+//! crate's tree; everything else reuses the `Value` parser the config already links, instead of a derived
 //! deserializer per struct (each of which serde inlines whole into every `Option` field).
 //!
 //! The reads check what a derived `Option<T>` field checks: absent or `null` is `None`, a value
@@ -11,9 +11,6 @@
 //! holds exactly, not a number, `1e400`) must not fail an answer whose text was already shown,
 //! so counts are read leniently and an odd one is unknown.
 
-use std::fmt;
-
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 pub(crate) type Read<T> = Result<T, String>;
@@ -113,94 +110,6 @@ pub(crate) fn count_field(v: &Value, key: &str) -> Option<Option<u64>> {
     field(v, key).map(count_of)
 }
 
-/// A token count in a typed (hot-path) frame: any JSON value, never an error (see [`count_of`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct TokenCount(pub Option<u64>);
-
-impl<'de> Deserialize<'de> for TokenCount {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(TokenCountVisitor)
-    }
-}
-
-struct TokenCountVisitor;
-
-impl<'de> Visitor<'de> for TokenCountVisitor {
-    type Value = TokenCount;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a token count")
-    }
-    fn visit_u64<E: de::Error>(self, n: u64) -> Result<TokenCount, E> {
-        Ok(TokenCount(Some(n).filter(|n| *n <= MAX_COUNT)))
-    }
-    fn visit_i64<E: de::Error>(self, n: i64) -> Result<TokenCount, E> {
-        Ok(TokenCount(u64::try_from(n).ok().filter(|n| *n <= MAX_COUNT)))
-    }
-    fn visit_f64<E: de::Error>(self, n: f64) -> Result<TokenCount, E> {
-        Ok(TokenCount(count_of_f64(n)))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<TokenCount, E> {
-        Ok(TokenCount(None))
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<TokenCount, E> {
-        Ok(TokenCount(None))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<TokenCount, E> {
-        Ok(TokenCount(None))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TokenCount, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(TokenCount(None))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TokenCount, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(TokenCount(None))
-    }
-}
-
-/// A usage object in a typed frame: `T` when the value is an object, else `None` (a usage that
-/// is not an object makes the counts unknown rather than failing the frame).
-pub(crate) struct IfObject<T>(pub Option<T>);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for IfObject<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct IfObjectVisitor<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for IfObjectVisitor<T> {
-            type Value = IfObject<T>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a usage object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<IfObject<T>, A::Error> {
-                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(|t| IfObject(Some(t)))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<IfObject<T>, A::Error> {
-                TokenCountVisitor.visit_seq(seq).map(|_| IfObject(None))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<IfObject<T>, E> {
-                Ok(IfObject(None))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<IfObject<T>, E> {
-                Ok(IfObject(None))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<IfObject<T>, E> {
-                Ok(IfObject(None))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<IfObject<T>, E> {
-                Ok(IfObject(None))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<IfObject<T>, E> {
-                Ok(IfObject(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<IfObject<T>, E> {
-                Ok(IfObject(None))
-            }
-        }
-        d.deserialize_any(IfObjectVisitor(std::marker::PhantomData))
-    }
-}
-
 /// A body as text for `from_str`.
 pub(crate) fn text(body: &[u8]) -> Read<&str> {
     std::str::from_utf8(body).map_err(|e| e.to_string())
@@ -288,9 +197,6 @@ mod tests {
             let value = parse(doc.as_bytes()).unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(count_field(&value, "n"), Some(expected), "{text}");
             assert_eq!(value["after"], "kept");
-            let mut spare = None;
-            let typed: TokenCount = parse_with(text, &mut spare, serde_json::from_str).expect(text);
-            assert_eq!(typed, TokenCount(expected), "{text}");
         }
         assert_eq!(count_field(&serde_json::json!({"n": null}), "n"), None);
     }

@@ -6,8 +6,8 @@
 //! compatible servers never send `[DONE]`, so a stream that carried its finish reason and then
 //! closed cleanly is complete too; one with neither was cut short. A refusal (`refusal` instead
 //! of `content`) is the answer's text, with finish `content_filter`, whole or streamed. Every
-//! streamed token passes through [`StreamDecoder::on_event`], so data frames are parsed into small
-//! borrowed structs holding only the fields used, never into a whole `serde_json::Value` tree.
+//! streamed token passes through [`StreamDecoder::on_event`], so data frames are parsed by the wire
+//! crate's reader (see [`super::frame`]) and read into small structs holding only the fields used.
 //!
 //! The header assembly and the OpenAI error-to-status mapping live here and are shared by the other
 //! formats (`openai_responses` speaks the same error dialect).
@@ -26,15 +26,15 @@
 use std::borrow::Cow;
 
 use llm_baton_wire::write::{JsonWriter, ToJson};
-use serde::Deserialize;
+use llm_baton_wire::json::{Json, Object};
 use serde_json::Value;
 
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
 use crate::format::{
-    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
-    StreamDecoding, Uncarried,
+    frame, join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect,
+    ProviderSaid, StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
 
@@ -467,22 +467,6 @@ impl ToJson for WireToolCall<'_> {
 
 // ---- whole answers ----
 
-/// A stream's usage frame; odd counts are unknown (see [`json::TokenCount`]).
-#[derive(Deserialize)]
-struct WireUsage {
-    prompt_tokens: Option<json::TokenCount>,
-    completion_tokens: Option<json::TokenCount>,
-}
-
-impl WireUsage {
-    fn usage(&self) -> Usage {
-        Usage {
-            input_tokens: self.prompt_tokens.and_then(|c| c.0),
-            output_tokens: self.completion_tokens.and_then(|c| c.0),
-        }
-    }
-}
-
 fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     json::object(v, "answer")?;
     let usage = json::field(v, "usage").map_or(Usage::default(), |u| Usage {
@@ -692,61 +676,116 @@ pub(crate) fn error_status(code: Option<&Value>, kind: Option<&str>) -> u16 {
 
 // ---- streams ----
 
-#[derive(Deserialize)]
+/// The fields of a `chat.completion.chunk` frame the decoder uses.
+#[derive(Default)]
 struct Chunk<'a> {
-    #[serde(borrow)]
     model: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    choices: Option<Vec<ChunkChoice<'a>>>,
-    usage: Option<json::IfObject<WireUsage>>,
+    choices: Vec<ChunkChoice<'a>>,
+    /// Present: the counts, all unknown when `usage` is no object.
+    usage: Option<Usage>,
     error: Option<Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Default)]
 struct ChunkChoice<'a> {
     index: Option<u32>,
-    #[serde(borrow)]
     delta: Option<ChunkDelta<'a>>,
-    #[serde(borrow)]
     finish_reason: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Default)]
 struct ChunkDelta<'a> {
-    #[serde(borrow)]
     content: Option<Cow<'a, str>>,
-    #[serde(borrow)]
     reasoning_content: Option<Cow<'a, str>>,
-    #[serde(borrow)]
     reasoning: Option<Cow<'a, str>>,
-    #[serde(borrow)]
     refusal: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    tool_calls: Option<Vec<ChunkToolCall<'a>>>,
+    tool_calls: Vec<ChunkToolCall<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Default)]
 struct ChunkToolCall<'a> {
     index: Option<u32>,
-    #[serde(borrow)]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    function: Option<ChunkFunction<'a>>,
-}
-
-#[derive(Deserialize)]
-struct ChunkFunction<'a> {
-    #[serde(borrow)]
     name: Option<Cow<'a, str>>,
-    #[serde(borrow)]
     arguments: Option<Cow<'a, str>>,
 }
 
-/// One frame's parse, kept out of line so the hot path's code does not depend on what else the
-/// crate inlines.
-#[inline(never)]
-fn parse_chunk(data: &str) -> serde_json::Result<Chunk<'_>> {
-    serde_json::from_str(data)
+/// One frame, read whole before any of it is used: a frame with a field of the wrong type is
+/// malformed, and none of its deltas count.
+fn parse_chunk(data: &str) -> frame::Read<Chunk<'_>> {
+    let tree = frame::parse(data).map_err(|e| e.to_string())?;
+    let mut chunk = Chunk::default();
+    for (key, value) in frame::members(tree, "chunk")? {
+        match &*key {
+            "model" => chunk.model = frame::string(value, "model")?,
+            "choices" => {
+                let choices = frame::list(value, "choices")?.unwrap_or_default();
+                chunk.choices = choices.into_iter().map(read_choice).collect::<frame::Read<_>>()?;
+            }
+            "usage" if !value.is_null() => {
+                chunk.usage = Some(Usage {
+                    input_tokens: value.get("prompt_tokens").and_then(frame::count),
+                    output_tokens: value.get("completion_tokens").and_then(frame::count),
+                })
+            }
+            "error" if !value.is_null() => chunk.error = Some(frame::to_value(&value)),
+            _ => {}
+        }
+    }
+    Ok(chunk)
+}
+
+fn read_choice(v: Json<'_>) -> frame::Read<ChunkChoice<'_>> {
+    let mut choice = ChunkChoice::default();
+    for (key, value) in frame::members(v, "choices[]")? {
+        match &*key {
+            "index" => choice.index = frame::index(&value, "choices[].index")?,
+            "delta" => choice.delta = frame::object(value, "choices[].delta")?.map(read_delta).transpose()?,
+            "finish_reason" => choice.finish_reason = frame::string(value, "choices[].finish_reason")?,
+            _ => {}
+        }
+    }
+    Ok(choice)
+}
+
+fn read_delta(o: Object<'_>) -> frame::Read<ChunkDelta<'_>> {
+    let mut delta = ChunkDelta::default();
+    for (key, value) in o {
+        match &*key {
+            "content" => delta.content = frame::string(value, "delta.content")?,
+            "reasoning_content" => delta.reasoning_content = frame::string(value, "delta.reasoning_content")?,
+            "reasoning" => delta.reasoning = frame::string(value, "delta.reasoning")?,
+            "refusal" => delta.refusal = frame::string(value, "delta.refusal")?,
+            "tool_calls" => {
+                let calls = frame::list(value, "delta.tool_calls")?.unwrap_or_default();
+                delta.tool_calls = calls.into_iter().map(read_tool_call).collect::<frame::Read<_>>()?;
+            }
+            _ => {}
+        }
+    }
+    Ok(delta)
+}
+
+fn read_tool_call(v: Json<'_>) -> frame::Read<ChunkToolCall<'_>> {
+    let mut call = ChunkToolCall::default();
+    for (key, value) in frame::members(v, "delta.tool_calls[]")? {
+        match &*key {
+            "index" => call.index = frame::index(&value, "delta.tool_calls[].index")?,
+            "id" => call.id = frame::string(value, "delta.tool_calls[].id")?,
+            "function" => {
+                (call.name, call.arguments) = (None, None);
+                for (key, value) in frame::object(value, "delta.tool_calls[].function")?.unwrap_or_default() {
+                    match &*key {
+                        "name" => call.name = frame::string(value, "delta.tool_calls[].function.name")?,
+                        "arguments" => call.arguments = frame::string(value, "delta.tool_calls[].function.arguments")?,
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(call)
 }
 
 /// Decodes `chat.completion.chunk` frames. Only the first choice is followed (n = 1).
@@ -790,14 +829,10 @@ impl StreamDecoder {
             self.refused = true;
             out.push(Delta::Text { text: text.into_owned() });
         }
-        for (position, call) in delta.tool_calls.into_iter().flatten().enumerate() {
-            let (name, arguments) = match call.function {
-                Some(f) => (f.name, f.arguments),
-                None => (None, None),
-            };
+        for (position, call) in delta.tool_calls.into_iter().enumerate() {
             let id = call.id.filter(|s| !s.is_empty()).map(Cow::into_owned);
-            let name = name.filter(|s| !s.is_empty()).map(Cow::into_owned);
-            let arguments = arguments.map(Cow::into_owned).unwrap_or_default();
+            let name = call.name.filter(|s| !s.is_empty()).map(Cow::into_owned);
+            let arguments = call.arguments.map(Cow::into_owned).unwrap_or_default();
             if id.is_none() && name.is_none() && arguments.is_empty() {
                 continue;
             }
@@ -849,8 +884,7 @@ impl StreamDecoder {
             let value = serde_json::from_str(data).unwrap_or_else(|_| Value::String(data.to_string()));
             return Err(provider_error(value.get("error").unwrap_or(&value)));
         }
-        let mut spare = None;
-        let chunk = match json::parse_with(data, &mut spare, parse_chunk) {
+        let chunk = match parse_chunk(data) {
             Ok(chunk) => chunk,
             Err(e) => {
                 let reason = format!("openai_chat stream data frame is not a chat.completion.chunk: {e}");
@@ -862,12 +896,12 @@ impl StreamDecoder {
             return Err(provider_error(error));
         }
         if let Some(usage) = chunk.usage {
-            self.usage = usage.0.as_ref().map_or(Usage::default(), WireUsage::usage);
+            self.usage = usage;
         }
         if self.model.is_none() {
             self.model = chunk.model.filter(|m| !m.is_empty()).map(Cow::into_owned);
         }
-        for choice in chunk.choices.into_iter().flatten().filter(|c| c.index.unwrap_or(0) == 0) {
+        for choice in chunk.choices.into_iter().filter(|c| c.index.unwrap_or(0) == 0) {
             if let Some(delta) = choice.delta {
                 self.on_delta(delta, out)?;
             }

@@ -19,7 +19,7 @@
 use std::borrow::Cow;
 
 use llm_baton_wire::write::{JsonWriter, ToJson};
-use serde::Deserialize;
+use llm_baton_wire::json::Json;
 use serde_json::Value;
 
 use crate::chat::{
@@ -27,7 +27,8 @@ use crate::chat::{
 };
 use crate::format::openai_chat::{default_filename, provider_error, request_headers, JsonSchema, OpenaiChat};
 use crate::format::{
-    join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
+    frame, join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid,
+    StreamDecoding,
 };
 use crate::sse::SseEvent;
 
@@ -480,14 +481,12 @@ impl Said {
 
 // ---- streams ----
 
-/// Every event's data. The fields of the per-token delta events are borrowed typed fields; the
-/// once-per-stream parts (`item`, `response`, error fields) stay `Value`s and are read by
-/// [`json`], which checks their types as a derived struct would.
-#[derive(Deserialize)]
+/// Every event's data. The fields of the per-token delta events are read from the wire crate's
+/// tree (see [`frame`]); the once-per-stream parts (`item`, `response`, error fields) become
+/// `Value`s read by [`json`], which checks their types as a derived struct would.
+#[derive(Default)]
 struct Event<'a> {
-    #[serde(rename = "type", borrow)]
     kind: Option<Cow<'a, str>>,
-    #[serde(borrow)]
     delta: Option<Cow<'a, str>>,
     output_index: Option<u32>,
     summary_index: Option<u32>,
@@ -497,6 +496,29 @@ struct Event<'a> {
     code: Option<Value>,
     message: Option<String>,
     error: Option<Value>,
+}
+
+/// One event's data, read whole before any of it is used.
+fn parse_event(data: &str) -> frame::Read<Event<'_>> {
+    let tree = frame::parse(data).map_err(|e| e.to_string())?;
+    let mut event = Event::default();
+    let cold = |v: Json| (!v.is_null()).then(|| frame::to_value(&v));
+    for (key, value) in frame::members(tree, "event")? {
+        match &*key {
+            "type" => event.kind = frame::string(value, "type")?,
+            "delta" => event.delta = frame::string(value, "delta")?,
+            "output_index" => event.output_index = frame::index(&value, "output_index")?,
+            "summary_index" => event.summary_index = frame::index(&value, "summary_index")?,
+            "content_index" => event.content_index = frame::index(&value, "content_index")?,
+            "item" => event.item = cold(value),
+            "response" => event.response = cold(value),
+            "code" => event.code = cold(value),
+            "message" => event.message = frame::string(value, "message")?.map(Cow::into_owned),
+            "error" => event.error = cold(value),
+            _ => {}
+        }
+    }
+    Ok(event)
 }
 
 /// A `function_call` item opening in `response.output_item.added`.
@@ -594,8 +616,7 @@ impl StreamDecoder {
             let name = if ev.event.is_empty() { "data" } else { ev.event.as_str() };
             format!("openai_responses stream {name} event is not valid JSON: {e}")
         };
-        let mut spare = None;
-        let data: Event = match json::parse_with(&ev.data, &mut spare, serde_json::from_str) {
+        let data = match parse_event(&ev.data) {
             Ok(data) => data,
             Err(e) => return self.malformed(ev, invalid(&e), out),
         };

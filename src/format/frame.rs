@@ -1,0 +1,190 @@
+//! Typed reads of stream frames, from the tree [`llm_baton_wire::json`] parses: the hot path.
+//!
+//! Every streamed token arrives in a frame, so frames are parsed by the wire crate's reader
+//! (built for speed) and read here by consuming the tree: a frame's members are walked once, each
+//! string moved out as the `Cow` the reader made (borrowed from the frame's text unless it had
+//! escapes), nothing copied until a delta owns it.
+//!
+//! The reads check what serde's derived `Option<T>` fields checked: absent or `null` is `None`,
+//! a value of another type is an error naming the field and quoting what was there. Token counts
+//! never fail a frame (see [`count`]).
+
+use std::borrow::Cow;
+
+use llm_baton_wire::json::{self, Json, JsonError, Object};
+use serde_json::Value;
+
+pub(crate) type Read<T> = Result<T, String>;
+
+/// A frame's text as a tree, with the depth limit every provider frame gets.
+pub(crate) fn parse(data: &str) -> Result<Json<'_>, JsonError> {
+    json::parse_with_depth(data, json::MAX_DEPTH)
+}
+
+/// What `got` is, for an error message: strings quoted (escaped), so the reader sees the value.
+#[cold]
+fn describe(got: &Json) -> String {
+    match got {
+        Json::Null => "null".into(),
+        Json::Bool(b) => format!("the boolean {b}"),
+        Json::Number(n) => format!("the number {}", n.as_str()),
+        Json::String(s) => format!("the string {s:?}"),
+        Json::Array(_) => "a list".into(),
+        Json::Object(_) => "an object".into(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn invalid(at: &str, got: &Json, expected: &str) -> String {
+    format!("invalid type: `{at}` is {}, expected {expected}", describe(got))
+}
+
+/// The frame itself, which must be an object (`what` names it in the error).
+pub(crate) fn members<'a>(v: Json<'a>, what: &str) -> Read<Object<'a>> {
+    match v {
+        Json::Object(o) => Ok(o),
+        other => Err(invalid(what, &other, "an object")),
+    }
+}
+
+pub(crate) fn string<'a>(v: Json<'a>, at: &str) -> Read<Option<Cow<'a, str>>> {
+    match v {
+        Json::String(s) => Ok(Some(s)),
+        Json::Null => Ok(None),
+        other => Err(invalid(at, &other, "a string")),
+    }
+}
+
+pub(crate) fn object<'a>(v: Json<'a>, at: &str) -> Read<Option<Object<'a>>> {
+    match v {
+        Json::Object(o) => Ok(Some(o)),
+        Json::Null => Ok(None),
+        other => Err(invalid(at, &other, "an object")),
+    }
+}
+
+pub(crate) fn list<'a>(v: Json<'a>, at: &str) -> Read<Option<Vec<Json<'a>>>> {
+    match v {
+        Json::Array(items) => Ok(Some(items)),
+        Json::Null => Ok(None),
+        other => Err(invalid(at, &other, "a list")),
+    }
+}
+
+pub(crate) fn boolean(v: &Json, at: &str) -> Read<Option<bool>> {
+    match v {
+        Json::Bool(b) => Ok(Some(*b)),
+        Json::Null => Ok(None),
+        other => Err(invalid(at, other, "a boolean")),
+    }
+}
+
+/// An index (a whole number from 0 to `u32::MAX`).
+pub(crate) fn index(v: &Json, at: &str) -> Read<Option<u32>> {
+    match v {
+        Json::Null => Ok(None),
+        Json::Number(n) => match n.as_u64().and_then(|n| u32::try_from(n).ok()) {
+            Some(n) => Ok(Some(n)),
+            None => Err(invalid(at, v, "a whole number from 0 to 4294967295")),
+        },
+        other => Err(invalid(at, other, "a whole number")),
+    }
+}
+
+/// The largest count reported as known: JavaScript numbers hold every integer up to here.
+const MAX_COUNT: u64 = (1 << 53) - 1;
+
+/// A token count: a whole number from 0 to [`MAX_COUNT`] (`12.0` included), else unknown, never
+/// an error: a provider's odd count (fractional, negative, `1e400`, not a number) must not fail
+/// a stream whose text was already shown.
+pub(crate) fn count(v: &Json) -> Option<u64> {
+    let n = v.as_number()?;
+    match n.as_u64() {
+        Some(n) => Some(n).filter(|n| *n <= MAX_COUNT),
+        None => n.as_f64().filter(|f| f.fract() == 0.0 && (0.0..=MAX_COUNT as f64).contains(f)).map(|f| f as u64),
+    }
+}
+
+/// The tree as a serde_json `Value`, for the cold paths that read one (a provider's error). A
+/// number beyond `f64`'s range becomes the string of its digits, as the `Value` readers saw it.
+#[cold]
+pub(crate) fn to_value(v: &Json) -> Value {
+    match v {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => Value::from(u),
+            (None, Some(i)) => Value::from(i),
+            _ => n
+                .as_f64()
+                .and_then(serde_json::Number::from_f64)
+                .map_or_else(|| Value::String(n.as_str().to_string()), Value::Number),
+        },
+        Json::String(s) => Value::String(s.to_string()),
+        Json::Array(items) => Value::Array(items.iter().map(to_value).collect()),
+        Json::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.to_string(), to_value(v))).collect()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn odd_counts_are_unknown_never_errors() {
+        let cases = [
+            ("12", Some(12)),
+            ("12.0", Some(12)),
+            ("1e2", Some(100)),
+            ("0", Some(0)),
+            ("9007199254740991", Some(9_007_199_254_740_991)),
+            ("9007199254740992", None),
+            ("18446744073709551615", None),
+            ("99999999999999999999", None),
+            ("1.5", None),
+            ("-1", None),
+            ("-0.5", None),
+            ("1e400", None),
+            ("-1e400", None),
+            ("\"12\"", None),
+            ("true", None),
+            ("null", None),
+            ("[1]", None),
+            ("{\"n\": 1}", None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(count(&parse(text).unwrap()), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn type_errors_name_the_field_and_quote_the_value() {
+        let v = parse(r#"{"choices": "sk-x\"y", "index": -1, "n": 1.5}"#).unwrap();
+        assert_eq!(
+            list(v["choices"].clone(), "choices").unwrap_err(),
+            r#"invalid type: `choices` is the string "sk-x\"y", expected a list"#
+        );
+        assert_eq!(
+            index(&v["index"], "choices[].index").unwrap_err(),
+            "invalid type: `choices[].index` is the number -1, expected a whole number from 0 to 4294967295"
+        );
+        assert_eq!(
+            index(&v["n"], "n").unwrap_err(),
+            "invalid type: `n` is the number 1.5, expected a whole number from 0 to 4294967295"
+        );
+        assert_eq!(string(Json::Null, "x"), Ok(None));
+        assert_eq!(
+            members(Json::from(true), "frame").unwrap_err(),
+            "invalid type: `frame` is the boolean true, expected an object"
+        );
+    }
+
+    #[test]
+    fn values_keep_what_the_value_readers_saw() {
+        let v = parse(r#"{"code": 429, "neg": -3, "f": 0.5, "huge": 1e400, "s": "x", "l": [null, true]}"#).unwrap();
+        let expected =
+            serde_json::json!({"code": 429, "neg": -3, "f": 0.5, "huge": "1e400", "s": "x", "l": [null, true]});
+        assert_eq!(to_value(&v), expected);
+    }
+}

@@ -24,6 +24,12 @@ use js_sys::{Array, Promise};
 use wasm_bindgen::prelude::*;
 use web_sys::{AbortController, AbortSignal};
 
+/// The wasm's allocator: talc, a maintained allocator made for wasm, instead of Rust's default
+/// dlmalloc: 7 KB less wasm, and faster in talc's own benchmarks. Its heap grows the wasm memory
+/// as dlmalloc's did; the instance is single-threaded (no atomics), which its cell assumes.
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 #[wasm_bindgen]
 extern "C" {
     /// The services pkg/host.js provides (see there).

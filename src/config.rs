@@ -283,15 +283,14 @@ impl Config {
             targets.push(parse_target(name, v, &child("targets", name))?);
         }
 
-        let mut raw_routes: BTreeMap<String, &Value> = BTreeMap::new();
-        if let Some(v) = root.get("routes") {
-            for (name, strategy) in as_object(v, "routes", "an object of named strategies")? {
-                raw_routes.insert(name.clone(), strategy);
-            }
-        }
+        let no_routes = Map::new();
+        let raw_routes = match root.get("routes") {
+            Some(v) => as_object(v, "routes", "an object of named strategies")?,
+            None => &no_routes,
+        };
         let mut builder = RouteBuilder {
             targets: &targets,
-            raw: &raw_routes,
+            raw: raw_routes,
             round_robin_nodes: 0,
             resolving: Vec::new(),
             done: BTreeMap::new(),
@@ -713,7 +712,7 @@ const MAX_ROUTE_DEPTH: usize = 32;
 
 struct RouteBuilder<'a> {
     targets: &'a [Target],
-    raw: &'a BTreeMap<String, &'a Value>,
+    raw: &'a Map<String, Value>,
     round_robin_nodes: usize,
     /// Routes being resolved, outermost first: a name met again here is a cycle.
     resolving: Vec<String>,
@@ -745,7 +744,7 @@ impl RouteBuilder<'_> {
             ));
         }
         self.resolving.push(name.to_string());
-        let value = self.raw[name];
+        let value = &self.raw[name];
         let outer_deepest = std::mem::replace(&mut self.deepest, self.depth);
         let strategy = self.strategy(value, &child("routes", name))?;
         self.levels.insert(name.to_string(), self.deepest - self.depth);

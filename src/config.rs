@@ -283,15 +283,14 @@ impl Config {
             targets.push(parse_target(name, v, &child("targets", name))?);
         }
 
-        let mut raw_routes: BTreeMap<String, &Value> = BTreeMap::new();
-        if let Some(v) = root.get("routes") {
-            for (name, strategy) in as_object(v, "routes", "an object of named strategies")? {
-                raw_routes.insert(name.clone(), strategy);
-            }
-        }
+        let no_routes = Map::new();
+        let raw_routes = match root.get("routes") {
+            Some(v) => as_object(v, "routes", "an object of named strategies")?,
+            None => &no_routes,
+        };
         let mut builder = RouteBuilder {
             targets: &targets,
-            raw: &raw_routes,
+            raw: raw_routes,
             round_robin_nodes: 0,
             resolving: Vec::new(),
             done: BTreeMap::new(),
@@ -342,25 +341,24 @@ impl Config {
     }
 
     /// The indices of every target a call on `route` may reach, in config order, once each (none
-    /// for an unknown route), read from the route in place, without copying it.
+    /// for an unknown route), read from the route in place, without copying it. Marked per
+    /// target rather than sorted: no sort code in the wasm for it.
     pub fn route_targets(&self, route: &str) -> Vec<usize> {
-        fn collect(s: &Strategy, out: &mut Vec<usize>) {
+        fn mark(s: &Strategy, reached: &mut [bool]) {
             match s {
-                Strategy::Target(i) => out.push(*i),
-                Strategy::Retry(p) => collect(&p.inner, out),
+                Strategy::Target(i) => reached[*i] = true,
+                Strategy::Retry(p) => mark(&p.inner, reached),
                 Strategy::Fallback { members, .. } | Strategy::RoundRobin { members, .. } => {
-                    members.iter().for_each(|m| collect(m, out))
+                    members.iter().for_each(|m| mark(m, reached))
                 }
             }
         }
-        let mut found = Vec::new();
+        let mut reached = vec![false; self.targets.len()];
         match self.routes.get(route) {
-            Some(strategy) => collect(strategy, &mut found),
-            None => found.extend(self.target_index(route)),
+            Some(strategy) => mark(strategy, &mut reached),
+            None => return self.target_index(route).into_iter().collect(),
         }
-        found.sort_unstable();
-        found.dedup();
-        found
+        (0..reached.len()).filter(|&i| reached[i]).collect()
     }
 
     /// Checks, before anything is sent, that every target a call on `route` may reach can carry
@@ -714,7 +712,7 @@ const MAX_ROUTE_DEPTH: usize = 32;
 
 struct RouteBuilder<'a> {
     targets: &'a [Target],
-    raw: &'a BTreeMap<String, &'a Value>,
+    raw: &'a Map<String, Value>,
     round_robin_nodes: usize,
     /// Routes being resolved, outermost first: a name met again here is a cycle.
     resolving: Vec<String>,
@@ -746,7 +744,7 @@ impl RouteBuilder<'_> {
             ));
         }
         self.resolving.push(name.to_string());
-        let value = self.raw[name];
+        let value = &self.raw[name];
         let outer_deepest = std::mem::replace(&mut self.deepest, self.depth);
         let strategy = self.strategy(value, &child("routes", name))?;
         self.levels.insert(name.to_string(), self.deepest - self.depth);

@@ -945,13 +945,8 @@ impl Call {
             if self.move_past_skip() {
                 continue;
             }
-            let distinct = {
-                let mut targets: Vec<usize> = skipped.iter().map(|s| s.0).collect();
-                targets.sort_unstable();
-                targets.dedup();
-                targets.len()
-            };
-            if self.legs.is_empty() && distinct > 1 {
+            let more_than_one = skipped.iter().any(|s| s.0 != skipped[0].0);
+            if self.legs.is_empty() && more_than_one {
                 let soonest = skipped.iter().min_by_key(|s| s.2).map(|s| (s.0, s.1.clone())).expect("skipped one");
                 self.frames = soonest.1;
                 self.admissions[soonest.0] = Some(Admission::Pass);

@@ -102,41 +102,55 @@ impl Redactor {
                 echoed_forms(&value, &mut forms);
             }
         }
-        forms.retain(|f| !f.is_empty());
-        forms.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
-        forms.dedup();
-        Redactor { forms, secrets: count }
+        // Longest first, then in byte order, each once: inserted in place rather than sorted,
+        // so no sort code is linked for a few dozen strings.
+        let mut searched: Vec<String> = Vec::with_capacity(forms.len());
+        for form in forms.into_iter().filter(|f| !f.is_empty()) {
+            let place = searched.binary_search_by(|s| form.len().cmp(&s.len()).then_with(|| s.cmp(&form)));
+            if let Err(at) = place {
+                searched.insert(at, form);
+            }
+        }
+        Redactor { forms: searched, secrets: count }
     }
 
     /// The text with every secret form replaced by `<redacted>`; borrowed when there was none.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let mut spans: Vec<(usize, usize)> = Vec::new();
+        // For each byte, the furthest end of the occurrences that start there (0: none), so
+        // overlapping ones merge in one pass in text order, with no sort linked for it.
+        let mut ends: Vec<usize> = Vec::new();
+        let mut mark = |(start, end): (usize, usize)| {
+            if ends.is_empty() {
+                ends.resize(text.len(), 0);
+            }
+            ends[start] = ends[start].max(end);
+        };
         for form in &self.forms {
             let first_char = form.chars().next().map_or(1, char::len_utf8);
             let mut from = 0;
             while let Some(at) = text[from..].find(form.as_str()) {
                 let start = from + at;
-                spans.push((start, start + form.len()));
+                mark((start, start + form.len()));
                 from = start + first_char;
             }
         }
         if let Some(span) = self.cut_tail(text) {
-            spans.push(span);
+            mark(span);
         }
-        if spans.is_empty() {
+        if ends.is_empty() {
             return Cow::Borrowed(text);
         }
-        spans.sort_unstable();
         let mut out = String::with_capacity(text.len());
-        let mut copied = 0;
-        let mut spans = spans.into_iter().peekable();
-        while let Some((start, mut end)) = spans.next() {
-            while let Some(&(next_start, next_end)) = spans.peek() {
-                if next_start >= end {
-                    break;
-                }
-                end = end.max(next_end);
-                spans.next();
+        let (mut copied, mut at) = (0, 0);
+        while at < ends.len() {
+            let (start, mut end) = (at, ends[at]);
+            at += 1;
+            if end == 0 {
+                continue;
+            }
+            while at < end {
+                end = end.max(ends[at]);
+                at += 1;
             }
             out.push_str(&text[copied..start]);
             out.push_str(REDACTED);

@@ -135,11 +135,11 @@ impl WasmBaton {
     }
 
     /// Starts a call and returns its task (pkg/host.js polls it). Its outputs, in order:
-    /// `{type: "event", event}`, for a stream `{type: "deltas", deltas}` (one per network read;
-    /// a restarted stream's `{type: "reset", …}` item comes first in its batch), then
+    /// `{type: "event", event}`, for a stream `{type: "deltas", deltas}` (one per network read, its
+    /// adjacent texts joined; a restarted stream's `{type: "reset", …}` item comes first in its batch), then
     /// `{type: "done", summary}` or `{type: "failed", error}`. Events only when `events`
     /// (the caller passed `onEvent`, or a health store reads the legs): nobody pays for
-    /// serializing what nobody reads. `waitedMs`: how long the caller already waited (for a
+    /// writing what nobody reads. `waitedMs`: how long the caller already waited (for a
     /// health store), taken from the call's budget. `stream`: undefined for a whole answer; for
     /// a stream, whether its reader can discard what it was given (handles `reset` items), so a
     /// broken stream may restart, not only continue. Throws

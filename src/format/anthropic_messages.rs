@@ -24,8 +24,8 @@
 
 use std::borrow::Cow;
 
-use llm_baton_wire::write::{JsonWriter, ToJson};
 use llm_baton_wire::json::{Json, Object};
+use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::Value;
 
 use crate::chat::{
@@ -50,30 +50,14 @@ impl ProviderDialect for AnthropicMessages {
     type StreamDecoder = StreamDecoder;
 
     fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
-        let system = request.system_prompts();
-        let body = Body {
-            model: endpoint.model,
-            max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-            system: (!system.is_empty()).then(|| system.join("\n\n")),
-            messages: wire_messages(request),
-            temperature: request.temperature,
-            top_p: request.top_p,
-            stop_sequences: &request.stop,
-            tools: request
-                .tools
-                .iter()
-                .map(|t| WireTool { name: &t.name, description: t.description.as_deref(), input_schema: &t.parameters })
-                .collect(),
-            tool_choice: if request.tools.is_empty() { None } else { wire_tool_choice(request) },
-            output_config: request.response_format.as_ref().and_then(OutputConfig::new),
-            stream,
-        };
+        let mut body = JsonWriter::new();
+        write_body(&mut body, endpoint.model, request, stream);
         let credential = endpoint.api_key.map(|key| ("x-api-key", key.expose().to_string()));
         HttpRequest {
             method: "POST",
             url: join_url(endpoint.base_url, "messages"),
             headers: request_headers(endpoint, credential, &[("anthropic-version", API_VERSION)]),
-            body: body.to_json(),
+            body: body.finish(),
         }
     }
 
@@ -103,21 +87,6 @@ impl ProviderDialect for AnthropicMessages {
     }
 }
 
-/// The request body; a `None` or an empty list is left out.
-struct Body<'a> {
-    model: &'a str,
-    max_tokens: u32,
-    system: Option<String>,
-    messages: Vec<WireMessage<'a>>,
-    temperature: Option<f64>,
-    top_p: Option<f64>,
-    stop_sequences: &'a [String],
-    tools: Vec<WireTool<'a>>,
-    tool_choice: Option<WireToolChoice<'a>>,
-    output_config: Option<OutputConfig<'a>>,
-    stream: bool,
-}
-
 /// Why an Anthropic request cannot carry `part`, if it cannot: documents are PDFs.
 pub(crate) fn uncarried(part: &Part) -> Option<Uncarried> {
     match part {
@@ -126,45 +95,67 @@ pub(crate) fn uncarried(part: &Part) -> Option<Uncarried> {
     }
 }
 
-enum WireToolChoice<'a> {
-    Auto { disable_parallel_tool_use: Option<bool> },
-    Any { disable_parallel_tool_use: Option<bool> },
-    Tool { name: &'a str, disable_parallel_tool_use: Option<bool> },
-    None,
+/// The request body, written straight from the request; a `None` or an empty list is left out.
+fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest, stream: bool) {
+    let system = request.system_prompts();
+    w.begin_object();
+    w.field("model", model);
+    w.field("max_tokens", &request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS));
+    if !system.is_empty() {
+        w.field("system", &system.join("\n\n"));
+    }
+    w.field("messages", &wire_messages(request));
+    w.opt_field("temperature", request.temperature.as_ref());
+    w.opt_field("top_p", request.top_p.as_ref());
+    w.list_field("stop_sequences", &request.stop);
+    if !request.tools.is_empty() {
+        w.key("tools");
+        w.begin_array();
+        for t in &request.tools {
+            w.begin_object();
+            w.field("name", &t.name);
+            w.opt_field("description", t.description.as_ref());
+            w.field("input_schema", &t.parameters);
+            w.end_object();
+        }
+        w.end_array();
+        write_tool_choice(w, request);
+    }
+    // Structured output for a JSON schema; none for "any JSON", which Anthropic has no mode for.
+    if let Some(schema) = request.response_format.as_ref().and_then(ResponseFormat::schema) {
+        w.key("output_config");
+        w.begin_object();
+        w.key("format");
+        w.begin_object();
+        w.field("type", "json_schema");
+        w.field("schema", schema);
+        w.end_object();
+        w.end_object();
+    }
+    w.field("stream", &stream);
+    w.end_object();
 }
 
-/// The request's tool choice; `parallelToolCalls: false` alone is `auto` without parallel calls.
-fn wire_tool_choice(request: &ChatRequest) -> Option<WireToolChoice<'_>> {
+/// The request's `tool_choice` (`{"type": "auto" | "any" | "tool" | "none", ...}`), if any;
+/// `parallelToolCalls: false` alone is `auto` without parallel calls.
+fn write_tool_choice(w: &mut JsonWriter, request: &ChatRequest) {
     let disable_parallel_tool_use = (request.parallel_tool_calls == Some(false)).then_some(true);
-    match &request.tool_choice {
-        Some(ToolChoice::None) => Some(WireToolChoice::None),
-        Some(ToolChoice::Required) => Some(WireToolChoice::Any { disable_parallel_tool_use }),
-        Some(ToolChoice::Tool { name }) => Some(WireToolChoice::Tool { name, disable_parallel_tool_use }),
-        Some(ToolChoice::Auto) => Some(WireToolChoice::Auto { disable_parallel_tool_use }),
-        None => disable_parallel_tool_use.map(|_| WireToolChoice::Auto { disable_parallel_tool_use }),
+    let (kind, name) = match &request.tool_choice {
+        Some(ToolChoice::None) => ("none", None),
+        Some(ToolChoice::Required) => ("any", None),
+        Some(ToolChoice::Tool { name }) => ("tool", Some(name)),
+        Some(ToolChoice::Auto) => ("auto", None),
+        None if disable_parallel_tool_use.is_some() => ("auto", None),
+        None => return,
+    };
+    w.key("tool_choice");
+    w.begin_object();
+    w.field("type", kind);
+    w.opt_field("name", name);
+    if kind != "none" {
+        w.opt_field("disable_parallel_tool_use", disable_parallel_tool_use.as_ref());
     }
-}
-
-struct OutputConfig<'a> {
-    format: OutputFormat<'a>,
-}
-
-struct OutputFormat<'a> {
-    kind: &'static str,
-    schema: &'a Value,
-}
-
-impl<'a> OutputConfig<'a> {
-    /// Structured output for a JSON schema; none for "any JSON", which Anthropic has no mode for.
-    fn new(format: &'a ResponseFormat) -> Option<Self> {
-        format.schema().map(|schema| OutputConfig { format: OutputFormat { kind: "json_schema", schema } })
-    }
-}
-
-struct WireTool<'a> {
-    name: &'a str,
-    description: Option<&'a str>,
-    input_schema: &'a Value,
+    w.end_object();
 }
 
 struct WireMessage<'a> {
@@ -197,71 +188,6 @@ impl<'a> WireSource<'a> {
             Source::Url { url, .. } => WireSource::Url { url },
             Source::Data { data, media_type } => WireSource::Base64 { media_type, data },
         }
-    }
-}
-
-impl ToJson for Body<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
-        w.begin_object();
-        w.field("model", self.model);
-        w.field("max_tokens", &self.max_tokens);
-        w.opt_field("system", self.system.as_ref());
-        w.field("messages", &self.messages);
-        w.opt_field("temperature", self.temperature.as_ref());
-        w.opt_field("top_p", self.top_p.as_ref());
-        w.list_field("stop_sequences", self.stop_sequences);
-        w.list_field("tools", &self.tools);
-        w.opt_field("tool_choice", self.tool_choice.as_ref());
-        if let Some(OutputConfig { format }) = &self.output_config {
-            w.key("output_config");
-            w.begin_object();
-            w.key("format");
-            w.begin_object();
-            w.field("type", format.kind);
-            w.field("schema", format.schema);
-            w.end_object();
-            w.end_object();
-        }
-        w.field("stream", &self.stream);
-        w.end_object();
-    }
-}
-
-/// `{"type": "auto" | "any" | "tool" | "none", ...}`.
-impl ToJson for WireToolChoice<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
-        w.begin_object();
-        let disable_parallel_tool_use = match self {
-            WireToolChoice::Auto { disable_parallel_tool_use } => {
-                w.field("type", "auto");
-                disable_parallel_tool_use
-            }
-            WireToolChoice::Any { disable_parallel_tool_use } => {
-                w.field("type", "any");
-                disable_parallel_tool_use
-            }
-            WireToolChoice::Tool { name, disable_parallel_tool_use } => {
-                w.field("type", "tool");
-                w.field("name", *name);
-                disable_parallel_tool_use
-            }
-            WireToolChoice::None => {
-                w.field("type", "none");
-                &None
-            }
-        };
-        w.opt_field("disable_parallel_tool_use", disable_parallel_tool_use.as_ref());
-        w.end_object();
-    }
-}
-
-impl ToJson for WireTool<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
-        w.begin_object();
-        w.field("name", self.name);
-        w.opt_field("description", self.description);
-        w.field("input_schema", self.input_schema);
-        w.end_object();
     }
 }
 

@@ -24,8 +24,8 @@
 
 use std::borrow::Cow;
 
-use llm_baton_wire::write::{JsonWriter, ToJson};
 use llm_baton_wire::json::Json;
+use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
 
 use crate::chat::{
@@ -52,47 +52,14 @@ impl ProviderDialect for Gemini {
         } else {
             format!("models/{model}:generateContent")
         };
-        let system = request.system_prompts();
-        let generation_config = GenerationConfig {
-            max_output_tokens: request.max_tokens,
-            temperature: request.temperature,
-            top_p: request.top_p,
-            seed: request.seed,
-            stop_sequences: &request.stop,
-            response_mime_type: request.response_format.as_ref().map(|_| "application/json"),
-            response_json_schema: request.response_format.as_ref().and_then(ResponseFormat::schema),
-        };
-        let declarations: Vec<FunctionDeclaration> = request
-            .tools
-            .iter()
-            .map(|t| FunctionDeclaration {
-                name: &t.name,
-                description: t.description.as_deref(),
-                parameters: has_parameters(&t.parameters).then_some(&t.parameters),
-            })
-            .collect();
-        let body = Body {
-            contents: contents(&request.messages),
-            system_instruction: (!system.is_empty())
-                .then(|| SystemInstruction { parts: vec![TextPart { text: system.join("\n\n") }] }),
-            generation_config: (!generation_config.is_empty()).then_some(generation_config),
-            tool_config: request
-                .tool_choice
-                .as_ref()
-                .filter(|_| !declarations.is_empty())
-                .map(|choice| ToolConfig { function_calling_config: FunctionCallingConfig::new(choice) }),
-            tools: if declarations.is_empty() {
-                Vec::new()
-            } else {
-                vec![ToolGroup { function_declarations: declarations }]
-            },
-        };
+        let mut body = JsonWriter::new();
+        write_body(&mut body, request);
         let credential = endpoint.api_key.map(|key| ("x-goog-api-key", key.expose().to_string()));
         HttpRequest {
             method: "POST",
             url: join_url(endpoint.base_url, &path),
             headers: request_headers(endpoint, credential, &[]),
-            body: body.to_json(),
+            body: body.finish(),
         }
     }
 
@@ -162,15 +129,6 @@ fn has_parameters(schema: &Value) -> bool {
     }
 }
 
-/// The request body (camelCase); a `None` or an empty list is left out.
-struct Body<'a> {
-    contents: Vec<Content<'a>>,
-    system_instruction: Option<SystemInstruction>,
-    generation_config: Option<GenerationConfig<'a>>,
-    tools: Vec<ToolGroup<'a>>,
-    tool_config: Option<ToolConfig<'a>>,
-}
-
 /// Why a Gemini request cannot carry `part`, if it cannot: a URL needs its media type.
 pub(crate) fn uncarried(part: &chat::Part) -> Option<Uncarried> {
     match part {
@@ -182,64 +140,81 @@ pub(crate) fn uncarried(part: &chat::Part) -> Option<Uncarried> {
     }
 }
 
-struct ToolConfig<'a> {
-    function_calling_config: FunctionCallingConfig<'a>,
-}
-
-struct FunctionCallingConfig<'a> {
-    mode: &'static str,
-    allowed_function_names: Option<[&'a str; 1]>,
-}
-
-impl<'a> FunctionCallingConfig<'a> {
-    fn new(choice: &'a ToolChoice) -> Self {
-        let (mode, allowed_function_names) = match choice {
-            ToolChoice::Auto => ("AUTO", None),
-            ToolChoice::None => ("NONE", None),
-            ToolChoice::Required => ("ANY", None),
-            ToolChoice::Tool { name } => ("ANY", Some([name.as_str()])),
-        };
-        FunctionCallingConfig { mode, allowed_function_names }
+/// The request body (camelCase), written straight from the request; a `None` or an empty list is
+/// left out, and so is a generation config with nothing in it.
+fn write_body(w: &mut JsonWriter, request: &ChatRequest) {
+    let system = request.system_prompts();
+    w.begin_object();
+    w.field("contents", &contents(&request.messages));
+    if !system.is_empty() {
+        w.key("systemInstruction");
+        w.begin_object();
+        w.key("parts");
+        w.begin_array();
+        w.begin_object();
+        w.field("text", &system.join("\n\n"));
+        w.end_object();
+        w.end_array();
+        w.end_object();
     }
-}
-
-struct SystemInstruction {
-    parts: Vec<TextPart>,
-}
-
-struct TextPart {
-    text: String,
-}
-
-struct GenerationConfig<'a> {
-    max_output_tokens: Option<u32>,
-    temperature: Option<f64>,
-    top_p: Option<f64>,
-    seed: Option<i64>,
-    stop_sequences: &'a [String],
-    response_mime_type: Option<&'static str>,
-    response_json_schema: Option<&'a Value>,
-}
-
-impl GenerationConfig<'_> {
-    fn is_empty(&self) -> bool {
-        self.max_output_tokens.is_none()
-            && self.temperature.is_none()
-            && self.top_p.is_none()
-            && self.seed.is_none()
-            && self.stop_sequences.is_empty()
-            && self.response_mime_type.is_none()
+    let format = request.response_format.as_ref();
+    let configured = request.max_tokens.is_some()
+        || request.temperature.is_some()
+        || request.top_p.is_some()
+        || request.seed.is_some()
+        || !request.stop.is_empty()
+        || format.is_some();
+    if configured {
+        w.key("generationConfig");
+        w.begin_object();
+        w.opt_field("maxOutputTokens", request.max_tokens.as_ref());
+        w.opt_field("temperature", request.temperature.as_ref());
+        w.opt_field("topP", request.top_p.as_ref());
+        w.opt_field("seed", request.seed.as_ref());
+        w.list_field("stopSequences", &request.stop);
+        w.opt_field("responseMimeType", format.map(|_| "application/json"));
+        w.opt_field("responseJsonSchema", format.and_then(ResponseFormat::schema));
+        w.end_object();
     }
-}
-
-struct ToolGroup<'a> {
-    function_declarations: Vec<FunctionDeclaration<'a>>,
-}
-
-struct FunctionDeclaration<'a> {
-    name: &'a str,
-    description: Option<&'a str>,
-    parameters: Option<&'a Value>,
+    if !request.tools.is_empty() {
+        w.key("tools");
+        w.begin_array();
+        w.begin_object();
+        w.key("functionDeclarations");
+        w.begin_array();
+        for t in &request.tools {
+            w.begin_object();
+            w.field("name", &t.name);
+            w.opt_field("description", t.description.as_ref());
+            w.opt_field("parameters", has_parameters(&t.parameters).then_some(&t.parameters));
+            w.end_object();
+        }
+        w.end_array();
+        w.end_object();
+        w.end_array();
+        if let Some(choice) = &request.tool_choice {
+            let (mode, allowed) = match choice {
+                ToolChoice::Auto => ("AUTO", None),
+                ToolChoice::None => ("NONE", None),
+                ToolChoice::Required => ("ANY", None),
+                ToolChoice::Tool { name } => ("ANY", Some(name)),
+            };
+            w.key("toolConfig");
+            w.begin_object();
+            w.key("functionCallingConfig");
+            w.begin_object();
+            w.field("mode", mode);
+            if let Some(name) = allowed {
+                w.key("allowedFunctionNames");
+                w.begin_array();
+                w.string(name);
+                w.end_array();
+            }
+            w.end_object();
+            w.end_object();
+        }
+    }
+    w.end_object();
 }
 
 struct Content<'a> {
@@ -281,72 +256,6 @@ impl<'a> Part<'a> {
                 Part::FileData { file_data: FileData { mime_type: media_type.as_deref(), file_uri: url } }
             }
         }
-    }
-}
-
-impl ToJson for Body<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
-        w.begin_object();
-        w.field("contents", &self.contents);
-        if let Some(SystemInstruction { parts }) = &self.system_instruction {
-            w.key("systemInstruction");
-            w.begin_object();
-            w.key("parts");
-            w.begin_array();
-            for TextPart { text } in parts {
-                w.begin_object();
-                w.field("text", text);
-                w.end_object();
-            }
-            w.end_array();
-            w.end_object();
-        }
-        w.opt_field("generationConfig", self.generation_config.as_ref());
-        if !self.tools.is_empty() {
-            w.key("tools");
-            w.begin_array();
-            for ToolGroup { function_declarations } in &self.tools {
-                w.begin_object();
-                w.field("functionDeclarations", function_declarations);
-                w.end_object();
-            }
-            w.end_array();
-        }
-        if let Some(ToolConfig { function_calling_config: config }) = &self.tool_config {
-            w.key("toolConfig");
-            w.begin_object();
-            w.key("functionCallingConfig");
-            w.begin_object();
-            w.field("mode", config.mode);
-            w.opt_field("allowedFunctionNames", config.allowed_function_names.as_ref().map(|names| &names[..]));
-            w.end_object();
-            w.end_object();
-        }
-        w.end_object();
-    }
-}
-
-impl ToJson for GenerationConfig<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
-        w.begin_object();
-        w.opt_field("maxOutputTokens", self.max_output_tokens.as_ref());
-        w.opt_field("temperature", self.temperature.as_ref());
-        w.opt_field("topP", self.top_p.as_ref());
-        w.opt_field("seed", self.seed.as_ref());
-        w.list_field("stopSequences", self.stop_sequences);
-        w.opt_field("responseMimeType", self.response_mime_type);
-        w.opt_field("responseJsonSchema", self.response_json_schema);
-        w.end_object();
-    }
-}
-
-impl ToJson for FunctionDeclaration<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
-        w.begin_object();
-        w.field("name", self.name);
-        w.opt_field("description", self.description);
-        w.opt_field("parameters", self.parameters);
-        w.end_object();
     }
 }
 

@@ -324,7 +324,7 @@ pub(crate) fn malformed_frame(
 /// A request body with `extra`'s fields set at its top level, replacing any of the same name
 /// (the keys then come out sorted). The body is one llm-baton just wrote, so it reads back; it is
 /// read without serde_json's depth limit, which guards against hostile input, not against the
-/// depth of what llm-baton itself serialized a moment ago (a tool schema 128 levels deep).
+/// depth of what llm-baton itself wrote a moment ago (a tool schema 128 levels deep).
 fn with_extra_body(body: &str, extra: &Map<String, Value>) -> String {
     let mut reader = serde_json::Deserializer::from_str(body);
     reader.disable_recursion_limit();

@@ -25,8 +25,8 @@
 
 use std::borrow::Cow;
 
-use llm_baton_wire::write::{JsonWriter, ToJson};
 use llm_baton_wire::json::{Json, Object};
+use llm_baton_wire::write::JsonWriter;
 use serde_json::Value;
 
 use crate::chat::{
@@ -46,31 +46,14 @@ impl ProviderDialect for OpenaiChat {
     type StreamDecoder = StreamDecoder;
 
     fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
-        let body = Body {
-            model: endpoint.model,
-            messages: request.messages.iter().map(WireMessage::new).collect(),
-            max_tokens: request.max_tokens,
-            temperature: request.temperature,
-            top_p: request.top_p,
-            seed: request.seed,
-            stop: &request.stop,
-            tools: request
-                .tools
-                .iter()
-                .map(|t| WireTool { name: &t.name, description: t.description.as_deref(), parameters: &t.parameters })
-                .collect(),
-            tool_choice: request.tool_choice.as_ref().filter(|_| !request.tools.is_empty()).map(WireToolChoice::new),
-            parallel_tool_calls: request.parallel_tool_calls.filter(|_| !request.tools.is_empty()),
-            response_format: request.response_format.as_ref().map(WireResponseFormat::new),
-            stream,
-            stream_options: stream.then_some(StreamOptions { include_usage: true }),
-        };
+        let mut body = JsonWriter::new();
+        write_body(&mut body, endpoint.model, request, stream);
         let credential = endpoint.api_key.map(|key| ("authorization", format!("Bearer {}", key.expose())));
         HttpRequest {
             method: "POST",
             url: join_url(endpoint.base_url, "chat/completions"),
             headers: request_headers(endpoint, credential, &[]),
-            body: body.to_json(),
+            body: body.finish(),
         }
     }
 
@@ -120,41 +103,67 @@ pub(crate) fn request_headers(
     headers
 }
 
-/// The request body; a `None` or an empty list is left out.
-struct Body<'a> {
-    model: &'a str,
-    messages: Vec<WireMessage<'a>>,
-    max_tokens: Option<u32>,
-    temperature: Option<f64>,
-    top_p: Option<f64>,
-    seed: Option<i64>,
-    stop: &'a [String],
-    tools: Vec<WireTool<'a>>,
-    tool_choice: Option<WireToolChoice<'a>>,
-    parallel_tool_calls: Option<bool>,
-    response_format: Option<WireResponseFormat<'a>>,
-    stream: bool,
-    stream_options: Option<StreamOptions>,
-}
-
-impl ToJson for Body<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
+/// The request body, written straight from the request; a `None` or an empty list is left out.
+fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest, stream: bool) {
+    w.begin_object();
+    w.field("model", model);
+    w.key("messages");
+    w.begin_array();
+    for m in &request.messages {
+        write_message(w, m);
+    }
+    w.end_array();
+    w.opt_field("max_tokens", request.max_tokens.as_ref());
+    w.opt_field("temperature", request.temperature.as_ref());
+    w.opt_field("top_p", request.top_p.as_ref());
+    w.opt_field("seed", request.seed.as_ref());
+    w.list_field("stop", &request.stop);
+    if !request.tools.is_empty() {
+        w.key("tools");
+        w.begin_array();
+        for t in &request.tools {
+            w.begin_object();
+            w.field("type", "function");
+            w.key("function");
+            w.begin_object();
+            w.field("name", &t.name);
+            w.opt_field("description", t.description.as_ref());
+            w.field("parameters", &t.parameters);
+            w.end_object();
+            w.end_object();
+        }
+        w.end_array();
+        if let Some(choice) = &request.tool_choice {
+            w.key("tool_choice");
+            write_tool_choice(w, choice);
+        }
+        w.opt_field("parallel_tool_calls", request.parallel_tool_calls.as_ref());
+    }
+    if let Some(format) = &request.response_format {
+        // `response_format` here; the Responses API's `text.format` is the same but for where the
+        // schema's fields go.
+        w.key("response_format");
         w.begin_object();
-        w.field("model", self.model);
-        w.field("messages", &self.messages);
-        w.opt_field("max_tokens", self.max_tokens.as_ref());
-        w.opt_field("temperature", self.temperature.as_ref());
-        w.opt_field("top_p", self.top_p.as_ref());
-        w.opt_field("seed", self.seed.as_ref());
-        w.list_field("stop", self.stop);
-        w.list_field("tools", &self.tools);
-        w.opt_field("tool_choice", self.tool_choice.as_ref());
-        w.opt_field("parallel_tool_calls", self.parallel_tool_calls.as_ref());
-        w.opt_field("response_format", self.response_format.as_ref());
-        w.field("stream", &self.stream);
-        w.opt_field("stream_options", self.stream_options.as_ref());
+        match JsonSchema::new(format) {
+            Some(schema) => {
+                w.field("type", "json_schema");
+                w.key("json_schema");
+                w.begin_object();
+                schema.write_fields(w);
+                w.end_object();
+            }
+            None => w.field("type", "json_object"),
+        }
         w.end_object();
     }
+    w.field("stream", &stream);
+    if stream {
+        w.key("stream_options");
+        w.begin_object();
+        w.field("include_usage", &true);
+        w.end_object();
+    }
+    w.end_object();
 }
 
 /// Why a Chat Completions request cannot carry `part`, if it cannot.
@@ -187,69 +196,20 @@ pub(crate) fn default_filename(media_type: Option<&str>) -> &'static str {
     }
 }
 
-/// `"auto"`, or `{"type": "function", "function": {"name": ...}}`.
-enum WireToolChoice<'a> {
-    Mode(&'static str),
-    Function { name: &'a str },
-}
-
-impl ToJson for WireToolChoice<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
-        match self {
-            WireToolChoice::Mode(mode) => w.string(mode),
-            WireToolChoice::Function { name } => {
-                w.begin_object();
-                w.field("type", "function");
-                w.key("function");
-                w.begin_object();
-                w.field("name", *name);
-                w.end_object();
-                w.end_object();
-            }
-        }
-    }
-}
-
-impl<'a> WireToolChoice<'a> {
-    fn new(choice: &'a ToolChoice) -> Self {
-        match choice {
-            ToolChoice::Auto => WireToolChoice::Mode("auto"),
-            ToolChoice::None => WireToolChoice::Mode("none"),
-            ToolChoice::Required => WireToolChoice::Mode("required"),
-            ToolChoice::Tool { name } => WireToolChoice::Function { name },
-        }
-    }
-}
-
-/// `response_format` here; the Responses API's `text.format` is the same but for where the
-/// schema's fields go.
-enum WireResponseFormat<'a> {
-    JsonObject,
-    JsonSchema { json_schema: JsonSchema<'a> },
-}
-
-impl ToJson for WireResponseFormat<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
-        w.begin_object();
-        match self {
-            WireResponseFormat::JsonObject => w.field("type", "json_object"),
-            WireResponseFormat::JsonSchema { json_schema } => {
-                w.field("type", "json_schema");
-                w.key("json_schema");
-                w.begin_object();
-                json_schema.write_fields(w);
-                w.end_object();
-            }
-        }
-        w.end_object();
-    }
-}
-
-impl<'a> WireResponseFormat<'a> {
-    fn new(format: &'a ResponseFormat) -> Self {
-        match JsonSchema::new(format) {
-            Some(json_schema) => WireResponseFormat::JsonSchema { json_schema },
-            None => WireResponseFormat::JsonObject,
+/// `"auto"`, `"none"`, `"required"`, or `{"type": "function", "function": {"name": ...}}`.
+fn write_tool_choice(w: &mut JsonWriter, choice: &ToolChoice) {
+    match choice {
+        ToolChoice::Auto => w.string("auto"),
+        ToolChoice::None => w.string("none"),
+        ToolChoice::Required => w.string("required"),
+        ToolChoice::Tool { name } => {
+            w.begin_object();
+            w.field("type", "function");
+            w.key("function");
+            w.begin_object();
+            w.field("name", name);
+            w.end_object();
+            w.end_object();
         }
     }
 }
@@ -282,187 +242,86 @@ impl<'a> JsonSchema<'a> {
         w.opt_field("strict", self.strict.as_ref());
     }
 }
-
-struct StreamOptions {
-    include_usage: bool,
-}
-
-impl ToJson for StreamOptions {
-    fn write_json(&self, w: &mut JsonWriter) {
-        w.begin_object();
-        w.field("include_usage", &self.include_usage);
-        w.end_object();
-    }
-}
-
-/// `{"type": "function", "function": {name, description?, parameters}}`.
-struct WireTool<'a> {
-    name: &'a str,
-    description: Option<&'a str>,
-    parameters: &'a Value,
-}
-
-impl ToJson for WireTool<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
-        w.begin_object();
-        w.field("type", "function");
-        w.key("function");
-        w.begin_object();
-        w.field("name", self.name);
-        w.opt_field("description", self.description);
-        w.field("parameters", self.parameters);
-        w.end_object();
-        w.end_object();
-    }
-}
-
-struct WireMessage<'a> {
-    role: &'static str,
-    /// `null` for an assistant turn that only called tools.
-    content: Option<WireContent<'a>>,
-    tool_calls: Vec<WireToolCall<'a>>,
-    tool_call_id: Option<&'a str>,
-}
-
-impl ToJson for WireMessage<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
-        w.begin_object();
-        w.field("role", self.role);
-        w.key("content");
-        match &self.content {
-            Some(content) => content.write_json(w),
-            None => w.null(),
-        }
-        w.list_field("tool_calls", &self.tool_calls);
-        w.opt_field("tool_call_id", self.tool_call_id);
-        w.end_object();
-    }
-}
-
-impl<'a> WireMessage<'a> {
-    fn new(m: &'a Message) -> Self {
-        let role = match m.role {
-            Role::System => "system",
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            Role::Tool => "tool",
-        };
-        let content = if m.is_text_only() {
-            let text = m.text();
-            let only_calls = m.role == Role::Assistant && text.is_empty() && !m.tool_calls.is_empty();
-            (!only_calls).then_some(WireContent::Text(text))
+/// `{role, content, tool_calls?, tool_call_id?}`. The content is the text (`null` for an
+/// assistant turn that only called tools), or the parts when the message holds an image or a file.
+fn write_message(w: &mut JsonWriter, m: &Message) {
+    w.begin_object();
+    let role = match m.role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    };
+    w.field("role", role);
+    w.key("content");
+    if m.is_text_only() {
+        let text = m.text();
+        let only_calls = m.role == Role::Assistant && text.is_empty() && !m.tool_calls.is_empty();
+        if only_calls {
+            w.null();
         } else {
-            Some(WireContent::Parts(m.content.iter().map(WirePart::new).collect()))
-        };
-        WireMessage {
-            role,
-            content,
-            tool_calls: m
-                .tool_calls
-                .iter()
-                .map(|c| WireToolCall { id: &c.id, name: &c.name, arguments: &c.arguments })
-                .collect(),
-            tool_call_id: if m.role == Role::Tool { Some(m.tool_call_id.as_deref().unwrap_or("")) } else { None },
+            w.string(&text);
+        }
+    } else {
+        w.begin_array();
+        for part in &m.content {
+            write_part(w, part);
+        }
+        w.end_array();
+    }
+    if !m.tool_calls.is_empty() {
+        w.key("tool_calls");
+        w.begin_array();
+        for c in &m.tool_calls {
+            w.begin_object();
+            w.field("id", &c.id);
+            w.field("type", "function");
+            w.key("function");
+            w.begin_object();
+            w.field("name", &c.name);
+            w.field("arguments", &c.arguments);
+            w.end_object();
+            w.end_object();
+        }
+        w.end_array();
+    }
+    if m.role == Role::Tool {
+        w.field("tool_call_id", m.tool_call_id.as_deref().unwrap_or(""));
+    }
+    w.end_object();
+}
+
+/// `{"type": "text", "text"}`, `{"type": "image_url", "image_url": {"url"}}` (a URL, or the data
+/// as a `data:` URL) or `{"type": "file", "file": {filename, file_data}}`. A file by URL has no
+/// field here ([`Format::uncarried`] refuses it first); were one sent anyway, it goes as
+/// `file_url`, which the provider refuses by name.
+fn write_part(w: &mut JsonWriter, part: &Part) {
+    w.begin_object();
+    match part {
+        Part::Text { text } => {
+            w.field("type", "text");
+            w.field("text", text);
+        }
+        Part::Image { source } => {
+            w.field("type", "image_url");
+            w.key("image_url");
+            w.begin_object();
+            w.field("url", &*source.as_url());
+            w.end_object();
+        }
+        Part::File { source, filename } => {
+            w.field("type", "file");
+            w.key("file");
+            w.begin_object();
+            w.field("filename", filename.as_deref().unwrap_or(default_filename(source.media_type())));
+            match source {
+                Source::Url { url, .. } => w.field("file_url", url),
+                Source::Data { .. } => w.field("file_data", &*source.as_url()),
+            }
+            w.end_object();
         }
     }
-}
-
-/// A message's content: its text, or its parts when it holds an image or a file.
-enum WireContent<'a> {
-    Text(Cow<'a, str>),
-    Parts(Vec<WirePart<'a>>),
-}
-
-impl ToJson for WireContent<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
-        match self {
-            WireContent::Text(text) => w.string(text),
-            WireContent::Parts(parts) => parts.write_json(w),
-        }
-    }
-}
-
-/// `{"type": "text", "text"}`, `{"type": "image_url", "image_url": {"url"}}` or
-/// `{"type": "file", "file": {...}}`.
-enum WirePart<'a> {
-    Text { text: &'a str },
-    ImageUrl { url: Cow<'a, str> },
-    File { file: WireFile<'a> },
-}
-
-/// A file's data as a `data:` URL. A file by URL has no field here ([`Format::uncarried`] refuses it
-/// first); were one sent anyway, it goes as `file_url`, which the provider refuses by name.
-struct WireFile<'a> {
-    filename: &'a str,
-    file_data: Option<Cow<'a, str>>,
-    file_url: Option<&'a str>,
-}
-
-impl ToJson for WirePart<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
-        w.begin_object();
-        match self {
-            WirePart::Text { text } => {
-                w.field("type", "text");
-                w.field("text", *text);
-            }
-            WirePart::ImageUrl { url } => {
-                w.field("type", "image_url");
-                w.key("image_url");
-                w.begin_object();
-                w.field("url", &**url);
-                w.end_object();
-            }
-            WirePart::File { file } => {
-                w.field("type", "file");
-                w.key("file");
-                w.begin_object();
-                w.field("filename", file.filename);
-                w.opt_field("file_data", file.file_data.as_deref());
-                w.opt_field("file_url", file.file_url);
-                w.end_object();
-            }
-        }
-        w.end_object();
-    }
-}
-
-impl<'a> WirePart<'a> {
-    fn new(part: &'a Part) -> Self {
-        match part {
-            Part::Text { text } => WirePart::Text { text },
-            Part::Image { source } => WirePart::ImageUrl { url: source.as_url() },
-            Part::File { source, filename } => {
-                let filename = filename.as_deref().unwrap_or(default_filename(source.media_type()));
-                let file = match source {
-                    Source::Url { url, .. } => WireFile { filename, file_data: None, file_url: Some(url) },
-                    Source::Data { .. } => WireFile { filename, file_data: Some(source.as_url()), file_url: None },
-                };
-                WirePart::File { file }
-            }
-        }
-    }
-}
-
-/// `{"id", "type": "function", "function": {"name", "arguments"}}`.
-struct WireToolCall<'a> {
-    id: &'a str,
-    name: &'a str,
-    arguments: &'a str,
-}
-
-impl ToJson for WireToolCall<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
-        w.begin_object();
-        w.field("id", self.id);
-        w.field("type", "function");
-        w.key("function");
-        w.begin_object();
-        w.field("name", self.name);
-        w.field("arguments", self.arguments);
-        w.end_object();
-        w.end_object();
-    }
+    w.end_object();
 }
 
 // ---- whole answers ----

@@ -18,13 +18,11 @@
 
 use std::borrow::Cow;
 
-use llm_baton_wire::write::{JsonWriter, ToJson};
 use llm_baton_wire::json::Json;
+use llm_baton_wire::write::JsonWriter;
 use serde_json::Value;
 
-use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
-};
+use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Part, Role, Source, ToolCall, ToolChoice, Usage};
 use crate::format::openai_chat::{default_filename, provider_error, request_headers, JsonSchema, OpenaiChat};
 use crate::format::{
     frame, join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid,
@@ -41,60 +39,14 @@ impl ProviderDialect for OpenaiResponses {
 
     /// Builds the request. The Responses API has no stop sequences: `request.stop` is not sent.
     fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
-        let system = request.system_prompts();
-        let mut input = Vec::new();
-        for m in &request.messages {
-            match m.role {
-                Role::System => {}
-                Role::User => input.push(InputItem::Message { role: "user", content: user_content(m) }),
-                Role::Assistant => {
-                    let text = m.text();
-                    if !text.is_empty() || m.tool_calls.is_empty() {
-                        input.push(InputItem::Message { role: "assistant", content: Content::Text(text) });
-                    }
-                    input.extend(m.tool_calls.iter().map(|c| InputItem::FunctionCall {
-                        kind: "function_call",
-                        call_id: &c.id,
-                        name: &c.name,
-                        arguments: &c.arguments,
-                    }));
-                }
-                Role::Tool => input.push(InputItem::FunctionCallOutput {
-                    kind: "function_call_output",
-                    call_id: m.tool_call_id.as_deref().unwrap_or(""),
-                    output: m.text(),
-                }),
-            }
-        }
-        let body = Body {
-            model: endpoint.model,
-            instructions: (!system.is_empty()).then(|| system.join("\n\n")),
-            input,
-            max_output_tokens: request.max_tokens,
-            temperature: request.temperature,
-            top_p: request.top_p,
-            tools: request
-                .tools
-                .iter()
-                .map(|t| WireTool {
-                    kind: "function",
-                    name: &t.name,
-                    description: t.description.as_deref(),
-                    parameters: &t.parameters,
-                    strict: false,
-                })
-                .collect(),
-            tool_choice: request.tool_choice.as_ref().filter(|_| !request.tools.is_empty()).map(WireToolChoice::new),
-            parallel_tool_calls: request.parallel_tool_calls.filter(|_| !request.tools.is_empty()),
-            text: request.response_format.as_ref().map(|format| TextConfig { format: TextFormat::new(format) }),
-            stream,
-        };
+        let mut body = JsonWriter::new();
+        write_body(&mut body, endpoint.model, request, stream);
         let credential = endpoint.api_key.map(|key| ("authorization", format!("Bearer {}", key.expose())));
         HttpRequest {
             method: "POST",
             url: join_url(endpoint.base_url, "responses"),
             headers: request_headers(endpoint, credential, &[]),
-            body: body.to_json(),
+            body: body.finish(),
         }
     }
 
@@ -112,244 +64,153 @@ impl ProviderDialect for OpenaiResponses {
     }
 }
 
-/// The request body; a `None` or an empty list is left out.
-struct Body<'a> {
-    model: &'a str,
-    instructions: Option<String>,
-    input: Vec<InputItem<'a>>,
-    max_output_tokens: Option<u32>,
-    temperature: Option<f64>,
-    top_p: Option<f64>,
-    tools: Vec<WireTool<'a>>,
-    tool_choice: Option<WireToolChoice<'a>>,
-    parallel_tool_calls: Option<bool>,
-    text: Option<TextConfig<'a>>,
-    stream: bool,
-}
-
-impl ToJson for Body<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
-        w.begin_object();
-        w.field("model", self.model);
-        w.opt_field("instructions", self.instructions.as_ref());
-        w.field("input", &self.input);
-        w.opt_field("max_output_tokens", self.max_output_tokens.as_ref());
-        w.opt_field("temperature", self.temperature.as_ref());
-        w.opt_field("top_p", self.top_p.as_ref());
-        w.list_field("tools", &self.tools);
-        w.opt_field("tool_choice", self.tool_choice.as_ref());
-        w.opt_field("parallel_tool_calls", self.parallel_tool_calls.as_ref());
-        if let Some(TextConfig { format }) = &self.text {
-            w.key("text");
+/// The request body, written straight from the request; a `None` or an empty list is left out.
+fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest, stream: bool) {
+    let system = request.system_prompts();
+    w.begin_object();
+    w.field("model", model);
+    if !system.is_empty() {
+        w.field("instructions", &system.join("\n\n"));
+    }
+    w.key("input");
+    w.begin_array();
+    for m in &request.messages {
+        write_input_items(w, m);
+    }
+    w.end_array();
+    w.opt_field("max_output_tokens", request.max_tokens.as_ref());
+    w.opt_field("temperature", request.temperature.as_ref());
+    w.opt_field("top_p", request.top_p.as_ref());
+    if !request.tools.is_empty() {
+        w.key("tools");
+        w.begin_array();
+        for t in &request.tools {
+            // `strict` defaults to true in this API, which rejects ordinary JSON Schemas (it
+            // demands `additionalProperties: false` and every property required); false keeps
+            // Chat Completions' meaning of a tool definition.
             w.begin_object();
-            w.field("format", format);
+            w.field("type", "function");
+            w.field("name", &t.name);
+            w.opt_field("description", t.description.as_ref());
+            w.field("parameters", &t.parameters);
+            w.field("strict", &false);
             w.end_object();
         }
-        w.field("stream", &self.stream);
-        w.end_object();
-    }
-}
-
-/// `"auto"`, or `{"type": "function", "name"}`.
-enum WireToolChoice<'a> {
-    Mode(&'static str),
-    Function { kind: &'static str, name: &'a str },
-}
-
-impl ToJson for WireToolChoice<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
-        match self {
-            WireToolChoice::Mode(mode) => w.string(mode),
-            WireToolChoice::Function { kind, name } => {
-                w.begin_object();
-                w.field("type", *kind);
-                w.field("name", *name);
-                w.end_object();
+        w.end_array();
+        if let Some(choice) = &request.tool_choice {
+            w.key("tool_choice");
+            match choice {
+                ToolChoice::Auto => w.string("auto"),
+                ToolChoice::None => w.string("none"),
+                ToolChoice::Required => w.string("required"),
+                ToolChoice::Tool { name } => {
+                    w.begin_object();
+                    w.field("type", "function");
+                    w.field("name", name);
+                    w.end_object();
+                }
             }
         }
+        w.opt_field("parallel_tool_calls", request.parallel_tool_calls.as_ref());
     }
-}
-
-impl<'a> WireToolChoice<'a> {
-    fn new(choice: &'a ToolChoice) -> Self {
-        match choice {
-            ToolChoice::Auto => WireToolChoice::Mode("auto"),
-            ToolChoice::None => WireToolChoice::Mode("none"),
-            ToolChoice::Required => WireToolChoice::Mode("required"),
-            ToolChoice::Tool { name } => WireToolChoice::Function { kind: "function", name },
-        }
-    }
-}
-
-/// `{"format": ...}`.
-struct TextConfig<'a> {
-    format: TextFormat<'a>,
-}
-
-/// `{"type": "json_object"}`, or `{"type": "json_schema"}` beside the schema's fields.
-enum TextFormat<'a> {
-    JsonObject,
-    JsonSchema(JsonSchema<'a>),
-}
-
-impl ToJson for TextFormat<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
+    if let Some(format) = &request.response_format {
+        // `{"format": {"type": "json_object"}}`, or `json_schema` beside the schema's fields.
+        w.key("text");
         w.begin_object();
-        match self {
-            TextFormat::JsonObject => w.field("type", "json_object"),
-            TextFormat::JsonSchema(schema) => {
+        w.key("format");
+        w.begin_object();
+        match JsonSchema::new(format) {
+            Some(schema) => {
                 w.field("type", "json_schema");
                 schema.write_fields(w);
             }
+            None => w.field("type", "json_object"),
         }
         w.end_object();
+        w.end_object();
     }
+    w.field("stream", &stream);
+    w.end_object();
 }
 
-impl<'a> TextFormat<'a> {
-    fn new(format: &'a ResponseFormat) -> Self {
-        match JsonSchema::new(format) {
-            Some(schema) => TextFormat::JsonSchema(schema),
-            None => TextFormat::JsonObject,
-        }
-    }
-}
-
-/// A message's content: its text (every role takes a string), or a user message's parts when it
-/// holds an image or a file.
-enum Content<'a> {
-    Text(Cow<'a, str>),
-    Parts(Vec<InputPart<'a>>),
-}
-
-impl ToJson for Content<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
-        match self {
-            Content::Text(text) => w.string(text),
-            Content::Parts(parts) => parts.write_json(w),
-        }
-    }
-}
-
-/// `input_text`, `input_image` or `input_file`, by `type`.
-enum InputPart<'a> {
-    Text { text: &'a str },
-    Image { image_url: Cow<'a, str>, detail: &'static str },
-    File { filename: Option<&'a str>, file_data: Option<Cow<'a, str>>, file_url: Option<&'a str> },
-}
-
-impl ToJson for InputPart<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
+/// A message's input items. A message is an EasyInputMessage (`{role, content}`): its string
+/// content suits every role, an assistant turn (a continue's prefill) included, where content
+/// parts would have to be `output_text`; a user message with an image or a file has its parts.
+/// An assistant's tool calls follow as `function_call` items, and a tool result is a
+/// `function_call_output`.
+fn write_input_items(w: &mut JsonWriter, m: &Message) {
+    let open_message = |w: &mut JsonWriter, role: &str| {
         w.begin_object();
-        match self {
-            InputPart::Text { text } => {
-                w.field("type", "input_text");
-                w.field("text", *text);
+        w.field("role", role);
+        w.key("content");
+    };
+    match m.role {
+        Role::System => {}
+        Role::User => {
+            open_message(w, "user");
+            write_user_content(w, m);
+            w.end_object();
+        }
+        Role::Assistant => {
+            let text = m.text();
+            if !text.is_empty() || m.tool_calls.is_empty() {
+                open_message(w, "assistant");
+                w.string(&text);
+                w.end_object();
             }
-            InputPart::Image { image_url, detail } => {
-                w.field("type", "input_image");
-                w.field("image_url", &**image_url);
-                w.field("detail", *detail);
-            }
-            InputPart::File { filename, file_data, file_url } => {
-                w.field("type", "input_file");
-                w.opt_field("filename", *filename);
-                w.opt_field("file_data", file_data.as_deref());
-                w.opt_field("file_url", *file_url);
+            for c in &m.tool_calls {
+                w.begin_object();
+                w.field("type", "function_call");
+                w.field("call_id", &c.id);
+                w.field("name", &c.name);
+                w.field("arguments", &c.arguments);
+                w.end_object();
             }
         }
-        w.end_object();
+        Role::Tool => {
+            w.begin_object();
+            w.field("type", "function_call_output");
+            w.field("call_id", m.tool_call_id.as_deref().unwrap_or(""));
+            w.field("output", &*m.text());
+            w.end_object();
+        }
     }
 }
 
-fn user_content(m: &Message) -> Content<'_> {
+/// A user message's content: its text, or its parts (`input_text`, `input_image`,
+/// `input_file`) when it holds an image or a file.
+fn write_user_content(w: &mut JsonWriter, m: &Message) {
     if m.is_text_only() {
-        return Content::Text(m.text());
+        w.string(&m.text());
+        return;
     }
-    Content::Parts(
-        m.content
-            .iter()
-            .map(|part| match part {
-                Part::Text { text } => InputPart::Text { text },
-                Part::Image { source } => InputPart::Image { image_url: source.as_url(), detail: "auto" },
-                Part::File { source: Source::Url { url, .. }, filename } => {
-                    InputPart::File { filename: filename.as_deref(), file_data: None, file_url: Some(url) }
-                }
-                Part::File { source, filename } => InputPart::File {
-                    filename: Some(filename.as_deref().unwrap_or(default_filename(source.media_type()))),
-                    file_data: Some(source.as_url()),
-                    file_url: None,
-                },
-            })
-            .collect(),
-    )
-}
-
-enum InputItem<'a> {
-    /// An EasyInputMessage. Its string content suits every role, an assistant turn (a
-    /// continue's prefill) included; content parts would have to be `output_text` there.
-    Message {
-        role: &'static str,
-        content: Content<'a>,
-    },
-    FunctionCall {
-        kind: &'static str,
-        call_id: &'a str,
-        name: &'a str,
-        arguments: &'a str,
-    },
-    FunctionCallOutput {
-        kind: &'static str,
-        call_id: &'a str,
-        output: Cow<'a, str>,
-    },
-}
-
-impl ToJson for InputItem<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
+    w.begin_array();
+    for part in &m.content {
         w.begin_object();
-        match self {
-            InputItem::Message { role, content } => {
-                w.field("role", *role);
-                w.field("content", content);
+        match part {
+            Part::Text { text } => {
+                w.field("type", "input_text");
+                w.field("text", text);
             }
-            InputItem::FunctionCall { kind, call_id, name, arguments } => {
-                w.field("type", *kind);
-                w.field("call_id", *call_id);
-                w.field("name", *name);
-                w.field("arguments", *arguments);
+            Part::Image { source } => {
+                w.field("type", "input_image");
+                w.field("image_url", &*source.as_url());
+                w.field("detail", "auto");
             }
-            InputItem::FunctionCallOutput { kind, call_id, output } => {
-                w.field("type", *kind);
-                w.field("call_id", *call_id);
-                w.field("output", &**output);
+            Part::File { source: Source::Url { url, .. }, filename } => {
+                w.field("type", "input_file");
+                w.opt_field("filename", filename.as_ref());
+                w.field("file_url", url);
+            }
+            Part::File { source, filename } => {
+                w.field("type", "input_file");
+                w.field("filename", filename.as_deref().unwrap_or(default_filename(source.media_type())));
+                w.field("file_data", &*source.as_url());
             }
         }
         w.end_object();
     }
-}
-
-/// `strict` defaults to true in this API, which rejects ordinary JSON Schemas (it demands
-/// `additionalProperties: false` and every property required); false keeps Chat Completions'
-/// meaning of a tool definition.
-struct WireTool<'a> {
-    kind: &'static str,
-    name: &'a str,
-    description: Option<&'a str>,
-    parameters: &'a Value,
-    strict: bool,
-}
-
-impl ToJson for WireTool<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
-        w.begin_object();
-        w.field("type", self.kind);
-        w.field("name", self.name);
-        w.opt_field("description", self.description);
-        w.field("parameters", self.parameters);
-        w.field("strict", &self.strict);
-        w.end_object();
-    }
+    w.end_array();
 }
 
 // ---- whole answers ----

@@ -11,7 +11,7 @@
 
 use std::borrow::Cow;
 
-use llm_baton_wire::json::{self, Json, JsonError, Object};
+use llm_baton_wire::json::{self, Cursor, Json, JsonError, Kind, Object};
 use serde_json::Value;
 
 pub(crate) type Read<T> = Result<T, String>;
@@ -19,6 +19,82 @@ pub(crate) type Read<T> = Result<T, String>;
 /// A frame's text as a tree, with the depth limit every provider frame gets.
 pub(crate) fn parse(data: &str) -> Result<Json<'_>, JsonError> {
     json::parse_with_depth(data, json::MAX_DEPTH)
+}
+
+/// A frame read in text order with the wire crate's [`Cursor`], for the frames of every token:
+/// no tree is built, values not asked for are skipped (still checked), and the first problem in
+/// the text or in a field's type is the one reported, as a derived `Deserialize` reported it.
+pub(crate) struct Frame<'a>(Cursor<'a>);
+
+fn syntax(e: JsonError) -> String {
+    e.to_string()
+}
+
+impl<'a> Frame<'a> {
+    pub(crate) fn new(data: &'a str) -> Frame<'a> {
+        Frame(Cursor::new(data, json::MAX_DEPTH))
+    }
+
+    /// Enters the object the frame (or a member that must be one) holds: `at` names it in the
+    /// error when it is something else.
+    pub(crate) fn members(&mut self, at: &str) -> Read<()> {
+        match self.0.peek().map_err(syntax)? {
+            Kind::Object => self.0.enter_object().map_err(syntax),
+            _ => Err(invalid(at, &self.value()?, "an object")),
+        }
+    }
+
+    /// Enters an object-valued member: `false` (and read past) when it is `null`.
+    pub(crate) fn object(&mut self, at: &str) -> Read<bool> {
+        match self.0.peek().map_err(syntax)? {
+            Kind::Null => self.skip().map(|()| false),
+            _ => self.members(at).map(|()| true),
+        }
+    }
+
+    /// Enters a list-valued member: `false` (and read past) when it is `null`.
+    pub(crate) fn list(&mut self, at: &str) -> Read<bool> {
+        match self.0.peek().map_err(syntax)? {
+            Kind::Array => self.0.enter_array().map(|()| true).map_err(syntax),
+            Kind::Null => self.skip().map(|()| false),
+            _ => Err(invalid(at, &self.value()?, "a list")),
+        }
+    }
+
+    /// The next member's key in an entered object; `None` after its end.
+    pub(crate) fn key(&mut self) -> Read<Option<Cow<'a, str>>> {
+        self.0.next_key().map_err(syntax)
+    }
+
+    /// Whether another item follows in an entered list.
+    pub(crate) fn item(&mut self) -> Read<bool> {
+        self.0.next_item().map_err(syntax)
+    }
+
+    pub(crate) fn string(&mut self, at: &str) -> Read<Option<Cow<'a, str>>> {
+        match self.0.peek().map_err(syntax)? {
+            Kind::String => self.0.string().map(Some).map_err(syntax),
+            _ => string(self.value()?, at),
+        }
+    }
+
+    pub(crate) fn index(&mut self, at: &str) -> Read<Option<u32>> {
+        index(&self.value()?, at)
+    }
+
+    /// The next value as a tree, for the parts read seldom.
+    pub(crate) fn value(&mut self) -> Read<Json<'a>> {
+        self.0.value().map_err(syntax)
+    }
+
+    pub(crate) fn skip(&mut self) -> Read<()> {
+        self.0.skip().map_err(syntax)
+    }
+
+    /// After the frame's value: only whitespace may follow.
+    pub(crate) fn end(&mut self) -> Read<()> {
+        self.0.finish().map_err(syntax)
+    }
 }
 
 /// What `got` is, for an error message: strings quoted (escaped), so the reader sees the value.

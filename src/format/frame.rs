@@ -1,9 +1,11 @@
-//! Typed reads of stream frames, from the tree [`llm_baton_wire::json`] parses: the hot path.
+//! Typed reads of stream frames, with the wire crate's JSON reader (built for speed): the hot path.
 //!
-//! Every streamed token arrives in a frame, so frames are parsed by the wire crate's reader
-//! (built for speed) and read here by consuming the tree: a frame's members are walked once, each
-//! string moved out as the `Cow` the reader made (borrowed from the frame's text unless it had
-//! escapes), nothing copied until a delta owns it.
+//! Two ways, one set of checks. [`Frame`] reads a frame in text order with the reader's cursor,
+//! building no tree: values not asked for are skipped (still checked) and strings are borrowed
+//! from the frame's text unless they had escapes; openai_chat, whose every token is a frame,
+//! reads its chunks so. The other formats parse a frame into a tree ([`parse`]) and consume it
+//! with [`members`], [`string`] and the like, each string moved out of the tree as it was made.
+//! Either way nothing is copied until a delta owns it.
 //!
 //! The reads check what serde's derived `Option<T>` fields checked: absent or `null` is `None`,
 //! a value of another type is an error naming the field and quoting what was there. Token counts

@@ -7,7 +7,7 @@
 //! closed cleanly is complete too; one with neither was cut short. A refusal (`refusal` instead
 //! of `content`) is the answer's text, with finish `content_filter`, whole or streamed. Every
 //! streamed token passes through [`StreamDecoder::on_event`], so data frames are parsed by the wire
-//! crate's reader (see [`super::frame`]) and read into small structs holding only the fields used.
+//! crate's reader (see `format/frame.rs`) and read into small structs holding only the fields used.
 //!
 //! The header assembly and the OpenAI error-to-status mapping live here and are shared by the other
 //! formats (`openai_responses` speaks the same error dialect).

@@ -650,10 +650,7 @@ fn parse_chunk(data: &str) -> frame::Read<Chunk<'_>> {
                     output_tokens: usage.get("completion_tokens").and_then(frame::count),
                 });
             }
-            "error" => {
-                let error = f.value()?;
-                chunk.error = (!error.is_null()).then(|| frame::to_value(&error));
-            }
+            "error" => chunk.error = f.seldom()?,
             _ => f.skip()?,
         }
     }

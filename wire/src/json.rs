@@ -7,6 +7,9 @@
 //! a `u64` seed, `0.1` or `1e400` is never rounded or refused by reading (only by the accessor
 //! that wants it as a machine number).
 //!
+//! [`Cursor`] reads the same text in order without building a tree, for the frames of a stream:
+//! it skips (and checks) what its caller does not ask for.
+//!
 //! It accepts exactly what serde_json's `from_str` accepts, except numbers beyond `f64`'s range,
 //! and its errors have serde_json's words and positions ("expected `,` or `}` at line 1 column
 //! 17"): they are shown to users in config errors and in malformed-frame reports.

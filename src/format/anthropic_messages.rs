@@ -24,17 +24,17 @@
 
 use std::borrow::Cow;
 
-use llm_baton_wire::json::{Json, Object};
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::Value;
 
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
+use crate::format::frame::{self, Frame};
 use crate::format::openai_chat::{non_pdf, request_headers};
 use crate::format::{
-    frame, join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect,
-    ProviderSaid, StreamDecoding, Uncarried,
+    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
+    StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
 
@@ -517,8 +517,8 @@ fn provider_error(error: &Value) -> DecodeError {
 
 // ---- streams ----
 
-/// Every event's data. The delta fields, read for every streamed token, are read from the wire
-/// crate's tree (see [`frame`]); the once-per-stream parts (`content_block`, `message`, `usage`,
+/// Every event's data. The delta fields, read for every streamed token, are read with the wire
+/// crate's cursor (see [`frame`]); the once-per-stream parts (`content_block`, `message`, `usage`,
 /// `error`) become `Value`s read by [`json`], which checks their types as a derived struct would.
 #[derive(Default)]
 struct Event<'a> {
@@ -540,36 +540,38 @@ struct EventDelta<'a> {
     stop_reason: Option<Cow<'a, str>>,
 }
 
-/// One event's data, read whole before any of it is used.
+/// One event's data, read whole (in text order) before any of it is used.
 fn parse_event(data: &str) -> frame::Read<Event<'_>> {
-    let tree = frame::parse(data).map_err(|e| e.to_string())?;
+    let mut f = Frame::new(data);
     let mut event = Event::default();
-    let cold = |v: Json| (!v.is_null()).then(|| frame::to_value(&v));
-    for (key, value) in frame::members(tree, "event")? {
+    f.members("event")?;
+    while let Some(key) = f.key()? {
         match &*key {
-            "type" => event.kind = frame::string(value, "type")?,
-            "index" => event.index = frame::index(&value, "index")?,
-            "delta" => event.delta = frame::object(value, "delta")?.map(read_delta).transpose()?,
-            "content_block" => event.content_block = cold(value),
-            "message" => event.message = cold(value),
-            "usage" => event.usage = cold(value),
-            "error" => event.error = cold(value),
-            _ => {}
+            "type" => event.kind = f.string("type")?,
+            "index" => event.index = f.index("index")?,
+            "delta" => event.delta = if f.object("delta")? { Some(read_delta(&mut f)?) } else { None },
+            "content_block" => event.content_block = f.seldom()?,
+            "message" => event.message = f.seldom()?,
+            "usage" => event.usage = f.seldom()?,
+            "error" => event.error = f.seldom()?,
+            _ => f.skip()?,
         }
     }
+    f.end()?;
     Ok(event)
 }
 
-fn read_delta(o: Object<'_>) -> frame::Read<EventDelta<'_>> {
+/// An entered `delta` object.
+fn read_delta<'a>(f: &mut Frame<'a>) -> frame::Read<EventDelta<'a>> {
     let mut delta = EventDelta::default();
-    for (key, value) in o {
+    while let Some(key) = f.key()? {
         match &*key {
-            "type" => delta.kind = frame::string(value, "delta.type")?,
-            "text" => delta.text = frame::string(value, "delta.text")?,
-            "thinking" => delta.thinking = frame::string(value, "delta.thinking")?,
-            "partial_json" => delta.partial_json = frame::string(value, "delta.partial_json")?,
-            "stop_reason" => delta.stop_reason = frame::string(value, "delta.stop_reason")?,
-            _ => {}
+            "type" => delta.kind = f.string("delta.type")?,
+            "text" => delta.text = f.string("delta.text")?,
+            "thinking" => delta.thinking = f.string("delta.thinking")?,
+            "partial_json" => delta.partial_json = f.string("delta.partial_json")?,
+            "stop_reason" => delta.stop_reason = f.string("delta.stop_reason")?,
+            _ => f.skip()?,
         }
     }
     Ok(delta)

@@ -1,24 +1,112 @@
-//! Typed reads of stream frames, from the tree [`llm_baton_wire::json`] parses: the hot path.
+//! Typed reads of stream frames, with the wire crate's JSON cursor (built for speed): the hot path.
 //!
-//! Every streamed token arrives in a frame, so frames are parsed by the wire crate's reader
-//! (built for speed) and read here by consuming the tree: a frame's members are walked once, each
-//! string moved out as the `Cow` the reader made (borrowed from the frame's text unless it had
-//! escapes), nothing copied until a delta owns it.
+//! Every streamed token arrives in a frame, so a frame is read in text order by [`Frame`], which
+//! builds no tree: values not asked for are skipped (still checked), strings are borrowed from
+//! the frame's text unless they had escapes, and nothing is copied until a delta owns it. The
+//! parts read once per stream (an error, a usage, a block's start) become `Value`s for the
+//! readers of [`super::json`].
 //!
-//! The reads check what serde's derived `Option<T>` fields checked: absent or `null` is `None`,
-//! a value of another type is an error naming the field and quoting what was there. Token counts
-//! never fail a frame (see [`count`]).
+//! The reads check what serde's derived `Option<T>` fields checked, in the same order: absent or
+//! `null` is `None`, a value of another type is an error naming the field and quoting what was
+//! there, and the first problem in the text is the one reported. Token counts never fail a frame
+//! (see [`count`]).
 
 use std::borrow::Cow;
 
-use llm_baton_wire::json::{self, Json, JsonError, Object};
+use llm_baton_wire::json::{self, Cursor, Json, JsonError, Kind};
 use serde_json::Value;
 
 pub(crate) type Read<T> = Result<T, String>;
 
-/// A frame's text as a tree, with the depth limit every provider frame gets.
-pub(crate) fn parse(data: &str) -> Result<Json<'_>, JsonError> {
-    json::parse_with_depth(data, json::MAX_DEPTH)
+/// A frame read in text order with the wire crate's [`Cursor`], for the frames of every token:
+/// no tree is built, values not asked for are skipped (still checked), and the first problem in
+/// the text or in a field's type is the one reported, as a derived `Deserialize` reported it.
+pub(crate) struct Frame<'a>(Cursor<'a>);
+
+fn syntax(e: JsonError) -> String {
+    e.to_string()
+}
+
+impl<'a> Frame<'a> {
+    pub(crate) fn new(data: &'a str) -> Frame<'a> {
+        Frame(Cursor::new(data, json::MAX_DEPTH))
+    }
+
+    /// Enters the object the frame (or a member that must be one) holds: `at` names it in the
+    /// error when it is something else.
+    pub(crate) fn members(&mut self, at: &str) -> Read<()> {
+        match self.0.peek().map_err(syntax)? {
+            Kind::Object => self.0.enter_object().map_err(syntax),
+            _ => Err(invalid(at, &self.value()?, "an object")),
+        }
+    }
+
+    /// Enters an object-valued member: `false` (and read past) when it is `null`.
+    pub(crate) fn object(&mut self, at: &str) -> Read<bool> {
+        match self.0.peek().map_err(syntax)? {
+            Kind::Null => self.skip().map(|()| false),
+            _ => self.members(at).map(|()| true),
+        }
+    }
+
+    /// Enters a list-valued member: `false` (and read past) when it is `null`.
+    pub(crate) fn list(&mut self, at: &str) -> Read<bool> {
+        match self.0.peek().map_err(syntax)? {
+            Kind::Array => self.0.enter_array().map(|()| true).map_err(syntax),
+            Kind::Null => self.skip().map(|()| false),
+            _ => Err(invalid(at, &self.value()?, "a list")),
+        }
+    }
+
+    /// The next member's key in an entered object; `None` after its end.
+    pub(crate) fn key(&mut self) -> Read<Option<Cow<'a, str>>> {
+        self.0.next_key().map_err(syntax)
+    }
+
+    /// Whether another item follows in an entered list.
+    pub(crate) fn item(&mut self) -> Read<bool> {
+        self.0.next_item().map_err(syntax)
+    }
+
+    pub(crate) fn string(&mut self, at: &str) -> Read<Option<Cow<'a, str>>> {
+        match self.0.peek().map_err(syntax)? {
+            Kind::String => self.0.string().map(Some).map_err(syntax),
+            _ => string(self.value()?, at),
+        }
+    }
+
+    pub(crate) fn index(&mut self, at: &str) -> Read<Option<u32>> {
+        index(&self.value()?, at)
+    }
+
+    pub(crate) fn boolean(&mut self, at: &str) -> Read<Option<bool>> {
+        match self.value()? {
+            Json::Bool(b) => Ok(Some(b)),
+            Json::Null => Ok(None),
+            other => Err(invalid(at, &other, "a boolean")),
+        }
+    }
+
+    /// The next value as a tree, for the parts read seldom.
+    pub(crate) fn value(&mut self) -> Read<Json<'a>> {
+        self.0.value().map_err(syntax)
+    }
+
+    /// A member read once per stream (an error, a usage, a block's start) as a `Value`, for the
+    /// `Value` readers of [`super::json`]; `None` when it is `null`.
+    pub(crate) fn seldom(&mut self) -> Read<Option<Value>> {
+        let v = self.value()?;
+        Ok((!v.is_null()).then(|| to_value(&v)))
+    }
+
+    pub(crate) fn skip(&mut self) -> Read<()> {
+        self.0.skip().map_err(syntax)
+    }
+
+    /// After the frame's value: only whitespace may follow.
+    pub(crate) fn end(&mut self) -> Read<()> {
+        self.0.finish().map_err(syntax)
+    }
 }
 
 /// What `got` is, for an error message: strings quoted (escaped), so the reader sees the value.
@@ -40,15 +128,7 @@ fn invalid(at: &str, got: &Json, expected: &str) -> String {
     format!("invalid type: `{at}` is {}, expected {expected}", describe(got))
 }
 
-/// The frame itself, which must be an object (`what` names it in the error).
-pub(crate) fn members<'a>(v: Json<'a>, what: &str) -> Read<Object<'a>> {
-    match v {
-        Json::Object(o) => Ok(o),
-        other => Err(invalid(what, &other, "an object")),
-    }
-}
-
-pub(crate) fn string<'a>(v: Json<'a>, at: &str) -> Read<Option<Cow<'a, str>>> {
+fn string<'a>(v: Json<'a>, at: &str) -> Read<Option<Cow<'a, str>>> {
     match v {
         Json::String(s) => Ok(Some(s)),
         Json::Null => Ok(None),
@@ -56,32 +136,8 @@ pub(crate) fn string<'a>(v: Json<'a>, at: &str) -> Read<Option<Cow<'a, str>>> {
     }
 }
 
-pub(crate) fn object<'a>(v: Json<'a>, at: &str) -> Read<Option<Object<'a>>> {
-    match v {
-        Json::Object(o) => Ok(Some(o)),
-        Json::Null => Ok(None),
-        other => Err(invalid(at, &other, "an object")),
-    }
-}
-
-pub(crate) fn list<'a>(v: Json<'a>, at: &str) -> Read<Option<Vec<Json<'a>>>> {
-    match v {
-        Json::Array(items) => Ok(Some(items)),
-        Json::Null => Ok(None),
-        other => Err(invalid(at, &other, "a list")),
-    }
-}
-
-pub(crate) fn boolean(v: &Json, at: &str) -> Read<Option<bool>> {
-    match v {
-        Json::Bool(b) => Ok(Some(*b)),
-        Json::Null => Ok(None),
-        other => Err(invalid(at, other, "a boolean")),
-    }
-}
-
 /// An index (a whole number from 0 to `u32::MAX`).
-pub(crate) fn index(v: &Json, at: &str) -> Read<Option<u32>> {
+fn index(v: &Json, at: &str) -> Read<Option<u32>> {
     match v {
         Json::Null => Ok(None),
         Json::Number(n) => match n.as_u64().and_then(|n| u32::try_from(n).ok()) {
@@ -154,35 +210,48 @@ mod tests {
             ("{\"n\": 1}", None),
         ];
         for (text, expected) in cases {
-            assert_eq!(count(&parse(text).unwrap()), expected, "{text}");
+            assert_eq!(count(&json::parse(text).unwrap()), expected, "{text}");
         }
     }
 
     #[test]
     fn type_errors_name_the_field_and_quote_the_value() {
-        let v = parse(r#"{"choices": "sk-x\"y", "index": -1, "n": 1.5}"#).unwrap();
+        let mut f = Frame::new(r#"{"choices": "sk-x\"y", "index": -1, "n": 1.5, "t": 1, "s": null}"#);
+        f.members("frame").unwrap();
+        assert_eq!(f.key().unwrap().as_deref(), Some("choices"));
         assert_eq!(
-            list(v["choices"].clone(), "choices").unwrap_err(),
+            f.list("choices").unwrap_err(),
             r#"invalid type: `choices` is the string "sk-x\"y", expected a list"#
         );
+        assert_eq!(f.key().unwrap().as_deref(), Some("index"));
         assert_eq!(
-            index(&v["index"], "choices[].index").unwrap_err(),
+            f.index("choices[].index").unwrap_err(),
             "invalid type: `choices[].index` is the number -1, expected a whole number from 0 to 4294967295"
         );
+        f.key().unwrap();
         assert_eq!(
-            index(&v["n"], "n").unwrap_err(),
+            f.index("n").unwrap_err(),
             "invalid type: `n` is the number 1.5, expected a whole number from 0 to 4294967295"
         );
-        assert_eq!(string(Json::Null, "x"), Ok(None));
+        f.key().unwrap();
+        assert_eq!(f.boolean("t").unwrap_err(), "invalid type: `t` is the number 1, expected a boolean");
+        f.key().unwrap();
+        assert_eq!(f.string("s"), Ok(None));
+        assert_eq!(f.key(), Ok(None));
+        assert_eq!(f.end(), Ok(()));
         assert_eq!(
-            members(Json::from(true), "frame").unwrap_err(),
+            Frame::new("true").members("frame").unwrap_err(),
             "invalid type: `frame` is the boolean true, expected an object"
         );
+        let mut f = Frame::new("{");
+        f.members("frame").unwrap();
+        assert_eq!(f.key().unwrap_err(), "EOF while parsing an object at line 1 column 1");
     }
 
     #[test]
     fn values_keep_what_the_value_readers_saw() {
-        let v = parse(r#"{"code": 429, "neg": -3, "f": 0.5, "huge": 1e400, "s": "x", "l": [null, true]}"#).unwrap();
+        let v =
+            json::parse(r#"{"code": 429, "neg": -3, "f": 0.5, "huge": 1e400, "s": "x", "l": [null, true]}"#).unwrap();
         let expected =
             serde_json::json!({"code": 429, "neg": -3, "f": 0.5, "huge": "1e400", "s": "x", "l": [null, true]});
         assert_eq!(to_value(&v), expected);

@@ -31,10 +31,11 @@ use serde_json::{Map, Value};
 use crate::chat::{
     self, Answer, ChatRequest, Delta, FinishReason, Message, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
+use crate::format::frame::{self, Frame};
 use crate::format::openai_chat::request_headers;
 use crate::format::{
-    frame, join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect,
-    ProviderSaid, StreamDecoding, Uncarried,
+    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
+    StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
 
@@ -395,7 +396,7 @@ fn tool_response(content: &str) -> Value {
 // ---- answers and stream chunks (the same shape) ----
 
 /// The fields of a `GenerateContentResponse` (a whole answer, or one stream chunk) the decoder
-/// uses, read from the wire crate's tree (see [`frame`]).
+/// uses, read with the wire crate's cursor (see [`frame`]).
 #[derive(Default)]
 struct Chunk<'a> {
     candidates: Vec<Candidate<'a>>,
@@ -437,80 +438,103 @@ impl WireFunctionCall {
     }
 }
 
-/// One chunk, read whole before any of it is used.
+/// One chunk, read whole (in text order) before any of it is used.
 fn parse_chunk(text: &str) -> frame::Read<Chunk<'_>> {
-    let tree = frame::parse(text).map_err(|e| e.to_string())?;
+    let mut f = Frame::new(text);
     let mut chunk = Chunk::default();
-    for (key, value) in frame::members(tree, "response")? {
+    f.members("response")?;
+    while let Some(key) = f.key()? {
         match &*key {
             "candidates" => {
-                let candidates = frame::list(value, "candidates")?.unwrap_or_default();
-                chunk.candidates = candidates.into_iter().map(read_candidate).collect::<frame::Read<_>>()?;
-            }
-            "usageMetadata" if !value.is_null() => chunk.usage = Some(read_usage(&value)),
-            "modelVersion" => chunk.model_version = frame::string(value, "modelVersion")?.map(Cow::into_owned),
-            "promptFeedback" => {
-                chunk.prompt_blocked = false;
-                for (key, value) in frame::object(value, "promptFeedback")?.unwrap_or_default() {
-                    if key == "blockReason" {
-                        chunk.prompt_blocked = frame::string(value, "promptFeedback.blockReason")?.is_some();
+                chunk.candidates.clear();
+                if f.list("candidates")? {
+                    while f.item()? {
+                        chunk.candidates.push(read_candidate(&mut f)?);
                     }
                 }
             }
-            "error" if !value.is_null() => chunk.error = Some(frame::to_value(&value)),
-            _ => {}
+            "usageMetadata" => {
+                let usage = f.value()?;
+                chunk.usage = (!usage.is_null()).then(|| read_usage(&usage));
+            }
+            "modelVersion" => chunk.model_version = f.string("modelVersion")?.map(Cow::into_owned),
+            "promptFeedback" => {
+                chunk.prompt_blocked = false;
+                if f.object("promptFeedback")? {
+                    while let Some(key) = f.key()? {
+                        match &*key {
+                            "blockReason" => chunk.prompt_blocked = f.string("promptFeedback.blockReason")?.is_some(),
+                            _ => f.skip()?,
+                        }
+                    }
+                }
+            }
+            "error" => chunk.error = f.seldom()?,
+            _ => f.skip()?,
         }
     }
+    f.end()?;
     Ok(chunk)
 }
 
-fn read_candidate(v: Json<'_>) -> frame::Read<Candidate<'_>> {
+fn read_candidate<'a>(f: &mut Frame<'a>) -> frame::Read<Candidate<'a>> {
     let mut candidate = Candidate::default();
-    for (key, value) in frame::members(v, "candidates[]")? {
+    f.members("candidates[]")?;
+    while let Some(key) = f.key()? {
         match &*key {
             "content" => {
-                candidate.parts = Vec::new();
-                for (key, value) in frame::object(value, "candidates[].content")?.unwrap_or_default() {
-                    if key == "parts" {
-                        let parts = frame::list(value, "candidates[].content.parts")?.unwrap_or_default();
-                        candidate.parts = parts.into_iter().map(read_part).collect::<frame::Read<_>>()?;
+                candidate.parts.clear();
+                if f.object("candidates[].content")? {
+                    while let Some(key) = f.key()? {
+                        match &*key {
+                            "parts" => {
+                                candidate.parts.clear();
+                                if f.list("candidates[].content.parts")? {
+                                    while f.item()? {
+                                        candidate.parts.push(read_part(f)?);
+                                    }
+                                }
+                            }
+                            _ => f.skip()?,
+                        }
                     }
                 }
             }
-            "finishReason" => candidate.finish_reason = frame::string(value, "candidates[].finishReason")?,
-            _ => {}
+            "finishReason" => candidate.finish_reason = f.string("candidates[].finishReason")?,
+            _ => f.skip()?,
         }
     }
     Ok(candidate)
 }
 
-fn read_part(v: Json<'_>) -> frame::Read<ChunkPart<'_>> {
+fn read_part<'a>(f: &mut Frame<'a>) -> frame::Read<ChunkPart<'a>> {
     let mut part = ChunkPart::default();
-    for (key, value) in frame::members(v, "parts[]")? {
+    f.members("parts[]")?;
+    while let Some(key) = f.key()? {
         match &*key {
-            "text" => part.text = frame::string(value, "parts[].text")?,
-            "thought" => part.thought = frame::boolean(&value, "parts[].thought")?,
+            "text" => part.text = f.string("parts[].text")?,
+            "thought" => part.thought = f.boolean("parts[].thought")?,
             "functionCall" => {
-                part.function_call = match frame::object(value, "parts[].functionCall")? {
-                    None => None,
-                    Some(o) => {
-                        let mut call = WireFunctionCall::default();
-                        for (key, value) in o {
-                            match &*key {
-                                "id" => call.id = frame::string(value, "functionCall.id")?.map(Cow::into_owned),
-                                "name" => call.name = frame::string(value, "functionCall.name")?.map(Cow::into_owned),
-                                "args" => call.args = (!value.is_null()).then(|| frame::to_value(&value)),
-                                _ => {}
-                            }
-                        }
-                        Some(call)
-                    }
-                }
+                part.function_call = if f.object("parts[].functionCall")? { Some(read_function_call(f)?) } else { None }
             }
-            _ => {}
+            _ => f.skip()?,
         }
     }
     Ok(part)
+}
+
+/// An entered `functionCall` object.
+fn read_function_call(f: &mut Frame) -> frame::Read<WireFunctionCall> {
+    let mut call = WireFunctionCall::default();
+    while let Some(key) = f.key()? {
+        match &*key {
+            "id" => call.id = f.string("functionCall.id")?.map(Cow::into_owned),
+            "name" => call.name = f.string("functionCall.name")?.map(Cow::into_owned),
+            "args" => call.args = f.seldom()?,
+            _ => f.skip()?,
+        }
+    }
+    Ok(call)
 }
 
 /// Thinking tokens are billed as output, so they count as output here. Gemini's JSON (proto3)

@@ -7,7 +7,7 @@
 //! closed cleanly is complete too; one with neither was cut short. A refusal (`refusal` instead
 //! of `content`) is the answer's text, with finish `content_filter`, whole or streamed. Every
 //! streamed token passes through [`StreamDecoder::on_event`], so data frames are parsed by the wire
-//! crate's reader (see [`super::frame`]) and read into small structs holding only the fields used.
+//! crate's reader (see `format/frame.rs`) and read into small structs holding only the fields used.
 //!
 //! The header assembly and the OpenAI error-to-status mapping live here and are shared by the other
 //! formats (`openai_responses` speaks the same error dialect).
@@ -25,16 +25,16 @@
 
 use std::borrow::Cow;
 
-use llm_baton_wire::json::{Json, Object};
 use llm_baton_wire::write::JsonWriter;
 use serde_json::Value;
 
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
+use crate::format::frame::{self, Frame};
 use crate::format::{
-    frame, join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect,
-    ProviderSaid, StreamDecoding, Uncarried,
+    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
+    StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
 
@@ -572,76 +572,92 @@ struct ChunkToolCall<'a> {
 /// One frame, read whole before any of it is used: a frame with a field of the wrong type is
 /// malformed, and none of its deltas count.
 fn parse_chunk(data: &str) -> frame::Read<Chunk<'_>> {
-    let tree = frame::parse(data).map_err(|e| e.to_string())?;
+    let mut f = Frame::new(data);
     let mut chunk = Chunk::default();
-    for (key, value) in frame::members(tree, "chunk")? {
+    f.members("chunk")?;
+    while let Some(key) = f.key()? {
         match &*key {
-            "model" => chunk.model = frame::string(value, "model")?,
+            "model" => chunk.model = f.string("model")?,
             "choices" => {
-                let choices = frame::list(value, "choices")?.unwrap_or_default();
-                chunk.choices = choices.into_iter().map(read_choice).collect::<frame::Read<_>>()?;
+                chunk.choices.clear();
+                if f.list("choices")? {
+                    while f.item()? {
+                        chunk.choices.push(read_choice(&mut f)?);
+                    }
+                }
             }
-            "usage" if !value.is_null() => {
-                chunk.usage = Some(Usage {
-                    input_tokens: value.get("prompt_tokens").and_then(frame::count),
-                    output_tokens: value.get("completion_tokens").and_then(frame::count),
-                })
+            "usage" => {
+                let usage = f.value()?;
+                chunk.usage = (!usage.is_null()).then(|| Usage {
+                    input_tokens: usage.get("prompt_tokens").and_then(frame::count),
+                    output_tokens: usage.get("completion_tokens").and_then(frame::count),
+                });
             }
-            "error" if !value.is_null() => chunk.error = Some(frame::to_value(&value)),
-            _ => {}
+            "error" => chunk.error = f.seldom()?,
+            _ => f.skip()?,
         }
     }
+    f.end()?;
     Ok(chunk)
 }
 
-fn read_choice(v: Json<'_>) -> frame::Read<ChunkChoice<'_>> {
+fn read_choice<'a>(f: &mut Frame<'a>) -> frame::Read<ChunkChoice<'a>> {
     let mut choice = ChunkChoice::default();
-    for (key, value) in frame::members(v, "choices[]")? {
+    f.members("choices[]")?;
+    while let Some(key) = f.key()? {
         match &*key {
-            "index" => choice.index = frame::index(&value, "choices[].index")?,
-            "delta" => choice.delta = frame::object(value, "choices[].delta")?.map(read_delta).transpose()?,
-            "finish_reason" => choice.finish_reason = frame::string(value, "choices[].finish_reason")?,
-            _ => {}
+            "index" => choice.index = f.index("choices[].index")?,
+            "delta" => choice.delta = if f.object("choices[].delta")? { Some(read_delta(f)?) } else { None },
+            "finish_reason" => choice.finish_reason = f.string("choices[].finish_reason")?,
+            _ => f.skip()?,
         }
     }
     Ok(choice)
 }
 
-fn read_delta(o: Object<'_>) -> frame::Read<ChunkDelta<'_>> {
+/// An entered `delta` object.
+fn read_delta<'a>(f: &mut Frame<'a>) -> frame::Read<ChunkDelta<'a>> {
     let mut delta = ChunkDelta::default();
-    for (key, value) in o {
+    while let Some(key) = f.key()? {
         match &*key {
-            "content" => delta.content = frame::string(value, "delta.content")?,
-            "reasoning_content" => delta.reasoning_content = frame::string(value, "delta.reasoning_content")?,
-            "reasoning" => delta.reasoning = frame::string(value, "delta.reasoning")?,
-            "refusal" => delta.refusal = frame::string(value, "delta.refusal")?,
+            "content" => delta.content = f.string("delta.content")?,
+            "reasoning_content" => delta.reasoning_content = f.string("delta.reasoning_content")?,
+            "reasoning" => delta.reasoning = f.string("delta.reasoning")?,
+            "refusal" => delta.refusal = f.string("delta.refusal")?,
             "tool_calls" => {
-                let calls = frame::list(value, "delta.tool_calls")?.unwrap_or_default();
-                delta.tool_calls = calls.into_iter().map(read_tool_call).collect::<frame::Read<_>>()?;
+                delta.tool_calls.clear();
+                if f.list("delta.tool_calls")? {
+                    while f.item()? {
+                        delta.tool_calls.push(read_tool_call(f)?);
+                    }
+                }
             }
-            _ => {}
+            _ => f.skip()?,
         }
     }
     Ok(delta)
 }
 
-fn read_tool_call(v: Json<'_>) -> frame::Read<ChunkToolCall<'_>> {
+fn read_tool_call<'a>(f: &mut Frame<'a>) -> frame::Read<ChunkToolCall<'a>> {
     let mut call = ChunkToolCall::default();
-    for (key, value) in frame::members(v, "delta.tool_calls[]")? {
+    f.members("delta.tool_calls[]")?;
+    while let Some(key) = f.key()? {
         match &*key {
-            "index" => call.index = frame::index(&value, "delta.tool_calls[].index")?,
-            "id" => call.id = frame::string(value, "delta.tool_calls[].id")?,
+            "index" => call.index = f.index("delta.tool_calls[].index")?,
+            "id" => call.id = f.string("delta.tool_calls[].id")?,
             "function" => {
                 (call.name, call.arguments) = (None, None);
-                for (key, value) in frame::object(value, "delta.tool_calls[].function")?.unwrap_or_default() {
-                    match &*key {
-                        "name" => call.name = frame::string(value, "delta.tool_calls[].function.name")?,
-                        "arguments" => call.arguments = frame::string(value, "delta.tool_calls[].function.arguments")?,
-                        _ => {}
+                if f.object("delta.tool_calls[].function")? {
+                    while let Some(key) = f.key()? {
+                        match &*key {
+                            "name" => call.name = f.string("delta.tool_calls[].function.name")?,
+                            "arguments" => call.arguments = f.string("delta.tool_calls[].function.arguments")?,
+                            _ => f.skip()?,
+                        }
                     }
                 }
             }
-            _ => {}
+            _ => f.skip()?,
         }
     }
     Ok(call)

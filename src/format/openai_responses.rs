@@ -18,15 +18,14 @@
 
 use std::borrow::Cow;
 
-use llm_baton_wire::json::Json;
 use llm_baton_wire::write::JsonWriter;
 use serde_json::Value;
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Part, Role, Source, ToolCall, ToolChoice, Usage};
+use crate::format::frame::{self, Frame};
 use crate::format::openai_chat::{default_filename, provider_error, request_headers, JsonSchema, OpenaiChat};
 use crate::format::{
-    frame, join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid,
-    StreamDecoding,
+    join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
 };
 use crate::sse::SseEvent;
 
@@ -342,8 +341,8 @@ impl Said {
 
 // ---- streams ----
 
-/// Every event's data. The fields of the per-token delta events are read from the wire crate's
-/// tree (see [`frame`]); the once-per-stream parts (`item`, `response`, error fields) become
+/// Every event's data. The fields of the per-token delta events are read with the wire crate's
+/// cursor (see [`frame`]); the once-per-stream parts (`item`, `response`, error fields) become
 /// `Value`s read by [`json`], which checks their types as a derived struct would.
 #[derive(Default)]
 struct Event<'a> {
@@ -359,26 +358,27 @@ struct Event<'a> {
     error: Option<Value>,
 }
 
-/// One event's data, read whole before any of it is used.
+/// One event's data, read whole (in text order) before any of it is used.
 fn parse_event(data: &str) -> frame::Read<Event<'_>> {
-    let tree = frame::parse(data).map_err(|e| e.to_string())?;
+    let mut f = Frame::new(data);
     let mut event = Event::default();
-    let cold = |v: Json| (!v.is_null()).then(|| frame::to_value(&v));
-    for (key, value) in frame::members(tree, "event")? {
+    f.members("event")?;
+    while let Some(key) = f.key()? {
         match &*key {
-            "type" => event.kind = frame::string(value, "type")?,
-            "delta" => event.delta = frame::string(value, "delta")?,
-            "output_index" => event.output_index = frame::index(&value, "output_index")?,
-            "summary_index" => event.summary_index = frame::index(&value, "summary_index")?,
-            "content_index" => event.content_index = frame::index(&value, "content_index")?,
-            "item" => event.item = cold(value),
-            "response" => event.response = cold(value),
-            "code" => event.code = cold(value),
-            "message" => event.message = frame::string(value, "message")?.map(Cow::into_owned),
-            "error" => event.error = cold(value),
-            _ => {}
+            "type" => event.kind = f.string("type")?,
+            "delta" => event.delta = f.string("delta")?,
+            "output_index" => event.output_index = f.index("output_index")?,
+            "summary_index" => event.summary_index = f.index("summary_index")?,
+            "content_index" => event.content_index = f.index("content_index")?,
+            "item" => event.item = f.seldom()?,
+            "response" => event.response = f.seldom()?,
+            "code" => event.code = f.seldom()?,
+            "message" => event.message = f.string("message")?.map(Cow::into_owned),
+            "error" => event.error = f.seldom()?,
+            _ => f.skip()?,
         }
     }
+    f.end()?;
     Ok(event)
 }
 

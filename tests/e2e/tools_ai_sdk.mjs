@@ -39,7 +39,8 @@ export const scenarios = {
   async "streamText with a tool: the tool runs, the answer, tool call and usage come through the failover"(env) {
     const { p, b, batonAi } = await setup(env, "stream-tool", [
       { toolCall: { name: "weather", arguments: '{"city":"Paris"}' } },
-      { text: "It is sunny in Paris." },
+      // Words 20 ms apart: the deltas of one network read reach the reader as one item.
+      { text: "It is sunny in Paris.", chunkDelayMs: 20 },
     ]);
     const calls = [];
     const result = streamText({
@@ -96,7 +97,8 @@ export const scenarios = {
     const usage = { prompt_tokens: 4, completion_tokens: 6, total_tokens: 10 };
     const streamed = [chunk({ role: "assistant", reasoning_content: "Think" }), chunk({ reasoning_content: "ing." }), chunk({ content: "Answer." }), chunk({}, "stop", usage), "data: [DONE]\n\n"];
     const whole = JSON.stringify({ id: "c2", object: "chat.completion", model: "thinker-1", choices: [{ index: 0, message: { role: "assistant", content: "Answer.", reasoning_content: "Thinking." }, finish_reason: "stop" }], usage });
-    const { batonAi } = await setup(env, "reasoning", [{ raw: { chunks: streamed } }, { raw: { contentType: "application/json", chunks: [whole] } }]);
+    // Chunks 20 ms apart, so the two reasoning deltas arrive in two reads (one read's are one item).
+    const { batonAi } = await setup(env, "reasoning", [{ raw: { chunks: streamed }, chunkDelayMs: 20 }, { raw: { contentType: "application/json", chunks: [whole] } }]);
 
     const result = streamText({ model: batonAi("chat"), prompt: "Think, then answer." });
     const parts = [];

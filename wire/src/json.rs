@@ -7,6 +7,9 @@
 //! a `u64` seed, `0.1` or `1e400` is never rounded or refused by reading (only by the accessor
 //! that wants it as a machine number).
 //!
+//! [`Cursor`] reads the same text in order without building a tree, for the frames of a stream:
+//! it skips (and checks) what its caller does not ask for.
+//!
 //! It accepts exactly what serde_json's `from_str` accepts, except numbers beyond `f64`'s range,
 //! and its errors have serde_json's words and positions ("expected `,` or `}` at line 1 column
 //! 17"): they are shown to users in config errors and in malformed-frame reports.
@@ -174,6 +177,205 @@ pub fn parse_with_depth(text: &str, max_depth: usize) -> Result<Json<'_>, JsonEr
     match reader.peek() {
         None => Ok(value),
         Some(_) => Err(reader.error(ErrorCode::TrailingCharacters)),
+    }
+}
+
+/// What the next value is, from its first byte (a `t` that does not go on `rue` is still `Bool`:
+/// reading it says what is wrong).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Null,
+    Bool,
+    Number,
+    String,
+    Array,
+    Object,
+}
+
+/// A pull reader over one document, for hot paths that want a few fields of a frame without
+/// building its tree: enter an object, walk its keys, read the values wanted (strings borrowed
+/// where they have no escape) and [`skip`](Self::skip) the rest, which are still checked. Reading
+/// is in text order, so the first problem in the text (or in what the caller expected) is the
+/// one reported, with serde_json's words and positions, as a derived `Deserialize` reports it.
+///
+/// Its methods are never inlined, for the reason [`parse_with_depth`] is not.
+///
+/// ```
+/// use llm_baton_wire::json::{Cursor, Kind, MAX_DEPTH};
+///
+/// let mut c = Cursor::new(r#"{"id": "x", "delta": {"content": "Hi"}}"#, MAX_DEPTH);
+/// let mut content = None;
+/// c.enter_object().unwrap();
+/// while let Some(key) = c.next_key().unwrap() {
+///     if key == "delta" && c.peek().unwrap() == Kind::Object {
+///         c.enter_object().unwrap();
+///         while let Some(key) = c.next_key().unwrap() {
+///             if key == "content" && c.peek().unwrap() == Kind::String {
+///                 content = Some(c.string().unwrap());
+///             } else {
+///                 c.skip().unwrap();
+///             }
+///         }
+///     } else {
+///         c.skip().unwrap();
+///     }
+/// }
+/// c.finish().unwrap();
+/// assert_eq!(content.as_deref(), Some("Hi"));
+/// ```
+pub struct Cursor<'a> {
+    reader: Reader<'a>,
+    /// Arrays and objects entered and not yet left.
+    depth: usize,
+    max_depth: usize,
+    /// The container just entered has had no member or item yet.
+    first: bool,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor at the start of `text`; arrays and objects may nest fewer than `max_depth` deep.
+    pub fn new(text: &'a str, max_depth: usize) -> Cursor<'a> {
+        Cursor { reader: Reader { text, bytes: text.as_bytes(), at: 0 }, depth: 0, max_depth, first: false }
+    }
+
+    /// The kind of the next value (after whitespace); an error where no value starts.
+    #[inline(never)]
+    pub fn peek(&mut self) -> Result<Kind, JsonError> {
+        let r = &mut self.reader;
+        r.skip_whitespace();
+        Ok(match r.peek() {
+            Some(b'{') => Kind::Object,
+            Some(b'[') => Kind::Array,
+            Some(b'"') => Kind::String,
+            Some(b'-' | b'0'..=b'9') => Kind::Number,
+            Some(b't' | b'f') => Kind::Bool,
+            Some(b'n') => Kind::Null,
+            None => return Err(r.error(ErrorCode::EofWhileParsingValue)),
+            Some(_) => return Err(r.error(ErrorCode::ExpectedSomeValue)),
+        })
+    }
+
+    /// The next value, whole.
+    #[inline(never)]
+    pub fn value(&mut self) -> Result<Json<'a>, JsonError> {
+        self.reader.document(self.max_depth.saturating_sub(self.depth))
+    }
+
+    /// Reads past the next value, checking it.
+    #[inline(never)]
+    pub fn skip(&mut self) -> Result<(), JsonError> {
+        self.value().map(drop)
+    }
+
+    /// The next value, which [`peek`](Self::peek) said is a string.
+    #[inline(never)]
+    pub fn string(&mut self) -> Result<Cow<'a, str>, JsonError> {
+        self.reader.skip_whitespace();
+        match self.reader.peek() {
+            Some(b'"') => self.reader.string(),
+            _ => Err(self.reader.error(ErrorCode::ExpectedSomeValue)),
+        }
+    }
+
+    fn enter(&mut self, open: u8) -> Result<(), JsonError> {
+        let r = &mut self.reader;
+        r.skip_whitespace();
+        if r.peek() != Some(open) {
+            return Err(r.error(ErrorCode::ExpectedSomeValue));
+        }
+        if self.depth + 1 >= self.max_depth {
+            return Err(r.error(ErrorCode::RecursionLimitExceeded));
+        }
+        r.at += 1;
+        self.depth += 1;
+        self.first = true;
+        Ok(())
+    }
+
+    /// Enters the object that [`peek`](Self::peek) said is next.
+    #[inline(never)]
+    pub fn enter_object(&mut self) -> Result<(), JsonError> {
+        self.enter(b'{')
+    }
+
+    /// Enters the array that [`peek`](Self::peek) said is next.
+    #[inline(never)]
+    pub fn enter_array(&mut self) -> Result<(), JsonError> {
+        self.enter(b'[')
+    }
+
+    fn leave(&mut self) {
+        self.reader.at += 1;
+        self.depth -= 1;
+        self.first = false;
+    }
+
+    /// In an object: the next member's key (the cursor then at its value), or `None` after the
+    /// object's end.
+    #[inline(never)]
+    pub fn next_key(&mut self) -> Result<Option<Cow<'a, str>>, JsonError> {
+        let r = &mut self.reader;
+        r.skip_whitespace();
+        match r.peek() {
+            Some(b'}') => {
+                self.leave();
+                return Ok(None);
+            }
+            Some(b',') if !self.first => {
+                r.at += 1;
+                r.skip_whitespace();
+                match r.peek() {
+                    Some(b'"') => {}
+                    Some(b'}') => return Err(r.error(ErrorCode::TrailingComma)),
+                    None => return Err(r.error(ErrorCode::EofWhileParsingValue)),
+                    Some(_) => return Err(r.error(ErrorCode::KeyMustBeAString)),
+                }
+            }
+            None => return Err(r.error(ErrorCode::EofWhileParsingObject)),
+            Some(_) if !self.first => return Err(r.error(ErrorCode::ExpectedObjectCommaOrEnd)),
+            Some(b'"') => {}
+            Some(_) => return Err(r.error(ErrorCode::KeyMustBeAString)),
+        }
+        self.first = false;
+        r.key().map(Some)
+    }
+
+    /// In an array: whether another item follows (the cursor then at it); `false` after the
+    /// array's end.
+    #[inline(never)]
+    pub fn next_item(&mut self) -> Result<bool, JsonError> {
+        let r = &mut self.reader;
+        r.skip_whitespace();
+        match r.peek() {
+            Some(b']') => {
+                self.leave();
+                return Ok(false);
+            }
+            Some(b',') if !self.first => {
+                r.at += 1;
+                r.skip_whitespace();
+                match r.peek() {
+                    Some(b']') => return Err(r.error(ErrorCode::TrailingComma)),
+                    None => return Err(r.error(ErrorCode::EofWhileParsingValue)),
+                    Some(_) => {}
+                }
+            }
+            None => return Err(r.error(ErrorCode::EofWhileParsingList)),
+            Some(_) if !self.first => return Err(r.error(ErrorCode::ExpectedListCommaOrEnd)),
+            Some(_) => {}
+        }
+        self.first = false;
+        Ok(true)
+    }
+
+    /// After the document's value: only whitespace may follow.
+    #[inline(never)]
+    pub fn finish(&mut self) -> Result<(), JsonError> {
+        self.reader.skip_whitespace();
+        match self.reader.peek() {
+            None => Ok(()),
+            Some(_) => Err(self.reader.error(ErrorCode::TrailingCharacters)),
+        }
     }
 }
 

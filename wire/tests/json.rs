@@ -1,7 +1,9 @@
 //! The reader against serde_json: the same documents accepted, the same trees, the same error
 //! messages and positions; a huge number is the one difference (kept, where serde_json refuses).
 
-use llm_baton_wire::json::{parse, parse_with_depth, ErrorCode, Json, Number, Object, MAX_DEPTH};
+use llm_baton_wire::json::{
+    parse, parse_with_depth, Cursor, ErrorCode, Json, JsonError, Kind, Number, Object, MAX_DEPTH,
+};
 use proptest::prelude::*;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -45,6 +47,45 @@ fn agree(text: &str) {
             assert_eq!(ours.to_string(), theirs.to_string(), "{text:?}");
             assert_eq!((ours.line(), ours.column()), (theirs.line(), theirs.column()), "{text:?}");
         }
+    }
+}
+
+/// Walks the whole document with a cursor (containers entered, strings read, the rest skipped)
+/// and counts what it saw.
+fn walk(text: &str) -> Result<usize, JsonError> {
+    fn value(c: &mut Cursor, seen: &mut usize) -> Result<(), JsonError> {
+        *seen += 1;
+        match c.peek()? {
+            Kind::Object => {
+                c.enter_object()?;
+                while c.next_key()?.is_some() {
+                    value(c, seen)?;
+                }
+            }
+            Kind::Array => {
+                c.enter_array()?;
+                while c.next_item()? {
+                    value(c, seen)?;
+                }
+            }
+            Kind::String => drop(c.string()?),
+            _ => c.skip()?,
+        }
+        Ok(())
+    }
+    let mut c = Cursor::new(text, MAX_DEPTH);
+    let mut seen = 0;
+    value(&mut c, &mut seen)?;
+    c.finish()?;
+    Ok(seen)
+}
+
+/// The cursor accepts what the tree reader accepts, and fails with the same error.
+fn cursor_agrees(text: &str) {
+    match (parse(text), walk(text)) {
+        (Ok(_), Ok(_)) => {}
+        (Err(tree), Err(cursor)) => assert_eq!(tree, cursor, "{text:?}"),
+        (tree, cursor) => panic!("{text:?}: the tree reader says {tree:?}, the cursor {cursor:?}"),
     }
 }
 
@@ -339,6 +380,7 @@ fn accepted_documents_read_as_serde_json_reads_them() {
     for text in ACCEPTED {
         assert!(serde_json::from_str::<Value>(text).is_ok(), "the case itself: {text:?}");
         agree(text);
+        cursor_agrees(text);
     }
 }
 
@@ -347,6 +389,7 @@ fn refused_documents_fail_with_serde_json_words_and_positions() {
     for text in REFUSED {
         assert!(parse(text).is_err(), "{text:?}");
         agree(text);
+        cursor_agrees(text);
     }
 }
 
@@ -436,6 +479,8 @@ fn depth_is_limited_without_recursion() {
     agree(&nested(MAX_DEPTH));
     agree(&format!("{}1{}", "[".repeat(200), "]".repeat(200)));
     agree(&"{\"a\":".repeat(200));
+    cursor_agrees(&nested(MAX_DEPTH - 1));
+    cursor_agrees(&nested(MAX_DEPTH));
     let deep = "[".repeat(1_000_000);
     let e = parse_with_depth(&deep, usize::MAX).unwrap_err();
     assert_eq!(e.code(), ErrorCode::EofWhileParsingList);
@@ -500,6 +545,7 @@ proptest! {
     #[test]
     fn agrees_with_serde_json_on_jsonish_text(text in jsonish()) {
         agree(&text);
+        cursor_agrees(&text);
     }
 
     #[test]
@@ -517,6 +563,7 @@ proptest! {
             bytes[at] = byte;
             let text = String::from_utf8_lossy(&bytes).into_owned();
             agree(&text);
+            cursor_agrees(&text);
             let half = (0..=text.len() / 2).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
             agree(&text[..half]);
         }

@@ -10,6 +10,8 @@
 
 use std::fmt;
 
+use llm_baton_wire::json::{self, Json, JsonError};
+use llm_baton_wire::write::ToJson;
 use serde_json::{Map, Value};
 
 /// The largest delay a JavaScript timer honours (2^31 - 1 ms); longer ones fire at once.
@@ -41,9 +43,36 @@ impl ConfigError {
     }
 }
 
+/// Parses JSON text into a `Value` with the wire crate's reader, the one JSON parser the wasm
+/// links (serde_json's own is not): a number beyond `f64`'s range becomes the string of its digits.
+pub(crate) fn parse_value(text: &str) -> Result<Value, JsonError> {
+    json::parse(text).map(|tree| from_tree(&tree))
+}
+
+/// A parsed tree as a `Value`. A number beyond `f64`'s range becomes the string of its digits,
+/// so only the field holding it sees a string: a token count reads it as unknown, a field that
+/// must be a number reports its type.
+pub(crate) fn from_tree(v: &Json) -> Value {
+    match v {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => Value::from(u),
+            (None, Some(i)) => Value::from(i),
+            _ => n
+                .as_f64()
+                .and_then(serde_json::Number::from_f64)
+                .map_or_else(|| Value::String(n.as_str().to_string()), Value::Number),
+        },
+        Json::String(s) => Value::String(s.to_string()),
+        Json::Array(items) => Value::Array(items.iter().map(from_tree).collect()),
+        Json::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.to_string(), from_tree(v))).collect()),
+    }
+}
+
 /// Parses JSON text that is the document at `path` ("config", "request").
 pub(crate) fn parse_json(text: &str, path: &str) -> Result<Value, ConfigError> {
-    serde_json::from_str(text).map_err(|e| {
+    parse_value(text).map_err(|e| {
         if e.to_string().starts_with("recursion limit exceeded") {
             ConfigError::new(
                 path,
@@ -168,13 +197,13 @@ pub(crate) fn child(path: &str, key: &str) -> String {
         (true, true) => key.to_string(),
         (true, false) => format!("[{}]", Value::String(key.into())),
         (false, true) => format!("{path}.{key}"),
-        (false, false) => format!("{path}[{}]", Value::String(key.into())),
+        (false, false) => format!("{path}[{}]", key.to_json()),
     }
 }
 
 /// A value as the user wrote it, shortened.
 pub(crate) fn show(v: &Value) -> String {
-    let s = v.to_string();
+    let s = v.to_json();
     if s.chars().count() > 40 {
         format!("{}...", s.chars().take(37).collect::<String>())
     } else {

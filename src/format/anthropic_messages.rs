@@ -37,6 +37,7 @@ use crate::format::{
     StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
+use crate::value::parse_value;
 
 /// Anthropic rejects a request without `max_tokens`; this is used when the caller set none.
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;
@@ -297,9 +298,10 @@ fn wire_messages(request: &ChatRequest) -> Vec<WireMessage<'_>> {
                 blocks.extend(m.tool_calls.iter().map(|c| Block::ToolUse {
                     id: &c.id,
                     name: &c.name,
-                    input: tool_input(&c.arguments).unwrap_or_else(|text| {
-                        serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
-                    }),
+                    input:
+                        tool_input(&c.arguments).unwrap_or_else(|text| {
+                            parse_value(text).unwrap_or_else(|_| Value::String(text.to_string()))
+                        }),
                 }));
                 ("assistant", blocks)
             }
@@ -336,7 +338,7 @@ fn wire_messages(request: &ChatRequest) -> Vec<WireMessage<'_>> {
 /// not a JSON object (`Err`): a request passes it on as it parses (JSON, else a string) so the
 /// provider names the problem; the gateway hands its client `{"arguments": text}`, an object.
 pub(crate) fn tool_input(arguments: &str) -> Result<Value, &str> {
-    match serde_json::from_str::<Value>(arguments) {
+    match parse_value(arguments) {
         Ok(v @ Value::Object(_)) => Ok(v),
         _ if arguments.trim().is_empty() => Ok(Value::Object(Default::default())),
         _ => Err(arguments),
@@ -408,7 +410,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
             "tool_use" => tool_calls.push(ToolCall {
                 id: id.unwrap_or_default(),
                 name: name.unwrap_or_default(),
-                arguments: json::field(block, "input").map(|v| v.to_string()).unwrap_or_else(|| "{}".into()),
+                arguments: json::field(block, "input").map(|v| v.to_json()).unwrap_or_else(|| "{}".into()),
             }),
             _ => {}
         }

@@ -16,6 +16,8 @@ use std::borrow::Cow;
 use llm_baton_wire::json::{self, Cursor, Json, JsonError, Kind};
 use serde_json::Value;
 
+use crate::value::from_tree;
+
 pub(crate) type Read<T> = Result<T, String>;
 
 /// A frame read in text order with the wire crate's [`Cursor`], for the frames of every token:
@@ -96,7 +98,7 @@ impl<'a> Frame<'a> {
     /// `Value` readers of [`super::json`]; `None` when it is `null`.
     pub(crate) fn seldom(&mut self) -> Read<Option<Value>> {
         let v = self.value()?;
-        Ok((!v.is_null()).then(|| to_value(&v)))
+        Ok((!v.is_null()).then(|| from_tree(&v)))
     }
 
     pub(crate) fn skip(&mut self) -> Read<()> {
@@ -159,27 +161,6 @@ pub(crate) fn count(v: &Json) -> Option<u64> {
     match n.as_u64() {
         Some(n) => Some(n).filter(|n| *n <= MAX_COUNT),
         None => n.as_f64().filter(|f| f.fract() == 0.0 && (0.0..=MAX_COUNT as f64).contains(f)).map(|f| f as u64),
-    }
-}
-
-/// The tree as a serde_json `Value`, for the cold paths that read one (a provider's error). A
-/// number beyond `f64`'s range becomes the string of its digits, as the `Value` readers saw it.
-#[cold]
-pub(crate) fn to_value(v: &Json) -> Value {
-    match v {
-        Json::Null => Value::Null,
-        Json::Bool(b) => Value::Bool(*b),
-        Json::Number(n) => match (n.as_u64(), n.as_i64()) {
-            (Some(u), _) => Value::from(u),
-            (None, Some(i)) => Value::from(i),
-            _ => n
-                .as_f64()
-                .and_then(serde_json::Number::from_f64)
-                .map_or_else(|| Value::String(n.as_str().to_string()), Value::Number),
-        },
-        Json::String(s) => Value::String(s.to_string()),
-        Json::Array(items) => Value::Array(items.iter().map(to_value).collect()),
-        Json::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.to_string(), to_value(v))).collect()),
     }
 }
 
@@ -254,6 +235,6 @@ mod tests {
             json::parse(r#"{"code": 429, "neg": -3, "f": 0.5, "huge": 1e400, "s": "x", "l": [null, true]}"#).unwrap();
         let expected =
             serde_json::json!({"code": 429, "neg": -3, "f": 0.5, "huge": "1e400", "s": "x", "l": [null, true]});
-        assert_eq!(to_value(&v), expected);
+        assert_eq!(from_tree(&v), expected);
     }
 }

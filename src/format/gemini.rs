@@ -38,6 +38,7 @@ use crate::format::{
     StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
+use crate::value::parse_value;
 
 /// Google Gemini (generateContent), as a [`ProviderDialect`].
 #[derive(Debug, Clone, Copy)]
@@ -377,13 +378,13 @@ fn call_args(arguments: &str) -> Value {
     if arguments.trim().is_empty() {
         return Value::Object(Map::new());
     }
-    serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_string()))
+    parse_value(arguments).unwrap_or_else(|_| Value::String(arguments.to_string()))
 }
 
 /// `response` must be an object: a JSON object result goes as is, anything else under `output`
 /// (the key Gemini documents for a function's output).
 fn tool_response(content: &str) -> Value {
-    let value = match serde_json::from_str::<Value>(content) {
+    let value = match parse_value(content) {
         Ok(Value::Object(map)) => return Value::Object(map),
         Ok(value) => value,
         Err(_) => Value::String(content.to_string()),
@@ -433,7 +434,7 @@ impl WireFunctionCall {
         ToolCall {
             id: self.id.filter(|id| !id.is_empty()).unwrap_or_else(|| format!("call_{ordinal}")),
             name: self.name.unwrap_or_default(),
-            arguments: self.args.map(|a| a.to_string()).unwrap_or_else(|| "{}".into()),
+            arguments: self.args.map(|a| a.to_json()).unwrap_or_else(|| "{}".into()),
         }
     }
 }
@@ -700,7 +701,7 @@ impl StreamDecoding for StreamDecoder {
         if self.unframed_depth > 0 && !in_string {
             return Ok(());
         }
-        let value = serde_json::from_str::<Value>(&self.unframed).ok();
+        let value = parse_value(&self.unframed).ok();
         self.unframed.clear();
         self.unframed_depth = 0;
         let value = match value {

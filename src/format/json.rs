@@ -1,7 +1,8 @@
 //! Typed reads from a parsed [`Value`], for the cold paths: whole answers and the stream events
-//! that come once per stream. The hot stream deltas are read in [`super::frame`], from the wire
-//! crate's tree; everything else reuses the `Value` parser the config already links, instead of a derived
-//! deserializer per struct (each of which serde inlines whole into every `Option` field).
+//! that come once per stream. The hot stream deltas are read in [`super::frame`]; everything
+//! else reads the `Value` the config's readers use too (parsed by the wire crate's reader),
+//! instead of a derived deserializer per struct (each of which serde inlines whole into every
+//! `Option` field).
 //!
 //! The reads check what a derived `Option<T>` field checks: absent or `null` is `None`, a value
 //! of another type is an error naming the field.
@@ -16,72 +17,10 @@ use serde_json::Value;
 pub(crate) type Read<T> = Result<T, String>;
 
 /// A whole body as a `Value`. JSON is UTF-8, so a body that is not is as malformed as one with a
-/// syntax error. `from_str` is the one serde_json reader the crate instantiates (the config and
-/// the stream frames use it too); a `from_slice` would link a second copy of the parser.
+/// syntax error. A number beyond `f64`'s range becomes the string of its digits
+/// ([`crate::value::from_tree`]).
 pub(crate) fn parse(body: &[u8]) -> Read<Value> {
-    let mut spare = None;
-    parse_with(text(body)?, &mut spare, serde_json::from_str).map_err(|e| e.to_string())
-}
-
-/// Parses `text` with `parse`; if that fails and the text holds numbers beyond `f64`'s range,
-/// which serde_json refuses wherever they are, parses once more with those numbers quoted (see
-/// [`quote_huge_numbers`]), `spare` holding the rewritten text. Free when the first parse works.
-pub(crate) fn parse_with<'s, T>(
-    text: &'s str,
-    spare: &'s mut Option<String>,
-    parse: impl Fn(&'s str) -> serde_json::Result<T>,
-) -> serde_json::Result<T> {
-    match parse(text) {
-        Err(e) => match quote_huge_numbers(text) {
-            Some(quoted) => parse(spare.insert(quoted)),
-            None => Err(e),
-        },
-        parsed => parsed,
-    }
-}
-
-/// The text with every number that overflows `f64` (`1e400`, a 400-digit integer) turned into a
-/// string of its digits, or `None` when there is none. The document then parses, and only the
-/// field holding the number sees a string: a token count reads it as unknown, a field that must
-/// be a number reports its type. Strings are skipped, escapes included.
-#[cold]
-pub(crate) fn quote_huge_numbers(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = String::new();
-    let (mut copied, mut at, mut in_string) = (0, 0, false);
-    while at < bytes.len() {
-        let b = bytes[at];
-        if in_string {
-            match b {
-                b'\\' => at += 1,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            at += 1;
-        } else if b == b'"' {
-            in_string = true;
-            at += 1;
-        } else if b == b'-' || b.is_ascii_digit() {
-            let start = at;
-            while at < bytes.len() && matches!(bytes[at], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
-                at += 1;
-            }
-            let number = &text[start..at];
-            if number.parse::<f64>().is_ok_and(f64::is_infinite) {
-                out.push_str(&text[copied..start]);
-                out.push('"');
-                out.push_str(number);
-                out.push('"');
-                copied = at;
-            }
-        } else {
-            at += 1;
-        }
-    }
-    (copied > 0).then(|| {
-        out.push_str(&text[copied..]);
-        out
-    })
+    crate::value::parse_value(text(body)?).map_err(|e| e.to_string())
 }
 
 /// The largest count reported as known: JavaScript numbers hold every integer up to here.
@@ -202,15 +141,8 @@ mod tests {
     }
 
     #[test]
-    fn only_numbers_outside_strings_are_quoted() {
-        let cases = [
-            (r#"{"a":1e400,"b":"1e400","c":[-2E+999, 3]}"#, Some(r#"{"a":"1e400","b":"1e400","c":["-2E+999", 3]}"#)),
-            (r#"{"a":"x\"1e400","b":1e300}"#, None),
-            ("1e400", Some(r#""1e400""#)),
-            (r#"{"a":1}"#, None),
-        ];
-        for (text, expected) in cases {
-            assert_eq!(quote_huge_numbers(text).as_deref(), expected, "{text}");
-        }
+    fn numbers_beyond_f64_become_their_digits_where_they_are() {
+        let value = parse(br#"{"a":1e400,"b":"1e400","c":[-2E+999, 3],"d":1e300}"#).unwrap();
+        assert_eq!(value, serde_json::json!({"a": "1e400", "b": "1e400", "c": ["-2E+999", 3], "d": 1e300}));
     }
 }

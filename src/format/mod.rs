@@ -28,6 +28,7 @@ pub use crate::outcome::{FailureClass, ProviderSaid};
 pub use crate::secret::is_secret_header;
 use crate::secret::{Secret, REDACTED};
 use crate::sse::SseEvent;
+use crate::value::from_tree;
 use anthropic_messages::AnthropicMessages;
 use gemini::Gemini;
 use openai_chat::OpenaiChat;
@@ -323,18 +324,16 @@ pub(crate) fn malformed_frame(
 
 /// A request body with `extra`'s fields set at its top level, replacing any of the same name
 /// (the keys then come out sorted). The body is one llm-baton just wrote, so it reads back; it is
-/// read without serde_json's depth limit, which guards against hostile input, not against the
-/// depth of what llm-baton itself wrote a moment ago (a tool schema 128 levels deep).
+/// read without a depth limit, which guards against hostile input, not against the depth of what
+/// llm-baton itself wrote a moment ago (a tool schema 128 levels deep).
 fn with_extra_body(body: &str, extra: &Map<String, Value>) -> String {
-    let mut reader = serde_json::Deserializer::from_str(body);
-    reader.disable_recursion_limit();
-    match Map::<String, Value>::deserialize(&mut reader) {
-        Ok(mut fields) => {
+    match llm_baton_wire::json::parse_with_depth(body, usize::MAX).map(|tree| from_tree(&tree)) {
+        Ok(Value::Object(mut fields)) => {
             fields.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
             fields.to_json()
         }
         // Not reached: every format writes an object.
-        Err(_) => body.to_string(),
+        _ => body.to_string(),
     }
 }
 

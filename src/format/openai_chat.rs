@@ -37,6 +37,7 @@ use crate::format::{
     StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
+use crate::value::parse_value;
 
 /// OpenAI Chat Completions, as a [`ProviderDialect`].
 #[derive(Debug, Clone, Copy)]
@@ -756,7 +757,7 @@ impl StreamDecoder {
             return Ok(());
         }
         if ev.event == "error" {
-            let value = serde_json::from_str(data).unwrap_or_else(|_| Value::String(data.to_string()));
+            let value = parse_value(data).unwrap_or_else(|_| Value::String(data.to_string()));
             return Err(provider_error(value.get("error").unwrap_or(&value)));
         }
         let chunk = match parse_chunk(data) {

@@ -47,7 +47,7 @@ chromium:
 	@if [ ! -x /usr/bin/chromium ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; fi
 
 # The two wasm builds for pkg/, each cargo -> wasm-bindgen (web target, output unmodified) ->
-# wasm-opt -Oz: llm_baton (the Baton, what `llm-baton` loads) and llm_baton_gateway (the same plus
+# wasm-opt -Oz --converge (the producers section stripped): llm_baton (the Baton, what `llm-baton` loads) and llm_baton_gateway (the same plus
 # the gateway, the `gateway` feature; what `llm-baton/gateway` and `baton.fetch` load). Both are
 # built from one crate, so cargo rebuilds it when the feature set changes.
 # --experimental-reset-state-function exports __wbg_reset_state: after a trap (a bug), pkg/host.js
@@ -55,7 +55,7 @@ chromium:
 define wasm_build
 	cargo build --release --target $(WASM_TARGET) -p llm-baton $(2)
 	$(WASM_BINDGEN) --target web --experimental-reset-state-function --out-dir pkg/wasm --out-name $(1) target/$(WASM_TARGET)/release/llm_baton.wasm
-	$(NODE_BIN)/wasm-opt -Oz $(WASM_OPT_FEATURES) pkg/wasm/$(1)_bg.wasm -o pkg/wasm/$(1)_bg.wasm
+	$(NODE_BIN)/wasm-opt -Oz --converge --strip-producers $(WASM_OPT_FEATURES) pkg/wasm/$(1)_bg.wasm -o pkg/wasm/$(1)_bg.wasm
 	@ls -l pkg/wasm/$(1)_bg.wasm | awk '{print "pkg/wasm/$(1)_bg.wasm: " $$5 " bytes"}'
 endef
 

@@ -539,7 +539,10 @@ pub(crate) fn error_status(code: Option<&Value>, kind: Option<&str>) -> u16 {
 #[derive(Default)]
 struct Chunk<'a> {
     model: Option<Cow<'a, str>>,
-    choices: Vec<ChunkChoice<'a>>,
+    /// The choices followed (`index` 0, as n = 1 has): nearly always one, so it needs no list.
+    choice: Option<ChunkChoice<'a>>,
+    /// Any further choices at `index` 0, in order.
+    more_choices: Vec<ChunkChoice<'a>>,
     /// Present: the counts, all unknown when `usage` is no object.
     usage: Option<Usage>,
     error: Option<Value>,
@@ -579,10 +582,17 @@ fn parse_chunk(data: &str) -> frame::Read<Chunk<'_>> {
         match &*key {
             "model" => chunk.model = f.string("model")?,
             "choices" => {
-                chunk.choices.clear();
+                (chunk.choice, chunk.more_choices) = (None, Vec::new());
                 if f.list("choices")? {
                     while f.item()? {
-                        chunk.choices.push(read_choice(&mut f)?);
+                        let choice = read_choice(&mut f)?;
+                        if choice.index.unwrap_or(0) != 0 {
+                            continue;
+                        }
+                        match chunk.choice {
+                            None => chunk.choice = Some(choice),
+                            Some(_) => chunk.more_choices.push(choice),
+                        }
                     }
                 }
             }
@@ -661,6 +671,15 @@ fn read_tool_call<'a>(f: &mut Frame<'a>) -> frame::Read<ChunkToolCall<'a>> {
         }
     }
     Ok(call)
+}
+
+/// `data` without its surrounding whitespace. A frame nearly always starts and ends with a printable
+/// ASCII byte (`{`, `}`, `[`, `]`), which is no whitespace: then there is nothing to look for.
+fn trimmed(data: &str) -> &str {
+    match (data.as_bytes().first(), data.as_bytes().last()) {
+        (Some(first), Some(last)) if first.is_ascii_graphic() && last.is_ascii_graphic() => data,
+        _ => data.trim(),
+    }
 }
 
 /// Decodes `chat.completion.chunk` frames. Only the first choice is followed (n = 1).
@@ -748,7 +767,7 @@ impl StreamDecoder {
         if self.done {
             return Ok(());
         }
-        let data = ev.data.trim();
+        let data = trimmed(&ev.data);
         if data == "[DONE]" {
             return self.end(out);
         }
@@ -776,7 +795,7 @@ impl StreamDecoder {
         if self.model.is_none() {
             self.model = chunk.model.filter(|m| !m.is_empty()).map(Cow::into_owned);
         }
-        for choice in chunk.choices.into_iter().filter(|c| c.index.unwrap_or(0) == 0) {
+        for choice in chunk.choice.into_iter().chain(chunk.more_choices) {
             if let Some(delta) = choice.delta {
                 self.on_delta(delta, out)?;
             }

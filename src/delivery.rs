@@ -82,6 +82,11 @@ impl Delivery {
     /// tool-call fragments carry their dense position as `index`.
     pub fn deliver(&mut self, delta: Delta, out: &mut Vec<Delta>) -> Result<(), Failure> {
         self.count(&delta)?;
+        if self.held.is_empty() {
+            // The usual case, without a `held` list to allocate and free for every delta.
+            out.push(self.record(delta)?);
+            return Ok(());
+        }
         self.held.push(delta);
         self.deliver_held(out)
     }

@@ -30,7 +30,7 @@ use serde_json::Value;
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
-use crate::format::frame::{self, Frame};
+use crate::format::frame::{self, Frame, Seldom};
 use crate::format::openai_chat::{non_pdf, request_headers};
 use crate::format::{
     join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,

@@ -1,4 +1,4 @@
-//! Typed reads of stream frames, with the wire crate's JSON cursor (built for speed): the hot path.
+//! Typed reads of stream frames, with the wire crate's [`Frame`] (built for speed): the hot path.
 //!
 //! Every streamed token arrives in a frame, so a frame is read in text order by [`Frame`], which
 //! builds no tree: values not asked for are skipped (still checked), strings are borrowed from
@@ -11,142 +11,23 @@
 //! there, and the first problem in the text is the one reported. Token counts never fail a frame
 //! (see [`count`]).
 
-use std::borrow::Cow;
-
-use llm_baton_wire::json::{self, Cursor, Json, JsonError, Kind};
+pub(crate) use llm_baton_wire::frame::{Frame, Read};
+use llm_baton_wire::json::Json;
 use serde_json::Value;
 
 use crate::value::from_tree;
 
-pub(crate) type Read<T> = Result<T, String>;
-
-/// A frame read in text order with the wire crate's [`Cursor`], for the frames of every token:
-/// no tree is built, values not asked for are skipped (still checked), and the first problem in
-/// the text or in a field's type is the one reported, as a derived `Deserialize` reported it.
-pub(crate) struct Frame<'a>(Cursor<'a>);
-
-fn syntax(e: JsonError) -> String {
-    e.to_string()
-}
-
-impl<'a> Frame<'a> {
-    pub(crate) fn new(data: &'a str) -> Frame<'a> {
-        Frame(Cursor::new(data, json::MAX_DEPTH))
-    }
-
-    /// Enters the object the frame (or a member that must be one) holds: `at` names it in the
-    /// error when it is something else.
-    pub(crate) fn members(&mut self, at: &str) -> Read<()> {
-        match self.0.peek().map_err(syntax)? {
-            Kind::Object => self.0.enter_object().map_err(syntax),
-            _ => Err(invalid(at, &self.value()?, "an object")),
-        }
-    }
-
-    /// Enters an object-valued member: `false` (and read past) when it is `null`.
-    pub(crate) fn object(&mut self, at: &str) -> Read<bool> {
-        match self.0.peek().map_err(syntax)? {
-            Kind::Null => self.skip().map(|()| false),
-            _ => self.members(at).map(|()| true),
-        }
-    }
-
-    /// Enters a list-valued member: `false` (and read past) when it is `null`.
-    pub(crate) fn list(&mut self, at: &str) -> Read<bool> {
-        match self.0.peek().map_err(syntax)? {
-            Kind::Array => self.0.enter_array().map(|()| true).map_err(syntax),
-            Kind::Null => self.skip().map(|()| false),
-            _ => Err(invalid(at, &self.value()?, "a list")),
-        }
-    }
-
-    /// The next member's key in an entered object; `None` after its end.
-    pub(crate) fn key(&mut self) -> Read<Option<Cow<'a, str>>> {
-        self.0.next_key().map_err(syntax)
-    }
-
-    /// Whether another item follows in an entered list.
-    pub(crate) fn item(&mut self) -> Read<bool> {
-        self.0.next_item().map_err(syntax)
-    }
-
-    pub(crate) fn string(&mut self, at: &str) -> Read<Option<Cow<'a, str>>> {
-        match self.0.peek().map_err(syntax)? {
-            Kind::String => self.0.string().map(Some).map_err(syntax),
-            _ => string(self.value()?, at),
-        }
-    }
-
-    pub(crate) fn index(&mut self, at: &str) -> Read<Option<u32>> {
-        index(&self.value()?, at)
-    }
-
-    pub(crate) fn boolean(&mut self, at: &str) -> Read<Option<bool>> {
-        match self.value()? {
-            Json::Bool(b) => Ok(Some(b)),
-            Json::Null => Ok(None),
-            other => Err(invalid(at, &other, "a boolean")),
-        }
-    }
-
-    /// The next value as a tree, for the parts read seldom.
-    pub(crate) fn value(&mut self) -> Read<Json<'a>> {
-        self.0.value().map_err(syntax)
-    }
-
+/// The `Value` read of a member, for the parts read once per stream.
+pub(crate) trait Seldom {
     /// A member read once per stream (an error, a usage, a block's start) as a `Value`, for the
     /// `Value` readers of [`super::json`]; `None` when it is `null`.
-    pub(crate) fn seldom(&mut self) -> Read<Option<Value>> {
+    fn seldom(&mut self) -> Read<Option<Value>>;
+}
+
+impl Seldom for Frame<'_> {
+    fn seldom(&mut self) -> Read<Option<Value>> {
         let v = self.value()?;
         Ok((!v.is_null()).then(|| from_tree(&v)))
-    }
-
-    pub(crate) fn skip(&mut self) -> Read<()> {
-        self.0.skip().map_err(syntax)
-    }
-
-    /// After the frame's value: only whitespace may follow.
-    pub(crate) fn end(&mut self) -> Read<()> {
-        self.0.finish().map_err(syntax)
-    }
-}
-
-/// What `got` is, for an error message: strings quoted (escaped), so the reader sees the value.
-#[cold]
-fn describe(got: &Json) -> String {
-    match got {
-        Json::Null => "null".into(),
-        Json::Bool(b) => format!("the boolean {b}"),
-        Json::Number(n) => format!("the number {}", n.as_str()),
-        Json::String(s) => format!("the string {s:?}"),
-        Json::Array(_) => "a list".into(),
-        Json::Object(_) => "an object".into(),
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn invalid(at: &str, got: &Json, expected: &str) -> String {
-    format!("invalid type: `{at}` is {}, expected {expected}", describe(got))
-}
-
-fn string<'a>(v: Json<'a>, at: &str) -> Read<Option<Cow<'a, str>>> {
-    match v {
-        Json::String(s) => Ok(Some(s)),
-        Json::Null => Ok(None),
-        other => Err(invalid(at, &other, "a string")),
-    }
-}
-
-/// An index (a whole number from 0 to `u32::MAX`).
-fn index(v: &Json, at: &str) -> Read<Option<u32>> {
-    match v {
-        Json::Null => Ok(None),
-        Json::Number(n) => match n.as_u64().and_then(|n| u32::try_from(n).ok()) {
-            Some(n) => Ok(Some(n)),
-            None => Err(invalid(at, v, "a whole number from 0 to 4294967295")),
-        },
-        other => Err(invalid(at, other, "a whole number")),
     }
 }
 
@@ -167,6 +48,7 @@ pub(crate) fn count(v: &Json) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use llm_baton_wire::json;
 
     #[test]
     fn odd_counts_are_unknown_never_errors() {

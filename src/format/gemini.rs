@@ -31,7 +31,7 @@ use serde_json::{Map, Value};
 use crate::chat::{
     self, Answer, ChatRequest, Delta, FinishReason, Message, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
-use crate::format::frame::{self, Frame};
+use crate::format::frame::{self, Frame, Seldom};
 use crate::format::openai_chat::request_headers;
 use crate::format::{
     join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,

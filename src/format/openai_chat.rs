@@ -31,7 +31,7 @@ use serde_json::Value;
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
-use crate::format::frame::{self, Frame};
+use crate::format::frame::{self, Frame, Seldom};
 use crate::format::{
     join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
     StreamDecoding, Uncarried,
@@ -540,7 +540,10 @@ pub(crate) fn error_status(code: Option<&Value>, kind: Option<&str>) -> u16 {
 #[derive(Default)]
 struct Chunk<'a> {
     model: Option<Cow<'a, str>>,
-    choices: Vec<ChunkChoice<'a>>,
+    /// The choices followed (`index` 0, as n = 1 has): nearly always one, so it needs no list.
+    choice: Option<ChunkChoice<'a>>,
+    /// Any further choices at `index` 0, in order.
+    more_choices: Vec<ChunkChoice<'a>>,
     /// Present: the counts, all unknown when `usage` is no object.
     usage: Option<Usage>,
     error: Option<Value>,
@@ -580,10 +583,17 @@ fn parse_chunk(data: &str) -> frame::Read<Chunk<'_>> {
         match &*key {
             "model" => chunk.model = f.string("model")?,
             "choices" => {
-                chunk.choices.clear();
+                (chunk.choice, chunk.more_choices) = (None, Vec::new());
                 if f.list("choices")? {
                     while f.item()? {
-                        chunk.choices.push(read_choice(&mut f)?);
+                        let choice = read_choice(&mut f)?;
+                        if choice.index.unwrap_or(0) != 0 {
+                            continue;
+                        }
+                        match chunk.choice {
+                            None => chunk.choice = Some(choice),
+                            Some(_) => chunk.more_choices.push(choice),
+                        }
                     }
                 }
             }
@@ -662,6 +672,15 @@ fn read_tool_call<'a>(f: &mut Frame<'a>) -> frame::Read<ChunkToolCall<'a>> {
         }
     }
     Ok(call)
+}
+
+/// `data` without its surrounding whitespace. A frame nearly always starts and ends with a printable
+/// ASCII byte (`{`, `}`, `[`, `]`), which is no whitespace: then there is nothing to look for.
+fn trimmed(data: &str) -> &str {
+    match (data.as_bytes().first(), data.as_bytes().last()) {
+        (Some(first), Some(last)) if first.is_ascii_graphic() && last.is_ascii_graphic() => data,
+        _ => data.trim(),
+    }
 }
 
 /// Decodes `chat.completion.chunk` frames. Only the first choice is followed (n = 1).
@@ -749,7 +768,7 @@ impl StreamDecoder {
         if self.done {
             return Ok(());
         }
-        let data = ev.data.trim();
+        let data = trimmed(&ev.data);
         if data == "[DONE]" {
             return self.end(out);
         }
@@ -777,7 +796,7 @@ impl StreamDecoder {
         if self.model.is_none() {
             self.model = chunk.model.filter(|m| !m.is_empty()).map(Cow::into_owned);
         }
-        for choice in chunk.choices.into_iter().filter(|c| c.index.unwrap_or(0) == 0) {
+        for choice in chunk.choice.into_iter().chain(chunk.more_choices) {
             if let Some(delta) = choice.delta {
                 self.on_delta(delta, out)?;
             }

@@ -22,7 +22,7 @@ use llm_baton_wire::write::JsonWriter;
 use serde_json::Value;
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Part, Role, Source, ToolCall, ToolChoice, Usage};
-use crate::format::frame::{self, Frame};
+use crate::format::frame::{self, Frame, Seldom};
 use crate::format::openai_chat::{default_filename, provider_error, request_headers, JsonSchema, OpenaiChat};
 use crate::format::{
     join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,

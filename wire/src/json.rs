@@ -198,7 +198,8 @@ pub enum Kind {
 /// is in text order, so the first problem in the text (or in what the caller expected) is the
 /// one reported, with serde_json's words and positions, as a derived `Deserialize` reports it.
 ///
-/// Its methods are never inlined, for the reason [`parse_with_depth`] is not.
+/// llm-baton reads it through [`crate::frame::Frame`], whose methods take these in and are never
+/// inlined, for the reason [`parse_with_depth`] is not.
 ///
 /// ```
 /// use llm_baton_wire::json::{Cursor, Kind, MAX_DEPTH};
@@ -239,7 +240,6 @@ impl<'a> Cursor<'a> {
     }
 
     /// The kind of the next value (after whitespace); an error where no value starts.
-    #[inline(never)]
     pub fn peek(&mut self) -> Result<Kind, JsonError> {
         let r = &mut self.reader;
         r.skip_whitespace();
@@ -256,19 +256,16 @@ impl<'a> Cursor<'a> {
     }
 
     /// The next value, whole.
-    #[inline(never)]
     pub fn value(&mut self) -> Result<Json<'a>, JsonError> {
         self.reader.document(self.max_depth.saturating_sub(self.depth))
     }
 
     /// Reads past the next value, checking it.
-    #[inline(never)]
     pub fn skip(&mut self) -> Result<(), JsonError> {
         self.value().map(drop)
     }
 
     /// The next value, which [`peek`](Self::peek) said is a string.
-    #[inline(never)]
     pub fn string(&mut self) -> Result<Cow<'a, str>, JsonError> {
         self.reader.skip_whitespace();
         match self.reader.peek() {
@@ -293,13 +290,11 @@ impl<'a> Cursor<'a> {
     }
 
     /// Enters the object that [`peek`](Self::peek) said is next.
-    #[inline(never)]
     pub fn enter_object(&mut self) -> Result<(), JsonError> {
         self.enter(b'{')
     }
 
     /// Enters the array that [`peek`](Self::peek) said is next.
-    #[inline(never)]
     pub fn enter_array(&mut self) -> Result<(), JsonError> {
         self.enter(b'[')
     }
@@ -312,7 +307,6 @@ impl<'a> Cursor<'a> {
 
     /// In an object: the next member's key (the cursor then at its value), or `None` after the
     /// object's end.
-    #[inline(never)]
     pub fn next_key(&mut self) -> Result<Option<Cow<'a, str>>, JsonError> {
         let r = &mut self.reader;
         r.skip_whitespace();
@@ -342,7 +336,6 @@ impl<'a> Cursor<'a> {
 
     /// In an array: whether another item follows (the cursor then at it); `false` after the
     /// array's end.
-    #[inline(never)]
     pub fn next_item(&mut self) -> Result<bool, JsonError> {
         let r = &mut self.reader;
         r.skip_whitespace();
@@ -369,7 +362,6 @@ impl<'a> Cursor<'a> {
     }
 
     /// After the document's value: only whitespace may follow.
-    #[inline(never)]
     pub fn finish(&mut self) -> Result<(), JsonError> {
         self.reader.skip_whitespace();
         match self.reader.peek() {

@@ -97,14 +97,15 @@ export const scenarios = {
     const usage = { prompt_tokens: 4, completion_tokens: 6, total_tokens: 10 };
     const streamed = [chunk({ role: "assistant", reasoning_content: "Think" }), chunk({ reasoning_content: "ing." }), chunk({ content: "Answer." }), chunk({}, "stop", usage), "data: [DONE]\n\n"];
     const whole = JSON.stringify({ id: "c2", object: "chat.completion", model: "thinker-1", choices: [{ index: 0, message: { role: "assistant", content: "Answer.", reasoning_content: "Thinking." }, finish_reason: "stop" }], usage });
-    // Chunks 20 ms apart, so the two reasoning deltas arrive in two reads (one read's are one item).
-    const { batonAi } = await setup(env, "reasoning", [{ raw: { chunks: streamed }, chunkDelayMs: 20 }, { raw: { contentType: "application/json", chunks: [whole] } }]);
+    const { batonAi } = await setup(env, "reasoning", [{ raw: { chunks: streamed } }, { raw: { contentType: "application/json", chunks: [whole] } }]);
 
     const result = streamText({ model: batonAi("chat"), prompt: "Think, then answer." });
     const parts = [];
     for await (const part of result.fullStream) parts.push(part);
-    const shape = parts.filter((x) => /^(reasoning|text)-/.test(x.type)).map((x) => x.type);
-    eq(shape, ["reasoning-start", "reasoning-delta", "reasoning-delta", "reasoning-end", "text-start", "text-delta", "text-end"], "stream part order");
+    // Adjacent deltas that reach llm-baton in one read are one item, so the two reasoning chunks
+    // are one or two reasoning-delta parts, as the runtime's fetch splits the body.
+    const shape = parts.filter((x) => /^(reasoning|text)-/.test(x.type)).map((x) => x.type).filter((t, i, all) => t !== "reasoning-delta" || all[i - 1] !== t);
+    eq(shape, ["reasoning-start", "reasoning-delta", "reasoning-end", "text-start", "text-delta", "text-end"], "stream part order");
     eq([await result.reasoningText, await result.text], ["Thinking.", "Answer."], "streamed reasoning and text");
     const usageStreamed = await result.usage;
     eq([usageStreamed.inputTokens, usageStreamed.outputTokens, (await result.response).modelId], [4, 6, "thinker-1"], "streamed usage and model");

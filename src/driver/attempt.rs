@@ -140,7 +140,15 @@ impl Body {
         if chunk.get_done().unwrap_or(false) {
             return Ok(None);
         }
-        Ok(Some(Uint8Array::new(&chunk.get_value()).to_vec()))
+        // A fetch body's chunks are Uint8Arrays: copied once, into the wasm. `new Uint8Array(x)`
+        // would copy each first (into a new array), so it is kept for other values a hand-made
+        // stream may hold (an ArrayBuffer, an array of bytes).
+        let value = chunk.get_value();
+        let bytes = match value.dyn_into::<Uint8Array>() {
+            Ok(bytes) => bytes,
+            Err(other) => Uint8Array::new(&other),
+        };
+        Ok(Some(bytes.to_vec()))
     }
 
     /// Reads into `whole` until the body ends or `whole` wants no more (the connection is closed

@@ -3,28 +3,8 @@
 // endpoints; a `Baton` made here runs on this wasm, so its `fetch` needs no second load.
 import { readFileSync } from "node:fs";
 import * as wasm from "../wasm/llm_baton_gateway.js";
-import { createHost } from "../host.js";
-import { Baton as CoreBaton, gatewayOn, HealthState as CoreHealthState, RUNTIME, useRuntime } from "../core.js";
-import * as gateway from "../gateway.js";
+import { gatewayApi } from "./api.js";
 
 wasm.initSync({ module: readFileSync(new URL("../wasm/llm_baton_gateway_bg.wasm", import.meta.url)) });
-const host = createHost(wasm);
-host.attach();
-const runtime = { wasm, host, gateway };
-useRuntime(runtime);
-
-/** An OpenAI- and Anthropic-compatible fetch handler in front of the config's routes (README, "Gateway"). */
-export function createGateway(config, options) {
-  return gatewayOn(runtime, config, options);
-}
-
-/** The Baton on this wasm: its `fetch` runs here from the start. */
-export class Baton extends CoreBaton {
-  static [RUNTIME] = runtime;
-}
-
-export class HealthState extends CoreHealthState {
-  static [RUNTIME] = runtime;
-}
-
+export const { Baton, HealthState, createGateway } = gatewayApi(wasm);
 export { BatonError } from "../core.js";

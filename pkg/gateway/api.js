@@ -1,0 +1,24 @@
+// What every llm-baton/gateway entry exports, over the gateway's wasm once the entry has
+// instantiated it: each runtime loads the wasm its own way, the rest is here.
+import { createHost } from "../host.js";
+import { Baton as CoreBaton, gatewayOn, HealthState as CoreHealthState, RUNTIME, useRuntime } from "../core.js";
+import * as gateway from "../gateway.js";
+
+/** `{ createGateway, Baton, HealthState }` on the instantiated wasm-bindgen module `wasm`. */
+export function gatewayApi(wasm) {
+  const host = createHost(wasm);
+  host.attach();
+  const runtime = { wasm, host, gateway };
+  useRuntime(runtime);
+  return {
+    /** An OpenAI- and Anthropic-compatible fetch handler in front of the config's routes (README, "Gateway"). */
+    createGateway: (config, options) => gatewayOn(runtime, config, options),
+    /** The Baton on this wasm: its `fetch` runs here from the start. */
+    Baton: class Baton extends CoreBaton {
+      static [RUNTIME] = runtime;
+    },
+    HealthState: class HealthState extends CoreHealthState {
+      static [RUNTIME] = runtime;
+    },
+  };
+}

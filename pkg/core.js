@@ -388,7 +388,13 @@ export class Baton {
    * imported), so the SDK's calls and this Baton's own share one engine, breakers and budget.
    */
   fetch = async (input, init) => {
-    if (this.#fetch === null) this.#fetch = this.#inProcessFetch();
+    if (this.#fetch === null) {
+      this.#fetch = this.#inProcessFetch();
+      // A gateway wasm that failed to load (a network error in a browser) is tried again next time.
+      this.#fetch.catch(() => {
+        this.#fetch = null;
+      });
+    }
     return (await this.#fetch)(input, init);
   };
 

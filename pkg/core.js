@@ -18,8 +18,9 @@ import { readContext, readTelemetry, Telemetry } from "./telemetry.js";
 
 /**
  * The runtimes the entries installed: `{ wasm, host, loadGateway?, gateway? }`, where `wasm` is a
- * wasm-bindgen module, `host` its loop (host.js), `loadGateway()` resolves to the gateway's
- * runtime, and `gateway` (the gateway's runtime only) is gateway.js.
+ * wasm-bindgen module, `host` its loop (host.js), `loadGateway()` (the Baton's runtime only)
+ * imports the gateway's entry, which installs the gateway's runtime, and `gateway` (the
+ * gateway's runtime only) is gateway.js.
  */
 let batonRuntime = null;
 let gatewayRuntime = null;

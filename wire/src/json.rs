@@ -795,22 +795,12 @@ impl From<i64> for Number<'_> {
 }
 
 /// The decimal text of a whole number, without core::fmt.
-fn decimal(mut n: u64, negative: bool) -> String {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
+fn decimal(n: u64, negative: bool) -> String {
     let mut text = String::with_capacity(21);
     if negative {
         text.push('-');
     }
-    text.extend(digits[at..].iter().map(|&d| char::from(d)));
+    crate::write::push_u64(&mut text, n);
     text
 }
 

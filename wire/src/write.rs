@@ -301,8 +301,8 @@ fn escape_into(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// `n` in decimal.
-fn push_u64(out: &mut String, mut n: u64) {
+/// `n` in decimal, without core::fmt.
+pub(crate) fn push_u64(out: &mut String, mut n: u64) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
     loop {

@@ -26,19 +26,20 @@ pub(crate) fn parse(body: &[u8]) -> Read<Value> {
 /// The largest count reported as known: JavaScript numbers hold every integer up to here.
 const MAX_COUNT: u64 = (1 << 53) - 1;
 
-/// A token count from a JSON number: a whole number from 0 to [`MAX_COUNT`] (`12.0` included),
-/// else unknown.
-fn count_of_f64(n: f64) -> Option<u64> {
-    (n.fract() == 0.0 && (0.0..=MAX_COUNT as f64).contains(&n)).then_some(n as u64)
+/// A token count from a JSON number, read as a whole number or else (`as_f64`) as a float: a
+/// whole number from 0 to [`MAX_COUNT`] (`12.0` included), else unknown. Shared by the `Value`
+/// readers here and the stream frames' reader ([`super::frame::count`]).
+pub(crate) fn count_of_number(whole: Option<u64>, as_f64: impl FnOnce() -> Option<f64>) -> Option<u64> {
+    match whole {
+        Some(n) => Some(n).filter(|n| *n <= MAX_COUNT),
+        None => as_f64().filter(|n| n.fract() == 0.0 && (0.0..=MAX_COUNT as f64).contains(n)).map(|n| n as u64),
+    }
 }
 
-/// A token count from any value: a count (see [`count_of_f64`]) or unknown, never an error.
+/// A token count from any value: a count (see [`count_of_number`]) or unknown, never an error.
 pub(crate) fn count_of(v: &Value) -> Option<u64> {
     match v {
-        Value::Number(n) => match n.as_u64() {
-            Some(n) => Some(n).filter(|n| *n <= MAX_COUNT),
-            None => n.as_f64().and_then(count_of_f64),
-        },
+        Value::Number(n) => count_of_number(n.as_u64(), || n.as_f64()),
         _ => None,
     }
 }
@@ -116,6 +117,7 @@ mod tests {
         let cases = [
             ("12", Some(12)),
             ("12.0", Some(12)),
+            ("1e2", Some(100)),
             ("0", Some(0)),
             ("9007199254740991", Some(9_007_199_254_740_991)),
             ("9007199254740992", None),

@@ -15,7 +15,9 @@
 //! caller's callbacks run after the wasm has returned, never inside it.
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::future::Future;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
@@ -87,37 +89,29 @@ struct Loop {
     next_slot: u32,
 }
 
-/// Entries by id: a list searched in order, not a hash map. Few are live at once (the calls
-/// running, the promises and timers each waits on), and a `HashMap` per entry type linked a
-/// hash table and SipHash into the wasm for them.
-struct ById<T>(Vec<(u32, T)>);
+/// Entries by id, found in constant time however many calls run at once (a server may run
+/// thousands). The ids are our own counters, not keys an attacker chooses, so they need no
+/// SipHash (the default hasher, which would add its code to the wasm): [`IdHasher`] spreads them.
+type ById<T> = HashMap<u32, T, BuildHasherDefault<IdHasher>>;
 
-impl<T> Default for ById<T> {
-    fn default() -> Self {
-        ById(Vec::new())
-    }
-}
+/// A counter id times the 64-bit golden ratio (Fibonacci hashing), so consecutive ids differ in
+/// the high bits the table uses too.
+#[derive(Default)]
+struct IdHasher(u64);
 
-impl<T> ById<T> {
-    fn get(&self, id: &u32) -> Option<&T> {
-        self.0.iter().find(|(k, _)| k == id).map(|(_, v)| v)
-    }
-
-    fn get_mut(&mut self, id: &u32) -> Option<&mut T> {
-        self.0.iter_mut().find(|(k, _)| k == id).map(|(_, v)| v)
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 
-    /// Sets `id` to `value`, in place of an entry of the same id (ids wrap around).
-    fn insert(&mut self, id: u32, value: T) {
-        match self.get_mut(&id) {
-            Some(slot) => *slot = value,
-            None => self.0.push((id, value)),
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
         }
     }
 
-    fn remove(&mut self, id: &u32) -> Option<T> {
-        let at = self.0.iter().position(|(k, _)| k == id)?;
-        Some(self.0.swap_remove(at).1)
+    fn write_u32(&mut self, n: u32) {
+        self.0 = u64::from(n);
     }
 }
 

@@ -36,6 +36,7 @@ use crate::health::{Admission, Health, HealthSnapshot, HealthView, Outcome};
 use crate::outcome::{Failure, Limit};
 use crate::record::{Event, FailureInfo, Leg, ResumedFrom};
 use crate::secret::Redactor;
+use crate::value::plain_f64;
 
 /// The most malformed frames one stream may skip: a proxy that corrupts an event now and then
 /// costs a warning each; one that corrupts many is broken, and the attempt fails.
@@ -1094,8 +1095,8 @@ fn budget_spent_message(config: &Config) -> String {
     let budget = config.health.and_then(|h| h.retry_budget).unwrap_or_default();
     format!(
         "not retried: the retry budget is spent (retries and failover hops may add {}% of the successful calls of the last 10 s plus {} per second); the failure goes to the next member or the caller",
-        budget.ratio * 100.0,
-        budget.min_per_second
+        plain_f64(budget.ratio * 100.0),
+        plain_f64(budget.min_per_second)
     )
 }
 

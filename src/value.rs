@@ -11,7 +11,7 @@
 use std::fmt;
 
 use llm_baton_wire::json::{self, Json, JsonError};
-use llm_baton_wire::write::ToJson;
+use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
 
 /// The largest delay a JavaScript timer honours (2^31 - 1 ms); longer ones fire at once.
@@ -185,9 +185,65 @@ pub(crate) fn read_number(
         Some(n) if n.is_finite() && (min..=max).contains(&n) => Ok(n),
         _ => {
             let hint = if hint.is_empty() { String::new() } else { format!("; {hint}") };
+            let (min, max) = (plain_f64(min), plain_f64(max));
             Err(ConfigError::new(path, format!("must be {what} from {min} to {max} (got {}){hint}", show(v))))
         }
     }
+}
+
+/// `n` as `format!("{n}")` writes it (`2`, `0.7`, `0.0000001`, `NaN`), without core::fmt's
+/// float code, which is 20 KB of wasm for a few numbers in messages.
+pub(crate) fn plain_f64(n: f64) -> String {
+    if n.is_nan() {
+        return "NaN".into();
+    }
+    if n.is_infinite() {
+        return if n > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    let mut writer = JsonWriter::new();
+    writer.f64(n);
+    let short = writer.finish();
+    let (negative, short) = match short.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, short.as_str()),
+    };
+    let (mantissa, exponent) = match short.split_once('e') {
+        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
+        None => (short, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits: String = [whole, fraction].concat();
+    // Where the decimal point goes in `digits`, which may be left of or past all of them.
+    let point = whole.len() as i32 + exponent;
+    let mut out = String::new();
+    if negative {
+        out.push('-');
+    }
+    if point <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', point.unsigned_abs() as usize));
+        out.push_str(&digits);
+    } else if point as usize >= digits.len() {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', point as usize - digits.len()));
+    } else {
+        out.push_str(&digits[..point as usize]);
+        out.push('.');
+        out.push_str(&digits[point as usize..]);
+    }
+    // zmij writes 1.0 where Display writes 1; a trailing ".0" or "." is not part of Display's text.
+    let trimmed = out.trim_end_matches('0');
+    if let Some(integer) = trimmed.strip_suffix('.') {
+        let keep = integer.len();
+        out.truncate(keep);
+        if out.is_empty() || out == "-" {
+            out.push('0');
+        }
+    } else if out.contains('.') {
+        let keep = trimmed.len();
+        out.truncate(keep);
+    }
+    out
 }
 
 /// The path of `key` inside `path`: `a.b` for plain keys, `a["odd key"]` for others.
@@ -263,7 +319,38 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
+
+    #[test]
+    fn floats_as_display_writes_them() {
+        for x in [
+            0.0,
+            -0.0,
+            0.7,
+            2.0,
+            100.0,
+            1e6,
+            1e20,
+            1e-7,
+            -1.5,
+            0.1 + 0.2,
+            5e-324,
+            f64::MAX,
+            f64::NAN,
+            f64::NEG_INFINITY,
+        ] {
+            assert_eq!(plain_f64(x), format!("{x}"));
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_float_as_display_writes_it(x in any::<f64>()) {
+            prop_assert_eq!(plain_f64(x), format!("{x}"));
+        }
+
+    }
 
     #[test]
     fn milliseconds_are_positive_bounded_and_rounded_up() {

@@ -6,8 +6,9 @@
 //! compatible servers never send `[DONE]`, so a stream that carried its finish reason and then
 //! closed cleanly is complete too; one with neither was cut short. A refusal (`refusal` instead
 //! of `content`) is the answer's text, with finish `content_filter`, whole or streamed. Every
-//! streamed token passes through [`StreamDecoder::on_event`], so data frames are parsed by the wire
-//! crate's reader (see `format/frame.rs`) and read into small structs holding only the fields used.
+//! streamed token passes through [`StreamDecoder::on_event`], so data frames are read by the wire
+//! crate (`llm_baton_wire::frames::openai_chat`, built for speed) into small structs holding only
+//! the fields used.
 //!
 //! The header assembly and the OpenAI error-to-status mapping live here and are shared by the other
 //! formats (`openai_responses` speaks the same error dialect).
@@ -25,19 +26,20 @@
 
 use std::borrow::Cow;
 
+use llm_baton_wire::frames::openai_chat::{parse_chunk, trimmed, ChunkDelta};
 use llm_baton_wire::write::JsonWriter;
 use serde_json::Value;
 
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
-use crate::format::frame::{self, Frame, Seldom};
+use crate::format::frame;
 use crate::format::{
     join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
     StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
-use crate::value::parse_value;
+use crate::value::{from_tree, parse_value};
 
 /// OpenAI Chat Completions, as a [`ProviderDialect`].
 #[derive(Debug, Clone, Copy)]
@@ -536,153 +538,6 @@ pub(crate) fn error_status(code: Option<&Value>, kind: Option<&str>) -> u16 {
 
 // ---- streams ----
 
-/// The fields of a `chat.completion.chunk` frame the decoder uses.
-#[derive(Default)]
-struct Chunk<'a> {
-    model: Option<Cow<'a, str>>,
-    /// The choices followed (`index` 0, as n = 1 has): nearly always one, so it needs no list.
-    choice: Option<ChunkChoice<'a>>,
-    /// Any further choices at `index` 0, in order.
-    more_choices: Vec<ChunkChoice<'a>>,
-    /// Present: the counts, all unknown when `usage` is no object.
-    usage: Option<Usage>,
-    error: Option<Value>,
-}
-
-#[derive(Default)]
-struct ChunkChoice<'a> {
-    index: Option<u32>,
-    delta: Option<ChunkDelta<'a>>,
-    finish_reason: Option<Cow<'a, str>>,
-}
-
-#[derive(Default)]
-struct ChunkDelta<'a> {
-    content: Option<Cow<'a, str>>,
-    reasoning_content: Option<Cow<'a, str>>,
-    reasoning: Option<Cow<'a, str>>,
-    refusal: Option<Cow<'a, str>>,
-    tool_calls: Vec<ChunkToolCall<'a>>,
-}
-
-#[derive(Default)]
-struct ChunkToolCall<'a> {
-    index: Option<u32>,
-    id: Option<Cow<'a, str>>,
-    name: Option<Cow<'a, str>>,
-    arguments: Option<Cow<'a, str>>,
-}
-
-/// One frame, read whole before any of it is used: a frame with a field of the wrong type is
-/// malformed, and none of its deltas count.
-fn parse_chunk(data: &str) -> frame::Read<Chunk<'_>> {
-    let mut f = Frame::new(data);
-    let mut chunk = Chunk::default();
-    f.members("chunk")?;
-    while let Some(key) = f.key()? {
-        match &*key {
-            "model" => chunk.model = f.string("model")?,
-            "choices" => {
-                (chunk.choice, chunk.more_choices) = (None, Vec::new());
-                if f.list("choices")? {
-                    while f.item()? {
-                        let choice = read_choice(&mut f)?;
-                        if choice.index.unwrap_or(0) != 0 {
-                            continue;
-                        }
-                        match chunk.choice {
-                            None => chunk.choice = Some(choice),
-                            Some(_) => chunk.more_choices.push(choice),
-                        }
-                    }
-                }
-            }
-            "usage" => {
-                let usage = f.value()?;
-                chunk.usage = (!usage.is_null()).then(|| Usage {
-                    input_tokens: usage.get("prompt_tokens").and_then(frame::count),
-                    output_tokens: usage.get("completion_tokens").and_then(frame::count),
-                });
-            }
-            "error" => chunk.error = f.seldom()?,
-            _ => f.skip()?,
-        }
-    }
-    f.end()?;
-    Ok(chunk)
-}
-
-fn read_choice<'a>(f: &mut Frame<'a>) -> frame::Read<ChunkChoice<'a>> {
-    let mut choice = ChunkChoice::default();
-    f.members("choices[]")?;
-    while let Some(key) = f.key()? {
-        match &*key {
-            "index" => choice.index = f.index("choices[].index")?,
-            "delta" => choice.delta = if f.object("choices[].delta")? { Some(read_delta(f)?) } else { None },
-            "finish_reason" => choice.finish_reason = f.string("choices[].finish_reason")?,
-            _ => f.skip()?,
-        }
-    }
-    Ok(choice)
-}
-
-/// An entered `delta` object.
-fn read_delta<'a>(f: &mut Frame<'a>) -> frame::Read<ChunkDelta<'a>> {
-    let mut delta = ChunkDelta::default();
-    while let Some(key) = f.key()? {
-        match &*key {
-            "content" => delta.content = f.string("delta.content")?,
-            "reasoning_content" => delta.reasoning_content = f.string("delta.reasoning_content")?,
-            "reasoning" => delta.reasoning = f.string("delta.reasoning")?,
-            "refusal" => delta.refusal = f.string("delta.refusal")?,
-            "tool_calls" => {
-                delta.tool_calls.clear();
-                if f.list("delta.tool_calls")? {
-                    while f.item()? {
-                        delta.tool_calls.push(read_tool_call(f)?);
-                    }
-                }
-            }
-            _ => f.skip()?,
-        }
-    }
-    Ok(delta)
-}
-
-fn read_tool_call<'a>(f: &mut Frame<'a>) -> frame::Read<ChunkToolCall<'a>> {
-    let mut call = ChunkToolCall::default();
-    f.members("delta.tool_calls[]")?;
-    while let Some(key) = f.key()? {
-        match &*key {
-            "index" => call.index = f.index("delta.tool_calls[].index")?,
-            "id" => call.id = f.string("delta.tool_calls[].id")?,
-            "function" => {
-                (call.name, call.arguments) = (None, None);
-                if f.object("delta.tool_calls[].function")? {
-                    while let Some(key) = f.key()? {
-                        match &*key {
-                            "name" => call.name = f.string("delta.tool_calls[].function.name")?,
-                            "arguments" => call.arguments = f.string("delta.tool_calls[].function.arguments")?,
-                            _ => f.skip()?,
-                        }
-                    }
-                }
-            }
-            _ => f.skip()?,
-        }
-    }
-    Ok(call)
-}
-
-/// `data` without its surrounding whitespace. A frame nearly always starts and ends with a printable
-/// ASCII byte (`{`, `}`, `[`, `]`), which is no whitespace: then there is nothing to look for.
-fn trimmed(data: &str) -> &str {
-    match (data.as_bytes().first(), data.as_bytes().last()) {
-        (Some(first), Some(last)) if first.is_ascii_graphic() && last.is_ascii_graphic() => data,
-        _ => data.trim(),
-    }
-}
-
 /// Decodes `chat.completion.chunk` frames. Only the first choice is followed (n = 1).
 #[derive(Debug, Default)]
 pub struct StreamDecoder {
@@ -788,10 +643,13 @@ impl StreamDecoder {
             }
         };
         if let Some(error) = chunk.error.as_ref() {
-            return Err(provider_error(error));
+            return Err(provider_error(&from_tree(error)));
         }
         if let Some(usage) = chunk.usage {
-            self.usage = usage;
+            self.usage = Usage {
+                input_tokens: usage.get("prompt_tokens").and_then(frame::count),
+                output_tokens: usage.get("completion_tokens").and_then(frame::count),
+            };
         }
         if self.model.is_none() {
             self.model = chunk.model.filter(|m| !m.is_empty()).map(Cow::into_owned);

@@ -5,6 +5,7 @@
 //! stream passes through here, so this code is worth its extra bytes, and nothing else is.
 
 pub mod frame;
+pub mod frames;
 pub mod json;
 pub mod sse;
 pub mod write;

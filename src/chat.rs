@@ -1094,6 +1094,25 @@ impl Delta {
         Cow::Owned(merged)
     }
 
+    /// Appends a streamed text fragment to a read's deltas, joined to a text delta just before it:
+    /// one read of a 16 KB chunk is then one delta and one allocation, not one per frame. The
+    /// engine handles the joined text as it would the fragments in turn (all of one read arrive
+    /// at the same moment).
+    pub fn push_text(out: &mut Vec<Delta>, fragment: Cow<'_, str>) {
+        match out.last_mut() {
+            Some(Delta::Text { text }) => text.push_str(&fragment),
+            _ => out.push(Delta::Text { text: fragment.into_owned() }),
+        }
+    }
+
+    /// [`push_text`](Self::push_text) for reasoning.
+    pub fn push_reasoning(out: &mut Vec<Delta>, fragment: Cow<'_, str>) {
+        match out.last_mut() {
+            Some(Delta::Reasoning { text }) => text.push_str(&fragment),
+            _ => out.push(Delta::Reasoning { text: fragment.into_owned() }),
+        }
+    }
+
     /// Visible content ends the first-token wait, resets the idle timer and commits the stream:
     /// a non-empty text, reasoning or tool-argument fragment. Role-only chunks, pings and
     /// usage reports are not content.
@@ -1109,6 +1128,26 @@ impl Delta {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pushed_fragments_join_the_same_kind_just_before_them() {
+        let mut out = Vec::new();
+        Delta::push_text(&mut out, "a".into());
+        Delta::push_text(&mut out, Cow::Owned("b".into()));
+        Delta::push_reasoning(&mut out, "c".into());
+        Delta::push_reasoning(&mut out, "d".into());
+        out.push(Delta::Usage { usage: Usage::default() });
+        Delta::push_reasoning(&mut out, "e".into());
+        Delta::push_text(&mut out, "f".into());
+        let expected = [
+            Delta::Text { text: "ab".into() },
+            Delta::Reasoning { text: "cd".into() },
+            Delta::Usage { usage: Usage::default() },
+            Delta::Reasoning { text: "e".into() },
+            Delta::Text { text: "f".into() },
+        ];
+        assert_eq!(out, expected);
+    }
 
     #[test]
     fn merge_runs_joins_adjacent_texts_and_reasonings_only() {

@@ -45,15 +45,19 @@ fn events(bytes: &[u8], chunk: usize) -> Vec<SseItem> {
 }
 
 /// Feeds events as the body reader does: stop at the first error, else `finish` at the end.
+/// Each event is decoded as a read of its own, so the goldens show each frame's deltas (within
+/// one read, adjacent text fragments join into one delta).
 fn decode(format: Format, events: &[SseItem]) -> (Vec<Delta>, Result<(), DecodeError>) {
     let mut decoder = format.stream_decoder();
     let mut out = Vec::new();
     for item in events {
+        let mut read = Vec::new();
         let fed = match item {
-            SseItem::Event(event) => decoder.on_event(event, &mut out),
+            SseItem::Event(event) => decoder.on_event(event, &mut read),
             SseItem::Unframed(line) => decoder.on_unframed(line),
             SseItem::Comment(_) => Ok(()),
         };
+        out.append(&mut read);
         if let Err(e) = fed {
             return (out, Err(e));
         }

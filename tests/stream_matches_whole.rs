@@ -30,6 +30,8 @@ fn read(format: Format, case: &str) -> Vec<u8> {
 /// What a caller gets from one streamed call: the deltas delivered, then the answer or failure.
 #[derive(Debug, Clone, PartialEq)]
 struct Streamed {
+    /// Adjacent texts (and reasonings) joined: how fragments group into deltas depends on how
+    /// the body arrived in reads, and is not what is compared.
     delivered: Vec<Delta>,
     outcome: Result<Answer, Failure>,
 }
@@ -82,6 +84,7 @@ fn stream_in_reads(format: Format, reads: &[&[u8]]) -> Streamed {
             _ => {}
         }
     }
+    let delivered = Delta::merge_runs(&delivered).into_owned();
     Streamed { delivered, outcome: outcome.expect("the call finished") }
 }
 

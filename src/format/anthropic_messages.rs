@@ -683,16 +683,16 @@ impl StreamDecoder {
                     arguments: String::new(),
                 });
             }
-            Some("text") => push_text(out, block.text.map(Cow::Borrowed), |text| Delta::Text { text }),
-            Some("thinking") => push_text(out, block.thinking.map(Cow::Borrowed), |text| Delta::Reasoning { text }),
+            Some("text") => push_text(out, block.text.map(Cow::Borrowed), Delta::push_text),
+            Some("thinking") => push_text(out, block.thinking.map(Cow::Borrowed), Delta::push_reasoning),
             _ => {}
         }
     }
 
     fn on_delta(&mut self, index: u32, delta: EventDelta, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         match delta.kind.as_deref() {
-            Some("text_delta") => push_text(out, delta.text, |text| Delta::Text { text }),
-            Some("thinking_delta") => push_text(out, delta.thinking, |text| Delta::Reasoning { text }),
+            Some("text_delta") => push_text(out, delta.text, Delta::push_text),
+            Some("thinking_delta") => push_text(out, delta.thinking, Delta::push_reasoning),
             Some("input_json_delta") => {
                 let Some(block) = self.tool_blocks.iter_mut().find(|b| b.index == index) else {
                     if self.skipped {
@@ -841,9 +841,10 @@ impl StreamDecoding for StreamDecoder {
     }
 }
 
-fn push_text(out: &mut Vec<Delta>, text: Option<Cow<str>>, delta: fn(String) -> Delta) {
+/// A text or thinking fragment, unless empty, joined to the same kind just before it.
+fn push_text<'a>(out: &mut Vec<Delta>, text: Option<Cow<'a, str>>, push: fn(&mut Vec<Delta>, Cow<'a, str>)) {
     if let Some(text) = text.filter(|t| !t.is_empty()) {
-        out.push(delta(text.into_owned()));
+        push(out, text);
     }
 }
 

@@ -776,8 +776,10 @@ impl StreamDecoder {
                 });
                 self.tool_calls = self.tool_calls.saturating_add(1);
             } else if let Some(text) = part.text.filter(|t| !t.is_empty()) {
-                let text = text.into_owned();
-                out.push(if part.thought == Some(true) { Delta::Reasoning { text } } else { Delta::Text { text } });
+                match part.thought {
+                    Some(true) => Delta::push_reasoning(out, text),
+                    _ => Delta::push_text(out, text),
+                }
             }
         }
         if let Some(reason) = candidate.finish_reason {

@@ -569,15 +569,15 @@ impl StreamDecoder {
 
     fn on_delta(&mut self, delta: ChunkDelta, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         if let Some(text) = delta.reasoning_content.or(delta.reasoning).filter(|t| !t.is_empty()) {
-            out.push(Delta::Reasoning { text: text.into_owned() });
+            Delta::push_reasoning(out, text);
         }
         if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
             self.content = true;
-            out.push(Delta::Text { text: text.into_owned() });
+            Delta::push_text(out, text);
         }
         if let Some(text) = delta.refusal.filter(|t| !t.is_empty()) {
             self.refused = true;
-            out.push(Delta::Text { text: text.into_owned() });
+            Delta::push_text(out, text);
         }
         for (position, call) in delta.tool_calls.into_iter().enumerate() {
             let id = call.id.filter(|s| !s.is_empty()).map(Cow::into_owned);
@@ -1039,7 +1039,8 @@ mod tests {
         let mut out = Vec::new();
         d.on_event(&event(r#"{"choices":[{"delta":{"reasoning_content":"a"}}]}"#), &mut out).expect("ok");
         d.on_event(&event(r#"{"choices":[{"delta":{"reasoning":"b"}}]}"#), &mut out).expect("ok");
-        assert_eq!(out, [Delta::Reasoning { text: "a".into() }, Delta::Reasoning { text: "b".into() }]);
+        // Fragments of one read join into one delta.
+        assert_eq!(out, [Delta::Reasoning { text: "ab".into() }]);
     }
 
     #[test]

@@ -505,7 +505,7 @@ impl StreamDecoder {
                         "response.refusal.delta" => self.said.refusal = true,
                         _ => self.said.text = true,
                     }
-                    out.push(Delta::Text { text: text.into_owned() });
+                    Delta::push_text(out, text);
                 }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
@@ -515,10 +515,10 @@ impl StreamDecoder {
                         _ => (data.output_index.unwrap_or(0), data.summary_index, None),
                     };
                     let text = match self.reasoning_part.replace(part) {
-                        Some(last) if last != part => format!("\n\n{text}"),
-                        _ => text.into_owned(),
+                        Some(last) if last != part => Cow::Owned(format!("\n\n{text}")),
+                        _ => text,
                     };
-                    out.push(Delta::Reasoning { text });
+                    Delta::push_reasoning(out, text);
                 }
             }
             "response.output_item.added" => match (item, data.output_index) {

@@ -66,7 +66,15 @@ pub(crate) fn from_tree(v: &Json) -> Value {
         },
         Json::String(s) => Value::String(s.to_string()),
         Json::Array(items) => Value::Array(items.iter().map(from_tree).collect()),
-        Json::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.to_string(), from_tree(v))).collect()),
+        Json::Object(o) => {
+            // Inserted one by one (the last of a repeated key wins, as JSON.parse has it):
+            // collecting would sort the members first, which links a sort into the wasm.
+            let mut members = Map::new();
+            for (k, v) in o.iter() {
+                members.insert(k.to_string(), from_tree(v));
+            }
+            Value::Object(members)
+        }
     }
 }
 

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::value::{child, parse_json, read_number, read_whole, show, show_kind, ConfigError, Obj};
 
@@ -891,7 +891,14 @@ fn read_tool(v: &Value, path: &str) -> Result<Tool, ConfigError> {
         }
     };
     let parameters = match o.get("parameters") {
-        None | Some(Value::Null) => serde_json::json!({ "type": "object", "properties": {} }),
+        None | Some(Value::Null) => {
+            // Built by hand: json! serializes each literal through serde (to_value), which
+            // links serde_json's Serializer into the wasm for this one schema.
+            let mut schema = Map::new();
+            schema.insert("type".into(), Value::from("object"));
+            schema.insert("properties".into(), Value::Object(Map::new()));
+            Value::Object(schema)
+        }
         Some(p @ Value::Object(_)) => p.clone(),
         Some(other) => {
             return Err(ConfigError::new(

@@ -259,7 +259,7 @@ pub(crate) fn child(path: &str, key: &str) -> String {
     let plain = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     match (path.is_empty(), plain) {
         (true, true) => key.to_string(),
-        (true, false) => format!("[{}]", Value::String(key.into())),
+        (true, false) => format!("[{}]", key.to_json()),
         (false, true) => format!("{path}.{key}"),
         (false, false) => format!("{path}[{}]", key.to_json()),
     }

@@ -27,7 +27,7 @@
 use std::borrow::Cow;
 
 use llm_baton_wire::frames::openai_chat::{parse_chunk, trimmed, ChunkDelta};
-use llm_baton_wire::write::JsonWriter;
+use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::Value;
 
 use crate::chat::{
@@ -184,7 +184,7 @@ pub(crate) fn uncarried(part: &Part) -> Option<Uncarried> {
 pub(crate) fn non_pdf(media_type: Option<&str>) -> Option<Uncarried> {
     let media_type = media_type.unwrap_or("");
     (!media_type.eq_ignore_ascii_case(PDF)).then(|| Uncarried {
-        what: format!("a file of type {}", Value::from(media_type)),
+        what: format!("a file of type {}", media_type.to_json()),
         remedy: Some("send PDF files only there, or a text file's contents as a text part"),
     })
 }

@@ -31,6 +31,11 @@ export function useRuntime(runtime) {
   else batonRuntime = runtime;
 }
 
+/** Whether an entry has installed a runtime yet. */
+export function hasRuntime() {
+  return batonRuntime !== null || gatewayRuntime !== null;
+}
+
 /**
  * The static key under which an entry's subclass names its runtime: `llm-baton/gateway`'s Baton
  * runs on the gateway's wasm from the start.

@@ -20,7 +20,11 @@
 // object (re)builds its breakers when it differs from the one it holds. Their state lives in
 // memory: an object that is evicted starts again with closed breakers, which is the safe side.
 // Times in the protocol are relative (ms from now), as the isolates' clocks differ.
-import { BatonError, HealthState } from "./workerd.js";
+//
+// The objects run on whichever wasm the Worker has loaded already (llm-baton's or
+// llm-baton/gateway's), so a gateway Worker instantiates one wasm, not two; a Worker that imports
+// neither entry loads the Baton's on its first message.
+import { BatonError, hasRuntime, HealthState } from "./core.js";
 import * as workers from "cloudflare:workers";
 
 /** Request bodies an object reads at most: a leg event is a few hundred bytes. */
@@ -54,6 +58,7 @@ export class BatonHealthObject {
 
   async fetch(request) {
     try {
+      if (!hasRuntime()) await import("./workerd.js");
       return await this.#route(request);
     } catch (e) {
       return reply(500, `llm-baton health object: ${describe(e)}`);

@@ -1,6 +1,6 @@
 // Cost when nothing fails, in Node: added latency per call vs a raw fetch of the same local
-// answer, stream throughput vs reading the raw body, SSE parse+decode of a 10 MB OpenAI-format
-// stream vs eventsource-parser + JSON.parse on identical bytes, memory per open stream, import /
+// answer, stream throughput vs reading the raw body, SSE parse+decode of a 10 MB stream in each format
+// vs eventsource-parser + JSON.parse on identical bytes, memory per open stream, import /
 // wasm instantiation time (coldstart.mjs has the package size). Writes bench/.work/cost.json.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
@@ -75,47 +75,94 @@ try {
   out.throughput = { bytes: streamBytes, events: 40000, rawMs: stats(tput.raw), batonMs: stats(tput.baton) };
   log(`throughput: ${(streamBytes / 1e6).toFixed(1)} MB, raw p50 ${out.throughput.rawMs.p50.toFixed(1)} ms, baton p50 ${out.throughput.batonMs.p50.toFixed(1)} ms`);
 
-  // ---- 3. SSE parse + decode of a 10 MB OpenAI-format stream, identical bytes -----------------
-  const chunks = [];
-  let size = 0;
-  let k = 0;
-  while (size < 10 * 1024 * 1024) {
-    const ev = `data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1700000000, model: MODEL, choices: [{ index: 0, delta: { content: ` token${k++ % 977}` }, finish_reason: null }] })}\n\n`;
-    chunks.push(ev); size += ev.length;
-  }
-  chunks.push(`data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1700000000, model: MODEL, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`, "data: [DONE]\n\n");
-  const sse = new TextEncoder().encode(chunks.join(""));
-  const CHUNK = 16 * 1024;
-  const pieces = [];
-  for (let i = 0; i < sse.length; i += CHUNK) pieces.push(sse.subarray(i, i + CHUNK));
-  const memResponse = () => new Response(new ReadableStream({ start(c) { for (const p of pieces) c.enqueue(p); c.close(); } }), { headers: { "content-type": "text/event-stream" } });
-  const realFetch = globalThis.fetch;
-  const esp = async () => {
-    let text = 0;
-    const parser = createParser({ onEvent: (ev) => { if (ev.data === "[DONE]") return; const d = JSON.parse(ev.data).choices?.[0]?.delta?.content; if (d) text += d.length; } });
-    const dec = new TextDecoder();
-    const reader = memResponse().body.getReader();
-    for (;;) { const { done, value } = await reader.read(); if (done) break; parser.feed(dec.decode(value, { stream: true })); }
-    return text;
+  // ---- 3. SSE parse + decode of a 10 MB stream in each format, identical bytes ---------------
+  // Each stream is shaped as its provider sends it (the fields of tests/fixtures/*/text.sse),
+  // with short text deltas, the shape that costs a decoder most per byte.
+  const frame = (event, data) => `${event ? `event: ${event}\n` : ""}data: ${JSON.stringify(data)}\n\n`;
+  const usage = { promptTokenCount: 6, totalTokenCount: 6, promptTokensDetails: [{ modality: "TEXT", tokenCount: 6 }] };
+  const DECODE_STREAMS = {
+    openai_chat: {
+      baseUrl: "http://127.0.0.1:9/v1",
+      head: [],
+      delta: (text) => frame(null, { id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1700000000, model: MODEL, choices: [{ index: 0, delta: { content: text }, finish_reason: null }] }),
+      tail: [frame(null, { id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1700000000, model: MODEL, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }), "data: [DONE]\n\n"],
+      text: (d) => d.choices?.[0]?.delta?.content,
+    },
+    anthropic_messages: {
+      baseUrl: "http://127.0.0.1:9",
+      head: [
+        frame("message_start", { type: "message_start", message: { id: "msg_bench", type: "message", role: "assistant", content: [], model: MODEL, stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 1 } } }),
+        frame("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),
+      ],
+      delta: (text) => frame("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } }),
+      tail: [
+        frame("content_block_stop", { type: "content_block_stop", index: 0 }),
+        frame("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 9 } }),
+        frame("message_stop", { type: "message_stop" }),
+      ],
+      text: (d) => (d.type === "content_block_delta" ? d.delta?.text : undefined),
+    },
+    openai_responses: {
+      baseUrl: "http://127.0.0.1:9/v1",
+      head: [
+        frame("response.created", { type: "response.created", sequence_number: 0, response: { id: "resp_bench", object: "response", model: MODEL, status: "in_progress", output: [], usage: null } }),
+        frame("response.output_item.added", { type: "response.output_item.added", sequence_number: 1, output_index: 0, item: { id: "msg_bench", type: "message", status: "in_progress", content: [], role: "assistant" } }),
+      ],
+      delta: (text, i) => frame("response.output_text.delta", { type: "response.output_text.delta", sequence_number: i + 2, item_id: "msg_bench", output_index: 0, content_index: 0, delta: text, logprobs: [] }),
+      tail: [frame("response.completed", { type: "response.completed", sequence_number: 1e9, response: { id: "resp_bench", object: "response", model: MODEL, status: "completed", output: [], usage: { input_tokens: 9, output_tokens: 8, total_tokens: 17 } } })],
+      text: (d) => (d.type === "response.output_text.delta" ? d.delta : undefined),
+    },
+    gemini: {
+      baseUrl: "http://127.0.0.1:9/v1beta",
+      head: [],
+      delta: (text) => frame(null, { candidates: [{ content: { parts: [{ text }], role: "model" }, index: 0 }], usageMetadata: usage, modelVersion: MODEL, responseId: "bench" }),
+      tail: [frame(null, { candidates: [{ content: { parts: [{ text: "" }], role: "model" }, finishReason: "STOP", index: 0 }], usageMetadata: { ...usage, candidatesTokenCount: 10, totalTokenCount: 16 }, modelVersion: MODEL, responseId: "bench" })],
+      text: (d) => d.candidates?.[0]?.content?.parts?.[0]?.text,
+    },
   };
-  const sb = new Baton({ targets: { t: { format: "openai_chat", baseUrl: "http://127.0.0.1:9/v1", model: MODEL, apiKey: KEY } }, routes: {} });
-  const batonParse = async () => { let text = 0; for await (const ev of sb.stream("t", ask)) if (ev.type === "text") text += ev.text.length; return text; };
-  globalThis.fetch = async () => memResponse(); // llm-baton calls the global fetch: hand it the same bytes
-  let parse;
+  const CHUNK = 16 * 1024;
+  const realFetch = globalThis.fetch;
+  out.sse = {};
   try {
-    const a = await esp(); const b = await batonParse();
-    if (a !== b) throw new Error(`decoders disagree: eventsource-parser ${a} chars, llm-baton ${b}`);
-    const t = { esp: [], baton: [] };
-    for (let i = 0; i < 7; i++) {
-      let s = performance.now(); await esp(); t.esp.push(performance.now() - s);
-      s = performance.now(); await batonParse(); t.baton.push(performance.now() - s);
+    for (const [format, shape] of Object.entries(DECODE_STREAMS)) {
+      const chunks = [...shape.head];
+      let size = 0;
+      let k = 0;
+      while (size < 10 * 1024 * 1024) {
+        const ev = shape.delta(` token${k % 977}`, k);
+        k++;
+        chunks.push(ev); size += ev.length;
+      }
+      chunks.push(...shape.tail);
+      const sse = new TextEncoder().encode(chunks.join(""));
+      const pieces = [];
+      for (let i = 0; i < sse.length; i += CHUNK) pieces.push(sse.subarray(i, i + CHUNK));
+      const memResponse = () => new Response(new ReadableStream({ start(c) { for (const p of pieces) c.enqueue(p); c.close(); } }), { headers: { "content-type": "text/event-stream" } });
+      const esp = async () => {
+        let text = 0;
+        const parser = createParser({ onEvent: (ev) => { if (ev.data === "[DONE]") return; const d = shape.text(JSON.parse(ev.data)); if (d) text += d.length; } });
+        const dec = new TextDecoder();
+        const reader = memResponse().body.getReader();
+        for (;;) { const { done, value } = await reader.read(); if (done) break; parser.feed(dec.decode(value, { stream: true })); }
+        return text;
+      };
+      const sb = new Baton({ targets: { t: { format, baseUrl: shape.baseUrl, model: MODEL, apiKey: KEY } }, routes: {} });
+      const batonParse = async () => { let text = 0; for await (const ev of sb.stream("t", ask)) if (ev.type === "text") text += ev.text.length; return text; };
+      globalThis.fetch = async () => memResponse(); // llm-baton calls the global fetch: hand it the same bytes
+      const a = await esp(); const b = await batonParse();
+      if (a !== b) throw new Error(`${format}: decoders disagree: eventsource-parser ${a} chars, llm-baton ${b}`);
+      const t = { esp: [], baton: [] };
+      for (let i = 0; i < 7; i++) {
+        let s = performance.now(); await esp(); t.esp.push(performance.now() - s);
+        s = performance.now(); await batonParse(); t.baton.push(performance.now() - s);
+      }
+      const parse = { bytes: sse.length, events: k, chunkBytes: CHUNK, espMs: stats(t.esp), batonMs: stats(t.baton), textChars: a };
+      out.sse[format] = parse;
+      log(`sse 10 MB ${format}: eventsource-parser+JSON.parse p50 ${parse.espMs.p50.toFixed(1)} ms, llm-baton p50 ${parse.batonMs.p50.toFixed(1)} ms`);
     }
-    parse = { bytes: sse.length, events: k, chunkBytes: CHUNK, espMs: stats(t.esp), batonMs: stats(t.baton), textChars: a };
   } finally {
     globalThis.fetch = realFetch;
   }
-  out.sse = parse;
-  log(`sse 10 MB: eventsource-parser+JSON.parse p50 ${parse.espMs.p50.toFixed(1)} ms, llm-baton p50 ${parse.batonMs.p50.toFixed(1)} ms`);
 
   // ---- 4. Memory held per open stream ---------------------------------------------------------
   const N_OPEN = 200;

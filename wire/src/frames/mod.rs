@@ -5,4 +5,14 @@
 //! code takes built for size. What a frame means (deltas, finish, errors) stays with the format;
 //! these only read its fields, with the checks and error texts a derived `Deserialize` had.
 
+pub mod anthropic_messages;
 pub mod openai_chat;
+
+use crate::frame::{Frame, Read};
+use crate::json::Json;
+
+/// A member read once per stream (an error, a usage, a block's start) as a tree, for the caller to
+/// read with its own checks; `None` when it is `null`.
+fn tree<'a>(f: &mut Frame<'a>) -> Read<Option<Json<'a>>> {
+    Ok(Some(f.value()?).filter(|v| !v.is_null()))
+}

@@ -7,6 +7,7 @@
 
 pub mod anthropic_messages;
 pub mod openai_chat;
+pub mod openai_responses;
 
 use crate::frame::{Frame, Read};
 use crate::json::Json;

@@ -8,6 +8,9 @@
 //! event. A stream that carried its stop reason and then closed cleanly without `message_stop` is
 //! complete too. A `tool_use` block whose input streams no `input_json_delta` (a call without
 //! arguments) takes its input from `content_block_start`, `{}` when empty, at the block's end.
+//! Every streamed token passes through [`StreamDecoder`], so event data is read by the wire crate
+//! (`llm_baton_wire::frames::anthropic_messages`, built for speed); the once-per-stream parts it
+//! keeps as trees (`content_block`, `message`, `usage`, `error`) become `Value`s here.
 //!
 //! Images and files are content blocks of a user turn: `image` and `document`, each with a
 //! `base64` or `url` source (platform.claude.com/docs/en/build-with-claude/vision and
@@ -24,20 +27,20 @@
 
 use std::borrow::Cow;
 
+use llm_baton_wire::frames::anthropic_messages::{parse_event, Event, EventDelta};
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::Value;
 
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
-use crate::format::frame::{self, Frame, Seldom};
 use crate::format::openai_chat::{non_pdf, request_headers};
 use crate::format::{
     join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
     StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
-use crate::value::parse_value;
+use crate::value::{from_tree, parse_value};
 
 /// Anthropic rejects a request without `max_tokens`; this is used when the caller set none.
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;
@@ -519,66 +522,6 @@ fn provider_error(error: &Value) -> DecodeError {
 
 // ---- streams ----
 
-/// Every event's data. The delta fields, read for every streamed token, are read with the wire
-/// crate's cursor (see [`frame`]); the once-per-stream parts (`content_block`, `message`, `usage`,
-/// `error`) become `Value`s read by [`json`], which checks their types as a derived struct would.
-#[derive(Default)]
-struct Event<'a> {
-    kind: Option<Cow<'a, str>>,
-    index: Option<u32>,
-    delta: Option<EventDelta<'a>>,
-    content_block: Option<Value>,
-    message: Option<Value>,
-    usage: Option<Value>,
-    error: Option<Value>,
-}
-
-#[derive(Default)]
-struct EventDelta<'a> {
-    kind: Option<Cow<'a, str>>,
-    text: Option<Cow<'a, str>>,
-    thinking: Option<Cow<'a, str>>,
-    partial_json: Option<Cow<'a, str>>,
-    stop_reason: Option<Cow<'a, str>>,
-}
-
-/// One event's data, read whole (in text order) before any of it is used.
-fn parse_event(data: &str) -> frame::Read<Event<'_>> {
-    let mut f = Frame::new(data);
-    let mut event = Event::default();
-    f.members("event")?;
-    while let Some(key) = f.key()? {
-        match &*key {
-            "type" => event.kind = f.string("type")?,
-            "index" => event.index = f.index("index")?,
-            "delta" => event.delta = if f.object("delta")? { Some(read_delta(&mut f)?) } else { None },
-            "content_block" => event.content_block = f.seldom()?,
-            "message" => event.message = f.seldom()?,
-            "usage" => event.usage = f.seldom()?,
-            "error" => event.error = f.seldom()?,
-            _ => f.skip()?,
-        }
-    }
-    f.end()?;
-    Ok(event)
-}
-
-/// An entered `delta` object.
-fn read_delta<'a>(f: &mut Frame<'a>) -> frame::Read<EventDelta<'a>> {
-    let mut delta = EventDelta::default();
-    while let Some(key) = f.key()? {
-        match &*key {
-            "type" => delta.kind = f.string("delta.type")?,
-            "text" => delta.text = f.string("delta.text")?,
-            "thinking" => delta.thinking = f.string("delta.thinking")?,
-            "partial_json" => delta.partial_json = f.string("delta.partial_json")?,
-            "stop_reason" => delta.stop_reason = f.string("delta.stop_reason")?,
-            _ => f.skip()?,
-        }
-    }
-    Ok(delta)
-}
-
 struct StartBlock<'a> {
     kind: Option<&'a str>,
     id: Option<&'a str>,
@@ -612,7 +555,25 @@ struct Parts<'a> {
     usage: Option<WireUsage>,
 }
 
-fn read_parts<'a>(data: &'a Event<'_>) -> json::Read<Parts<'a>> {
+/// An event's once-per-stream parts as `Value`s, for the readers of [`json`], which check their
+/// types as a derived struct would. Delta events have none of them.
+struct PartValues {
+    content_block: Option<Value>,
+    message: Option<Value>,
+    usage: Option<Value>,
+}
+
+impl PartValues {
+    fn of(data: &Event) -> PartValues {
+        PartValues {
+            content_block: data.content_block.as_ref().map(from_tree),
+            message: data.message.as_ref().map(from_tree),
+            usage: data.usage.as_ref().map(from_tree),
+        }
+    }
+}
+
+fn read_parts(data: &PartValues) -> json::Read<Parts<'_>> {
     let block = data.content_block.as_ref().map(StartBlock::read).transpose()?;
     let (message_usage, model) = match &data.message {
         Some(m) => {
@@ -761,7 +722,8 @@ impl StreamDecoder {
             Ok(data) => data,
             Err(e) => return self.malformed(ev, invalid(&e), out),
         };
-        let Parts { block, message_usage, model, usage } = match read_parts(&data) {
+        let values = PartValues::of(&data);
+        let Parts { block, message_usage, model, usage } = match read_parts(&values) {
             Ok(parts) => parts,
             Err(e) => return self.malformed(ev, invalid(&e), out),
         };
@@ -810,7 +772,7 @@ impl StreamDecoder {
                 }
             }
             "message_stop" => return self.end(out),
-            "error" => return Err(provider_error(data.error.as_ref().unwrap_or(&Value::Null))),
+            "error" => return Err(provider_error(&data.error.as_ref().map_or(Value::Null, from_tree))),
             // ping and events added later carry nothing to emit.
             _ => {}
         }

@@ -1,35 +1,21 @@
 //! Typed reads of stream frames, with the wire crate's [`Frame`] (built for speed): the hot path.
 //!
-//! Every streamed token arrives in a frame, so a frame is read in text order by [`Frame`], which
-//! builds no tree: values not asked for are skipped (still checked), strings are borrowed from
-//! the frame's text unless they had escapes, and nothing is copied until a delta owns it. The
-//! parts read once per stream (an error, a usage, a block's start) become `Value`s for the
-//! readers of [`super::json`].
+//! Every streamed token arrives in a frame, so each format's frames are read by the wire crate
+//! (`llm_baton_wire::frames`), in text order by [`Frame`], which builds no tree: values not asked
+//! for are skipped (still checked), strings are borrowed from the frame's text unless they had
+//! escapes, and nothing is copied until a delta owns it. The parts read once per stream (an
+//! error, a usage, a block's start) come back as trees, which the formats turn into `Value`s
+//! ([`from_tree`]) for the readers of [`super::json`], or read counts from with [`count`].
 //!
 //! The reads check what serde's derived `Option<T>` fields checked, in the same order: absent or
 //! `null` is `None`, a value of another type is an error naming the field and quoting what was
 //! there, and the first problem in the text is the one reported. Token counts never fail a frame
 //! (see [`count`]).
+//!
+//! [`Frame`]: llm_baton_wire::frame::Frame
+//! [`from_tree`]: crate::value::from_tree
 
-pub(crate) use llm_baton_wire::frame::{Frame, Read};
 use llm_baton_wire::json::Json;
-use serde_json::Value;
-
-use crate::value::from_tree;
-
-/// The `Value` read of a member, for the parts read once per stream.
-pub(crate) trait Seldom {
-    /// A member read once per stream (an error, a usage, a block's start) as a `Value`, for the
-    /// `Value` readers of [`super::json`]; `None` when it is `null`.
-    fn seldom(&mut self) -> Read<Option<Value>>;
-}
-
-impl Seldom for Frame<'_> {
-    fn seldom(&mut self) -> Read<Option<Value>> {
-        let v = self.value()?;
-        Ok((!v.is_null()).then(|| from_tree(&v)))
-    }
-}
 
 /// A token count from a frame's tree, read as [`super::json::count_of_number`] reads one: never an
 /// error, so a provider's odd count (fractional, negative, `1e400`, not a number) cannot fail a
@@ -41,7 +27,8 @@ pub(crate) fn count(v: &Json) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::value::from_tree;
+    use llm_baton_wire::frame::Frame;
     use llm_baton_wire::json;
 
     #[test]

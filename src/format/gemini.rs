@@ -9,7 +9,10 @@
 //! some chunk carried a `finishReason`, so `Done` is emitted by `finish()`. When a stream fails
 //! midway, Google writes its error object after the frames, outside SSE framing (one line, or
 //! pretty-printed over several, possibly inside `[...]`): those lines reach the decoder as
-//! unframed lines, and the error fails the stream whatever came before it.
+//! unframed lines, and the error fails the stream whatever came before it. Every streamed token
+//! passes through [`StreamDecoder`], so chunks (and whole answers, which have the same shape) are
+//! read by the wire crate (`llm_baton_wire::frames::gemini`, built for speed); the parts it keeps
+//! as trees (`usageMetadata`, `error`, a call's `args`) are read here.
 //!
 //! An image or file is an `inlineData` part (base64 with its `mimeType`) or a `fileData` part (a
 //! `fileUri` with its `mimeType`, which the API requires: ai.google.dev/api/caching#FileData), so
@@ -24,6 +27,7 @@
 
 use std::borrow::Cow;
 
+use llm_baton_wire::frames::gemini::{parse_chunk, Chunk, ChunkFunctionCall};
 use llm_baton_wire::json::Json;
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
@@ -31,14 +35,14 @@ use serde_json::{Map, Value};
 use crate::chat::{
     self, Answer, ChatRequest, Delta, FinishReason, Message, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
-use crate::format::frame::{self, Frame, Seldom};
+use crate::format::frame;
 use crate::format::openai_chat::request_headers;
 use crate::format::{
     join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
     StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
-use crate::value::parse_value;
+use crate::value::{from_tree, parse_value};
 
 /// Google Gemini (generateContent), as a [`ProviderDialect`].
 #[derive(Debug, Clone, Copy)]
@@ -70,12 +74,12 @@ impl ProviderDialect for Gemini {
             .and_then(parse_chunk)
             .map_err(|e| DecodeError::Protocol(format!("gemini answer is not a GenerateContentResponse: {e}")))?;
         if let Some(error) = chunk.error.as_ref() {
-            return Err(provider_error(error));
+            return Err(provider_error(&from_tree(error)));
         }
-        let usage = chunk.usage.unwrap_or_default();
-        let model = chunk.model_version.take();
+        let usage = chunk.usage.as_ref().map(read_usage).unwrap_or_default();
+        let model = chunk.model_version.take().map(Cow::into_owned);
         let blocked = chunk.prompt_blocked;
-        let Some(candidate) = chunk.first_candidate() else {
+        let Some(candidate) = chunk.candidates.into_iter().next() else {
             if blocked {
                 let (text, reasoning, tool_calls) = (String::new(), String::new(), Vec::new());
                 return Ok(Answer {
@@ -92,7 +96,7 @@ impl ProviderDialect for Gemini {
         let (mut text, mut reasoning, mut tool_calls) = (String::new(), String::new(), Vec::new());
         for part in candidate.parts {
             if let Some(call) = part.function_call {
-                tool_calls.push(call.into_tool_call(tool_calls.len() as u32));
+                tool_calls.push(tool_call(call, tool_calls.len() as u32));
             } else if let Some(t) = part.text {
                 let into = if part.thought == Some(true) { &mut reasoning } else { &mut text };
                 into.push_str(&t);
@@ -396,146 +400,14 @@ fn tool_response(content: &str) -> Value {
 
 // ---- answers and stream chunks (the same shape) ----
 
-/// The fields of a `GenerateContentResponse` (a whole answer, or one stream chunk) the decoder
-/// uses, read with the wire crate's cursor (see [`frame`]).
-#[derive(Default)]
-struct Chunk<'a> {
-    candidates: Vec<Candidate<'a>>,
-    /// Present: the counts (see [`read_usage`]).
-    usage: Option<Usage>,
-    model_version: Option<String>,
-    /// A blocked prompt has no candidates, only `promptFeedback.blockReason`.
-    prompt_blocked: bool,
-    error: Option<Value>,
-}
-
-#[derive(Default)]
-struct Candidate<'a> {
-    parts: Vec<ChunkPart<'a>>,
-    finish_reason: Option<Cow<'a, str>>,
-}
-
-#[derive(Default)]
-struct ChunkPart<'a> {
-    text: Option<Cow<'a, str>>,
-    thought: Option<bool>,
-    function_call: Option<WireFunctionCall>,
-}
-
-#[derive(Default)]
-struct WireFunctionCall {
-    id: Option<String>,
-    name: Option<String>,
-    args: Option<Value>,
-}
-
-impl WireFunctionCall {
-    fn into_tool_call(self, ordinal: u32) -> ToolCall {
-        ToolCall {
-            id: self.id.filter(|id| !id.is_empty()).unwrap_or_else(|| format!("call_{ordinal}")),
-            name: self.name.unwrap_or_default(),
-            arguments: self.args.map(|a| a.to_json()).unwrap_or_else(|| "{}".into()),
-        }
+/// A function call as a [`ToolCall`]: calls without an id get `call_{ordinal}`, and absent
+/// arguments are `{}`.
+fn tool_call(call: ChunkFunctionCall, ordinal: u32) -> ToolCall {
+    ToolCall {
+        id: call.id.filter(|id| !id.is_empty()).map_or_else(|| format!("call_{ordinal}"), Cow::into_owned),
+        name: call.name.map(Cow::into_owned).unwrap_or_default(),
+        arguments: call.args.map(|a| from_tree(&a).to_json()).unwrap_or_else(|| "{}".into()),
     }
-}
-
-/// One chunk, read whole (in text order) before any of it is used.
-fn parse_chunk(text: &str) -> frame::Read<Chunk<'_>> {
-    let mut f = Frame::new(text);
-    let mut chunk = Chunk::default();
-    f.members("response")?;
-    while let Some(key) = f.key()? {
-        match &*key {
-            "candidates" => {
-                chunk.candidates.clear();
-                if f.list("candidates")? {
-                    while f.item()? {
-                        chunk.candidates.push(read_candidate(&mut f)?);
-                    }
-                }
-            }
-            "usageMetadata" => {
-                let usage = f.value()?;
-                chunk.usage = (!usage.is_null()).then(|| read_usage(&usage));
-            }
-            "modelVersion" => chunk.model_version = f.string("modelVersion")?.map(Cow::into_owned),
-            "promptFeedback" => {
-                chunk.prompt_blocked = false;
-                if f.object("promptFeedback")? {
-                    while let Some(key) = f.key()? {
-                        match &*key {
-                            "blockReason" => chunk.prompt_blocked = f.string("promptFeedback.blockReason")?.is_some(),
-                            _ => f.skip()?,
-                        }
-                    }
-                }
-            }
-            "error" => chunk.error = f.seldom()?,
-            _ => f.skip()?,
-        }
-    }
-    f.end()?;
-    Ok(chunk)
-}
-
-fn read_candidate<'a>(f: &mut Frame<'a>) -> frame::Read<Candidate<'a>> {
-    let mut candidate = Candidate::default();
-    f.members("candidates[]")?;
-    while let Some(key) = f.key()? {
-        match &*key {
-            "content" => {
-                candidate.parts.clear();
-                if f.object("candidates[].content")? {
-                    while let Some(key) = f.key()? {
-                        match &*key {
-                            "parts" => {
-                                candidate.parts.clear();
-                                if f.list("candidates[].content.parts")? {
-                                    while f.item()? {
-                                        candidate.parts.push(read_part(f)?);
-                                    }
-                                }
-                            }
-                            _ => f.skip()?,
-                        }
-                    }
-                }
-            }
-            "finishReason" => candidate.finish_reason = f.string("candidates[].finishReason")?,
-            _ => f.skip()?,
-        }
-    }
-    Ok(candidate)
-}
-
-fn read_part<'a>(f: &mut Frame<'a>) -> frame::Read<ChunkPart<'a>> {
-    let mut part = ChunkPart::default();
-    f.members("parts[]")?;
-    while let Some(key) = f.key()? {
-        match &*key {
-            "text" => part.text = f.string("parts[].text")?,
-            "thought" => part.thought = f.boolean("parts[].thought")?,
-            "functionCall" => {
-                part.function_call = if f.object("parts[].functionCall")? { Some(read_function_call(f)?) } else { None }
-            }
-            _ => f.skip()?,
-        }
-    }
-    Ok(part)
-}
-
-/// An entered `functionCall` object.
-fn read_function_call(f: &mut Frame) -> frame::Read<WireFunctionCall> {
-    let mut call = WireFunctionCall::default();
-    while let Some(key) = f.key()? {
-        match &*key {
-            "id" => call.id = f.string("functionCall.id")?.map(Cow::into_owned),
-            "name" => call.name = f.string("functionCall.name")?.map(Cow::into_owned),
-            "args" => call.args = f.seldom()?,
-            _ => f.skip()?,
-        }
-    }
-    Ok(call)
 }
 
 /// Thinking tokens are billed as output, so they count as output here. Gemini's JSON (proto3)
@@ -554,12 +426,6 @@ fn read_usage(metadata: &Json) -> Usage {
         output_tokens: count("candidatesTokenCount")
             .zip(count("thoughtsTokenCount"))
             .and_then(|(candidates, thoughts)| candidates.checked_add(thoughts)),
-    }
-}
-
-impl<'a> Chunk<'a> {
-    fn first_candidate(&mut self) -> Option<Candidate<'a>> {
-        std::mem::take(&mut self.candidates).into_iter().next()
     }
 }
 
@@ -753,21 +619,21 @@ impl StreamDecoder {
             }
         };
         if let Some(error) = chunk.error.as_ref() {
-            return Err(provider_error(error));
+            return Err(provider_error(&from_tree(error)));
         }
-        if let Some(usage) = chunk.usage {
-            self.usage = usage;
+        if let Some(usage) = chunk.usage.as_ref() {
+            self.usage = read_usage(usage);
         }
         if let Some(model) = chunk.model_version.take().filter(|m| !m.is_empty()) {
-            self.model = Some(model);
+            self.model = Some(model.into_owned());
         }
         self.prompt_blocked |= chunk.prompt_blocked;
-        let Some(candidate) = chunk.first_candidate() else {
+        let Some(candidate) = chunk.candidates.into_iter().next() else {
             return Ok(());
         };
         for part in candidate.parts {
             if let Some(call) = part.function_call {
-                let call = call.into_tool_call(self.tool_calls);
+                let call = tool_call(call, self.tool_calls);
                 out.push(Delta::ToolCall {
                     index: self.tool_calls,
                     id: Some(call.id),

@@ -7,7 +7,10 @@
 //! stream without one was cut short. `response.failed` and `error` report provider errors. Errors
 //! use OpenAI's error dialect, shared with [`super::openai_chat`]. Reasoning in several parts
 //! (summary parts, reasoning items) reads as the parts' texts with a blank line between them,
-//! whole or streamed.
+//! whole or streamed. Every streamed token passes through [`StreamDecoder`], so event data is read
+//! by the wire crate (`llm_baton_wire::frames::openai_responses`, built for speed); the
+//! once-per-stream parts it keeps as trees (`item`, `response`, an error's `code` and `error`)
+//! become `Value`s here.
 //!
 //! A user message with an image or file goes as a list of `input_text`, `input_image` (a URL or
 //! a `data:` URL, `detail: "auto"`) and `input_file` parts (`file_data` as a `data:` URL with a
@@ -18,16 +21,17 @@
 
 use std::borrow::Cow;
 
+use llm_baton_wire::frames::openai_responses::parse_event;
 use llm_baton_wire::write::JsonWriter;
 use serde_json::Value;
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Part, Role, Source, ToolCall, ToolChoice, Usage};
-use crate::format::frame::{self, Frame, Seldom};
 use crate::format::openai_chat::{default_filename, provider_error, request_headers, JsonSchema, OpenaiChat};
 use crate::format::{
     join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
 };
 use crate::sse::SseEvent;
+use crate::value::from_tree;
 
 /// OpenAI Responses, as a [`ProviderDialect`].
 #[derive(Debug, Clone, Copy)]
@@ -341,47 +345,6 @@ impl Said {
 
 // ---- streams ----
 
-/// Every event's data. The fields of the per-token delta events are read with the wire crate's
-/// cursor (see [`frame`]); the once-per-stream parts (`item`, `response`, error fields) become
-/// `Value`s read by [`json`], which checks their types as a derived struct would.
-#[derive(Default)]
-struct Event<'a> {
-    kind: Option<Cow<'a, str>>,
-    delta: Option<Cow<'a, str>>,
-    output_index: Option<u32>,
-    summary_index: Option<u32>,
-    content_index: Option<u32>,
-    item: Option<Value>,
-    response: Option<Value>,
-    code: Option<Value>,
-    message: Option<String>,
-    error: Option<Value>,
-}
-
-/// One event's data, read whole (in text order) before any of it is used.
-fn parse_event(data: &str) -> frame::Read<Event<'_>> {
-    let mut f = Frame::new(data);
-    let mut event = Event::default();
-    f.members("event")?;
-    while let Some(key) = f.key()? {
-        match &*key {
-            "type" => event.kind = f.string("type")?,
-            "delta" => event.delta = f.string("delta")?,
-            "output_index" => event.output_index = f.index("output_index")?,
-            "summary_index" => event.summary_index = f.index("summary_index")?,
-            "content_index" => event.content_index = f.index("content_index")?,
-            "item" => event.item = f.seldom()?,
-            "response" => event.response = f.seldom()?,
-            "code" => event.code = f.seldom()?,
-            "message" => event.message = f.string("message")?.map(Cow::into_owned),
-            "error" => event.error = f.seldom()?,
-            _ => f.skip()?,
-        }
-    }
-    f.end()?;
-    Ok(event)
-}
-
 /// A `function_call` item opening in `response.output_item.added`.
 struct StreamItem<'a> {
     kind: Option<&'a str>,
@@ -481,12 +444,12 @@ impl StreamDecoder {
             Ok(data) => data,
             Err(e) => return self.malformed(ev, invalid(&e), out),
         };
-        let parts = data
-            .item
+        let (item, response) = (data.item.as_ref().map(from_tree), data.response.as_ref().map(from_tree));
+        let parts = item
             .as_ref()
             .map(StreamItem::read)
             .transpose()
-            .and_then(|item| Ok((item, data.response.as_ref().map(read_snapshot).transpose()?)));
+            .and_then(|item| Ok((item, response.as_ref().map(read_snapshot).transpose()?)));
         let (item, snapshot) = match parts {
             Ok(parts) => parts,
             Err(e) => return self.malformed(ev, invalid(&e), out),
@@ -587,10 +550,11 @@ impl StreamDecoder {
             }
             "error" => {
                 if let Some(error) = data.error {
-                    return Err(provider_error(&error));
+                    return Err(provider_error(&from_tree(&error)));
                 }
                 // The `error` event carries `code` and `message` at its top level.
-                return Err(provider_error(&serde_json::json!({ "code": data.code, "message": data.message })));
+                let code = data.code.as_ref().map(from_tree);
+                return Err(provider_error(&serde_json::json!({ "code": code, "message": data.message })));
             }
             // created, in_progress, content_part.*, *.done and events added later carry nothing.
             _ => {}

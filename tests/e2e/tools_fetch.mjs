@@ -62,7 +62,8 @@ const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwA
 export const scenarios = {
   async "openai chat.completions.stream via baton.fetch: the primary's 503 fails over, legs reach the health store"(env) {
     const store = recordingStore();
-    const { p, b, baton } = await setup(env, "chat-stream", [{ text: TEXT, chunks: 4 }], { options: { healthStore: store } });
+    // Chunks 20 ms apart arrive in reads of their own; text that arrives in one read is one delta.
+    const { p, b, baton } = await setup(env, "chat-stream", [{ text: TEXT, chunks: 4, chunkDelayMs: 20 }], { options: { healthStore: store } });
     const client = openai(baton);
     const deltas = [];
     const stream = client.chat.completions.stream({ model: "chat", messages: [{ role: "user", content: "Say hello." }], stream_options: { include_usage: true } });
@@ -153,7 +154,7 @@ export const scenarios = {
   },
 
   async "openai responses.stream via baton.fetch: the primary's 503 fails over, one response to the SDK"(env) {
-    const { p, b, baton } = await setup(env, "responses-stream", [{ text: TEXT, chunks: 4 }]);
+    const { p, b, baton } = await setup(env, "responses-stream", [{ text: TEXT, chunks: 4, chunkDelayMs: 20 }]);
     const client = openai(baton);
     let text = "";
     const types = [];

@@ -322,8 +322,12 @@ fn wire_messages(request: &ChatRequest) -> Vec<WireMessage<'_>> {
             } else {
                 blocks.truncate(1);
             }
-            // A stable sort: tool results first, everything else after in its order.
-            blocks.sort_by_key(|b| !matches!(b, Block::ToolResult { .. }));
+            // Tool results first, everything else after, each in its order (a partition, not a
+            // sort, which would link sort code into the wasm for this one list).
+            let (mut results, others): (Vec<Block>, Vec<Block>) =
+                blocks.into_iter().partition(|b| matches!(b, Block::ToolResult { .. }));
+            results.extend(others);
+            let mut blocks = results;
             let content = match blocks.pop() {
                 Some(Block::Text { text }) if blocks.is_empty() => WireContent::Text(text),
                 last => {
@@ -635,7 +639,7 @@ impl StreamDecoder {
         match block.kind {
             Some("tool_use") => {
                 let ordinal = self.tool_blocks.len() as u32;
-                let start_input = block.input.map(Value::to_string);
+                let start_input = block.input.map(|input| input.to_json());
                 self.tool_blocks.push(ToolBlock { index, ordinal, start_input, delivered: false, open: true });
                 out.push(Delta::ToolCall {
                     index: ordinal,

@@ -23,7 +23,7 @@ use std::borrow::Cow;
 
 use llm_baton_wire::frames::openai_responses::parse_event;
 use llm_baton_wire::write::JsonWriter;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Part, Role, Source, ToolCall, ToolChoice, Usage};
 use crate::format::openai_chat::{default_filename, provider_error, request_headers, JsonSchema, OpenaiChat};
@@ -553,8 +553,10 @@ impl StreamDecoder {
                     return Err(provider_error(&from_tree(&error)));
                 }
                 // The `error` event carries `code` and `message` at its top level.
-                let code = data.code.as_ref().map(from_tree);
-                return Err(provider_error(&serde_json::json!({ "code": code, "message": data.message })));
+                let mut said = Map::new();
+                said.insert("code".into(), data.code.as_ref().map_or(Value::Null, from_tree));
+                said.insert("message".into(), data.message.map_or(Value::Null, |m| Value::from(m.into_owned())));
+                return Err(provider_error(&Value::Object(said)));
             }
             // created, in_progress, content_part.*, *.done and events added later carry nothing.
             _ => {}

@@ -12,6 +12,7 @@
 //! (`content_block_start` / `_delta` / `_stop`, tool arguments as `input_json_delta`),
 //! `message_delta` with the stop reason and usage, then `message_stop`.
 
+use llm_baton_wire::write::ToJson;
 use serde_json::{json, Map, Value};
 
 use super::field::{self, child};
@@ -322,12 +323,14 @@ impl StreamEncoder {
             "content": [], "stop_reason": null, "stop_sequence": null,
             "usage": { "input_tokens": 0, "output_tokens": 0 },
         });
-        sse(out, Some("message_start"), &json!({ "type": "message_start", "message": message }));
+        let event = json!({ "type": "message_start", "message": message });
+        sse(out, Some("message_start"), &|w| event.write_json(w));
     }
 
     fn close_all(&mut self, out: &mut String) {
         for (_, index) in self.open.drain(..) {
-            sse(out, Some("content_block_stop"), &json!({ "type": "content_block_stop", "index": index }));
+            let event = json!({ "type": "content_block_stop", "index": index });
+            sse(out, Some("content_block_stop"), &|w| event.write_json(w));
         }
     }
 
@@ -336,11 +339,8 @@ impl StreamEncoder {
         let index = self.next_index;
         self.next_index += 1;
         self.open.push((block, index));
-        sse(
-            out,
-            Some("content_block_start"),
-            &json!({ "type": "content_block_start", "index": index, "content_block": start }),
-        );
+        let event = json!({ "type": "content_block_start", "index": index, "content_block": start });
+        sse(out, Some("content_block_start"), &|w| event.write_json(w));
         index
     }
 
@@ -373,11 +373,8 @@ impl StreamEncoder {
     }
 
     fn block_delta(out: &mut String, index: u32, delta: Value) {
-        sse(
-            out,
-            Some("content_block_delta"),
-            &json!({ "type": "content_block_delta", "index": index, "delta": delta }),
-        );
+        let event = json!({ "type": "content_block_delta", "index": index, "delta": delta });
+        sse(out, Some("content_block_delta"), &|w| event.write_json(w));
     }
 
     pub fn delta(&mut self, delta: &Delta, out: &mut String) {
@@ -413,21 +410,19 @@ impl StreamEncoder {
     pub fn finish(&mut self, finish: &FinishReason, usage: Usage, out: &mut String) {
         self.start(out);
         self.close_all(out);
-        sse(
-            out,
-            Some("message_delta"),
-            &json!({
-                "type": "message_delta",
-                "delta": { "stop_reason": stop_reason(finish), "stop_sequence": null },
-                "usage": self::usage(usage),
-            }),
-        );
-        sse(out, Some("message_stop"), &json!({ "type": "message_stop" }));
+        let event = json!({
+            "type": "message_delta",
+            "delta": { "stop_reason": stop_reason(finish), "stop_sequence": null },
+            "usage": self::usage(usage),
+        });
+        sse(out, Some("message_delta"), &|w| event.write_json(w));
+        let event = json!({ "type": "message_stop" });
+        sse(out, Some("message_stop"), &|w| event.write_json(w));
     }
 
     /// An `error` event (the SDK throws on it), and no `message_stop`.
     pub fn fail(&mut self, error: &GatewayError, out: &mut String) {
-        sse(out, Some("error"), &error.body(ClientFormat::Anthropic));
+        sse(out, Some("error"), &|w| error.write_body(w, ClientFormat::Anthropic));
     }
 }
 

@@ -23,11 +23,12 @@
 //! throws, and never a `response.completed`. A stream continued on another member (afterStart)
 //! goes on in the same items: the client reads one response.
 
+use llm_baton_wire::write::ToJson;
 use serde_json::{json, Map, Value};
 
 use super::field::{self, child};
 use super::openai::schema;
-use super::{media, sse, ClientCall, ClientFormat, Conversation, GatewayError, Meta};
+use super::{media, sse, ClientCall, Conversation, GatewayError, Meta};
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
 };
@@ -502,7 +503,7 @@ impl StreamEncoder {
         data["type"] = json!(kind);
         data["sequence_number"] = json!(self.sequence);
         self.sequence += 1;
-        sse(out, Some(kind), &data);
+        sse(out, Some(kind), &|w| data.write_json(w));
     }
 
     fn start(&mut self, out: &mut String) {
@@ -683,7 +684,9 @@ impl StreamEncoder {
     /// `error` event, which the SDK throws; no `response.completed`.
     pub fn fail(&mut self, error: &GatewayError, out: &mut String) {
         self.start(out);
-        let body = error.body(ClientFormat::Responses)["error"].clone();
+        let quota = error.class == Some(crate::outcome::FailureClass::Quota);
+        let kind = if quota { "insufficient_quota" } else { error.kind };
+        let body = json!({ "message": error.message, "type": kind, "code": error.code, "param": null });
         let output =
             self.items.iter().map(|item| item.to_json(if item.open { "incomplete" } else { "completed" })).collect();
         let failure = json!({ "code": body["code"].as_str().unwrap_or(error.kind), "message": error.message });
@@ -700,7 +703,7 @@ impl StreamEncoder {
 mod tests {
     use super::*;
     use crate::chat::Source;
-    use crate::gateway::parse_request as parse;
+    use crate::gateway::{parse_request as parse, ClientFormat};
 
     fn meta() -> Meta {
         Meta { id: "resp_1".into(), created: 9, model: "m".into(), echo: json!({ "instructions": "sys" }) }

@@ -115,7 +115,7 @@ fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), GatewayErro
             "tool_use" => calls.push(ToolCall {
                 id: field::string(b, "id", &bp, "the tool call's id")?.to_string(),
                 name: field::string(b, "name", &bp, "the tool's name")?.to_string(),
-                arguments: field::opt(b, "input").map(Value::to_string).unwrap_or_else(|| "{}".into()),
+                arguments: field::opt(b, "input").map(ToJson::to_json).unwrap_or_else(|| "{}".into()),
             }),
             "tool_result" => {
                 let id = field::string(b, "tool_use_id", &bp, "the id of the tool_use this answers")?;

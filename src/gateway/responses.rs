@@ -24,7 +24,7 @@
 //! goes on in the same items: the client reads one response.
 
 use llm_baton_wire::write::{JsonWriter, ToJson};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::field::{self, child};
 use super::openai::schema;
@@ -92,25 +92,38 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
     let temperature = field::opt_temperature(o, "temperature", "")?;
     let top_p = field::opt_top_p(o, "top_p", "")?;
     let parallel_tool_calls = field::opt_flag(o, "parallel_tool_calls", "")?;
-    let echo = json!({
-        "instructions": instructions,
-        "max_output_tokens": max_tokens,
-        "temperature": temperature,
-        "top_p": top_p,
-        "tools": field::opt(o, "tools").cloned().unwrap_or_else(|| json!([])),
-        "tool_choice": field::opt(o, "tool_choice").cloned().unwrap_or_else(|| json!("auto")),
-        "parallel_tool_calls": parallel_tool_calls.unwrap_or(true),
-        "text": match field::opt(o, "text") {
-            Some(text) if field::opt(field::object(text, "text")?, "format").is_some() => text.clone(),
-            _ => json!({ "format": { "type": "text" } }),
-        },
-        "metadata": field::opt(o, "metadata").cloned().unwrap_or_else(|| json!({})),
-        "store": false,
-        "previous_response_id": null,
-        "reasoning": { "effort": null, "summary": null },
-        "truncation": "disabled",
-        "user": null,
-    });
+    // Built by hand: json! converts each value through serde (to_value), which would link
+    // serde_json's value serializer into the gateway for this one object. Inserted one by one:
+    // collecting into a Map sorts the pairs first, which links a stable sort.
+    let object = |fields: Vec<(&str, Value)>| {
+        let mut map = Map::new();
+        for (key, value) in fields {
+            map.insert(key.to_string(), value);
+        }
+        Value::Object(map)
+    };
+    let echo = object(vec![
+        ("instructions", instructions.map_or(Value::Null, Value::from)),
+        ("max_output_tokens", max_tokens.map_or(Value::Null, Value::from)),
+        ("temperature", temperature.map_or(Value::Null, Value::from)),
+        ("top_p", top_p.map_or(Value::Null, Value::from)),
+        ("tools", field::opt(o, "tools").cloned().unwrap_or_else(|| Value::Array(Vec::new()))),
+        ("tool_choice", field::opt(o, "tool_choice").cloned().unwrap_or_else(|| Value::from("auto"))),
+        ("parallel_tool_calls", Value::from(parallel_tool_calls.unwrap_or(true))),
+        (
+            "text",
+            match field::opt(o, "text") {
+                Some(text) if field::opt(field::object(text, "text")?, "format").is_some() => text.clone(),
+                _ => object(vec![("format", object(vec![("type", Value::from("text"))]))]),
+            },
+        ),
+        ("metadata", field::opt(o, "metadata").cloned().unwrap_or_else(|| Value::Object(Map::new()))),
+        ("store", Value::from(false)),
+        ("previous_response_id", Value::Null),
+        ("reasoning", object(vec![("effort", Value::Null), ("summary", Value::Null)])),
+        ("truncation", Value::from("disabled")),
+        ("user", Value::Null),
+    ]);
     let Conversation { messages, origins } = conversation;
     let request = ChatRequest {
         messages,
@@ -847,6 +860,8 @@ impl StreamEncoder {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::chat::Source;
     use crate::gateway::{parse_request as parse, ClientFormat};

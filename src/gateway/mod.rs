@@ -218,9 +218,9 @@ pub(crate) fn sse(out: &mut String, event: Option<&str>, write: &dyn Fn(&mut Jso
         out.push('\n');
     }
     out.push_str("data: ");
-    let mut w = JsonWriter::new();
+    let mut w = JsonWriter::appending(std::mem::take(out));
     write(&mut w);
-    out.push_str(&w.finish());
+    *out = w.finish();
     out.push_str("\n\n");
 }
 

@@ -53,7 +53,7 @@ impl Reply {
     }
 
     fn error(format: ClientFormat, e: &GatewayError, target: &str, attempts: usize) -> Reply {
-        let mut reply = Reply::json(e.status, target, attempts, e.body(format).to_string());
+        let mut reply = Reply::json(e.status, target, attempts, e.body(format));
         if let Some(ms) = e.retry_after_ms {
             reply.headers.insert("retry-after", ms.div_ceil(1000).to_string());
         }

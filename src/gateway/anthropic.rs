@@ -12,7 +12,8 @@
 //! (`content_block_start` / `_delta` / `_stop`, tool arguments as `input_json_delta`),
 //! `message_delta` with the stop reason and usage, then `message_stop`.
 
-use serde_json::{json, Map, Value};
+use llm_baton_wire::write::{JsonWriter, ToJson};
+use serde_json::{Map, Value};
 
 use super::field::{self, child};
 use super::openai::schema;
@@ -114,7 +115,7 @@ fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), GatewayErro
             "tool_use" => calls.push(ToolCall {
                 id: field::string(b, "id", &bp, "the tool call's id")?.to_string(),
                 name: field::string(b, "name", &bp, "the tool's name")?.to_string(),
-                arguments: field::opt(b, "input").map(Value::to_string).unwrap_or_else(|| "{}".into()),
+                arguments: field::opt(b, "input").map(ToJson::to_json).unwrap_or_else(|| "{}".into()),
             }),
             "tool_result" => {
                 let id = field::string(b, "tool_use_id", &bp, "the id of the tool_use this answers")?;
@@ -239,7 +240,7 @@ fn tool(v: &Value, path: &str) -> Result<Tool, GatewayError> {
         if kind != "custom" {
             return Err(GatewayError::invalid(format!(
                 "{path}.type must be \"custom\" or omitted (got {}); server tools run at Anthropic only",
-                json!(kind)
+                kind.to_json()
             )));
         }
     }
@@ -259,33 +260,58 @@ fn tool_id(meta: &Meta, index: u32, id: &str) -> String {
     }
 }
 
+/// A whole answer, keys in the API reference's order: `id`, `type`, `role`, `model`, `content`,
+/// `stop_reason`, `stop_sequence`, `usage`.
 pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
-    let mut content = Vec::new();
+    let mut w = JsonWriter::new();
+    w.begin_object();
+    w.field("id", &meta.id);
+    w.field("type", "message");
+    w.field("role", "assistant");
+    w.field("model", &meta.model);
+    w.key("content");
+    w.begin_array();
     if !answer.reasoning.is_empty() {
-        content.push(json!({ "type": "thinking", "thinking": answer.reasoning, "signature": "" }));
+        w.begin_object();
+        w.field("type", "thinking");
+        w.field("thinking", &answer.reasoning);
+        w.field("signature", "");
+        w.end_object();
     }
     if !answer.text.is_empty() || answer.tool_calls.is_empty() {
-        content.push(json!({ "type": "text", "text": answer.text }));
+        typed_text(&mut w, "text", "text", &answer.text);
     }
     for (i, c) in answer.tool_calls.iter().enumerate() {
-        content.push(json!({
-            "type": "tool_use",
-            "id": tool_id(meta, i as u32, &c.id),
-            "name": c.name,
-            "input": tool_input(&c.arguments).unwrap_or_else(|text| json!({ "arguments": text })),
-        }));
+        w.begin_object();
+        w.field("type", "tool_use");
+        w.field("id", &tool_id(meta, i as u32, &c.id));
+        w.field("name", &c.name);
+        w.key("input");
+        match tool_input(&c.arguments) {
+            Ok(input) => w.value(&input),
+            Err(text) => {
+                w.begin_object();
+                w.field("arguments", text);
+                w.end_object();
+            }
+        }
+        w.end_object();
     }
-    json!({
-        "id": meta.id,
-        "type": "message",
-        "role": "assistant",
-        "model": meta.model,
-        "content": content,
-        "stop_reason": stop_reason(&answer.finish_reason),
-        "stop_sequence": null,
-        "usage": usage(answer.usage),
-    })
-    .to_string()
+    w.end_array();
+    w.field("stop_reason", stop_reason(&answer.finish_reason));
+    w.key("stop_sequence");
+    w.null();
+    write_usage(&mut w, answer.usage);
+    w.end_object();
+    w.finish()
+}
+
+/// `{"type":kind,"key":text}`: a text or thinking block, or its delta.
+fn typed_text(w: &mut JsonWriter, kind: &str, key: &str, text: &str) {
+    w.begin_object();
+    w.field("type", kind);
+    w.field(key, text);
+    w.end_object();
 }
 
 /// What a content block holds.
@@ -307,6 +333,16 @@ pub struct StreamEncoder {
     next_index: u32,
 }
 
+/// One event, its name in the `event:` line and as its `type`, then the fields `fields` writes.
+fn event(out: &mut String, name: &str, fields: &dyn Fn(&mut JsonWriter)) {
+    sse(out, Some(name), &|w| {
+        w.begin_object();
+        w.field("type", name);
+        fields(w);
+        w.end_object();
+    });
+}
+
 impl StreamEncoder {
     pub fn new(meta: Meta) -> StreamEncoder {
         StreamEncoder { meta, started: false, open: Vec::new(), tool_blocks: Vec::new(), next_index: 0 }
@@ -317,41 +353,53 @@ impl StreamEncoder {
             return;
         }
         self.started = true;
-        let message = json!({
-            "id": self.meta.id, "type": "message", "role": "assistant", "model": self.meta.model,
-            "content": [], "stop_reason": null, "stop_sequence": null,
-            "usage": { "input_tokens": 0, "output_tokens": 0 },
+        event(out, "message_start", &|w| {
+            w.key("message");
+            w.begin_object();
+            w.field("id", &self.meta.id);
+            w.field("type", "message");
+            w.field("role", "assistant");
+            w.field("model", &self.meta.model);
+            w.key("content");
+            w.begin_array();
+            w.end_array();
+            w.key("stop_reason");
+            w.null();
+            w.key("stop_sequence");
+            w.null();
+            write_usage(w, Usage::default());
+            w.end_object();
         });
-        sse(out, Some("message_start"), &json!({ "type": "message_start", "message": message }));
     }
 
     fn close_all(&mut self, out: &mut String) {
         for (_, index) in self.open.drain(..) {
-            sse(out, Some("content_block_stop"), &json!({ "type": "content_block_stop", "index": index }));
+            event(out, "content_block_stop", &|w| w.field("index", &index));
         }
     }
 
-    /// Starts a new block; returns its index.
-    fn open(&mut self, block: Block, start: Value, out: &mut String) -> u32 {
+    /// Starts a new block, which `block_start` writes; returns its index.
+    fn open(&mut self, block: Block, block_start: &dyn Fn(&mut JsonWriter), out: &mut String) -> u32 {
         let index = self.next_index;
         self.next_index += 1;
         self.open.push((block, index));
-        sse(
-            out,
-            Some("content_block_start"),
-            &json!({ "type": "content_block_start", "index": index, "content_block": start }),
-        );
+        event(out, "content_block_start", &|w| {
+            w.field("index", &index);
+            w.key("content_block");
+            block_start(w);
+        });
         index
     }
 
     /// The block a text or thinking run goes to: the open one of its kind if it is the last
-    /// started, else a new one (every open block is stopped first).
-    fn run(&mut self, block: Block, start: Value, out: &mut String) -> u32 {
+    /// started, else a new one (every open block is stopped first), which starts as
+    /// `{"type":kind,kind:""}`.
+    fn run(&mut self, block: Block, kind: &str, out: &mut String) -> u32 {
         match self.open.last() {
             Some((b, index)) if *b == block => *index,
             _ => {
                 self.close_all(out);
-                self.open(block, start, out)
+                self.open(block, &|w| typed_text(w, kind, kind, ""), out)
             }
         }
     }
@@ -360,47 +408,53 @@ impl StreamEncoder {
     /// numbers each fragment by call), so a call's block stays open beside the other calls'
     /// until a text or thinking run or the end, and a later fragment goes to the block its call
     /// started: a new block per fragment would split one call into several.
-    fn tool_block(&mut self, call: u32, start: Value, out: &mut String) -> u32 {
+    fn tool_block(&mut self, call: u32, id: Option<&str>, name: Option<&str>, out: &mut String) -> u32 {
         if let Some((_, index)) = self.tool_blocks.iter().find(|(c, _)| *c == call) {
             return *index;
         }
         if self.open.iter().any(|(b, _)| *b != Block::Tool) {
             self.close_all(out);
         }
-        let index = self.open(Block::Tool, start, out);
+        let id = tool_id(&self.meta, call, id.unwrap_or(""));
+        let block_start = |w: &mut JsonWriter| {
+            w.begin_object();
+            w.field("type", "tool_use");
+            w.field("id", &id);
+            w.field("name", name.unwrap_or(""));
+            w.key("input");
+            w.begin_object();
+            w.end_object();
+            w.end_object();
+        };
+        let index = self.open(Block::Tool, &block_start, out);
         self.tool_blocks.push((call, index));
         index
     }
 
-    fn block_delta(out: &mut String, index: u32, delta: Value) {
-        sse(
-            out,
-            Some("content_block_delta"),
-            &json!({ "type": "content_block_delta", "index": index, "delta": delta }),
-        );
+    /// A `content_block_delta` of `{"type":kind,key:text}`.
+    fn block_delta(out: &mut String, index: u32, kind: &str, key: &str, text: &str) {
+        event(out, "content_block_delta", &|w| {
+            w.field("index", &index);
+            w.key("delta");
+            typed_text(w, kind, key, text);
+        });
     }
 
     pub fn delta(&mut self, delta: &Delta, out: &mut String) {
         self.start(out);
         match delta {
             Delta::Text { text } => {
-                let index = self.run(Block::Text, json!({ "type": "text", "text": "" }), out);
-                Self::block_delta(out, index, json!({ "type": "text_delta", "text": text }));
+                let index = self.run(Block::Text, "text", out);
+                Self::block_delta(out, index, "text_delta", "text", text);
             }
             Delta::Reasoning { text } => {
-                let index = self.run(Block::Thinking, json!({ "type": "thinking", "thinking": "" }), out);
-                Self::block_delta(out, index, json!({ "type": "thinking_delta", "thinking": text }));
+                let index = self.run(Block::Thinking, "thinking", out);
+                Self::block_delta(out, index, "thinking_delta", "thinking", text);
             }
             Delta::ToolCall { index: call, id, name, arguments } => {
-                let start = json!({
-                    "type": "tool_use",
-                    "id": tool_id(&self.meta, *call, id.as_deref().unwrap_or("")),
-                    "name": name.as_deref().unwrap_or(""),
-                    "input": {},
-                });
-                let index = self.tool_block(*call, start, out);
+                let index = self.tool_block(*call, id.as_deref(), name.as_deref(), out);
                 if !arguments.is_empty() {
-                    Self::block_delta(out, index, json!({ "type": "input_json_delta", "partial_json": arguments }));
+                    Self::block_delta(out, index, "input_json_delta", "partial_json", arguments);
                 }
             }
             Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
@@ -413,31 +467,38 @@ impl StreamEncoder {
     pub fn finish(&mut self, finish: &FinishReason, usage: Usage, out: &mut String) {
         self.start(out);
         self.close_all(out);
-        sse(
-            out,
-            Some("message_delta"),
-            &json!({
-                "type": "message_delta",
-                "delta": { "stop_reason": stop_reason(finish), "stop_sequence": null },
-                "usage": self::usage(usage),
-            }),
-        );
-        sse(out, Some("message_stop"), &json!({ "type": "message_stop" }));
+        event(out, "message_delta", &|w| {
+            w.key("delta");
+            w.begin_object();
+            w.field("stop_reason", stop_reason(finish));
+            w.key("stop_sequence");
+            w.null();
+            w.end_object();
+            write_usage(w, usage);
+        });
+        event(out, "message_stop", &|_| {});
     }
 
     /// An `error` event (the SDK throws on it), and no `message_stop`.
     pub fn fail(&mut self, error: &GatewayError, out: &mut String) {
-        sse(out, Some("error"), &error.body(ClientFormat::Anthropic));
+        sse(out, Some("error"), &|w| error.write_body(w, ClientFormat::Anthropic));
     }
 }
 
-fn usage(u: Usage) -> Value {
+/// `"usage":{"input_tokens","output_tokens"}`.
+fn write_usage(w: &mut JsonWriter, u: Usage) {
     let (input, output) = super::token_counts(u);
-    json!({ "input_tokens": input, "output_tokens": output })
+    w.key("usage");
+    w.begin_object();
+    w.field("input_tokens", &input);
+    w.field("output_tokens", &output);
+    w.end_object();
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::chat::Source;
     use crate::gateway::parse_request as parse;
@@ -796,6 +857,37 @@ mod tests {
         let last_stop = ev.iter().rposition(|(n, _)| n == "content_block_stop").unwrap();
         let last_delta = ev.iter().rposition(|(n, _)| n == "content_block_delta").unwrap();
         assert!(last_delta < last_stop, "a fragment after its block stopped");
+    }
+
+    /// The keys come in the API reference's order, as Anthropic sends them.
+    #[test]
+    fn events_keep_the_api_references_key_order() {
+        let mut e = StreamEncoder::new(meta());
+        let mut out = String::new();
+        e.delta(&Delta::Text { text: "Hi".into() }, &mut out);
+        e.finish(&FinishReason::Stop, Usage { input_tokens: Some(5), output_tokens: Some(6) }, &mut out);
+        let expected = [
+            r#"event: message_start
+data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":0,"output_tokens":0}}}"#,
+            r#"event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+            r#"event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}"#,
+            r#"event: content_block_stop
+data: {"type":"content_block_stop","index":0}"#,
+            r#"event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"input_tokens":5,"output_tokens":6}}"#,
+            r#"event: message_stop
+data: {"type":"message_stop"}"#,
+        ];
+        assert_eq!(out.split("\n\n").filter(|f| !f.is_empty()).collect::<Vec<_>>(), expected);
+        // The error event keeps serde_json's sorted order, which tests/e2e/gateway.test.mjs pins.
+        let mut out = String::new();
+        StreamEncoder::new(meta()).fail(&GatewayError::new(504, "too slow"), &mut out);
+        assert_eq!(
+            out,
+            "event: error\ndata: {\"error\":{\"message\":\"too slow\",\"type\":\"api_error\"},\"type\":\"error\"}\n\n"
+        );
     }
 
     #[test]

@@ -16,7 +16,8 @@ pub mod anthropic;
 pub mod openai;
 pub mod responses;
 
-use serde_json::{json, Map, Value};
+use llm_baton_wire::write::{JsonWriter, ToJson};
+use serde_json::{Map, Value};
 
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, ResponseFormat, Tool, ToolChoice, UnmetChoice, Usage,
@@ -207,16 +208,29 @@ pub(crate) fn token_counts(usage: Usage) -> (u64, u64) {
     (usage.input_tokens.unwrap_or(0), usage.output_tokens.unwrap_or(0))
 }
 
-/// One SSE frame; `event` is Anthropic's named event (OpenAI sends bare `data:` lines).
-pub(crate) fn sse(out: &mut String, event: Option<&str>, data: &Value) {
+/// One SSE frame whose data is the JSON `write` writes; `event` is the event's name (Anthropic
+/// and Responses name theirs, OpenAI Chat sends bare `data:` lines). The writer is a `dyn`, so
+/// every event of every format shares this one function.
+pub(crate) fn sse(out: &mut String, event: Option<&str>, write: &dyn Fn(&mut JsonWriter)) {
     if let Some(event) = event {
         out.push_str("event: ");
         out.push_str(event);
         out.push('\n');
     }
     out.push_str("data: ");
-    out.push_str(&data.to_string());
+    let mut w = JsonWriter::appending(std::mem::take(out));
+    write(&mut w);
+    *out = w.finish();
     out.push_str("\n\n");
+}
+
+/// `"key":"value"`, or `"key":null` for `None`: a field the client's API always lists.
+pub(crate) fn string_or_null(w: &mut JsonWriter, key: &str, value: Option<&str>) {
+    w.key(key);
+    match value {
+        Some(value) => w.string(value),
+        None => w.null(),
+    }
 }
 
 /// An answer the gateway gives instead of the route's: a refused request or a failed call.
@@ -262,7 +276,7 @@ impl GatewayError {
     pub fn unknown_model(model: &str, known: &[String]) -> GatewayError {
         let mut e = GatewayError::new(
             404,
-            format!("model {} is not a route of this gateway (known: {})", json!(model), known.join(", ")),
+            format!("model {} is not a route of this gateway (known: {})", model.to_json(), known.join(", ")),
         );
         e.code = Some("model_not_found");
         e
@@ -302,7 +316,7 @@ impl GatewayError {
             Failure::Protocol { .. } => upstream(502, "upstream_protocol_error", failure.to_string()),
             Failure::Http { status: 401 | 403, .. } | Failure::Http { class: Some(FailureClass::Auth), .. } => {
                 let provider = match target {
-                    Some(name) => format!("target {}", json!(name)),
+                    Some(name) => format!("target {}", name.to_json()),
                     None => "its upstream provider".to_string(),
                 };
                 upstream(
@@ -357,20 +371,48 @@ impl GatewayError {
     }
 
     /// The error body in the client's format: OpenAI's (Chat Completions and Responses alike)
-    /// `{"error":{"message","type","code"}}`, Anthropic `{"type":"error","error":{"type","message"}}`.
-    pub fn body(&self, format: ClientFormat) -> Value {
-        // A spent quota is a 429 to both SDKs, but each names it its own way.
-        let quota = self.class == Some(FailureClass::Quota);
+    /// `{"error":{"message","type","param","code"}}`, Anthropic's
+    /// `{"error":{"message","type"},"type":"error"}`.
+    pub fn body(&self, format: ClientFormat) -> String {
+        let mut w = JsonWriter::new();
+        self.write_body(&mut w, format);
+        w.finish()
+    }
+
+    /// [`GatewayError::body`], written as the next value of `w` (a stream's error event).
+    pub(crate) fn write_body(&self, w: &mut JsonWriter, format: ClientFormat) {
+        w.begin_object();
         match format {
             ClientFormat::OpenAi | ClientFormat::Responses => {
-                let kind = if quota { "insufficient_quota" } else { self.kind };
-                json!({ "error": { "message": self.message, "type": kind, "code": self.code, "param": null } })
+                w.key("error");
+                self.write_openai_error(w);
             }
             ClientFormat::Anthropic => {
-                let kind = if quota { "billing_error" } else { self.kind };
-                json!({ "type": "error", "error": { "type": kind, "message": self.message } })
+                // A spent quota is a 429 to both SDKs, but each names it its own way. The keys
+                // stay in the order serde_json's sorted map gave them, not the API reference's
+                // (type, error: type, message): tests/e2e/gateway.test.mjs pins this text.
+                let quota = self.class == Some(FailureClass::Quota);
+                w.key("error");
+                w.begin_object();
+                w.field("message", &self.message);
+                w.field("type", if quota { "billing_error" } else { self.kind });
+                w.end_object();
+                w.field("type", "error");
             }
         }
+        w.end_object();
+    }
+
+    /// OpenAI's error object, `{"message","type","param","code"}`.
+    pub(crate) fn write_openai_error(&self, w: &mut JsonWriter) {
+        let quota = self.class == Some(FailureClass::Quota);
+        w.begin_object();
+        w.field("message", &self.message);
+        w.field("type", if quota { "insufficient_quota" } else { self.kind });
+        w.key("param");
+        w.null();
+        string_or_null(w, "code", self.code);
+        w.end_object();
     }
 }
 
@@ -391,12 +433,12 @@ fn type_for_status(status: u16) -> &'static str {
 /// Reads `x-baton-deadline-ms`: absent means the config's `deadlineMs`.
 pub fn parse_deadline_header(value: Option<&str>) -> Result<Option<u64>, GatewayError> {
     let Some(raw) = value else { return Ok(None) };
-    let parsed = raw.trim().parse::<f64>().ok().filter(|n| n.is_finite()).and_then(|n| parse_ms(&json!(n)));
+    let parsed = raw.trim().parse::<f64>().ok().filter(|n| n.is_finite()).and_then(|n| parse_ms(&Value::from(n)));
     parsed.map(Some).ok_or_else(|| {
         GatewayError::invalid(format!(
             "{DEADLINE_HEADER} must be a positive number of milliseconds up to {} (got {}); omit it to use the gateway's deadlineMs",
             crate::config::MAX_MS,
-            json!(raw.chars().take(40).collect::<String>())
+            raw.chars().take(40).collect::<String>().to_json()
         ))
     })
 }
@@ -442,11 +484,22 @@ pub fn cors_origin(config: &GatewayConfig, origin: Option<&str>) -> Option<Strin
 
 /// `GET /v1/models`: the routes in OpenAI's list format.
 pub fn models_body(names: &[String], created: u64) -> String {
-    let data: Vec<Value> = names
-        .iter()
-        .map(|n| json!({ "id": n, "object": "model", "created": created, "owned_by": "llm-baton" }))
-        .collect();
-    json!({ "object": "list", "data": data }).to_string()
+    let mut w = JsonWriter::new();
+    w.begin_object();
+    w.field("object", "list");
+    w.key("data");
+    w.begin_array();
+    for name in names {
+        w.begin_object();
+        w.field("id", name);
+        w.field("object", "model");
+        w.field("created", &created);
+        w.field("owned_by", "llm-baton");
+        w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    w.finish()
 }
 
 /// `"auto"`, `"none"` or `"required"`, the words every OpenAI format uses for a tool choice.
@@ -467,10 +520,10 @@ pub(crate) fn check_tool_choice(choice: ToolChoice, tools: &[Tool], path: &str) 
             "{path} requires a tool call but tools is empty; give the tools the model must choose from"
         ))),
         Some(UnmetChoice::UnknownTool(name)) => {
-            let names: Vec<String> = tools.iter().map(|t| json!(t.name).to_string()).collect();
+            let names: Vec<String> = tools.iter().map(|t| t.name.to_json()).collect();
             Err(GatewayError::invalid(format!(
                 "{path} names the tool {}, which is not one of the tools (tools: [{}])",
-                json!(name),
+                name.to_json(),
                 names.join(", ")
             )))
         }
@@ -500,8 +553,10 @@ pub(crate) fn kind_of(v: &Value) -> String {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
-        Value::String(s) if s.chars().count() > 40 => format!("{}...", json!(s.chars().take(37).collect::<String>())),
-        Value::String(s) => json!(s).to_string(),
+        Value::String(s) if s.chars().count() > 40 => {
+            format!("{}...", s.chars().take(37).collect::<String>().to_json())
+        }
+        Value::String(s) => s.to_json(),
         Value::Array(_) => "a list".into(),
         Value::Object(_) => "an object".into(),
     }
@@ -671,7 +726,7 @@ pub(crate) mod field {
 /// Images and files as clients send them: a URL (a `data:` URL carries the bytes), or base64
 /// data with its media type. Every mistake names the field.
 pub(crate) mod media {
-    use serde_json::json;
+    use llm_baton_wire::write::ToJson;
 
     use super::GatewayError;
     use crate::chat::{is_media_type, Part, Role, Source};
@@ -698,7 +753,7 @@ pub(crate) mod media {
         if !is_media_type(media_type) {
             return Err(GatewayError::invalid(format!(
                 "{path}.media_type must be a media type such as \"image/png\" or \"application/pdf\" (got {})",
-                json!(media_type)
+                media_type.to_json()
             )));
         }
         Ok(Source::Data { data: data.to_string(), media_type: media_type.to_ascii_lowercase() })
@@ -723,7 +778,7 @@ pub(crate) mod media {
                 return Err(GatewayError::invalid(format!(
                     "{path} is an image of media type {}; send an image (image/png, image/jpeg, image/gif, \
                      image/webp) or send the file as a file or document",
-                    json!(other)
+                    other.to_json()
                 )));
             }
         }
@@ -743,8 +798,14 @@ pub(crate) mod media {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::config::Secret;
+
+    fn body(e: &GatewayError, format: ClientFormat) -> Value {
+        serde_json::from_str(&e.body(format)).unwrap()
+    }
 
     #[test]
     fn failures_map_to_statuses_and_types() {
@@ -771,11 +832,11 @@ mod tests {
         assert_eq!((http.status, http.kind, http.message.as_str()), (429, "rate_limit_error", "slow down"));
         assert_eq!(http.retry_after_ms, Some(2000));
         assert_eq!(
-            timeout.body(ClientFormat::OpenAi),
+            body(&timeout, ClientFormat::OpenAi),
             json!({"error": {"message": timeout.message, "type": "upstream_error", "code": "upstream_timeout", "param": null}})
         );
         assert_eq!(
-            http.body(ClientFormat::Anthropic),
+            body(&http, ClientFormat::Anthropic),
             json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}})
         );
     }
@@ -806,7 +867,7 @@ mod tests {
             );
             let anonymous = GatewayError::from_failure(&failure, None);
             assert!(anonymous.message.starts_with("the gateway's credentials for its upstream provider were refused"));
-            assert_eq!(anonymous.body(ClientFormat::Anthropic)["error"]["type"], "upstream_error");
+            assert_eq!(body(&anonymous, ClientFormat::Anthropic)["error"]["type"], "upstream_error");
         }
     }
 
@@ -838,12 +899,12 @@ mod tests {
                 let final_for_clients = matches!(class, ContextLength | ContentFilter | Quota);
                 assert_eq!(e.should_retry(), final_for_clients.then_some(false), "{class:?}");
                 assert_eq!(
-                    e.body(ClientFormat::OpenAi),
+                    body(&e, ClientFormat::OpenAi),
                     json!({"error": {"message": "the provider's reason", "type": openai_type, "code": openai_code, "param": null}}),
                     "{class:?}"
                 );
                 assert_eq!(
-                    e.body(ClientFormat::Anthropic),
+                    body(&e, ClientFormat::Anthropic),
                     json!({"type": "error", "error": {"type": anthropic_type, "message": "the provider's reason"}}),
                     "{class:?}"
                 );

@@ -10,10 +10,11 @@
 //! (the first carries the role), a chunk with `finish_reason`, a usage-only chunk when the client
 //! asked with `stream_options.include_usage`, then `data: [DONE]`.
 
-use serde_json::{json, Map, Value};
+use llm_baton_wire::write::{JsonWriter, ToJson};
+use serde_json::{Map, Value};
 
 use super::field::{self, child};
-use super::{media, sse, ClientCall, GatewayError, Meta, PartOrigin};
+use super::{media, sse, string_or_null, ClientCall, ClientFormat, GatewayError, Meta, PartOrigin};
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
 };
@@ -143,7 +144,7 @@ fn content_part(v: &Value, role: Role, path: &str) -> Result<Part, GatewayError>
             let data = field::string(file, "file_data", &fp, "the file as a data: URL")?;
             let dp = child(&fp, "file_data");
             if data.is_empty() {
-                return Err(field::wrong(&dp, "the file as a data: URL", &json!(data)));
+                return Err(field::wrong(&dp, "the file as a data: URL", &Value::from(data)));
             }
             // A bare base64 string: the media type from the file's name.
             let source = if data.starts_with("data:") {
@@ -171,7 +172,7 @@ fn content_part(v: &Value, role: Role, path: &str) -> Result<Part, GatewayError>
             return Err(GatewayError::invalid(format!(
                 "{path}.type must be one of {} (got {})",
                 listed.join(", "),
-                json!(other)
+                other.to_json()
             )));
         }
     };
@@ -248,19 +249,26 @@ fn tool(v: &Value, path: &str) -> Result<Tool, GatewayError> {
 /// A tool's JSON Schema; omitted means an object with no properties.
 pub(crate) fn schema(v: Option<&Value>, path: &str) -> Result<Value, GatewayError> {
     match v {
-        None => Ok(json!({ "type": "object", "properties": {} })),
+        None => {
+            let mut schema = Map::new();
+            schema.insert("type".into(), Value::from("object"));
+            schema.insert("properties".into(), Value::Object(Map::new()));
+            Ok(Value::Object(schema))
+        }
         Some(s @ Value::Object(_)) => Ok(s.clone()),
         Some(other) => Err(field::wrong(path, "a JSON Schema object", other)),
     }
 }
 
-fn usage(u: Usage) -> Value {
+/// `"usage":{…}` with the three counts.
+fn write_usage(w: &mut JsonWriter, u: Usage) {
     let (input, output) = super::token_counts(u);
-    json!({
-        "prompt_tokens": input,
-        "completion_tokens": output,
-        "total_tokens": input.saturating_add(output),
-    })
+    w.key("usage");
+    w.begin_object();
+    w.field("prompt_tokens", &input);
+    w.field("completion_tokens", &output);
+    w.field("total_tokens", &input.saturating_add(output));
+    w.end_object();
 }
 
 /// A tool call's id as given, or one made up when the provider gave none (Gemini).
@@ -272,39 +280,57 @@ fn call_id(meta: &Meta, index: u32, id: &str) -> String {
     }
 }
 
+/// Opens a completion or a chunk object with its first fields: `id`, `object`, `created`, `model`.
+fn begin_completion(w: &mut JsonWriter, meta: &Meta, object: &str) {
+    w.begin_object();
+    w.field("id", &meta.id);
+    w.field("object", object);
+    w.field("created", &meta.created);
+    w.field("model", &meta.model);
+}
+
+/// A whole answer, keys in the API reference's order: `id`, `object`, `created`, `model`,
+/// `choices`, `usage`.
 pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
-    let mut message = json!({
-        "role": "assistant",
-        "content": if answer.text.is_empty() && !answer.tool_calls.is_empty() { Value::Null } else { json!(answer.text) },
-        "refusal": null,
-    });
-    if !answer.reasoning.is_empty() {
-        message["reasoning_content"] = json!(answer.reasoning);
-    }
+    let mut w = JsonWriter::new();
+    begin_completion(&mut w, meta, "chat.completion");
+    w.key("choices");
+    w.begin_array();
+    w.begin_object();
+    w.field("index", &0u32);
+    w.key("message");
+    w.begin_object();
+    w.field("role", "assistant");
+    let calls_only = answer.text.is_empty() && !answer.tool_calls.is_empty();
+    string_or_null(&mut w, "content", (!calls_only).then_some(answer.text.as_str()));
+    w.key("refusal");
+    w.null();
+    w.text_field("reasoning_content", &answer.reasoning);
     if !answer.tool_calls.is_empty() {
-        let calls: Vec<Value> = answer
-            .tool_calls
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                json!({
-                    "id": call_id(meta, i as u32, &c.id),
-                    "type": "function",
-                    "function": { "name": c.name, "arguments": c.arguments },
-                })
-            })
-            .collect();
-        message["tool_calls"] = json!(calls);
+        w.key("tool_calls");
+        w.begin_array();
+        for (i, c) in answer.tool_calls.iter().enumerate() {
+            w.begin_object();
+            w.field("id", &call_id(meta, i as u32, &c.id));
+            w.field("type", "function");
+            w.key("function");
+            w.begin_object();
+            w.field("name", &c.name);
+            w.field("arguments", &c.arguments);
+            w.end_object();
+            w.end_object();
+        }
+        w.end_array();
     }
-    json!({
-        "id": meta.id,
-        "object": "chat.completion",
-        "created": meta.created,
-        "model": meta.model,
-        "choices": [{ "index": 0, "message": message, "logprobs": null, "finish_reason": wire_finish_reason(&answer.finish_reason) }],
-        "usage": usage(answer.usage),
-    })
-    .to_string()
+    w.end_object();
+    w.key("logprobs");
+    w.null();
+    w.field("finish_reason", wire_finish_reason(&answer.finish_reason));
+    w.end_object();
+    w.end_array();
+    write_usage(&mut w, answer.usage);
+    w.end_object();
+    w.finish()
 }
 
 #[derive(Debug)]
@@ -321,42 +347,78 @@ impl StreamEncoder {
         StreamEncoder { meta, include_usage, started: false, opened_calls: Vec::new() }
     }
 
-    fn chunk(&self, delta: Value, finish: Option<&str>, out: &mut String) {
-        let mut chunk = json!({
-            "id": self.meta.id,
-            "object": "chat.completion.chunk",
-            "created": self.meta.created,
-            "model": self.meta.model,
-            "choices": [{ "index": 0, "delta": delta, "logprobs": null, "finish_reason": finish }],
+    /// A chunk of one choice, whose delta's fields `delta` writes.
+    fn chunk(&self, out: &mut String, delta: &dyn Fn(&mut JsonWriter), finish: Option<&str>) {
+        sse(out, None, &|w| {
+            begin_completion(w, &self.meta, "chat.completion.chunk");
+            w.key("choices");
+            w.begin_array();
+            w.begin_object();
+            w.field("index", &0u32);
+            w.key("delta");
+            w.begin_object();
+            delta(w);
+            w.end_object();
+            w.key("logprobs");
+            w.null();
+            string_or_null(w, "finish_reason", finish);
+            w.end_object();
+            w.end_array();
+            if self.include_usage {
+                w.key("usage");
+                w.null();
+            }
+            w.end_object();
         });
-        if self.include_usage {
-            chunk["usage"] = Value::Null;
-        }
-        sse(out, None, &chunk);
     }
 
     /// The first chunk carries the role, as OpenAI's do.
     fn start(&mut self, out: &mut String) {
         if !self.started {
             self.started = true;
-            self.chunk(json!({ "role": "assistant", "content": "" }), None, out);
+            self.chunk(
+                out,
+                &|w| {
+                    w.field("role", "assistant");
+                    w.field("content", "");
+                },
+                None,
+            );
         }
     }
 
     pub fn delta(&mut self, delta: &Delta, out: &mut String) {
         self.start(out);
         match delta {
-            Delta::Text { text } => self.chunk(json!({ "content": text }), None, out),
-            Delta::Reasoning { text } => self.chunk(json!({ "reasoning_content": text }), None, out),
+            Delta::Text { text } => self.chunk(out, &|w| w.field("content", text), None),
+            Delta::Reasoning { text } => self.chunk(out, &|w| w.field("reasoning_content", text), None),
             Delta::ToolCall { index, id, name, arguments } => {
-                let mut call = json!({ "index": index, "function": { "arguments": arguments } });
-                if !self.opened_calls.contains(index) {
+                // A call's first fragment names it: its id, type and function name.
+                let opening = !self.opened_calls.contains(index);
+                if opening {
                     self.opened_calls.push(*index);
-                    call["id"] = json!(call_id(&self.meta, *index, id.as_deref().unwrap_or("")));
-                    call["type"] = json!("function");
-                    call["function"]["name"] = json!(name.as_deref().unwrap_or(""));
                 }
-                self.chunk(json!({ "tool_calls": [call] }), None, out);
+                let id = opening.then(|| call_id(&self.meta, *index, id.as_deref().unwrap_or("")));
+                let call = |w: &mut JsonWriter| {
+                    w.key("tool_calls");
+                    w.begin_array();
+                    w.begin_object();
+                    w.field("index", index);
+                    if let Some(id) = &id {
+                        w.field("id", id);
+                        w.field("type", "function");
+                    }
+                    w.key("function");
+                    w.begin_object();
+                    if id.is_some() {
+                        w.field("name", name.as_deref().unwrap_or(""));
+                    }
+                    w.field("arguments", arguments);
+                    w.end_object();
+                    w.end_object();
+                    w.end_array();
+                };
+                self.chunk(out, &call, None);
             }
             Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
             // The engine never delivers a skipped frame (it becomes a warning event) nor a usage
@@ -367,29 +429,30 @@ impl StreamEncoder {
 
     pub fn finish(&mut self, finish: &FinishReason, u: Usage, out: &mut String) {
         self.start(out);
-        self.chunk(json!({}), Some(wire_finish_reason(finish)), out);
+        self.chunk(out, &|_| {}, Some(wire_finish_reason(finish)));
         if self.include_usage {
-            let chunk = json!({
-                "id": self.meta.id,
-                "object": "chat.completion.chunk",
-                "created": self.meta.created,
-                "model": self.meta.model,
-                "choices": [],
-                "usage": usage(u),
+            sse(out, None, &|w| {
+                begin_completion(w, &self.meta, "chat.completion.chunk");
+                w.key("choices");
+                w.begin_array();
+                w.end_array();
+                write_usage(w, u);
+                w.end_object();
             });
-            sse(out, None, &chunk);
         }
         out.push_str("data: [DONE]\n\n");
     }
 
     /// An error chunk (the SDK throws on a chunk with `error`), and no `[DONE]`.
     pub fn fail(&mut self, error: &GatewayError, out: &mut String) {
-        sse(out, None, &error.body(super::ClientFormat::OpenAi));
+        sse(out, None, &|w| error.write_body(w, ClientFormat::OpenAi));
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::chat::Source;
     use crate::gateway::{parse_request as parse, ClientFormat};
@@ -697,6 +760,24 @@ mod tests {
         assert_eq!(chunk(5)["usage"]["total_tokens"], 3);
         assert_eq!(f[6], "[DONE]");
         assert_eq!(f.len(), 7);
+    }
+
+    /// The keys come in the API reference's order, as OpenAI sends them.
+    #[test]
+    fn chunks_keep_the_api_references_key_order() {
+        let mut e = StreamEncoder::new(meta(), true);
+        let mut out = String::new();
+        e.delta(
+            &Delta::ToolCall { index: 0, id: Some("call_1".into()), name: Some("f".into()), arguments: String::new() },
+            &mut out,
+        );
+        let f = frames(&out);
+        assert_eq!(
+            f[1],
+            r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":9,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]},"logprobs":null,"finish_reason":null}],"usage":null}"#
+        );
+        e.fail(&GatewayError::new(502, "broken"), &mut out);
+        assert_eq!(frames(&out)[2], r#"{"error":{"message":"broken","type":"api_error","param":null,"code":null}}"#);
     }
 
     #[test]

@@ -23,11 +23,12 @@
 //! throws, and never a `response.completed`. A stream continued on another member (afterStart)
 //! goes on in the same items: the client reads one response.
 
-use serde_json::{json, Map, Value};
+use llm_baton_wire::write::{JsonWriter, ToJson};
+use serde_json::{Map, Value};
 
 use super::field::{self, child};
 use super::openai::schema;
-use super::{media, sse, ClientCall, ClientFormat, Conversation, GatewayError, Meta};
+use super::{media, sse, string_or_null, ClientCall, Conversation, GatewayError, Meta};
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
 };
@@ -91,25 +92,38 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
     let temperature = field::opt_temperature(o, "temperature", "")?;
     let top_p = field::opt_top_p(o, "top_p", "")?;
     let parallel_tool_calls = field::opt_flag(o, "parallel_tool_calls", "")?;
-    let echo = json!({
-        "instructions": instructions,
-        "max_output_tokens": max_tokens,
-        "temperature": temperature,
-        "top_p": top_p,
-        "tools": field::opt(o, "tools").cloned().unwrap_or_else(|| json!([])),
-        "tool_choice": field::opt(o, "tool_choice").cloned().unwrap_or_else(|| json!("auto")),
-        "parallel_tool_calls": parallel_tool_calls.unwrap_or(true),
-        "text": match field::opt(o, "text") {
-            Some(text) if field::opt(field::object(text, "text")?, "format").is_some() => text.clone(),
-            _ => json!({ "format": { "type": "text" } }),
-        },
-        "metadata": field::opt(o, "metadata").cloned().unwrap_or_else(|| json!({})),
-        "store": false,
-        "previous_response_id": null,
-        "reasoning": { "effort": null, "summary": null },
-        "truncation": "disabled",
-        "user": null,
-    });
+    // Built by hand: json! converts each value through serde (to_value), which would link
+    // serde_json's value serializer into the gateway for this one object. Inserted one by one:
+    // collecting into a Map sorts the pairs first, which links a stable sort.
+    let object = |fields: Vec<(&str, Value)>| {
+        let mut map = Map::new();
+        for (key, value) in fields {
+            map.insert(key.to_string(), value);
+        }
+        Value::Object(map)
+    };
+    let echo = object(vec![
+        ("instructions", instructions.map_or(Value::Null, Value::from)),
+        ("max_output_tokens", max_tokens.map_or(Value::Null, Value::from)),
+        ("temperature", temperature.map_or(Value::Null, Value::from)),
+        ("top_p", top_p.map_or(Value::Null, Value::from)),
+        ("tools", field::opt(o, "tools").cloned().unwrap_or_else(|| Value::Array(Vec::new()))),
+        ("tool_choice", field::opt(o, "tool_choice").cloned().unwrap_or_else(|| Value::from("auto"))),
+        ("parallel_tool_calls", Value::from(parallel_tool_calls.unwrap_or(true))),
+        (
+            "text",
+            match field::opt(o, "text") {
+                Some(text) if field::opt(field::object(text, "text")?, "format").is_some() => text.clone(),
+                _ => object(vec![("format", object(vec![("type", Value::from("text"))]))]),
+            },
+        ),
+        ("metadata", field::opt(o, "metadata").cloned().unwrap_or_else(|| Value::Object(Map::new()))),
+        ("store", Value::from(false)),
+        ("previous_response_id", Value::Null),
+        ("reasoning", object(vec![("effort", Value::Null), ("summary", Value::Null)])),
+        ("truncation", Value::from("disabled")),
+        ("user", Value::Null),
+    ]);
     let Conversation { messages, origins } = conversation;
     let request = ChatRequest {
         messages,
@@ -143,7 +157,7 @@ fn input_item(v: &Value, path: &str, out: &mut Conversation) -> Result<(), Gatew
             return Err(GatewayError::invalid(format!(
                 "{path}.type must be one of {} (got {}); built-in tool items run at OpenAI only",
                 listed.join(", "),
-                json!(other)
+                other.to_json()
             )));
         }
     };
@@ -233,7 +247,7 @@ fn content_part(v: &Value, path: &str, allowed: &[&str]) -> Result<Part, Gateway
     let expected = format!("one of {}", listed.join(", "));
     let kind = field::string(o, "type", path, &expected)?;
     if !allowed.contains(&kind) {
-        return Err(GatewayError::invalid(format!("{path}.type must be {expected} (got {})", json!(kind))));
+        return Err(GatewayError::invalid(format!("{path}.type must be {expected} (got {})", kind.to_json())));
     }
     Ok(match kind {
         "refusal" => Part::Text { text: field::string(o, "refusal", path, "the refusal's text")?.to_string() },
@@ -288,7 +302,7 @@ fn tool(v: &Value, path: &str) -> Result<Tool, GatewayError> {
         return Err(GatewayError::invalid(format!(
             "{path}.type must be \"function\" (got {}); built-in tools run at OpenAI only, the gateway forwards \
              function tools",
-            json!(kind)
+            kind.to_json()
         )));
     }
     field::opt_bool(o, "strict", path)?;
@@ -309,7 +323,7 @@ fn tool_choice(v: &Value) -> Result<ToolChoice, GatewayError> {
             if kind != "function" {
                 return Err(GatewayError::invalid(format!(
                     "tool_choice.type must be \"function\" (got {}); built-in tools run at OpenAI only",
-                    json!(kind)
+                    kind.to_json()
                 )));
             }
             Ok(ToolChoice::Tool {
@@ -357,47 +371,113 @@ fn call_id(meta: &Meta, index: u32, id: &str) -> String {
     }
 }
 
-fn usage(u: Usage) -> Value {
+/// `"usage":{…}`: the counts, and the details the SDK's types require.
+fn write_usage(w: &mut JsonWriter, u: Usage) {
     let (input, output) = super::token_counts(u);
-    json!({
-        "input_tokens": input,
-        "input_tokens_details": { "cached_tokens": 0 },
-        "output_tokens": output,
-        "output_tokens_details": { "reasoning_tokens": 0 },
-        "total_tokens": input.saturating_add(output),
-    })
+    w.key("usage");
+    w.begin_object();
+    w.field("input_tokens", &input);
+    w.key("input_tokens_details");
+    w.begin_object();
+    w.field("cached_tokens", &0u32);
+    w.end_object();
+    w.field("output_tokens", &output);
+    w.key("output_tokens_details");
+    w.begin_object();
+    w.field("reasoning_tokens", &0u32);
+    w.end_object();
+    w.field("total_tokens", &input.saturating_add(output));
+    w.end_object();
 }
 
-/// `status` and `incomplete_details` for how the answer finished: a length cut or a content
-/// filter left it incomplete, anything else completed it.
-fn ending(finish: &FinishReason) -> (&'static str, Value) {
+/// `status` and the `incomplete_details.reason` for how the answer finished: a length cut or a
+/// content filter left it incomplete, anything else completed it.
+fn ending(finish: &FinishReason) -> (&'static str, Option<&'static str>) {
     match finish {
-        FinishReason::Length => ("incomplete", json!({ "reason": "max_output_tokens" })),
-        FinishReason::ContentFilter => ("incomplete", json!({ "reason": "content_filter" })),
-        _ => ("completed", Value::Null),
+        FinishReason::Length => ("incomplete", Some("max_output_tokens")),
+        FinishReason::ContentFilter => ("incomplete", Some("content_filter")),
+        _ => ("completed", None),
     }
 }
 
-/// The response object: the request's echo, then what this response says.
-fn response(meta: &Meta, status: &str, output: Vec<Value>, usage: Value, error: Value, incomplete: Value) -> Value {
-    let mut r = match &meta.echo {
-        Value::Object(echo) => echo.clone(),
-        _ => Map::new(),
+/// What a response object says besides its id, model, echo and output.
+struct Outcome<'a> {
+    status: &'a str,
+    /// The `incomplete_details.reason`.
+    incomplete: Option<&'a str>,
+    /// The failure `response.failed` reports as `error: {code, message}`.
+    error: Option<&'a GatewayError>,
+    usage: Option<Usage>,
+}
+
+/// The request's settings the response object repeats ([`super::ClientCall::echo`]), in the
+/// order they take among the response's own fields.
+const ECHOED_BEFORE_MODEL: &[&str] = &["instructions", "max_output_tokens"];
+const ECHOED_BEFORE_USAGE: &[&str] = &[
+    "parallel_tool_calls",
+    "previous_response_id",
+    "reasoning",
+    "store",
+    "temperature",
+    "text",
+    "tool_choice",
+    "tools",
+    "top_p",
+    "truncation",
+];
+const ECHOED_LAST: &[&str] = &["user", "metadata"];
+
+/// The response object, keys in the API reference's order (`id`, `object`, `created_at`,
+/// `status`, `error`, `incomplete_details`, `instructions`, …, `usage`, `user`, `metadata`),
+/// the request's echo in its places. `output` holds `items`, each `incomplete` if still open.
+fn write_response(w: &mut JsonWriter, meta: &Meta, items: &[Item], outcome: &Outcome) {
+    let echoed = |w: &mut JsonWriter, keys: &[&str]| {
+        for key in keys {
+            w.opt_field(key, meta.echo.get(key));
+        }
     };
-    for (key, value) in [
-        ("id", json!(meta.id)),
-        ("object", json!("response")),
-        ("created_at", json!(meta.created)),
-        ("model", json!(meta.model)),
-        ("status", json!(status)),
-        ("error", error),
-        ("incomplete_details", incomplete),
-        ("output", Value::Array(output)),
-        ("usage", usage),
-    ] {
-        r.insert(key.to_string(), value);
+    w.begin_object();
+    w.field("id", &meta.id);
+    w.field("object", "response");
+    w.field("created_at", &meta.created);
+    w.field("status", outcome.status);
+    w.key("error");
+    match outcome.error {
+        Some(error) => {
+            w.begin_object();
+            w.field("code", error.code.unwrap_or(error.kind));
+            w.field("message", &error.message);
+            w.end_object();
+        }
+        None => w.null(),
     }
-    Value::Object(r)
+    w.key("incomplete_details");
+    match outcome.incomplete {
+        Some(reason) => {
+            w.begin_object();
+            w.field("reason", reason);
+            w.end_object();
+        }
+        None => w.null(),
+    }
+    echoed(w, ECHOED_BEFORE_MODEL);
+    w.field("model", &meta.model);
+    w.key("output");
+    w.begin_array();
+    for item in items {
+        item.write(w, if item.open { "incomplete" } else { "completed" });
+    }
+    w.end_array();
+    echoed(w, ECHOED_BEFORE_USAGE);
+    match outcome.usage {
+        Some(usage) => write_usage(w, usage),
+        None => {
+            w.key("usage");
+            w.null();
+        }
+    }
+    echoed(w, ECHOED_LAST);
+    w.end_object();
 }
 
 /// What an output item holds.
@@ -422,35 +502,83 @@ struct Item {
     open: bool,
 }
 
+/// `{"type":"output_text","text",…}`, a message's one content part.
+fn write_output_text(w: &mut JsonWriter, text: &str) {
+    w.begin_object();
+    w.field("type", "output_text");
+    w.field("text", text);
+    w.key("annotations");
+    w.begin_array();
+    w.end_array();
+    w.key("logprobs");
+    w.begin_array();
+    w.end_array();
+    w.end_object();
+}
+
+/// `{"type":"summary_text","text"}`, a reasoning item's one summary part.
+fn write_summary_text(w: &mut JsonWriter, text: &str) {
+    w.begin_object();
+    w.field("type", "summary_text");
+    w.field("text", text);
+    w.end_object();
+}
+
 impl Item {
+    /// Opens the item's object with its `id`, `type` and `status`.
+    fn begin(&self, w: &mut JsonWriter, kind: &str, status: &str) {
+        w.begin_object();
+        w.field("id", &self.id);
+        w.field("type", kind);
+        w.field("status", status);
+    }
+
     /// The item as `output` lists it; `status` is `in_progress`, `completed` or `incomplete`.
-    fn to_json(&self, status: &str) -> Value {
+    fn write(&self, w: &mut JsonWriter, status: &str) {
         match &self.kind {
-            Kind::Message => json!({
-                "id": self.id, "type": "message", "status": status, "role": "assistant",
-                "content": [{ "type": "output_text", "text": self.text, "annotations": [], "logprobs": [] }],
-            }),
-            Kind::Reasoning => json!({
-                "id": self.id, "type": "reasoning", "status": status,
-                "summary": [{ "type": "summary_text", "text": self.text }],
-            }),
-            Kind::Call { call_id, name, .. } => json!({
-                "id": self.id, "type": "function_call", "status": status,
-                "call_id": call_id, "name": name, "arguments": self.text,
-            }),
+            Kind::Message => {
+                self.begin(w, "message", status);
+                w.field("role", "assistant");
+                w.key("content");
+                w.begin_array();
+                write_output_text(w, &self.text);
+                w.end_array();
+            }
+            Kind::Reasoning => {
+                self.begin(w, "reasoning", status);
+                w.key("summary");
+                w.begin_array();
+                write_summary_text(w, &self.text);
+                w.end_array();
+            }
+            Kind::Call { call_id, name, .. } => {
+                self.begin(w, "function_call", status);
+                w.field("call_id", call_id);
+                w.field("name", name);
+                w.field("arguments", &self.text);
+            }
         }
+        w.end_object();
     }
 
     /// The item as `output_item.added` opens it, before any text: a message's content part and
     /// a reasoning item's summary part are added by events of their own.
-    fn opening(&self) -> Value {
+    fn write_opening(&self, w: &mut JsonWriter) {
         match &self.kind {
-            Kind::Message => json!({
-                "id": self.id, "type": "message", "status": "in_progress", "role": "assistant", "content": [],
-            }),
-            Kind::Reasoning => json!({ "id": self.id, "type": "reasoning", "status": "in_progress", "summary": [] }),
-            Kind::Call { .. } => self.to_json("in_progress"),
+            Kind::Message => {
+                self.begin(w, "message", "in_progress");
+                w.field("role", "assistant");
+                w.key("content");
+            }
+            Kind::Reasoning => {
+                self.begin(w, "reasoning", "in_progress");
+                w.key("summary");
+            }
+            Kind::Call { .. } => return self.write(w, "in_progress"),
         }
+        w.begin_array();
+        w.end_array();
+        w.end_object();
     }
 }
 
@@ -475,9 +603,11 @@ fn answer_items(meta: &Meta, answer: &Answer) -> Vec<Item> {
 }
 
 pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
-    let output = answer_items(meta, answer).iter().map(|item| item.to_json("completed")).collect();
     let (status, incomplete) = ending(&answer.finish_reason);
-    response(meta, status, output, usage(answer.usage), Value::Null, incomplete).to_string()
+    let outcome = Outcome { status, incomplete, error: None, usage: Some(answer.usage) };
+    let mut w = JsonWriter::new();
+    write_response(&mut w, meta, &answer_items(meta, answer), &outcome);
+    w.finish()
 }
 
 // ---- streams ----
@@ -492,17 +622,42 @@ pub struct StreamEncoder {
     items: Vec<Item>,
 }
 
+/// One event: named in its SSE `event:` line and its `type`, then the fields `fields` writes,
+/// then its `sequence_number` (the next of `sequence`).
+fn event(out: &mut String, sequence: &mut u64, kind: &str, fields: &dyn Fn(&mut JsonWriter)) {
+    let number = *sequence;
+    *sequence += 1;
+    sse(out, Some(kind), &|w| {
+        w.begin_object();
+        w.field("type", kind);
+        fields(w);
+        w.field("sequence_number", &number);
+        w.end_object();
+    });
+}
+
+/// `"item_id","output_index"`, and `"content_index":0` or `"summary_index":0` when `part` names
+/// one: where an item event applies.
+fn write_at(w: &mut JsonWriter, item: &Item, index: usize, part: Option<&str>) {
+    w.field("item_id", &item.id);
+    w.field("output_index", &index);
+    if let Some(part) = part {
+        w.field(part, &0u32);
+    }
+}
+
 impl StreamEncoder {
     pub fn new(meta: Meta) -> StreamEncoder {
         StreamEncoder { meta, started: false, sequence: 0, items: Vec::new() }
     }
 
-    /// One event, named in its SSE `event:` line and its `type`, numbered.
-    fn event(&mut self, out: &mut String, kind: &str, mut data: Value) {
-        data["type"] = json!(kind);
-        data["sequence_number"] = json!(self.sequence);
-        self.sequence += 1;
-        sse(out, Some(kind), &data);
+    /// `response.<kind>` with the response object as it stands.
+    fn response_event(&mut self, out: &mut String, kind: &str, outcome: &Outcome) {
+        let (meta, items) = (&self.meta, &self.items);
+        event(out, &mut self.sequence, kind, &|w| {
+            w.key("response");
+            write_response(w, meta, items, outcome);
+        });
     }
 
     fn start(&mut self, out: &mut String) {
@@ -510,9 +665,9 @@ impl StreamEncoder {
             return;
         }
         self.started = true;
-        let snapshot = response(&self.meta, "in_progress", Vec::new(), Value::Null, Value::Null, Value::Null);
-        self.event(out, "response.created", json!({ "response": snapshot }));
-        self.event(out, "response.in_progress", json!({ "response": snapshot }));
+        let outcome = Outcome { status: "in_progress", incomplete: None, error: None, usage: None };
+        self.response_event(out, "response.created", &outcome);
+        self.response_event(out, "response.in_progress", &outcome);
     }
 
     /// Appends an item and opens it (and its one content or summary part).
@@ -523,28 +678,25 @@ impl StreamEncoder {
             Kind::Reasoning => "rs",
             Kind::Call { .. } => "fc",
         };
-        let item = Item { kind, id: item_id(&self.meta, prefix, index), text: String::new(), open: true };
-        let (opening, id) = (item.opening(), item.id.clone());
-        let kind = item.kind.clone();
-        self.items.push(item);
-        self.event(out, "response.output_item.added", json!({ "output_index": index, "item": opening }));
-        match kind {
-            Kind::Message => self.event(
-                out,
-                "response.content_part.added",
-                json!({
-                    "item_id": id, "output_index": index, "content_index": 0,
-                    "part": { "type": "output_text", "text": "", "annotations": [], "logprobs": [] },
-                }),
-            ),
-            Kind::Reasoning => self.event(
-                out,
-                "response.reasoning_summary_part.added",
-                json!({
-                    "item_id": id, "output_index": index, "summary_index": 0,
-                    "part": { "type": "summary_text", "text": "" },
-                }),
-            ),
+        self.items.push(Item { kind, id: item_id(&self.meta, prefix, index), text: String::new(), open: true });
+        let item = &self.items[index];
+        let sequence = &mut self.sequence;
+        event(out, sequence, "response.output_item.added", &|w| {
+            w.field("output_index", &index);
+            w.key("item");
+            item.write_opening(w);
+        });
+        match item.kind {
+            Kind::Message => event(out, sequence, "response.content_part.added", &|w| {
+                write_at(w, item, index, Some("content_index"));
+                w.key("part");
+                write_output_text(w, "");
+            }),
+            Kind::Reasoning => event(out, sequence, "response.reasoning_summary_part.added", &|w| {
+                write_at(w, item, index, Some("summary_index"));
+                w.key("part");
+                write_summary_text(w, "");
+            }),
             Kind::Call { .. } => {}
         }
         index
@@ -552,36 +704,46 @@ impl StreamEncoder {
 
     /// Ends an open item: its part's `done` events, then `output_item.done`.
     fn close(&mut self, index: usize, out: &mut String) {
-        let item = &mut self.items[index];
-        item.open = false;
-        let (id, text, kind, done) = (item.id.clone(), item.text.clone(), item.kind.clone(), item.to_json("completed"));
-        match kind {
+        self.items[index].open = false;
+        let item = &self.items[index];
+        let sequence = &mut self.sequence;
+        match &item.kind {
             Kind::Message => {
-                let at = json!({ "item_id": id, "output_index": index, "content_index": 0 });
-                let mut text_done = at.clone();
-                text_done["text"] = json!(text);
-                text_done["logprobs"] = json!([]);
-                self.event(out, "response.output_text.done", text_done);
-                let mut part_done = at;
-                part_done["part"] = json!({ "type": "output_text", "text": text, "annotations": [], "logprobs": [] });
-                self.event(out, "response.content_part.done", part_done);
+                event(out, sequence, "response.output_text.done", &|w| {
+                    write_at(w, item, index, Some("content_index"));
+                    w.field("text", &item.text);
+                    w.key("logprobs");
+                    w.begin_array();
+                    w.end_array();
+                });
+                event(out, sequence, "response.content_part.done", &|w| {
+                    write_at(w, item, index, Some("content_index"));
+                    w.key("part");
+                    write_output_text(w, &item.text);
+                });
             }
             Kind::Reasoning => {
-                let at = json!({ "item_id": id, "output_index": index, "summary_index": 0 });
-                let mut text_done = at.clone();
-                text_done["text"] = json!(text);
-                self.event(out, "response.reasoning_summary_text.done", text_done);
-                let mut part_done = at;
-                part_done["part"] = json!({ "type": "summary_text", "text": text });
-                self.event(out, "response.reasoning_summary_part.done", part_done);
+                event(out, sequence, "response.reasoning_summary_text.done", &|w| {
+                    write_at(w, item, index, Some("summary_index"));
+                    w.field("text", &item.text);
+                });
+                event(out, sequence, "response.reasoning_summary_part.done", &|w| {
+                    write_at(w, item, index, Some("summary_index"));
+                    w.key("part");
+                    write_summary_text(w, &item.text);
+                });
             }
-            Kind::Call { name, .. } => self.event(
-                out,
-                "response.function_call_arguments.done",
-                json!({ "item_id": id, "output_index": index, "name": name, "arguments": text }),
-            ),
+            Kind::Call { name, .. } => event(out, sequence, "response.function_call_arguments.done", &|w| {
+                write_at(w, item, index, None);
+                w.field("name", name);
+                w.field("arguments", &item.text);
+            }),
         }
-        self.event(out, "response.output_item.done", json!({ "output_index": index, "item": done }));
+        event(out, sequence, "response.output_item.done", &|w| {
+            w.field("output_index", &index);
+            w.key("item");
+            item.write(w, "completed");
+        });
     }
 
     fn close_all(&mut self, out: &mut String) {
@@ -623,39 +785,38 @@ impl StreamEncoder {
         self.open(kind, out)
     }
 
+    /// Appends `text` to the item at `index` and sends it as a `kind` delta event; `part` names
+    /// the item's part index field, as in [`write_at`].
+    fn item_delta(&mut self, out: &mut String, index: usize, kind: &str, part: Option<&str>, text: &str) {
+        let item = &mut self.items[index];
+        item.text.push_str(text);
+        let item = &*item;
+        event(out, &mut self.sequence, kind, &|w| {
+            write_at(w, item, index, part);
+            w.field("delta", text);
+            if part == Some("content_index") {
+                w.key("logprobs");
+                w.begin_array();
+                w.end_array();
+            }
+        });
+    }
+
     pub fn delta(&mut self, delta: &Delta, out: &mut String) {
         self.start(out);
         match delta {
             Delta::Text { text } if !text.is_empty() => {
                 let index = self.run(Kind::Message, out);
-                self.items[index].text.push_str(text);
-                let id = self.items[index].id.clone();
-                self.event(
-                    out,
-                    "response.output_text.delta",
-                    json!({ "item_id": id, "output_index": index, "content_index": 0, "delta": text, "logprobs": [] }),
-                );
+                self.item_delta(out, index, "response.output_text.delta", Some("content_index"), text);
             }
             Delta::Reasoning { text } if !text.is_empty() => {
                 let index = self.run(Kind::Reasoning, out);
-                self.items[index].text.push_str(text);
-                let id = self.items[index].id.clone();
-                self.event(
-                    out,
-                    "response.reasoning_summary_text.delta",
-                    json!({ "item_id": id, "output_index": index, "summary_index": 0, "delta": text }),
-                );
+                self.item_delta(out, index, "response.reasoning_summary_text.delta", Some("summary_index"), text);
             }
             Delta::ToolCall { index: call, id, name, arguments } => {
                 let index = self.call_item(*call, id.as_deref(), name.as_deref(), out);
                 if !arguments.is_empty() {
-                    self.items[index].text.push_str(arguments);
-                    let id = self.items[index].id.clone();
-                    self.event(
-                        out,
-                        "response.function_call_arguments.delta",
-                        json!({ "item_id": id, "output_index": index, "delta": arguments }),
-                    );
+                    self.item_delta(out, index, "response.function_call_arguments.delta", None, arguments);
                 }
             }
             Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
@@ -673,34 +834,37 @@ impl StreamEncoder {
             self.open(Kind::Message, out);
         }
         self.close_all(out);
-        let output = self.items.iter().map(|item| item.to_json("completed")).collect();
         let (status, incomplete) = ending(finish);
-        let snapshot = response(&self.meta, status, output, usage(u), Value::Null, incomplete);
-        self.event(out, &format!("response.{status}"), json!({ "response": snapshot }));
+        let outcome = Outcome { status, incomplete, error: None, usage: Some(u) };
+        self.response_event(out, &format!("response.{status}"), &outcome);
     }
 
     /// `response.failed` with the output so far (open items `incomplete`) and the error, then an
     /// `error` event, which the SDK throws; no `response.completed`.
     pub fn fail(&mut self, error: &GatewayError, out: &mut String) {
         self.start(out);
-        let body = error.body(ClientFormat::Responses)["error"].clone();
-        let output =
-            self.items.iter().map(|item| item.to_json(if item.open { "incomplete" } else { "completed" })).collect();
-        let failure = json!({ "code": body["code"].as_str().unwrap_or(error.kind), "message": error.message });
-        let snapshot = response(&self.meta, "failed", output, Value::Null, failure, Value::Null);
-        self.event(out, "response.failed", json!({ "response": snapshot }));
+        let outcome = Outcome { status: "failed", incomplete: None, error: Some(error), usage: None };
+        self.response_event(out, "response.failed", &outcome);
         // The flat fields are the event's documented shape; `error` nests the full error body as
         // first-party streams do, which the SDK prefers when present.
-        let event = json!({ "code": body["code"], "message": error.message, "param": null, "error": body });
-        self.event(out, "error", event);
+        event(out, &mut self.sequence, "error", &|w| {
+            string_or_null(w, "code", error.code);
+            w.field("message", &error.message);
+            w.key("param");
+            w.null();
+            w.key("error");
+            error.write_openai_error(w);
+        });
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::chat::Source;
-    use crate::gateway::parse_request as parse;
+    use crate::gateway::{parse_request as parse, ClientFormat};
 
     fn meta() -> Meta {
         Meta { id: "resp_1".into(), created: 9, model: "m".into(), echo: json!({ "instructions": "sys" }) }
@@ -1082,6 +1246,31 @@ mod tests {
                 "{case}"
             );
         }
+    }
+
+    /// The response object's keys come in the API reference's order, each echoed setting in its
+    /// place, and an event's `type` first and `sequence_number` last.
+    #[test]
+    fn keys_keep_the_api_references_order() {
+        let echo =
+            call(json!({"model": "chat", "input": "Hi", "instructions": "sys", "metadata": {"k": "v"}})).unwrap().echo;
+        let meta = Meta { echo, ..meta() };
+        let body = answer_body(&meta, &answer("Hello", "", &[], FinishReason::Stop));
+        assert_eq!(
+            body,
+            r#"{"id":"resp_1","object":"response","created_at":9,"status":"completed","error":null,"incomplete_details":null,"instructions":"sys","max_output_tokens":null,"model":"m","output":[{"id":"msg_1_0","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Hello","annotations":[],"logprobs":[]}]}],"parallel_tool_calls":true,"previous_response_id":null,"reasoning":{"effort":null,"summary":null},"store":false,"temperature":null,"text":{"format":{"type":"text"}},"tool_choice":"auto","tools":[],"top_p":null,"truncation":"disabled","usage":{"input_tokens":3,"input_tokens_details":{"cached_tokens":0},"output_tokens":4,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":7},"user":null,"metadata":{"k":"v"}}"#
+        );
+        let every_echoed: usize = [ECHOED_BEFORE_MODEL, ECHOED_BEFORE_USAGE, ECHOED_LAST].iter().map(|k| k.len()).sum();
+        assert_eq!(meta.echo.as_object().unwrap().len(), every_echoed, "an echoed setting has no place");
+        let mut e = StreamEncoder::new(meta);
+        let mut out = String::new();
+        e.delta(&text("Hi"), &mut out);
+        let delta = out.split("\n\n").find(|f| f.starts_with("event: response.output_text.delta")).unwrap();
+        assert_eq!(
+            delta,
+            "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"item_id\":\"msg_1_0\",\
+             \"output_index\":0,\"content_index\":0,\"delta\":\"Hi\",\"logprobs\":[],\"sequence_number\":4}"
+        );
     }
 
     /// The SSE frames as (event name, data).

@@ -38,6 +38,13 @@ impl JsonWriter {
         JsonWriter::default()
     }
 
+    /// A writer that appends its JSON text to `out`, which [`JsonWriter::finish`] gives back:
+    /// for a caller that surrounds the JSON with text of its own (an SSE frame's `data: `), so
+    /// the JSON is not written to a text of its own and then copied.
+    pub fn appending(out: String) -> Self {
+        JsonWriter { out, comma_due: false }
+    }
+
     /// The text written.
     pub fn finish(self) -> String {
         self.out
@@ -372,6 +379,18 @@ mod tests {
             w.end_object();
         });
         assert_eq!(text, r#"{"a":[1,2],"b":{},"c":[null,[],true],"d":"x"}"#);
+    }
+
+    #[test]
+    fn appends_to_a_text_given() {
+        let mut w = JsonWriter::appending("data: ".to_string());
+        w.begin_object();
+        w.field("a", "b");
+        w.end_object();
+        assert_eq!(w.finish(), r#"data: {"a":"b"}"#);
+        let mut w = JsonWriter::appending("[1,".to_string());
+        w.u64(2);
+        assert_eq!(w.finish(), "[1,2", "no comma before the first value written");
     }
 
     #[test]

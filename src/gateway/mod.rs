@@ -372,7 +372,7 @@ impl GatewayError {
 
     /// The error body in the client's format: OpenAI's (Chat Completions and Responses alike)
     /// `{"error":{"message","type","param","code"}}`, Anthropic's
-    /// `{"error":{"message","type"},"type":"error"}`.
+    /// `{"type":"error","error":{"type","message"}}`, keys in their API references' order.
     pub fn body(&self, format: ClientFormat) -> String {
         let mut w = JsonWriter::new();
         self.write_body(&mut w, format);
@@ -388,16 +388,14 @@ impl GatewayError {
                 self.write_openai_error(w);
             }
             ClientFormat::Anthropic => {
-                // A spent quota is a 429 to both SDKs, but each names it its own way. The keys
-                // stay in the order serde_json's sorted map gave them, not the API reference's
-                // (type, error: type, message): tests/e2e/gateway.test.mjs pins this text.
+                // A spent quota is a 429 to both SDKs, but each names it its own way.
                 let quota = self.class == Some(FailureClass::Quota);
+                w.field("type", "error");
                 w.key("error");
                 w.begin_object();
-                w.field("message", &self.message);
                 w.field("type", if quota { "billing_error" } else { self.kind });
+                w.field("message", &self.message);
                 w.end_object();
-                w.field("type", "error");
             }
         }
         w.end_object();

@@ -881,6 +881,13 @@ data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":
 data: {"type":"message_stop"}"#,
         ];
         assert_eq!(out.split("\n\n").filter(|f| !f.is_empty()).collect::<Vec<_>>(), expected);
+        // An error event, as Anthropic's API reference orders it.
+        let mut out = String::new();
+        StreamEncoder::new(meta()).fail(&GatewayError::new(504, "too slow"), &mut out);
+        assert_eq!(
+            out,
+            "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"too slow\"}}\n\n"
+        );
     }
 
     #[test]

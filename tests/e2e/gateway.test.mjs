@@ -384,7 +384,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
       await script(P(), id("midstall_an"), steps);
       const aRaw = await (await post(gw.url, "/v1/messages", { model: "midstall_an", max_tokens: 50, messages: ASK, stream: true }, headers)).text();
       assert.ok(!aRaw.includes("message_stop"), aRaw);
-      assert.match(aRaw.trim().split("\n\n").at(-1), /^event: error\ndata: \{"error":\{"message":"response did not finish within 1500 ms/);
+      assert.match(aRaw.trim().split("\n\n").at(-1), /^event: error\ndata: \{"type":"error","error":\{"type":"[a-z_]+","message":"response did not finish within 1500 ms/);
     });
 
     test("upstream HTTP errors keep their status and the provider's message; transport failures are 502", async () => {

@@ -23,6 +23,9 @@ export async function accuracy({ Baton, providerUrl, runtime, calls = 100, limit
     const baton = new Baton({
       targets: { t: { format: "openai_chat", baseUrl: `${providerUrl}/s/${id}/v1`, model: "scripted-model", apiKey: "sk-bench", ...(timeouts ? { timeouts } : {}) } },
       routes: {},
+      // Every call here times out on purpose: with health on, the breaker would open after five
+      // and the rest would be refused at once, measuring the breaker instead of the limit.
+      health: false,
     });
     const ask = { messages: [{ role: "user", content: "Say hello." }], maxTokens: 32 };
     const late = [];

@@ -189,6 +189,19 @@ pub(crate) fn non_pdf(media_type: Option<&str>) -> Option<Uncarried> {
     })
 }
 
+/// One entry of a message's `tool_calls`, as Chat Completions has it (requests and answers alike).
+pub(crate) fn write_tool_call(w: &mut JsonWriter, id: &str, name: &str, arguments: &str) {
+    w.begin_object();
+    w.field("id", id);
+    w.field("type", "function");
+    w.key("function");
+    w.begin_object();
+    w.field("name", name);
+    w.field("arguments", arguments);
+    w.end_object();
+    w.end_object();
+}
+
 pub(crate) const PDF: &str = "application/pdf";
 
 /// The name a file is sent under when the caller gave none: OpenAI's formats want one with the data.
@@ -276,15 +289,7 @@ fn write_message(w: &mut JsonWriter, m: &Message) {
         w.key("tool_calls");
         w.begin_array();
         for c in &m.tool_calls {
-            w.begin_object();
-            w.field("id", &c.id);
-            w.field("type", "function");
-            w.key("function");
-            w.begin_object();
-            w.field("name", &c.name);
-            w.field("arguments", &c.arguments);
-            w.end_object();
-            w.end_object();
+            write_tool_call(w, &c.id, &c.name, &c.arguments);
         }
         w.end_array();
     }

@@ -18,7 +18,7 @@ use super::{media, sse, string_or_null, ClientCall, ClientFormat, GatewayError, 
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
 };
-use crate::format::openai_chat::wire_finish_reason;
+use crate::format::openai_chat::{wire_finish_reason, write_tool_call};
 
 pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
     let o = field::object(body, "body")?;
@@ -310,15 +310,7 @@ pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
         w.key("tool_calls");
         w.begin_array();
         for (i, c) in answer.tool_calls.iter().enumerate() {
-            w.begin_object();
-            w.field("id", &call_id(meta, i as u32, &c.id));
-            w.field("type", "function");
-            w.key("function");
-            w.begin_object();
-            w.field("name", &c.name);
-            w.field("arguments", &c.arguments);
-            w.end_object();
-            w.end_object();
+            write_tool_call(&mut w, &call_id(meta, i as u32, &c.id), &c.name, &c.arguments);
         }
         w.end_array();
     }

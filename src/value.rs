@@ -209,49 +209,78 @@ pub(crate) fn plain_f64(n: f64) -> String {
         return if n > 0.0 { "inf" } else { "-inf" }.into();
     }
     let mut writer = JsonWriter::new();
-    writer.f64(n);
+    writer.f64(n.abs());
     let short = writer.finish();
-    let (negative, short) = match short.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, short.as_str()),
-    };
     let (mantissa, exponent) = match short.split_once('e') {
         Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
-        None => (short, 0),
+        None => (short.as_str(), 0),
     };
     let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let digits: String = [whole, fraction].concat();
-    // Where the decimal point goes in `digits`, which may be left of or past all of them.
-    let point = whole.len() as i32 + exponent;
+    let digits = [whole, fraction].concat();
+    // The significant digits, and where the decimal point goes among them (it may be left of or
+    // past all of them).
+    let significant = digits.trim_start_matches('0');
+    let point = whole.len() as i32 + exponent - (digits.len() - significant.len()) as i32;
+    let significant = display_digits(n.abs(), significant.trim_end_matches('0'), point);
     let mut out = String::new();
-    if negative {
+    if n.is_sign_negative() {
         out.push('-');
     }
-    if point <= 0 {
+    if significant.is_empty() {
+        out.push('0');
+    } else if point <= 0 {
         out.push_str("0.");
         out.extend(std::iter::repeat_n('0', point.unsigned_abs() as usize));
-        out.push_str(&digits);
-    } else if point as usize >= digits.len() {
-        out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', point as usize - digits.len()));
+        out.push_str(&significant);
+    } else if point as usize >= significant.len() {
+        out.push_str(&significant);
+        out.extend(std::iter::repeat_n('0', point as usize - significant.len()));
     } else {
-        out.push_str(&digits[..point as usize]);
+        out.push_str(&significant[..point as usize]);
         out.push('.');
-        out.push_str(&digits[point as usize..]);
-    }
-    // zmij writes 1.0 where Display writes 1; a trailing ".0" or "." is not part of Display's text.
-    let trimmed = out.trim_end_matches('0');
-    if let Some(integer) = trimmed.strip_suffix('.') {
-        let keep = integer.len();
-        out.truncate(keep);
-        if out.is_empty() || out == "-" {
-            out.push('0');
-        }
-    } else if out.contains('.') {
-        let keep = trimmed.len();
-        out.truncate(keep);
+        out.push_str(&significant[point as usize..]);
     }
     out
+}
+
+/// Display's significant digits of `n` (positive), given the shortest ones the JSON writer chose
+/// and their decimal point. They differ only where `n`'s exact value lies halfway between the
+/// two shortest candidates: the writer then takes the even one, Display the upper.
+fn display_digits(n: f64, shortest: &str, point: i32) -> String {
+    // n = mantissa * 2^exponent, the mantissa odd.
+    let bits = n.to_bits();
+    let (mut mantissa, biased) = (bits & ((1 << 52) - 1), ((bits >> 52) & 0x7ff) as i32);
+    let mut exponent = if biased == 0 { -1074 } else { biased - 1075 };
+    if biased != 0 {
+        mantissa |= 1 << 52;
+    }
+    while mantissa != 0 && mantissa & 1 == 0 {
+        mantissa >>= 1;
+        exponent += 1;
+    }
+    // A whole number's exact digits never end in the 5 of a halfway case.
+    if mantissa == 0 || exponent >= 0 {
+        return shortest.to_string();
+    }
+    // n = mantissa * 5^k / 10^k exactly: its digits, which end in 5. Past u128 they are far more
+    // than one digit longer than the shortest.
+    let k = exponent.unsigned_abs();
+    let Some(exact) = 5u128.checked_pow(k).and_then(|p| p.checked_mul(u128::from(mantissa))) else {
+        return shortest.to_string();
+    };
+    let exact = exact.to_string();
+    if exact.len() != shortest.len() + 1 {
+        return shortest.to_string();
+    }
+    let upper = exact[..shortest.len()].parse::<u128>().map_or(0, |d| d + 1).to_string();
+    // The upper candidate must be as short and read back as `n` (a power of two's lower
+    // neighbour is closer than its upper one).
+    let reads_back = format!("0.{upper}e{point}").parse::<f64>() == Ok(n);
+    if upper.len() == shortest.len() && reads_back {
+        upper.trim_end_matches('0').to_string()
+    } else {
+        shortest.to_string()
+    }
 }
 
 /// The path of `key` inside `path`: `a.b` for plain keys, `a["odd key"]` for others.
@@ -347,9 +376,27 @@ mod tests {
             f64::MAX,
             f64::NAN,
             f64::NEG_INFINITY,
+            // Exactly halfway between two shortest candidates: Display takes the upper one.
+            -(539_055_462_072_833.0 / 16.0),
         ] {
             assert_eq!(plain_f64(x), format!("{x}"));
         }
+    }
+
+    /// Numbers whose exact value is an odd mantissa over a power of two: every halfway case
+    /// between two shortest candidates is one of these, and random floats seldom hit one.
+    #[test]
+    fn halfway_floats_as_display_writes_them() {
+        let mut checked = 0;
+        for k in 1..=60 {
+            for step in 0..2000u64 {
+                let mantissa = ((1u64 << 52) + step.wrapping_mul(0x9e37_79b9_7f4a_7c15) % (1 << 52)) | 1;
+                let x = mantissa as f64 / (1u64 << k.min(62)) as f64;
+                assert_eq!(plain_f64(x), format!("{x}"), "{mantissa} / 2^{k}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 120_000);
     }
 
     proptest! {

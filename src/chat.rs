@@ -1076,31 +1076,6 @@ impl ToJson for Delta {
 }
 
 impl Delta {
-    /// A batch with each run of adjacent text deltas, and of adjacent reasoning deltas, as one
-    /// delta of their joined text; tool-call and other deltas stay as and where they are. A
-    /// reader then gets fewer, larger items (a 10 MB stream is some 75 000 text deltas), and
-    /// what it shows is the same. Borrowed when nothing is adjacent.
-    pub fn merge_runs(deltas: &[Delta]) -> Cow<'_, [Delta]> {
-        let same_kind = |a: &Delta, b: &Delta| {
-            matches!(
-                (a, b),
-                (Delta::Text { .. }, Delta::Text { .. }) | (Delta::Reasoning { .. }, Delta::Reasoning { .. })
-            )
-        };
-        if !deltas.windows(2).any(|pair| same_kind(&pair[0], &pair[1])) {
-            return Cow::Borrowed(deltas);
-        }
-        let mut merged: Vec<Delta> = Vec::with_capacity(deltas.len());
-        for delta in deltas {
-            match (merged.last_mut(), delta) {
-                (Some(Delta::Text { text }), Delta::Text { text: more })
-                | (Some(Delta::Reasoning { text }), Delta::Reasoning { text: more }) => text.push_str(more),
-                _ => merged.push(delta.clone()),
-            }
-        }
-        Cow::Owned(merged)
-    }
-
     /// Appends a streamed text fragment to a read's deltas, joined to a text delta just before it:
     /// one read of a 16 KB chunk is then one delta and one allocation, not one per frame. The
     /// engine handles the joined text as it would the fragments in turn (all of one read arrive
@@ -1154,29 +1129,6 @@ mod tests {
             Delta::Text { text: "f".into() },
         ];
         assert_eq!(out, expected);
-    }
-
-    #[test]
-    fn merge_runs_joins_adjacent_texts_and_reasonings_only() {
-        let text = |t: &str| Delta::Text { text: t.into() };
-        let thought = |t: &str| Delta::Reasoning { text: t.into() };
-        let call = |args: &str| Delta::ToolCall { index: 0, id: None, name: None, arguments: args.into() };
-        let usage = Delta::Usage { usage: Usage::default() };
-        let cases: Vec<(Vec<Delta>, Vec<Delta>)> = vec![
-            (vec![], vec![]),
-            (vec![text("a")], vec![text("a")]),
-            (vec![text("a"), text("b"), text("c")], vec![text("abc")]),
-            (vec![thought("a"), thought("b"), text("c"), text("d")], vec![thought("ab"), text("cd")]),
-            (vec![text("a"), thought("b"), text("c")], vec![text("a"), thought("b"), text("c")]),
-            (vec![call("{"), call("}"), text("a"), text("b")], vec![call("{"), call("}"), text("ab")]),
-            (vec![text("a"), call("{}"), text("b"), text("c")], vec![text("a"), call("{}"), text("bc")]),
-            (vec![text("a"), usage.clone(), text("b")], vec![text("a"), usage, text("b")]),
-        ];
-        for (batch, expected) in cases {
-            let merged = Delta::merge_runs(&batch);
-            assert_eq!(&*merged, &expected[..], "{batch:?}");
-            assert_eq!(matches!(merged, Cow::Borrowed(_)), batch == expected, "{batch:?}");
-        }
     }
 
     #[test]

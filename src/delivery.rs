@@ -15,6 +15,8 @@
 //! text so far becomes the next member's prefill, and the whitespace the prefill left out is not
 //! shown twice) or starts over (restart).
 
+use std::borrow::Cow;
+
 use crate::chat::{Answer, Delta, FinishReason, ToolCall, Usage};
 use crate::outcome::Failure;
 
@@ -66,7 +68,7 @@ impl Delivery {
     pub fn deliver_held(&mut self, out: &mut Vec<Delta>) -> Result<(), Failure> {
         for delta in std::mem::take(&mut self.held) {
             let shown = self.record(delta)?;
-            out.push(shown);
+            show(out, shown);
         }
         Ok(())
     }
@@ -84,7 +86,8 @@ impl Delivery {
         self.count(&delta)?;
         if self.held.is_empty() {
             // The usual case, without a `held` list to allocate and free for every delta.
-            out.push(self.record(delta)?);
+            let shown = self.record(delta)?;
+            show(out, shown);
             return Ok(());
         }
         self.held.push(delta);
@@ -200,6 +203,17 @@ impl Delivery {
     }
 }
 
+/// Appends a shown delta to the caller's batch, a text (or reasoning) joined to the same kind
+/// just before it: what the engine lets through together reaches the reader as one item, also
+/// when something not shown came between (a provider that reports usage with every frame).
+fn show(out: &mut Vec<Delta>, delta: Delta) {
+    match delta {
+        Delta::Text { text } => Delta::push_text(out, Cow::Owned(text)),
+        Delta::Reasoning { text } => Delta::push_reasoning(out, Cow::Owned(text)),
+        other => out.push(other),
+    }
+}
+
 /// The protocol failure of an answer over [`MAX_ANSWER_BYTES`].
 pub fn answer_too_large() -> Failure {
     Failure::Protocol { message: format!("the answer is larger than the {} MiB cap", MAX_ANSWER_BYTES >> 20) }
@@ -242,6 +256,20 @@ mod tests {
         assert_eq!(answer.tool_calls.len(), 2);
         assert_eq!((answer.tool_calls[0].name.as_str(), answer.tool_calls[0].arguments.as_str()), ("a", "{}"));
         assert_eq!((answer.tool_calls[1].name.as_str(), answer.tool_calls[1].arguments.as_str()), ("b", "{}"));
+    }
+
+    #[test]
+    fn a_batch_joins_texts_and_reasonings_that_follow_their_own_kind() {
+        let mut d = Delivery::default();
+        let mut out = Vec::new();
+        let text = |t: &str| Delta::Text { text: t.into() };
+        let thought = |t: &str| Delta::Reasoning { text: t.into() };
+        for delta in [thought("a"), thought("b"), text("c"), text("d"), call(0, Some("f"), "{}"), text("e")] {
+            d.deliver(delta, &mut out).unwrap();
+        }
+        assert_eq!(out, [thought("ab"), text("cd"), call(0, Some("f"), "{}"), text("e")]);
+        let answer = d.into_answer(FinishReason::Stop, Usage::default(), None);
+        assert_eq!((answer.reasoning.as_str(), answer.text.as_str()), ("ab", "cde"));
     }
 
     #[test]

@@ -70,6 +70,19 @@ fn commit_comes_once_before_the_first_delivery_and_the_answer_is_what_was_delive
 }
 
 #[test]
+fn one_read_reaches_the_reader_as_one_text_even_with_usage_reports_between() {
+    // Gemini (and vLLM with continuous usage) report counts with every frame: the usage is not
+    // shown, and the texts around it still go out as one.
+    let (mut call, a) = call(ONE, "p", None);
+    let usage = |n| Delta::Usage { usage: Usage { input_tokens: Some(3), output_tokens: Some(n) } };
+    call.on_deltas(a, 10, [text("Hel"), usage(1), text("lo"), usage(2), text("!")]);
+    let actions = drain(&mut call);
+    let shown: Vec<&Vec<Delta>> =
+        actions.iter().filter_map(|a| if let Action::Deliver(d) = a { Some(d) } else { None }).collect();
+    assert_eq!(shown, [&vec![text("Hello!")]], "{actions:?}");
+}
+
+#[test]
 fn deltas_after_the_idle_limit_are_never_shown() {
     let (mut call, a) = call(ONE, "p", None);
     call.on_deltas(a, 10, [text("This answer was")]);

@@ -84,7 +84,14 @@ fn stream_in_reads(format: Format, reads: &[&[u8]]) -> Streamed {
             _ => {}
         }
     }
-    let delivered = Delta::merge_runs(&delivered).into_owned();
+    let delivered = delivered.into_iter().fold(Vec::new(), |mut joined, delta| {
+        match delta {
+            Delta::Text { text } => Delta::push_text(&mut joined, text.into()),
+            Delta::Reasoning { text } => Delta::push_reasoning(&mut joined, text.into()),
+            other => joined.push(other),
+        }
+        joined
+    });
     Streamed { delivered, outcome: outcome.expect("the call finished") }
 }
 

@@ -329,7 +329,8 @@ enum Output<'a> {
     Event {
         event: &'a Event,
     },
-    /// One batch of deltas, adjacent texts (and reasoning) merged: see [`Delta::merge_runs`].
+    /// One batch of deltas, as the engine delivered them (texts already joined: see
+    /// `delivery::show`).
     Deltas {
         deltas: &'a [Delta],
     },
@@ -356,7 +357,7 @@ impl ToJson for Output<'_> {
             }
             Output::Deltas { deltas } => {
                 w.field("type", "deltas");
-                w.field("deltas", &*Delta::merge_runs(deltas));
+                w.field("deltas", *deltas);
             }
             Output::Reset { reset } => {
                 w.field("type", "deltas");

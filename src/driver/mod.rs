@@ -135,9 +135,9 @@ impl WasmBaton {
     }
 
     /// Starts a call and returns its task (pkg/host.js polls it). Its outputs, in order:
-    /// `{type: "event", event}`, for a stream `{type: "deltas", deltas}` (one per network read, its
-    /// adjacent texts joined; a restarted stream's `{type: "reset", …}` item comes first in its batch), then
-    /// `{type: "done", summary}` or `{type: "failed", error}`. Events only when `events`
+    /// `{type: "event", event}`, for a stream `{type: "deltas", deltas}` (one per network read,
+    /// its texts joined; a restarted stream's `{type: "reset", …}` item comes first in its
+    /// batch), then `{type: "done", summary}` or `{type: "failed", error}`. Events only when `events`
     /// (the caller passed `onEvent`, or a health store reads the legs): nobody pays for
     /// writing what nobody reads. `waitedMs`: how long the caller already waited (for a
     /// health store), taken from the call's budget. `stream`: undefined for a whole answer; for

@@ -37,6 +37,7 @@ use crate::outcome::{Failure, Limit};
 use crate::record::{Event, FailureInfo, Leg, ResumedFrom};
 use crate::secret::Redactor;
 use crate::value::plain_f64;
+use llm_baton_wire::write::ToJson;
 
 /// The most malformed frames one stream may skip: a proxy that corrupts an event now and then
 /// costs a warning each; one that corrupts many is broken, and the attempt fails.
@@ -225,8 +226,8 @@ impl Baton {
             ConfigError::new(
                 "route",
                 format!(
-                    "{:?} is not a route or target in the config (known: {})",
-                    route,
+                    "{} is not a route or target in the config (known: {})",
+                    route.to_json(),
                     self.config.route_names().join(", ")
                 ),
             )

@@ -10,6 +10,7 @@
 use std::borrow::Cow;
 
 use crate::json::{Cursor, Json, JsonError, Kind, MAX_DEPTH};
+use crate::write::ToJson;
 
 /// A read's result: its error is the text shown in a malformed-frame report.
 pub type Read<T> = Result<T, String>;
@@ -121,7 +122,7 @@ fn describe(got: &Json) -> String {
         Json::Null => "null".into(),
         Json::Bool(b) => format!("the boolean {b}"),
         Json::Number(n) => format!("the number {}", n.as_str()),
-        Json::String(s) => format!("the string {s:?}"),
+        Json::String(s) => format!("the string {}", s.to_json()),
         Json::Array(_) => "a list".into(),
         Json::Object(_) => "an object".into(),
     }

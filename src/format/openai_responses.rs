@@ -54,7 +54,7 @@ impl ProviderDialect for OpenaiResponses {
     }
 
     /// A whole answer is read once per call, so it goes through the shared `Value` parser (see
-    /// [`json`]) rather than a derived deserializer of its own.
+    /// `format::json`) rather than a derived deserializer of its own.
     fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
         json::parse(body)
             .and_then(|v| read_answer(&v))

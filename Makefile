@@ -49,7 +49,7 @@ chromium:
 
 # std rebuilt for the wasm with the crate's own profile (rust-src, see rust-tools): a panic traps
 # at once (immediate-abort) instead of formatting a message that wasm32-unknown-unknown has nowhere
-# to print, and core and alloc pick their smaller code (optimize_for_size). 7 KB gzipped off each
+# to print, and core and alloc pick their smaller code (optimize_for_size). 7 to 9 KB gzipped off each
 # wasm. Stable rustc takes these -Z flags only under RUSTC_BOOTSTRAP=1, so they are tied to this
 # toolchain: a rustc that renames them fails the build here, it does not build a larger wasm.
 # RUSTFLAGS reach only the wasm's crates (--target), not build scripts or proc macros.

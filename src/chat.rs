@@ -1095,6 +1095,16 @@ impl Delta {
         }
     }
 
+    /// Appends a whole delta to a batch: a text (or reasoning) joined to the same kind just before
+    /// it, any other delta as it is.
+    pub fn push(out: &mut Vec<Delta>, delta: Delta) {
+        match delta {
+            Delta::Text { text } => Delta::push_text(out, Cow::Owned(text)),
+            Delta::Reasoning { text } => Delta::push_reasoning(out, Cow::Owned(text)),
+            other => out.push(other),
+        }
+    }
+
     /// Visible content ends the first-token wait, resets the idle timer and commits the stream:
     /// a non-empty text, reasoning or tool-argument fragment. Role-only chunks, pings and
     /// usage reports are not content.

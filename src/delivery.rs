@@ -15,8 +15,6 @@
 //! text so far becomes the next member's prefill, and the whitespace the prefill left out is not
 //! shown twice) or starts over (restart).
 
-use std::borrow::Cow;
-
 use crate::chat::{Answer, Delta, FinishReason, ToolCall, Usage};
 use crate::outcome::Failure;
 
@@ -67,8 +65,7 @@ impl Delivery {
     /// content followed (a tool call with no arguments at all): what was held is its end.
     pub fn deliver_held(&mut self, out: &mut Vec<Delta>) -> Result<(), Failure> {
         for delta in std::mem::take(&mut self.held) {
-            let shown = self.record(delta)?;
-            show(out, shown);
+            Delta::push(out, self.record(delta)?);
         }
         Ok(())
     }
@@ -81,13 +78,14 @@ impl Delivery {
     }
 
     /// Records `delta`, after any held ones, as shown, appending what the caller sees to `out`:
-    /// tool-call fragments carry their dense position as `index`.
+    /// tool-call fragments carry their dense position as `index`. A text joins a text just before
+    /// it in `out` (`Delta::push`), so what the engine lets through together reaches the reader as
+    /// one item, also when something not shown came between (usage reported with every frame).
     pub fn deliver(&mut self, delta: Delta, out: &mut Vec<Delta>) -> Result<(), Failure> {
         self.count(&delta)?;
         if self.held.is_empty() {
             // The usual case, without a `held` list to allocate and free for every delta.
-            let shown = self.record(delta)?;
-            show(out, shown);
+            Delta::push(out, self.record(delta)?);
             return Ok(());
         }
         self.held.push(delta);
@@ -200,17 +198,6 @@ impl Delivery {
             return Err(answer_too_large());
         }
         Ok(())
-    }
-}
-
-/// Appends a shown delta to the caller's batch, a text (or reasoning) joined to the same kind
-/// just before it: what the engine lets through together reaches the reader as one item, also
-/// when something not shown came between (a provider that reports usage with every frame).
-fn show(out: &mut Vec<Delta>, delta: Delta) {
-    match delta {
-        Delta::Text { text } => Delta::push_text(out, Cow::Owned(text)),
-        Delta::Reasoning { text } => Delta::push_reasoning(out, Cow::Owned(text)),
-        other => out.push(other),
     }
 }
 

@@ -79,19 +79,11 @@ fn stream_in_reads(format: Format, reads: &[&[u8]]) -> Streamed {
     let mut outcome = None;
     for action in actions {
         match action {
-            Action::Deliver(deltas) => delivered.extend(deltas),
+            Action::Deliver(deltas) => deltas.into_iter().for_each(|d| Delta::push(&mut delivered, d)),
             Action::Finish(o) => outcome = Some(o.map(|served| served.answer).map_err(|e| e.failure)),
             _ => {}
         }
     }
-    let delivered = delivered.into_iter().fold(Vec::new(), |mut joined, delta| {
-        match delta {
-            Delta::Text { text } => Delta::push_text(&mut joined, text.into()),
-            Delta::Reasoning { text } => Delta::push_reasoning(&mut joined, text.into()),
-            other => joined.push(other),
-        }
-        joined
-    });
     Streamed { delivered, outcome: outcome.expect("the call finished") }
 }
 

@@ -330,7 +330,7 @@ enum Output<'a> {
         event: &'a Event,
     },
     /// One batch of deltas, as the engine delivered them (texts already joined: see
-    /// `delivery::show`).
+    /// `Delivery::deliver`).
     Deltas {
         deltas: &'a [Delta],
     },

@@ -1,6 +1,8 @@
 # llm-baton: `make demo` runs the main job, `make test` runs every test. Both install what they need.
 SHELL := /bin/bash
 .DEFAULT_GOAL := test
+# A recipe that fails leaves no half-built target behind (a wasm that wasm-bindgen wrote but wasm-opt did not shrink).
+.DELETE_ON_ERROR:
 
 WASM_TARGET := wasm32-unknown-unknown
 # wasm-bindgen-cli must match the wasm-bindgen crate exactly; read the version from Cargo.lock.
@@ -8,7 +10,7 @@ WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[
 CARGO_BIN := $(HOME)/.cargo/bin
 WASM_BINDGEN := $(CARGO_BIN)/wasm-bindgen
 
-.PHONY: test test-rust test-e2e build tools rust-tools js-deps chromium provider demo bench fuzz
+.PHONY: test test-rust test-e2e build clean-wasm tools rust-tools js-deps chromium provider demo bench fuzz
 
 # Rust first (fast, and the e2e suite needs a sound core), then the four JS runtimes.
 test: test-rust test-e2e
@@ -69,10 +71,22 @@ define wasm_build
 	@ls -l pkg/wasm/$(1)_bg.wasm | awk '{print "pkg/wasm/$(1)_bg.wasm: " $$5 " bytes"}'
 endef
 
-build: rust-tools js-deps
-	rm -rf pkg/wasm
+# Each wasm is a file target on the Rust sources it is built from, so a second `make build` (or
+# `make demo`) with nothing changed starts at once. The two builds share cargo's output file, so the
+# gateway's waits for the Baton's (never both at once under -j). A change to the flags above is not
+# seen: run `make clean-wasm` after one.
+WASM_SOURCES := Cargo.toml Cargo.lock wire/Cargo.toml $(shell find src wire/src -type f -name '*.rs')
+
+build: pkg/wasm/llm_baton_bg.wasm pkg/wasm/llm_baton_gateway_bg.wasm
+
+pkg/wasm/llm_baton_bg.wasm: $(WASM_SOURCES) | rust-tools js-deps
 	$(call wasm_build,llm_baton,)
+
+pkg/wasm/llm_baton_gateway_bg.wasm: $(WASM_SOURCES) | rust-tools js-deps pkg/wasm/llm_baton_bg.wasm
 	$(call wasm_build,llm_baton_gateway,--features gateway)
+
+clean-wasm:
+	rm -rf pkg/wasm
 
 # The scripted provider the e2e runners spawn (target/debug/baton-provider).
 provider:

@@ -4,8 +4,9 @@
 //! The delay is data, not a sleep: the engine turns it into a "wait until" that the driver
 //! schedules, so tests check exact delays with a fake clock and a scripted random source.
 
-use crate::config::{Backoff, Jitter, RetryPolicy, MAX_MS};
 use crate::outcome::Failure;
+use crate::policy::{Backoff, Jitter, RetryPolicy};
+use crate::value::MAX_MS;
 
 /// A source of uniform numbers in `[0, 1)`, injected so jitter is reproducible in tests.
 pub trait RandomSource {
@@ -51,11 +52,12 @@ pub fn delay_ms(backoff: &Backoff, retry: u32, random: &mut dyn RandomSource) ->
 /// The wait before retry number `retry` (0 for the first retry) of `policy` after `failure`;
 /// `None`: do not retry on this member, so an enclosing fallback can move on at once.
 ///
-/// The rule, whole: the server's requested wait (Retry-After, see [`retry_after_ms`]) replaces
-/// the backoff; one longer than `maxRetryAfterMs`, or clamped to [`MAX_MS`] (which stands for
-/// "longer than a timer can wait"), is `None`. Without one, the backoff's [`delay_ms`], which
-/// alone draws from `random`. Whether the failure may be retried at all is the gate's question,
-/// and whether the wait fits the deadline the budget's: the engine asks all three.
+/// The rule, whole: the server's requested wait (Retry-After, see
+/// [`retry_after_ms`](crate::retry_after::retry_after_ms)) replaces the backoff; one longer than
+/// `maxRetryAfterMs`, or clamped to [`MAX_MS`] (which stands for "longer than a timer can
+/// wait"), is `None`. Without one, the backoff's [`delay_ms`], which alone draws from `random`.
+/// Whether the failure may be retried at all is the gate's question, and whether the wait fits
+/// the deadline the budget's: the engine asks all three.
 pub fn wait_before_retry(
     policy: &RetryPolicy,
     failure: &Failure,
@@ -67,73 +69,6 @@ pub fn wait_before_retry(
         Some(ms) => Some(ms),
         None => Some(delay_ms(&policy.backoff, retry, random)),
     }
-}
-
-/// The server-requested wait, in ms: `retry-after-ms` (OpenAI's) wins, else `retry-after` as
-/// delta-seconds or an HTTP date (resolved against the wall clock `now_epoch_ms`). Clamped to
-/// [`MAX_MS`], the longest wait a JS timer honours and a number JS holds exactly: an absurd
-/// value then exceeds the default `maxRetryAfterMs` and is not waited on. A past date is 0.
-pub fn retry_after_ms(retry_after_ms: Option<&str>, retry_after: Option<&str>, now_epoch_ms: u64) -> Option<u64> {
-    let clamp = |ms: f64| ms.ceil().min(MAX_MS as f64) as u64;
-    if let Some(ms) = retry_after_ms.and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite() && *v >= 0.0) {
-        return Some(clamp(ms));
-    }
-    let v = retry_after?;
-    if let Ok(secs) = v.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| clamp(secs * 1000.0));
-    }
-    let at = parse_http_date(v)?;
-    Some(at.saturating_sub(now_epoch_ms).min(MAX_MS))
-}
-
-/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form RFC 9110 requires senders
-/// to use, into milliseconds since the Unix epoch. A date too far to count in a `u64` of
-/// milliseconds (year 99999999999999) is `u64::MAX`: far enough, never a wrapped-around past.
-pub fn parse_http_date(s: &str) -> Option<u64> {
-    let rest = s.trim().split_once(", ")?.1;
-    let mut parts = rest.split(' ');
-    let day: u32 = parts.next()?.parse().ok()?;
-    let month = match parts.next()? {
-        "Jan" => 1,
-        "Feb" => 2,
-        "Mar" => 3,
-        "Apr" => 4,
-        "May" => 5,
-        "Jun" => 6,
-        "Jul" => 7,
-        "Aug" => 8,
-        "Sep" => 9,
-        "Oct" => 10,
-        "Nov" => 11,
-        "Dec" => 12,
-        _ => return None,
-    };
-    let year: i64 = parts.next()?.parse().ok()?;
-    let mut hms = parts.next()?.split(':').map(|p| p.parse::<u64>().ok());
-    let (h, m, sec) = (hms.next()??, hms.next()??, hms.next()??);
-    // A year past 9999 is not IMF-fixdate, but a server that sends one means "not soon": the
-    // checked arithmetic below reads it as the farthest date, which the caller clamps.
-    if parts.next()? != "GMT" || !(1..=31).contains(&day) || h > 23 || m > 59 || sec > 60 || year < 1970 {
-        return None;
-    }
-    let ms = days_from_civil(year, month, day)
-        .and_then(|days| u64::try_from(days).ok())
-        .and_then(|days| days.checked_mul(86_400))
-        .and_then(|secs| secs.checked_add(h * 3600 + m * 60 + sec))
-        .and_then(|secs| secs.checked_mul(1000));
-    Some(ms.unwrap_or(u64::MAX))
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm); `None`
-/// when it does not fit an `i64`.
-fn days_from_civil(y: i64, m: u32, d: u32) -> Option<i64> {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m as i64 + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era.checked_mul(146_097)?.checked_add(doe - 719_468)
 }
 
 #[cfg(test)]
@@ -183,8 +118,8 @@ mod tests {
 
     #[test]
     fn wait_before_retry_prefers_the_servers_word_within_the_cap() {
-        use crate::config::Strategy;
         use crate::outcome::ProviderSaid;
+        use crate::policy::Strategy;
         let policy = RetryPolicy {
             inner: Strategy::Target(0),
             attempts: 3,
@@ -222,44 +157,5 @@ mod tests {
         let uncapped = RetryPolicy { max_retry_after_ms: u64::MAX, ..policy };
         assert_eq!(wait_before_retry(&uncapped, &http(Some(&max)), 0, &mut SplitMix64(1)), None);
         assert_eq!(wait_before_retry(&uncapped, &http(Some("2147483646")), 0, &mut SplitMix64(1)), Some(MAX_MS - 1));
-    }
-
-    #[test]
-    fn retry_after_forms() {
-        assert_eq!(retry_after_ms(None, Some("1"), 0), Some(1000));
-        assert_eq!(retry_after_ms(None, Some("0.5"), 0), Some(500));
-        assert_eq!(retry_after_ms(Some("200"), Some("30"), 0), Some(200));
-        assert_eq!(retry_after_ms(None, Some("soon"), 0), None);
-        assert_eq!(retry_after_ms(None, Some("-3"), 0), None);
-        let at = parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
-        assert_eq!(at, 784_111_777_000);
-        assert_eq!(retry_after_ms(None, Some("Sun, 06 Nov 1994 08:49:37 GMT"), at - 30_000), Some(30_000));
-        assert_eq!(retry_after_ms(None, Some("Sun, 06 Nov 1994 08:49:37 GMT"), at + 5_000), Some(0));
-        assert_eq!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"), None);
-    }
-
-    #[test]
-    fn absurd_retry_after_values_are_clamped_to_what_a_timer_can_wait() {
-        const HUGE: &str = "99999999999999999999";
-        let now = 1_700_000_000_000;
-        let cases = [
-            (None, Some(HUGE), Some(MAX_MS)),
-            (Some(HUGE), None, Some(MAX_MS)),
-            (Some("1e308"), None, Some(MAX_MS)),
-            (None, Some("1e308"), Some(MAX_MS)),
-            (None, Some("2147483.647"), Some(MAX_MS)),
-            (None, Some("2147483.648"), Some(MAX_MS)),
-            (None, Some("Fri, 31 Dec 99999999999999 23:59:59 GMT"), Some(MAX_MS)),
-            (None, Some("Fri, 31 Dec 9223372036854775807 23:59:59 GMT"), Some(MAX_MS)),
-            (None, Some("Sat, 01 Jan 2000 00:00:00 GMT"), Some(0)),
-            (None, Some("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0)),
-            (Some("inf"), Some("NaN"), None),
-        ];
-        for (ms, secs, expected) in cases {
-            assert_eq!(retry_after_ms(ms, secs, now), expected, "{ms:?} {secs:?}");
-        }
-        assert_eq!(parse_http_date("Fri, 31 Dec 99999999999999 23:59:59 GMT"), Some(u64::MAX));
-        let far = parse_http_date("Tue, 01 Jan 275760 00:00:00 GMT").unwrap();
-        assert!(far > now && far < u64::MAX, "{far}");
     }
 }

@@ -13,8 +13,10 @@ use serde_json::{Map, Value};
 
 use crate::chat::ChatRequest;
 use crate::format::{Endpoint, Format};
-use crate::health::{HealthPolicy, RetryBudgetPolicy};
 use crate::outcome::FailureClass;
+use crate::policy::{
+    AfterStart, Backoff, Conditions, HealthPolicy, Jitter, ResumeMode, RetryBudgetPolicy, RetryPolicy, Strategy,
+};
 use crate::secret::{is_secret_header, REDACTED};
 use crate::value::{as_object, child, kind, parse_json, read_ms, read_number, read_whole, show, show_kind, Obj};
 pub use crate::value::{parse_ms, ConfigError, MAX_MS};
@@ -131,116 +133,6 @@ pub struct Timeouts {
 }
 
 pub use crate::secret::Secret;
-
-/// How a route tries its members.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Strategy {
-    /// Index into [`Config::targets`].
-    Target(usize),
-    Retry(Box<RetryPolicy>),
-    Fallback {
-        members: Vec<Strategy>,
-        /// Boxed, like `after_start`: only some fallbacks have one.
-        fallback_on: Option<Box<Conditions>>,
-        /// What a stream that broke after its first visible content does; `None` ends it.
-        /// Boxed: every strategy node is as large as the largest variant, and routes may hold
-        /// thousands of nodes.
-        after_start: Option<Box<AfterStart>>,
-    },
-    RoundRobin {
-        members: Vec<Strategy>,
-        weights: Vec<u32>,
-        node: usize,
-    },
-}
-
-/// A fallback's `afterStart`: how a stream that broke after the reader saw its start is resumed
-/// on a later member.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AfterStart {
-    pub mode: ResumeMode,
-    /// Breaks resumed per call.
-    pub attempts: u32,
-    /// A resume is not started with less than this left of the call's budget.
-    pub min_remaining_ms: u64,
-}
-
-/// How a broken stream resumes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ResumeMode {
-    /// The next member that takes a prefill continues the text shown so far, in the same answer.
-    Continue,
-    /// The reader discards what it saw and the next member answers afresh.
-    Restart,
-}
-
-impl ResumeMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ResumeMode::Continue => "continue",
-            ResumeMode::Restart => "restart",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct RetryPolicy {
-    pub inner: Strategy,
-    pub attempts: u32,
-    pub backoff: Backoff,
-    pub retry_on: Option<Conditions>,
-    /// A server-requested wait (Retry-After) longer than this stops retrying at once.
-    pub max_retry_after_ms: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Backoff {
-    pub initial_ms: u64,
-    pub multiplier: f64,
-    pub max_ms: u64,
-    pub jitter: Jitter,
-}
-
-impl Default for Backoff {
-    fn default() -> Self {
-        Backoff { initial_ms: 250, multiplier: 2.0, max_ms: 8000, jitter: Jitter::Equal }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Jitter {
-    /// Half the computed delay, plus a uniformly random delay up to the other half (AWS "equal
-    /// jitter"): retries spread out, yet never come closer than half the computed delay. The
-    /// default.
-    Equal,
-    /// A uniformly random delay between 0 and the computed one (AWS "full jitter"): the widest
-    /// spread, but two retries may land almost at once.
-    Full,
-    /// The computed delay exactly.
-    None,
-}
-
-/// A `retryOn` / `fallbackOn` list: which failures qualify.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Conditions {
-    pub transport: bool,
-    pub timeout: bool,
-    pub protocol: bool,
-    pub any_4xx: bool,
-    pub any_5xx: bool,
-    pub statuses: Vec<u16>,
-    /// Failure classes named in the list (`"context_length"`, `"quota"`...).
-    pub classes: Vec<FailureClass>,
-}
-
-impl Conditions {
-    pub fn matches_status(&self, status: u16) -> bool {
-        (self.any_4xx && (400..500).contains(&status))
-            || (self.any_5xx && (500..600).contains(&status))
-            || self.statuses.contains(&status)
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GatewayConfig {
@@ -1157,5 +1049,28 @@ pub fn parse_deadline_option(v: Option<&Value>) -> Result<Option<u64>, ConfigErr
     match v {
         None | Some(Value::Null) => Ok(None),
         Some(v) => read_ms(v, "options.deadlineMs", "omit it to use the config's deadlineMs").map(Some),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::secret::Redactor;
+
+    #[test]
+    fn a_config_s_secrets_are_all_redacted_and_debug_shows_none() {
+        let config = Config::from_json(
+            r#"{"targets": {
+                  "a": {"format": "openai_chat", "baseUrl": "https://a.example", "model": "m",
+                        "apiKey": "key-of-target-a", "headers": {"x-goog-api-key": "header-secret-1", "x-trace": "visible-trace"}},
+                  "b": {"format": "anthropic_messages", "baseUrl": "https://b.example", "model": "m"}},
+                "gateway": {"apiKeys": ["gateway-client-key"]}}"#,
+        )
+        .unwrap();
+        let r = Redactor::new(config.secrets());
+        let text = "key-of-target-a header-secret-1 gateway-client-key visible-trace";
+        assert_eq!(r.redact(text), format!("{REDACTED} {REDACTED} {REDACTED} visible-trace"));
+        let debug = format!("{r:?}");
+        assert_eq!(debug, "Redactor { secrets: 3 }");
     }
 }

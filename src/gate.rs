@@ -40,8 +40,8 @@
 //! are not); in `fallbackOn`, only its own name routes around `content_filter`. Every other
 //! failure matches a list by its class name or, as before, by its status, kind or range.
 
-use crate::config::Conditions;
 use crate::outcome::{Failure, FailureClass, Limit};
+use crate::policy::Conditions;
 
 /// What the asking strategy would do next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

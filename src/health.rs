@@ -17,8 +17,8 @@ use std::collections::{BTreeMap, VecDeque};
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::Value;
 
-use crate::outcome::{Failure, FailureClass, Limit};
-use crate::record::FailureInfo;
+use crate::outcome::{Failure, FailureClass, FailureInfo, Limit};
+use crate::policy::{HealthPolicy, RetryBudgetPolicy};
 
 /// The most outcomes a breaker keeps in its window.
 const MAX_WINDOW: usize = 1024;
@@ -26,49 +26,6 @@ const MAX_WINDOW: usize = 1024;
 const MAX_RETRY_AFTER_OPEN_MS: u64 = 60_000;
 /// The retry budget counts over this long (Finagle's ttl).
 const BUDGET_WINDOW_S: u64 = 10;
-
-/// The config's `health` section.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct HealthPolicy {
-    /// Consecutive counted failures that open a breaker.
-    pub failures: u32,
-    /// Or this share of counted outcomes over `window_ms`...
-    pub failure_ratio: f64,
-    pub window_ms: u64,
-    /// ...once the window holds at least this many.
-    pub min_requests: u32,
-    /// How long an opened breaker stays open before one probe is let through.
-    pub cooldown_ms: u64,
-    pub retry_budget: Option<RetryBudgetPolicy>,
-}
-
-impl Default for HealthPolicy {
-    fn default() -> Self {
-        HealthPolicy {
-            failures: 5,
-            failure_ratio: 0.5,
-            window_ms: 30_000,
-            min_requests: 10,
-            cooldown_ms: 5_000,
-            retry_budget: Some(RetryBudgetPolicy::default()),
-        }
-    }
-}
-
-/// Retries (and failover hops) may spend `ratio` of the successful calls of the last 10 s, plus
-/// `min_per_second` each second: Finagle's defaults, 20% plus 10 per second. The floor is high
-/// enough that a lone call's ladder is never cut.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RetryBudgetPolicy {
-    pub ratio: f64,
-    pub min_per_second: f64,
-}
-
-impl Default for RetryBudgetPolicy {
-    fn default() -> Self {
-        RetryBudgetPolicy { ratio: 0.2, min_per_second: 10.0 }
-    }
-}
 
 /// What an attempt says about its target.
 #[derive(Debug, Clone, PartialEq)]

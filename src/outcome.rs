@@ -11,6 +11,8 @@
 
 use std::fmt;
 
+use llm_baton_wire::write::{JsonWriter, ToJson};
+
 /// Which limit a timeout hit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Limit {
@@ -209,7 +211,7 @@ impl Failure {
     pub fn from_http(status: u16, headers: &[(String, String)], said: ProviderSaid, now_epoch_ms: u64) -> Failure {
         let header = |name: &str| headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim());
         let [wait_ms, wait, should] = Self::HEADERS_READ;
-        let retry_after_ms = crate::backoff::retry_after_ms(header(wait_ms), header(wait), now_epoch_ms);
+        let retry_after_ms = crate::retry_after::retry_after_ms(header(wait_ms), header(wait), now_epoch_ms);
         let should_retry = match header(should) {
             Some("true") => Some(true),
             Some("false") => Some(false),
@@ -281,23 +283,34 @@ impl fmt::Display for Failure {
     }
 }
 
-impl From<crate::format::DecodeError> for Failure {
-    fn from(e: crate::format::DecodeError) -> Failure {
-        match e {
-            crate::format::DecodeError::Protocol(message) => Failure::Protocol { message },
-            crate::format::DecodeError::Provider { status, message, code, class } => {
-                let message = without_status_prefix(status, message);
-                Failure::Http {
-                    status,
-                    message,
-                    code,
-                    class,
-                    retry_after_ms: None,
-                    should_retry: None,
-                    in_stream: true,
-                }
-            }
+/// A failure as the caller sees it:
+/// `{kind, message, status?, code?, class?, timeout?, limitMs?, retryAfterMs?}` (`code` the
+/// provider's own error code, `class` the failure class the gate and the gateway read from it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailureInfo(pub Failure);
+
+impl FailureInfo {
+    /// Its fields, into an object the caller opened (an error view adds its own after them).
+    pub fn write_fields(&self, w: &mut JsonWriter) {
+        let f = &self.0;
+        w.field("kind", f.kind().as_str());
+        w.field("message", &f.to_string());
+        w.opt_field("status", f.status().as_ref());
+        w.opt_field("code", f.code());
+        w.opt_field("class", f.class().map(FailureClass::as_str));
+        w.opt_field("retryAfterMs", f.retry_after_ms().as_ref());
+        if let Some((limit, ms)) = f.timeout() {
+            w.field("timeout", limit.as_str());
+            w.field("limitMs", &ms);
         }
+    }
+}
+
+impl ToJson for FailureInfo {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        self.write_fields(w);
+        w.end_object();
     }
 }
 
@@ -342,12 +355,5 @@ mod tests {
             in_stream: false,
         };
         assert_eq!(built.to_string(), "HTTP 599: built elsewhere");
-        let decoded = Failure::from(crate::format::DecodeError::Provider {
-            status: 529,
-            message: "HTTP 529: busy".into(),
-            code: Some("overloaded_error".into()),
-            class: Some(FailureClass::Overloaded),
-        });
-        assert_eq!(decoded.to_string(), "HTTP 529 in stream: busy");
     }
 }

@@ -7,8 +7,8 @@
 use llm_baton_wire::write::{JsonWriter, ToJson};
 
 use crate::chat::Usage;
-use crate::config::ResumeMode;
-use crate::outcome::{Failure, FailureClass, Limit};
+use crate::outcome::{FailureClass, FailureInfo, Limit};
+use crate::policy::ResumeMode;
 
 /// One attempt. Times are milliseconds since the call started.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,37 +173,6 @@ impl ToJson for Event {
                 w.field("message", message);
             }
         }
-        w.end_object();
-    }
-}
-
-/// A failure as the caller sees it:
-/// `{kind, message, status?, code?, class?, timeout?, limitMs?, retryAfterMs?}` (`code` the
-/// provider's own error code, `class` the failure class the gate and the gateway read from it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FailureInfo(pub Failure);
-
-impl FailureInfo {
-    /// Its fields, into an object the caller opened (an error view adds its own after them).
-    pub fn write_fields(&self, w: &mut JsonWriter) {
-        let f = &self.0;
-        w.field("kind", f.kind().as_str());
-        w.field("message", &f.to_string());
-        w.opt_field("status", f.status().as_ref());
-        w.opt_field("code", f.code());
-        w.opt_field("class", f.class().map(FailureClass::as_str));
-        w.opt_field("retryAfterMs", f.retry_after_ms().as_ref());
-        if let Some((limit, ms)) = f.timeout() {
-            w.field("timeout", limit.as_str());
-            w.field("limitMs", &ms);
-        }
-    }
-}
-
-impl ToJson for FailureInfo {
-    fn write_json(&self, w: &mut JsonWriter) {
-        w.begin_object();
-        self.write_fields(w);
         w.end_object();
     }
 }

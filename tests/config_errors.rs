@@ -1,8 +1,9 @@
 //! Config mistakes, and the exact message each one gets: the field by path, what was wrong,
 //! what would be right.
 
-use llm_baton::config::{Config, Cors, Jitter, ResumeMode, Strategy};
+use llm_baton::config::{Config, Cors};
 use llm_baton::outcome::FailureClass;
+use llm_baton::policy::{Jitter, ResumeMode, Strategy};
 
 fn err(json: &str) -> (String, String) {
     let e = Config::from_json(json).expect_err("config should be rejected");

@@ -5,8 +5,8 @@
 mod support;
 
 use llm_baton::format::{FailureClass, Format};
-use llm_baton::outcome::Failure;
-use llm_baton::record::{Event, FailureInfo};
+use llm_baton::outcome::{Failure, FailureInfo};
+use llm_baton::record::Event;
 use llm_baton_wire::write::ToJson;
 use serde_json::json;
 use support::*;

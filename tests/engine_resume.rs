@@ -4,8 +4,8 @@
 mod support;
 
 use llm_baton::chat::{Delta, FinishReason, ToolCall, Usage};
-use llm_baton::config::ResumeMode;
 use llm_baton::outcome::{Failure, Limit};
+use llm_baton::policy::ResumeMode;
 use llm_baton::record::{Event, ResumedFrom};
 use support::{stream, with_deadline, Behavior, Run, Shown, Sim, Step};
 

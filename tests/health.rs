@@ -5,8 +5,9 @@ use llm_baton::backoff::SplitMix64;
 use llm_baton::chat::{Delta, FinishReason, Usage};
 use llm_baton::config::Config;
 use llm_baton::engine::{Action, AttemptId, Baton, Call, CallOptions};
-use llm_baton::health::{Admission, BreakerState, Health, HealthPolicy, Outcome};
+use llm_baton::health::{Admission, BreakerState, Health, Outcome};
 use llm_baton::outcome::{Failure, FailureClass, Limit};
+use llm_baton::policy::HealthPolicy;
 use llm_baton::record::Event;
 use llm_baton_wire::write::ToJson;
 

@@ -7,10 +7,10 @@
 use std::fs;
 
 use llm_baton::chat::{Delta, FinishReason, Usage};
-use llm_baton::config::ResumeMode;
 use llm_baton::health::{BreakerState, BudgetView, HealthSnapshot, HealthView, TargetHealth, TargetView, WindowCounts};
-use llm_baton::outcome::{Failure, FailureClass, Limit};
-use llm_baton::record::{Event, FailureInfo, Leg, ResumedFrom};
+use llm_baton::outcome::{Failure, FailureClass, FailureInfo, Limit};
+use llm_baton::policy::ResumeMode;
+use llm_baton::record::{Event, Leg, ResumedFrom};
 use llm_baton_wire::write::ToJson;
 
 fn failures() -> Vec<Failure> {

@@ -29,7 +29,7 @@ impl WasmHealth {
             js_value::read_js(&policy, "health").map_err(config_error)?
         };
         let policy = match policy {
-            Value::Null => Some(crate::health::HealthPolicy::default()),
+            Value::Null => Some(crate::policy::HealthPolicy::default()),
             Value::Bool(false) => None,
             v => Some(parse_health(&v).map_err(config_error)?),
         };

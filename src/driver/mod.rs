@@ -29,11 +29,11 @@ use wasm_bindgen::prelude::*;
 
 use crate::backoff::RandomSource;
 use crate::chat::{ChatRequest, Delta, FinishReason, ToolCall, Usage};
-use crate::config::ResumeMode;
 use crate::config::{parse_deadline_option, Config, ConfigError, PropagateDeadline, MAX_MS};
 use crate::engine::{Action, AttemptId, Baton, Call, CallError, CallOptions, Served, Splice};
-use crate::outcome::Failure;
-use crate::record::{Event, FailureInfo, Leg};
+use crate::outcome::{Failure, FailureInfo};
+use crate::policy::ResumeMode;
+use crate::record::{Event, Leg};
 use attempt::AttemptSignal;
 use host::{AbortGuard, Sleep};
 

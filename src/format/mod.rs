@@ -24,6 +24,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::chat::{Answer, ChatRequest, Delta, Part, Usage};
+use crate::outcome::Failure;
 pub use crate::outcome::{FailureClass, ProviderSaid};
 pub use crate::secret::is_secret_header;
 use crate::secret::{Secret, REDACTED};
@@ -257,6 +258,28 @@ pub enum DecodeError {
     Provider { status: u16, message: String, code: Option<String>, class: Option<FailureClass> },
 }
 
+/// A decoder's error as the attempt's failure: an error the provider reported in a 2xx answer is
+/// an HTTP failure `in_stream`, with the status its type documents.
+impl From<DecodeError> for Failure {
+    fn from(e: DecodeError) -> Failure {
+        match e {
+            DecodeError::Protocol(message) => Failure::Protocol { message },
+            DecodeError::Provider { status, message, code, class } => {
+                let message = crate::outcome::without_status_prefix(status, message);
+                Failure::Http {
+                    status,
+                    message,
+                    code,
+                    class,
+                    retry_after_ms: None,
+                    should_retry: None,
+                    in_stream: true,
+                }
+            }
+        }
+    }
+}
+
 /// Turns a format's SSE events into normalized deltas. Feed every event (and unframed line) in
 /// order, then call `finish` at end of stream: a stream that ended without its format's success
 /// marker, or the finish reason that may stand in for it (README, "How a stream ends"), is a
@@ -369,7 +392,6 @@ pub(crate) fn test_endpoint(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::Failure;
 
     #[test]
     fn error_bodies_that_are_not_the_provider_shape() {
@@ -390,5 +412,16 @@ mod tests {
                 assert_eq!(shown.matches("599").count(), 1, "{format:?}: {shown}");
             }
         }
+    }
+
+    #[test]
+    fn an_error_in_a_2xx_answer_is_an_http_failure_in_stream_with_the_status_once() {
+        let decoded = Failure::from(DecodeError::Provider {
+            status: 529,
+            message: "HTTP 529: busy".into(),
+            code: Some("overloaded_error".into()),
+            class: Some(FailureClass::Overloaded),
+        });
+        assert_eq!(decoded.to_string(), "HTTP 529 in stream: busy");
     }
 }

@@ -19,11 +19,12 @@ use std::collections::VecDeque;
 use llm_baton::backoff::SplitMix64;
 use llm_baton::body::{StreamBody, WholeBody};
 use llm_baton::chat::{Answer, Delta, ToolCall};
-use llm_baton::config::{Config, ResumeMode};
+use llm_baton::config::Config;
 use llm_baton::delivery::{MAX_ANSWER_BYTES, MAX_TOOL_CALLS};
 use llm_baton::engine::{Action, AttemptId, Baton, Call, CallOptions, Served};
 use llm_baton::format::Format;
 use llm_baton::outcome::{Failure, Limit};
+use llm_baton::policy::ResumeMode;
 use llm_baton::record::Event;
 
 use super::alloc_meter::bounded_by_input;

@@ -80,7 +80,7 @@ impl Run {
         let mut text = String::new();
         for s in &self.shown {
             match s {
-                Shown::Splice(splice) if splice.mode == llm_baton::config::ResumeMode::Restart => text.clear(),
+                Shown::Splice(splice) if splice.mode == llm_baton::policy::ResumeMode::Restart => text.clear(),
                 Shown::Splice(_) => {}
                 Shown::Deltas(deltas) => {
                     for d in deltas {

@@ -12,6 +12,32 @@
 //!
 //! The core reads no clock, sleeps nowhere and does no I/O: time (`now`, in milliseconds) and
 //! randomness are passed in, so every decision is tested natively and deterministically.
+//!
+//! # Layers
+//!
+//! The modules stand in layers, the ground floor first. A module uses its own layer and the ones
+//! below it, never one above, so each layer can be read and tested knowing only what is under
+//! it; tests/architecture.rs reads this list and fails on a `crate::` path that reaches up, or
+//! on modules that use each other in a circle.
+//!
+//! 1. **values and failures** (`value`, `outcome`, `retry_after`, `secret`, `sse`,
+//!    `trace_context`): JSON values read with a field path, what can go wrong with an attempt
+//!    (and the caller's view of it), the server's Retry-After, credentials and their redaction,
+//!    SSE events, trace headers.
+//! 2. **policy** (`policy`, `backoff`, `gate`): what the config says to do (the route's
+//!    strategies, retry, backoff, resume, health), and the two decisions made from it alone:
+//!    whether a failure may be tried again, and after how long.
+//! 3. **chat model** (`chat`): the normalized request, its reader, and the answer and deltas
+//!    every provider's reply becomes.
+//! 4. **dialects** (`format`): each provider's wire format, to and from the chat model.
+//! 5. **config** (`config`): the config document read into targets, routes and policies.
+//! 6. **health** (`health`): circuit breakers and the retry budget, learned across calls.
+//! 7. **engine** (`engine`, `budget`, `delivery`, `body`, `record`): one call as a sans-I/O
+//!    state machine: the deadline, what the reader is shown, the answer's bytes, and the legs
+//!    and events it leaves behind.
+//! 8. **gateway** (`gateway`): the OpenAI- and Anthropic-compatible server's requests and
+//!    answers.
+//! 9. **driver** (`driver`): on wasm32 only, fetch, timers and the JS API around the engine.
 
 pub mod backoff;
 pub mod body;

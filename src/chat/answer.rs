@@ -1,0 +1,239 @@
+//! The normalized answer: a whole [`Answer`], or the [`Delta`]s a stream decodes into, with
+//! their finish reasons, tool calls and token counts, in the JSON shape the JS API hands out.
+
+use std::borrow::Cow;
+
+use llm_baton_wire::write::{JsonWriter, ToJson};
+use serde::Deserialize;
+
+/// A complete tool call: `arguments` is the JSON text the model produced.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// Token counts as the provider reported them. A count it did not report, or reported as no
+/// count (fractional, negative, beyond 2^53 - 1, not a number), is unknown: `None`, omitted from
+/// the JSON, so an odd usage frame never fails an answer whose text was shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+}
+
+/// Why the model stopped, normalized across providers.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    Stop,
+    Length,
+    ToolCalls,
+    ContentFilter,
+    /// A provider reason with no normalized equivalent, kept verbatim.
+    #[serde(untagged)]
+    Other(String),
+}
+
+/// A whole, non-streamed answer.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    pub text: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reasoning: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    pub finish_reason: FinishReason,
+    pub usage: Usage,
+    /// The model the provider says answered, when it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// One normalized piece of a streamed answer.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Delta {
+    Text {
+        text: String,
+    },
+    Reasoning {
+        text: String,
+    },
+    /// A fragment of a tool call; `index` groups the fragments of one call.
+    #[serde(rename_all = "camelCase")]
+    ToolCall {
+        index: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        arguments: String,
+    },
+    /// The stream's successful end, carrying what the provider reported: why it stopped, the
+    /// token counts, and the model that answered when the stream named it.
+    #[serde(rename_all = "camelCase")]
+    Done {
+        finish_reason: FinishReason,
+        usage: Usage,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
+    /// A malformed frame the decoder skipped; `reason` says what was wrong with it. Not part of
+    /// the answer: the engine turns it into a `warning` event, or fails the attempt when the
+    /// target sets `strictFrames` or too many frames were skipped. Never delivered.
+    Skipped {
+        reason: String,
+    },
+    /// The token counts the provider reported before the end, as a cumulative snapshot (each
+    /// emitted only when it changed). Never delivered to a reader: the engine keeps it on the
+    /// attempt's leg, so a stream cut before its end still records what it was billed.
+    Usage {
+        usage: Usage,
+    },
+}
+
+/// `{inputTokens?, outputTokens?}`.
+impl ToJson for Usage {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.opt_field("inputTokens", self.input_tokens.as_ref());
+        w.opt_field("outputTokens", self.output_tokens.as_ref());
+        w.end_object();
+    }
+}
+
+impl ToJson for ToolCall {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("id", &self.id);
+        w.field("name", &self.name);
+        w.field("arguments", &self.arguments);
+        w.end_object();
+    }
+}
+
+/// `"stop"`, `"length"`, `"tool_calls"`, `"content_filter"`, or the provider's own reason.
+impl ToJson for FinishReason {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.string(match self {
+            FinishReason::Stop => "stop",
+            FinishReason::Length => "length",
+            FinishReason::ToolCalls => "tool_calls",
+            FinishReason::ContentFilter => "content_filter",
+            FinishReason::Other(reason) => reason,
+        })
+    }
+}
+
+/// `{type, ...}`, camelCase.
+impl ToJson for Delta {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        match self {
+            Delta::Text { text } => {
+                w.field("type", "text");
+                w.field("text", text);
+            }
+            Delta::Reasoning { text } => {
+                w.field("type", "reasoning");
+                w.field("text", text);
+            }
+            Delta::ToolCall { index, id, name, arguments } => {
+                w.field("type", "tool_call");
+                w.field("index", index);
+                w.opt_field("id", id.as_ref());
+                w.opt_field("name", name.as_ref());
+                w.field("arguments", arguments);
+            }
+            Delta::Done { finish_reason, usage, model } => {
+                w.field("type", "done");
+                w.field("finishReason", finish_reason);
+                w.field("usage", usage);
+                w.opt_field("model", model.as_ref());
+            }
+            Delta::Skipped { reason } => {
+                w.field("type", "skipped");
+                w.field("reason", reason);
+            }
+            Delta::Usage { usage } => {
+                w.field("type", "usage");
+                w.field("usage", usage);
+            }
+        }
+        w.end_object();
+    }
+}
+
+impl Delta {
+    /// Appends a streamed text fragment to a read's deltas, joined to a text delta just before it:
+    /// one read of a 16 KB chunk is then one delta and one allocation, not one per frame. The
+    /// engine handles the joined text as it would the fragments in turn (all of one read arrive
+    /// at the same moment).
+    pub fn push_text(out: &mut Vec<Delta>, fragment: Cow<'_, str>) {
+        match out.last_mut() {
+            Some(Delta::Text { text }) => text.push_str(&fragment),
+            _ => out.push(Delta::Text { text: fragment.into_owned() }),
+        }
+    }
+
+    /// [`push_text`](Self::push_text) for reasoning.
+    pub fn push_reasoning(out: &mut Vec<Delta>, fragment: Cow<'_, str>) {
+        match out.last_mut() {
+            Some(Delta::Reasoning { text }) => text.push_str(&fragment),
+            _ => out.push(Delta::Reasoning { text: fragment.into_owned() }),
+        }
+    }
+
+    /// Appends a whole delta to a batch: a text (or reasoning) joined to the same kind just before
+    /// it, any other delta as it is.
+    pub fn push(out: &mut Vec<Delta>, delta: Delta) {
+        match delta {
+            Delta::Text { text } => Delta::push_text(out, Cow::Owned(text)),
+            Delta::Reasoning { text } => Delta::push_reasoning(out, Cow::Owned(text)),
+            other => out.push(other),
+        }
+    }
+
+    /// Visible content ends the first-token wait, resets the idle timer and commits the stream:
+    /// a non-empty text, reasoning or tool-argument fragment. Role-only chunks, pings and
+    /// usage reports are not content.
+    pub fn is_visible(&self) -> bool {
+        match self {
+            Delta::Text { text } | Delta::Reasoning { text } => !text.is_empty(),
+            Delta::ToolCall { arguments, .. } => !arguments.is_empty(),
+            Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pushed_fragments_join_the_same_kind_just_before_them() {
+        let mut out = Vec::new();
+        Delta::push_text(&mut out, "a".into());
+        Delta::push_text(&mut out, Cow::Owned("b".into()));
+        Delta::push_reasoning(&mut out, "c".into());
+        Delta::push_reasoning(&mut out, "d".into());
+        out.push(Delta::Usage { usage: Usage::default() });
+        Delta::push_reasoning(&mut out, "e".into());
+        Delta::push_text(&mut out, "f".into());
+        let expected = [
+            Delta::Text { text: "ab".into() },
+            Delta::Reasoning { text: "cd".into() },
+            Delta::Usage { usage: Usage::default() },
+            Delta::Reasoning { text: "e".into() },
+            Delta::Text { text: "f".into() },
+        ];
+        assert_eq!(out, expected);
+    }
+}

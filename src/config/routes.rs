@@ -1,0 +1,346 @@
+//! The route builder: each route of the `routes` section resolved into its strategy tree, with
+//! route references inlined and cycles refused, and bounded (steps and depth), since routes that
+//! name each other grow exponentially and reading them recurses on a small JS stack. It reads
+//! the retry, fallback and round-robin settings too (backoff, `retryOn`, `afterStart`).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::Target;
+use crate::outcome::FailureClass;
+use crate::policy::{AfterStart, Backoff, Conditions, Jitter, ResumeMode, RetryPolicy, Strategy};
+use crate::value::{child, read_number, read_whole, show, show_kind, ConfigError, Obj, MAX_MS};
+
+/// The most attempts one retry node may make.
+const MAX_ATTEMPTS: u64 = 100;
+/// The largest round-robin weight.
+const MAX_WEIGHT: u64 = 1_000_000;
+/// The most breaks one call may resume.
+const MAX_RESUMES: u64 = 10;
+/// The default least time left for a resume to start: a fresh request rarely shows its first
+/// token sooner.
+const DEFAULT_MIN_REMAINING_MS: u64 = 1000;
+
+/// Resolves every route of the `routes` section (`raw`) into its strategy, route references
+/// inlined, with the number of round-robin nodes they hold.
+pub(super) fn build_routes(
+    targets: &[Target],
+    raw: &Map<String, Value>,
+) -> Result<(BTreeMap<String, Strategy>, usize), ConfigError> {
+    let mut builder = RouteBuilder {
+        targets,
+        raw,
+        round_robin_nodes: 0,
+        resolving: Vec::new(),
+        done: BTreeMap::new(),
+        steps: 0,
+        depth: 0,
+        deepest: 0,
+        levels: BTreeMap::new(),
+    };
+    for name in raw.keys() {
+        builder.route(name, &child("routes", name))?;
+    }
+    Ok((builder.done, builder.round_robin_nodes))
+}
+
+/// The most targets and strategies the routes may hold once every route a route names is
+/// written out in it. Routes are inlined, so routes naming each other twice over grow
+/// exponentially; real configs hold a few dozen.
+const MAX_ROUTE_STEPS: usize = 10_000;
+
+/// The most strategies nested inside each other, each route name counting as one more level.
+/// Reading them recurses, and a JavaScript host's stack is small.
+const MAX_ROUTE_DEPTH: usize = 32;
+
+struct RouteBuilder<'a> {
+    targets: &'a [Target],
+    raw: &'a Map<String, Value>,
+    round_robin_nodes: usize,
+    /// Routes being resolved, outermost first: a name met again here is a cycle.
+    resolving: Vec<String>,
+    done: BTreeMap<String, Strategy>,
+    /// Targets and strategies built or copied so far, against [`MAX_ROUTE_STEPS`].
+    steps: usize,
+    /// Levels open now (strategies and route names), against [`MAX_ROUTE_DEPTH`].
+    depth: usize,
+    /// The deepest level reached while building the current route.
+    deepest: usize,
+    /// The levels each built route spans, so naming it again counts the same as building it.
+    levels: BTreeMap<String, usize>,
+}
+
+impl RouteBuilder<'_> {
+    fn route(&mut self, name: &str, path: &str) -> Result<Strategy, ConfigError> {
+        if let Some(s) = self.done.get(name) {
+            let steps = steps_in(s);
+            self.take_steps(steps, path)?;
+            self.enter_levels(self.levels[name], path)?;
+            return Ok(self.done[name].clone());
+        }
+        if let Some(at) = self.resolving.iter().position(|r| r == name) {
+            let mut cycle: Vec<&str> = self.resolving[at..].iter().map(String::as_str).collect();
+            cycle.push(name);
+            return Err(ConfigError::new(
+                path,
+                format!("is part of a route cycle ({}); a route may not contain itself", cycle.join(" -> ")),
+            ));
+        }
+        self.resolving.push(name.to_string());
+        let value = &self.raw[name];
+        let outer_deepest = std::mem::replace(&mut self.deepest, self.depth);
+        let strategy = self.strategy(value, &child("routes", name))?;
+        self.levels.insert(name.to_string(), self.deepest - self.depth);
+        self.deepest = self.deepest.max(outer_deepest);
+        self.resolving.pop();
+        self.done.insert(name.to_string(), strategy.clone());
+        Ok(strategy)
+    }
+
+    fn take_steps(&mut self, steps: usize, path: &str) -> Result<(), ConfigError> {
+        self.steps += steps;
+        if self.steps > MAX_ROUTE_STEPS {
+            return Err(ConfigError::new(
+                path,
+                format!(
+                    "makes the routes hold more than {MAX_ROUTE_STEPS} targets and strategies once the routes they name are written out; name routes inside each other less often"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks that `levels` more below the current one stay within [`MAX_ROUTE_DEPTH`].
+    fn enter_levels(&mut self, levels: usize, path: &str) -> Result<(), ConfigError> {
+        let level = self.depth + levels;
+        if level > MAX_ROUTE_DEPTH {
+            return Err(ConfigError::new(
+                path,
+                format!("nests strategies more than {MAX_ROUTE_DEPTH} deep, each route it names counting as a level; a route needs only a few levels"),
+            ));
+        }
+        self.deepest = self.deepest.max(level);
+        Ok(())
+    }
+
+    fn strategy(&mut self, v: &Value, path: &str) -> Result<Strategy, ConfigError> {
+        self.enter_levels(1, path)?;
+        self.take_steps(1, path)?;
+        self.depth += 1;
+        let strategy = self.strategy_node(v, path);
+        self.depth -= 1;
+        strategy
+    }
+
+    fn strategy_node(&mut self, v: &Value, path: &str) -> Result<Strategy, ConfigError> {
+        match v {
+            Value::String(name) => {
+                if let Some(i) = self.targets.iter().position(|t| &t.name == name) {
+                    Ok(Strategy::Target(i))
+                } else if self.raw.contains_key(name) {
+                    self.route(name, path)
+                } else {
+                    let mut known: Vec<&str> = self.targets.iter().map(|t| t.name.as_str()).collect();
+                    known.extend(self.raw.keys().map(String::as_str));
+                    Err(ConfigError::new(
+                        path,
+                        format!("names an unknown target or route {} (known: {})", show(v), known.join(", ")),
+                    ))
+                }
+            }
+            Value::Object(map) => {
+                if map.contains_key("retry") {
+                    self.retry(v, path)
+                } else if map.contains_key("fallback") {
+                    let o = Obj::new(v, path, &["fallback", "fallbackOn", "afterStart"])?;
+                    let members = self.members(o.get("fallback").unwrap(), &child(path, "fallback"), "fallback")?;
+                    let fallback_on = o
+                        .get("fallbackOn")
+                        .map(|c| parse_conditions(c, &child(path, "fallbackOn")).map(Box::new))
+                        .transpose()?;
+                    let after_start = o
+                        .get("afterStart")
+                        .map(|a| parse_after_start(a, &child(path, "afterStart")).map(Box::new))
+                        .transpose()?;
+                    Ok(Strategy::Fallback { members, fallback_on, after_start })
+                } else if map.contains_key("roundRobin") {
+                    let o = Obj::new(v, path, &["roundRobin", "weights"])?;
+                    let members =
+                        self.members(o.get("roundRobin").unwrap(), &child(path, "roundRobin"), "roundRobin")?;
+                    let weights = match o.get("weights") {
+                        None => vec![1; members.len()],
+                        Some(w) => parse_weights(w, &child(path, "weights"), members.len())?,
+                    };
+                    let node = self.round_robin_nodes;
+                    self.round_robin_nodes += 1;
+                    Ok(Strategy::RoundRobin { members, weights, node })
+                } else {
+                    Err(ConfigError::new(
+                        path,
+                        "must be a target name or an object with one of \"retry\", \"fallback\", \"roundRobin\"",
+                    ))
+                }
+            }
+            other => Err(ConfigError::new(
+                path,
+                format!("must be a target name or a strategy object (got {})", show_kind(other)),
+            )),
+        }
+    }
+
+    fn retry(&mut self, v: &Value, path: &str) -> Result<Strategy, ConfigError> {
+        let o = Obj::new(v, path, &["retry", "attempts", "backoff", "retryOn", "maxRetryAfterMs"])?;
+        let inner = self.strategy(o.get("retry").unwrap(), &child(path, "retry"))?;
+        let attempts = match o.get("attempts") {
+            None => {
+                return Err(ConfigError::new(
+                    child(path, "attempts"),
+                    "is missing; give the total number of attempts, at least 1 (e.g. 3)",
+                ))
+            }
+            Some(a) => read_whole(a, &child(path, "attempts"), "a whole number", 1, MAX_ATTEMPTS)? as u32,
+        };
+        let backoff = match o.get("backoff") {
+            None => Backoff::default(),
+            Some(b) => parse_backoff(b, &child(path, "backoff"))?,
+        };
+        let retry_on = o.get("retryOn").map(|c| parse_conditions(c, &child(path, "retryOn"))).transpose()?;
+        let max_retry_after_ms = o.opt_ms("maxRetryAfterMs", "omit it for the default of 60000")?.unwrap_or(60_000);
+        Ok(Strategy::Retry(Box::new(RetryPolicy { inner, attempts, backoff, retry_on, max_retry_after_ms })))
+    }
+
+    fn members(&mut self, v: &Value, path: &str, key: &str) -> Result<Vec<Strategy>, ConfigError> {
+        let list = match v {
+            Value::Array(list) => list,
+            other => {
+                return Err(ConfigError::new(path, format!("must be a list of strategies (got {})", show_kind(other))))
+            }
+        };
+        if list.is_empty() {
+            return Err(ConfigError::new(
+                path,
+                format!("must list at least one member (got []); a {key} of nothing can never answer"),
+            ));
+        }
+        list.iter().enumerate().map(|(i, m)| self.strategy(m, &format!("{path}[{i}]"))).collect()
+    }
+}
+
+/// How many targets and strategies `s` holds.
+fn steps_in(s: &Strategy) -> usize {
+    match s {
+        Strategy::Target(_) => 1,
+        Strategy::Retry(p) => 1 + steps_in(&p.inner),
+        Strategy::Fallback { members, .. } | Strategy::RoundRobin { members, .. } => {
+            1 + members.iter().map(steps_in).sum::<usize>()
+        }
+    }
+}
+
+fn parse_after_start(v: &Value, path: &str) -> Result<AfterStart, ConfigError> {
+    let o = Obj::new(v, path, &["mode", "attempts", "minRemainingMs"])?;
+    const MODES: &str = r#""continue" (the next member with prefill: true continues the text) or "restart" (the reader discards it and the next member answers afresh)"#;
+    let mode = match o.required_str("mode", MODES)? {
+        "continue" => ResumeMode::Continue,
+        "restart" => ResumeMode::Restart,
+        other => {
+            return Err(ConfigError::new(
+                child(path, "mode"),
+                format!("must be {MODES} (got {})", show(&Value::from(other))),
+            ))
+        }
+    };
+    let attempts = match o.get("attempts") {
+        None | Some(Value::Null) => 1,
+        Some(a) => read_whole(a, &child(path, "attempts"), "a whole number of resumes", 1, MAX_RESUMES)? as u32,
+    };
+    let min_remaining_ms = o
+        .opt_ms("minRemainingMs", &format!("omit it for the default of {DEFAULT_MIN_REMAINING_MS}"))?
+        .unwrap_or(DEFAULT_MIN_REMAINING_MS);
+    Ok(AfterStart { mode, attempts, min_remaining_ms })
+}
+
+fn parse_weights(v: &Value, path: &str, members: usize) -> Result<Vec<u32>, ConfigError> {
+    let list = v.as_array().ok_or_else(|| {
+        ConfigError::new(
+            path,
+            format!("must be a list of positive whole numbers, one per member (got {})", show_kind(v)),
+        )
+    })?;
+    if list.len() != members {
+        return Err(ConfigError::new(
+            path,
+            format!("must have one weight per member: {members} members, {} weights", list.len()),
+        ));
+    }
+    list.iter()
+        .enumerate()
+        .map(|(i, w)| read_whole(w, &format!("{path}[{i}]"), "a whole number", 1, MAX_WEIGHT).map(|n| n as u32))
+        .collect()
+}
+
+fn parse_backoff(v: &Value, path: &str) -> Result<Backoff, ConfigError> {
+    let o = Obj::new(v, path, &["initialMs", "multiplier", "maxMs", "jitter"])?;
+    let d = Backoff::default();
+    let initial_ms = match o.get("initialMs") {
+        None => d.initial_ms,
+        Some(x) => read_number(x, &child(path, "initialMs"), "a number of milliseconds", (0.0, MAX_MS as f64), "")?
+            .ceil() as u64,
+    };
+    let multiplier = match o.get("multiplier") {
+        None => d.multiplier,
+        Some(x) => {
+            read_number(x, &child(path, "multiplier"), "a number", (1.0, 100.0), "1 keeps every delay the same")?
+        }
+    };
+    let max_ms = o.opt_ms("maxMs", "omit it for the default of 8000")?.unwrap_or(d.max_ms.max(initial_ms));
+    if max_ms < initial_ms {
+        return Err(ConfigError::new(
+            child(path, "maxMs"),
+            format!("must be at least initialMs ({initial_ms}) (got {max_ms})"),
+        ));
+    }
+    let jitter = match o.get("jitter") {
+        None => d.jitter,
+        Some(Value::String(s)) if s == "equal" => Jitter::Equal,
+        Some(Value::String(s)) if s == "full" => Jitter::Full,
+        Some(Value::String(s)) if s == "none" => Jitter::None,
+        Some(x) => {
+            return Err(ConfigError::new(
+                child(path, "jitter"),
+                format!("must be \"equal\", \"full\" or \"none\" (got {})", show(x)),
+            ))
+        }
+    };
+    Ok(Backoff { initial_ms, multiplier, max_ms, jitter })
+}
+
+fn parse_conditions(v: &Value, path: &str) -> Result<Conditions, ConfigError> {
+    let list = v.as_array().ok_or_else(|| {
+        ConfigError::new(
+            path,
+            format!("must be a list such as [\"transport\", \"timeout\", 429, \"5xx\"] (got {})", show_kind(v)),
+        )
+    })?;
+    let mut c = Conditions::default();
+    for (i, item) in list.iter().enumerate() {
+        let class = item.as_str().and_then(FailureClass::parse);
+        match item {
+            Value::String(s) if s == "transport" => c.transport = true,
+            Value::String(s) if s == "timeout" => c.timeout = true,
+            Value::String(s) if s == "protocol" => c.protocol = true,
+            Value::String(s) if s == "4xx" => c.any_4xx = true,
+            Value::String(s) if s == "5xx" => c.any_5xx = true,
+            Value::String(_) if class.is_some() => c.classes.extend(class),
+            Value::Number(n) if n.as_u64().is_some_and(|s| (100..=599).contains(&s)) => c.statuses.push(n.as_u64().unwrap() as u16),
+            other => {
+                return Err(ConfigError::new(
+                    format!("{path}[{i}]"),
+                    format!("must be \"transport\", \"timeout\", \"protocol\", \"4xx\", \"5xx\", a failure class ({}) or an HTTP status from 100 to 599 (got {})", FailureClass::ALL.map(|c| format!("\"{}\"", c.as_str())).join(", "), show(other)),
+                ))
+            }
+        }
+    }
+    Ok(c)
+}

@@ -42,8 +42,7 @@ pub struct AfterStart {
 }
 
 /// How a broken stream resumes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResumeMode {
     /// The next member that takes a prefill continues the text shown so far, in the same answer.
     Continue,

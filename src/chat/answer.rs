@@ -4,11 +4,9 @@
 use std::borrow::Cow;
 
 use llm_baton_wire::write::{JsonWriter, ToJson};
-use serde::Deserialize;
 
 /// A complete tool call: `arguments` is the JSON text the model produced.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
     pub id: String,
     pub name: String,
@@ -18,47 +16,37 @@ pub struct ToolCall {
 /// Token counts as the provider reported them. A count it did not report, or reported as no
 /// count (fractional, negative, beyond 2^53 - 1, not a number), is unknown: `None`, omitted from
 /// the JSON, so an odd usage frame never fails an answer whose text was shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Usage {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
 }
 
 /// Why the model stopped, normalized across providers.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FinishReason {
     Stop,
     Length,
     ToolCalls,
     ContentFilter,
     /// A provider reason with no normalized equivalent, kept verbatim.
-    #[serde(untagged)]
     Other(String),
 }
 
 /// A whole, non-streamed answer.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
     pub text: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reasoning: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
     pub finish_reason: FinishReason,
     pub usage: Usage,
     /// The model the provider says answered, when it says.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
 }
 
 /// One normalized piece of a streamed answer.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Delta {
     Text {
         text: String,
@@ -67,22 +55,17 @@ pub enum Delta {
         text: String,
     },
     /// A fragment of a tool call; `index` groups the fragments of one call.
-    #[serde(rename_all = "camelCase")]
     ToolCall {
         index: u32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
         arguments: String,
     },
     /// The stream's successful end, carrying what the provider reported: why it stopped, the
     /// token counts, and the model that answered when the stream named it.
-    #[serde(rename_all = "camelCase")]
     Done {
         finish_reason: FinishReason,
         usage: Usage,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
     },
     /// A malformed frame the decoder skipped; `reason` says what was wrong with it. Not part of

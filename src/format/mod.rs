@@ -20,7 +20,6 @@ pub mod openai_chat;
 pub mod openai_responses;
 
 use llm_baton_wire::write::ToJson;
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::chat::{Answer, ChatRequest, Delta, Part, Usage};
@@ -85,8 +84,7 @@ pub trait StreamDecoding {
 }
 
 /// The provider protocol a target speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
     OpenaiChat,
     AnthropicMessages,

@@ -45,28 +45,6 @@ pub struct ResumedFrom {
     pub kept_chars: usize,
 }
 
-impl Usage {
-    /// This snapshot updated by a later one from the same provider: a reported count replaces.
-    pub fn updated_by(self, later: Usage) -> Usage {
-        Usage {
-            input_tokens: later.input_tokens.or(self.input_tokens),
-            output_tokens: later.output_tokens.or(self.output_tokens),
-        }
-    }
-
-    /// What `usages` add up to; a count no one reported stays unknown.
-    pub fn sum(usages: impl IntoIterator<Item = Usage>) -> Usage {
-        let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
-            (Some(a), Some(b)) => Some(a.saturating_add(b)),
-            (a, b) => a.or(b),
-        };
-        usages.into_iter().fold(Usage::default(), |total, u| Usage {
-            input_tokens: add(total.input_tokens, u.input_tokens),
-            output_tokens: add(total.output_tokens, u.output_tokens),
-        })
-    }
-}
-
 /// `{target, attempt, startMs, endMs, outcome, ...}`: what is unknown or zero is left out.
 impl ToJson for Leg {
     fn write_json(&self, w: &mut JsonWriter) {

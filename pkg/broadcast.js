@@ -24,7 +24,7 @@
 // probe. In Node the channel reaches the worker threads of one process, and is unref()'d so it
 // never keeps the process alive.
 
-import { BatonError, HealthState } from "./core.js";
+import { BatonError, configError, HealthState, readOptionObject } from "./core.js";
 
 /** Marks this store's messages: a channel of the same name used by something else is ignored. */
 const PROTOCOL = "llm-baton-health/1";
@@ -50,13 +50,8 @@ export function broadcastHealthStore(name = "llm-baton-health", options = {}) {
     const what = `must be a non-empty string not starting with "-" (Web Locks reserves those), such as "llm-baton-health"`;
     throw configError("name", `${what}; got ${describe(name)}`);
   }
-  if (options === null || typeof options !== "object" || Array.isArray(options)) {
-    throw configError("options", "must be an object such as { health: { cooldownMs: 5000 } }");
-  }
-  for (const key of Object.keys(options)) {
-    if (key !== "health") throw configError(`options.${key}`, "is not a known option; known options: health");
-  }
-  return new BroadcastHealthStore(name, options.health);
+  const { health } = readOptionObject(options, "options", ["health"], "{ health: { cooldownMs: 5000 } }") ?? {};
+  return new BroadcastHealthStore(name, health);
 }
 
 class BroadcastHealthStore {
@@ -200,10 +195,6 @@ function refused(entry, leftMs) {
 /** A config error about `health.…` as one about `options.health.…`, the store's own argument. */
 function rename(error, prefix) {
   return new BatonError({ kind: "config", path: prefix + error.path, message: prefix + error.message });
-}
-
-function configError(path, what) {
-  return new BatonError({ kind: "config", path, message: `${path} ${what}` });
 }
 
 function describe(value) {

@@ -86,8 +86,14 @@ function internalError(cause) {
   return new BatonError({ kind: "internal", message }, { cause });
 }
 
-function configError(path, what) {
-  return new BatonError({ kind: "config", path, message: `${path} ${what}` });
+/**
+ * A config error: `path` names the field, `what` says what is wrong and what would be right.
+ * `caller`, when given, opens the message: the function whose argument it is
+ * (`durableHealthStore: options.prefix must be a string…`).
+ */
+export function configError(path, what, caller) {
+  const message = `${path} ${what}`;
+  return new BatonError({ kind: "config", path, message: caller ? `${caller}: ${message}` : message });
 }
 
 /**
@@ -112,24 +118,28 @@ function readOptions(options, stream) {
 }
 
 /**
- * An options object read once: `undefined`/`null` gives null; anything but an object, an unknown
- * key, or a getter that throws is a config error naming `where` or the key. Returns the known
- * keys' values.
+ * An options object read once, the one reader of every options argument (the Baton's, a call's,
+ * the health stores'): `undefined`/`null` gives null; anything but an object, an unknown key, or
+ * a getter that throws is a config error naming `where` or the key (opened by `caller`, see
+ * configError). Returns the known keys' values.
  */
-function readOptionObject(options, where, known, example) {
+export function readOptionObject(options, where, known, example, caller) {
   if (options === undefined || options === null) return null;
   if (typeof options !== "object" || Array.isArray(options)) {
-    throw configError(where, `must be an object such as ${example}`);
+    throw configError(where, `must be an object such as ${example}`, caller);
   }
   for (const key of Object.keys(options)) {
-    if (!known.includes(key)) throw configError(`${where}.${key}`, `is not a known option; known options: ${known.join(", ")}`);
+    if (!known.includes(key)) {
+      throw configError(`${where}.${key}`, `is not a known option; known options: ${known.join(", ")}`, caller);
+    }
   }
   const settings = {};
   for (const key of known) {
     try {
       settings[key] = options[key];
     } catch (e) {
-      throw configError(`${where}.${key}`, `could not be read: its getter threw (${e instanceof Error ? e.message : String(e)})`);
+      const why = e instanceof Error ? e.message : String(e);
+      throw configError(`${where}.${key}`, `could not be read: its getter threw (${why})`, caller);
     }
   }
   return settings;

@@ -24,7 +24,7 @@
 // The objects run on whichever wasm the Worker has loaded already (llm-baton's or
 // llm-baton/gateway's), so a gateway Worker instantiates one wasm, not two; a Worker that imports
 // neither entry loads the Baton's on its first message.
-import { BatonError, hasRuntime, HealthState } from "./core.js";
+import { BatonError, configError, hasRuntime, HealthState, readOptionObject } from "./core.js";
 import * as workers from "cloudflare:workers";
 
 /** Request bodies an object reads at most: a leg event is a few hundred bytes. */
@@ -32,6 +32,8 @@ const MAX_BODY_BYTES = 256 * 1024;
 /** Any URL reaches an object; this one reads well in its logs. */
 const ORIGIN = "https://llm-baton-health";
 const STORE_OPTIONS = ["config", "timeoutMs", "prefix"];
+/** What opens the message of a mistake in the store's arguments. */
+const CALLER = "durableHealthStore";
 /** The object that keeps the deployment's retry budget is named `prefix + BUDGET_OBJECT`. */
 const BUDGET_OBJECT = "#retry-budget";
 
@@ -174,20 +176,16 @@ export function durableHealthStore(namespace, options = {}) {
       "namespace",
       "must be a Durable Object namespace binding bound to BatonHealthObject " +
         "(env.BATON_HEALTH with a [[durable_objects.bindings]] entry in wrangler.toml)",
+      CALLER,
     );
   }
-  if (!isObject(options)) throw configError("options", "must be an object such as { config: config.health }");
-  for (const key of Object.keys(options)) {
-    if (!STORE_OPTIONS.includes(key)) {
-      throw configError(`options.${key}`, `is not a known option; known options: ${STORE_OPTIONS.join(", ")}`);
-    }
-  }
-  const { config, timeoutMs = 1000, prefix = "llm-baton-health:" } = options;
+  const settings = readOptionObject(options, "options", STORE_OPTIONS, "{ config: config.health }", CALLER) ?? {};
+  const { config, timeoutMs = 1000, prefix = "llm-baton-health:" } = settings;
   if (!(typeof timeoutMs === "number" && timeoutMs > 0 && timeoutMs <= 60_000)) {
     const got = JSON.stringify(timeoutMs);
-    throw configError("options.timeoutMs", `must be a number of milliseconds from 1 to 60000, e.g. 1000 (got ${got})`);
+    throw configError("options.timeoutMs", `must be a number of milliseconds from 1 to 60000, e.g. 1000 (got ${got})`, CALLER);
   }
-  if (typeof prefix !== "string") throw configError("options.prefix", `must be a string such as "llm-baton-health:"`);
+  if (typeof prefix !== "string") throw configError("options.prefix", `must be a string such as "llm-baton-health:"`, CALLER);
   new HealthState(config);
 
   const ids = new Map();
@@ -297,10 +295,6 @@ function notAllowed(path, method) {
     status: 405,
     headers: { "content-type": "application/json", allow: method },
   });
-}
-
-function configError(path, what) {
-  return new BatonError({ kind: "config", path, message: `durableHealthStore: ${path} ${what}` });
 }
 
 function describe(e) {

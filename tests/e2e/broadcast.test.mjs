@@ -230,6 +230,8 @@ describe("broadcastHealthStore in Node", () => {
       [["ok", "health"], "options"],
       [["ok", { healthy: {} }], "options.healthy"],
       [["ok", { health: { cooldownMs: -1 } }], "options.health.cooldownMs"],
+      // A getter on the prototype (JSON.stringify in the message below skips it): read once, by the store.
+      [["ok", new (class { get health() { throw new Error("no health here"); } })()], "options.health"],
     ];
     for (const [args, path] of cases) {
       const named = (e) => e instanceof BatonError && e.kind === "config" && e.path === path && e.message.startsWith(path);

@@ -97,6 +97,7 @@ export default {
         () => durableHealthStore(env.BATON_HEALTH, { timeoutMs: 0 }),
         () => durableHealthStore(env.BATON_HEALTH, { prefix: 7 }),
         () => durableHealthStore(env.BATON_HEALTH, { config: { cooldownMs: -1 } }),
+        () => durableHealthStore(env.BATON_HEALTH, { get prefix() { throw new Error("no prefix here"); } }),
       ];
       return Response.json(attempts.map((make) => {
         try {
@@ -333,6 +334,7 @@ describe("durable: shared health across Worker instances", { concurrency: 1 }, (
       ["options.timeoutMs", "from 1 to 60000"],
       ["options.prefix", "must be a string"],
       [/cooldownMs/, "cooldownMs"],
+      ["options.prefix", "durableHealthStore: options.prefix could not be read: its getter threw (no prefix here)"],
     ];
     expected.forEach(([path, words], i) => {
       const e = errors[i];

@@ -26,11 +26,11 @@ mod sections;
 mod target;
 
 pub use crate::secret::Secret;
-use routes::build_routes;
+use routes::RouteBuilder;
 use sections::parse_gateway;
 pub use sections::{parse_health, Cors, GatewayConfig};
 use target::parse_target;
-pub use target::{PropagateDeadline, Target, Timeouts};
+pub use target::{redact_url, PropagateDeadline, Target, Timeouts};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -71,7 +71,12 @@ impl Config {
             Some(v) => as_object(v, "routes", "an object of named strategies")?,
             None => &no_routes,
         };
-        let (routes, round_robin_nodes) = build_routes(&targets, raw_routes)?;
+        let mut builder = RouteBuilder::new(&targets, raw_routes);
+        for name in raw_routes.keys() {
+            builder.route(name, &child("routes", name))?;
+        }
+        let round_robin_nodes = builder.round_robin_nodes;
+        let routes = builder.done;
 
         let deadline_ms = root.opt_ms("deadlineMs", "omit it for no deadline")?;
         let gateway = match root.get("gateway") {

@@ -22,29 +22,6 @@ const MAX_RESUMES: u64 = 10;
 /// token sooner.
 const DEFAULT_MIN_REMAINING_MS: u64 = 1000;
 
-/// Resolves every route of the `routes` section (`raw`) into its strategy, route references
-/// inlined, with the number of round-robin nodes they hold.
-pub(super) fn build_routes(
-    targets: &[Target],
-    raw: &Map<String, Value>,
-) -> Result<(BTreeMap<String, Strategy>, usize), ConfigError> {
-    let mut builder = RouteBuilder {
-        targets,
-        raw,
-        round_robin_nodes: 0,
-        resolving: Vec::new(),
-        done: BTreeMap::new(),
-        steps: 0,
-        depth: 0,
-        deepest: 0,
-        levels: BTreeMap::new(),
-    };
-    for name in raw.keys() {
-        builder.route(name, &child("routes", name))?;
-    }
-    Ok((builder.done, builder.round_robin_nodes))
-}
-
 /// The most targets and strategies the routes may hold once every route a route names is
 /// written out in it. Routes are inlined, so routes naming each other twice over grow
 /// exponentially; real configs hold a few dozen.
@@ -54,13 +31,15 @@ const MAX_ROUTE_STEPS: usize = 10_000;
 /// Reading them recurses, and a JavaScript host's stack is small.
 const MAX_ROUTE_DEPTH: usize = 32;
 
-struct RouteBuilder<'a> {
+/// Resolves the routes of a `routes` section (`raw`) one by one ([`RouteBuilder::route`]) into
+/// `done`, route references inlined, counting the round-robin nodes they hold.
+pub(super) struct RouteBuilder<'a> {
     targets: &'a [Target],
     raw: &'a Map<String, Value>,
-    round_robin_nodes: usize,
+    pub(super) round_robin_nodes: usize,
     /// Routes being resolved, outermost first: a name met again here is a cycle.
     resolving: Vec<String>,
-    done: BTreeMap<String, Strategy>,
+    pub(super) done: BTreeMap<String, Strategy>,
     /// Targets and strategies built or copied so far, against [`MAX_ROUTE_STEPS`].
     steps: usize,
     /// Levels open now (strategies and route names), against [`MAX_ROUTE_DEPTH`].
@@ -71,8 +50,22 @@ struct RouteBuilder<'a> {
     levels: BTreeMap<String, usize>,
 }
 
-impl RouteBuilder<'_> {
-    fn route(&mut self, name: &str, path: &str) -> Result<Strategy, ConfigError> {
+impl<'a> RouteBuilder<'a> {
+    pub(super) fn new(targets: &'a [Target], raw: &'a Map<String, Value>) -> Self {
+        RouteBuilder {
+            targets,
+            raw,
+            round_robin_nodes: 0,
+            resolving: Vec::new(),
+            done: BTreeMap::new(),
+            steps: 0,
+            depth: 0,
+            deepest: 0,
+            levels: BTreeMap::new(),
+        }
+    }
+
+    pub(super) fn route(&mut self, name: &str, path: &str) -> Result<Strategy, ConfigError> {
         if let Some(s) = self.done.get(name) {
             let steps = steps_in(s);
             self.take_steps(steps, path)?;

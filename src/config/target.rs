@@ -361,7 +361,7 @@ fn read_base_url(url: &str, path: &str) -> Result<String, ConfigError> {
 }
 
 /// A URL safe to show: no user info, no query.
-fn redact_url(url: &str) -> String {
+pub fn redact_url(url: &str) -> String {
     let base = url.split(['?', '#']).next().unwrap_or("");
     match base.split_once("://") {
         Some((scheme, rest)) => match rest.split_once('@') {

@@ -251,11 +251,11 @@ export default {
   };
   for (const name of Object.keys(telemetryScenarios)) test(name, () => run(name));
 
-  test("the README's Worker ships a streamed call's spans after the body, through OTLP/HTTP JSON", async () => {
-    // The README's code block, as written, with its imports pointed at this repo.
-    const readme = readFileSync(`${repo}README.md`, "utf8");
-    const block = [...readme.matchAll(/```js\n(import \{ env \} from "cloudflare:workers";[\s\S]*?)```/g)].map((m) => m[1]).find((b) => b.includes("telemetry:"));
-    assert.ok(block?.includes("OTLPTraceExporter"), "README has the Worker's telemetry example");
+  test("docs/traces.md's Worker ships a streamed call's spans after the body, through OTLP/HTTP JSON", async () => {
+    // The code block of docs/traces.md, as written, with its imports pointed at this repo.
+    const page = readFileSync(`${repo}docs/traces.md`, "utf8");
+    const block = [...page.matchAll(/```js\n(import \{ env \} from "cloudflare:workers";[\s\S]*?)```/g)].map((m) => m[1]).find((b) => b.includes("telemetry:"));
+    assert.ok(block?.includes("OTLPTraceExporter"), "docs/traces.md has the Worker's telemetry example");
     writeFileSync(
       `${dir}/readme-worker.mjs`,
       block

@@ -3,7 +3,7 @@
 //! reads them: the body reader ([`StreamBody`]) fed the bytes cut at every split point, its
 //! deltas handed to the engine, which delivers them and assembles the answer. When the fixture
 //! has the same answer whole (`{case}.answer.json`), `decode_answer` must give the same fields.
-//! The last test is the README's "How a stream ends" table, row by row.
+//! The last test is docs/errors.md's "How a stream ends" table, row by row.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -289,14 +289,14 @@ fn responses_reasoning_parts_are_joined_by_a_blank_line() {
     assert_eq!(answer.reasoning, whole_answer(Format::OpenaiResponses, "reasoning_parts").expect("whole").reasoning);
 }
 
-/// How a stream ended, as the README's table says.
+/// How a stream ended, as docs/errors.md's table says.
 #[derive(Debug)]
 enum Ends {
     Complete { finish: FinishReason, usage: Usage },
     Truncated { message: &'static str },
 }
 
-/// Point 7: the README's "How a stream ends" table, every row of every format.
+/// Point 7: docs/errors.md's "How a stream ends" table, every row of every format.
 #[test]
 fn how_each_format_ends_a_stream() {
     const CHAT_TEXT: &str =

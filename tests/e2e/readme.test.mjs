@@ -2,8 +2,8 @@
 // `<!-- example: NAME -->` line is written unchanged into a project of its own, whose
 // node_modules/llm-baton is this repo's pkg/, and run with the command the README gives for it:
 // the Node example under node, the Deno one under deno, the Worker bundled by wrangler and served
-// by workerd, the browser app built by Vite and opened in Chromium, the curl command against the
-// Deno gateway. The providers' real hosts lead to the scripted provider on loopback: a preloaded
+// by workerd, the browser app built by Vite and opened in Chromium, the curl commands (the
+// README's and docs/gateway.md's) against the Deno gateway. The providers' real hosts lead to the scripted provider on loopback: a preloaded
 // fetch (readme_hosts.mjs) in Node and Deno, Miniflare's outbound service in workerd; the keys
 // are dummies. The headline example's primary hangs, and it must fail over in complete() and in
 // stream() well before the 30 s deadline.
@@ -27,13 +27,15 @@ const deno = `${repo}node_modules/.bin/deno`;
 const TYPES = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".wasm": "application/wasm" };
 const KEYS = { OPENAI_API_KEY: "sk-readme-openai-0123456789", ANTHROPIC_API_KEY: "sk-ant-readme-0123456789" };
 
-/** Every `<!-- example: NAME -->` block of README.md, by NAME. */
+/** Every `<!-- example: NAME -->` block of README.md and docs/gateway.md, by NAME. */
 function readmeExamples() {
-  const readme = readFileSync(`${repo}README.md`, "utf8");
   const blocks = new Map();
-  for (const m of readme.matchAll(/^<!-- example: ([\w-]+) -->\n```\w*\n([\s\S]*?)^```$/gm)) {
-    assert.ok(!blocks.has(m[1]), `README.md marks two blocks as example ${m[1]}`);
-    blocks.set(m[1], m[2]);
+  for (const file of ["README.md", "docs/gateway.md"]) {
+    const text = readFileSync(`${repo}${file}`, "utf8");
+    for (const m of text.matchAll(/^<!-- example: ([\w-]+) -->\n```\w*\n([\s\S]*?)^```$/gm)) {
+      assert.ok(!blocks.has(m[1]), `${file} marks a second block as example ${m[1]}`);
+      blocks.set(m[1], m[2]);
+    }
   }
   return blocks;
 }
@@ -297,16 +299,18 @@ describe("the README's examples, as written", () => {
     });
     after(() => gateway?.stop());
 
-    test("curl: the gateway's example streams a 200", async () => {
-      // As written, at the gateway's address, plus the flags that print the status.
-      const command = example("curl").replaceAll("http://127.0.0.1:8787", gateway.url).trimEnd();
-      const r = await run("bash", ["-c", `${command} -sS -w '\\nHTTP %{http_code}\\n'`], { cwd: work });
-      assert.equal(r.code, 0, r.output);
-      const out = r.lines.filter((l) => l.stream === "stdout").map((l) => l.text);
-      assert.equal(out.at(-1), "HTTP 200", r.output);
-      const text = out.filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)).choices[0]?.delta?.content ?? "").join("");
-      assert.equal(text, "Hello through the gateway.");
-      assert.ok(out.includes("data: [DONE]"), r.output);
-    });
+    for (const [name, where] of [["curl", "README.md"], ["gateway-curl", "docs/gateway.md"]]) {
+      test(`curl: ${where}'s command streams a 200`, async () => {
+        // As written, at the gateway's address, plus the flags that print the status.
+        const command = example(name).replaceAll("http://127.0.0.1:8787", gateway.url).trimEnd();
+        const r = await run("bash", ["-c", `${command} -sS -w '\\nHTTP %{http_code}\\n'`], { cwd: work });
+        assert.equal(r.code, 0, r.output);
+        const out = r.lines.filter((l) => l.stream === "stdout").map((l) => l.text);
+        assert.equal(out.at(-1), "HTTP 200", r.output);
+        const text = out.filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)).choices[0]?.delta?.content ?? "").join("");
+        assert.equal(text, "Hello through the gateway.");
+        assert.ok(out.includes("data: [DONE]"), r.output);
+      });
+    }
   });
 });

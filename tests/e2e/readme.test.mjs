@@ -3,10 +3,10 @@
 // node_modules/llm-baton is this repo's pkg/, and run with the command the README gives for it:
 // the Node example under node, the Deno one under deno, the Worker bundled by wrangler and served
 // by workerd, the browser app built by Vite and opened in Chromium, the curl commands (the
-// README's and docs/gateway.md's) against the Deno gateway. The providers' real hosts lead to the scripted provider on loopback: a preloaded
-// fetch (readme_hosts.mjs) in Node and Deno, Miniflare's outbound service in workerd; the keys
-// are dummies. The headline example's primary hangs, and it must fail over in complete() and in
-// stream() well before the 30 s deadline.
+// README's and docs/gateway.md's) against the Deno gateway. The providers' real hosts lead to
+// the scripted provider on loopback: a preloaded fetch (readme_hosts.mjs) in Node and Deno,
+// Miniflare's outbound service in workerd; the keys are dummies. The headline example's primary
+// hangs, and it must fail over in complete() and in stream() well before the 30 s deadline.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";

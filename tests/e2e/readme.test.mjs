@@ -59,7 +59,8 @@ function project(name, files) {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(`${dir}/node_modules`, { recursive: true });
   symlinkSync(`${repo}pkg`, `${dir}/node_modules/llm-baton`, "dir");
-  const manifest = { name: `readme-${name}`, private: true, type: "module", dependencies: { "llm-baton": "0.1.0" } };
+  // What `npm install llm-baton` writes into a folder without a package.json: no "type".
+  const manifest = { dependencies: { "llm-baton": "0.1.0" } };
   writeFileSync(`${dir}/package.json`, JSON.stringify(manifest, null, 2));
   for (const [file, text] of Object.entries(files)) {
     mkdirSync(dirname(`${dir}/${file}`), { recursive: true });

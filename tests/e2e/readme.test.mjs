@@ -161,9 +161,9 @@ describe("the README's examples, as written", () => {
     assert.ok(complete && streamed && done, r.output);
     // headersMs (10 s) ends the hung primary's whole answer, far inside the 30 s deadline; then
     // the stream's firstTokenMs (5 s) ends its stream.
-    assert.ok(complete.at >= 10_000 && complete.at < 13_000, `complete() answered at ${complete.at} ms\n${r.output}`);
+    assert.ok(complete.at >= 10_000 && complete.at < 15_000, `complete() answered at ${complete.at} ms\n${r.output}`);
     const streamMs = done.at - complete.at;
-    assert.ok(streamMs >= 5_000 && streamMs < 8_000, `stream() answered ${streamMs} ms after complete()\n${r.output}`);
+    assert.ok(streamMs >= 5_000 && streamMs < 10_000, `stream() answered ${streamMs} ms after complete()\n${r.output}`);
     const events = r.lines.filter((l) => l.stream === "stderr").map((l) => l.text);
     assert.deepEqual(events.map((e) => e.slice(0, e.indexOf("]") + 1)), ["[failover]", "[failover]"], r.output);
 

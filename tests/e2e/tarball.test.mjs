@@ -1,7 +1,7 @@
 // The package as users get it: `make package`'s tarball (scripts/package.mjs, packed here into a
 // temporary folder), installed with npm into a fresh project that never saw this repository, with
 // no registry and an empty npm cache, then run there on every Node the machine has (20, and the
-// 22 and 24 of tests/node-versions). Also: its file list, README, licenses and metadata, its size,
+// 22 and 24 of tests/node-versions) and in Deno. Also: its file list, README, licenses and metadata, its size,
 // and what publint and @arethetypeswrong/cli (the pinned devDependencies) say of it.
 //
 // ESM only, as the README says: the package ships ES modules and no CommonJS build. Node 20.19+,
@@ -129,9 +129,9 @@ export const wrong: Config = { targets: { t: { format: "smoke_signals", baseUrl:
 new Baton(config).complete({ messages: [] });
 `;
 
-/** Runs `node ...args` in `cwd`; returns `{ status, stdout, stderr }`. */
-function run(node, args, { cwd, env = {} }) {
-  const r = spawnSync(node, args, { cwd, env: { ...process.env, NODE_OPTIONS: "", ...env }, encoding: "utf8", timeout: 30_000 });
+/** Runs `command ...args` in `cwd`; returns `{ status, stdout, stderr }`. */
+function run(command, args, { cwd, env = {} }) {
+  const r = spawnSync(command, args, { cwd, env: { ...process.env, NODE_OPTIONS: "", ...env }, encoding: "utf8", timeout: 60_000 });
   return { status: r.status, stdout: r.stdout.trim(), stderr: r.stderr.trim() };
 }
 
@@ -311,19 +311,30 @@ describe("the tarball", () => {
       return id;
     };
 
-    for (const node of NODES) {
-      test(`on Node ${version(node)}: a Baton call fails over, and the gateway answers`, async () => {
+    // Each runtime that resolves "llm-baton" from node_modules by itself, and the entry it must pick.
+    const runtimes = [
+      ...NODES.map((node) => ({ name: `Node ${version(node)}`, command: [node, "app.mjs"], entry: "node.js" })),
+      {
+        name: "Deno (npm's node_modules, no npm: specifier)",
+        command: [join(repo, "node_modules/.bin/deno"), "run", "--no-lock", "--allow-net=127.0.0.1", "--allow-read", "--allow-env", "app.mjs"],
+        entry: "deno.js",
+        env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+      },
+    ];
+    for (const { name, command, entry, env: runtimeEnv } of runtimes) {
+      test(`on ${name}: a Baton call fails over, and the gateway answers`, async () => {
         const env = {
+          ...runtimeEnv,
           PROVIDER_URL: provider.url,
           GATEWAY_KEY: "first-install-key",
           PRIMARY: await scenario([{ status: 503, message: "overloaded" }]),
           BACKUP: await scenario([{ text: "Pong." }]),
         };
-        const r = run(node, ["app.mjs"], { cwd: project, env });
+        const r = run(command[0], command.slice(1), { cwd: project, env });
         assert.equal(r.status, 0, `app.mjs exited ${r.status}:\n${r.stderr}`);
         assert.equal(r.stderr, "", "no warning");
         const out = JSON.parse(r.stdout);
-        const entries = [`file://${installed("node.js")}`, `file://${installed("gateway/node.js")}`];
+        const entries = [`file://${installed(entry)}`, `file://${installed(`gateway/${entry}`)}`];
         assert.deepEqual(out.entries, entries, "resolved into the installed package");
         const expected = { batonError: "function", text: "Pong.", target: "backup", legs: ["primary http", "backup ok"], gateway: [200, "Pong."] };
         assert.deepEqual(out, { entries, ...expected });

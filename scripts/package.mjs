@@ -6,7 +6,7 @@
 // so they are made absolute: into the repository named by package.json `repository`, on its main
 // branch (a release tag would pin them, but nothing makes tags yet; main always resolves).
 //
-// Usage: node scripts/package.mjs [--out-dir DIR]  (default dist/); prints the tarball's path.
+// Usage: node scripts/package.mjs [--out-dir DIR]  (default dist/); prints the tarball's path and size.
 import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -92,7 +92,8 @@ export function packageReadme(manifest) {
 }
 
 /**
- * Packs pkg/ with the root's README and licenses into `outDir`; returns the tarball's path. Every
+ * Packs pkg/ with the root's README and licenses into `outDir`; returns `{ tarball, files,
+ * unpackedSize }` (its path, how many files it holds, their bytes). Every
  * plain path in package.json `files` must exist (npm would silently pack without it: a missing
  * wasm means `make build` has not run).
  */
@@ -108,7 +109,7 @@ export function buildPackage({ outDir = join(repo, "dist") } = {}) {
     mkdirSync(outDir, { recursive: true });
     const out = resolve(outDir);
     const [packed] = JSON.parse(execFileSync("npm", ["pack", "--json", "--pack-destination", out], { cwd: stage, encoding: "utf8" }));
-    return join(out, packed.filename);
+    return { tarball: join(out, packed.filename), files: packed.files.length, unpackedSize: packed.unpackedSize };
   } finally {
     rmSync(stage, { recursive: true, force: true });
   }
@@ -117,8 +118,9 @@ export function buildPackage({ outDir = join(repo, "dist") } = {}) {
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const at = process.argv.indexOf("--out-dir");
   try {
-    const tarball = buildPackage(at === -1 ? {} : { outDir: process.argv[at + 1] });
-    console.log(`${tarball}: ${statSync(tarball).size} bytes`);
+    if (at !== -1 && !process.argv[at + 1]) throw new Error("--out-dir needs a folder");
+    const { tarball, files, unpackedSize } = buildPackage(at === -1 ? {} : { outDir: process.argv[at + 1] });
+    console.log(`${tarball}: ${statSync(tarball).size} bytes, ${files} files, ${unpackedSize} bytes unpacked`);
   } catch (e) {
     console.error(`make package: ${e.message}`);
     process.exit(1);

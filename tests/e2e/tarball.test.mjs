@@ -161,7 +161,7 @@ describe("the tarball", () => {
   let project;
   before(() => {
     dir = mkdtempSync(join(tmpdir(), "llm-baton-tarball-"));
-    tarball = buildPackage({ outDir: join(dir, "dist") });
+    ({ tarball } = buildPackage({ outDir: join(dir, "dist") }));
     // A CommonJS project ("type" absent), as `npm init -y` makes, installing the tarball offline:
     // a bogus registry and an empty cache, so nothing could come from anywhere else.
     project = join(dir, "first-install");

@@ -10,7 +10,7 @@ WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[
 CARGO_BIN := $(HOME)/.cargo/bin
 WASM_BINDGEN := $(CARGO_BIN)/wasm-bindgen
 
-.PHONY: test test-rust test-e2e build clean-wasm tools rust-tools js-deps chromium provider demo bench fuzz
+.PHONY: test test-rust test-e2e build package clean-wasm tools rust-tools js-deps chromium provider demo bench fuzz
 
 # Rust first (fast, and the e2e suite needs a sound core), then the four JS runtimes.
 test: test-rust test-e2e
@@ -88,6 +88,12 @@ pkg/wasm/llm_baton_gateway_bg.wasm: $(WASM_SOURCES) | rust-tools js-deps pkg/was
 clean-wasm:
 	rm -rf pkg/wasm
 
+# The tarball users install (`npm install ./dist/llm-baton-<version>.tgz`): pkg/ with the root's
+# README (its relative links made absolute) and licenses, packed by npm from a staging folder, so
+# nothing is copied into pkg/. scripts/package.mjs says how; tarball.test.mjs installs and checks it.
+package: build
+	node scripts/package.mjs
+
 # The scripted provider the e2e runners spawn (target/debug/baton-provider).
 provider:
 	cargo build -p baton-provider
@@ -114,7 +120,7 @@ test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package
 	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs tests/e2e/workerd.test.mjs \
 	  tests/e2e/browser.test.mjs tests/e2e/www.test.mjs tests/e2e/broadcast.test.mjs tests/e2e/gateway.test.mjs \
 	  tests/e2e/durable.test.mjs tests/e2e/tools.test.mjs tests/e2e/telemetry.test.mjs \
-	  tests/e2e/package_size.test.mjs tests/e2e/readme.test.mjs || status=1; \
+	  tests/e2e/package_size.test.mjs tests/e2e/tarball.test.mjs tests/e2e/readme.test.mjs || status=1; \
 	for v in 22 24; do \
 	  bin=tests/node-versions/node_modules/node$$v/bin/node; \
 	  if [ -x $$bin ]; then \

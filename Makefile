@@ -106,6 +106,8 @@ provider:
 # workerd and Chromium, and their Node part again on Node 22 and 24 (ai 7 and openai 7 ask for 22).
 # readme.test.mjs runs the README's examples as written (Node, Deno, wrangler + workerd, Vite +
 # Chromium, curl against the Deno gateway).
+# bundlers.test.mjs builds a browser app with esbuild and Vite and runs each build in Chromium;
+# wrangler_dev.test.mjs runs examples/gateway under `wrangler dev` with a .dev.vars.
 test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package-lock.json \
   tests/node-versions/node_modules/.package-lock.json
 	@status=0; \
@@ -120,7 +122,8 @@ test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package
 	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs tests/e2e/workerd.test.mjs \
 	  tests/e2e/browser.test.mjs tests/e2e/www.test.mjs tests/e2e/broadcast.test.mjs tests/e2e/gateway.test.mjs \
 	  tests/e2e/durable.test.mjs tests/e2e/tools.test.mjs tests/e2e/telemetry.test.mjs \
-	  tests/e2e/package_size.test.mjs tests/e2e/tarball.test.mjs tests/e2e/readme.test.mjs || status=1; \
+	  tests/e2e/package_size.test.mjs tests/e2e/tarball.test.mjs tests/e2e/readme.test.mjs \
+	  tests/e2e/bundlers.test.mjs tests/e2e/wrangler_dev.test.mjs || status=1; \
 	for v in 22 24; do \
 	  bin=tests/node-versions/node_modules/node$$v/bin/node; \
 	  if [ -x $$bin ]; then \
@@ -158,8 +161,8 @@ tests/node-versions/node_modules/.package-lock.json: tests/node-versions/package
 	cd tests/node-versions && npm ci --no-audit --no-fund
 	@touch $@
 
-# The gateway example's own wrangler (pinned in its lockfile): the e2e suite bundles the Worker
-# with its Durable Object the way a user deploys it.
+# The gateway example's own wrangler (pinned in its lockfile): the e2e suite runs the Worker with its
+# Durable Object under wrangler dev as a user develops it, and bundles it as a deploy does.
 examples/gateway/node_modules/.package-lock.json: examples/gateway/package-lock.json examples/gateway/package.json
 	cd examples/gateway && npm ci --no-audit --no-fund
 	@touch $@

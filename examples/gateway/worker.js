@@ -1,5 +1,6 @@
 // llm-baton's gateway as a Cloudflare Worker: OpenAI- and Anthropic-compatible endpoints in
-// front of the routes of a config built from the Worker's secrets (see config.js).
+// front of the routes of a config built from the Worker's secrets (see config.js): `.dev.vars`
+// under `npx wrangler dev` (copy .dev.vars.example), `wrangler secret put` once deployed.
 //
 // The gateway is built once per isolate, at the module's top level: createGateway validates the
 // config synchronously and does no I/O, which Workers allow there. `env` comes from

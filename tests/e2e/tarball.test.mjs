@@ -57,6 +57,7 @@ const PACKAGE_FILES = [
   "wasm/llm_baton_gateway.js",
   "wasm/llm_baton_gateway_bg.wasm",
   "workerd.js",
+  "wasm_files.js",
 ];
 
 /**

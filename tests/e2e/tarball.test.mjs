@@ -56,8 +56,8 @@ const PACKAGE_FILES = [
   "wasm/llm_baton_bg.wasm",
   "wasm/llm_baton_gateway.js",
   "wasm/llm_baton_gateway_bg.wasm",
-  "workerd.js",
   "wasm_files.js",
+  "workerd.js",
 ];
 
 /**

@@ -24,7 +24,7 @@ export async function startWorkerdGateway(config) {
   const source = readFileSync(`${example}/worker.js`, "utf8")
     .replaceAll(`from "llm-baton/durable"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS, "./durable").slice(2)}"`)
     .replace(`from "llm-baton/gateway"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS, "./gateway").slice(2)}"`)
-    .replace(`from "./config.js"`, `from "../../../../examples/gateway/config.js"`);
+    .replace(`from "llm-baton/gateway/env"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS, "./gateway/env").slice(2)}"`);
   writeFileSync(`${dir}/worker.mjs`, `// Generated from examples/gateway/worker.js by tests/e2e/gateway_hosts.mjs.\n${source}`);
   const toml = readFileSync(`${example}/wrangler.toml`, "utf8");
   const mf = new Miniflare({

@@ -16,14 +16,14 @@ import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { startProvider } from "./provider.mjs";
-import { startDenoGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
+import { startDenoGateway, startNodeGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 
 const fixtures = fileURLToPath(new URL("../fixtures/", import.meta.url));
 const FORMATS = ["openai_chat", "anthropic_messages", "openai_responses", "gemini"];
 const KEY = "gw-corpus-key";
 const ASK = [{ role: "user", content: "Go" }];
 const PIECE = 61;
-const HOSTS = { workerd: startWorkerdGateway, deno: startDenoGateway };
+const HOSTS = { workerd: startWorkerdGateway, deno: startDenoGateway, node: startNodeGateway };
 
 /** Every fixture with what its golden deltas add up to. */
 function corpus() {

@@ -9,10 +9,10 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { startProvider, upstream } from "./provider.mjs";
-import { startDenoGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
+import { startDenoGateway, startNodeGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 
 const KEY = "gw-responses-key";
-const HOSTS = { workerd: startWorkerdGateway, deno: startDenoGateway };
+const HOSTS = { workerd: startWorkerdGateway, deno: startDenoGateway, node: startNodeGateway };
 const TOOLS = [{ type: "function", name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }];
 // A 60-word answer cut after 40 words, continued by the backup (as in gateway.test.mjs).
 const WORDS = Array.from({ length: 60 }, (_, i) => `word${i + 1}`);

@@ -1,12 +1,13 @@
 // Types of `llm-baton/gateway/node-server`: a fetch handler (the gateway) served over node:http.
-import type { Server } from "node:http";
-
 /** A running server, from `serve`. */
 export interface NodeGatewayServer {
   /** Where it listens, e.g. `http://127.0.0.1:8787`. */
   readonly url: string;
-  /** The node:http Server. */
-  readonly server: Server;
+  /**
+   * The node:http Server. Typed `unknown` so these types need no @types/node: with it, cast to
+   * `import("node:http").Server`.
+   */
+  readonly server: unknown;
   /** How many requests have not finished their response yet. */
   readonly inFlight: number;
   /**

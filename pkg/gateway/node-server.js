@@ -213,6 +213,7 @@ function bodyStream(req) {
 function describe(value) {
   if (value === null || value === undefined) return String(value);
   if (typeof value === "string") return JSON.stringify(value);
-  if (typeof value === "object") return value.constructor?.name ? `a ${value.constructor.name}` : "an object";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return value.constructor?.name && value.constructor !== Object ? `a ${value.constructor.name}` : "an object";
   return `${typeof value} ${String(value)}`;
 }

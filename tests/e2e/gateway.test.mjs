@@ -1,8 +1,9 @@
 // The gateway (createGateway) end to end: examples/gateway/ served by workerd (Miniflare) and by
-// Deno, driven over HTTP by the official `openai` and `@anthropic-ai/sdk` clients (their own
-// retries off) and by plain fetch, in front of the scripted provider (tests/provider).
+// Deno, and the llm-baton-gateway command in Node, driven over HTTP by the official `openai` and
+// `@anthropic-ai/sdk` clients (their own retries off) and by plain fetch, in front of the scripted
+// provider (tests/provider).
 //
-// The same cases run against both hosts. Then a load test in workerd: 200 concurrent streams
+// The same cases run against every host. Then a load test in workerd: 200 concurrent streams
 // with random faults, each ending by its deadline, and no upstream connection left open.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";

@@ -8,7 +8,8 @@
 // in the order first opened with their ids, names and arguments, finish/stop reason and usage; a
 // fixture that ends in an error must make the SDK throw its API error, after at most the text the
 // golden shows. Each whole answer (`{case}.answer.json`) is served whole and read with the SDKs'
-// non-streaming `create`, against the same golden. In workerd and Deno, like gateway.test.mjs (which imports this file).
+// non-streaming `create`, against the same golden. In workerd, Deno and Node, like
+// gateway.test.mjs (which imports this file).
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";

@@ -1,5 +1,5 @@
-// Health through the gateway (issue 13), in workerd and Deno like gateway.test.mjs (which imports
-// this file, so both run in one node:test run):
+// Health through the gateway (issue 13), in workerd, Deno and Node like gateway.test.mjs (which
+// imports this file, so all run in one node:test run):
 // - deadline propagation: a Baton in Node whose target is the gateway sends its remaining budget
 //   in x-baton-deadline-ms (always with propagateDeadline: true; with the default "auto" once the
 //   gateway has answered with x-baton-attempts), and the gateway ends its upstream attempt by

@@ -1,5 +1,5 @@
-// The gateway against hostile upstreams and hostile clients (issue 10), in workerd and Deno like
-// gateway.test.mjs (which imports this file, so both run in one node:test run):
+// The gateway against hostile upstreams and hostile clients (issue 10), in workerd, Deno and Node
+// like gateway.test.mjs (which imports this file, so all run in one node:test run):
 // an upstream that echoes the gateway's upstream key in its error bodies and in-stream errors,
 // an upstream that refuses the gateway's credentials, a text/plain POST (a cross-site form),
 // a preflight asking for headers the gateway does not take, `cors: ["*"]`, and an open gateway

@@ -1,5 +1,5 @@
 // POST /v1/responses end to end: the official `openai` SDK's `responses.create()` and
-// `responses.stream()` (retries off) against examples/gateway/ in workerd and Deno, in front of
+// `responses.stream()` (retries off) against the gateway in workerd, Deno and Node, in front of
 // the scripted provider's OpenAI Chat, Anthropic and Responses upstreams: text, a tool call and
 // its result, text.format / tool_choice / top_p upstream, failover from a 503 primary, a stream
 // continued on the backup (one response to the SDK), a stream that breaks after its text, and

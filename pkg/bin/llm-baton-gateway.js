@@ -119,7 +119,7 @@ async function loadConfig(path) {
   }
 }
 
-/** A .js/.mjs config: its default export, or what that export (a function) returns for process.env. */
+/** A .js/.mjs config: its default export, or what that (a function) returns for process.env. */
 async function importConfig(path) {
   let module;
   try {

@@ -2,7 +2,7 @@
 // why without quoting the text: V8's own messages show the text around the error, and a config
 // holds provider keys.
 
-/** `text` parsed as JSON; an Error `${what} is not valid JSON: <why> at line L, column C` if it is not. */
+/** `text` parsed as JSON, else an Error `${what} is not valid JSON: <why> at line L, column C`. */
 export function parseJson(text, what) {
   try {
     return JSON.parse(text);
@@ -16,7 +16,7 @@ export function parseJson(text, what) {
 const WHITESPACE = " \t\n\r";
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
-/** The offset of the first syntax error in `text`, and what is wrong there (a JSON.parse failure). */
+/** Where the first syntax error in `text` is (an offset), and what is wrong there. */
 function locateSyntaxError(text) {
   let i = 0;
   const fail = (reason) => {

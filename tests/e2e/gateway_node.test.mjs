@@ -154,6 +154,15 @@ describe("llm-baton-gateway: the command line", () => {
     assertRefusal(run([], { OPENAI_API_KEY: SECRET, DEADLINE_MS: "30s" }), 1, /DEADLINE_MS must be a positive number of milliseconds, e.g. 30000 \(got "30s"\)/);
   });
 
+  test("a config without gateway.apiKeys starts, saying once on stderr that anyone can spend its keys", async () => {
+    const open = file("open.json", JSON.stringify({ targets: { a: target("open") } }));
+    const gw = await start(["--config", open, "--port", "0"]);
+    gw.child.kill("SIGTERM");
+    const exit = await gw.exited;
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(exit.stderr.match(/no gateway\.apiKeys are configured, so anyone who can reach this gateway can spend/g)?.length, 1, exit.stderr);
+  });
+
   test("a port in use: exit 1 saying to choose another", async () => {
     const config = file("inuse.json", JSON.stringify({ targets: { a: target("inuse") }, gateway: { apiKeys: [KEY] } }));
     const first = await start(["--config", config, "--port", "0"]);

@@ -12,6 +12,7 @@ import { Agent, request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { fileURLToPath } from "node:url";
 import { createGateway } from "llm-baton/gateway";
+import { configFromEnv } from "llm-baton/gateway/env";
 import { serve } from "llm-baton/gateway/node-server";
 import { startProvider, upstream } from "./provider.mjs";
 
@@ -207,6 +208,42 @@ describe("llm-baton-gateway: the command line", () => {
       }
     }
     assert.equal((await upstream(provider.url, "from-env")).log[0].body.model, "up-env", "OPENAI_MODEL reached the upstream");
+  });
+});
+
+describe("llm-baton/gateway/env: configFromEnv", () => {
+  test("a BATON_CONFIG that is not JSON: the line, the column and why, never its text", () => {
+    const K = JSON.stringify(SECRET);
+    // [document, line, column, why]: the column is where the first wrong character stands.
+    const cases = [
+      [`{"apiKey": ${SECRET}}`, 1, 12, /^expected a value/],
+      [`{"apiKey": ${K},}`, 1, K.length + 13, /^a comma before '\}'/],
+      [`{"apiKey": ${K} "model": "m"}`, 1, K.length + 13, /^expected ',' or '\}'/],
+      [`{\n  apiKey: ${K}\n}`, 2, 3, /^expected a property name in double quotes/],
+      [`{"apiKey" ${K}}`, 1, 11, /^expected ':' after a property name/],
+      [`{"apiKey": "${SECRET}`, 1, SECRET.length + 13, /^a string is not closed/],
+      [`{"apiKey": "${SECRET}\n"}`, 1, SECRET.length + 13, /^a control character/],
+      [`{"apiKey": "\\q${SECRET}"}`, 1, 13, /^an invalid escape/],
+      [`{"targets": [1, 2,]}`, 1, 19, /^expected a value/],
+      [`{"apiKey": ${K}} trailing`, 1, K.length + 14, /^more text after the end/],
+      [`{"apiKey": ${K}, "n": 01}`, 1, K.length + 20, /^expected ',' or '\}'/],
+      [`{"apiKey": ${K}`, 1, K.length + 12, /^expected ',' or '\}'/],
+      ["   ", 1, 4, /^the text ends where a value should be/],
+    ];
+    for (const [text, line, column, why] of cases) {
+      assert.throws(() => JSON.parse(text), SyntaxError, `JSON.parse accepts ${text}`);
+      let message;
+      try {
+        configFromEnv({ BATON_CONFIG: text });
+      } catch (e) {
+        message = e.message;
+      }
+      assert.ok(message?.startsWith("BATON_CONFIG is not valid JSON: "), `${text}: ${message}`);
+      const detail = message.slice("BATON_CONFIG is not valid JSON: ".length);
+      assert.match(detail, why, text);
+      assert.ok(detail.endsWith(` at line ${line}, column ${column}`), `${text}: ${detail}`);
+      assert.ok(!message.includes(SECRET.slice(3)), `the document's text reached the message: ${message}`);
+    }
   });
 });
 

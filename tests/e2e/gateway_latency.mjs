@@ -1,10 +1,10 @@
 // The gateway's added latency per request: the median of N sequential non-streamed requests
-// through the gateway (workerd and Deno) against the same requests sent straight to the
+// through the gateway (workerd, Deno and the Node command) against the same requests sent straight to the
 // scripted provider. A benchmark, not an assertion: it prints the figures.
 //
 //   node tests/e2e/gateway_latency.mjs [N]      (default 200; make test runs it)
 import { startProvider } from "./provider.mjs";
-import { startDenoGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
+import { startDenoGateway, startNodeGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 
 const N = Number(process.argv[2] ?? 200);
 const WARMUP = 20;
@@ -35,7 +35,7 @@ try {
   const fmt = (t) => `median ${t.median.toFixed(2)} ms, p90 ${t.p90.toFixed(2)} ms`;
   console.log(`gateway latency, ${N} sequential non-streamed requests (after ${WARMUP} warm-up):`);
   console.log(`  direct to the provider: ${fmt(direct)}`);
-  for (const [host, start] of [["workerd", startWorkerdGateway], ["deno", startDenoGateway]]) {
+  for (const [host, start] of [["workerd", startWorkerdGateway], ["deno", startDenoGateway], ["node", startNodeGateway]]) {
     const gw = await start(config);
     try {
       const via = await timeRequests(`${gw.url}/v1/chat/completions`, "lat");

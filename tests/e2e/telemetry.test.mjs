@@ -262,7 +262,8 @@ export default {
         .replace(`from "llm-baton"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS).slice(2)}"`)
         .replace(`from "llm-baton/gateway"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS, "./gateway").slice(2)}"`)
         .replaceAll(/from "@opentelemetry\/[a-z-]+"/g, `from "./otel.mjs"`)
-        .replace(`from "./config.js"`, `from "../../../../examples/gateway/config.js"`),
+        // The page's Worker reads its secrets with the package's configFromEnv.
+        .replace(`from "llm-baton/gateway/env"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS, "./gateway/env").slice(2)}"`),
     );
     const p = await script(env(), "readme-p", [{ status: 503 }]);
     const b = await script(env(), "readme-b", [{ text: "Hello from the README", chunks: 3 }]);

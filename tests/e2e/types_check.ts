@@ -6,6 +6,7 @@ import type { AfterStart, CallEvent, ChatRequest, Completion, Config, Part, Stre
 import type { Gateway } from "../../pkg/gateway.d.ts";
 import "./types_check_durable.ts";
 import "./types_check_ai_sdk.ts";
+import "./types_check_node_server.ts";
 
 const config: Config = {
   targets: {

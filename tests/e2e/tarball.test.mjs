@@ -266,7 +266,7 @@ describe("the tarball", () => {
     // CommonJS file may import the package only with import(); TypeScript (5.6, attw's) does not
     // model Node's require(esm). It is what "ESM only" means, so it is expected, once per entry,
     // and any other problem fails here.
-    const entries = [".", "./gateway", "./durable", "./ai-sdk"];
+    const entries = [".", "./gateway", "./gateway/env", "./gateway/node-server", "./durable", "./ai-sdk"];
     assert.deepEqual(Object.keys(analysis.entrypoints), [...entries, "./package.json"], "the entries attw found");
     assert.deepEqual(
       analysis.problems,

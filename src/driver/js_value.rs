@@ -6,8 +6,10 @@
 //! refuses, naming the path, whatever JSON cannot hold: a non-finite number, a symbol, function
 //! or BigInt, a property whose getter throws, `undefined` or a hole in a list, an object that is
 //! not plain (a Date, Map, typed array or class instance), a cycle, or nesting past
-//! [`MAX_DEPTH`]. `undefined` in an object is an absent field, as in JSON. Strings convert as
-//! wasm-bindgen converts them: a lone surrogate becomes U+FFFD, on purpose.
+//! [`MAX_DEPTH`]. `undefined` in an object is an absent field, as in JSON, except where a config
+//! holds a secret ([`undefined_secret`]): there it is an unset environment variable far more often
+//! than a field left out on purpose, and read as absent it would end as the provider's 401. Strings
+//! convert as wasm-bindgen converts them: a lone surrogate becomes U+FFFD, on purpose.
 //!
 //! Every JS operation that may run the caller's code (getters, proxy traps) goes through an
 //! import that catches, so a throw becomes an error here and never unwinds through the wasm.
@@ -16,7 +18,8 @@ use js_sys::{Array, Reflect};
 use serde_json::{Map, Number, Value};
 use wasm_bindgen::prelude::*;
 
-use crate::value::{child, show, ConfigError};
+use crate::config::undefined_secret;
+use crate::value::{child, show, ConfigError, Step};
 
 /// Objects and lists nested deeper than this are refused.
 const MAX_DEPTH: usize = 64;
@@ -39,10 +42,23 @@ extern "C" {
     fn object_tag(value: &JsValue) -> Result<JsValue, JsValue>;
 }
 
-/// Converts the JS value at `path` ("config", "request", "options.deadlineMs") to JSON.
+/// Converts the JS value at `path` ("request", "options.deadlineMs") to JSON.
 pub(crate) fn read_js(value: &JsValue, path: &str) -> Result<Value, ConfigError> {
+    walk(value, path, |_, _| None)
+}
+
+/// Converts a JS config document to JSON (paths from its root, which is ""), refusing `undefined`
+/// where the config holds a secret.
+pub(crate) fn read_js_config(value: &JsValue) -> Result<Value, ConfigError> {
+    walk(value, "", undefined_secret)
+}
+
+/// The error for an `undefined` field or item at a step path (and its printed path), if any.
+type UndefinedRule = fn(&[Step], &str) -> Option<ConfigError>;
+
+fn walk(value: &JsValue, path: &str, undefined: UndefinedRule) -> Result<Value, ConfigError> {
     let object_prototype = prototype_of(&js_sys::Object::new()).map_err(|e| threw(path, &e))?;
-    Walk { object_prototype, ancestors: Vec::new(), values: 0 }.read(value, path)
+    Walk { object_prototype, ancestors: Vec::new(), steps: Vec::new(), undefined, values: 0 }.read(value, path)
 }
 
 struct Walk {
@@ -50,6 +66,9 @@ struct Walk {
     object_prototype: JsValue,
     /// The objects and lists being read, outermost first, with their paths; one met again is a cycle.
     ancestors: Vec<(JsValue, String)>,
+    /// The path of the value being read, step by step from the root.
+    steps: Vec<Step>,
+    undefined: UndefinedRule,
     values: usize,
 }
 
@@ -129,11 +148,16 @@ impl Walk {
             let name = key.as_string().unwrap_or_default();
             let field_path = child(path, &name);
             let field = Reflect::get(value, &key).map_err(|e| threw(&field_path, &e))?;
-            if field.is_undefined() {
-                continue;
+            self.steps.push(Step::Field(name.clone()));
+            let read = if field.is_undefined() {
+                (self.undefined)(&self.steps, &field_path).map_or(Ok(None), Err)
+            } else {
+                self.read(&field, &field_path).map(Some)
+            };
+            self.steps.pop();
+            if let Some(field) = read? {
+                map.insert(name, field);
             }
-            let field = self.read(&field, &field_path)?;
-            map.insert(name, field);
         }
         Ok(Value::Object(map))
     }
@@ -146,14 +170,31 @@ impl Walk {
             let item_path = format!("{path}[{i}]");
             let index = JsValue::from_f64(i as f64);
             let item = Reflect::get(value, &index).map_err(|e| threw(&item_path, &e))?;
-            if item.is_undefined() {
-                let present = Reflect::has(value, &index).map_err(|e| threw(&item_path, &e))?;
-                let what = if present { "is undefined" } else { "is a hole (an empty slot)" };
-                return Err(ConfigError::new(item_path, format!("{what}; a list may hold only values")));
-            }
-            items.push(self.read(&item, &item_path)?);
+            self.steps.push(Step::Item(i as usize));
+            let read = if item.is_undefined() {
+                Err(self.undefined_item(value, &index, &item_path))
+            } else {
+                self.read(&item, &item_path)
+            };
+            self.steps.pop();
+            items.push(read?);
         }
         Ok(Value::Array(items))
+    }
+
+    /// The error for the list item at `index` (the last step) that reads as `undefined`.
+    fn undefined_item(&self, list: &JsValue, index: &JsValue, path: &str) -> ConfigError {
+        let present = match Reflect::has(list, index) {
+            Ok(present) => present,
+            Err(e) => return threw(path, &e),
+        };
+        if present {
+            if let Some(e) = (self.undefined)(&self.steps, path) {
+                return e;
+            }
+        }
+        let what = if present { "is undefined" } else { "is a hole (an empty slot)" };
+        ConfigError::new(path, format!("{what}; a list may hold only values"))
     }
 }
 

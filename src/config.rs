@@ -437,16 +437,12 @@ pub fn missing(entry: &str) -> ConfigError {
 /// (`apiKey: process.env.KEY`); read as absent, it would send no key and end as the provider's
 /// 401, or leave the gateway open. JSON has no `undefined`: only the JS reader asks.
 pub fn undefined_secret(at: &[Step], path: &str) -> Option<ConfigError> {
-    let is = |step: &Step, name: &str| matches!(step, Step::Field(field) if field == name);
+    use Step::{Field, Item};
     let remedy = match at {
-        [targets, Step::Field(_), key] if is(targets, "targets") && is(key, "apiKey") => "leave the field out",
-        [targets, Step::Field(_), headers, Step::Field(_)] if is(targets, "targets") && is(headers, "headers") => {
-            "leave the header out"
-        }
-        [gateway, keys] if is(gateway, "gateway") && is(keys, "apiKeys") => {
-            "leave the field out for a gateway that any client may call"
-        }
-        [gateway, keys, Step::Item(_)] if is(gateway, "gateway") && is(keys, "apiKeys") => "remove the entry",
+        [Field("targets"), Field(_), Field("apiKey")] => "leave the field out",
+        [Field("targets"), Field(_), Field("headers"), Field(_)] => "leave the header out",
+        [Field("gateway"), Field("apiKeys")] => "leave the field out for a gateway that any client may call",
+        [Field("gateway"), Field("apiKeys"), Item] => "remove the entry",
         _ => return None,
     };
     Some(ConfigError::new(path, format!("is undefined: an environment variable that is not set? Set it, or {remedy}")))

@@ -283,11 +283,11 @@ fn display_digits(n: f64, shortest: &str, point: i32) -> String {
     }
 }
 
-/// One step of a path from a document's root: a field by name, or a list item by index.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
-    Field(String),
-    Item(usize),
+/// One step of a path from a document's root: a field by name, or a list item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step<'a> {
+    Field(&'a str),
+    Item,
 }
 
 /// The path of `key` inside `path`: `a.b` for plain keys, `a["odd key"]` for others.

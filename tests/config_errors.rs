@@ -523,8 +523,9 @@ fn propagate_deadline_is_auto_by_default() {
 #[test]
 fn undefined_is_refused_only_where_a_secret_goes() {
     use llm_baton::config::{undefined_secret, Step};
-    let steps = |path: &[&str]| -> Vec<Step> {
-        path.iter().map(|s| s.parse().map(Step::Item).unwrap_or_else(|_| Step::Field(s.to_string()))).collect()
+    // A list item is written as its index.
+    let steps = |path: &[&'static str]| -> Vec<Step<'static>> {
+        path.iter().map(|&s| if s.parse::<usize>().is_ok() { Step::Item } else { Step::Field(s) }).collect()
     };
     let cause = "is undefined: an environment variable that is not set? Set it, or";
     let refused = [

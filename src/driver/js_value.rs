@@ -58,7 +58,28 @@ type UndefinedRule = fn(&[Step], &str) -> Option<ConfigError>;
 
 fn walk(value: &JsValue, path: &str, undefined: UndefinedRule) -> Result<Value, ConfigError> {
     let object_prototype = prototype_of(&js_sys::Object::new()).map_err(|e| threw(path, &e))?;
-    Walk { object_prototype, ancestors: Vec::new(), steps: Vec::new(), undefined, values: 0 }.read(value, path)
+    Walk { object_prototype, ancestors: Vec::new(), undefined, values: 0 }.read(value, path, None)
+}
+
+/// Where a value sits: its step, and its parent's place (`None`: the parent is the root). Kept
+/// on the stack as the walk descends, so reading a field costs no allocation for it.
+struct At<'a> {
+    step: Step<'a>,
+    parent: Option<&'a At<'a>>,
+}
+
+impl At<'_> {
+    /// The steps from the root to here.
+    fn steps(&self) -> Vec<Step<'_>> {
+        let mut steps = vec![self.step];
+        let mut at = self.parent;
+        while let Some(place) = at {
+            steps.push(place.step);
+            at = place.parent;
+        }
+        steps.reverse();
+        steps
+    }
 }
 
 struct Walk {
@@ -66,14 +87,12 @@ struct Walk {
     object_prototype: JsValue,
     /// The objects and lists being read, outermost first, with their paths; one met again is a cycle.
     ancestors: Vec<(JsValue, String)>,
-    /// The path of the value being read, step by step from the root.
-    steps: Vec<Step>,
     undefined: UndefinedRule,
     values: usize,
 }
 
 impl Walk {
-    fn read(&mut self, value: &JsValue, path: &str) -> Result<Value, ConfigError> {
+    fn read(&mut self, value: &JsValue, path: &str, at: Option<&At>) -> Result<Value, ConfigError> {
         self.values += 1;
         if self.values > MAX_VALUES {
             return Err(ConfigError::new(path, format!("is past the most values a document may hold ({MAX_VALUES})")));
@@ -102,7 +121,7 @@ impl Walk {
         } else if !value.is_object() {
             "a value of an unknown type"
         } else {
-            return self.container(value, path);
+            return self.container(value, path, at);
         };
         Err(ConfigError::new(
             path,
@@ -110,7 +129,7 @@ impl Walk {
         ))
     }
 
-    fn container(&mut self, value: &JsValue, path: &str) -> Result<Value, ConfigError> {
+    fn container(&mut self, value: &JsValue, path: &str, at: Option<&At>) -> Result<Value, ConfigError> {
         if let Some((_, first)) = self.ancestors.iter().find(|(a, _)| a == value) {
             return Err(ConfigError::new(
                 path,
@@ -134,12 +153,12 @@ impl Walk {
             }
         }
         self.ancestors.push((value.clone(), path.to_string()));
-        let read = if list { self.list(value, path) } else { self.object(value, path) };
+        let read = if list { self.list(value, path, at) } else { self.object(value, path, at) };
         self.ancestors.pop();
         read
     }
 
-    fn object(&mut self, value: &JsValue, path: &str) -> Result<Value, ConfigError> {
+    fn object(&mut self, value: &JsValue, path: &str, at: Option<&At>) -> Result<Value, ConfigError> {
         let keys = object_keys(value).map_err(|e| threw(path, &e))?;
         let mut map = Map::new();
         for key in keys.iter() {
@@ -148,21 +167,20 @@ impl Walk {
             let name = key.as_string().unwrap_or_default();
             let field_path = child(path, &name);
             let field = Reflect::get(value, &key).map_err(|e| threw(&field_path, &e))?;
-            self.steps.push(Step::Field(name.clone()));
-            let read = if field.is_undefined() {
-                (self.undefined)(&self.steps, &field_path).map_or(Ok(None), Err)
-            } else {
-                self.read(&field, &field_path).map(Some)
-            };
-            self.steps.pop();
-            if let Some(field) = read? {
-                map.insert(name, field);
+            let here = At { step: Step::Field(&name), parent: at };
+            if field.is_undefined() {
+                match (self.undefined)(&here.steps(), &field_path) {
+                    Some(e) => return Err(e),
+                    None => continue,
+                }
             }
+            let field = self.read(&field, &field_path, Some(&here))?;
+            map.insert(name, field);
         }
         Ok(Value::Object(map))
     }
 
-    fn list(&mut self, value: &JsValue, path: &str) -> Result<Value, ConfigError> {
+    fn list(&mut self, value: &JsValue, path: &str, at: Option<&At>) -> Result<Value, ConfigError> {
         let length = Reflect::get(value, &JsValue::from_str("length")).map_err(|e| threw(path, &e))?;
         let length = length.as_f64().filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(0.0) as u64;
         let mut items = Vec::new();
@@ -170,26 +188,23 @@ impl Walk {
             let item_path = format!("{path}[{i}]");
             let index = JsValue::from_f64(i as f64);
             let item = Reflect::get(value, &index).map_err(|e| threw(&item_path, &e))?;
-            self.steps.push(Step::Item(i as usize));
-            let read = if item.is_undefined() {
-                Err(self.undefined_item(value, &index, &item_path))
-            } else {
-                self.read(&item, &item_path)
-            };
-            self.steps.pop();
-            items.push(read?);
+            let here = At { step: Step::Item, parent: at };
+            if item.is_undefined() {
+                return Err(self.undefined_item(value, &index, &item_path, &here));
+            }
+            items.push(self.read(&item, &item_path, Some(&here))?);
         }
         Ok(Value::Array(items))
     }
 
-    /// The error for the list item at `index` (the last step) that reads as `undefined`.
-    fn undefined_item(&self, list: &JsValue, index: &JsValue, path: &str) -> ConfigError {
+    /// The error for the list item at `index` (`here`) that reads as `undefined`.
+    fn undefined_item(&self, list: &JsValue, index: &JsValue, path: &str, here: &At) -> ConfigError {
         let present = match Reflect::has(list, index) {
             Ok(present) => present,
             Err(e) => return threw(path, &e),
         };
         if present {
-            if let Some(e) = (self.undefined)(&self.steps, path) {
+            if let Some(e) = (self.undefined)(&here.steps(), path) {
                 return e;
             }
         }

@@ -99,7 +99,7 @@ impl WasmGateway {
     /// its module's top level. Throws `{kind: "config", path, message}`.
     #[wasm_bindgen(constructor)]
     pub fn new(config: JsValue) -> Result<WasmGateway, JsValue> {
-        let baton = read_config(&config)?;
+        let baton = read_config(&config, "createGateway")?;
         let config = baton.shared_config();
         let gateways = Rc::new(Gateways::new(&config));
         Ok(WasmGateway { baton: Rc::new(RefCell::new(baton)), config, gateways })

@@ -87,7 +87,7 @@ impl WasmBaton {
     /// Validates the config document. Throws `{kind: "config", path, message}`.
     #[wasm_bindgen(constructor)]
     pub fn new(config: JsValue) -> Result<WasmBaton, JsValue> {
-        let baton = read_config(&config)?;
+        let baton = read_config(&config, "new Baton")?;
         let gateways = Rc::new(Gateways::new(baton.config()));
         Ok(WasmBaton { baton: Rc::new(RefCell::new(baton)), gateways })
     }
@@ -184,10 +184,14 @@ fn read_deadline(value: &JsValue) -> Result<Option<u64>, JsValue> {
     parse_deadline_option(Some(&value)).map_err(config_error)
 }
 
-/// Validates a JS config document into a Baton; throws `{kind: "config", path, message}`.
-fn read_config(config: &JsValue) -> Result<Baton, JsValue> {
+/// Validates a JS config document into a Baton for `entry` (`new Baton`, `createGateway`, named
+/// when the config is missing); throws `{kind: "config", path, message}`.
+fn read_config(config: &JsValue, entry: &str) -> Result<Baton, JsValue> {
+    if config.is_undefined() || config.is_null() {
+        return Err(config_error(crate::config::missing(entry)));
+    }
     // Paths name fields from the document's root (`targets.p.apiKey`); the root itself is "config".
-    let value = js_value::read_js(config, "")
+    let value = js_value::read_js_config(config)
         .map_err(|e| if e.path.is_empty() { ConfigError::new("config", e.message) } else { e })
         .map_err(config_error)?;
     Ok(Baton::new(Config::from_value(&value).map_err(config_error)?))

@@ -5,7 +5,11 @@
 //! a usage-only chunk with empty `choices` (asked for with `stream_options.include_usage`). Several
 //! compatible servers never send `[DONE]`, so a stream that carried its finish reason and then
 //! closed cleanly is complete too; one with neither was cut short. A refusal (`refusal` instead
-//! of `content`) is the answer's text, with finish `content_filter`, whole or streamed. Every
+//! of `content`) is the answer's text, with finish `content_filter`, whole or streamed. Content
+//! may be a list of parts instead of a string (Mistral's reasoning models send
+//! `[{"type": "thinking", "thinking": [{"type": "text", "text"}]}]`, then `{"type": "text"}`
+//! parts): a thinking part is reasoning and any other part's `text` is text, whole or streamed
+//! (docs.mistral.ai/capabilities/reasoning; the AI SDK's recorded Magistral streams). Every
 //! streamed token passes through [`StreamDecoder::on_event`], so data frames are read by the wire
 //! crate (`llm_baton_wire::frames::openai_chat`, built for speed) into small structs holding only
 //! the fields used.
@@ -26,7 +30,7 @@
 
 use std::borrow::Cow;
 
-use llm_baton_wire::frames::openai_chat::{parse_chunk, trimmed, ChunkDelta};
+use llm_baton_wire::frames::openai_chat::{parse_chunk, trimmed, ChunkDelta, ContentPiece};
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::Value;
 
@@ -373,21 +377,41 @@ struct AnswerMessage {
 }
 
 fn read_message(m: &Value) -> json::Read<AnswerMessage> {
-    // Content is a string, or (some compatible servers) a list of text parts.
+    let reasoning = json::str_field(m, "reasoning_content")?.or(json::str_field(m, "reasoning")?);
+    let mut reasoning = reasoning.unwrap_or("").to_string();
+    // Content is a string, or a list of parts (Mistral's reasoning models, some compatible
+    // servers), read as a stream's `delta.content` list is: a `thinking` part's `thinking` (a list
+    // of text parts, or a string) is reasoning, any other part's `text` is text.
     let mut text = match json::field(m, "content") {
         None => String::new(),
         Some(Value::String(s)) => s.clone(),
         Some(Value::Array(_)) => {
             let mut text = String::new();
             for part in json::objects_field(m, "content")?.unwrap_or_default() {
-                text.push_str(json::str_field(part, "text")?.unwrap_or(""));
+                let kind = json::str_field(part, "type")?;
+                let part_text = json::str_field(part, "text")?;
+                let thinking = match json::field(part, "thinking") {
+                    None => String::new(),
+                    Some(Value::String(s)) => s.clone(),
+                    Some(Value::Array(_)) => {
+                        let mut thinking = String::new();
+                        for inner in json::objects_field(part, "thinking")?.unwrap_or_default() {
+                            thinking.push_str(json::str_field(inner, "text")?.unwrap_or(""));
+                        }
+                        thinking
+                    }
+                    Some(other) => return Err(json::invalid("thinking", other, "a string or a list of parts")),
+                };
+                match kind {
+                    Some("thinking") => reasoning.push_str(&thinking),
+                    _ => text.push_str(part_text.unwrap_or("")),
+                }
             }
             text
         }
         Some(other) => return Err(json::invalid("content", other, "a string or a list of parts")),
     };
     let refusal = json::str_field(m, "refusal")?;
-    let reasoning = json::str_field(m, "reasoning_content")?.or(json::str_field(m, "reasoning")?);
     let mut tool_calls = Vec::new();
     for call in json::objects_field(m, "tool_calls")?.unwrap_or_default() {
         let id = json::string_field(call, "id")?.unwrap_or_default();
@@ -402,7 +426,7 @@ fn read_message(m: &Value) -> json::Read<AnswerMessage> {
     if refused {
         text = refusal.unwrap_or("").to_string();
     }
-    Ok(AnswerMessage { text, reasoning: reasoning.unwrap_or("").to_string(), tool_calls, refused })
+    Ok(AnswerMessage { text, reasoning, tool_calls, refused })
 }
 
 /// The finish reason of a refusal: OpenAI says `stop` (or nothing); the answer is a policy
@@ -579,6 +603,16 @@ impl StreamDecoder {
         if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
             self.content = true;
             Delta::push_text(out, text);
+        }
+        for piece in delta.content_parts {
+            match piece {
+                ContentPiece::Text(text) if !text.is_empty() => {
+                    self.content = true;
+                    Delta::push_text(out, text);
+                }
+                ContentPiece::Thinking(text) if !text.is_empty() => Delta::push_reasoning(out, text),
+                _ => {}
+            }
         }
         if let Some(text) = delta.refusal.filter(|t| !t.is_empty()) {
             self.refused = true;
@@ -1046,6 +1080,76 @@ mod tests {
         d.on_event(&event(r#"{"choices":[{"delta":{"reasoning":"b"}}]}"#), &mut out).expect("ok");
         // Fragments of one read join into one delta.
         assert_eq!(out, [Delta::Reasoning { text: "ab".into() }]);
+    }
+
+    #[test]
+    fn content_parts_stream_as_text_and_reasoning_as_the_whole_answer_reads_them() {
+        // Mistral's reasoning models: thinking parts (a list of text parts), then text parts,
+        // then plain strings; an Anthropic-style thinking string; parts without text.
+        let frames = [
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":[{"type":"thinking","thinking":[{"type":"text","text":"Count"}]}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":[{"thinking":[{"type":"reference","reference_ids":[1]},{"type":"text","text":" the r's."}],"type":"thinking","closed":true},{"type":"text","text":"There are"}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":[{"type":"image_url","image_url":"https://example.com/a.png"},{"type":"reference","reference_ids":[2]}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":" Three."}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":" 3."}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":[]},"finish_reason":"stop"}]}"#,
+        ];
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        for data in frames {
+            let mut read = Vec::new();
+            d.on_event(&event(data), &mut read).expect("decodes");
+            out.append(&mut read);
+        }
+        d.finish(&mut out).expect("finished");
+        assert_eq!(
+            out,
+            [
+                Delta::Reasoning { text: "Count".into() },
+                Delta::Reasoning { text: " the r's.".into() },
+                Delta::Text { text: "There are".into() },
+                Delta::Reasoning { text: " Three.".into() },
+                Delta::Text { text: " 3.".into() },
+                Delta::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), model: None },
+            ]
+        );
+
+        let whole = br#"{"choices":[{"message":{"role":"assistant","content":[
+            {"type":"thinking","thinking":[{"type":"text","text":"Count"},{"type":"reference","reference_ids":[1]},{"type":"text","text":" the r's."}],"closed":true},
+            {"type":"text","text":"There are"},{"type":"image_url","image_url":"https://example.com/a.png"},
+            {"type":"thinking","thinking":" Three."},{"type":"text","text":" 3."}]},"finish_reason":"stop"}]}"#;
+        let answer = OpenaiChat::decode_answer(whole).expect("decodes");
+        assert_eq!((answer.text.as_str(), answer.reasoning.as_str()), ("There are 3.", "Count the r's. Three."));
+    }
+
+    #[test]
+    fn content_of_another_type_is_a_malformed_frame_naming_the_field() {
+        let cases = [
+            (r#"{"content":7}"#, "`delta.content` is the number 7, expected a string or a list of parts"),
+            (r#"{"content":["a"]}"#, "`delta.content[]` is the string \"a\", expected an object"),
+            (r#"{"content":[{"type":"text","text":1}]}"#, "`delta.content[].text` is the number 1, expected a string"),
+            (
+                r#"{"content":[{"type":"thinking","thinking":{}}]}"#,
+                "`delta.content[].thinking` is an object, expected a string or a list of parts",
+            ),
+            (
+                r#"{"content":[{"type":"thinking","thinking":[{"text":false}]}]}"#,
+                "`delta.content[].thinking[].text` is the boolean false, expected a string",
+            ),
+        ];
+        for (delta, expected) in cases {
+            let mut out = Vec::new();
+            let data = format!(r#"{{"choices":[{{"index":0,"delta":{delta}}}]}}"#);
+            StreamDecoder::default().on_event(&event(&data), &mut out).expect("skipped");
+            assert!(
+                matches!(&out[..], [Delta::Skipped { reason }] if reason.ends_with(&format!("invalid type: {expected}"))),
+                "{delta}: {out:?}"
+            );
+        }
+        let whole = br#"{"choices":[{"message":{"content":[{"type":"thinking","thinking":7}]}}]}"#;
+        assert!(
+            matches!(OpenaiChat::decode_answer(whole), Err(DecodeError::Protocol(m)) if m.ends_with("`thinking` is a number, expected a string or a list of parts")),
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use crate::frame::{Frame, Read};
-use crate::json::Json;
+use crate::json::{Json, Kind};
 
 /// The fields of a `chat.completion.chunk` frame the decoder uses.
 #[derive(Default)]
@@ -29,11 +29,23 @@ pub struct ChunkChoice<'a> {
 
 #[derive(Default)]
 pub struct ChunkDelta<'a> {
+    /// `content` as a string.
     pub content: Option<Cow<'a, str>>,
+    /// `content` as a list of parts (Mistral's reasoning models send one): their text and
+    /// thinking, in order.
+    pub content_parts: Vec<ContentPiece<'a>>,
     pub reasoning_content: Option<Cow<'a, str>>,
     pub reasoning: Option<Cow<'a, str>>,
     pub refusal: Option<Cow<'a, str>>,
     pub tool_calls: Vec<ChunkToolCall<'a>>,
+}
+
+/// What a part of a `content` list holds.
+pub enum ContentPiece<'a> {
+    /// A part's `text` (a `text` part's, or any other part's but `thinking`).
+    Text(Cow<'a, str>),
+    /// A text of a `thinking` part.
+    Thinking(Cow<'a, str>),
 }
 
 #[derive(Default)]
@@ -100,7 +112,17 @@ fn read_delta<'a>(f: &mut Frame<'a>) -> Read<ChunkDelta<'a>> {
     let mut delta = ChunkDelta::default();
     while let Some(key) = f.key()? {
         match &*key {
-            "content" => delta.content = f.string("delta.content")?,
+            "content" => {
+                delta.content_parts.clear();
+                delta.content = match f.kind()? {
+                    Kind::Array => {
+                        read_content_parts(f, &mut delta.content_parts)?;
+                        None
+                    }
+                    Kind::String | Kind::Null => f.string("delta.content")?,
+                    _ => return Err(f.unexpected("delta.content", "a string or a list of parts")),
+                };
+            }
             "reasoning_content" => delta.reasoning_content = f.string("delta.reasoning_content")?,
             "reasoning" => delta.reasoning = f.string("delta.reasoning")?,
             "refusal" => delta.refusal = f.string("delta.refusal")?,
@@ -116,6 +138,59 @@ fn read_delta<'a>(f: &mut Frame<'a>) -> Read<ChunkDelta<'a>> {
         }
     }
     Ok(delta)
+}
+
+/// A `content` list, read as a whole answer's `message.content` list is: a `thinking` part's
+/// `thinking` is reasoning, any other part's `text` is text (an image or a reference part has
+/// none). Mistral's parts: `{"type": "text", "text"}` and `{"type": "thinking", "thinking":
+/// [{"type": "text", "text"}], "closed"?}`.
+fn read_content_parts<'a>(f: &mut Frame<'a>, out: &mut Vec<ContentPiece<'a>>) -> Read<()> {
+    f.list("delta.content")?;
+    while f.item()? {
+        let (mut kind, mut text, mut thinking) = (None, None, Vec::new());
+        f.members("delta.content[]")?;
+        while let Some(key) = f.key()? {
+            match &*key {
+                "type" => kind = f.string("delta.content[].type")?,
+                "text" => text = f.string("delta.content[].text")?,
+                "thinking" => {
+                    thinking.clear();
+                    read_thinking(f, &mut thinking)?;
+                }
+                _ => f.skip()?,
+            }
+        }
+        if kind.as_deref() == Some("thinking") {
+            out.extend(thinking.into_iter().map(ContentPiece::Thinking));
+        } else if let Some(text) = text {
+            out.push(ContentPiece::Text(text));
+        }
+    }
+    Ok(())
+}
+
+/// A `thinking` part's `thinking`: Mistral's list of parts (each `text` counts), or one string
+/// (as Anthropic's thinking blocks have it, which compatible proxies pass on).
+fn read_thinking<'a>(f: &mut Frame<'a>, out: &mut Vec<Cow<'a, str>>) -> Read<()> {
+    match f.kind()? {
+        Kind::Array => {
+            f.list("delta.content[].thinking")?;
+            while f.item()? {
+                let mut text = None;
+                f.members("delta.content[].thinking[]")?;
+                while let Some(key) = f.key()? {
+                    match &*key {
+                        "text" => text = f.string("delta.content[].thinking[].text")?,
+                        _ => f.skip()?,
+                    }
+                }
+                out.extend(text);
+            }
+        }
+        Kind::String | Kind::Null => out.extend(f.string("delta.content[].thinking")?),
+        _ => return Err(f.unexpected("delta.content[].thinking", "a string or a list of parts")),
+    }
+    Ok(())
 }
 
 fn read_tool_call<'a>(f: &mut Frame<'a>) -> Read<ChunkToolCall<'a>> {

@@ -563,32 +563,27 @@ impl StreamDecoder {
                     self.push_arguments(index, None, None, &arguments, out);
                 }
             }
-            "response.function_call_arguments.done" => {
+            "response.function_call_arguments.done" | "response.output_item.done" => {
                 self.open_items.retain(|item| Some(*item) != data.output_index);
-                // A call not seen yet has its id and name in its output_item.done, which comes next.
-                let seen = data.output_index.and_then(|output_index| self.seen_tool(output_index));
-                if let (Some(index), Some(arguments)) = (seen, data.arguments) {
-                    self.finish_arguments(index, kind, &arguments, out)?;
-                }
-            }
-            "response.output_item.done" => {
-                self.open_items.retain(|item| Some(*item) != data.output_index);
-                match (item, data.output_index) {
-                    (Some(item), Some(output_index)) if item.kind == Some("function_call") => {
-                        match self.seen_tool(output_index) {
-                            Some(index) => {
-                                if let Some(arguments) = item.arguments {
-                                    self.finish_arguments(index, kind, arguments, out)?;
-                                }
-                            }
-                            // The whole call, never announced by response.output_item.added.
-                            None => {
-                                let index = self.tool_index(output_index);
-                                self.push_arguments(index, item.call_id, item.name, item.arguments.unwrap_or(""), out);
-                            }
+                let Some(output_index) = data.output_index else { return Ok(()) };
+                let item = item.filter(|item| item.kind == Some("function_call"));
+                let done = match kind {
+                    "response.output_item.done" => item.as_ref().and_then(|item| item.arguments),
+                    _ => data.arguments.as_deref(),
+                };
+                match (self.seen_tool(output_index), item) {
+                    (Some(index), _) => {
+                        if let Some(done) = done {
+                            self.finish_arguments(index, kind, done, out)?;
                         }
                     }
-                    _ => {}
+                    // A call never announced by response.output_item.added comes whole from its
+                    // item (a function_call_arguments.done before it has no id: it waits for it).
+                    (None, Some(item)) => {
+                        let index = self.tool_index(output_index);
+                        self.push_arguments(index, item.call_id, item.name, item.arguments.unwrap_or(""), out);
+                    }
+                    (None, None) => {}
                 }
             }
             "response.completed" | "response.incomplete" => {

@@ -103,17 +103,6 @@ impl<'a> Frame<'a> {
         self.0.peek().map_err(syntax)
     }
 
-    /// The error for a member of a type the caller does not take (`expected` names those it
-    /// does), quoting what is there; the member is read past.
-    #[cold]
-    #[inline(never)]
-    pub fn unexpected(&mut self, at: &str, expected: &str) -> String {
-        match self.value() {
-            Ok(got) => invalid(at, &got, expected),
-            Err(e) => e,
-        }
-    }
-
     /// The next value as a tree, for the parts read seldom.
     #[inline(never)]
     pub fn value(&mut self) -> Read<Json<'a>> {

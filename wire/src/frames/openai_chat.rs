@@ -31,21 +31,13 @@ pub struct ChunkChoice<'a> {
 pub struct ChunkDelta<'a> {
     /// `content` as a string.
     pub content: Option<Cow<'a, str>>,
-    /// `content` as a list of parts (Mistral's reasoning models send one): their text and
-    /// thinking, in order.
-    pub content_parts: Vec<ContentPiece<'a>>,
+    /// `content` as a list of parts (Mistral's reasoning models send one), as a tree for the
+    /// caller to read as it reads a whole answer's.
+    pub content_parts: Option<Json<'a>>,
     pub reasoning_content: Option<Cow<'a, str>>,
     pub reasoning: Option<Cow<'a, str>>,
     pub refusal: Option<Cow<'a, str>>,
     pub tool_calls: Vec<ChunkToolCall<'a>>,
-}
-
-/// What a part of a `content` list holds.
-pub enum ContentPiece<'a> {
-    /// A part's `text` (a `text` part's, or any other part's but `thinking`).
-    Text(Cow<'a, str>),
-    /// A text of a `thinking` part.
-    Thinking(Cow<'a, str>),
 }
 
 #[derive(Default)]
@@ -113,14 +105,9 @@ fn read_delta<'a>(f: &mut Frame<'a>) -> Read<ChunkDelta<'a>> {
     while let Some(key) = f.key()? {
         match &*key {
             "content" => {
-                delta.content_parts.clear();
-                delta.content = match f.kind()? {
-                    Kind::Array => {
-                        read_content_parts(f, &mut delta.content_parts)?;
-                        None
-                    }
-                    Kind::String | Kind::Null => f.string("delta.content")?,
-                    _ => return Err(f.unexpected("delta.content", "a string or a list of parts")),
+                (delta.content, delta.content_parts) = match f.kind()? {
+                    Kind::Array => (None, Some(f.value()?)),
+                    _ => (f.string("delta.content")?, None),
                 };
             }
             "reasoning_content" => delta.reasoning_content = f.string("delta.reasoning_content")?,
@@ -138,59 +125,6 @@ fn read_delta<'a>(f: &mut Frame<'a>) -> Read<ChunkDelta<'a>> {
         }
     }
     Ok(delta)
-}
-
-/// A `content` list, read as a whole answer's `message.content` list is: a `thinking` part's
-/// `thinking` is reasoning, any other part's `text` is text (an image or a reference part has
-/// none). Mistral's parts: `{"type": "text", "text"}` and `{"type": "thinking", "thinking":
-/// [{"type": "text", "text"}], "closed"?}`.
-fn read_content_parts<'a>(f: &mut Frame<'a>, out: &mut Vec<ContentPiece<'a>>) -> Read<()> {
-    f.list("delta.content")?;
-    while f.item()? {
-        let (mut kind, mut text, mut thinking) = (None, None, Vec::new());
-        f.members("delta.content[]")?;
-        while let Some(key) = f.key()? {
-            match &*key {
-                "type" => kind = f.string("delta.content[].type")?,
-                "text" => text = f.string("delta.content[].text")?,
-                "thinking" => {
-                    thinking.clear();
-                    read_thinking(f, &mut thinking)?;
-                }
-                _ => f.skip()?,
-            }
-        }
-        if kind.as_deref() == Some("thinking") {
-            out.extend(thinking.into_iter().map(ContentPiece::Thinking));
-        } else if let Some(text) = text {
-            out.push(ContentPiece::Text(text));
-        }
-    }
-    Ok(())
-}
-
-/// A `thinking` part's `thinking`: Mistral's list of parts (each `text` counts), or one string
-/// (as Anthropic's thinking blocks have it, which compatible proxies pass on).
-fn read_thinking<'a>(f: &mut Frame<'a>, out: &mut Vec<Cow<'a, str>>) -> Read<()> {
-    match f.kind()? {
-        Kind::Array => {
-            f.list("delta.content[].thinking")?;
-            while f.item()? {
-                let mut text = None;
-                f.members("delta.content[].thinking[]")?;
-                while let Some(key) = f.key()? {
-                    match &*key {
-                        "text" => text = f.string("delta.content[].thinking[].text")?,
-                        _ => f.skip()?,
-                    }
-                }
-                out.extend(text);
-            }
-        }
-        Kind::String | Kind::Null => out.extend(f.string("delta.content[].thinking")?),
-        _ => return Err(f.unexpected("delta.content[].thinking", "a string or a list of parts")),
-    }
-    Ok(())
 }
 
 fn read_tool_call<'a>(f: &mut Frame<'a>) -> Read<ChunkToolCall<'a>> {

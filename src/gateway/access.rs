@@ -1,7 +1,21 @@
 //! Who may use the gateway: its keys (`Authorization: Bearer` or `x-api-key`) and the browser
 //! origins CORS lets in.
 
+use super::Reply;
 use crate::config::{Cors, GatewayConfig};
+
+/// The response headers a browser page may read: which target served, after how many
+/// attempts, and a provider's Retry-After.
+pub const EXPOSED_HEADERS: &str = "x-baton-target, x-baton-attempts, retry-after";
+
+/// What a browser may send, answered to every preflight whatever it asks for: the gateway's own
+/// headers and those the official SDKs (openai, @anthropic-ai/sdk) send from a browser. Anything
+/// else is refused by the browser before the request leaves.
+pub const ALLOWED_HEADERS: &str = "accept, authorization, content-type, x-api-key, x-baton-deadline-ms, traceparent, \
+    tracestate, anthropic-version, anthropic-beta, anthropic-dangerous-direct-browser-access, openai-organization, \
+    openai-project, x-stainless-arch, x-stainless-helper, x-stainless-helper-method, x-stainless-lang, \
+    x-stainless-os, x-stainless-package-version, x-stainless-retry-count, x-stainless-runtime, \
+    x-stainless-runtime-version, x-stainless-timeout";
 
 /// Whether a request carries one of the gateway's keys, as `Authorization: Bearer <key>` (the
 /// OpenAI SDK) or `x-api-key: <key>` (the Anthropic SDK). With no keys configured, all pass.
@@ -40,6 +54,24 @@ pub fn cors_origin(config: &GatewayConfig, origin: Option<&str>) -> Option<Strin
         (Cors::Origins(list), Some(origin)) => list.iter().find(|o| o.as_str() == origin).cloned(),
         (Cors::Origins(_), None) => None,
     }
+}
+
+/// The answer to a CORS preflight from an allowed `origin`: every method the gateway serves, and
+/// [`ALLOWED_HEADERS`], for a day.
+pub fn preflight(origin: &str) -> Reply {
+    let mut reply = Reply::bare(204);
+    allow_origin(&mut reply, origin);
+    reply.headers.insert("access-control-allow-methods", "GET, POST, OPTIONS".into());
+    reply.headers.insert("access-control-allow-headers", ALLOWED_HEADERS.into());
+    reply.headers.insert("access-control-max-age", "86400".into());
+    reply
+}
+
+/// The headers that let a page from `origin` read `reply`.
+pub fn allow_origin(reply: &mut Reply, origin: &str) {
+    reply.headers.insert("access-control-allow-origin", origin.to_string());
+    reply.headers.insert("access-control-expose-headers", EXPOSED_HEADERS.into());
+    reply.headers.insert("vary", "origin".into());
 }
 
 #[cfg(test)]

@@ -583,7 +583,12 @@ export function gatewayOn(runtime, config, options) {
  * the current WasmGateway.
  */
 function gatewayServices(runtime, instance, link, telemetry) {
-  const admit = link && (() => link.admit((maxAgeMs) => guard(runtime, () => instance().healthStale(maxAgeMs)), () => guard(runtime, () => instance().targetNames())));
+  // One wasm call says whether the store must be asked, and about which targets.
+  const admit = link && (() => {
+    let targets;
+    const stale = (maxAgeMs) => (targets = guard(runtime, () => instance().staleTargets(maxAgeMs))) !== undefined;
+    return link.admit(stale, () => targets);
+  });
   const { spawn, cancel, armTrap } = runtime.host;
   return {
     spawn,

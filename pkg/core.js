@@ -242,6 +242,15 @@ function healthLink(settings, wasm) {
   };
 }
 
+/**
+ * `healthLink(...).admit`'s two questions (is the store to be asked? about which targets?) from
+ * one wasm call, `ask(maxAgeMs)`, which answers the targets or undefined.
+ */
+function staleTargets(ask) {
+  let targets;
+  return [(maxAgeMs) => (targets = ask(maxAgeMs)) !== undefined, () => targets];
+}
+
 export class Baton {
   #runtime;
   #instance;
@@ -373,7 +382,7 @@ export class Baton {
     const unlink = linkSignal(settings.signal, stop);
     const wasm = instance;
     health
-      .admit((maxAgeMs) => guard(runtime, () => wasm().healthStale(String(route), maxAgeMs)), () => guard(runtime, () => wasm().routeTargets(String(route))))
+      .admit(...staleTargets((maxAgeMs) => guard(runtime, () => wasm().staleTargets(String(route), maxAgeMs))))
       .catch(() => 0)
       .then((waitedMs) => {
         if (gone) return;
@@ -583,12 +592,7 @@ export function gatewayOn(runtime, config, options) {
  * the current WasmGateway.
  */
 function gatewayServices(runtime, instance, link, telemetry) {
-  // One wasm call says whether the store must be asked, and about which targets.
-  const admit = link && (() => {
-    let targets;
-    const stale = (maxAgeMs) => (targets = guard(runtime, () => instance().staleTargets(maxAgeMs))) !== undefined;
-    return link.admit(stale, () => targets);
-  });
+  const admit = link && (() => link.admit(...staleTargets((maxAgeMs) => guard(runtime, () => instance().staleTargets(maxAgeMs)))));
   const { spawn, cancel, armTrap } = runtime.host;
   return {
     spawn,

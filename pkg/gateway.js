@@ -3,9 +3,10 @@
 // plumbing in process as `baton.fetch`, the fetch an official SDK is given.
 //
 // This file decides nothing. A request enters the wasm twice (src/driver/gateway.rs):
-// `decide(method, path, headers)` answers a complete reply (a refusal, a CORS preflight, a GET's
-// answer) or a plan; for a plan, this file reads the body as far as the plan allows and hands it
-// to `serve`, whose task (pkg/host.js runs it) ends in a reply, or commits to a stream first.
+// `decide(method, path, headers)` answers a complete reply `{status, headers, body}` (a refusal,
+// a CORS preflight, a GET's answer) or a plan; for a plan, this file reads the body as far as
+// the plan allows and hands it to `serve`, whose task (pkg/host.js runs it) ends in a reply, or
+// commits to a stream first.
 // Endpoints, CORS, the gateway key, the content type, the body cap and the deadline are all
 // decided in the wasm (src/gateway/decision.rs). Here: reading the body, linking the client's
 // disconnect to the call's AbortSignal, and turning the replies into a Response, held until the
@@ -57,8 +58,8 @@ function gatewayCore(instance, runtime) {
 /** The deployed gateway: the wasm decides; an admitted body is read up to the plan's cap. */
 async function serveHttp(core, request) {
   const step = core.wasm.decide(request);
-  if (step.type === "reply") return respond(step.reply);
-  return serve(core, step.plan, await readBody(request, step.plan.limit), request, false);
+  if (step.status !== undefined) return respond(step);
+  return serve(core, step, await readBody(request, step.limit), request, false);
 }
 
 /**
@@ -71,7 +72,7 @@ async function serveInProcess(core, request) {
   const signal = request.signal;
   if (signal?.aborted) throw abortReason(signal);
   const step = core.wasm.decide(request);
-  if (step.type === "reply") return respond(step.reply);
+  if (step.status !== undefined) return respond(step);
   let body;
   try {
     body = { bytes: new Uint8Array(await request.arrayBuffer()) };
@@ -79,7 +80,7 @@ async function serveInProcess(core, request) {
     if (signal?.aborted) throw abortReason(signal);
     body = { error: e instanceof Error ? e.message : String(e) };
   }
-  return serve(core, step.plan, body, request, true);
+  return serve(core, step, body, request, true);
 }
 
 /** What a standard fetch rejects with when its signal aborts: the signal's reason. */

@@ -4,12 +4,13 @@
 //! ([`crate::gateway::decide`]: endpoint, CORS, gateway key, body cap, deadline), then `serve`
 //! with the body the plan said to read. JavaScript only reads that body, runs the task and
 //! builds the `Response`; everything about a call is here: parsing the client's body, starting
-//! the same engine call as `Baton.complete` / `Baton.stream`, and deciding the status. The status is held until the route
-//! commits: for a stream, the first delivered delta, which is the engine's own commit point, so
-//! the gateway never re-implements retry rules; for a whole answer, the answer. Before that, any
-//! failure is a real HTTP status in the client's error shape; after it, an error event in the
-//! client's stream format, and no success marker. A stream that breaks may continue on another
-//! member (`afterStart`): the client's stream simply goes on, with an SSE comment at the seam.
+//! the same engine call as `Baton.complete` / `Baton.stream`, and deciding the status. The
+//! status is held until the route commits: for a stream, the first delivered delta, which is
+//! the engine's own commit point, so the gateway never re-implements retry rules; for a whole
+//! answer, the answer. Before that, any failure is a real HTTP status in the client's error
+//! shape; after it, an error event in the client's stream format, and no success marker. A
+//! stream that breaks may continue on another member (`afterStart`): the client's stream simply
+//! goes on, with an SSE comment at the seam.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -51,15 +52,16 @@ impl WasmGateway {
         Ok(WasmGateway { baton: Rc::new(RefCell::new(baton)), config, propagation, site: Site::Http })
     }
 
-    /// The first step of every request: `{type: "reply", reply}`, the whole response (a
-    /// refusal, a CORS preflight, `GET /v1/models` or `/v1/health`), or `{type: "read", plan}`:
-    /// read at most `plan.limit` bytes of body (plus one, to tell a body over it), then `serve`.
+    /// The first step of every request: a reply `{status, headers, body}`, the whole response (a
+    /// refusal, a CORS preflight, `GET /v1/models` or `/v1/health`), or a plan `{format,
+    /// deadlineMs?, origin?, limit?}`: read at most `limit` bytes of body (plus one, to tell a
+    /// body over it), then `serve`.
     /// `headers`: the request's `Headers`; only those the decision needs are read.
     pub fn decide(&self, method: &str, path: &str, headers: &web_sys::Headers) -> JsValue {
         let header = |name: &str| headers.get(name).ok().flatten();
         let decision = decide(&self.config, self.site, &Head { method, path, header: &header });
         let reply = match decision {
-            Decision::Read(plan) => return to_js(&Step::Read(&plan)),
+            Decision::Read(plan) => return to_js(&plan),
             Decision::Reply(reply) => reply,
             Decision::Get(Listing::Models, caller) => {
                 let created = (js_sys::Date::now() / 1000.0) as u64;
@@ -70,7 +72,7 @@ impl WasmGateway {
                 caller.dressed(Reply::json(200, "", 0, body))
             }
         };
-        to_js(&Step::Reply(&reply))
+        to_js(&reply)
     }
 
     /// From now on a health store decides probes.
@@ -80,8 +82,7 @@ impl WasmGateway {
     }
 
     /// The targets a health store must be asked about before the next request (all of them:
-    /// any may serve it), or undefined while this gateway's word on them is fresh. One call
-    /// where a Baton makes two (`healthStale`, `routeTargets`).
+    /// any may serve it), or undefined while this gateway's word on them is fresh.
     #[wasm_bindgen(js_name = staleTargets)]
     pub fn stale_targets(&self, max_age_ms: f64) -> Option<Vec<String>> {
         let baton = self.baton.borrow();
@@ -101,7 +102,7 @@ impl WasmGateway {
         to_js(&plan.refusal(&GatewayError::new(status, message), "", 0))
     }
 
-    /// The second step: serves the body a `read` plan said to read (`plan.format`,
+    /// The second step: serves the body a plan said to read (`plan.format`,
     /// `plan.deadlineMs` and `plan.origin` as `decide` gave them) as a task (pkg/host.js polls
     /// it). `body`: the bytes read (at most one past the limit), or undefined when reading failed
     /// with `read_error`. Its outputs: for a stream that commits, `{type: "commit", headers}`
@@ -165,29 +166,6 @@ impl WasmGateway {
     /// Whether the gateway has no `apiKeys`, so anyone who can reach it spends the provider keys.
     pub fn open(&self) -> bool {
         self.config.gateway.api_keys.is_empty()
-    }
-}
-
-/// What `decide` answers.
-enum Step<'a> {
-    Reply(&'a Reply),
-    Read(&'a Plan),
-}
-
-impl ToJson for Step<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
-        w.begin_object();
-        match self {
-            Step::Reply(reply) => {
-                w.field("type", "reply");
-                w.field("reply", *reply);
-            }
-            Step::Read(plan) => {
-                w.field("type", "read");
-                w.field("plan", *plan);
-            }
-        }
-        w.end_object();
     }
 }
 

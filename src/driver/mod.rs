@@ -81,23 +81,19 @@ impl WasmBaton {
         to_js(&self.baton.borrow().health(now()))
     }
 
-    /// The targets a call on `route` may reach (what a health store is asked about).
-    #[wasm_bindgen(js_name = routeTargets)]
-    pub fn route_targets(&self, route: &str) -> Vec<String> {
-        self.baton.borrow().route_targets(route)
-    }
-
     /// From now on a health store decides probes; this Baton's breakers are its replica.
     #[wasm_bindgen(js_name = followStore)]
     pub fn follow_store(&self) {
         self.baton.borrow_mut().follow_store();
     }
 
-    /// Whether the store must be asked before a call on `route`.
-    #[wasm_bindgen(js_name = healthStale)]
-    pub fn health_stale(&self, route: &str, max_age_ms: f64) -> bool {
+    /// The targets a call on `route` may reach, when a health store must be asked about them
+    /// before the call; undefined while this Baton's word on them is fresh.
+    #[wasm_bindgen(js_name = staleTargets)]
+    pub fn stale_targets(&self, route: &str, max_age_ms: f64) -> Option<Vec<String>> {
         let baton = self.baton.borrow();
-        baton.health_stale(&baton.route_targets(route), now(), max_age_ms.max(0.0) as u64)
+        let targets = baton.route_targets(route);
+        baton.health_stale(&targets, now(), max_age_ms.max(0.0) as u64).then_some(targets)
     }
 
     /// Takes a store's view (`{targets: [...]}`) as this Baton's breakers. Throws

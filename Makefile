@@ -96,7 +96,8 @@ provider:
 # node:test run, so the output closes with node's summary. Every runtime runs even if one fails.
 # The gateway (examples/gateway/ in workerd and Deno, driven by the official SDKs) runs in the
 # same node:test run, with its added latency and its calls into the wasm asserted
-# (gateway_latency.test.mjs, gateway_crossings.test.mjs). tools.test.mjs runs the
+# (gateway_latency.test.mjs, gateway_crossings.test.mjs). types_fixtures.test.mjs checks
+# index.d.ts against what real calls return. tools.test.mjs runs the
 # tests/e2e/tools_*.mjs scenarios (the AI SDK, the official SDKs over baton.fetch) in Node,
 # workerd and Chromium, and their Node part again on Node 22 and 24 (ai 7 and openai 7 ask for 22).
 test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package-lock.json \
@@ -111,7 +112,8 @@ test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package
 	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs tests/e2e/workerd.test.mjs \
 	  tests/e2e/browser.test.mjs tests/e2e/www.test.mjs tests/e2e/broadcast.test.mjs tests/e2e/gateway.test.mjs \
 	  tests/e2e/gateway_latency.test.mjs tests/e2e/gateway_crossings.test.mjs tests/e2e/durable.test.mjs \
-	  tests/e2e/tools.test.mjs tests/e2e/telemetry.test.mjs tests/e2e/package_size.test.mjs || status=1; \
+	  tests/e2e/tools.test.mjs tests/e2e/telemetry.test.mjs tests/e2e/types_fixtures.test.mjs \
+	  tests/e2e/package_size.test.mjs || status=1; \
 	for v in 22 24; do \
 	  bin=tests/node-versions/node_modules/node$$v/bin/node; \
 	  if [ -x $$bin ]; then \

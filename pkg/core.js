@@ -41,6 +41,8 @@ export function hasRuntime() {
  * runs on the gateway's wasm from the start.
  */
 export const RUNTIME = Symbol("llm-baton runtime");
+/** HealthState's probe lease, for pkg/broadcast.js (not public API). */
+export const PROBE_LEASE_MS = Symbol("llm-baton probe lease");
 
 /** The runtime a new object of class `made` (new.target) runs on. */
 function runtimeFor(made) {
@@ -521,6 +523,12 @@ export class HealthState {
   snapshot() {
     const wasm = this.#instance();
     return guard(this.#runtime, () => wasm.snapshot());
+  }
+
+  /** pkg/broadcast.js: how long a probe's lease lasts, the policy's cooldown (from the wasm). */
+  [PROBE_LEASE_MS]() {
+    const wasm = this.#instance();
+    return guard(this.#runtime, () => wasm.probeLeaseMs());
   }
 }
 

@@ -101,10 +101,12 @@ provider:
 # The same scenarios (tests/e2e/scenarios.mjs) in Deno, then Node, workerd and Chromium under one
 # node:test run, so the output closes with node's summary. Every runtime runs even if one fails.
 # The gateway (examples/gateway/ in workerd and Deno, and the llm-baton-gateway command in Node,
-# driven by the official SDKs) runs in the same node:test run; its latency benchmark prints just
-# before. tools.test.mjs runs the tests/e2e/tools_*.mjs scenarios (the AI SDK, the official SDKs
-# over baton.fetch) in Node, workerd and Chromium, and their Node part again on Node 22 and 24
-# (ai 7 and openai 7 ask for 22), with the llm-baton-gateway command's own tests.
+# driven by the official SDKs) runs in the same node:test run, with its added latency and its calls
+# into the wasm asserted (gateway_latency.test.mjs, gateway_crossings.test.mjs).
+# types_fixtures.test.mjs checks index.d.ts against what real calls return. tools.test.mjs runs the
+# tests/e2e/tools_*.mjs scenarios (the AI SDK, the official SDKs over baton.fetch) in Node, workerd
+# and Chromium, and their Node part again on Node 22 and 24 (ai 7 and openai 7 ask for 22), with the
+# llm-baton-gateway command's own tests.
 # readme.test.mjs runs the README's examples as written (Node, Deno, wrangler + workerd, Vite +
 # Chromium, curl against the Deno gateway).
 # bundlers.test.mjs builds a browser app with esbuild and Vite and runs each build in Chromium;
@@ -117,13 +119,11 @@ test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package
 	echo "== e2e: deno"; \
 	NO_COLOR=1 DENO_NO_UPDATE_CHECK=1 $(NODE_BIN)/deno test --no-check --no-lock --allow-net=127.0.0.1 --allow-read --allow-run --allow-env \
 	  tests/e2e/deno.test.mjs || status=1; \
-	echo "== bench: the gateway's added latency (printed, not asserted)"; \
-	node tests/e2e/gateway_latency.mjs || status=1; \
 	echo "== e2e: node, workerd, chromium, the gateway in workerd, Deno and Node"; \
 	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs tests/e2e/workerd.test.mjs \
 	  tests/e2e/browser.test.mjs tests/e2e/www.test.mjs tests/e2e/broadcast.test.mjs tests/e2e/gateway.test.mjs \
-	  tests/e2e/gateway_node.test.mjs \
-	  tests/e2e/durable.test.mjs tests/e2e/tools.test.mjs tests/e2e/telemetry.test.mjs \
+	  tests/e2e/gateway_node.test.mjs tests/e2e/gateway_latency.test.mjs tests/e2e/gateway_crossings.test.mjs \
+	  tests/e2e/durable.test.mjs tests/e2e/tools.test.mjs tests/e2e/telemetry.test.mjs tests/e2e/types_fixtures.test.mjs \
 	  tests/e2e/package_size.test.mjs tests/e2e/tarball.test.mjs tests/e2e/readme.test.mjs \
 	  tests/e2e/bundlers.test.mjs tests/e2e/wrangler_dev.test.mjs || status=1; \
 	for v in 22 24; do \

@@ -25,6 +25,7 @@ pub mod gate;
 pub mod gateway;
 pub mod health;
 pub mod outcome;
+pub mod propagation;
 pub mod record;
 pub mod secret;
 pub mod sse;

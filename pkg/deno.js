@@ -1,10 +1,12 @@
 // llm-baton for Deno (the "deno" export condition, listed before "node", which Deno also
-// matches). Reads the Baton's wasm next to this file (needs --allow-read) and instantiates it at once.
+// matches). Reads the Baton's wasm from the package's wasm/ folder (wasm_files.js; needs
+// --allow-read) and instantiates it at once.
 import * as wasm from "./wasm/llm_baton.js";
 import { createHost } from "./host.js";
 import { useRuntime } from "./core.js";
+import { BATON_WASM } from "./wasm_files.js";
 
-wasm.initSync({ module: Deno.readFileSync(new URL("./wasm/llm_baton_bg.wasm", import.meta.url)) });
+wasm.initSync({ module: Deno.readFileSync(BATON_WASM) });
 const host = createHost(wasm);
 host.attach();
 useRuntime({ wasm, host, loadGateway: () => import("./gateway/deno.js") });

@@ -1,8 +1,16 @@
 // Types of `llm-baton/gateway`: the gateway (createGateway) and the same Baton, on the gateway's wasm.
+import type * as baton from "./index.d.ts";
 import type { BatonOptions, Config } from "./index.d.ts";
 
-export { Baton, BatonError, HealthState } from "./index.d.ts";
 export type * from "./index.d.ts";
+// The same classes, as values and types. Not `export { Baton } from "./index.d.ts"`: TypeScript
+// refuses a value export from a declaration file's path (TS2846) wherever skipLibCheck is off.
+export declare const Baton: typeof baton.Baton;
+export type Baton = baton.Baton;
+export declare const BatonError: typeof baton.BatonError;
+export type BatonError = baton.BatonError;
+export declare const HealthState: typeof baton.HealthState;
+export type HealthState = baton.HealthState;
 
 /**
  * An OpenAI- and Anthropic-compatible HTTP gateway: `POST /v1/chat/completions`,

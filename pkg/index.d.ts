@@ -215,6 +215,8 @@ export interface HealthSnapshot {
 /** A health store's answer about some targets (times relative to when it answered). */
 export interface HealthView {
   targets: { target: string; state: "closed" | "open" | "half_open"; probe: boolean; reopensInMs?: number; lastFailure?: Cause }[];
+  /** The retry budget's balance for everyone sharing the store (absent without a budget). */
+  retryBudget?: number;
 }
 
 /** A `leg` event, as stores receive it. */

@@ -19,7 +19,7 @@ use crate::format::Format;
 use crate::policy::{HealthPolicy, Strategy};
 use crate::secret::is_secret_header;
 use crate::value::{as_object, child, parse_json, read_ms, show, Obj};
-pub use crate::value::{parse_ms, ConfigError, MAX_MS};
+pub use crate::value::{parse_ms, ConfigError, Step, MAX_MS};
 
 mod routes;
 mod sections;
@@ -190,6 +190,37 @@ impl Config {
 }
 
 /// "a" or "an" before a format's name.
+/// The error for a config that was not given (`undefined` or `null`): `entry` is the call that
+/// needed it, `new Baton` or `createGateway`.
+pub fn missing(entry: &str) -> ConfigError {
+    ConfigError::new(
+        "config",
+        format!(
+            "is required: {entry}({{ targets, routes }}), e.g. {entry}({{ targets: {{ p: {{ format: \"openai_chat\", \
+             baseUrl: \"https://api.openai.com/v1\", model: \"gpt-4o-mini\" }} }}, routes: {{ chat: \"p\" }} }}) \
+             (routes may be left out: each target is a route of its own)"
+        ),
+    )
+}
+
+/// The error for `undefined` where a config holds a secret (`at`, from the document's root;
+/// `path` as printed), or `None` where `undefined` may stand for an absent field, as JS
+/// configs use it. The secrets: each target's apiKey and header values, the gateway's apiKeys
+/// and each entry. There `undefined` is nearly always an environment variable that is not set
+/// (`apiKey: process.env.KEY`); read as absent, it would send no key and end as the provider's
+/// 401, or leave the gateway open. JSON has no `undefined`: only the JS reader asks.
+pub fn undefined_secret(at: &[Step], path: &str) -> Option<ConfigError> {
+    use Step::{Field, Item};
+    let remedy = match at {
+        [Field("targets"), Field(_), Field("apiKey")] => "leave the field out",
+        [Field("targets"), Field(_), Field("headers"), Field(_)] => "leave the header out",
+        [Field("gateway"), Field("apiKeys")] => "leave the field out for a gateway that any client may call",
+        [Field("gateway"), Field("apiKeys"), Item] => "remove the entry",
+        _ => return None,
+    };
+    Some(ConfigError::new(path, format!("is undefined: an environment variable that is not set? Set it, or {remedy}")))
+}
+
 fn article(format: &str) -> &'static str {
     if format.starts_with(['a', 'e', 'i', 'o', 'u']) {
         "an"

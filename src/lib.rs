@@ -32,9 +32,9 @@
 //! 4. **dialects** (`format`): each provider's wire format, to and from the chat model.
 //! 5. **config** (`config`): the config document read into targets, routes and policies.
 //! 6. **health** (`health`): circuit breakers and the retry budget, learned across calls.
-//! 7. **engine** (`engine`, `budget`, `delivery`, `body`, `record`): one call as a sans-I/O
-//!    state machine: the deadline, what the reader is shown, the answer's bytes, and the legs
-//!    and events it leaves behind.
+//! 7. **engine** (`engine`, `budget`, `delivery`, `body`, `record`, `propagation`): one call as
+//!    a sans-I/O state machine: the deadline, what the reader is shown, the answer's bytes, the
+//!    legs and events it leaves behind, and whether a target is told the deadline left.
 //! 8. **gateway** (`gateway`): the OpenAI- and Anthropic-compatible server's requests and
 //!    answers.
 //! 9. **driver** (`driver`): on wasm32 only, fetch, timers and the JS API around the engine.
@@ -52,6 +52,7 @@ pub mod gateway;
 pub mod health;
 pub mod outcome;
 pub mod policy;
+pub mod propagation;
 pub mod record;
 pub mod retry_after;
 pub mod secret;

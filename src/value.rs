@@ -283,6 +283,13 @@ fn display_digits(n: f64, shortest: &str, point: i32) -> String {
     }
 }
 
+/// One step of a path from a document's root: a field by name, or a list item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step<'a> {
+    Field(&'a str),
+    Item,
+}
+
 /// The path of `key` inside `path`: `a.b` for plain keys, `a["odd key"]` for others.
 pub(crate) fn child(path: &str, key: &str) -> String {
     let plain = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');

@@ -518,3 +518,60 @@ fn propagate_deadline_is_auto_by_default() {
         r#"targets.p.propagateDeadline must be true (send the call's remaining budget in x-baton-deadline-ms), false, or "auto" (the default: once the target answered as an llm-baton gateway) (got "yes")"#
     );
 }
+
+/// A JS config's `undefined` (an unset `process.env.X`) is refused where the config holds a
+/// secret, and read as an absent field anywhere else; the JS reader asks `undefined_secret`.
+#[test]
+fn undefined_is_refused_only_where_a_secret_goes() {
+    use llm_baton::config::{undefined_secret, Step};
+    // A list item is written as its index.
+    let steps = |path: &[&'static str]| -> Vec<Step<'static>> {
+        path.iter().map(|&s| if s.parse::<usize>().is_ok() { Step::Item } else { Step::Field(s) }).collect()
+    };
+    let cause = "is undefined: an environment variable that is not set? Set it, or";
+    let refused = [
+        (&["targets", "primary", "apiKey"][..], "targets.primary.apiKey", "leave the field out"),
+        (&["targets", "my target", "apiKey"], "targets[\"my target\"].apiKey", "leave the field out"),
+        (&["targets", "p", "headers", "x-api-key"], "targets.p.headers.x-api-key", "leave the header out"),
+        (&["targets", "p", "headers", "x-trace"], "targets.p.headers.x-trace", "leave the header out"),
+        (&["gateway", "apiKeys"], "gateway.apiKeys", "leave the field out for a gateway that any client may call"),
+        (&["gateway", "apiKeys", "1"], "gateway.apiKeys[1]", "remove the entry"),
+    ];
+    for (at, path, remedy) in refused {
+        let e = undefined_secret(&steps(at), path).unwrap_or_else(|| panic!("{path} was read as absent"));
+        assert_eq!((e.path.as_str(), e.message), (path, format!("{path} {cause} {remedy}")));
+    }
+    let absent = [
+        &["targets", "p", "baseUrl"][..],
+        &["targets", "p", "timeouts", "idleMs"],
+        &["targets", "apiKey"],
+        &["targets", "p", "headers"],
+        &["targets", "p", "extraBody", "apiKey"],
+        &["routes", "apiKey"],
+        &["gateway", "cors"],
+        &["apiKeys"],
+        &["deadlineMs"],
+    ];
+    for at in absent {
+        assert_eq!(undefined_secret(&steps(at), "x"), None, "{at:?}");
+    }
+}
+
+#[test]
+fn a_missing_config_says_what_one_looks_like() {
+    for entry in ["new Baton", "createGateway"] {
+        let e = llm_baton::config::missing(entry);
+        assert_eq!(e.path, "config");
+        assert_eq!(
+            e.message,
+            format!(
+                "config is required: {entry}({{ targets, routes }}), e.g. {entry}({{ targets: {{ p: {{ format: \"openai_chat\", \
+                 baseUrl: \"https://api.openai.com/v1\", model: \"gpt-4o-mini\" }} }}, routes: {{ chat: \"p\" }} }}) \
+                 (routes may be left out: each target is a route of its own)"
+            )
+        );
+    }
+    // The example it gives is a config that works.
+    let example = r#"{"targets": {"p": {"format": "openai_chat", "baseUrl": "https://api.openai.com/v1", "model": "gpt-4o-mini"}}, "routes": {"chat": "p"}}"#;
+    assert!(Config::from_json(example).is_ok_and(|c| c.strategy("chat").is_some()));
+}

@@ -125,7 +125,8 @@ fn caller_cancellation_during_a_backoff_settles_at_once() {
 // ---- issue 11, point 10: a silent member stays silent ----
 
 /// A member that sends no headers (or, in a stream, no first token) within 10 s, behind the
-/// README's route: a retry of 3 inside a fallback. The backup answers 10 s in, not 31 s.
+/// route docs/config.md describes: a retry of 3 inside a fallback. The backup answers 10 s in,
+/// not 31 s.
 #[test]
 fn a_silent_member_inside_a_fallback_fails_over_at_once() {
     let limits = r#"{"headersMs": 10000, "firstTokenMs": 10000}"#;

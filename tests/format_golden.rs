@@ -119,8 +119,9 @@ fn transcripts_decode_to_their_goldens() {
 
 /// Every successful transcript, cut after each of its events: a cut before the event that says
 /// how the answer finished (the success marker, or the finish reason that may stand in for it;
-/// see the README's "How a stream ends") is a protocol error naming the format, never a success;
-/// a cut after it is a success with the same finish reason (usage sent later may be missing).
+/// see docs/errors.md's "How a stream ends") is a protocol error naming the format, never a
+/// success; a cut after it is a success with the same finish reason (usage sent later may be
+/// missing).
 #[test]
 fn transcripts_cut_before_their_finish_fail_and_after_it_succeed() {
     let mut checked = 0;

@@ -3,7 +3,7 @@
 //! reads them: the body reader ([`StreamBody`]) fed the bytes cut at every split point, its
 //! deltas handed to the engine, which delivers them and assembles the answer. When the fixture
 //! has the same answer whole (`{case}.answer.json`), `decode_answer` must give the same fields.
-//! The last test is the README's "How a stream ends" table, row by row.
+//! The last test is docs/errors.md's "How a stream ends" table, row by row.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -140,7 +140,7 @@ fn every_answer_recorded_both_ways_streams_as_it_reads_whole() {
             checked += 1;
         }
     }
-    assert!(checked >= 34, "only {checked} answers recorded both ways");
+    assert!(checked >= 37, "only {checked} answers recorded both ways");
 }
 
 /// Point 1: a refusal streams as visible text and finishes `content_filter`, as the whole
@@ -289,14 +289,68 @@ fn responses_reasoning_parts_are_joined_by_a_blank_line() {
     assert_eq!(answer.reasoning, whole_answer(Format::OpenaiResponses, "reasoning_parts").expect("whole").reasoning);
 }
 
-/// How a stream ended, as the README's table says.
+/// A Responses function call's arguments are delivered once, whether they stream in
+/// `.delta` events (`tool_call`, whose `.done` events repeat them) or come only in the `.done`
+/// events (`tool_call_arguments_done`, as gpt-5.3-codex-spark sends them) or only in the item of
+/// `response.output_item.done` (`tool_call_item_done`).
+#[test]
+fn responses_arguments_are_delivered_once_from_deltas_or_done_events() {
+    for case in ["tool_call", "tool_call_arguments_done", "tool_call_item_done"] {
+        let streamed = stream_everywhere(Format::OpenaiResponses, &read(Format::OpenaiResponses, case));
+        let whole = whole_answer(Format::OpenaiResponses, case).expect("whole");
+        assert!(whole.tool_calls.iter().all(|c| !c.arguments.is_empty()), "{case}");
+        for (position, call) in whole.tool_calls.iter().enumerate() {
+            let delivered: String = streamed
+                .delivered
+                .iter()
+                .filter_map(|d| match d {
+                    Delta::ToolCall { index, arguments, .. } if *index as usize == position => Some(arguments.as_str()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(delivered, call.arguments, "{case}: call {position}");
+        }
+        assert_eq!(streamed.outcome.map(|a| a.tool_calls), Ok(whole.tool_calls), "{case}");
+    }
+}
+
+/// Final arguments that do not begin with the fragments already delivered fail the
+/// call, naming the event; what was delivered stays as it was, never corrected behind the
+/// reader's back.
+#[test]
+fn a_responses_done_event_that_disowns_the_delivered_arguments_fails_the_call() {
+    let recorded = String::from_utf8(read(Format::OpenaiResponses, "tool_call")).expect("UTF-8");
+    let disowning: String = recorded
+        .split_inclusive("\n\n")
+        .map(|event| match event.starts_with("event: response.function_call_arguments.done") {
+            true => event.replacen("Paris, France", "Lyon, France", 1),
+            false => event.to_string(),
+        })
+        .collect();
+    assert_ne!(disowning, recorded);
+    let streamed = stream_everywhere(Format::OpenaiResponses, disowning.as_bytes());
+    let delivered: String = streamed
+        .delivered
+        .iter()
+        .filter_map(|d| if let Delta::ToolCall { arguments, .. } = d { Some(arguments.as_str()) } else { None })
+        .collect();
+    assert_eq!(delivered, r#"{"location":"Paris, France"}"#);
+    assert_eq!(
+        streamed.outcome,
+        Err(Failure::Protocol {
+            message: "openai_responses stream: response.function_call_arguments.done for output item 0 gives arguments (27 bytes) that do not begin with the 28 bytes its deltas streamed".into()
+        })
+    );
+}
+
+/// How a stream ended, as docs/errors.md's table says.
 #[derive(Debug)]
 enum Ends {
     Complete { finish: FinishReason, usage: Usage },
     Truncated { message: &'static str },
 }
 
-/// Point 7: the README's "How a stream ends" table, every row of every format.
+/// Point 7: docs/errors.md's "How a stream ends" table, every row of every format.
 #[test]
 fn how_each_format_ends_a_stream() {
     const CHAT_TEXT: &str =

@@ -1,12 +1,12 @@
 // llm-baton's gateway under Deno: OpenAI- and Anthropic-compatible endpoints in front of the
-// routes of a config built from the environment (see config.js).
+// routes of a config built from the environment (configFromEnv, in llm-baton/gateway/env).
 //
 //   OPENAI_API_KEY=... deno run --allow-net --allow-read --allow-env examples/gateway/deno.mjs
 //
 // HOST (default 127.0.0.1) and PORT (default 8787; 0 picks a free one) choose where it listens.
 // It prints `GATEWAY_URL=http://HOST:PORT` once listening.
 import { createGateway } from "llm-baton/gateway";
-import { configFromEnv } from "./config.js";
+import { configFromEnv } from "llm-baton/gateway/env";
 
 const gateway = createGateway(configFromEnv(Deno.env.toObject()));
 const hostname = Deno.env.get("HOST") || "127.0.0.1";

@@ -13,11 +13,14 @@ export function gatewayApi(wasm) {
   return {
     /** An OpenAI- and Anthropic-compatible fetch handler in front of the config's routes (README, "Gateway"). */
     createGateway: (config, options) => gatewayOn(runtime, config, options),
+    // Both classes are anonymous (the property names them): esbuild, wrangler's bundler, renames
+    // the imported CoreBaton to Baton and so writes `class Baton extends Baton`, a ReferenceError
+    // at startup, when a class expression is named Baton (evanw/esbuild#4273).
     /** The Baton on this wasm: its `fetch` runs here from the start. */
-    Baton: class Baton extends CoreBaton {
+    Baton: class extends CoreBaton {
       static [RUNTIME] = runtime;
     },
-    HealthState: class HealthState extends CoreHealthState {
+    HealthState: class extends CoreHealthState {
       static [RUNTIME] = runtime;
     },
   };

@@ -3,7 +3,8 @@
 // `baton.fetch`.
 import * as wasm from "../wasm/llm_baton_gateway.js";
 import { gatewayApi } from "./api.js";
+import { GATEWAY_WASM } from "../wasm_files.js";
 
-await wasm.default({ module_or_path: new URL("../wasm/llm_baton_gateway_bg.wasm", import.meta.url) });
+await wasm.default({ module_or_path: GATEWAY_WASM });
 export const { Baton, HealthState, createGateway } = gatewayApi(wasm);
 export { BatonError } from "../core.js";

@@ -4,7 +4,8 @@
 import { readFileSync } from "node:fs";
 import * as wasm from "../wasm/llm_baton_gateway.js";
 import { gatewayApi } from "./api.js";
+import { GATEWAY_WASM } from "../wasm_files.js";
 
-wasm.initSync({ module: readFileSync(new URL("../wasm/llm_baton_gateway_bg.wasm", import.meta.url)) });
+wasm.initSync({ module: readFileSync(GATEWAY_WASM) });
 export const { Baton, HealthState, createGateway } = gatewayApi(wasm);
 export { BatonError } from "../core.js";

@@ -20,6 +20,7 @@ use crate::body::{StreamBody, WholeBody};
 use crate::chat::{Answer, Delta};
 use crate::format::{Format, HttpRequest};
 use crate::outcome::Failure;
+use crate::propagation::GATEWAY_MARK_HEADER;
 
 #[wasm_bindgen]
 extern "C" {
@@ -77,7 +78,7 @@ async fn exchange(
     init.set_signal(Some(signal));
     let promise = global_fetch(&request.url, &init).map_err(transport)?;
     let response: Response = Awaited::new(&promise).await.map_err(transport)?.unchecked_into();
-    let baton_gateway = response.headers().has("x-baton-attempts").unwrap_or(false);
+    let baton_gateway = response.headers().has(GATEWAY_MARK_HEADER).unwrap_or(false);
     let _ = tx.unbounded_send(AttemptSignal::Headers { baton_gateway });
     let mut body = Body::new(&response);
 

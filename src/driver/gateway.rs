@@ -1,13 +1,16 @@
 //! The gateway's wasm surface (`createGateway` in pkg/gateway.js wraps it).
 //!
-//! JavaScript keeps the HTTP plumbing (routing, reading a capped body, building the `Response`);
-//! everything about a call is here: parsing the client's body, starting the same engine call as
-//! `Baton.complete` / `Baton.stream`, and deciding the status. The status is held until the route
-//! commits: for a stream, the first delivered delta, which is the engine's own commit point, so
-//! the gateway never re-implements retry rules; for a whole answer, the answer. Before that, any
-//! failure is a real HTTP status in the client's error shape; after it, an error event in the
-//! client's stream format, and no success marker. A stream that breaks may continue on another
-//! member (`afterStart`): the client's stream simply goes on, with an SSE comment at the seam.
+//! A request enters twice: `decide` with its head, which answers a complete reply or a plan
+//! ([`crate::gateway::decide`]: endpoint, CORS, gateway key, body cap, deadline), then `serve`
+//! with the body the plan said to read. JavaScript only reads that body, runs the task and
+//! builds the `Response`; everything about a call is here: parsing the client's body, starting
+//! the same engine call as `Baton.complete` / `Baton.stream`, and deciding the status. The
+//! status is held until the route commits: for a stream, the first delivered delta, which is
+//! the engine's own commit point, so the gateway never re-implements retry rules; for a whole
+//! answer, the answer. Before that, any failure is a real HTTP status in the client's error
+//! shape; after it, an error event in the client's stream format, and no success marker. A
+//! stream that breaks may continue on another member (`afterStart`): the client's stream simply
+//! goes on, with an SSE comment at the seam.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -18,79 +21,23 @@ use llm_baton_wire::write::{JsonWriter, ToJson};
 use wasm_bindgen::prelude::*;
 
 use super::{
-    absorb_view, host, now, read_config, run_call, to_js, CallOutput, Completion, ErrorView, Gateways, MathRandom,
+    absorb_view, host, now, read_config, run_call, to_js, CallOutput, Completion, ErrorView, MathRandom,
     Output as BatonOutput,
 };
 use crate::config::Config;
 use crate::engine::{Baton, CallError, CallOptions, Served, Splice};
 use crate::gateway::{
-    answer_body, authorized, cors_origin, models_body, parse_deadline_header, parse_request, ClientFormat,
-    GatewayError, Meta, StreamEncoder,
+    answer_body, decide, models_body, parse_request, write_headers, BodyRead, Caller, ClientFormat, Decision,
+    GatewayError, Head, Listing, Meta, Plan, Reply, Site, StreamEncoder, SSE,
 };
-
-/// What JS turns into a `Response`: `{ status, headers, body }`.
-struct Reply {
-    status: u16,
-    headers: BTreeMap<&'static str, String>,
-    body: String,
-}
-
-impl Reply {
-    /// `target` is the target that served (or was tried last), empty when none was tried.
-    fn new(status: u16, content_type: &str, target: &str, attempts: usize, body: String) -> Reply {
-        let mut headers = BTreeMap::new();
-        headers.insert("content-type", content_type.to_string());
-        headers.insert("x-baton-target", target.to_string());
-        headers.insert("x-baton-attempts", attempts.to_string());
-        if content_type.starts_with("text/event-stream") {
-            headers.insert("cache-control", "no-cache".into());
-        }
-        Reply { status, headers, body }
-    }
-
-    fn json(status: u16, target: &str, attempts: usize, body: String) -> Reply {
-        Reply::new(status, "application/json", target, attempts, body)
-    }
-
-    fn error(format: ClientFormat, e: &GatewayError, target: &str, attempts: usize) -> Reply {
-        let mut reply = Reply::json(e.status, target, attempts, e.body(format));
-        if let Some(ms) = e.retry_after_ms {
-            reply.headers.insert("retry-after", ms.div_ceil(1000).to_string());
-        }
-        if let Some(said) = e.should_retry() {
-            reply.headers.insert("x-should-retry", said.to_string());
-        }
-        reply
-    }
-}
-
-impl ToJson for Reply {
-    fn write_json(&self, w: &mut JsonWriter) {
-        w.begin_object();
-        w.field("status", &self.status);
-        w.key("headers");
-        write_headers(w, &self.headers);
-        w.field("body", &self.body);
-        w.end_object();
-    }
-}
-
-/// Headers as an object, in name order.
-fn write_headers(w: &mut JsonWriter, headers: &BTreeMap<&'static str, String>) {
-    w.begin_object();
-    for (name, value) in headers {
-        w.field(name, value);
-    }
-    w.end_object();
-}
-
-const SSE: &str = "text/event-stream; charset=utf-8";
+use crate::propagation::DeadlinePropagation;
 
 #[wasm_bindgen]
 pub struct WasmGateway {
     baton: Rc<RefCell<Baton>>,
     config: Arc<Config>,
-    gateways: Rc<Gateways>,
+    propagation: Rc<DeadlinePropagation>,
+    site: Site,
 }
 
 #[wasm_bindgen]
@@ -99,28 +46,33 @@ impl WasmGateway {
     /// its module's top level. Throws `{kind: "config", path, message}`.
     #[wasm_bindgen(constructor)]
     pub fn new(config: JsValue) -> Result<WasmGateway, JsValue> {
-        let baton = read_config(&config)?;
+        let baton = read_config(&config, "createGateway")?;
         let config = baton.shared_config();
-        let gateways = Rc::new(Gateways::new(&config));
-        Ok(WasmGateway { baton: Rc::new(RefCell::new(baton)), config, gateways })
+        let propagation = Rc::new(DeadlinePropagation::new(&config));
+        Ok(WasmGateway { baton: Rc::new(RefCell::new(baton)), config, propagation, site: Site::Http })
     }
 
-    /// The config's `deadlineMs`, which a client's own timeout may shorten (pkg/gateway.js).
-    #[wasm_bindgen(js_name = deadlineMs)]
-    pub fn deadline_ms(&self) -> Option<f64> {
-        self.config.deadline_ms.map(|ms| ms as f64)
-    }
-
-    /// `GET /v1/health`: every target's breaker and the retry budget.
-    pub fn health(&self) -> JsValue {
-        let body = self.baton.borrow().health(now()).to_json();
-        to_js(&Reply::json(200, "", 0, body))
-    }
-
-    /// Every target name (what a health store is asked about: any may serve a request).
-    #[wasm_bindgen(js_name = targetNames)]
-    pub fn target_names(&self) -> Vec<String> {
-        self.baton.borrow().target_names().to_vec()
+    /// The first step of every request: a reply `{status, headers, body}`, the whole response (a
+    /// refusal, a CORS preflight, `GET /v1/models` or `/v1/health`), or a plan `{format,
+    /// deadlineMs?, origin?, limit?}`: read at most `limit` bytes of body (plus one, to tell a
+    /// body over it), then `serve`.
+    /// `headers`: the request's `Headers`; only those the decision needs are read.
+    pub fn decide(&self, method: &str, path: &str, headers: &web_sys::Headers) -> JsValue {
+        let header = |name: &str| headers.get(name).ok().flatten();
+        let decision = decide(&self.config, self.site, &Head { method, path, header: &header });
+        let reply = match decision {
+            Decision::Read(plan) => return to_js(&plan),
+            Decision::Reply(reply) => reply,
+            Decision::Get(Listing::Models, caller) => {
+                let created = (js_sys::Date::now() / 1000.0) as u64;
+                caller.dressed(Reply::json(200, "", 0, models_body(&self.config.route_names(), created)))
+            }
+            Decision::Get(Listing::Health, caller) => {
+                let body = self.baton.borrow().health(now()).to_json();
+                caller.dressed(Reply::json(200, "", 0, body))
+            }
+        };
+        to_js(&reply)
     }
 
     /// From now on a health store decides probes.
@@ -129,11 +81,13 @@ impl WasmGateway {
         self.baton.borrow_mut().follow_store();
     }
 
-    /// Whether the store must be asked before the next request.
-    #[wasm_bindgen(js_name = healthStale)]
-    pub fn health_stale(&self, max_age_ms: f64) -> bool {
+    /// The targets a health store must be asked about before the next request (all of them:
+    /// any may serve it), or undefined while this gateway's word on them is fresh.
+    #[wasm_bindgen(js_name = staleTargets)]
+    pub fn stale_targets(&self, max_age_ms: f64) -> Option<Vec<String>> {
         let baton = self.baton.borrow();
-        baton.health_stale(baton.target_names(), now(), max_age_ms.max(0.0) as u64)
+        let targets = baton.target_names();
+        baton.health_stale(targets, now(), max_age_ms.max(0.0) as u64).then(|| targets.to_vec())
     }
 
     /// Takes a store's view as this gateway's breakers (see `WasmBaton.absorb`).
@@ -141,64 +95,53 @@ impl WasmGateway {
         absorb_view(&self.baton, &view)
     }
 
-    #[wasm_bindgen(js_name = maxBodyBytes)]
-    pub fn max_body_bytes(&self) -> f64 {
-        self.config.gateway.max_body_bytes as f64
+    /// A 500 for a request whose call the wasm could not run (it trapped), with the headers of
+    /// its plan's caller: `format` and `origin` as `decide` gave them.
+    pub fn refuse(&self, format: &str, origin: Option<String>, status: u16, message: &str) -> JsValue {
+        let plan = self.plan(format, None, origin);
+        to_js(&plan.refusal(&GatewayError::new(status, message), "", 0))
     }
 
-    /// Whether the request carries a gateway key (always, when none is configured).
-    pub fn authorized(&self, authorization: Option<String>, x_api_key: Option<String>) -> bool {
-        authorized(&self.config.gateway, authorization.as_deref(), x_api_key.as_deref())
-    }
-
-    /// The `access-control-allow-origin` for this `Origin`, or undefined.
-    #[wasm_bindgen(js_name = corsOrigin)]
-    pub fn cors_origin(&self, origin: Option<String>) -> Option<String> {
-        cors_origin(&self.config.gateway, origin.as_deref())
-    }
-
-    /// `GET /v1/models`.
-    pub fn models(&self) -> JsValue {
-        let created = (js_sys::Date::now() / 1000.0) as u64;
-        to_js(&Reply::json(200, "", 0, models_body(&self.config.route_names(), created)))
-    }
-
-    /// A request refused before any call (401, 404, 405, 413, an unreadable body), in `format`.
-    pub fn refuse(&self, format: &str, status: u16, message: &str) -> JsValue {
-        to_js(&Reply::error(client_format(format), &GatewayError::new(status, message), "", 0))
-    }
-
-    /// Serves one request body in `format` ("openai", "anthropic" or "responses") as a task (pkg/host.js
-    /// polls it). Its outputs: for a stream that commits, `{type: "commit", headers}` once, then
-    /// `{type: "chunk", text}` per piece of SSE; last, `{type: "reply", reply}`, whose body is the
-    /// whole answer or error, or after a commit the rest of the stream (its end, or an error
-    /// event).
-    /// `waited_ms`: how long the request already waited (for a health store), taken from its
-    /// budget; `reports`: emit each `{type: "event", event}` of kind `leg` for that store.
-    /// `traced` (pkg/telemetry.js): emit every event, and before the reply `{type: "done",
-    /// summary}` or `{type: "failed", error}` as a Baton call would (the answer's content only
-    /// with `content`); with `content`, `{type: "request", request}` first.
+    /// The second step: serves the body a plan said to read (`plan.format`,
+    /// `plan.deadlineMs` and `plan.origin` as `decide` gave them) as a task (pkg/host.js polls
+    /// it). `body`: the bytes read (at most one past the limit), or undefined when reading failed
+    /// with `read_error`. Its outputs: for a stream that commits, `{type: "commit", headers}`
+    /// once, then `{type: "chunk", text}` per piece of SSE; last, `{type: "reply", reply}`, whose
+    /// body is the whole answer or error, or after a commit the rest of the stream (its end, or an
+    /// error event). `waited_ms`: how long the request already waited (for a health store),
+    /// taken from its budget; `reports`: emit each `{type: "event", event}` of kind `leg` for
+    /// that store. `traced` (pkg/telemetry.js): emit every event, and before the reply
+    /// `{type: "done", summary}` or `{type: "failed", error}` as a Baton call would (the
+    /// answer's content only with `content`); with `content`, `{type: "request", request}` first.
     #[allow(clippy::too_many_arguments)]
-    pub fn call(
+    pub fn serve(
         &self,
         format: &str,
-        body: String,
-        deadline: Option<String>,
+        deadline_ms: Option<f64>,
+        origin: Option<String>,
+        body: Option<Vec<u8>>,
+        read_error: Option<String>,
         waited_ms: f64,
         reports: bool,
         traced: bool,
         content: bool,
     ) -> u32 {
-        let format = client_format(format);
-        let (call, client) = match self.start(format, &body, deadline.as_deref(), waited_ms.max(0.0) as u64) {
+        let plan = self.plan(format, deadline_ms, origin);
+        let read = match &body {
+            Some(bytes) => BodyRead::Bytes(bytes),
+            None => BodyRead::Failed(read_error.as_deref().unwrap_or("no body")),
+        };
+        let started = plan.body(read).and_then(|text| self.start(&plan, &text, waited_ms.max(0.0) as u64));
+        let (call, client) = match started {
             Ok(started) => started,
             Err(e) => {
-                let reply = Reply::error(format, &e, "", 0);
+                let reply = plan.refusal(&e, "", 0);
                 return host::spawn(async move { host::emit(to_js(&Output::Reply { reply: &reply })) });
             }
         };
+        let format = plan.format;
         let config = Arc::clone(&self.config);
-        let gateways = Rc::clone(&self.gateways);
+        let propagation = Rc::clone(&self.propagation);
         host::spawn(async move {
             if traced && content {
                 host::emit(to_js(&Output::Request { request: &client.request }));
@@ -210,13 +153,13 @@ impl WasmGateway {
                 echo: client.echo,
             };
             let trace = traced.then_some(Trace { content });
-            let serving = Serving { config: &config, gateways: &gateways, format, reports, trace };
+            let serving = Serving { config: &config, propagation: &propagation, plan: &plan, reports, trace };
             let reply = if client.stream {
                 serve_stream(call, &serving, client.request, client.include_usage, meta).await
             } else {
                 serve_whole(call, &serving, client.request, meta).await
             };
-            host::emit(to_js(&Output::Reply { reply: &reply }));
+            host::emit(to_js(&Output::Reply { reply: &plan.caller.dressed(reply) }));
         })
     }
 
@@ -280,21 +223,31 @@ impl ToJson for Output<'_> {
 impl WasmGateway {
     /// A gateway over a `WasmBaton`'s engine (`baton.fetch`): its calls share that Baton's
     /// breakers, retry budget and learned gateway targets.
-    pub(super) fn sharing(baton: Rc<RefCell<Baton>>, gateways: Rc<Gateways>) -> WasmGateway {
+    pub(super) fn sharing(baton: Rc<RefCell<Baton>>, propagation: Rc<DeadlinePropagation>) -> WasmGateway {
         let config = baton.borrow().shared_config();
-        WasmGateway { baton, config, gateways }
+        WasmGateway { baton, config, propagation, site: Site::InProcess }
     }
 
-    /// Parses the body, checks the model and the deadline header, and starts the engine call.
+    /// The plan `decide` gave, as JavaScript carried it back: the caller follows from where
+    /// this gateway serves, the limit from its config.
+    fn plan(&self, format: &str, deadline_ms: Option<f64>, origin: Option<String>) -> Plan {
+        let (caller, limit) = match self.site {
+            Site::Http => (Caller::Http { origin }, Some(self.config.gateway.max_body_bytes)),
+            Site::InProcess => (Caller::InProcess, None),
+        };
+        let format = ClientFormat::parse(format).unwrap_or(ClientFormat::OpenAi);
+        Plan { format, caller, deadline_ms: deadline_ms.map(|ms| ms as u64), limit }
+    }
+
+    /// Parses the body, checks the model, and starts the engine call.
     fn start(
         &self,
-        format: ClientFormat,
+        plan: &Plan,
         body: &str,
-        deadline: Option<&str>,
         waited_ms: u64,
     ) -> Result<(crate::engine::Call, crate::gateway::ClientCall), GatewayError> {
-        let client = parse_request(format, body)?;
-        let deadline_ms = parse_deadline_header(deadline)?;
+        let client = parse_request(plan.format, body)?;
+        let deadline_ms = plan.deadline_ms;
         if self.config.strategy(&client.model).is_none() {
             return Err(GatewayError::unknown_model(&client.model, &self.config.route_names()));
         }
@@ -313,8 +266,9 @@ impl WasmGateway {
 /// What every request of a gateway task is served with.
 struct Serving<'a> {
     config: &'a Config,
-    gateways: &'a Gateways,
-    format: ClientFormat,
+    propagation: &'a DeadlinePropagation,
+    /// The request's format and who its replies go to.
+    plan: &'a Plan,
     /// A health store reads the legs (see [`report_event`]).
     reports: bool,
     /// The call is traced (pkg/telemetry.js): every event, and how it settled.
@@ -333,9 +287,10 @@ async fn serve_whole(
     request: crate::chat::ChatRequest,
     mut meta: Meta,
 ) -> Reply {
-    let Serving { config, gateways, format, reports, trace } = *serving;
+    let Serving { config, propagation, plan, reports, trace } = *serving;
+    let format = plan.format;
     let outcome =
-        run_call(call, config, gateways, &request, false, &mut |output| report_event(&output, reports, trace)).await;
+        run_call(call, config, propagation, &request, false, &mut |output| report_event(&output, reports, trace)).await;
     report_settled(&outcome, config, trace);
     match outcome {
         Ok(done) => {
@@ -357,17 +312,18 @@ async fn serve_stream(
     include_usage: bool,
     meta: Meta,
 ) -> Reply {
-    let Serving { config, gateways, format, reports, trace } = *serving;
+    let Serving { config, propagation, plan, reports, trace } = *serving;
+    let format = plan.format;
     let mut encoder = StreamEncoder::new(format, meta, include_usage);
     // The engine's commit is the gateway's: the status is 200 from the first delivered delta on.
     let mut committed = false;
-    let outcome = run_call(call, config, gateways, &request, true, &mut |output| match output {
+    let outcome = run_call(call, config, propagation, &request, true, &mut |output| match output {
         CallOutput::Event(_) => report_event(&output, reports, trace),
         CallOutput::Commit { attempt, target } => {
             committed = true;
             let target = &config.targets[target];
             encoder.set_model(&target.model);
-            let head = Reply::new(200, SSE, &target.name, attempt.0 as usize, String::new());
+            let head = plan.caller.dressed(Reply::new(200, SSE, &target.name, attempt.0 as usize, String::new()));
             host::emit(to_js(&Output::Commit { headers: &head.headers }));
         }
         CallOutput::Splice(splice) => host::emit(to_js(&Output::Chunk { text: &splice_comment(splice) })),
@@ -437,10 +393,6 @@ fn report_settled(outcome: &Result<Served, CallError>, config: &Config, trace: O
         Err(e) => BatonOutput::Failed { error: ErrorView::of(e) },
     };
     host::emit(to_js(&output));
-}
-
-fn client_format(name: &str) -> ClientFormat {
-    ClientFormat::parse(name).unwrap_or(ClientFormat::OpenAi)
 }
 
 /// `chatcmpl-…`, `msg_…` or `resp_…` with 24 random hex digits.

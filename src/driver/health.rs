@@ -11,10 +11,13 @@ use wasm_bindgen::prelude::*;
 use super::{config_error, js_value, now, to_js};
 use crate::config::{parse_health, ConfigError};
 use crate::health::{read_report, Health};
+use crate::policy::HealthPolicy;
 
 #[wasm_bindgen]
 pub struct WasmHealth {
     health: Health,
+    /// How long a probe this state grants holds its target: the policy's cooldown.
+    probe_lease_ms: u64,
 }
 
 #[wasm_bindgen]
@@ -29,11 +32,20 @@ impl WasmHealth {
             js_value::read_js(&policy, "health").map_err(config_error)?
         };
         let policy = match policy {
-            Value::Null => Some(crate::policy::HealthPolicy::default()),
+            Value::Null => Some(HealthPolicy::default()),
             Value::Bool(false) => None,
             v => Some(parse_health(&v).map_err(config_error)?),
         };
-        Ok(WasmHealth { health: Health::new(policy) })
+        // With breakers off nothing is probed; a store still leases by the default cooldown.
+        let probe_lease_ms = policy.as_ref().unwrap_or(&HealthPolicy::default()).cooldown_ms;
+        Ok(WasmHealth { health: Health::new(policy), probe_lease_ms })
+    }
+
+    /// The policy's `cooldownMs` (the default's when breakers are off): how long a probe's lease
+    /// lasts for a store that shares this state (pkg/broadcast.js).
+    #[wasm_bindgen(js_name = probeLeaseMs)]
+    pub fn probe_lease_ms(&self) -> f64 {
+        self.probe_lease_ms as f64
     }
 
     /// Each target's admission for one asker (half-open targets grant their one probe here).

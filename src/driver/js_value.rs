@@ -6,8 +6,10 @@
 //! refuses, naming the path, whatever JSON cannot hold: a non-finite number, a symbol, function
 //! or BigInt, a property whose getter throws, `undefined` or a hole in a list, an object that is
 //! not plain (a Date, Map, typed array or class instance), a cycle, or nesting past
-//! [`MAX_DEPTH`]. `undefined` in an object is an absent field, as in JSON. Strings convert as
-//! wasm-bindgen converts them: a lone surrogate becomes U+FFFD, on purpose.
+//! [`MAX_DEPTH`]. `undefined` in an object is an absent field, as in JSON, except where a config
+//! holds a secret ([`undefined_secret`]): there it is an unset environment variable far more often
+//! than a field left out on purpose, and read as absent it would end as the provider's 401. Strings
+//! convert as wasm-bindgen converts them: a lone surrogate becomes U+FFFD, on purpose.
 //!
 //! Every JS operation that may run the caller's code (getters, proxy traps) goes through an
 //! import that catches, so a throw becomes an error here and never unwinds through the wasm.
@@ -16,7 +18,8 @@ use js_sys::{Array, Reflect};
 use serde_json::{Map, Number, Value};
 use wasm_bindgen::prelude::*;
 
-use crate::value::{child, show, ConfigError};
+use crate::config::undefined_secret;
+use crate::value::{child, show, ConfigError, Step};
 
 /// Objects and lists nested deeper than this are refused.
 const MAX_DEPTH: usize = 64;
@@ -39,10 +42,44 @@ extern "C" {
     fn object_tag(value: &JsValue) -> Result<JsValue, JsValue>;
 }
 
-/// Converts the JS value at `path` ("config", "request", "options.deadlineMs") to JSON.
+/// Converts the JS value at `path` ("request", "options.deadlineMs") to JSON.
 pub(crate) fn read_js(value: &JsValue, path: &str) -> Result<Value, ConfigError> {
+    walk(value, path, |_, _| None)
+}
+
+/// Converts a JS config document to JSON (paths from its root, which is ""), refusing `undefined`
+/// where the config holds a secret.
+pub(crate) fn read_js_config(value: &JsValue) -> Result<Value, ConfigError> {
+    walk(value, "", undefined_secret)
+}
+
+/// The error for an `undefined` field or item at a step path (and its printed path), if any.
+type UndefinedRule = fn(&[Step], &str) -> Option<ConfigError>;
+
+fn walk(value: &JsValue, path: &str, undefined: UndefinedRule) -> Result<Value, ConfigError> {
     let object_prototype = prototype_of(&js_sys::Object::new()).map_err(|e| threw(path, &e))?;
-    Walk { object_prototype, ancestors: Vec::new(), values: 0 }.read(value, path)
+    Walk { object_prototype, ancestors: Vec::new(), undefined, values: 0 }.read(value, path, None)
+}
+
+/// Where a value sits: its step, and its parent's place (`None`: the parent is the root). Kept
+/// on the stack as the walk descends, so reading a field costs no allocation for it.
+struct At<'a> {
+    step: Step<'a>,
+    parent: Option<&'a At<'a>>,
+}
+
+impl At<'_> {
+    /// The steps from the root to here.
+    fn steps(&self) -> Vec<Step<'_>> {
+        let mut steps = vec![self.step];
+        let mut at = self.parent;
+        while let Some(place) = at {
+            steps.push(place.step);
+            at = place.parent;
+        }
+        steps.reverse();
+        steps
+    }
 }
 
 struct Walk {
@@ -50,11 +87,12 @@ struct Walk {
     object_prototype: JsValue,
     /// The objects and lists being read, outermost first, with their paths; one met again is a cycle.
     ancestors: Vec<(JsValue, String)>,
+    undefined: UndefinedRule,
     values: usize,
 }
 
 impl Walk {
-    fn read(&mut self, value: &JsValue, path: &str) -> Result<Value, ConfigError> {
+    fn read(&mut self, value: &JsValue, path: &str, at: Option<&At>) -> Result<Value, ConfigError> {
         self.values += 1;
         if self.values > MAX_VALUES {
             return Err(ConfigError::new(path, format!("is past the most values a document may hold ({MAX_VALUES})")));
@@ -83,7 +121,7 @@ impl Walk {
         } else if !value.is_object() {
             "a value of an unknown type"
         } else {
-            return self.container(value, path);
+            return self.container(value, path, at);
         };
         Err(ConfigError::new(
             path,
@@ -91,7 +129,7 @@ impl Walk {
         ))
     }
 
-    fn container(&mut self, value: &JsValue, path: &str) -> Result<Value, ConfigError> {
+    fn container(&mut self, value: &JsValue, path: &str, at: Option<&At>) -> Result<Value, ConfigError> {
         if let Some((_, first)) = self.ancestors.iter().find(|(a, _)| a == value) {
             return Err(ConfigError::new(
                 path,
@@ -115,12 +153,12 @@ impl Walk {
             }
         }
         self.ancestors.push((value.clone(), path.to_string()));
-        let read = if list { self.list(value, path) } else { self.object(value, path) };
+        let read = if list { self.list(value, path, at) } else { self.object(value, path, at) };
         self.ancestors.pop();
         read
     }
 
-    fn object(&mut self, value: &JsValue, path: &str) -> Result<Value, ConfigError> {
+    fn object(&mut self, value: &JsValue, path: &str, at: Option<&At>) -> Result<Value, ConfigError> {
         let keys = object_keys(value).map_err(|e| threw(path, &e))?;
         let mut map = Map::new();
         for key in keys.iter() {
@@ -129,16 +167,20 @@ impl Walk {
             let name = key.as_string().unwrap_or_default();
             let field_path = child(path, &name);
             let field = Reflect::get(value, &key).map_err(|e| threw(&field_path, &e))?;
+            let here = At { step: Step::Field(&name), parent: at };
             if field.is_undefined() {
-                continue;
+                match (self.undefined)(&here.steps(), &field_path) {
+                    Some(e) => return Err(e),
+                    None => continue,
+                }
             }
-            let field = self.read(&field, &field_path)?;
+            let field = self.read(&field, &field_path, Some(&here))?;
             map.insert(name, field);
         }
         Ok(Value::Object(map))
     }
 
-    fn list(&mut self, value: &JsValue, path: &str) -> Result<Value, ConfigError> {
+    fn list(&mut self, value: &JsValue, path: &str, at: Option<&At>) -> Result<Value, ConfigError> {
         let length = Reflect::get(value, &JsValue::from_str("length")).map_err(|e| threw(path, &e))?;
         let length = length.as_f64().filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(0.0) as u64;
         let mut items = Vec::new();
@@ -146,14 +188,28 @@ impl Walk {
             let item_path = format!("{path}[{i}]");
             let index = JsValue::from_f64(i as f64);
             let item = Reflect::get(value, &index).map_err(|e| threw(&item_path, &e))?;
+            let here = At { step: Step::Item, parent: at };
             if item.is_undefined() {
-                let present = Reflect::has(value, &index).map_err(|e| threw(&item_path, &e))?;
-                let what = if present { "is undefined" } else { "is a hole (an empty slot)" };
-                return Err(ConfigError::new(item_path, format!("{what}; a list may hold only values")));
+                return Err(self.undefined_item(value, &index, &item_path, &here));
             }
-            items.push(self.read(&item, &item_path)?);
+            items.push(self.read(&item, &item_path, Some(&here))?);
         }
         Ok(Value::Array(items))
+    }
+
+    /// The error for the list item at `index` (`here`) that reads as `undefined`.
+    fn undefined_item(&self, list: &JsValue, index: &JsValue, path: &str, here: &At) -> ConfigError {
+        let present = match Reflect::has(list, index) {
+            Ok(present) => present,
+            Err(e) => return threw(path, &e),
+        };
+        if present {
+            if let Some(e) = (self.undefined)(&here.steps(), path) {
+                return e;
+            }
+        }
+        let what = if present { "is undefined" } else { "is a hole (an empty slot)" };
+        ConfigError::new(path, format!("{what}; a list may hold only values"))
     }
 }
 

@@ -16,7 +16,7 @@ mod health;
 mod host;
 mod js_value;
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::future::poll_fn;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -29,10 +29,11 @@ use wasm_bindgen::prelude::*;
 
 use crate::backoff::RandomSource;
 use crate::chat::{ChatRequest, Delta, FinishReason, ToolCall, Usage};
-use crate::config::{parse_deadline_option, Config, ConfigError, PropagateDeadline, MAX_MS};
+use crate::config::{parse_deadline_option, Config, ConfigError, MAX_MS};
 use crate::engine::{Action, AttemptId, Baton, Call, CallError, CallOptions, Served, Splice};
 use crate::outcome::{Failure, FailureInfo};
 use crate::policy::ResumeMode;
+use crate::propagation::{DeadlinePropagation, DEADLINE_HEADER};
 use crate::record::{Event, Leg};
 use attempt::AttemptSignal;
 use host::{AbortGuard, Sleep};
@@ -61,25 +62,8 @@ impl RandomSource for MathRandom {
 #[wasm_bindgen]
 pub struct WasmBaton {
     baton: Rc<RefCell<Baton>>,
-    gateways: Rc<Gateways>,
-}
-
-/// Which targets have answered as llm-baton gateways, so `propagateDeadline: "auto"` sends them
-/// the call's remaining budget.
-pub(crate) struct Gateways(Vec<Cell<bool>>);
-
-impl Gateways {
-    pub(crate) fn new(config: &Config) -> Gateways {
-        Gateways(config.targets.iter().map(|_| Cell::new(false)).collect())
-    }
-
-    fn propagates(&self, config: &Config, target: usize) -> bool {
-        match config.targets[target].propagate_deadline {
-            PropagateDeadline::Always => true,
-            PropagateDeadline::Never => false,
-            PropagateDeadline::Auto => self.0[target].get(),
-        }
-    }
+    /// Which targets get the call's remaining budget, shared with `baton.fetch`'s gateway.
+    propagation: Rc<DeadlinePropagation>,
 }
 
 #[wasm_bindgen]
@@ -87,20 +71,14 @@ impl WasmBaton {
     /// Validates the config document. Throws `{kind: "config", path, message}`.
     #[wasm_bindgen(constructor)]
     pub fn new(config: JsValue) -> Result<WasmBaton, JsValue> {
-        let baton = read_config(&config)?;
-        let gateways = Rc::new(Gateways::new(baton.config()));
-        Ok(WasmBaton { baton: Rc::new(RefCell::new(baton)), gateways })
+        let baton = read_config(&config, "new Baton")?;
+        let propagation = Rc::new(DeadlinePropagation::new(baton.config()));
+        Ok(WasmBaton { baton: Rc::new(RefCell::new(baton)), propagation })
     }
 
     /// Every target's breaker and the retry budget (`baton.health()`).
     pub fn health(&self) -> JsValue {
         to_js(&self.baton.borrow().health(now()))
-    }
-
-    /// The targets a call on `route` may reach (what a health store is asked about).
-    #[wasm_bindgen(js_name = routeTargets)]
-    pub fn route_targets(&self, route: &str) -> Vec<String> {
-        self.baton.borrow().route_targets(route)
     }
 
     /// From now on a health store decides probes; this Baton's breakers are its replica.
@@ -109,11 +87,13 @@ impl WasmBaton {
         self.baton.borrow_mut().follow_store();
     }
 
-    /// Whether the store must be asked before a call on `route`.
-    #[wasm_bindgen(js_name = healthStale)]
-    pub fn health_stale(&self, route: &str, max_age_ms: f64) -> bool {
+    /// The targets a call on `route` may reach, when a health store must be asked about them
+    /// before the call; undefined while this Baton's word on them is fresh.
+    #[wasm_bindgen(js_name = staleTargets)]
+    pub fn stale_targets(&self, route: &str, max_age_ms: f64) -> Option<Vec<String>> {
         let baton = self.baton.borrow();
-        baton.health_stale(&baton.route_targets(route), now(), max_age_ms.max(0.0) as u64)
+        let targets = baton.route_targets(route);
+        baton.health_stale(&targets, now(), max_age_ms.max(0.0) as u64).then_some(targets)
     }
 
     /// Takes a store's view (`{targets: [...]}`) as this Baton's breakers. Throws
@@ -126,7 +106,7 @@ impl WasmBaton {
     /// engine, breakers and retry budget, no second copy.
     #[cfg(feature = "gateway")]
     pub fn gateway(&self) -> gateway::WasmGateway {
-        gateway::WasmGateway::sharing(Rc::clone(&self.baton), Rc::clone(&self.gateways))
+        gateway::WasmGateway::sharing(Rc::clone(&self.baton), Rc::clone(&self.propagation))
     }
 
     /// Every name a call may use: the routes, then targets that are not routes.
@@ -162,7 +142,7 @@ impl WasmBaton {
         let call =
             self.baton.borrow_mut().start(&route, call_options, now(), Box::new(MathRandom)).map_err(config_error)?;
         let config = self.baton.borrow().shared_config();
-        Ok(host::spawn(drive(call, config, Rc::clone(&self.gateways), request, stream, events)))
+        Ok(host::spawn(drive(call, config, Rc::clone(&self.propagation), request, stream, events)))
     }
 }
 
@@ -184,10 +164,14 @@ fn read_deadline(value: &JsValue) -> Result<Option<u64>, JsValue> {
     parse_deadline_option(Some(&value)).map_err(config_error)
 }
 
-/// Validates a JS config document into a Baton; throws `{kind: "config", path, message}`.
-fn read_config(config: &JsValue) -> Result<Baton, JsValue> {
+/// Validates a JS config document into a Baton for `entry` (`new Baton`, `createGateway`, named
+/// when the config is missing); throws `{kind: "config", path, message}`.
+fn read_config(config: &JsValue, entry: &str) -> Result<Baton, JsValue> {
+    if config.is_undefined() || config.is_null() {
+        return Err(config_error(crate::config::missing(entry)));
+    }
     // Paths name fields from the document's root (`targets.p.apiKey`); the root itself is "config".
-    let value = js_value::read_js(config, "")
+    let value = js_value::read_js_config(config)
         .map_err(|e| if e.path.is_empty() { ConfigError::new("config", e.message) } else { e })
         .map_err(config_error)?;
     Ok(Baton::new(Config::from_value(&value).map_err(config_error)?))
@@ -380,12 +364,12 @@ impl ToJson for Output<'_> {
 async fn drive(
     call: Call,
     config: Arc<Config>,
-    gateways: Rc<Gateways>,
+    propagation: Rc<DeadlinePropagation>,
     request: ChatRequest,
     stream: bool,
     events: bool,
 ) {
-    let outcome = run_call(call, &config, &gateways, &request, stream, &mut |output| match output {
+    let outcome = run_call(call, &config, &propagation, &request, stream, &mut |output| match output {
         CallOutput::Event(event) if events => host::emit(to_js(&Output::Event { event })),
         CallOutput::Event(_) => {}
         CallOutput::Deltas(deltas) => host::emit(to_js(&Output::Deltas { deltas })),
@@ -444,7 +428,7 @@ enum Wake {
 pub(crate) async fn run_call(
     mut call: Call,
     config: &Config,
-    gateways: &Gateways,
+    propagation: &DeadlinePropagation,
     request: &ChatRequest,
     stream: bool,
     on_output: &mut dyn FnMut(CallOutput<'_>),
@@ -461,8 +445,8 @@ pub(crate) async fn run_call(
                         Some(text) => t.format.build_request(t, &request.with_prefill(&text), stream),
                         None => t.format.build_request(t, request, stream),
                     };
-                    if let Some(ms) = remaining_ms.filter(|_| gateways.propagates(config, target)) {
-                        http.headers.push(("x-baton-deadline-ms".into(), ms.to_string()));
+                    if let Some(ms) = propagation.sent_ms(config, target, remaining_ms) {
+                        http.headers.push((DEADLINE_HEADER.into(), ms.to_string()));
                     }
                     // A traced call's attempt carries its span's ids. Configured header names are
                     // lowercase, so these replace a configured `traceparent` as fetch's headers
@@ -525,8 +509,8 @@ pub(crate) async fn run_call(
             }
             Wake::Signal(id, signal) => match signal {
                 Some(AttemptSignal::Headers { baton_gateway }) => {
-                    if let Some(f) = in_flight.as_ref().filter(|f| baton_gateway && f.id == id) {
-                        gateways.0[f.target].set(true);
+                    if let Some(f) = in_flight.as_ref().filter(|f| f.id == id) {
+                        propagation.learn(f.target, baton_gateway);
                     }
                     call.on_headers(id, now)
                 }

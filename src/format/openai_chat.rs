@@ -5,7 +5,11 @@
 //! a usage-only chunk with empty `choices` (asked for with `stream_options.include_usage`). Several
 //! compatible servers never send `[DONE]`, so a stream that carried its finish reason and then
 //! closed cleanly is complete too; one with neither was cut short. A refusal (`refusal` instead
-//! of `content`) is the answer's text, with finish `content_filter`, whole or streamed. Every
+//! of `content`) is the answer's text, with finish `content_filter`, whole or streamed. Content
+//! may be a list of parts instead of a string (Mistral's reasoning models send
+//! `[{"type": "thinking", "thinking": [{"type": "text", "text"}]}]`, then `{"type": "text"}`
+//! parts): a thinking part is reasoning and any other part's `text` is text, whole or streamed
+//! (docs.mistral.ai/capabilities/reasoning; the AI SDK's recorded Magistral streams). Every
 //! streamed token passes through [`StreamDecoder::on_event`], so data frames are read by the wire
 //! crate (`llm_baton_wire::frames::openai_chat`, built for speed) into small structs holding only
 //! the fields used.
@@ -26,7 +30,7 @@
 
 use std::borrow::Cow;
 
-use llm_baton_wire::frames::openai_chat::{parse_chunk, trimmed, ChunkDelta};
+use llm_baton_wire::frames::openai_chat::{parse_chunk, trimmed, Chunk, ChunkDelta};
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::Value;
 
@@ -373,21 +377,27 @@ struct AnswerMessage {
 }
 
 fn read_message(m: &Value) -> json::Read<AnswerMessage> {
-    // Content is a string, or (some compatible servers) a list of text parts.
+    let reasoning = json::str_field(m, "reasoning_content")?.or(json::str_field(m, "reasoning")?);
+    let mut reasoning = reasoning.unwrap_or("").to_string();
+    // Content is a string, or a list of parts (Mistral's reasoning models, some compatible
+    // servers) read as a stream's are.
     let mut text = match json::field(m, "content") {
         None => String::new(),
         Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(_)) => {
+        Some(parts @ Value::Array(_)) => {
             let mut text = String::new();
-            for part in json::objects_field(m, "content")?.unwrap_or_default() {
-                text.push_str(json::str_field(part, "text")?.unwrap_or(""));
+            for piece in content_parts(parts)? {
+                match piece {
+                    Delta::Text { text: piece } => text.push_str(&piece),
+                    Delta::Reasoning { text: piece } => reasoning.push_str(&piece),
+                    _ => {}
+                }
             }
             text
         }
         Some(other) => return Err(json::invalid("content", other, "a string or a list of parts")),
     };
     let refusal = json::str_field(m, "refusal")?;
-    let reasoning = json::str_field(m, "reasoning_content")?.or(json::str_field(m, "reasoning")?);
     let mut tool_calls = Vec::new();
     for call in json::objects_field(m, "tool_calls")?.unwrap_or_default() {
         let id = json::string_field(call, "id")?.unwrap_or_default();
@@ -402,7 +412,43 @@ fn read_message(m: &Value) -> json::Read<AnswerMessage> {
     if refused {
         text = refusal.unwrap_or("").to_string();
     }
-    Ok(AnswerMessage { text, reasoning: reasoning.unwrap_or("").to_string(), tool_calls, refused })
+    Ok(AnswerMessage { text, reasoning, tool_calls, refused })
+}
+
+/// A `content` list of parts, whole or in a stream's delta, as the text and reasoning deltas it
+/// holds in order: a `thinking` part's `thinking` (a list of text parts) is reasoning, any other
+/// part's `text` is text (an image or a reference part has none).
+fn content_parts(parts: &Value) -> json::Read<Vec<Delta>> {
+    let Value::Array(parts) = parts else { return Err(json::invalid("content", parts, "a list of parts")) };
+    let mut out = Vec::new();
+    for part in parts {
+        json::object(part, "content[]")?;
+        let thinking = json::str_field(part, "type")? == Some("thinking");
+        let texts = match thinking {
+            true => json::objects_field(part, "thinking")?.unwrap_or_default(),
+            false => std::slice::from_ref(part),
+        };
+        for text in texts {
+            if let Some(text) = json::str_field(text, "text")?.filter(|t| !t.is_empty()) {
+                match thinking {
+                    true => Delta::push_reasoning(&mut out, text.into()),
+                    false => Delta::push_text(&mut out, text.into()),
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Checks each content list in a chunk's choices as [`content_parts`] reads it, before any of
+/// the chunk counts: one of the wrong shape makes the whole frame malformed.
+fn check_content_lists(chunk: &Chunk) -> json::Read<()> {
+    for choice in chunk.choice.iter().chain(&chunk.more_choices) {
+        if let Some(list) = choice.delta.as_ref().and_then(|d| d.content_parts.as_ref()) {
+            content_parts(&from_tree(list))?;
+        }
+    }
+    Ok(())
 }
 
 /// The finish reason of a refusal: OpenAI says `stop` (or nothing); the answer is a policy
@@ -580,6 +626,12 @@ impl StreamDecoder {
             self.content = true;
             Delta::push_text(out, text);
         }
+        // Checked with the frame (`check_content_lists`).
+        let parts = delta.content_parts.as_ref().map(|list| content_parts(&from_tree(list)));
+        for piece in parts.and_then(Result::ok).unwrap_or_default() {
+            self.content |= matches!(piece, Delta::Text { .. });
+            Delta::push(out, piece);
+        }
         if let Some(text) = delta.refusal.filter(|t| !t.is_empty()) {
             self.refused = true;
             Delta::push_text(out, text);
@@ -639,7 +691,8 @@ impl StreamDecoder {
             let value = parse_value(data).unwrap_or_else(|_| Value::String(data.to_string()));
             return Err(provider_error(value.get("error").unwrap_or(&value)));
         }
-        let chunk = match parse_chunk(data) {
+        // A content list of the wrong shape makes the frame malformed too, before any of it counts.
+        let chunk = match parse_chunk(data).and_then(|chunk| check_content_lists(&chunk).map(|()| chunk)) {
             Ok(chunk) => chunk,
             Err(e) => {
                 let reason = format!("openai_chat stream data frame is not a chat.completion.chunk: {e}");
@@ -1046,6 +1099,73 @@ mod tests {
         d.on_event(&event(r#"{"choices":[{"delta":{"reasoning":"b"}}]}"#), &mut out).expect("ok");
         // Fragments of one read join into one delta.
         assert_eq!(out, [Delta::Reasoning { text: "ab".into() }]);
+    }
+
+    #[test]
+    fn content_parts_stream_as_text_and_reasoning_as_the_whole_answer_reads_them() {
+        // Mistral's reasoning models: thinking parts (a list of text parts), then text parts,
+        // then plain strings; parts without text.
+        let frames = [
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":[{"type":"thinking","thinking":[{"type":"text","text":"Count"}]}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":[{"thinking":[{"type":"reference","reference_ids":[1]},{"type":"text","text":" the r's."}],"type":"thinking","closed":true},{"type":"text","text":"There are"}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":[{"type":"image_url","image_url":"https://example.com/a.png"},{"type":"reference","reference_ids":[2]}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":" Three."}]}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":" 3."}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":[]},"finish_reason":"stop"}]}"#,
+        ];
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        for data in frames {
+            let mut read = Vec::new();
+            d.on_event(&event(data), &mut read).expect("decodes");
+            out.append(&mut read);
+        }
+        d.finish(&mut out).expect("finished");
+        assert_eq!(
+            out,
+            [
+                Delta::Reasoning { text: "Count".into() },
+                Delta::Reasoning { text: " the r's.".into() },
+                Delta::Text { text: "There are".into() },
+                Delta::Reasoning { text: " Three.".into() },
+                Delta::Text { text: " 3.".into() },
+                Delta::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), model: None },
+            ]
+        );
+
+        let whole = br#"{"choices":[{"message":{"role":"assistant","content":[
+            {"type":"thinking","thinking":[{"type":"text","text":"Count"},{"type":"reference","reference_ids":[1]},{"type":"text","text":" the r's."}],"closed":true},
+            {"type":"text","text":"There are"},{"type":"image_url","image_url":"https://example.com/a.png"},
+            {"type":"thinking","thinking":[{"type":"text","text":" Three."}]},{"type":"text","text":" 3."}]},"finish_reason":"stop"}]}"#;
+        let answer = OpenaiChat::decode_answer(whole).expect("decodes");
+        assert_eq!((answer.text.as_str(), answer.reasoning.as_str()), ("There are 3.", "Count the r's. Three."));
+    }
+
+    #[test]
+    fn content_of_another_type_is_a_malformed_frame_naming_the_field() {
+        let cases = [
+            (r#"{"content":7}"#, "`delta.content` is the number 7, expected a string"),
+            (r#"{"content":["a"]}"#, "`content[]` is a string, expected an object"),
+            (r#"{"content":[{"type":"text","text":1}]}"#, "`text` is a number, expected a string"),
+            (r#"{"content":[{"type":"thinking","thinking":{}}]}"#, "`thinking` is an object, expected a list"),
+            (
+                r#"{"content":[{"type":"thinking","thinking":[{"text":false}]}]}"#,
+                "`text` is a boolean, expected a string",
+            ),
+        ];
+        for (delta, expected) in cases {
+            let mut out = Vec::new();
+            let data = format!(r#"{{"choices":[{{"index":0,"delta":{delta}}}]}}"#);
+            StreamDecoder::default().on_event(&event(&data), &mut out).expect("skipped");
+            assert!(
+                matches!(&out[..], [Delta::Skipped { reason }] if reason.ends_with(&format!("invalid type: {expected}"))),
+                "{delta}: {out:?}"
+            );
+        }
+        let whole = br#"{"choices":[{"message":{"content":[{"type":"thinking","thinking":7}]}}]}"#;
+        assert!(
+            matches!(OpenaiChat::decode_answer(whole), Err(DecodeError::Protocol(m)) if m.ends_with("`thinking` is a number, expected a list")),
+        );
     }
 
     #[test]

@@ -1,16 +1,22 @@
 //! OpenAI Responses (`POST {baseUrl}/responses`).
 //!
 //! The system prompt goes in `instructions`; the conversation is a list of `input` items in which
-//! tool calls and their results are `function_call` / `function_call_output` items of their own.
-//! A stream is a sequence of typed semantic events ending with `response.completed` (or
+//! tool calls and their results are `function_call` / `function_call_output` items of their own. A
+//! stream is a sequence of typed semantic events ending with `response.completed` (or
 //! `response.incomplete` when a limit cut the answer short), which alone say how it finished: a
 //! stream without one was cut short. `response.failed` and `error` report provider errors. Errors
 //! use OpenAI's error dialect, shared with [`super::openai_chat`]. Reasoning in several parts
-//! (summary parts, reasoning items) reads as the parts' texts with a blank line between them,
-//! whole or streamed. Every streamed token passes through [`StreamDecoder`], so event data is read
-//! by the wire crate (`llm_baton_wire::frames::openai_responses`, built for speed); the
-//! once-per-stream parts it keeps as trees (`item`, `response`, an error's `code` and `error`)
-//! become `Value`s here.
+//! (summary parts, reasoning items) reads as the parts' texts with a blank line between them, whole
+//! or streamed. A function call's arguments stream in `response.function_call_arguments.delta`
+//! events, and come whole again in `response.function_call_arguments.done` and in the item of
+//! `response.output_item.done`; some models (gpt-5.3-codex-spark) send them only there. The
+//! streamed call is the one the whole answer holds: what the deltas left out of the final arguments
+//! streams at the first `.done` (all of it when no delta came, nothing when they said it all), and
+//! final arguments that do not begin with what was streamed fail the stream, since fragments
+//! already delivered cannot be taken back. Every streamed token passes through [`StreamDecoder`],
+//! so event data is read by the wire crate (`llm_baton_wire::frames::openai_responses`, built for
+//! speed); the once-per-stream parts it keeps as trees (`item`, `response`, an error's `code` and
+//! `error`) become `Value`s here.
 //!
 //! A user message with an image or file goes as a list of `input_text`, `input_image` (a URL or
 //! a `data:` URL, `detail: "auto"`) and `input_file` parts (`file_data` as a `data:` URL with a
@@ -387,10 +393,18 @@ fn read_snapshot(r: &Value) -> json::Read<Snapshot<'_>> {
 /// (for reasoning text) content part.
 type ReasoningPart = (u32, Option<u32>, Option<u32>);
 
+/// A `function_call` item of the stream; its tool-call ordinal is its place in the list.
+#[derive(Debug)]
+struct ToolItem {
+    output_index: u32,
+    /// The arguments streamed so far: what a `.done` event's final arguments must begin with.
+    arguments: String,
+}
+
 #[derive(Debug, Default)]
 pub struct StreamDecoder {
-    /// (output_index, tool-call ordinal) of each `function_call` item seen.
-    tool_items: Vec<(u32, u32)>,
+    /// Each `function_call` item seen, in the order first seen.
+    tool_items: Vec<ToolItem>,
     /// The output_index of each `function_call` item whose arguments may still stream.
     open_items: Vec<u32>,
     /// A malformed frame was skipped.
@@ -421,14 +435,59 @@ impl StreamDecoder {
         malformed_frame(reason, at_risk, out)
     }
 
+    /// The tool-call ordinal of the function_call item at `output_index`, if it was seen.
+    fn seen_tool(&self, output_index: u32) -> Option<u32> {
+        self.tool_items.iter().position(|item| item.output_index == output_index).map(|ordinal| ordinal as u32)
+    }
+
     /// The tool-call ordinal of the function_call item at `output_index`, assigned on first sight.
     fn tool_index(&mut self, output_index: u32) -> u32 {
-        if let Some(&(_, ordinal)) = self.tool_items.iter().find(|(item, _)| *item == output_index) {
-            return ordinal;
+        self.seen_tool(output_index).unwrap_or_else(|| {
+            self.tool_items.push(ToolItem { output_index, arguments: String::new() });
+            self.tool_items.len() as u32 - 1
+        })
+    }
+
+    /// A fragment of the call at `index`'s arguments, kept to check its `.done` events against.
+    fn push_arguments(
+        &mut self,
+        index: u32,
+        id: Option<&str>,
+        name: Option<&str>,
+        fragment: &str,
+        out: &mut Vec<Delta>,
+    ) {
+        self.tool_items[index as usize].arguments.push_str(fragment);
+        let (id, name) = (id.map(str::to_string), name.map(str::to_string));
+        out.push(Delta::ToolCall { index, id, name, arguments: fragment.to_string() });
+    }
+
+    /// The final arguments a `.done` event (`event`) gives the call at `index`. The fragments
+    /// streamed must begin them, and whatever they left out streams now: all of them when no
+    /// `.delta` came (some models send arguments only here), nothing when the deltas said it all
+    /// (the second `.done`, or the first after deltas). Any other text disowns fragments the
+    /// reader already has, which cannot be taken back: that fails the stream rather than hand
+    /// the caller a tool call with arguments the provider did not make.
+    fn finish_arguments(
+        &mut self,
+        index: u32,
+        event: &str,
+        done: &str,
+        out: &mut Vec<Delta>,
+    ) -> Result<(), DecodeError> {
+        let item = &self.tool_items[index as usize];
+        let Some(rest) = done.strip_prefix(item.arguments.as_str()) else {
+            return Err(DecodeError::Protocol(format!(
+                "openai_responses stream: {event} for output item {} gives arguments ({} bytes) that do not begin with the {} bytes its deltas streamed",
+                item.output_index,
+                done.len(),
+                item.arguments.len()
+            )));
+        };
+        if !rest.is_empty() {
+            self.push_arguments(index, None, None, rest, out);
         }
-        let ordinal = self.tool_items.len() as u32;
-        self.tool_items.push((output_index, ordinal));
-        ordinal
+        Ok(())
     }
 
     /// One event's deltas; the end's finish reason, usage and model come from its snapshot.
@@ -488,29 +547,44 @@ impl StreamDecoder {
                 (Some(item), Some(output_index)) if item.kind == Some("function_call") => {
                     let index = self.tool_index(output_index);
                     self.open_items.push(output_index);
-                    out.push(Delta::ToolCall {
-                        index,
-                        id: item.call_id.map(str::to_string),
-                        name: item.name.map(str::to_string),
-                        arguments: item.arguments.unwrap_or("").to_string(),
-                    });
+                    self.push_arguments(index, item.call_id, item.name, item.arguments.unwrap_or(""), out);
                 }
                 _ => {}
             },
             "response.function_call_arguments.delta" => {
                 if let (Some(arguments), Some(output_index)) = (data.delta.filter(|t| !t.is_empty()), data.output_index)
                 {
-                    if self.skipped && !self.tool_items.iter().any(|(item, _)| *item == output_index) {
+                    if self.skipped && self.seen_tool(output_index).is_none() {
                         return Err(DecodeError::Protocol(format!(
                             "openai_responses stream: function_call arguments for output item {output_index}, whose response.output_item.added was in a skipped malformed frame"
                         )));
                     }
                     let index = self.tool_index(output_index);
-                    out.push(Delta::ToolCall { index, id: None, name: None, arguments: arguments.into_owned() });
+                    self.push_arguments(index, None, None, &arguments, out);
                 }
             }
             "response.function_call_arguments.done" | "response.output_item.done" => {
                 self.open_items.retain(|item| Some(*item) != data.output_index);
+                let Some(output_index) = data.output_index else { return Ok(()) };
+                let item = item.filter(|item| item.kind == Some("function_call"));
+                let done = match kind {
+                    "response.output_item.done" => item.as_ref().and_then(|item| item.arguments),
+                    _ => data.arguments.as_deref(),
+                };
+                match (self.seen_tool(output_index), item) {
+                    (Some(index), _) => {
+                        if let Some(done) = done {
+                            self.finish_arguments(index, kind, done, out)?;
+                        }
+                    }
+                    // A call never announced by response.output_item.added comes whole from its
+                    // item (a function_call_arguments.done before it has no id: it waits for it).
+                    (None, Some(item)) => {
+                        let index = self.tool_index(output_index);
+                        self.push_arguments(index, item.call_id, item.name, item.arguments.unwrap_or(""), out);
+                    }
+                    (None, None) => {}
+                }
             }
             "response.completed" | "response.incomplete" => {
                 self.done = true;
@@ -592,6 +666,7 @@ mod tests {
     use crate::chat::{Message, Tool};
     use crate::format::test_endpoint;
     use crate::format::{provider, FailureClass};
+    use llm_baton_wire::write::ToJson;
     use serde_json::json;
 
     fn endpoint(key: Option<&str>) -> Endpoint<'static> {
@@ -768,6 +843,104 @@ mod tests {
                     model: None,
                 },
             ]
+        );
+    }
+
+    /// The function call events of one call at output_index 0, as the API names them.
+    fn call_events(events: &[(&str, &str)]) -> (Vec<Delta>, Result<(), DecodeError>) {
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        for (name, data) in events {
+            let data = format!(r#"{{"type":"{name}","output_index":0,{data}}}"#);
+            if let Err(e) = d.on_event(&event(name, &data), &mut out) {
+                return (out, Err(e));
+            }
+        }
+        (out, Ok(()))
+    }
+
+    const ADDED: (&str, &str) = (
+        "response.output_item.added",
+        r#""item":{"type":"function_call","status":"in_progress","arguments":"","call_id":"call_1","name":"f"}"#,
+    );
+    const ARGS_DONE: (&str, &str) =
+        ("response.function_call_arguments.done", r#""item_id":"fc_1","arguments":"{\"a\":1}""#);
+    const ITEM_DONE: (&str, &str) = (
+        "response.output_item.done",
+        r#""item":{"type":"function_call","status":"completed","arguments":"{\"a\":1}","call_id":"call_1","name":"f"}"#,
+    );
+
+    fn args(fragment: &str) -> (&'static str, String) {
+        ("response.function_call_arguments.delta", format!(r#""item_id":"fc_1","delta":{}"#, fragment.to_json()))
+    }
+
+    fn opening() -> Delta {
+        Delta::ToolCall { index: 0, id: Some("call_1".into()), name: Some("f".into()), arguments: String::new() }
+    }
+
+    fn fragment(arguments: &str) -> Delta {
+        Delta::ToolCall { index: 0, id: None, name: None, arguments: arguments.into() }
+    }
+
+    #[test]
+    fn arguments_sent_only_in_the_done_events_stream_once() {
+        // gpt-5.3-codex-spark: no `.delta`, the arguments in both `.done` events.
+        assert_eq!(call_events(&[ADDED, ARGS_DONE, ITEM_DONE]), (vec![opening(), fragment(r#"{"a":1}"#)], Ok(())));
+        // Only in the item of `response.output_item.done`.
+        assert_eq!(call_events(&[ADDED, ITEM_DONE]), (vec![opening(), fragment(r#"{"a":1}"#)], Ok(())));
+        // A call never announced by `response.output_item.added` comes whole from its item; its
+        // `function_call_arguments.done`, which has no id, waits for it.
+        let whole = Delta::ToolCall {
+            index: 0,
+            id: Some("call_1".into()),
+            name: Some("f".into()),
+            arguments: r#"{"a":1}"#.into(),
+        };
+        assert_eq!(call_events(&[ARGS_DONE, ITEM_DONE]), (vec![whole.clone()], Ok(())));
+        assert_eq!(call_events(&[ITEM_DONE]), (vec![whole], Ok(())));
+    }
+
+    #[test]
+    fn arguments_streamed_in_deltas_are_never_sent_twice() {
+        let (a, b) = (args(r#"{"a":"#), args("1}"));
+        let events = [ADDED, (a.0, a.1.as_str()), (b.0, b.1.as_str()), ARGS_DONE, ITEM_DONE];
+        assert_eq!(call_events(&events), (vec![opening(), fragment(r#"{"a":"#), fragment("1}")], Ok(())));
+        // Arguments in the opening item count as streamed too.
+        let added_whole = ADDED.1.replace(r#""arguments":"""#, r#""arguments":"{\"a\":1}""#);
+        let opened = Delta::ToolCall {
+            index: 0,
+            id: Some("call_1".into()),
+            name: Some("f".into()),
+            arguments: r#"{"a":1}"#.into(),
+        };
+        assert_eq!(call_events(&[(ADDED.0, &added_whole), ARGS_DONE, ITEM_DONE]), (vec![opened], Ok(())));
+    }
+
+    #[test]
+    fn final_arguments_stream_what_the_deltas_left_out() {
+        let a = args(r#"{"a":"#);
+        let events = [ADDED, (a.0, a.1.as_str()), ARGS_DONE, ITEM_DONE];
+        assert_eq!(call_events(&events), (vec![opening(), fragment(r#"{"a":"#), fragment("1}")], Ok(())));
+    }
+
+    #[test]
+    fn final_arguments_that_disown_the_streamed_ones_fail_the_stream() {
+        let a = args(r#"{"b":2}"#);
+        let (out, end) = call_events(&[ADDED, (a.0, a.1.as_str()), ARGS_DONE, ITEM_DONE]);
+        assert_eq!(out, [opening(), fragment(r#"{"b":2}"#)]);
+        assert_eq!(
+            end,
+            Err(DecodeError::Protocol(
+                "openai_responses stream: response.function_call_arguments.done for output item 0 gives arguments (7 bytes) that do not begin with the 7 bytes its deltas streamed".into()
+            ))
+        );
+        // The item's final arguments are checked as well, after a `.done` that agreed.
+        let other_item = ITEM_DONE.1.replace(r#"{\"a\":1}"#, r#"{\"a\":2}"#);
+        let (out, end) = call_events(&[ADDED, ARGS_DONE, (ITEM_DONE.0, &other_item)]);
+        assert_eq!(out, [opening(), fragment(r#"{"a":1}"#)]);
+        assert!(
+            matches!(&end, Err(DecodeError::Protocol(m)) if m.contains("response.output_item.done for output item 0")),
+            "{end:?}"
         );
     }
 

@@ -19,8 +19,11 @@ const TYPES = {
   ".ts": "text/plain; charset=utf-8",
 };
 
-/** Listens on 127.0.0.1 (a free port); resolves with the http.Server. */
-export function startStaticServer(page, prefixes) {
+/**
+ * Listens on 127.0.0.1 (a free port); resolves with the http.Server. Files are read from `root`
+ * (the repo, or a bundler's output folder).
+ */
+export function startStaticServer(page, prefixes, root = repo) {
   const server = createServer(async (req, res) => {
     const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
     if (path === "/" || path === "/index.html") {
@@ -35,7 +38,7 @@ export function startStaticServer(page, prefixes) {
       return;
     }
     try {
-      const body = await readFile(repo + rel);
+      const body = await readFile(`${root.replace(/\/$/, "")}/${rel}`);
       res.writeHead(200, { "content-type": type, "cache-control": "no-store" });
       res.end(body);
     } catch {

@@ -13,10 +13,10 @@ import { context, trace } from "@opentelemetry/api";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 
 const provider = await startProvider();
-const env = { Baton, BatonError, providerUrl: provider.url, runtime: "deno" };
-const hostileEnv = { ...env, createGateway, inspect: (v) => Deno.inspect(v, { depth: 10 }), watchProcess: watchUncaught };
+const env = { Baton, BatonError, createGateway, providerUrl: provider.url, runtime: "deno" };
+const hostileEnv = { ...env, inspect: (v) => Deno.inspect(v, { depth: 10 }), watchProcess: watchUncaught };
 // OpenTelemetry traces (issue 15) with the real SDK, as in Node and workerd (telemetry.test.mjs).
-const telemetryEnv = { ...env, createGateway, otel: { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, trace, context } };
+const telemetryEnv = { ...env, otel: { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, trace, context } };
 const all = { ...scenarios, ...hostile, ...telemetryScenarios };
 const names = Object.keys(all);
 let pending = names.length + 1;

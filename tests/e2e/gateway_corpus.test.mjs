@@ -8,7 +8,8 @@
 // in the order first opened with their ids, names and arguments, finish/stop reason and usage; a
 // fixture that ends in an error must make the SDK throw its API error, after at most the text the
 // golden shows. Each whole answer (`{case}.answer.json`) is served whole and read with the SDKs'
-// non-streaming `create`, against the same golden. In workerd and Deno, like gateway.test.mjs (which imports this file).
+// non-streaming `create`, against the same golden. In workerd, Deno and Node, like
+// gateway.test.mjs (which imports this file).
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -16,14 +17,14 @@ import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { startProvider } from "./provider.mjs";
-import { startDenoGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
+import { startDenoGateway, startNodeGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 
 const fixtures = fileURLToPath(new URL("../fixtures/", import.meta.url));
 const FORMATS = ["openai_chat", "anthropic_messages", "openai_responses", "gemini"];
 const KEY = "gw-corpus-key";
 const ASK = [{ role: "user", content: "Go" }];
 const PIECE = 61;
-const HOSTS = { workerd: startWorkerdGateway, deno: startDenoGateway };
+const HOSTS = { workerd: startWorkerdGateway, deno: startDenoGateway, node: startNodeGateway };
 
 /** Every fixture with what its golden deltas add up to. */
 function corpus() {

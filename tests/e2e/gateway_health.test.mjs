@@ -1,5 +1,5 @@
-// Health through the gateway (issue 13), in workerd and Deno like gateway.test.mjs (which imports
-// this file, so both run in one node:test run):
+// Health through the gateway (issue 13), in workerd, Deno and Node like gateway.test.mjs (which
+// imports this file, so all run in one node:test run):
 // - deadline propagation: a Baton in Node whose target is the gateway sends its remaining budget
 //   in x-baton-deadline-ms (always with propagateDeadline: true; with the default "auto" once the
 //   gateway has answered with x-baton-attempts), and the gateway ends its upstream attempt by
@@ -15,14 +15,14 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { Baton, BatonError } from "llm-baton";
 import { startProvider, upstream } from "./provider.mjs";
-import { startDenoGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
+import { startDenoGateway, startNodeGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 
 const KEY = "gw-health-key";
 const SLACK_MS = 400;
 const GATEWAY_DEADLINE_MS = 3000;
 const CALLER_DEADLINE_MS = 1000;
 const ASK = { messages: [{ role: "user", content: "Say hello." }], maxTokens: 16 };
-const HOSTS = { workerd: startWorkerdGateway, deno: startDenoGateway };
+const HOSTS = { workerd: startWorkerdGateway, deno: startDenoGateway, node: startNodeGateway };
 
 function healthConfig(providerUrl, host) {
   const at = (name) => `${providerUrl}/s/${host}-hl-${name}/v1`;

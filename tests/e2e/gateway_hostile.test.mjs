@@ -1,5 +1,5 @@
-// The gateway against hostile upstreams and hostile clients (issue 10), in workerd and Deno like
-// gateway.test.mjs (which imports this file, so both run in one node:test run):
+// The gateway against hostile upstreams and hostile clients (issue 10), in workerd, Deno and Node
+// like gateway.test.mjs (which imports this file, so all run in one node:test run):
 // an upstream that echoes the gateway's upstream key in its error bodies and in-stream errors,
 // an upstream that refuses the gateway's credentials, a text/plain POST (a cross-site form),
 // a preflight asking for headers the gateway does not take, `cors: ["*"]`, and an open gateway
@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createGateway } from "llm-baton/gateway";
 import { startProvider } from "./provider.mjs";
-import { startDenoGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
+import { startDenoGateway, startNodeGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 const KEY = "gw-hostile-client-key";
@@ -19,7 +19,7 @@ const UPSTREAM_KEY = `sk-gw-hostile-${TAG}`;
 const UPSTREAM_HEADER = `xs-gw-hostile-header-${TAG}`;
 const SECRETS = [UPSTREAM_KEY, UPSTREAM_HEADER, TAG];
 const ASK = [{ role: "user", content: "Say hello" }];
-const HOSTS = { workerd: startWorkerdGateway, deno: startDenoGateway };
+const HOSTS = { workerd: startWorkerdGateway, deno: startDenoGateway, node: startNodeGateway };
 
 function hostileConfig(providerUrl, host, gateway) {
   const at = (name) => `${providerUrl}/s/${host}-h-${name}/v1`;

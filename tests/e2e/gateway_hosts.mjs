@@ -1,7 +1,8 @@
-// Runs the gateway examples (examples/gateway/) as real HTTP servers on loopback, for the gateway
-// tests and the latency benchmark: the Worker inside workerd (Miniflare), the Deno entry under
-// `deno run`. Both get their config the way a deployment does, from the environment
-// (BATON_CONFIG), and each resolves to `{ url, stop }`.
+// Runs the gateway as real HTTP servers on loopback, for the gateway tests and the latency
+// benchmark: the example Worker (examples/gateway/) inside workerd (Miniflare), the example Deno
+// entry under `deno run`, both configured from the environment (BATON_CONFIG) as a deployment is,
+// and the package's Node command (pkg/bin/llm-baton-gateway.js) given a config file, as its users
+// run it. Each resolves to `{ url, stop }`.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
@@ -10,6 +11,7 @@ import { resolveEntry, WORKERD_CONDITIONS, WORKERD_MODULE_RULES } from "./resolv
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 const example = `${repo}examples/gateway`;
+let nodeConfigs = 0;
 
 /**
  * examples/gateway/worker.js in workerd. workerd has no package resolution (wrangler's bundler
@@ -24,7 +26,7 @@ export async function startWorkerdGateway(config) {
   const source = readFileSync(`${example}/worker.js`, "utf8")
     .replaceAll(`from "llm-baton/durable"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS, "./durable").slice(2)}"`)
     .replace(`from "llm-baton/gateway"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS, "./gateway").slice(2)}"`)
-    .replace(`from "./config.js"`, `from "../../../../examples/gateway/config.js"`);
+    .replace(`from "llm-baton/gateway/env"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS, "./gateway/env").slice(2)}"`);
   writeFileSync(`${dir}/worker.mjs`, `// Generated from examples/gateway/worker.js by tests/e2e/gateway_hosts.mjs.\n${source}`);
   const toml = readFileSync(`${example}/wrangler.toml`, "utf8");
   const mf = new Miniflare({
@@ -50,4 +52,18 @@ export function startDenoGateway(config, { timeoutMs = 20_000 } = {}) {
   const args = ["run", "--no-lock", "--no-check", "--allow-net=127.0.0.1", "--allow-read", "--allow-env", `${example}/deno.mjs`];
   const env = { ...process.env, BATON_CONFIG: JSON.stringify(config), HOST: "127.0.0.1", PORT: "0", NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" };
   return spawnAnnounced(deno, args, { name: "the Deno gateway", variable: "GATEWAY_URL", timeoutMs, spawnOptions: { cwd: repo, env } });
+}
+
+/**
+ * `node pkg/bin/llm-baton-gateway.js --config FILE --port 0`, the config written to its own file.
+ * `stop` sends SIGTERM, which the command answers by finishing its in-flight requests.
+ */
+export function startNodeGateway(config, { timeoutMs = 10_000 } = {}) {
+  const dir = `${repo}tests/e2e/artifacts/gateway-node`;
+  mkdirSync(dir, { recursive: true });
+  nodeConfigs += 1;
+  const file = `${dir}/baton-${process.pid}-${nodeConfigs}.json`;
+  writeFileSync(file, JSON.stringify(config, null, 2));
+  const args = [`${repo}pkg/bin/llm-baton-gateway.js`, "--config", file, "--host", "127.0.0.1", "--port", "0"];
+  return spawnAnnounced(process.execPath, args, { name: "the Node gateway", variable: "GATEWAY_URL", timeoutMs, spawnOptions: { cwd: repo } });
 }

@@ -1,5 +1,5 @@
 // POST /v1/responses end to end: the official `openai` SDK's `responses.create()` and
-// `responses.stream()` (retries off) against examples/gateway/ in workerd and Deno, in front of
+// `responses.stream()` (retries off) against the gateway in workerd, Deno and Node, in front of
 // the scripted provider's OpenAI Chat, Anthropic and Responses upstreams: text, a tool call and
 // its result, text.format / tool_choice / top_p upstream, failover from a 503 primary, a stream
 // continued on the backup (one response to the SDK), a stream that breaks after its text, and
@@ -9,10 +9,10 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { startProvider, upstream } from "./provider.mjs";
-import { startDenoGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
+import { startDenoGateway, startNodeGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 
 const KEY = "gw-responses-key";
-const HOSTS = { workerd: startWorkerdGateway, deno: startDenoGateway };
+const HOSTS = { workerd: startWorkerdGateway, deno: startDenoGateway, node: startNodeGateway };
 const TOOLS = [{ type: "function", name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }];
 // A 60-word answer cut after 40 words, continued by the backup (as in gateway.test.mjs).
 const WORDS = Array.from({ length: 60 }, (_, i) => `word${i + 1}`);

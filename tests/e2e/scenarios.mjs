@@ -1,7 +1,7 @@
 // End-to-end scenarios, the same in every runtime (Node, Deno, workerd, Chromium).
 //
-// Each scenario is `async ({ Baton, BatonError, providerUrl, runtime }) => void` and throws an
-// Error saying what was expected and what was seen. They use nothing but fetch,
+// Each scenario is `async ({ Baton, BatonError, createGateway, providerUrl, runtime }) => void`
+// and throws an Error saying what was expected and what was seen. They use nothing but fetch,
 // AbortController, setTimeout, performance.now() and the llm-baton API, so a runner only has to
 // import the package its own way and call them.
 //
@@ -655,6 +655,76 @@ export const scenarios = {
 
     const ok = new env.Baton({ targets: { a: target(env, "a"), b: target(env, "b") }, routes: { main: { fallback: ["a", "b"] } } });
     eq([...ok.routes()].sort().join(","), "a,b,main", "routes()");
+  },
+
+  // `apiKey: process.env.KEY` with KEY unset: undefined where a secret goes is an unset variable far
+  // more often than a field left out, and read as absent it went out with no key (the provider's 401).
+  async "a secret given as undefined (an unset environment variable) is a config error naming its path"(env) {
+    if (typeof env.createGateway !== "function") fail("the runner passed no createGateway");
+    const id = await script(env, "undefined-key", [{ text: "unused" }]);
+    const cause = "is undefined: an environment variable that is not set? Set it, or";
+    const thrown = (build) => {
+      try {
+        build();
+      } catch (e) {
+        return e;
+      }
+      return null;
+    };
+    const primary = (fields) => ({ targets: { primary: { ...target(env, id), ...fields } } });
+    const cases = [
+      ["apiKey", primary({ apiKey: undefined }), "targets.primary.apiKey", "leave the field out"],
+      ["a credential header", primary({ headers: { authorization: "Bearer sk-live-header-secret", "x-api-key": undefined } }),
+        "targets.primary.headers.x-api-key", "leave the header out"],
+      ["any header", primary({ headers: { "x-team": undefined } }), "targets.primary.headers.x-team", "leave the header out"],
+      ["a gateway key", { ...primary({}), gateway: { apiKeys: ["sk-live-gateway-secret", undefined] } }, "gateway.apiKeys[1]",
+        "remove the entry"],
+      ["the gateway's keys", { ...primary({}), gateway: { apiKeys: undefined } }, "gateway.apiKeys",
+        "leave the field out for a gateway that any client may call"],
+    ];
+    const entries = [["new Baton", (config) => new env.Baton(config)], ["createGateway", (config) => env.createGateway(config)]];
+    for (const [what, config, path, remedy] of cases) {
+      for (const [entry, build] of entries) {
+        const e = thrown(() => build(config));
+        if (!e) fail(`${entry}: ${what} given as undefined was accepted`);
+        checkError(env, e, { kind: "config", path, message: `${path} ${cause} ${remedy}` }, `${entry}: ${what} as undefined`);
+        const shown = e.message + JSON.stringify(errorDetail(e));
+        if (/sk-(live|test)/.test(shown)) fail(`${entry}: a key reached the error: ${shown}`);
+      }
+    }
+    // Anywhere else undefined is an absent field, as before.
+    const relaxed = {
+      ...primary({ timeouts: undefined, headers: {} }),
+      routes: undefined, deadlineMs: undefined, gateway: { apiKeys: ["sk-test-gateway"], cors: undefined },
+    };
+    for (const [entry, build] of entries) {
+      const e = thrown(() => build(relaxed));
+      if (e) fail(`${entry}: undefined outside a secret was refused: ${e.message}`);
+    }
+    await upstream(env, id, { requests: 0 });
+  },
+
+  async "no config at all: new Baton() and createGateway() say that a config is required and what it looks like"(env) {
+    if (typeof env.createGateway !== "function") fail("the runner passed no createGateway");
+    const entries = [["new Baton", (...a) => new env.Baton(...a)], ["createGateway", (...a) => env.createGateway(...a)]];
+    for (const [entry, build] of entries) {
+      for (const args of [[], [undefined], [null]]) {
+        let error;
+        try {
+          build(...args);
+        } catch (e) {
+          error = e;
+        }
+        const what = `${entry}(${args.map(String).join(", ")})`;
+        if (!error) fail(`${what} was accepted`);
+        checkError(env, error, { kind: "config", path: "config" }, what);
+        const example = `${entry}({ targets: { p: { format: "openai_chat", baseUrl: "https://api.openai.com/v1", ` +
+          `model: "gpt-4o-mini" } }, routes: { chat: "p" } })`;
+        const message = `config is required: ${entry}({ targets, routes }), e.g. ${example} ` +
+          "(routes may be left out: each target is a route of its own)";
+        eq(error.message, message, `${what}: message`);
+      }
+    }
   },
 
   async "deadlineMs: 0 is a config error and sends no request"(env) {

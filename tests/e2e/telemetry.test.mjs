@@ -251,18 +251,19 @@ export default {
   };
   for (const name of Object.keys(telemetryScenarios)) test(name, () => run(name));
 
-  test("the README's Worker ships a streamed call's spans after the body, through OTLP/HTTP JSON", async () => {
-    // The README's code block, as written, with its imports pointed at this repo.
-    const readme = readFileSync(`${repo}README.md`, "utf8");
-    const block = [...readme.matchAll(/```js\n(import \{ env \} from "cloudflare:workers";[\s\S]*?)```/g)].map((m) => m[1]).find((b) => b.includes("telemetry:"));
-    assert.ok(block?.includes("OTLPTraceExporter"), "README has the Worker's telemetry example");
+  test("docs/traces.md's Worker ships a streamed call's spans after the body, through OTLP/HTTP JSON", async () => {
+    // The code block of docs/traces.md, as written, with its imports pointed at this repo.
+    const page = readFileSync(`${repo}docs/traces.md`, "utf8");
+    const block = [...page.matchAll(/```js\n(import \{ env \} from "cloudflare:workers";[\s\S]*?)```/g)].map((m) => m[1]).find((b) => b.includes("telemetry:"));
+    assert.ok(block?.includes("OTLPTraceExporter"), "docs/traces.md has the Worker's telemetry example");
     writeFileSync(
       `${dir}/readme-worker.mjs`,
       block
         .replace(`from "llm-baton"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS).slice(2)}"`)
         .replace(`from "llm-baton/gateway"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS, "./gateway").slice(2)}"`)
         .replaceAll(/from "@opentelemetry\/[a-z-]+"/g, `from "./otel.mjs"`)
-        .replace(`from "./config.js"`, `from "../../../../examples/gateway/config.js"`),
+        // The page's Worker reads its secrets with the package's configFromEnv.
+        .replace(`from "llm-baton/gateway/env"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS, "./gateway/env").slice(2)}"`),
     );
     const p = await script(env(), "readme-p", [{ status: 503 }]);
     const b = await script(env(), "readme-b", [{ text: "Hello from the README", chunks: 3 }]);

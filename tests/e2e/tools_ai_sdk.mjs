@@ -242,6 +242,25 @@ export const scenarios = {
     await requests(env, b, 0, "backup");
   },
 
+  // What `apiKey: process.env.OPENAI_API_KEY` with the variable unset gives on the AI SDK's path:
+  // the config error at once, not the provider's 401 on the first generateText.
+  async "a key given as undefined (an unset environment variable) is a config error before a model exists"(env) {
+    const p = await script(env, "undefined-key", [{ text: "unused" }]);
+    let error;
+    try {
+      createBatonProvider(new env.llm.Baton({
+        targets: { primary: { format: "openai_chat", baseUrl: `${env.providerUrl}/s/${p}/v1`, model: "scripted-model", apiKey: undefined } },
+        routes: { chat: "primary" },
+      }));
+    } catch (e) {
+      error = e;
+    }
+    if (!(error instanceof env.llm.BatonError)) fail(`expected a BatonError, got ${error?.name}: ${error?.message}`);
+    eq([error.kind, error.path, error.message], ["config", "targets.primary.apiKey",
+      "targets.primary.apiKey is undefined: an environment variable that is not set? Set it, or leave the field out"], "the error");
+    await requests(env, p, 0, "primary");
+  },
+
   async "abortSignal: aborting streamText mid-answer closes the upstream at once"(env) {
     const words = "one two three four five six seven eight nine ten";
     const { p, b, batonAi } = await setup(env, "abort", [{ text: words, chunkDelayMs: 300 }]);

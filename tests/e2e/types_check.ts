@@ -6,6 +6,7 @@ import type { AfterStart, CallEvent, ChatRequest, Completion, Config, Part, Stre
 import type { Gateway } from "../../pkg/gateway.d.ts";
 import "./types_check_durable.ts";
 import "./types_check_ai_sdk.ts";
+import "./types_check_node_server.ts";
 
 const config: Config = {
   targets: {
@@ -108,7 +109,7 @@ export const view: number = replica.admit(["p"]).targets.length;
 // @ts-expect-error a store needs report()
 export const noStore = new Baton(config, { healthStore: { admit: () => ({ targets: [] }) } });
 
-// OpenTelemetry (README, "Traces (OpenTelemetry)"): the API's own Tracer, Meter and Context fit.
+// OpenTelemetry (docs/traces.md): the API's own Tracer, Meter and Context fit.
 import { context as otelContext, metrics as otelMetrics, trace as otelTrace } from "@opentelemetry/api";
 export const traced = new Baton(config, { telemetry: { tracer: otelTrace.getTracer("app"), meter: otelMetrics.getMeter("app"), recordContent: false } });
 export const tracedGateway = createGateway(config, { telemetry: { tracer: otelTrace.getTracer("app") } });

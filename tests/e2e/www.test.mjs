@@ -5,12 +5,13 @@
 // opens makes the next message skip its target (and the Targets card counts down), Stop really
 // closes the provider's connection, a config error lands on its line, keys stay out of storage,
 // the page fits a phone, an image attached by the picker or dropped on the composer shows in the
-// thread and reaches each format in its own shape (and a file that is not one is refused), and the
-// console stays clean. Screenshots of the main states go to
-// tests/e2e/artifacts/www/ for a reviewer.
+// thread and reaches each format in its own shape (and a file that is not one is refused), axe-core
+// finds no WCAG 2.2 AA violation in any state (desktop and phone, light and dark, before and after
+// an answer, Settings open), the `<h1>` stays, the intro says where the attempts are, and the
+// console stays clean. Screenshots of the main states go to tests/e2e/artifacts/www/ for a reviewer.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { crc32, deflateSync } from "node:zlib";
 import { startDemo } from "../../www/serve.mjs";
@@ -18,6 +19,11 @@ import { launchChromium } from "./chromium_page.mjs";
 
 const ARTIFACTS = fileURLToPath(new URL("./artifacts/www/", import.meta.url));
 const ANSWER_MS = 15_000; // the slowest answer: a 3 s header stall, then ~2.5 s of streaming
+// axe-core as pinned in the root lockfile, and the rules' tags for WCAG 2.0, 2.1 and 2.2 A and AA.
+const AXE = fileURLToPath(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url));
+const WCAG_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
 
 /** A `size`×`size` RGB PNG whose colour runs from `from` to `to` across it. */
 function png(size, from, to) {
@@ -57,13 +63,13 @@ describe("www chat page", () => {
   const last = () => page.locator(".msg.assistant").last();
   const scenario = (id) => fetch(`${demo.providerUrl}/_scenarios/${id}`).then((r) => r.json());
 
-  /** Arms a demo fault (or none), sends a message and waits until the answer has ended. */
-  async function ask(text, fault) {
-    if (fault) await page.click(`[data-fault="${fault}"]`);
-    await page.fill("#prompt", text);
-    await page.press("#prompt", "Enter");
-    await page.waitForFunction(() => document.body.classList.contains("busy"), null, { timeout: 2000 });
-    await idle();
+  /** Arms a demo fault (or none), sends a message on `p` and waits until the answer has ended. */
+  async function ask(text, fault, p = page) {
+    if (fault) await p.click(`[data-fault="${fault}"]`);
+    await p.fill("#prompt", text);
+    await p.press("#prompt", "Enter");
+    await p.waitForFunction(() => document.body.classList.contains("busy"), null, { timeout: 2000 });
+    await p.waitForFunction(() => !document.body.classList.contains("busy"), null, { timeout: ANSWER_MS });
   }
 
   /** The timeline as "1. primary | OpenAI Chat | http 503" strings. */
@@ -502,6 +508,124 @@ describe("www chat page", () => {
     await shot("09-phone-settings");
     await page.click("#cancel-settings");
     await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  /**
+   * axe-core's WCAG 2.2 AA violations on `p` as it is now, one line per failing element: the
+   * rule's id and impact, the element (a CSS selector), the rule's summary and what failed. axe is
+   * evaluated through the DevTools protocol, which the page's CSP (no inline script) does not
+   * govern, so the page is checked under its real CSP.
+   */
+  async function axeViolations(p) {
+    // A colour change (a switch to dark mode, a hover) fades in over 0.12 s: check the settled colours.
+    await p.waitForFunction(() => !document.getAnimations().some((a) => a instanceof CSSTransition && a.playState === "running"));
+    if (!(await p.evaluate(() => typeof window.axe === "object"))) await p.evaluate(await readFile(AXE, "utf8"));
+    const violations = await p.evaluate((tags) => window.axe.run(document, { runOnly: { type: "tag", values: tags } })
+      .then((r) => r.violations.map((v) => ({
+        id: v.id, impact: v.impact, help: v.help,
+        nodes: v.nodes.map((n) => ({ target: n.target.join(" "), summary: n.failureSummary })),
+      }))), WCAG_AA);
+    return violations.flatMap((v) => v.nodes.map((n) => `${v.id} (${v.impact}) at ${n.target}: ${v.help}. ${n.summary.replace(/\s+/g, " ")}`));
+  }
+
+  /** The one `<h1>`'s accessible name, failing if the page has none or several. */
+  async function h1(p) {
+    assert.equal(await p.locator("h1").count(), 1, "one <h1>");
+    return p.getByRole("heading", { level: 1 }).evaluate((el) => el.textContent.replace(/\s+/g, " ").trim());
+  }
+
+  /** Where the panel is against the conversation, and which of the intro's two sentences shows. */
+  const layout = (p) => p.evaluate(() => {
+    const box = (sel) => document.querySelector(sel).getBoundingClientRect();
+    const shown = (sel) => document.querySelector(sel).checkVisibility();
+    const [chat, panel] = [box(".chat"), box("#panel")];
+    return {
+      panel: panel.left >= chat.right - 1 ? "right" : panel.top >= chat.bottom - 1 ? "below" : "overlapping",
+      says: shown(".intro .wide-only") && !shown(".intro .narrow-only") ? "on the right"
+        : shown(".intro .narrow-only") && !shown(".intro .wide-only") ? "below the conversation" : "both or neither",
+    };
+  });
+
+  test("axe-core finds no WCAG 2.2 AA violation: desktop and phone, light and dark, before, during and after an answer, Settings open", async (t) => {
+    const fresh = await open();
+    const found = {};
+    /** Checks `fresh` as it is now under `name`, with a screenshot of what axe saw. */
+    const check = async (name, options = {}) => {
+      const violations = await axeViolations(fresh);
+      t.diagnostic(`${name}: ${violations.length} violation(s)`);
+      if (violations.length > 0) found[name] = violations;
+      await fresh.screenshot({ path: `${ARTIFACTS}a11y-${name}.png`, ...options });
+    };
+    const inSettings = async (name) => {
+      await fresh.click("#open-settings");
+      const clipped = await fresh.$$eval("#settings button, #settings input", (els) => {
+        const dialog = document.getElementById("settings").getBoundingClientRect();
+        return els.map((el) => [el.id || el.textContent, el.getBoundingClientRect()])
+          .filter(([, box]) => box.left < dialog.left || box.right > dialog.right).map(([id]) => id);
+      });
+      assert.deepEqual(clipped, [], `${name}: controls cut off at the dialog's edge`);
+      await check(name);
+      await fresh.click("#cancel-settings");
+    };
+    /** Settings showing a config error on its line (the red gutter number and message). */
+    const withConfigError = async (name) => {
+      await fresh.click("#open-settings");
+      await fresh.fill("#config-text", (await fresh.inputValue("#config-text")).replace('"idleMs": 2000', '"idleMs": 0'));
+      await fresh.click("#apply-settings");
+      await fresh.locator("#config-error").waitFor({ state: "visible" });
+      await check(name);
+      await fresh.click("#cancel-settings");
+    };
+    try {
+      assert.equal(await h1(fresh), "llm-baton chat");
+      assert.deepEqual(await layout(fresh), { panel: "right", says: "on the right" });
+      await check("desktop-empty");
+      await fresh.click('[data-fault="503x2"]');
+      await check("desktop-fault-armed");
+      await fresh.click('[data-fault="503x2"]');
+      await inSettings("desktop-settings");
+      await withConfigError("desktop-settings-config-error");
+      await fresh.setViewportSize(PHONE);
+      assert.deepEqual(await layout(fresh), { panel: "below", says: "below the conversation" });
+      await check("phone-empty", { fullPage: true });
+      // The intro's link brings the panel up, its first card clear of the sticky top bar.
+      await fresh.click(".intro .narrow-only a");
+      await fresh.waitForFunction(() => document.querySelector("#faults-card").getBoundingClientRect().top < 844);
+      const card = await fresh.locator("#faults-card").boundingBox();
+      const bar = await fresh.locator(".topbar").boundingBox();
+      assert.ok(card.y >= bar.y + bar.height, `the Demo faults card (top ${card.y}) is not under the top bar (bottom ${bar.y + bar.height})`);
+      await inSettings("phone-settings");
+      await fresh.setViewportSize(DESKTOP);
+
+      // A real answer (checked while it streams: the Stop button, a live attempt), then one through
+      // a failover: the badges of every outcome are on screen.
+      await fresh.fill("#prompt", "Is this page accessible?");
+      await fresh.press("#prompt", "Enter");
+      await fresh.waitForFunction(() => document.querySelector(".msg.assistant .text")?.textContent.length > 20, null, { timeout: 5000 });
+      await check("desktop-streaming");
+      await fresh.waitForFunction(() => !document.body.classList.contains("busy"), null, { timeout: ANSWER_MS });
+      await ask("And after a failover?", "400", fresh);
+      assert.equal(await fresh.locator("#intro").count(), 0, "the intro is gone once the conversation starts");
+      assert.equal(await h1(fresh), "llm-baton chat", "the <h1> stays after the first message");
+      assert.deepEqual(await fresh.$$eval("#timeline .row-outcome, #targets .breaker-state", (els) => els.map((el) => el.textContent)),
+        ["http 400", "ok", "closed", "closed"]);
+      await check("desktop-answered");
+      await fresh.setViewportSize(PHONE);
+      await fresh.evaluate(() => document.getElementById("log").scrollTo(0, 1e6));
+      await check("phone-answered", { fullPage: true });
+      await inSettings("phone-answered-settings");
+      await fresh.setViewportSize(DESKTOP);
+
+      await fresh.emulateMedia({ colorScheme: "dark" });
+      await check("dark-desktop-answered");
+      await inSettings("dark-desktop-settings");
+      await withConfigError("dark-desktop-settings-config-error");
+      await fresh.setViewportSize(PHONE);
+      await check("dark-phone-answered", { fullPage: true });
+    } finally {
+      await fresh.close();
+    }
+    assert.deepEqual(found, {}, `axe-core found violations:\n${Object.entries(found).map(([name, lines]) => `${name}:\n  ${lines.join("\n  ")}`).join("\n")}`);
   });
 
   test("no console errors", () => {

@@ -97,6 +97,12 @@ impl<'a> Frame<'a> {
         }
     }
 
+    /// What the next value is, without reading it: for a member of more than one type.
+    #[inline(never)]
+    pub fn kind(&mut self) -> Read<Kind> {
+        self.0.peek().map_err(syntax)
+    }
+
     /// The next value as a tree, for the parts read seldom.
     #[inline(never)]
     pub fn value(&mut self) -> Read<Json<'a>> {

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use crate::frame::{Frame, Read};
-use crate::json::Json;
+use crate::json::{Json, Kind};
 
 /// The fields of a `chat.completion.chunk` frame the decoder uses.
 #[derive(Default)]
@@ -29,7 +29,11 @@ pub struct ChunkChoice<'a> {
 
 #[derive(Default)]
 pub struct ChunkDelta<'a> {
+    /// `content` as a string.
     pub content: Option<Cow<'a, str>>,
+    /// `content` as a list of parts (Mistral's reasoning models send one), as a tree for the
+    /// caller to read as it reads a whole answer's.
+    pub content_parts: Option<Json<'a>>,
     pub reasoning_content: Option<Cow<'a, str>>,
     pub reasoning: Option<Cow<'a, str>>,
     pub refusal: Option<Cow<'a, str>>,
@@ -100,7 +104,12 @@ fn read_delta<'a>(f: &mut Frame<'a>) -> Read<ChunkDelta<'a>> {
     let mut delta = ChunkDelta::default();
     while let Some(key) = f.key()? {
         match &*key {
-            "content" => delta.content = f.string("delta.content")?,
+            "content" => {
+                (delta.content, delta.content_parts) = match f.kind()? {
+                    Kind::Array => (None, Some(f.value()?)),
+                    _ => (f.string("delta.content")?, None),
+                };
+            }
             "reasoning_content" => delta.reasoning_content = f.string("delta.reasoning_content")?,
             "reasoning" => delta.reasoning = f.string("delta.reasoning")?,
             "refusal" => delta.refusal = f.string("delta.refusal")?,

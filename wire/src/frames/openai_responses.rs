@@ -15,6 +15,8 @@ use crate::json::Json;
 pub struct Event<'a> {
     pub kind: Option<Cow<'a, str>>,
     pub delta: Option<Cow<'a, str>>,
+    /// A `response.function_call_arguments.done` event's final arguments.
+    pub arguments: Option<Cow<'a, str>>,
     pub output_index: Option<u32>,
     pub summary_index: Option<u32>,
     pub content_index: Option<u32>,
@@ -35,6 +37,7 @@ pub fn parse_event(data: &str) -> Read<Event<'_>> {
         match &*key {
             "type" => event.kind = f.string("type")?,
             "delta" => event.delta = f.string("delta")?,
+            "arguments" => event.arguments = f.string("arguments")?,
             "output_index" => event.output_index = f.index("output_index")?,
             "summary_index" => event.summary_index = f.index("summary_index")?,
             "content_index" => event.content_index = f.index("content_index")?,

@@ -1,5 +1,6 @@
-// The gateway's config, built from environment secrets: a Worker's `env`, or Deno's environment.
-// Shared by worker.js and deno.mjs.
+// The gateway's config, built from environment secrets: a Worker's `env`, Deno's or Node's
+// environment. What the example Worker and Deno host (examples/gateway/) and the Node command
+// (bin/llm-baton-gateway.js) all read, so a deployment moves between them with the same variables.
 //
 // BATON_CONFIG, when set, is the whole config document as JSON (targets, routes, keys): the most
 // flexible choice, kept as one secret. Otherwise the config is assembled from one secret per
@@ -14,9 +15,11 @@
 // silent OpenAI (no headers or no first token in time) hands over to Anthropic at once, without
 // its second attempt; errors such as a 503 use both.
 
+import { parseJson } from "./json-text.js";
+
 /** A config document for createGateway from an object of string variables. */
 export function configFromEnv(env) {
-  if (env.BATON_CONFIG) return JSON.parse(env.BATON_CONFIG);
+  if (env.BATON_CONFIG) return parseJson(env.BATON_CONFIG, "BATON_CONFIG");
 
   const targets = {};
   const chain = [];

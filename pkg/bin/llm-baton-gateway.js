@@ -1,0 +1,191 @@
+#!/usr/bin/env node
+// llm-baton-gateway: the OpenAI- and Anthropic-compatible gateway in one command on Node, the
+// way self-hosted gateways are run (`npx llm-baton-gateway --config baton.json`). The config
+// comes from a file, or from the environment exactly as the Worker and Deno examples read it;
+// the server is llm-baton/gateway/node-server. Every failure to start is one line on stderr
+// (what, where, what would be right) and a non-zero exit: 2 for bad flags, 1 for the rest.
+import { readFileSync } from "node:fs";
+import { constants } from "node:os";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { configFromEnv } from "../gateway/env.js";
+import { parseJson } from "../gateway/json-text.js";
+import { serve } from "../gateway/node-server.js";
+
+const NAME = "llm-baton-gateway";
+const FLAGS = ["config", "host", "port", "help"];
+const USAGE = `Usage: ${NAME} [--config FILE] [--host HOST] [--port PORT]
+
+Serves llm-baton's OpenAI- and Anthropic-compatible gateway over HTTP: POST /v1/chat/completions,
+/v1/messages and /v1/responses; GET /v1/models and /v1/health.
+
+Options:
+  --config FILE  the config document: a .json file, or a .js/.mjs module whose default export is
+                 the config (or a function of process.env that returns it). Without --config the
+                 config comes from the environment:
+                   BATON_CONFIG       the whole config document as JSON; else one route, "chat",
+                   OPENAI_API_KEY     [OPENAI_BASE_URL, OPENAI_MODEL] an OpenAI target, failing
+                   ANTHROPIC_API_KEY  [ANTHROPIC_BASE_URL, ANTHROPIC_MODEL] over to Anthropic
+                   GATEWAY_API_KEYS   comma-separated keys clients must send
+                   DEADLINE_MS        the default budget of one request (default 30000)
+  --host HOST    the address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)
+  --port PORT    the port to listen on (default 8787; 0 picks a free one)
+  -h, --help     print this help and exit
+
+Once listening it prints GATEWAY_URL=http://HOST:PORT on stdout. On SIGTERM or SIGINT it stops
+accepting connections and exits 0 once the requests in flight have finished, each within its own
+deadline; a second signal exits at once.
+`;
+
+/** A reason not to start: printed as one line, then exit with `code`. */
+class Refusal extends Error {
+  constructor(message, code = 1) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** `{ help }` or `{ config?, host, port }` from the command line, or a Refusal (exit 2). */
+function parseFlags(argv) {
+  const flags = { host: "127.0.0.1", port: 8787 };
+  const seen = new Set();
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i];
+    if (arg === "-h" || arg === "--help") return { help: true };
+    const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg);
+    if (!match || !FLAGS.includes(match[1])) {
+      const name = match?.[1] ?? arg.replace(/^-+/, "");
+      const near = FLAGS.find((f) => editDistance(f, name) <= 2);
+      const hint = near ? ` (did you mean --${near}?)` : "";
+      const what = arg.startsWith("-") ? `unknown option ${JSON.stringify(arg)}` : `unexpected argument ${JSON.stringify(arg)}`;
+      throw new Refusal(`${what}${hint}; run ${NAME} --help for the options`, 2);
+    }
+    const flag = match[1];
+    if (flag === "help") throw new Refusal("--help takes no value", 2);
+    if (seen.has(flag)) throw new Refusal(`--${flag} is given twice; give it once`, 2);
+    seen.add(flag);
+    let value = match[2];
+    if (value === undefined) {
+      value = argv[i + 1];
+      if (value === undefined || value.startsWith("--")) throw new Refusal(`--${flag} needs a value, e.g. ${example(flag)}`, 2);
+      i += 1;
+    }
+    if (value === "") throw new Refusal(`--${flag} is empty; give a value, e.g. ${example(flag)}`, 2);
+    if (flag === "port") {
+      const port = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
+      if (!(port <= 65535)) throw new Refusal(`--port must be a port number from 0 to 65535, 0 for any free port (got ${JSON.stringify(value)})`, 2);
+      flags.port = port;
+    } else flags[flag] = value;
+  }
+  return flags;
+}
+
+function example(flag) {
+  return { config: "--config baton.json", host: "--host 127.0.0.1", port: "--port 8787" }[flag];
+}
+
+function editDistance(a, b) {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i += 1) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j += 1) next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length];
+}
+
+/** `[config, where]`: the config document and how to name its source in a message. */
+async function loadConfig(path) {
+  if (path === undefined) {
+    try {
+      const where = process.env.BATON_CONFIG ? "the config in BATON_CONFIG" : "the config from the environment";
+      return [configFromEnv(process.env), where];
+    } catch (e) {
+      throw new Refusal(`without --config: ${messageOf(e)}`);
+    }
+  }
+  if (/\.[cm]?js$/.test(path)) return [await importConfig(path), `the config in ${path}`];
+  let text;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    const why = { ENOENT: "no such file", EISDIR: "it is a directory", EACCES: "permission denied" }[e.code] ?? messageOf(e);
+    throw new Refusal(`cannot read the config file ${path}: ${why}; --config takes a JSON file (or a .js/.mjs module)`);
+  }
+  try {
+    return [parseJson(text.replace(/^\uFEFF/, ""), `the config file ${path}`), `the config in ${path}`];
+  } catch (e) {
+    throw new Refusal(messageOf(e));
+  }
+}
+
+/** A .js/.mjs config: its default export, or what that (a function) returns for process.env. */
+async function importConfig(path) {
+  let module;
+  try {
+    module = await import(pathToFileURL(resolve(path)).href);
+  } catch (e) {
+    const why = e?.code === "ERR_MODULE_NOT_FOUND" && !e.message.includes("imported from") ? "no such file" : messageOf(e);
+    throw new Refusal(`cannot load the config module ${path}: ${why}`);
+  }
+  if (!("default" in module)) throw new Refusal(`the config module ${path} has no default export; end it with \`export default { targets: { ... } }\``);
+  try {
+    return typeof module.default === "function" ? await module.default(process.env) : module.default;
+  } catch (e) {
+    throw new Refusal(`the config module ${path}: its default export threw: ${messageOf(e)}`);
+  }
+}
+
+function messageOf(e) {
+  return e instanceof Error ? e.message : String(e);
+}
+
+async function main(argv) {
+  const flags = parseFlags(argv);
+  if (flags.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const [config, where] = await loadConfig(flags.config);
+  // Loaded only now: --help and a bad flag need no wasm.
+  const { createGateway } = await import("../gateway/node.js");
+  let gateway;
+  try {
+    gateway = createGateway(config);
+  } catch (e) {
+    throw new Refusal(`${where} is not valid: ${messageOf(e)}`);
+  }
+  let running;
+  try {
+    running = await serve(gateway, { host: flags.host, port: flags.port });
+  } catch (e) {
+    const at = `${flags.host}:${flags.port}`;
+    const why = {
+      EADDRINUSE: `the port is in use; choose another with --port, or --port 0 for any free port`,
+      EADDRNOTAVAIL: `${flags.host} is not an address of this machine; try --host 127.0.0.1 or --host 0.0.0.0`,
+      ENOTFOUND: `the host name ${flags.host} does not resolve; try --host 127.0.0.1 or --host 0.0.0.0`,
+      EACCES: `permission denied (a port below 1024 needs privileges); try --port 8787`,
+    }[e?.code] ?? messageOf(e);
+    throw new Refusal(`cannot listen on ${at}: ${why}`);
+  }
+  let stopping = false;
+  for (const signal of ["SIGTERM", "SIGINT"]) {
+    process.on(signal, () => {
+      if (stopping) {
+        process.stderr.write(`${NAME}: ${signal} again: exiting now, ${running.inFlight} request(s) cut off\n`);
+        running.closeNow();
+        process.exit(128 + constants.signals[signal]);
+      }
+      stopping = true;
+      process.stderr.write(`${NAME}: ${signal}: no longer accepting connections; finishing ${running.inFlight} request(s) in flight (send ${signal} again to exit now)\n`);
+      running.close().then(() => process.exit(0));
+    });
+  }
+  process.stdout.write(`GATEWAY_URL=${running.url}\n`);
+}
+
+main(process.argv.slice(2)).catch((e) => {
+  if (!(e instanceof Refusal)) throw e;
+  process.stderr.write(`${NAME}: ${e.message}\n`);
+  process.exit(e.code);
+});

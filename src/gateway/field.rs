@@ -1,0 +1,165 @@
+//! Field readers for client request bodies: every mistake names the field by its path.
+
+use llm_baton_wire::write::ToJson;
+use serde_json::{Map, Value};
+
+use super::GatewayError;
+
+/// "a list", "a number"…: what a value was, for messages.
+pub(crate) fn kind_of(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) if s.chars().count() > 40 => {
+            format!("{}...", s.chars().take(37).collect::<String>().to_json())
+        }
+        Value::String(s) => s.to_json(),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+pub fn child(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+pub fn wrong(path: &str, expected: &str, got: &Value) -> GatewayError {
+    GatewayError::invalid(format!("{path} must be {expected} (got {})", kind_of(got)))
+}
+
+pub fn missing(path: &str, expected: &str) -> GatewayError {
+    GatewayError::invalid(format!("{path} is missing; give {expected}"))
+}
+
+pub fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>, GatewayError> {
+    v.as_object().ok_or_else(|| wrong(path, "an object", v))
+}
+
+/// An optional field; JSON `null` counts as absent, as the SDKs send it.
+pub fn opt<'a>(o: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    o.get(key).filter(|v| !v.is_null())
+}
+
+pub fn string<'a>(o: &'a Map<String, Value>, key: &str, path: &str, expected: &str) -> Result<&'a str, GatewayError> {
+    let p = child(path, key);
+    match opt(o, key) {
+        None => Err(missing(&p, expected)),
+        Some(Value::String(s)) => Ok(s),
+        Some(other) => Err(wrong(&p, expected, other)),
+    }
+}
+
+pub fn opt_string<'a>(o: &'a Map<String, Value>, key: &str, path: &str) -> Result<Option<&'a str>, GatewayError> {
+    match opt(o, key) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(wrong(&child(path, key), "a string", other)),
+    }
+}
+
+pub fn opt_bool(o: &Map<String, Value>, key: &str, path: &str) -> Result<bool, GatewayError> {
+    match opt(o, key) {
+        None => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(wrong(&child(path, key), "true or false", other)),
+    }
+}
+
+pub fn array<'a>(v: &'a Value, path: &str, expected: &str) -> Result<&'a [Value], GatewayError> {
+    v.as_array().map(Vec::as_slice).ok_or_else(|| wrong(path, expected, v))
+}
+
+/// The optional list at `key` (a top-level field), each item read by `read` with its path
+/// (`tools[2]`); absent is empty.
+pub fn opt_list<T>(
+    o: &Map<String, Value>,
+    key: &str,
+    expected: &str,
+    read: impl Fn(&Value, &str) -> Result<T, GatewayError>,
+) -> Result<Vec<T>, GatewayError> {
+    let Some(v) = opt(o, key) else { return Ok(Vec::new()) };
+    array(v, key, expected)?.iter().enumerate().map(|(i, item)| read(item, &format!("{key}[{i}]"))).collect()
+}
+
+pub fn opt_tokens(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<u32>, GatewayError> {
+    match opt(o, key) {
+        None => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(n) if n.fract() == 0.0 && (1.0..=u32::MAX as f64).contains(&n) => Ok(Some(n as u32)),
+            _ => Err(wrong(&child(path, key), "a positive whole number of tokens", v)),
+        },
+    }
+}
+
+pub fn opt_temperature(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<f64>, GatewayError> {
+    match opt(o, key) {
+        None => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(n) if (0.0..=2.0).contains(&n) => Ok(Some(n)),
+            _ => Err(wrong(&child(path, key), "a number from 0 to 2", v)),
+        },
+    }
+}
+
+/// `top_p`: a probability mass from 0 to 1.
+pub fn opt_top_p(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<f64>, GatewayError> {
+    match opt(o, key) {
+        None => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(n) if (0.0..=1.0).contains(&n) => Ok(Some(n)),
+            _ => Err(wrong(&child(path, key), "a number from 0 to 1", v)),
+        },
+    }
+}
+
+/// `seed`: a whole number a JavaScript number holds exactly.
+pub fn opt_seed(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<i64>, GatewayError> {
+    const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+    match opt(o, key) {
+        None => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(n) if n.fract() == 0.0 && n.abs() <= MAX_SAFE_INTEGER => Ok(Some(n as i64)),
+            _ => Err(wrong(&child(path, key), "a whole number (a JavaScript safe integer)", v)),
+        },
+    }
+}
+
+/// `parallel_tool_calls`: absent is the provider's default.
+pub fn opt_flag(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bool>, GatewayError> {
+    match opt(o, key) {
+        None => Ok(None),
+        Some(_) => opt_bool(o, key, path).map(Some),
+    }
+}
+
+/// `stop` / `stop_sequences`: one string or a list of strings.
+pub fn opt_stop(o: &Map<String, Value>, key: &str, path: &str) -> Result<Vec<String>, GatewayError> {
+    let p = child(path, key);
+    match opt(o, key) {
+        None => Ok(Vec::new()),
+        Some(Value::String(s)) => Ok(vec![s.clone()]),
+        Some(Value::Array(list)) => list
+            .iter()
+            .enumerate()
+            .map(|(i, s)| s.as_str().map(str::to_string).ok_or_else(|| wrong(&format!("{p}[{i}]"), "a string", s)))
+            .collect(),
+        Some(other) => Err(wrong(&p, "a string or a list of strings", other)),
+    }
+}
+
+/// One of `allowed`, quoted in the message when it is not.
+pub fn one_of<'a>(o: &'a Map<String, Value>, key: &str, path: &str, allowed: &[&str]) -> Result<&'a str, GatewayError> {
+    let listed: Vec<String> = allowed.iter().map(|a| format!("\"{a}\"")).collect();
+    let expected = format!("one of {}", listed.join(", "));
+    let s = string(o, key, path, &expected)?;
+    if allowed.contains(&s) {
+        Ok(s)
+    } else {
+        Err(wrong(&child(path, key), &expected, &Value::String(s.to_string())))
+    }
+}

@@ -1,0 +1,160 @@
+//! A client's request, normalized: what every client format's reader produces, and where each
+//! part came from, so a refusal names the client's own field.
+
+use serde_json::Value;
+
+use super::field::kind_of;
+use super::{anthropic, openai, responses, ClientFormat, GatewayError};
+use crate::chat::{ChatRequest, Message};
+use crate::config::ConfigError;
+
+/// A client's request, normalized: the route it names, whether it streams, and the chat.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientCall {
+    /// The client's `model`, which names a route (or a target) of the config.
+    pub model: String,
+    pub stream: bool,
+    /// OpenAI `stream_options.include_usage`: end the stream with a usage-only chunk.
+    pub include_usage: bool,
+    pub request: ChatRequest,
+    /// The request's settings a response object repeats back (Responses' `instructions`,
+    /// `tools`, `temperature`…), for [`Meta::echo`]; null for the formats that repeat none.
+    pub echo: Value,
+    /// Where each of `request.messages` came from in the client's body.
+    pub origins: Vec<PartOrigin>,
+}
+
+/// Where a normalized message's parts came from in the client's body, so a refusal of one
+/// part names it as the client wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartOrigin {
+    /// The client's field that held the content: `messages[2].content`, `input[0].content`,
+    /// `system`.
+    pub path: String,
+    /// For content given as a list, the list index of each part; `None` for a string.
+    pub indices: Option<Vec<usize>>,
+}
+
+impl ClientCall {
+    /// A part some target of the route cannot carry ([`crate::config::Config::check_request`]
+    /// names it `request.messages[i].content[j]`), as a 400 naming the part by the client's path.
+    pub fn uncarried(&self, e: &ConfigError) -> GatewayError {
+        let part = |path: &str| {
+            let (i, j) = path.strip_prefix("request.messages[")?.strip_suffix(']')?.split_once("].content[")?;
+            let origin = self.origins.get(i.parse::<usize>().ok()?)?;
+            let j: usize = j.parse().ok()?;
+            Some(match &origin.indices {
+                Some(indices) => format!("{}[{}]", origin.path, indices.get(j)?),
+                None => origin.path.clone(),
+            })
+        };
+        // The message starts with the path it names.
+        match (part(&e.path), e.message.strip_prefix(e.path.as_str())) {
+            (Some(subject), Some(rest)) => GatewayError::invalid(format!("{subject}{rest}")),
+            _ => GatewayError::invalid(e.message.clone()),
+        }
+    }
+}
+
+/// A client's conversation as normalized messages, each with its [`PartOrigin`].
+#[derive(Debug, Default)]
+pub(crate) struct Conversation {
+    pub messages: Vec<Message>,
+    pub origins: Vec<PartOrigin>,
+}
+
+impl Conversation {
+    pub fn push(&mut self, message: Message, path: impl Into<String>, indices: Option<Vec<usize>>) {
+        self.messages.push(message);
+        self.origins.push(PartOrigin { path: path.into(), indices });
+    }
+}
+
+/// Parses a client's request body in its format. A mistake is a 400 naming the field.
+pub fn parse_request(format: ClientFormat, body: &str) -> Result<ClientCall, GatewayError> {
+    let value: Value = serde_json::from_str(body)
+        .map_err(|e| GatewayError::invalid(format!("the request body is not valid JSON: {e}")))?;
+    if !value.is_object() {
+        return Err(GatewayError::invalid(format!("the request body must be a JSON object (got {})", kind_of(&value))));
+    }
+    match format {
+        ClientFormat::OpenAi => openai::parse_request(&value),
+        ClientFormat::Anthropic => anthropic::parse_request(&value),
+        ClientFormat::Responses => responses::parse_request(&value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_part_no_target_can_carry_is_named_as_the_client_wrote_it() {
+        let config = crate::config::Config::from_json(
+            r#"{"targets": {
+                "gemini": {"format": "gemini", "baseUrl": "https://g.example/v1beta", "model": "m", "apiKey": "k"},
+                "chat": {"format": "openai_chat", "baseUrl": "https://o.example/v1", "model": "m", "apiKey": "k"}
+            }}"#,
+        )
+        .unwrap();
+        let image = json!({"type": "image_url", "image_url": {"url": "https://x.example/a.png"}});
+        let cases = [
+            (
+                ClientFormat::OpenAi,
+                "gemini",
+                json!({"model": "gemini", "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "a"}, image]}]}),
+                "messages[1].content[1]",
+            ),
+            (
+                ClientFormat::Anthropic,
+                "gemini",
+                json!({"model": "gemini", "max_tokens": 5, "system": "s", "messages": [
+                    {"role": "user", "content": "q"},
+                    {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]},
+                    {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": "t", "content": "r"},
+                        {"type": "text", "text": "and this?"},
+                        {"type": "image", "source": {"type": "url", "url": "https://x.example/a.png"}},
+                    ]},
+                ]}),
+                "messages[2].content[2]",
+            ),
+            (
+                ClientFormat::Responses,
+                "gemini",
+                json!({"model": "gemini", "instructions": "s", "input": [{"role": "user", "content": [
+                    {"type": "input_text", "text": "a"}, {"type": "input_image", "image_url": "https://x.example/a.png"},
+                ]}]}),
+                "input[0].content[1]",
+            ),
+            (
+                ClientFormat::Responses,
+                "chat",
+                json!({"model": "chat", "input": [{"role": "user", "content": [{"type": "input_file", "file_url": "https://x.example/a.pdf"}]}]}),
+                "input[0].content[0]",
+            ),
+        ];
+        for (format, route, body, path) in cases {
+            let call = parse_request(format, &body.to_string()).unwrap();
+            let e = config.check_request(route, &call.request).unwrap_err();
+            let refusal = call.uncarried(&e);
+            assert_eq!(refusal.status, 400);
+            let what = e.message.strip_prefix(&e.path).unwrap();
+            assert!(what.starts_with(" is "), "{}", e.message);
+            assert_eq!(refusal.message, format!("{path}{what}"), "{format:?}");
+        }
+    }
+
+    #[test]
+    fn bodies_that_are_not_objects() {
+        for format in [ClientFormat::OpenAi, ClientFormat::Anthropic, ClientFormat::Responses] {
+            let e = parse_request(format, "{").unwrap_err();
+            assert_eq!(e.status, 400);
+            assert!(e.message.starts_with("the request body is not valid JSON"), "{}", e.message);
+            let e = parse_request(format, "[1]").unwrap_err();
+            assert_eq!(e.message, "the request body must be a JSON object (got a list)");
+        }
+    }
+}

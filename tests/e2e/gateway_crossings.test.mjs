@@ -1,0 +1,127 @@
+// How often a gateway request calls into the wasm, counted at the wasm's exports: the deployed
+// gateway's fetch handler and `baton.fetch` each enter twice per request (`decide` with the
+// head, `serve` with the body), a refusal once, whatever headers the request carries; the task
+// loop's polls (pollTask, settleSlot) come on top, as for any Baton call. Before the gateway
+// was one decision, a request made 4 to 8 such calls (corsOrigin, authorized, maxBodyBytes,
+// deadlineMs, call, ...).
+//
+//   node --test tests/e2e/gateway_crossings.test.mjs      (make test runs it)
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { startProvider } from "./provider.mjs";
+
+// Every export the wasm-bindgen glue calls is counted: it instantiates through this.
+const counts = new Map();
+const RealInstance = WebAssembly.Instance;
+WebAssembly.Instance = function CountingInstance(module, imports) {
+  const real = new RealInstance(module, imports);
+  const exports = {};
+  for (const [name, value] of Object.entries(real.exports)) {
+    exports[name] = typeof value !== "function" ? value : (...args) => {
+      counts.set(name, (counts.get(name) ?? 0) + 1);
+      return value(...args);
+    };
+  }
+  return { exports };
+};
+const { Baton, createGateway } = await import("../../pkg/gateway/node.js");
+
+/** The task loop's entries, the same for a gateway request as for a Baton call. */
+const LOOP = new Set(["pollTask", "settleSlot", "cancelTask"]);
+
+let provider;
+let gateway;
+let keyed;
+let baton;
+before(async () => {
+  provider = await startProvider();
+  const config = { targets: { t: { format: "openai_chat", baseUrl: `${provider.url}/s/crossings/v1`, model: "m", apiKey: "k" } } };
+  const quiet = console.warn;
+  console.warn = () => {}; // the open-gateway warning
+  try {
+    gateway = createGateway(config);
+  } finally {
+    console.warn = quiet;
+  }
+  keyed = createGateway({ ...config, gateway: { apiKeys: ["gw"], cors: ["https://app.example"] } });
+  baton = new Baton(config);
+});
+after(() => provider?.stop());
+
+/**
+ * The wasm entries `run` made (the second of two runs, so no one-time setup is counted), apart
+ * from the wasm-bindgen glue's own helpers (`__wbindgen_malloc`...): `{ request, loop }`.
+ */
+async function entries(run) {
+  await run();
+  counts.clear();
+  await run();
+  const request = {};
+  let loop = 0;
+  for (const [name, n] of counts) {
+    if (name.startsWith("__")) continue;
+    if (LOOP.has(name)) loop += n;
+    else request[name] = n;
+  }
+  return { request, loop };
+}
+
+const ask = { messages: [{ role: "user", content: "hi" }] };
+const post = (url, body, headers = {}) =>
+  new Request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+const TWO = { wasmgateway_decide: 1, wasmgateway_serve: 1 };
+
+test("a whole answer and a stream each enter the gateway's wasm twice, plus the loop a Baton call has", async (t) => {
+  for (const stream of [false, true]) {
+    const via = await entries(async () => {
+      const res = await gateway.fetch(post("http://gw.example/v1/chat/completions", { model: "t", stream, ...ask }));
+      assert.equal(res.status, 200);
+      await res.text();
+    });
+    assert.deepEqual(via.request, TWO, `stream: ${stream}`);
+    const direct = await entries(async () => {
+      if (stream) for await (const _ of baton.stream("t", ask));
+      else await baton.complete("t", ask);
+    });
+    assert.deepEqual(direct.request, { wasmbaton_start: 1 }, `stream: ${stream}`);
+    t.diagnostic(`stream ${stream}: gateway ${JSON.stringify(via)}, Baton ${JSON.stringify(direct)}`);
+  }
+});
+
+test("the headers a request carries (a key, CORS, a deadline, an SDK's timeout) add no entry", async () => {
+  const headers = { authorization: "Bearer gw", origin: "https://app.example", "x-baton-deadline-ms": "5000", "x-stainless-timeout": "30" };
+  const { request } = await entries(async () => {
+    const res = await keyed.fetch(post("http://gw.example/v1/messages", { model: "t", max_tokens: 10, ...ask }, headers));
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("access-control-allow-origin"), "https://app.example");
+    await res.text();
+  });
+  assert.deepEqual(request, TWO);
+});
+
+test("a refusal, a preflight and a model list are one entry each", async () => {
+  const cases = [
+    [post("http://gw.example/v1/chat/completions", { model: "t", ...ask }), 401],
+    [new Request("http://gw.example/v1/nothing", { headers: { authorization: "Bearer gw" } }), 404],
+    [new Request("http://gw.example/v1/chat/completions", { method: "OPTIONS", headers: { origin: "https://app.example" } }), 204],
+    [new Request("http://gw.example/v1/models", { headers: { "x-api-key": "gw" } }), 200],
+  ];
+  for (const [request, status] of cases) {
+    const { request: made, loop } = await entries(async () => {
+      const res = await keyed.fetch(request.clone());
+      assert.equal(res.status, status);
+      await res.text();
+    });
+    assert.deepEqual([made, loop], [{ wasmgateway_decide: 1 }, 0], `${request.method} ${request.url}`);
+  }
+});
+
+test("baton.fetch enters twice per request too", async () => {
+  await baton.fetch("http://sdk.example/v1/models"); // loads the gateway's engine for this Baton
+  const { request } = await entries(async () => {
+    const res = await baton.fetch(post("http://sdk.example/v1/chat/completions", { model: "t", ...ask }, { "x-stainless-timeout": "30" }));
+    assert.equal(res.status, 200);
+    await res.text();
+  });
+  assert.deepEqual(request, TWO);
+});

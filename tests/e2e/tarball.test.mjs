@@ -1,0 +1,387 @@
+// The package as users get it: `make package`'s tarball (scripts/package.mjs, packed here into a
+// temporary folder), installed with npm into a fresh project that never saw this repository, with
+// no registry and an empty npm cache, then run there on every Node the machine has (20, and the
+// 22 and 24 of tests/node-versions) and in Deno. Also: its file list, README, licenses and metadata, its size,
+// and what publint and @arethetypeswrong/cli (the pinned devDependencies) say of it.
+//
+// ESM only, as the README says: the package ships ES modules and no CommonJS build. Node 20.19+,
+// 22.12+ and 24 load it from CommonJS anyway (`require(esm)`, which works because no module of the
+// Node entries awaits at the top level); where that is off (older Node, or
+// --no-experimental-require-module) `require` fails with ERR_REQUIRE_ESM, and `await import()`
+// works everywhere. The last tests hold each of these statements on each Node.
+import { describe, test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { publint } from "publint";
+import { formatMessage } from "publint/utils";
+import { absoluteLinks, buildPackage, packageReadme, repo, repositoryUrl } from "../../scripts/package.mjs";
+import { startProvider } from "./provider.mjs";
+
+const execFileAsync = promisify(execFile);
+
+/**
+ * Every file the tarball holds, and nothing else (no tests, no source maps, no wasm-bindgen
+ * .d.ts, no stale build output). A file added to pkg/ that users need goes here and into
+ * pkg/package.json "files".
+ */
+const PACKAGE_FILES = [
+  "LICENSE-APACHE",
+  "LICENSE-MIT",
+  "README.md",
+  "ai-sdk.d.ts",
+  "bin/llm-baton-gateway.js",
+  "ai-sdk.js",
+  "broadcast.js",
+  "browser.js",
+  "core.js",
+  "deno.js",
+  "durable.d.ts",
+  "durable.js",
+  "gateway.d.ts",
+  "gateway.js",
+  "gateway/api.js",
+  "gateway/browser.js",
+  "gateway/deno.js",
+  "gateway/env.d.ts",
+  "gateway/env.js",
+  "gateway/json-text.js",
+  "gateway/node-server.d.ts",
+  "gateway/node-server.js",
+  "gateway/node.js",
+  "gateway/workerd.js",
+  "host.js",
+  "index.d.ts",
+  "node.js",
+  "package.json",
+  "telemetry.js",
+  "wasm/llm_baton.js",
+  "wasm/llm_baton_bg.wasm",
+  "wasm/llm_baton_gateway.js",
+  "wasm/llm_baton_gateway_bg.wasm",
+  "wasm_files.js",
+  "workerd.js",
+];
+
+/**
+ * Bytes: the .tgz a user downloads, and what it unpacks to in node_modules. A little above today's
+ * (471 KB packed, 1,177 KB unpacked at b3584e7, 28 files); most of it is the two wasm files, which
+ * package_size.test.mjs holds too. Lower them as the package shrinks.
+ */
+const BUDGET = { packed: 490_000, unpacked: 1_220_000 };
+
+/** The Node binaries to install and run the package on: this one, then 22 and 24 where present. */
+const NODES = [
+  process.execPath,
+  ...[22, 24].map((v) => join(repo, `tests/node-versions/node_modules/node${v}/bin/node`)).filter((bin) => existsSync(bin)),
+];
+
+/** A first user's program: the README's fallback chain, through a Baton and through the gateway. */
+const APP = `import { Baton, BatonError } from "llm-baton";
+import { createGateway } from "llm-baton/gateway";
+
+const provider = process.env.PROVIDER_URL;
+const config = {
+  targets: {
+    primary: { format: "openai_chat", baseUrl: provider + "/s/" + process.env.PRIMARY + "/v1", model: "gpt-4o-mini" },
+    backup: { format: "anthropic_messages", baseUrl: provider + "/s/" + process.env.BACKUP + "/v1", model: "claude-haiku-4-5" },
+  },
+  routes: { chat: { fallback: [{ retry: "primary", attempts: 1 }, "backup"] } },
+  deadlineMs: 10000,
+  gateway: { apiKeys: [process.env.GATEWAY_KEY] },
+};
+
+const baton = new Baton(config);
+const c = await baton.complete("chat", { messages: [{ role: "user", content: "Ping" }], maxTokens: 32 });
+
+const gateway = createGateway(config);
+const res = await gateway.fetch(new Request("http://localhost/v1/chat/completions", {
+  method: "POST",
+  headers: { "content-type": "application/json", authorization: "Bearer " + process.env.GATEWAY_KEY },
+  body: JSON.stringify({ model: "chat", messages: [{ role: "user", content: "Ping" }] }),
+}));
+const answer = await res.json();
+
+console.log(JSON.stringify({
+  entries: [import.meta.resolve("llm-baton"), import.meta.resolve("llm-baton/gateway")],
+  batonError: typeof BatonError,
+  text: c.text,
+  target: c.target,
+  legs: c.legs.map((leg) => leg.target + " " + leg.outcome),
+  gateway: [res.status, answer.choices?.[0]?.message?.content],
+}));
+`;
+
+/**
+ * A TypeScript user's file (`.mts`: an ES module in a project without "type"). The
+ * `@ts-expect-error` lines fail the check if the types were `any`. llm-baton/ai-sdk is left out: its
+ * types need @ai-sdk/provider, which this offline project lacks (types_check_ai_sdk.ts checks them).
+ */
+const TYPED = `import { Baton, BatonError, type Completion, type Config } from "llm-baton";
+import { Baton as GatewayBaton, BatonError as GatewayBatonError, createGateway, type Gateway } from "llm-baton/gateway";
+import { durableHealthStore } from "llm-baton/durable";
+
+const config: Config = { targets: { t: { format: "openai_chat", baseUrl: "http://127.0.0.1:1/v1", model: "m" } }, deadlineMs: 1000 };
+export const answer: Promise<Completion> = new Baton(config).complete("t", { messages: [{ role: "user", content: "hi" }] });
+export const gateway: Gateway = createGateway(config);
+export const onGateway: Baton = new GatewayBaton(config);
+export const kind = (e: unknown) => (e instanceof BatonError || e instanceof GatewayBatonError ? e.kind : undefined);
+export const store = durableHealthStore;
+// @ts-expect-error: no such format
+export const wrong: Config = { targets: { t: { format: "smoke_signals", baseUrl: "http://x", model: "m" } } };
+// @ts-expect-error: complete() takes a route name and a request
+new Baton(config).complete({ messages: [] });
+`;
+
+/** Runs `command ...args` in `cwd`; returns `{ status, stdout, stderr }`. */
+function run(command, args, { cwd, env = {} }) {
+  const r = spawnSync(command, args, { cwd, env: { ...process.env, NODE_OPTIONS: "", ...env }, encoding: "utf8", timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout.trim(), stderr: r.stderr.trim() };
+}
+
+const version = (node) => execFileSync(node, ["--version"], { encoding: "utf8" }).trim();
+
+test("the packed README's links: relative ones made absolute, the rest left alone", () => {
+  const base = "https://github.com/llm-baton/llm-baton";
+  const isDirectory = (path) => ["examples/gateway", "docs"].includes(path);
+  const cases = [
+    ["[Config](docs/config.md#timeouts)", `[Config](${base}/blob/main/docs/config.md#timeouts)`],
+    ["[the Worker](./examples/gateway/)", `[the Worker](${base}/tree/main/examples/gateway)`],
+    ['![results](bench/results.svg "the bench")', `![results](https://raw.githubusercontent.com/llm-baton/llm-baton/main/bench/results.svg "the bench")`],
+    ["[`code` in the text](/wire/src/lib.rs)", `[\`code\` in the text](${base}/blob/main/wire/src/lib.rs)`],
+    ["[errors]: docs/errors.md", `[errors]: ${base}/blob/main/docs/errors.md`],
+    ['<img src="www/shot.png"> <a href="#resume">', `<img src="https://raw.githubusercontent.com/llm-baton/llm-baton/main/www/shot.png"> <a href="#resume">`],
+    ["[Resume](#resume), [AI SDK](https://ai-sdk.dev), [mail](mailto:a@b.c)", "[Resume](#resume), [AI SDK](https://ai-sdk.dev), [mail](mailto:a@b.c)"],
+    ['`baton[Symbol.for("x")](docs)` and `[a](b.md)`', '`baton[Symbol.for("x")](docs)` and `[a](b.md)`'],
+    ["```js\n[not](a-link.md)\n```\n[a](b.md)", `\`\`\`js\n[not](a-link.md)\n\`\`\`\n[a](${base}/blob/main/b.md)`],
+  ];
+  for (const [markdown, expected] of cases) assert.equal(absoluteLinks(markdown, { base, isDirectory }), expected, markdown);
+  assert.throws(() => absoluteLinks("[up](../other/README.md)", { base }), /README\.md links to \.\.\/other\/README\.md, outside the repository/);
+});
+
+describe("the tarball", () => {
+  let dir;
+  let tarball;
+  let project;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "llm-baton-tarball-"));
+    ({ tarball } = buildPackage({ outDir: join(dir, "dist") }));
+    // A CommonJS project ("type" absent), as `npm init -y` makes, installing the tarball offline:
+    // a bogus registry and an empty cache, so nothing could come from anywhere else.
+    project = join(dir, "first-install");
+    mkdirSync(project);
+    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "first-install", version: "1.0.0", private: true }));
+    const offline = ["--offline", "--registry=http://127.0.0.1:9/", `--cache=${join(dir, "npm-cache")}`, "--no-audit", "--no-fund"];
+    execFileSync("npm", ["install", ...offline, tarball], { cwd: project, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  const installed = (file) => join(project, "node_modules/llm-baton", file);
+  const installedFiles = (sub = "") =>
+    readdirSync(join(project, "node_modules/llm-baton", sub), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? installedFiles(`${sub}${e.name}/`) : [`${sub}${e.name}`],
+    );
+
+  test("is dist/llm-baton-<version>.tgz, as make package names it", () => {
+    const { version } = JSON.parse(readFileSync(join(repo, "pkg/package.json"), "utf8"));
+    assert.equal(tarball, join(dir, "dist", `llm-baton-${version}.tgz`));
+  });
+
+  test("holds exactly the package's files", () => {
+    const listed = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).trim().split("\n");
+    const files = listed.map((f) => f.replace(/^package\//, "")).sort();
+    const extra = files.filter((f) => !PACKAGE_FILES.includes(f));
+    const missing = PACKAGE_FILES.filter((f) => !files.includes(f));
+    assert.deepEqual({ extra, missing }, { extra: [], missing: [] }, "the tarball's files differ from PACKAGE_FILES");
+    assert.ok(listed.every((f) => f.startsWith("package/")), "every entry is under package/");
+    assert.deepEqual(installedFiles().sort(), [...PACKAGE_FILES].sort(), "npm installed the same files");
+  });
+
+  test("stays within its size budget", () => {
+    const packed = statSync(tarball).size;
+    const unpacked = PACKAGE_FILES.reduce((sum, f) => sum + statSync(installed(f)).size, 0);
+    console.log(`${tarball}: ${packed} bytes packed, ${unpacked} bytes unpacked, ${PACKAGE_FILES.length} files (budget ${BUDGET.packed} / ${BUDGET.unpacked})`);
+    assert.ok(packed <= BUDGET.packed, `the tarball is ${packed} bytes, over its budget of ${BUDGET.packed}`);
+    assert.ok(unpacked <= BUDGET.unpacked, `the package unpacks to ${unpacked} bytes, over its budget of ${BUDGET.unpacked}`);
+  });
+
+  test("carries the root's licenses, and its README with links that work off GitHub", () => {
+    for (const f of ["LICENSE-MIT", "LICENSE-APACHE"]) assert.equal(readFileSync(installed(f), "utf8"), readFileSync(join(repo, f), "utf8"), f);
+    const manifest = JSON.parse(readFileSync(installed("package.json"), "utf8"));
+    const base = repositoryUrl(manifest);
+    const readme = readFileSync(installed("README.md"), "utf8");
+    assert.equal(readme, packageReadme(manifest), "the README is the root's");
+    // Outside code, every link is an anchor or absolute; each into the repository names a path it has.
+    const prose = readme.replace(/^ {0,3}(`{3,}|~{3,})[^]*?^ {0,3}\1\s*$/gm, "").replace(/(`+)[^`][^]*?\1/g, "");
+    const targets = [...prose.matchAll(/\]\(\s*<?([^)\s>]+)/g), ...prose.matchAll(/^ {0,3}\[[^\]]+\]:\s*(\S+)/gm)].map((m) => m[1]);
+    const relative = targets.filter((t) => !/^([a-z][a-z0-9+.-]*:|#)/i.test(t));
+    assert.deepEqual(relative, [], "relative links left in the packed README");
+    const raw = base.replace("https://github.com/", "https://raw.githubusercontent.com/");
+    const repoPath = (t) => {
+      const m = t.startsWith(`${base}/`) ? /^(?:blob|tree)\/[^/]+\/?(.*)$/.exec(t.slice(base.length + 1))
+        : t.startsWith(`${raw}/`) ? /^[^/]+\/(.*)$/.exec(t.slice(raw.length + 1)) : null;
+      return m?.[1] ?? null;
+    };
+    const dead = targets.map((t) => t.replace(/[?#].*$/, "")).filter((t) => repoPath(t) !== null && !existsSync(join(repo, repoPath(t))));
+    assert.deepEqual(dead, [], "README links into the repository that name no file of it");
+  });
+
+  test("package.json says what the package is, where it lives, and that it is ESM", () => {
+    const manifest = JSON.parse(readFileSync(installed("package.json"), "utf8"));
+    assert.equal(manifest.type, "module");
+    assert.equal(manifest.license, "MIT OR Apache-2.0");
+    assert.deepEqual(manifest.repository, { type: "git", url: "git+https://github.com/llm-baton/llm-baton.git", directory: "pkg" });
+    assert.equal(manifest.homepage, "https://github.com/llm-baton/llm-baton#readme");
+    assert.deepEqual(manifest.bugs, { url: "https://github.com/llm-baton/llm-baton/issues" });
+    assert.ok(manifest.author && manifest.description && manifest.keywords?.length, "author, description and keywords");
+    assert.ok(manifest.engines?.node, "engines.node");
+    // Every file that exports, types and sideEffects name is in the package.
+    const named = [manifest.types, ...manifest.sideEffects];
+    const walk = (v) => (typeof v === "string" ? named.push(v) : Object.values(v).forEach(walk));
+    walk(manifest.exports);
+    const absent = named.filter((f) => !existsSync(installed(f)));
+    assert.deepEqual(absent, [], "files package.json names that the package lacks");
+    for (const [subpath, target] of Object.entries(manifest.exports)) {
+      if (subpath === "./package.json") continue;
+      assert.equal(Object.keys(target)[0], "types", `exports["${subpath}"] lists "types" first, as TypeScript needs`);
+    }
+  });
+
+  test("publint finds nothing to say", async () => {
+    const { messages, pkg } = await publint({ pack: { tarball: new Uint8Array(readFileSync(tarball)).buffer }, level: "suggestion", strict: true });
+    const lines = messages.map((m) => `${m.type}: ${formatMessage(m, pkg)}`);
+    console.log(`publint: ${lines.length ? lines.join("\n") : "no messages"}`);
+    assert.deepEqual(lines, []);
+  });
+
+  test("@arethetypeswrong/cli: types for every entry and resolution; from CommonJS only the ESM-only warning", () => {
+    // The package ships its own types: no @types/llm-baton to look up (nor any registry to ask).
+    const attw = (...args) => spawnSync(join(repo, "node_modules/.bin/attw"), ["--no-definitely-typed", ...args, tarball], { encoding: "utf8" });
+    const strict = attw("--format", "json");
+    const { analysis } = JSON.parse(strict.stdout);
+    // The one warning of the default ("strict") profile: under TypeScript's node16 resolution a
+    // CommonJS file may import the package only with import(); TypeScript (5.6, attw's) does not
+    // model Node's require(esm). It is what "ESM only" means, so it is expected, once per entry,
+    // and any other problem fails here.
+    const entries = [".", "./gateway", "./gateway/env", "./gateway/node-server", "./durable", "./ai-sdk"];
+    assert.deepEqual(Object.keys(analysis.entrypoints), [...entries, "./package.json"], "the entries attw found");
+    assert.deepEqual(
+      analysis.problems,
+      entries.map((entrypoint) => ({ kind: "CJSResolvesToESM", entrypoint, resolutionKind: "node16-cjs" })),
+    );
+    // The profile for an ESM-only package: no problem at all, and every resolution has types.
+    const esmOnly = attw("--profile", "esm-only", "--format", "ascii");
+    console.log(esmOnly.stdout);
+    assert.equal(esmOnly.status, 0, `attw --profile esm-only failed:\n${esmOnly.stdout}${esmOnly.stderr}`);
+    for (const name of entries) {
+      const entry = analysis.entrypoints[name];
+      for (const kind of ["node10", "node16-cjs", "node16-esm", "bundler"]) {
+        assert.ok(entry.resolutions[kind]?.resolution?.isTypeScript, `attw: "${name}" under ${kind} resolves to its .d.ts`);
+      }
+    }
+  });
+
+  test("TypeScript (strict, skipLibCheck off) type-checks a program against it, with bundler and node16 resolution", async () => {
+    writeFileSync(join(project, "typed.mts"), TYPED);
+    const check = (moduleResolution) => {
+      const module = moduleResolution === "bundler" ? "esnext" : moduleResolution;
+      const compilerOptions = { module, moduleResolution, target: "es2022", lib: ["es2022", "dom"], types: [], strict: true, noEmit: true, skipLibCheck: false };
+      writeFileSync(join(project, `tsconfig.${moduleResolution}.json`), JSON.stringify({ compilerOptions, files: ["typed.mts"] }));
+      // The TypeScript that @arethetypeswrong/cli brings (5.6, pinned through the lockfile).
+      return execFileAsync(process.execPath, [join(repo, "node_modules/typescript/bin/tsc"), "-p", `tsconfig.${moduleResolution}.json`], { cwd: project })
+        .then(() => null, (e) => `${moduleResolution}: ${e.stdout}${e.stderr}`);
+    };
+    const failures = (await Promise.all(["bundler", "node16"].map(check))).filter(Boolean);
+    assert.deepEqual(failures, [], "tsc reported errors");
+  });
+
+  describe("installed in a fresh CommonJS project, run from a .mjs file", () => {
+    let provider;
+    before(async () => {
+      provider = await startProvider();
+      writeFileSync(join(project, "app.mjs"), APP);
+    });
+    after(() => provider?.stop());
+
+    let serial = 0;
+    const scenario = async (steps) => {
+      const id = `tarball-${process.pid}-${++serial}`;
+      const res = await fetch(`${provider.url}/_scenarios/${id}`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ steps }),
+      });
+      assert.equal(res.status, 200, await res.text());
+      return id;
+    };
+
+    // Each runtime that resolves "llm-baton" from node_modules by itself, and the entry it must pick.
+    const runtimes = [
+      ...NODES.map((node) => ({ name: `Node ${version(node)}`, command: [node, "app.mjs"], entry: "node.js" })),
+      {
+        name: "Deno (npm's node_modules, no npm: specifier)",
+        command: [join(repo, "node_modules/.bin/deno"), "run", "--no-lock", "--allow-net=127.0.0.1", "--allow-read", "--allow-env", "app.mjs"],
+        entry: "deno.js",
+        env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+      },
+    ];
+    for (const { name, command, entry, env: runtimeEnv } of runtimes) {
+      test(`on ${name}: a Baton call fails over, and the gateway answers`, async () => {
+        const env = {
+          ...runtimeEnv,
+          PROVIDER_URL: provider.url,
+          GATEWAY_KEY: "first-install-key",
+          PRIMARY: await scenario([{ status: 503, message: "overloaded" }]),
+          BACKUP: await scenario([{ text: "Pong." }]),
+        };
+        const r = run(command[0], command.slice(1), { cwd: project, env });
+        assert.equal(r.status, 0, `app.mjs exited ${r.status}:\n${r.stderr}`);
+        assert.equal(r.stderr, "", "no warning");
+        const out = JSON.parse(r.stdout);
+        const entries = [`file://${installed(entry)}`, `file://${installed(`gateway/${entry}`)}`];
+        assert.deepEqual(out.entries, entries, "resolved into the installed package");
+        const expected = { batonError: "function", text: "Pong.", target: "backup", legs: ["primary http", "backup ok"], gateway: [200, "Pong."] };
+        assert.deepEqual(out, { entries, ...expected });
+      });
+    }
+  });
+
+  describe("ESM only, from CommonJS", () => {
+    before(() => {
+      const required = [
+        `const { Baton, BatonError } = require("llm-baton");`,
+        `const { createGateway } = require("llm-baton/gateway");`,
+        `console.log(typeof Baton, typeof BatonError, typeof createGateway);`,
+      ];
+      writeFileSync(join(project, "required.cjs"), required.join("\n") + "\n");
+      writeFileSync(join(project, "imported.cjs"), `import("llm-baton").then(({ Baton }) => console.log(typeof Baton));\n`);
+      writeFileSync(join(project, "index.js"), `import { Baton } from "llm-baton";\nconsole.log(typeof Baton);\n`);
+    });
+
+    for (const node of NODES) {
+      const v = version(node);
+      test(`on Node ${v}: require() loads it through require(esm), and fails with ERR_REQUIRE_ESM without it`, () => {
+        const r = run(node, ["required.cjs"], { cwd: project });
+        assert.equal(r.status, 0, `require("llm-baton") failed on Node ${v}:\n${r.stderr}`);
+        assert.equal(r.stdout, "function function function");
+        assert.equal(r.stderr, "", "no warning");
+        const off = run(node, ["--no-experimental-require-module", "required.cjs"], { cwd: project });
+        assert.notEqual(off.status, 0);
+        const refused = /Error \[ERR_REQUIRE_ESM\]: require\(\) of ES Module .*node_modules\/llm-baton\/node\.js from .*required\.cjs not supported/;
+        assert.match(off.stderr, refused);
+      });
+
+      test(`on Node ${v}: import() from CommonJS works; import syntax in a .js file of a CommonJS project runs with Node's reparse warning`, () => {
+        const imported = run(node, ["imported.cjs"], { cwd: project });
+        assert.deepEqual([imported.status, imported.stdout, imported.stderr], [0, "function", ""]);
+        const js = run(node, ["index.js"], { cwd: project });
+        assert.equal(js.status, 0, js.stderr);
+        assert.equal(js.stdout, "function");
+        assert.match(js.stderr, /MODULE_TYPELESS_PACKAGE_JSON/, "Node warns that the project's package.json has no \"type\"");
+      });
+    }
+  });
+});

@@ -189,7 +189,6 @@ impl Config {
     }
 }
 
-/// "a" or "an" before a format's name.
 /// The error for a config that was not given (`undefined` or `null`): `entry` is the call that
 /// needed it, `new Baton` or `createGateway`.
 pub fn missing(entry: &str) -> ConfigError {
@@ -221,6 +220,7 @@ pub fn undefined_secret(at: &[Step], path: &str) -> Option<ConfigError> {
     Some(ConfigError::new(path, format!("is undefined: an environment variable that is not set? Set it, or {remedy}")))
 }
 
+/// "a" or "an" before a format's name.
 fn article(format: &str) -> &'static str {
     if format.starts_with(['a', 'e', 'i', 'o', 'u']) {
         "an"

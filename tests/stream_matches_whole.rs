@@ -36,6 +36,19 @@ struct Streamed {
     outcome: Result<Answer, Failure>,
 }
 
+impl Streamed {
+    /// The arguments delivered for the tool call at `position`, joined.
+    fn arguments_of(&self, position: usize) -> String {
+        self.delivered
+            .iter()
+            .filter_map(|d| match d {
+                Delta::ToolCall { index, arguments, .. } if *index as usize == position => Some(arguments.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 /// One call of a single-target route, the body arriving in the given reads.
 fn stream_in_reads(format: Format, reads: &[&[u8]]) -> Streamed {
     let config = format!(
@@ -207,14 +220,7 @@ fn an_anthropic_tool_call_without_streamed_input_takes_its_start_input() {
     for (case, calls) in cases {
         let streamed = stream_everywhere(Format::AnthropicMessages, &read(Format::AnthropicMessages, case));
         for (position, (_, arguments)) in calls.iter().enumerate() {
-            let delivered: String = streamed
-                .delivered
-                .iter()
-                .filter_map(|d| match d {
-                    Delta::ToolCall { index, arguments, .. } if *index as usize == position => Some(arguments.as_str()),
-                    _ => None,
-                })
-                .collect();
+            let delivered = streamed.arguments_of(position);
             assert_eq!(&delivered, arguments, "{case}: call {position}");
         }
         let answer = streamed.outcome.expect("answer");
@@ -300,14 +306,7 @@ fn responses_arguments_are_delivered_once_from_deltas_or_done_events() {
         let whole = whole_answer(Format::OpenaiResponses, case).expect("whole");
         assert!(whole.tool_calls.iter().all(|c| !c.arguments.is_empty()), "{case}");
         for (position, call) in whole.tool_calls.iter().enumerate() {
-            let delivered: String = streamed
-                .delivered
-                .iter()
-                .filter_map(|d| match d {
-                    Delta::ToolCall { index, arguments, .. } if *index as usize == position => Some(arguments.as_str()),
-                    _ => None,
-                })
-                .collect();
+            let delivered = streamed.arguments_of(position);
             assert_eq!(delivered, call.arguments, "{case}: call {position}");
         }
         assert_eq!(streamed.outcome.map(|a| a.tool_calls), Ok(whole.tool_calls), "{case}");
@@ -329,12 +328,7 @@ fn a_responses_done_event_that_disowns_the_delivered_arguments_fails_the_call() 
         .collect();
     assert_ne!(disowning, recorded);
     let streamed = stream_everywhere(Format::OpenaiResponses, disowning.as_bytes());
-    let delivered: String = streamed
-        .delivered
-        .iter()
-        .filter_map(|d| if let Delta::ToolCall { arguments, .. } = d { Some(arguments.as_str()) } else { None })
-        .collect();
-    assert_eq!(delivered, r#"{"location":"Paris, France"}"#);
+    assert_eq!(streamed.arguments_of(0), r#"{"location":"Paris, France"}"#);
     assert_eq!(
         streamed.outcome,
         Err(Failure::Protocol {

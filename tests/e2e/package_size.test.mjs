@@ -2,17 +2,17 @@
 // entry (package_size.mjs says how it is measured). A change that makes an entry heavier than its
 // budget fails here, with the figures.
 //
-// Issue 16's targets are 100 KB for the Baton and 160 KB for the gateway. The budgets below hold
-// what has been reached so far (about 174 KB and 222 KB; bench/RESULTS.md has the latest), a
-// little above it, so nothing grows back while the rest is cut; lower them as it is.
+// The targets are 165 KB for the Baton and 191 KB for the gateway (Portkey's Worker bundle,
+// minified and gzipped). The budgets below hold what has been reached so far (166.4 KB and
+// 213.5 KB), a little above it, so nothing grows back while the rest is cut; lower them as it is.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { entrySizes } from "./package_size.mjs";
 
 /** Bytes, gzipped, js + wasm, per entry. */
 const BUDGETS = {
-  "llm-baton (Baton)": 176_000,
-  "llm-baton/gateway (createGateway)": 224_000,
+  "llm-baton (Baton)": 168_000,
+  "llm-baton/gateway (createGateway)": 215_000,
 };
 
 test("each entry's download stays within its budget", async () => {

@@ -28,16 +28,22 @@ function h(tag, props = {}, ...children) {
 
 // ---- State ------------------------------------------------------------------------------------
 
-let providerUrl = null; // the scripted provider, from /config.json (served by www/serve.mjs)
-let configText = ""; // the applied config, as typed (never holds keys)
-let config = null; // configText parsed
-let baton = null;
-let route = null;
+/**
+ * What the page holds between events. One object, so each module reads and sets the same values
+ * (an imported `let` cannot be assigned).
+ */
+const state = {
+  providerUrl: null, // the scripted provider, from /config.json (served by www/serve.mjs)
+  configText: "", // the applied config, as typed (never holds keys)
+  config: null, // configText parsed
+  baton: null,
+  route: null,
+  staged: [], // images attached to the next message: { name, size, mediaType, data }
+  current: null, // the call in flight, or the last one
+  armed: null, // the demo fault for the next message
+};
 const keys = new Map(); // target name -> API key, in memory (sessionStorage only on request)
 const history = []; // the conversation sent with each message, images included
-let staged = []; // images attached to the next message: { name, size, mediaType, data }
-let current = null; // the call in flight, or the last one
-let armed = null; // the demo fault for the next message
 let ticker = 0;
 let breakerTicker = 0; // redraws the Targets card every second while a breaker is open
 
@@ -69,19 +75,19 @@ const FAULTS = [
 ];
 
 function defaultConfig() {
-  if (!providerUrl) {
+  if (!state.providerUrl) {
     return gatewayConfig("http://127.0.0.1:8787/v1", "chat");
   }
   return {
     targets: {
       primary: {
-        format: "openai_chat", baseUrl: `${providerUrl}/s/primary/v1`, model: "gpt-4o-mini",
+        format: "openai_chat", baseUrl: `${state.providerUrl}/s/primary/v1`, model: "gpt-4o-mini",
         timeouts: { headersMs: 3000, firstTokenMs: 5000, idleMs: 2000 },
       },
       // The scripted provider continues a prefill as Anthropic's older models do; a real model
       // gets `prefill: true` only if it takes one (README, "Resume").
       backup: {
-        format: "anthropic_messages", baseUrl: `${providerUrl}/s/backup/v1`, model: "claude-haiku-4-5",
+        format: "anthropic_messages", baseUrl: `${state.providerUrl}/s/backup/v1`, model: "claude-haiku-4-5",
         prefill: true, timeouts: { firstTokenMs: 5000, idleMs: 3000 },
       },
     },
@@ -109,14 +115,14 @@ function gatewayConfig(baseUrl, model) {
 
 /** The provider's scenario id for a target on the scripted provider, or null. */
 function scenarioOf(target) {
-  if (!providerUrl || typeof target?.baseUrl !== "string") return null;
-  const m = /^\/s\/([A-Za-z0-9_.-]+)\//.exec(target.baseUrl.slice(providerUrl.length));
-  return target.baseUrl.startsWith(providerUrl) && m ? m[1] : null;
+  if (!state.providerUrl || typeof target?.baseUrl !== "string") return null;
+  const m = /^\/s\/([A-Za-z0-9_.-]+)\//.exec(target.baseUrl.slice(state.providerUrl.length));
+  return target.baseUrl.startsWith(state.providerUrl) && m ? m[1] : null;
 }
 
 /** The target demo faults apply to: the first one on the scripted provider. */
 function faultTarget() {
-  return Object.keys(config?.targets ?? {}).find((name) => scenarioOf(config.targets[name])) ?? null;
+  return Object.keys(state.config?.targets ?? {}).find((name) => scenarioOf(state.config.targets[name])) ?? null;
 }
 
 /** What the user sent, for the scripted answer: "You wrote: “Hi” with 1 image (cat.png)". */
@@ -138,15 +144,15 @@ function scriptedAnswer(name, target, prompt, images) {
 /** Scripts every target on the scripted provider for the next message: healthy, or the fault. */
 async function scriptProvider(prompt, images, fault) {
   const faulty = faultTarget();
-  const healthy = (name) => ({ text: scriptedAnswer(name, config.targets[name], prompt, images), chunkDelayMs: 40 });
-  await Promise.all(Object.entries(config.targets).map(async ([name, target]) => {
+  const healthy = (name) => ({ text: scriptedAnswer(name, state.config.targets[name], prompt, images), chunkDelayMs: 40 });
+  await Promise.all(Object.entries(state.config.targets).map(async ([name, target]) => {
     const id = scenarioOf(target);
     if (!id) return;
     const ok = healthy(name);
     let steps = [ok];
     if (fault && name === faulty) steps = fault.steps(ok, target);
     else if (fault?.others) steps = fault.others(ok, healthy(faulty));
-    const res = await fetch(`${providerUrl}/_scenarios/${id}`, { method: "PUT", body: JSON.stringify({ steps }) });
+    const res = await fetch(`${state.providerUrl}/_scenarios/${id}`, { method: "PUT", body: JSON.stringify({ steps }) });
     if (!res.ok) throw new Error(`the scripted provider refused scenario ${id}: HTTP ${res.status}`);
   }));
 }
@@ -216,14 +222,14 @@ function userBubble(prompt, images) {
 async function send(prompt, images) {
   addToLog(userBubble(prompt, images));
   history.push(userMessage(prompt, images));
-  const fault = armed;
+  const fault = state.armed;
   arm(null);
   const call = {
     controller: new AbortController(), view: answerView(), rows: [], start: 0, end: 0,
-    deadlineMs: config.deadlineMs, formats: Object.fromEntries(Object.entries(config.targets).map(([n, t]) => [n, t.format])),
+    deadlineMs: state.config.deadlineMs, formats: Object.fromEntries(Object.entries(state.config.targets).map(([n, t]) => [n, t.format])),
     text: "", done: null, error: null, resumed: false,
   };
-  current = call;
+  state.current = call;
   setBusy(true);
   renderPanel();
   try {
@@ -232,7 +238,7 @@ async function send(prompt, images) {
     call.start = performance.now();
     ticker = setInterval(renderPanel, 100);
     const request = { messages: [...history], maxTokens: 512 };
-    for await (const ev of baton.stream(route, request, { signal: call.controller.signal, onEvent: (ev) => onEvent(call, ev) })) {
+    for await (const ev of state.baton.stream(state.route, request, { signal: call.controller.signal, onEvent: (ev) => onEvent(call, ev) })) {
       if (ev.type === "text") onText(call, ev.text);
       else if (ev.type === "reset") onReset(call, ev);
       else if (ev.type === "done") call.done = ev;
@@ -350,8 +356,8 @@ function elapsed(call) {
 function renderDeadline() {
   const text = $("deadline-text");
   const fill = $("deadline-fill");
-  const call = current;
-  const budget = call?.deadlineMs ?? config?.deadlineMs;
+  const call = state.current;
+  const budget = call?.deadlineMs ?? state.config?.deadlineMs;
   if (!call) {
     text.textContent = budget ? `${seconds(budget)} per answer` : "none set";
     fill.style.width = "100%";
@@ -370,7 +376,7 @@ function renderDeadline() {
 
 function renderTimeline() {
   const list = $("timeline");
-  const call = current;
+  const call = state.current;
   if (!call || call.rows.length === 0) {
     list.replaceChildren(h("li", { className: "empty", textContent: call ? "Waiting for the first attempt…" : "Attempts of the current answer appear here." }));
     $("timeline-scale").textContent = "";
@@ -410,8 +416,8 @@ function renderTimeline() {
  * and every second while one is open or half-open, so its countdown stays true.
  */
 function renderTargets() {
-  if (!baton) return;
-  const health = baton.health();
+  if (!state.baton) return;
+  const health = state.baton.health();
   const budget = health.retryBudget;
   $("budget-text").textContent = budget ? `retry budget ${Math.floor(budget.balance)} left` : "";
   const items = health.enabled
@@ -439,7 +445,7 @@ function tokens(usage) {
 }
 
 function renderResult() {
-  const call = current;
+  const call = state.current;
   const rows = [];
   const add = (term, value, className = "") => rows.push(h("div", { className }, h("dt", { textContent: term }), h("dd", { textContent: value })));
   if (!call) add("Status", "No answer yet");
@@ -473,7 +479,7 @@ function renderResult() {
 // ---- Demo fault buttons ---------------------------------------------------------------------
 
 function arm(fault) {
-  armed = fault;
+  state.armed = fault;
   for (const button of $("faults").children) button.ariaPressed = String(button.dataset.fault === fault?.id);
   $("faults-hint").textContent = fault ? `armed for the next message` : "next message only";
   $("faults-card").classList.toggle("armed", Boolean(fault));
@@ -485,7 +491,7 @@ function renderFaults() {
     const button = h("button", { type: "button", className: "fault", textContent: fault.label, disabled: !target });
     button.dataset.fault = fault.id;
     button.ariaPressed = "false";
-    button.addEventListener("click", () => arm(armed === fault ? null : fault));
+    button.addEventListener("click", () => arm(state.armed === fault ? null : fault));
     return button;
   }));
   if (!target) $("faults-hint").textContent = "need a target on the scripted provider";
@@ -522,22 +528,22 @@ function applyConfig(text, newKeys) {
   }
   const routes = next.routes();
   if (routes.length === 0) return { path: "routes", message: "routes is empty: name at least one route or target to answer" };
-  configText = text;
-  config = parsed;
-  baton = next;
-  route = routes[0];
+  state.configText = text;
+  state.config = parsed;
+  state.baton = next;
+  state.route = routes[0];
   keys.clear();
   for (const [name, key] of newKeys) if (key) keys.set(name, key);
   renderWhere();
   renderFaults();
-  current = null;
+  state.current = null;
   renderPanel();
   renderTargets();
   return null;
 }
 
 function renderWhere() {
-  const hosts = [...new Set(Object.values(config.targets).map((t) => {
+  const hosts = [...new Set(Object.values(state.config.targets).map((t) => {
     if (scenarioOf(t)) return "scripted provider";
     try {
       return new URL(t.baseUrl).host;
@@ -545,7 +551,7 @@ function renderWhere() {
       return t.baseUrl;
     }
   }))];
-  $("where").textContent = `route ${route} · ${Object.keys(config.targets).join(", ")} · ${hosts.join(", ")}`;
+  $("where").textContent = `route ${state.route} · ${Object.keys(state.config.targets).join(", ")} · ${hosts.join(", ")}`;
 }
 
 function rememberKeys(remember) {
@@ -560,7 +566,7 @@ const editor = $("config-text");
 let draftKeys = new Map();
 
 function openSettings() {
-  editor.value = configText;
+  editor.value = state.configText;
   draftKeys = new Map(keys);
   showConfigError(null);
   renderGutter();
@@ -669,7 +675,7 @@ function showAttachError(message) {
 /** The previews of the images staged for the next message, each with its remove button. */
 function renderStaged() {
   const list = $("attachments");
-  list.replaceChildren(...staged.map((image) => {
+  list.replaceChildren(...state.staged.map((image) => {
     const remove = h("button", { type: "button", className: "btn ghost icon remove", textContent: "✕", ariaLabel: `Remove ${image.name}` });
     remove.addEventListener("click", () => unstage(image));
     return h("li", { className: "attachment" },
@@ -678,12 +684,12 @@ function renderStaged() {
       h("span", { className: "attachment-size mono", textContent: size(image.size) }),
       remove);
   }));
-  list.hidden = staged.length === 0;
+  list.hidden = state.staged.length === 0;
 }
 
 function unstage(image) {
-  const at = staged.indexOf(image);
-  staged = staged.filter((other) => other !== image);
+  const at = state.staged.indexOf(image);
+  state.staged = state.staged.filter((other) => other !== image);
   renderStaged();
   showAttachError(null);
   announce(`Removed ${image.name}.`);
@@ -706,14 +712,14 @@ async function stage(files) {
   const refused = [];
   const added = [];
   for (const file of files) {
-    if (staged.length >= MAX_IMAGES) {
+    if (state.staged.length >= MAX_IMAGES) {
       refused.push(`“${file.name}” was not attached: a message takes at most ${MAX_IMAGES} images.`);
       continue;
     }
     const { image, error } = await readImage(file);
     if (error) refused.push(error);
     else {
-      staged.push(image);
+      state.staged.push(image);
       added.push(image);
     }
   }
@@ -721,7 +727,7 @@ async function stage(files) {
   showAttachError(refused.length ? refused.join(" ") : null);
   if (added.length > 0) {
     const names = added.map((image) => `${image.name} (${size(image.size)})`).join(", ");
-    announce(`Attached ${names}. ${staged.length} image${staged.length === 1 ? "" : "s"} will go with the next message.`);
+    announce(`Attached ${names}. ${state.staged.length} image${state.staged.length === 1 ? "" : "s"} will go with the next message.`);
   }
 }
 
@@ -796,18 +802,18 @@ function setupComposer() {
   $("composer").addEventListener("submit", (event) => {
     event.preventDefault();
     const text = prompt.value.trim();
-    if ((!text && staged.length === 0) || document.body.classList.contains("busy")) return;
-    const images = staged;
-    staged = [];
+    if ((!text && state.staged.length === 0) || document.body.classList.contains("busy")) return;
+    const images = state.staged;
+    state.staged = [];
     renderStaged();
     showAttachError(null);
     prompt.value = "";
     grow();
     send(text, images);
   });
-  $("stop").addEventListener("click", () => current?.controller.abort());
+  $("stop").addEventListener("click", () => state.current?.controller.abort());
   document.addEventListener("keydown", (event) => {
-    if (event.key === "Escape" && document.body.classList.contains("busy") && !dialog.open) current?.controller.abort();
+    if (event.key === "Escape" && document.body.classList.contains("busy") && !dialog.open) state.current?.controller.abort();
   });
   // Hidden tabs wake the ticker late; redraw from the real clock the moment the tab is back.
   document.addEventListener("visibilitychange", () => {
@@ -818,7 +824,7 @@ function setupComposer() {
 // ---- Start ------------------------------------------------------------------------------------
 
 async function start() {
-  providerUrl = await fetch("config.json").then((r) => (r.ok ? r.json() : {})).then((j) => j.providerUrl ?? null, () => null);
+  state.providerUrl = await fetch("config.json").then((r) => (r.ok ? r.json() : {})).then((j) => j.providerUrl ?? null, () => null);
   const saved = sessionStorage.getItem(KEYS_ITEM);
   const savedKeys = new Map(saved ? Object.entries(JSON.parse(saved)) : []);
   $("remember-keys").checked = Boolean(saved);

@@ -272,8 +272,8 @@ export class Baton {
 
   /**
    * Validates the config at once; a mistake throws BatonError kind "config" naming its path.
-   * `options.healthStore` shares breakers and the retry budget (README, "Health");
-   * `options.telemetry` traces every call (README, "Traces (OpenTelemetry)").
+   * `options.healthStore` shares breakers and the retry budget (docs/health.md);
+   * `options.telemetry` traces every call (docs/traces.md).
    */
   constructor(config, options) {
     const { health, telemetry } = readBatonOptions(options, "options");
@@ -410,7 +410,7 @@ export class Baton {
 
   /**
    * A standard fetch serving the gateway's endpoints in process, for an official SDK's `fetch`
-   * option (README, "With the official SDKs"). An arrow property: it works unbound. The first
+   * option (docs/official-sdks.md). An arrow property: it works unbound. The first
    * call moves this Baton onto the gateway's wasm (loading it, unless `llm-baton/gateway` was
    * imported), so the SDK's calls and this Baton's own share one engine, breakers and budget.
    */

@@ -41,7 +41,7 @@ export function defaultConfig() {
         timeouts: { headersMs: 3000, firstTokenMs: 5000, idleMs: 2000 },
       },
       // The scripted provider continues a prefill as Anthropic's older models do; a real model
-      // gets `prefill: true` only if it takes one (README, "Resume").
+      // gets `prefill: true` only if it takes one (docs/resume.md).
       backup: {
         format: "anthropic_messages", baseUrl: `${state.providerUrl}/s/backup/v1`, model: "claude-haiku-4-5",
         prefill: true, timeouts: { firstTokenMs: 5000, idleMs: 3000 },

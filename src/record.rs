@@ -95,7 +95,8 @@ pub enum Event {
     /// saw when the new answer's first content arrives).
     Resume { mode: ResumeMode, from: String, to: String, attempt: u32, cause: FailureInfo, kept_chars: usize },
     /// Something the caller should know that did not fail the attempt: a malformed stream frame
-    /// was skipped (docs/errors.md, "Malformed frames"), or a broken stream was not resumed and why.
+    /// was skipped (docs/errors.md, "Malformed frames"), or a broken stream was not resumed and
+    /// why.
     Warning { target: String, attempt: u32, message: String },
 }
 

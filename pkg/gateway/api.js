@@ -11,7 +11,7 @@ export function gatewayApi(wasm) {
   const runtime = { wasm, host, gateway };
   useRuntime(runtime);
   return {
-    /** An OpenAI- and Anthropic-compatible fetch handler in front of the config's routes (docs/gateway.md). */
+    /** An OpenAI- and Anthropic-compatible fetch handler before the config's routes (docs/gateway.md). */
     createGateway: (config, options) => gatewayOn(runtime, config, options),
     // Both classes are anonymous (the property names them): esbuild, wrangler's bundler, renames
     // the imported CoreBaton to Baton and so writes `class Baton extends Baton`, a ReferenceError

@@ -280,9 +280,9 @@ impl From<DecodeError> for Failure {
 
 /// Turns a format's SSE events into normalized deltas. Feed every event (and unframed line) in
 /// order, then call `finish` at end of stream: a stream that ended without its format's success
-/// marker, or the finish reason that may stand in for it (docs/errors.md, "How a stream ends"), is a
-/// protocol error, never a silent success. A malformed frame becomes a [`Delta::Skipped`] unless
-/// it may hold part of a tool call (docs/errors.md, "Malformed frames").
+/// marker, or the finish reason that may stand in for it (docs/errors.md, "How a stream ends"),
+/// is a protocol error, never a silent success. A malformed frame becomes a [`Delta::Skipped`]
+/// unless it may hold part of a tool call (docs/errors.md, "Malformed frames").
 #[derive(Debug)]
 pub enum StreamDecoder {
     OpenaiChat(openai_chat::StreamDecoder),

@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { spawnSync } from "node:child_process";
 import { BatonError } from "../../pkg/node.js";
 import { broadcastHealthStore } from "../../pkg/broadcast.js";
-import { startProvider } from "./provider.mjs";
+import { putScenario, startProvider } from "./provider.mjs";
 import { launchChromium, startStaticServer } from "./chromium_page.mjs";
 import { resolveEntry, BROWSER_CONDITIONS } from "./resolve.mjs";
 
@@ -257,14 +257,7 @@ describe("shared health in Chromium: two tabs, one broadcastHealthStore", () => 
   const pageLog = [];
 
   /** Defines (or redefines, with an empty log) the scenario `id` on the provider. */
-  async function script(id, steps) {
-    const res = await fetch(`${provider.url}/_scenarios/${id}`, {
-      method: "PUT",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ steps }),
-    });
-    assert.equal(res.status, 200, `PUT /_scenarios/${id}: ${await res.text()}`);
-  }
+  const script = (id, steps) => putScenario(provider.url, id, steps);
   const scenario = (id) => fetch(`${provider.url}/_scenarios/${id}`).then((r) => r.json());
 
   function config(primaryId, backupId) {

@@ -21,7 +21,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
-import { startProvider } from "./provider.mjs";
+import { putScenario, startProvider } from "./provider.mjs";
 import { resolveEntry, WORKERD_CONDITIONS, WORKERD_MODULE_RULES } from "./resolve.mjs";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -137,11 +137,6 @@ export default {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function put(providerUrl, id, steps) {
-  const res = await fetch(`${providerUrl}/_scenarios/${id}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ steps }) });
-  assert.equal(res.status, 200, `PUT /_scenarios/${id}: ${await res.text()}`);
-}
-
 async function log(providerUrl, id) {
   const res = await fetch(`${providerUrl}/_scenarios/${id}`);
   return (await res.json()).log;
@@ -189,9 +184,9 @@ describe("durable: shared health across Worker instances", { concurrency: 1 }, (
       deadlineMs: 5000,
     };
     const workers = await Promise.all([0, 1, 2].map(instance));
-    await put(provider.url, ids.backup, [{}]);
+    await putScenario(provider.url, ids.backup, [{}]);
     // The outage starts when the provider reads this definition; t0 is just after.
-    await put(provider.url, ids.primary, [{ untilMs: OUTAGE_MS, status: 503 }, {}]);
+    await putScenario(provider.url, ids.primary, [{ untilMs: OUTAGE_MS, status: 503 }, {}]);
     const t0 = performance.now();
 
     const calls = await Promise.all(
@@ -267,8 +262,8 @@ describe("durable: shared health across Worker instances", { concurrency: 1 }, (
       health: { failures: 1, cooldownMs },
       deadlineMs: 5000,
     };
-    await put(provider.url, ids.primary, [{ status: 503 }]);
-    await put(provider.url, ids.backup, [{}]);
+    await putScenario(provider.url, ids.primary, [{ status: 503 }]);
+    await putScenario(provider.url, ids.backup, [{}]);
     const workers = await Promise.all([0, 1, 2].map(instance));
     const call = async (i) => (await workers[i].fetch("http://i/call", { method: "POST", body: JSON.stringify(config) })).json();
     // One failure opens the breaker for everyone; then two calls per instance, all at once.

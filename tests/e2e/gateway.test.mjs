@@ -9,7 +9,7 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
-import { startProvider, upstream } from "./provider.mjs";
+import { putScenario, startProvider, upstream } from "./provider.mjs";
 import { startDenoGateway, startNodeGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 // The hostile-upstream and hostile-client cases run in this same node:test run.
 import "./gateway_hostile.test.mjs";
@@ -65,12 +65,6 @@ function gatewayConfig(providerUrl, host) {
     // end-to-end tests).
     health: false,
   };
-}
-
-async function script(providerUrl, id, steps) {
-  const res = await fetch(`${providerUrl}/_scenarios/${id}`, { method: "PUT", body: JSON.stringify({ steps }) });
-  assert.equal(res.status, 200, `PUT /_scenarios/${id}: ${await res.text()}`);
-  await res.arrayBuffer().catch(() => {});
 }
 
 function sleep(ms) {
@@ -159,7 +153,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
     after(() => gw?.stop());
 
     test("OpenAI SDK, whole and streamed, from an OpenAI upstream", async () => {
-      await script(P(), id("gpt"), [{ text: "Hello from upstream", usage: { inputTokens: 7, outputTokens: 3 } }]);
+      await putScenario(P(), id("gpt"), [{ text: "Hello from upstream", usage: { inputTokens: 7, outputTokens: 3 } }]);
       const { data, response } = await openai.chat.completions
         .create({ model: "gpt", messages: [{ role: "system", content: "be brief" }, ...ASK] })
         .withResponse();
@@ -185,7 +179,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
     });
 
     test("Anthropic SDK, whole and streamed, from an Anthropic upstream", async () => {
-      await script(P(), id("claude"), [{ text: "Hi from Claude", usage: { inputTokens: 5, outputTokens: 3 } }]);
+      await putScenario(P(), id("claude"), [{ text: "Hi from Claude", usage: { inputTokens: 5, outputTokens: 3 } }]);
       const { data, response } = await anthropic.messages
         .create({ model: "claude", max_tokens: 64, system: "be brief", messages: ASK })
         .withResponse();
@@ -210,7 +204,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
 
     test("cross-format: an OpenAI client on an Anthropic upstream and back, text and tool calls", async () => {
       // OpenAI client -> Anthropic upstream.
-      await script(P(), id("claude"), [
+      await putScenario(P(), id("claude"), [
         { text: "Translated text" },
         { toolCall: { name: "get_weather", arguments: '{"city":"Oslo"}' } },
         { toolCall: { name: "get_weather", arguments: '{"city":"Oslo"}' } },
@@ -241,7 +235,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
       assert.equal(up.log[1].body.tools[0].name, "get_weather");
 
       // Anthropic client -> OpenAI upstream.
-      await script(P(), id("gpt"), [
+      await putScenario(P(), id("gpt"), [
         { text: "Other way round" },
         { text: "Streamed the other way", chunks: 3 },
         { toolCall: { name: "get_weather", arguments: '{"city":"Oslo"}' } },
@@ -270,7 +264,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
       // A 1x1 PNG.
       const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
       const anthropicImage = { type: "image", source: { type: "base64", media_type: "image/png", data: png } };
-      await script(P(), id("gpt"), [{ text: "A pixel." }]);
+      await putScenario(P(), id("gpt"), [{ text: "A pixel." }]);
       const s = anthropic.messages.stream({
         model: "gpt",
         max_tokens: 20,
@@ -281,7 +275,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
       const imageUrl = Array.isArray(toOpenAI.content) && toOpenAI.content.find((p) => p.type === "image_url")?.image_url?.url;
       assert.equal(imageUrl, `data:image/png;base64,${png}`, JSON.stringify(toOpenAI));
 
-      await script(P(), id("claude"), [{ text: "A pixel." }, { text: "A pixel." }]);
+      await putScenario(P(), id("claude"), [{ text: "A pixel." }, { text: "A pixel." }]);
       const chat = await openai.chat.completions.create({
         model: "claude",
         messages: [{ role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: `data:image/png;base64,${png}` } }] }],
@@ -300,7 +294,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
 
     test("the client's Authorization and x-api-key are never forwarded upstream", async () => {
       for (const target of ["nokey_oa", "nokey_an"]) {
-        await script(P(), id(target), [{ text: "ok" }]);
+        await putScenario(P(), id(target), [{ text: "ok" }]);
         await openai.chat.completions.create({ model: target, messages: ASK });
         await anthropic.messages.create({ model: target, max_tokens: 10, messages: ASK });
         const r = await upstream(P(), id(target));
@@ -313,8 +307,8 @@ for (const [host, start] of Object.entries(HOSTS)) {
     });
 
     test("failover: a 503 primary, then the backup answers, streamed and whole", async () => {
-      await script(P(), id("down"), [{ status: 503, message: "down for maintenance" }]);
-      await script(P(), id("backup"), [{ text: "Backup here" }]);
+      await putScenario(P(), id("down"), [{ status: 503, message: "down for maintenance" }]);
+      await putScenario(P(), id("backup"), [{ text: "Backup here" }]);
       const { data, response } = await openai.chat.completions.create({ model: "failover", messages: ASK }).withResponse();
       assert.equal(data.choices[0].message.content, "Backup here");
       checkBatonHeaders(response.headers, "backup", 2);
@@ -333,7 +327,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
     });
 
     test("a route stalled before its headers: 504 upstream_timeout within the deadline, upstream aborted", async () => {
-      await script(P(), id("stall"), [{ headersDelayMs: 600000 }]);
+      await putScenario(P(), id("stall"), [{ headersDelayMs: 600000 }]);
       const headers = { "x-baton-deadline-ms": "1500" };
       for (const stream of [false, true]) {
         const [e, ms] = await throws(() => openai.chat.completions.create({ model: "stall", messages: ASK, stream }, { headers }));
@@ -358,7 +352,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
     test("a stream that stalls after visible text: the client sees the text, then an error, never a success", async () => {
       const headers = { "x-baton-deadline-ms": "1500" };
       const steps = [{ text: "Hello there friend of mine", stallAfterEvents: 2 }];
-      await script(P(), id("midstall"), steps);
+      await putScenario(P(), id("midstall"), steps);
       const { data: stream, response } = await openai.chat.completions
         .create({ model: "midstall", messages: ASK, stream: true }, { headers })
         .withResponse();
@@ -378,19 +372,19 @@ for (const [host, start] of Object.entries(HOSTS)) {
       assert.ok(ms <= 1500 + SLACK_MS, `took ${ms.toFixed(0)} ms`);
 
       // The wire, as curl would see it: an error event and no [DONE].
-      await script(P(), id("midstall"), steps);
+      await putScenario(P(), id("midstall"), steps);
       const raw = await (await post(gw.url, "/v1/chat/completions", { model: "midstall", messages: ASK, stream: true }, headers)).text();
       assert.ok(!raw.includes("[DONE]"), raw);
       assert.match(raw.trim().split("\n\n").at(-1), /^data: \{"error":\{.*"code":"upstream_timeout"/);
 
-      await script(P(), id("midstall_an"), steps);
+      await putScenario(P(), id("midstall_an"), steps);
       const s = anthropic.messages.stream({ model: "midstall_an", max_tokens: 50, messages: ASK }, { headers });
       let aText = "";
       s.on("text", (t) => (aText += t));
       const [ae] = await throws(() => s.finalMessage());
       assert.equal(aText, "Hello there");
       assert.equal(ae.error?.error?.type, "upstream_error", String(ae));
-      await script(P(), id("midstall_an"), steps);
+      await putScenario(P(), id("midstall_an"), steps);
       const aRaw = await (await post(gw.url, "/v1/messages", { model: "midstall_an", max_tokens: 50, messages: ASK, stream: true }, headers)).text();
       assert.ok(!aRaw.includes("message_stop"), aRaw);
       assert.match(aRaw.trim().split("\n\n").at(-1), /^event: error\ndata: \{"type":"error","error":\{"type":"[a-z_]+","message":"response did not finish within 1500 ms/);
@@ -399,7 +393,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
     test("upstream HTTP errors keep their status and the provider's message; transport failures are 502", async () => {
       // The 429 comes last: its Retry-After opens the target's breaker for 30 s, and a request
       // after it would fail at once with the same 429 instead of reaching the provider.
-      await script(P(), id("upstream_error"), [
+      await putScenario(P(), id("upstream_error"), [
         { status: 400, message: "max_tokens is too large" },
         { status: 401, message: "Incorrect API key provided" },
         { status: 429, message: "slow down please", headers: { "retry-after": "30" } },
@@ -473,7 +467,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
       const anthropicForm = await post(gw.url, "/v1/messages", "{}", { "content-type": "text/plain;charset=UTF-8" });
       assert.equal(anthropicForm.status, 415);
       assert.equal((await anthropicForm.json()).type, "error");
-      await script(P(), id("gpt"), [{ text: "typed" }]);
+      await putScenario(P(), id("gpt"), [{ text: "typed" }]);
       const typed = await post(gw.url, "/v1/chat/completions", { model: "gpt", messages: ASK }, { "content-type": "Application/JSON; charset=utf-8" });
       assert.equal(typed.status, 200, await typed.clone().text());
       await typed.arrayBuffer();
@@ -518,7 +512,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
     });
 
     test("a client that disconnects mid-stream aborts the upstream request at once", async () => {
-      await script(P(), id("slow"), [{ text: Array.from({ length: 40 }, (_, i) => `w${i}`).join(" "), chunkDelayMs: 100 }]);
+      await putScenario(P(), id("slow"), [{ text: Array.from({ length: 40 }, (_, i) => `w${i}`).join(" "), chunkDelayMs: 100 }]);
       const stop = new AbortController();
       const res = await streamed(gw.url, "slow", stop.signal);
       assert.equal(res.status, 200);
@@ -532,8 +526,8 @@ for (const [host, start] of Object.entries(HOSTS)) {
 
     test("resume: a stream cut after 40 tokens continues on the backup, one answer and its whole usage under both SDKs, one splice comment", async () => {
       const rearm = async () => {
-        await script(P(), id("resume_primary"), CUT_AFTER_40);
-        await script(P(), id("resume_backup"), [{ continueFrom: FULL }]);
+        await putScenario(P(), id("resume_primary"), CUT_AFTER_40);
+        await putScenario(P(), id("resume_backup"), [{ continueFrom: FULL }]);
       };
       const checkUpstream = async (what) => {
         const up = await upstream(P(), id("resume_primary"));
@@ -587,8 +581,8 @@ for (const [host, start] of Object.entries(HOSTS)) {
 
     test("resume: a backup that refuses prefill: the SDKs get the primary's break, never the 400", async () => {
       const rearm = async () => {
-        await script(P(), id("resume_primary"), CUT_AFTER_40);
-        await script(P(), id("resume_refusing"), [{ refusePrefill: true, text: "A fresh answer." }]);
+        await putScenario(P(), id("resume_primary"), CUT_AFTER_40);
+        await putScenario(P(), id("resume_refusing"), [{ refusePrefill: true, text: "A fresh answer." }]);
       };
       const checkUpstream = async (what) => {
         const down = await upstream(P(), id("resume_refusing"));
@@ -631,7 +625,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
     // it reports a disconnect only once the response has started: a held call there runs on to
     // its deadline, which still bounds it. Deno notices at once.
     test("a client that disconnects while the status is held aborts the upstream request", { skip: host === "workerd" && "workerd reports disconnects only after the response starts" }, async () => {
-      await script(P(), id("stall"), [{ headersDelayMs: 600000 }]);
+      await putScenario(P(), id("stall"), [{ headersDelayMs: 600000 }]);
       const stop = new AbortController();
       const pending = streamed(gw.url, "stall", stop.signal).catch(() => "aborted");
       await sleep(300);
@@ -661,8 +655,8 @@ for (const [host, start] of Object.entries(HOSTS)) {
         let seed = 42;
         const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
         const steps = () => Array.from({ length: LOAD_STREAMS * 3 }, () => faults[Math.floor(random() * faults.length)]);
-        await script(P(), id("load_a"), steps());
-        await script(P(), id("load_b"), steps());
+        await putScenario(P(), id("load_a"), steps());
+        await putScenario(P(), id("load_b"), steps());
         const one = async () => {
           const t0 = performance.now();
           const res = await post(gw.url, "/v1/chat/completions", { model: "load", messages: ASK, stream: true }, { "x-baton-deadline-ms": String(LOAD_DEADLINE_MS) });

@@ -16,7 +16,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
-import { startProvider } from "./provider.mjs";
+import { putScenario, startProvider } from "./provider.mjs";
 import { startDenoGateway, startNodeGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 
 const fixtures = fileURLToPath(new URL("../fixtures/", import.meta.url));
@@ -212,8 +212,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
 
     async function replay(format, bytes, contentType) {
       const steps = Array.from({ length: 4 }, () => ({ raw: { chunks: pieces(bytes), ...(contentType ? { contentType } : {}) } }));
-      const res = await fetch(`${provider.url}/_scenarios/${scenario(format)}`, { method: "PUT", body: JSON.stringify({ steps }) });
-      assert.equal(res.status, 200, await res.text());
+      await putScenario(provider.url, scenario(format), steps);
     }
 
     test(`every fixture (${CASES.length}), re-encoded to every client format`, async () => {

@@ -14,7 +14,7 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { Baton, BatonError } from "llm-baton";
-import { startProvider, upstream } from "./provider.mjs";
+import { putScenario, startProvider, upstream } from "./provider.mjs";
 import { startDenoGateway, startNodeGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 
 const KEY = "gw-health-key";
@@ -32,11 +32,6 @@ function healthConfig(providerUrl, host) {
     deadlineMs: GATEWAY_DEADLINE_MS,
     gateway: { apiKeys: [KEY] },
   };
-}
-
-async function script(providerUrl, id, steps) {
-  const res = await fetch(`${providerUrl}/_scenarios/${id}`, { method: "PUT", body: JSON.stringify({ steps }) });
-  assert.equal(res.status, 200, `PUT /_scenarios/${id}: ${await res.text()}`);
 }
 
 const HOP_BY_HOP = ["host", "connection", "keep-alive", "content-length", "transfer-encoding"];
@@ -143,7 +138,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
 
     test("propagateDeadline: true: the first call carries x-baton-deadline-ms and the gateway's upstream attempt ends by the caller's deadline", async () => {
       proxy.seen.length = 0;
-      await script(P(), id("stall"), [{ headersDelayMs: 600000 }]);
+      await putScenario(P(), id("stall"), [{ headersDelayMs: 600000 }]);
       const baton = new Baton({ targets: { gw: viaGateway(proxy.url, "stall", { propagateDeadline: true }) } });
       const [e, ms] = await rejects(() => baton.complete("gw", ASK, { deadlineMs: CALLER_DEADLINE_MS }));
       assert.equal(e.kind, "timeout");
@@ -170,7 +165,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
 
     test('propagateDeadline "auto" (the default): not sent until the gateway answered with x-baton-attempts, then sent', async () => {
       proxy.seen.length = 0;
-      await script(P(), id("auto"), [{ text: "first answer" }, { headersDelayMs: 600000 }]);
+      await putScenario(P(), id("auto"), [{ text: "first answer" }, { headersDelayMs: 600000 }]);
       const baton = new Baton({ targets: { gw: viaGateway(proxy.url, "auto") } });
       const first = await baton.complete("gw", ASK, { deadlineMs: 2000 });
       assert.equal(first.text, "first answer");
@@ -200,7 +195,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
 
       // Five 503s in a row (the default `failures`) open the breaker; the sixth request fails at
       // once with the same 503 and never reaches the provider.
-      await script(P(), id("down"), [{ status: 503, message: "down for maintenance" }]);
+      await putScenario(P(), id("down"), [{ status: 503, message: "down for maintenance" }]);
       const ask = () => fetch(`${gw.url}/v1/chat/completions`, {
         method: "POST",
         headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },

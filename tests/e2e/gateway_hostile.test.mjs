@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createGateway } from "llm-baton/gateway";
-import { startProvider } from "./provider.mjs";
+import { putScenario, startProvider } from "./provider.mjs";
 import { startDenoGateway, startNodeGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -37,12 +37,6 @@ function hostileConfig(providerUrl, host, gateway) {
     health: false,
     gateway,
   };
-}
-
-async function script(providerUrl, id, steps) {
-  const res = await fetch(`${providerUrl}/_scenarios/${id}`, { method: "PUT", body: JSON.stringify({ steps }) });
-  const text = await res.text();
-  assert.equal(res.status, 200, `PUT /_scenarios/${id}: ${text}`);
 }
 
 function post(url, path, body, headers = {}) {
@@ -95,7 +89,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
         for (const client of ["openai", "anthropic"]) {
           for (const [label, step] of Object.entries(steps)) {
             for (const stream of label === "error body" ? [false, true] : [true]) {
-              await script(provider.url, id(upstream), step);
+              await putScenario(provider.url, id(upstream), step);
               const [path, body] = ask(client, upstream, stream);
               const res = await post(gw.url, path, body);
               const text = await res.text();
@@ -118,7 +112,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
 
     test("an upstream 401/403 reaches the client as 502 upstream_credentials_refused, never as 401", async () => {
       for (const status of [401, 403]) {
-        await script(provider.url, id("refused"), [{ status, message: "invalid api key" }]);
+        await putScenario(provider.url, id("refused"), [{ status, message: "invalid api key" }]);
         for (const stream of [false, true]) {
           const res = await post(gw.url, "/v1/chat/completions", { model: "refused", messages: ASK, stream });
           const json = await res.json();
@@ -134,7 +128,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
     });
 
     test("a POST that is not application/json is refused with 415 (no cross-site form posts)", async () => {
-      await script(provider.url, id("plain"), [{ text: "must not be asked" }]);
+      await putScenario(provider.url, id("plain"), [{ text: "must not be asked" }]);
       for (const client of ["openai", "anthropic"]) {
         const [path, body] = ask(client, "plain", false);
         for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]) {

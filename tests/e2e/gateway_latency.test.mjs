@@ -12,7 +12,7 @@
 //   node --test tests/e2e/gateway_latency.test.mjs      (make test runs it)
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { startProvider, upstream } from "./provider.mjs";
+import { putScenario, startProvider, upstream } from "./provider.mjs";
 import { startDenoGateway, startNodeGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 
 const PAIRS = 40;
@@ -43,8 +43,7 @@ for (const [host, start] of [["workerd", startWorkerdGateway], ["deno", startDen
   describe(`the gateway in ${host}`, () => {
     test(`adds less than ${ADDED_BOUND_MS} ms at the median and one upstream round trip per request`, async (t) => {
       const id = `latency-${host}`;
-      const put = await fetch(`${provider.url}/_scenarios/${id}`, { method: "PUT", body: JSON.stringify({ steps: [{ headersDelayMs: UPSTREAM_MS }] }) });
-      assert.equal(put.status, 200, await put.text());
+      await putScenario(provider.url, id, [{ headersDelayMs: UPSTREAM_MS }]);
       const direct = `${provider.url}/s/${id}/v1/chat/completions`;
       const config = {
         targets: { lat: { format: "openai_chat", baseUrl: `${provider.url}/s/${id}/v1`, model: "m", apiKey: "sk-bench" } },

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { createGateway } from "llm-baton/gateway";
 import { configFromEnv } from "llm-baton/gateway/env";
 import { serve } from "llm-baton/gateway/node-server";
-import { startProvider, upstream } from "./provider.mjs";
+import { putScenario, startProvider, upstream } from "./provider.mjs";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 const BIN = `${repo}pkg/bin/llm-baton-gateway.js`;
@@ -67,11 +67,6 @@ function start(args, env = {}) {
       resolve({ url: m[1], child, exited, stdout: () => stdout });
     });
   });
-}
-
-async function script(providerUrl, id, steps) {
-  const res = await fetch(`${providerUrl}/_scenarios/${id}`, { method: "PUT", body: JSON.stringify({ steps }) });
-  assert.equal(res.status, 200, `PUT /_scenarios/${id}: ${await res.text()}`);
 }
 
 function post(url, body, headers = {}) {
@@ -177,9 +172,9 @@ describe("llm-baton-gateway: the command line", () => {
   });
 
   test("--config from a JSON file and from a .mjs module reading process.env; without --config, from the environment", async () => {
-    await script(provider.url, "from-json", [{ text: "from the JSON file" }]);
-    await script(provider.url, "from-module", [{ text: "from the module" }]);
-    await script(provider.url, "from-env", [{ text: "from the environment" }]);
+    await putScenario(provider.url, "from-json", [{ text: "from the JSON file" }]);
+    await putScenario(provider.url, "from-module", [{ text: "from the module" }]);
+    await putScenario(provider.url, "from-env", [{ text: "from the environment" }]);
     const json = file("baton.json", JSON.stringify({ targets: { a: target("from-json") }, gateway: { apiKeys: [KEY] } }));
     const module = file(
       "baton.mjs",
@@ -259,7 +254,7 @@ describe("llm-baton-gateway: signals", { concurrency: 1 }, () => {
 
   test("SIGTERM: new connections refused, the in-flight stream finishes whole, then exit 0 at once", async () => {
     const words = Array.from({ length: 30 }, (_, i) => `w${i}`).join(" ");
-    await script(provider.url, "sig-slow", [{ text: words, chunks: 30, chunkDelayMs: 60 }]);
+    await putScenario(provider.url, "sig-slow", [{ text: words, chunks: 30, chunkDelayMs: 60 }]);
     const gw = await start(["--config", config, "--port", "0"]);
     const res = await post(gw.url, { model: "slow", messages: ASK, stream: true });
     assert.equal(res.status, 200);
@@ -293,7 +288,7 @@ describe("llm-baton-gateway: signals", { concurrency: 1 }, () => {
   });
 
   test("SIGTERM during a stalled call: it ends by its own deadline (504), then exit 0", async () => {
-    await script(provider.url, "sig-stall", [{ headersDelayMs: 600000 }]);
+    await putScenario(provider.url, "sig-stall", [{ headersDelayMs: 600000 }]);
     const gw = await start(["--config", config, "--port", "0"]);
     const t0 = performance.now();
     const pending = post(gw.url, { model: "stall", messages: ASK }, { "x-baton-deadline-ms": "1500" });
@@ -309,7 +304,7 @@ describe("llm-baton-gateway: signals", { concurrency: 1 }, () => {
   });
 
   test("a second signal exits at once, and the cut call's upstream request is closed", async () => {
-    await script(provider.url, "sig-stall", [{ headersDelayMs: 600000 }]);
+    await putScenario(provider.url, "sig-stall", [{ headersDelayMs: 600000 }]);
     const gw = await start(["--config", config, "--port", "0"]);
     const pending = post(gw.url, { model: "stall", messages: ASK }).then((r) => `HTTP ${r.status}`, () => "cut");
     await sleep(300);
@@ -401,7 +396,7 @@ describe("llm-baton/gateway/node-server: serve()", { concurrency: 1 }, () => {
   });
 
   test("keep-alive: requests share a connection; HEAD gets no body; a streamed body over maxBodyBytes is a 413 that closes the connection", async () => {
-    await script(provider.url, "ka", [{ text: "one" }, { text: "two" }]);
+    await putScenario(provider.url, "ka", [{ text: "one" }, { text: "two" }]);
     const gateway = createGateway({ targets: { a: target("ka") }, gateway: { apiKeys: [KEY], maxBodyBytes: 4096 }, health: false });
     const server = await serve(gateway, { port: 0 });
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });

@@ -8,7 +8,7 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { startProvider, upstream } from "./provider.mjs";
+import { putScenario, startProvider, upstream } from "./provider.mjs";
 import { startDenoGateway, startNodeGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 
 const KEY = "gw-responses-key";
@@ -41,12 +41,6 @@ function config(providerUrl, host) {
     gateway: { apiKeys: [KEY] },
     health: false,
   };
-}
-
-async function script(providerUrl, id, steps) {
-  const res = await fetch(`${providerUrl}/_scenarios/${id}`, { method: "PUT", body: JSON.stringify({ steps }) });
-  assert.equal(res.status, 200, `PUT /_scenarios/${id}: ${await res.text()}`);
-  await res.arrayBuffer().catch(() => {});
 }
 
 /** Runs `fn`, which must throw; returns the error. */
@@ -90,7 +84,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
 
     test("text, whole and streamed, from OpenAI Chat, Anthropic and Responses upstreams", async () => {
       for (const [target, format] of [["chat", "openai_chat"], ["claude", "anthropic_messages"], ["native", "openai_responses"]]) {
-        await script(P(), id(target), [
+        await putScenario(P(), id(target), [
           { text: "Hello from upstream", usage: { inputTokens: 7, outputTokens: 3 } },
           { text: "Streamed hello", chunks: 3, usage: { inputTokens: 5, outputTokens: 2 } },
         ]);
@@ -127,7 +121,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
     test("a tool call, whole and streamed, and its result sent back", async () => {
       for (const target of ["chat", "claude"]) {
         const call = { toolCall: { name: "get_weather", arguments: '{"city":"Oslo"}' } };
-        await script(P(), id(target), [call, call, { text: "It is sunny in Oslo." }]);
+        await putScenario(P(), id(target), [call, call, { text: "It is sunny in Oslo." }]);
         const whole = await openai.responses.create({ model: target, input: "Weather in Oslo?", tools: TOOLS });
         const item = whole.output.find((o) => o.type === "function_call");
         assert.equal(item.name, "get_weather", target);
@@ -164,7 +158,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
     });
 
     test("text.format, tool_choice and top_p reach the upstream in its own shape", async () => {
-      await script(P(), id("chat"), [{ text: '{"city":"Oslo"}' }]);
+      await putScenario(P(), id("chat"), [{ text: '{"city":"Oslo"}' }]);
       const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false };
       const response = await openai.responses.create({
         model: "chat",
@@ -185,8 +179,8 @@ for (const [host, start] of Object.entries(HOSTS)) {
     });
 
     test("failover: a 503 primary, then the backup answers, whole and streamed", async () => {
-      await script(P(), id("down"), [{ status: 503, message: "down for maintenance" }, { status: 503, message: "still down" }]);
-      await script(P(), id("backup"), [{ text: "Backup here" }, { text: "Backup streams", chunks: 2 }]);
+      await putScenario(P(), id("down"), [{ status: 503, message: "down for maintenance" }, { status: 503, message: "still down" }]);
+      await putScenario(P(), id("backup"), [{ text: "Backup here" }, { text: "Backup streams", chunks: 2 }]);
       const { data, response } = await openai.responses.create({ model: "failover", input: "Hi" }).withResponse();
       assert.equal(data.output_text, "Backup here");
       assert.equal(response.headers.get("x-baton-target"), "backup");
@@ -205,8 +199,8 @@ for (const [host, start] of Object.entries(HOSTS)) {
     });
 
     test("a stream cut after 40 words continues on the backup: one response to the SDK", async () => {
-      await script(P(), id("cut"), [{ text: FULL, stallAfterEvents: 40, stallMs: 100 }]);
-      await script(P(), id("resume_backup"), [{ continueFrom: FULL }]);
+      await putScenario(P(), id("cut"), [{ text: FULL, stallAfterEvents: 40, stallMs: 100 }]);
+      await putScenario(P(), id("resume_backup"), [{ continueFrom: FULL }]);
       const { text, types, final } = await readStream(openai.responses.stream({ model: "resume", input: "Count" }));
       assert.equal(text, FULL);
       assert.equal(final.output_text, FULL);
@@ -222,7 +216,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
 
     test("a stream that breaks after its text: response.failed and an error the SDK throws, never a completion", async () => {
       const headers = { "x-baton-deadline-ms": "1500" };
-      await script(P(), id("midstall"), [{ text: "Hello there friend of mine", stallAfterEvents: 2 }]);
+      await putScenario(P(), id("midstall"), [{ text: "Hello there friend of mine", stallAfterEvents: 2 }]);
       const stream = openai.responses.stream({ model: "midstall", input: "Hi" }, { headers });
       let text = "";
       stream.on("response.output_text.delta", (e) => (text += e.delta));
@@ -233,7 +227,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
       assert.equal(e.type, "upstream_error");
       assert.match(e.message, /1500 ms/);
 
-      await script(P(), id("midstall"), [{ text: "Hello there friend of mine", stallAfterEvents: 2 }]);
+      await putScenario(P(), id("midstall"), [{ text: "Hello there friend of mine", stallAfterEvents: 2 }]);
       const res = await fetch(`${gw.url}/v1/responses`, {
         method: "POST",
         headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", ...headers },
@@ -247,7 +241,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
     });
 
     test("what the gateway cannot do is a 400 naming the field; an unknown route is a 404", async () => {
-      await script(P(), id("chat"), [{ text: "never sent" }]);
+      await putScenario(P(), id("chat"), [{ text: "never sent" }]);
       const cases = [
         [{ model: "chat", input: "Hi", store: true }, /^store must be false or omitted \(got true\)/],
         [{ model: "chat", input: "Hi", previous_response_id: "resp_1" }, /^previous_response_id is not supported/],

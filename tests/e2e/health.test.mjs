@@ -6,7 +6,7 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { Baton } from "llm-baton";
-import { startProvider, upstream } from "./provider.mjs";
+import { putScenario, startProvider, upstream } from "./provider.mjs";
 
 const CALLS = 200;
 const ATTEMPTS = 3;
@@ -20,8 +20,7 @@ let serial = 0;
 async function script(providerUrl, label, steps) {
   serial += 1;
   const id = `node-storm-${label}-${Date.now().toString(36)}-${serial}`;
-  const res = await fetch(`${providerUrl}/_scenarios/${id}`, { method: "PUT", body: JSON.stringify({ steps }) });
-  assert.equal(res.status, 200, `PUT /_scenarios/${id}: ${await res.text()}`);
+  await putScenario(providerUrl, id, steps);
   return id;
 }
 

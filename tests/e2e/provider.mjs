@@ -25,6 +25,17 @@ export function startProvider({ timeoutMs = 10_000 } = {}) {
   return spawnAnnounced(bin, [], { name: "the provider", variable: "BATON_PROVIDER_URL", timeoutMs });
 }
 
+/** Scripts scenario `id` on the provider (`PUT /_scenarios/{id}`); throws with the provider's words unless it took them. */
+export async function putScenario(providerUrl, id, steps) {
+  const res = await fetch(`${providerUrl}/_scenarios/${id}`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ steps }),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`PUT /_scenarios/${id}: ${res.status} ${text}`);
+}
+
 /** The provider's record of a scenario once none of its requests is open (or 3 s passed). */
 export async function upstream(providerUrl, id) {
   const until = performance.now() + 3000;

@@ -17,7 +17,7 @@ import { fileURLToPath } from "node:url";
 import { Miniflare, fetch as workerdFetch } from "miniflare";
 import { launchChromium } from "./chromium_page.mjs";
 import { startDenoGateway } from "./gateway_hosts.mjs";
-import { spawnAnnounced, startProvider } from "./provider.mjs";
+import { putScenario, spawnAnnounced, startProvider } from "./provider.mjs";
 import { WORKERD_MODULE_RULES } from "./resolve.mjs";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -119,12 +119,7 @@ after(() => provider?.stop());
 
 /** Defines a scenario on the scripted provider; returns its base, the provider URL for it. */
 async function script(id, steps) {
-  const res = await fetch(`${provider.url}/_scenarios/${id}`, {
-    method: "PUT",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ steps }),
-  });
-  assert.equal(res.status, 200, `PUT /_scenarios/${id}: ${await res.text()}`);
+  await putScenario(provider.url, id, steps);
   return `${provider.url}/s/${id}`;
 }
 

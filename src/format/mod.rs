@@ -13,6 +13,7 @@
 //! INVALID_ARGUMENT). What names no class falls back to [`FailureClass::of_status`].
 
 pub mod anthropic_messages;
+pub mod client;
 mod frame;
 pub mod gemini;
 mod json;

@@ -5,7 +5,7 @@
 //! stream is a sequence of typed semantic events ending with `response.completed` (or
 //! `response.incomplete` when a limit cut the answer short), which alone say how it finished: a
 //! stream without one was cut short. `response.failed` and `error` report provider errors. Errors
-//! use OpenAI's error dialect, shared with [`super::openai_chat`]. Reasoning in several parts
+//! use OpenAI's error dialect, shared with [`crate::format::openai_chat`]. Reasoning in several parts
 //! (summary parts, reasoning items) reads as the parts' texts with a blank line between them, whole
 //! or streamed. A function call's arguments stream in `response.function_call_arguments.delta`
 //! events, and come whole again in `response.function_call_arguments.done` and in the item of
@@ -32,7 +32,7 @@ use llm_baton_wire::write::JsonWriter;
 use serde_json::{Map, Value};
 
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Part, Role, Source, ToolCall, ToolChoice, Usage};
-use crate::format::openai_chat::{default_filename, provider_error, request_headers, JsonSchema, OpenaiChat};
+use crate::format::openai_chat::provider::{default_filename, provider_error, request_headers, JsonSchema, OpenaiChat};
 use crate::format::{
     join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
 };

@@ -23,7 +23,7 @@
 //! `output_format`); Anthropic has no mode for "any JSON" without a schema, nor a seed, so
 //! neither is sent.
 //!
-//! [`Format::uncarried`]: super::Format::uncarried
+//! [`Format::uncarried`]: crate::format::Format::uncarried
 
 use std::borrow::Cow;
 
@@ -34,7 +34,7 @@ use serde_json::Value;
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
-use crate::format::openai_chat::{non_pdf, request_headers};
+use crate::format::openai_chat::provider::{non_pdf, request_headers};
 use crate::format::{
     join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
     StreamDecoding, Uncarried,

@@ -3,8 +3,11 @@
 
 use serde_json::Value;
 
-use super::{anthropic, openai, responses, ClientFormat, GatewayError};
+use super::{ClientFormat, GatewayError};
 use crate::chat::{Answer, Delta, FinishReason, Usage};
+use crate::format::anthropic_messages::client as anthropic;
+use crate::format::openai_chat::client as openai;
+use crate::format::openai_responses::client as responses;
 
 /// What a response is about, for ids and the `model` field. The driver supplies the clock and
 /// the randomness the core does not have.

@@ -26,12 +26,12 @@
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
 
-use super::field::{self, child};
-use super::openai::schema;
-use super::{media, sse, string_or_null, ClientCall, Conversation, GatewayError, Meta};
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
 };
+use crate::format::client::field::{self, child};
+use crate::format::client::{media, sse, string_or_null, ClientCall, Conversation, GatewayError, Meta};
+use crate::format::openai_chat::client::schema;
 
 /// The request fields that name state stored at OpenAI, each refused by name with what to send
 /// instead.
@@ -85,7 +85,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
     let tools: Vec<Tool> = field::opt_list(o, "tools", "a list of tools", tool)?;
     let tool_choice = match field::opt(o, "tool_choice") {
         None => None,
-        Some(v) => Some(super::check_tool_choice(tool_choice(v)?, &tools, "tool_choice")?),
+        Some(v) => Some(crate::format::client::check_tool_choice(tool_choice(v)?, &tools, "tool_choice")?),
     };
     let response_format = text_format(field::opt(o, "text"))?;
     let max_tokens = field::opt_tokens(o, "max_output_tokens", "")?;
@@ -317,7 +317,9 @@ fn tool(v: &Value, path: &str) -> Result<Tool, GatewayError> {
 fn tool_choice(v: &Value) -> Result<ToolChoice, GatewayError> {
     const EXPECTED: &str = "\"auto\", \"none\", \"required\" or {\"type\": \"function\", \"name\": ...}";
     match v {
-        Value::String(s) => super::tool_choice_word(s).ok_or_else(|| field::wrong("tool_choice", EXPECTED, v)),
+        Value::String(s) => {
+            crate::format::client::tool_choice_word(s).ok_or_else(|| field::wrong("tool_choice", EXPECTED, v))
+        }
         Value::Object(o) => {
             let kind = field::string(o, "type", "tool_choice", "\"function\"")?;
             if kind != "function" {
@@ -345,7 +347,7 @@ fn text_format(v: Option<&Value>) -> Result<Option<ResponseFormat>, GatewayError
         "json_object" => Ok(Some(ResponseFormat::Json { schema: None, name: None, description: None, strict: None })),
         _ => {
             field::string(f, "name", "text.format", "the schema's name, e.g. \"answer\"")?;
-            super::json_schema_format(f, "text.format").map(Some)
+            crate::format::client::json_schema_format(f, "text.format").map(Some)
         }
     }
 }
@@ -373,7 +375,7 @@ fn call_id(meta: &Meta, index: u32, id: &str) -> String {
 
 /// `"usage":{…}`: the counts, and the details the SDK's types require.
 fn write_usage(w: &mut JsonWriter, u: Usage) {
-    let (input, output) = super::token_counts(u);
+    let (input, output) = crate::format::client::token_counts(u);
     w.key("usage");
     w.begin_object();
     w.field("input_tokens", &input);
@@ -410,7 +412,7 @@ struct Outcome<'a> {
     usage: Option<Usage>,
 }
 
-/// The request's settings the response object repeats ([`super::ClientCall::echo`]), in the
+/// The request's settings the response object repeats ([`crate::format::client::ClientCall::echo`]), in the
 /// order they take among the response's own fields.
 const ECHOED_BEFORE_MODEL: &[&str] = &["instructions", "max_output_tokens"];
 const ECHOED_BEFORE_USAGE: &[&str] = &[
@@ -864,7 +866,7 @@ mod tests {
 
     use super::*;
     use crate::chat::Source;
-    use crate::gateway::{parse_request as parse, ClientFormat};
+    use crate::format::client::{parse_request as parse, ClientFormat};
 
     fn meta() -> Meta {
         Meta { id: "resp_1".into(), created: 9, model: "m".into(), echo: json!({ "instructions": "sys" }) }

@@ -13,12 +13,12 @@
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
 
-use super::field::{self, child};
-use super::{media, sse, string_or_null, ClientCall, ClientFormat, GatewayError, Meta, PartOrigin};
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
 };
-use crate::format::openai_chat::{wire_finish_reason, write_tool_call};
+use crate::format::client::field::{self, child};
+use crate::format::client::{media, sse, string_or_null, ClientCall, ClientFormat, GatewayError, Meta, PartOrigin};
+use crate::format::openai_chat::provider::{wire_finish_reason, write_tool_call};
 
 pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
     let o = field::object(body, "body")?;
@@ -58,7 +58,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
     };
     let tool_choice = match field::opt(o, "tool_choice") {
         None => None,
-        Some(v) => Some(super::check_tool_choice(tool_choice(v)?, &tools, "tool_choice")?),
+        Some(v) => Some(crate::format::client::check_tool_choice(tool_choice(v)?, &tools, "tool_choice")?),
     };
     let request = ChatRequest {
         messages,
@@ -184,7 +184,9 @@ fn tool_choice(v: &Value) -> Result<ToolChoice, GatewayError> {
     const EXPECTED: &str =
         "\"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}";
     match v {
-        Value::String(s) => super::tool_choice_word(s).ok_or_else(|| field::wrong("tool_choice", EXPECTED, v)),
+        Value::String(s) => {
+            crate::format::client::tool_choice_word(s).ok_or_else(|| field::wrong("tool_choice", EXPECTED, v))
+        }
         Value::Object(o) => {
             field::one_of(o, "type", "tool_choice", &["function"])?;
             let f = match field::opt(o, "function") {
@@ -213,7 +215,7 @@ fn response_format(v: Option<&Value>) -> Result<Option<ResponseFormat>, GatewayE
                 None => return Err(field::missing(sp, "{name, schema, strict?}")),
                 Some(s) => field::object(s, sp)?,
             };
-            super::json_schema_format(s, sp).map(Some)
+            crate::format::client::json_schema_format(s, sp).map(Some)
         }
     }
 }
@@ -262,7 +264,7 @@ pub(crate) fn schema(v: Option<&Value>, path: &str) -> Result<Value, GatewayErro
 
 /// `"usage":{…}` with the three counts.
 fn write_usage(w: &mut JsonWriter, u: Usage) {
-    let (input, output) = super::token_counts(u);
+    let (input, output) = crate::format::client::token_counts(u);
     w.key("usage");
     w.begin_object();
     w.field("prompt_tokens", &input);
@@ -447,7 +449,7 @@ mod tests {
 
     use super::*;
     use crate::chat::Source;
-    use crate::gateway::{parse_request as parse, ClientFormat};
+    use crate::format::client::{parse_request as parse, ClientFormat};
 
     fn meta() -> Meta {
         Meta { id: "chatcmpl-1".into(), created: 9, model: "m".into(), echo: Value::Null }

@@ -26,7 +26,7 @@
 //! without), and `response_format` is `json_object`, or `json_schema` named `response` unless
 //! the caller named it.
 //!
-//! [`Format::uncarried`]: super::Format::uncarried
+//! [`Format::uncarried`]: crate::format::Format::uncarried
 
 use std::borrow::Cow;
 

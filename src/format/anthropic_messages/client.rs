@@ -15,14 +15,14 @@
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
 
-use super::field::{self, child};
-use super::openai::schema;
-use super::{media, sse, ClientCall, ClientFormat, Conversation, GatewayError, Meta};
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, Tool, ToolCall, ToolChoice,
     Usage,
 };
-use crate::format::anthropic_messages::{stop_reason, tool_input};
+use crate::format::anthropic_messages::provider::{stop_reason, tool_input};
+use crate::format::client::field::{self, child};
+use crate::format::client::{media, sse, ClientCall, ClientFormat, Conversation, GatewayError, Meta};
+use crate::format::openai_chat::client::schema;
 
 pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
     let o = field::object(body, "body")?;
@@ -54,7 +54,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         None => (None, None),
         Some(v) => {
             let (choice, parallel) = tool_choice(v)?;
-            (Some(super::check_tool_choice(choice, &tools, "tool_choice")?), parallel)
+            (Some(crate::format::client::check_tool_choice(choice, &tools, "tool_choice")?), parallel)
         }
     };
     let Conversation { messages, origins } = conversation;
@@ -179,7 +179,7 @@ fn output_format(o: &Map<String, Value>) -> Result<Option<ResponseFormat>, Gatew
         };
     let f = field::object(format, path)?;
     field::one_of(f, "type", path, &["json_schema"])?;
-    super::json_schema_format(f, path).map(Some)
+    crate::format::client::json_schema_format(f, path).map(Some)
 }
 
 /// The block's `source` object.
@@ -487,7 +487,7 @@ impl StreamEncoder {
 
 /// `"usage":{"input_tokens","output_tokens"}`.
 fn write_usage(w: &mut JsonWriter, u: Usage) {
-    let (input, output) = super::token_counts(u);
+    let (input, output) = crate::format::client::token_counts(u);
     w.key("usage");
     w.begin_object();
     w.field("input_tokens", &input);
@@ -501,7 +501,7 @@ mod tests {
 
     use super::*;
     use crate::chat::Source;
-    use crate::gateway::parse_request as parse;
+    use crate::format::client::parse_request as parse;
 
     fn meta() -> Meta {
         Meta { id: "msg_1".into(), created: 9, model: "m".into(), echo: Value::Null }

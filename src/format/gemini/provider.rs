@@ -23,7 +23,7 @@
 //! `allowedFunctionNames` for a named tool: ai.google.dev/gemini-api/docs/function-calling).
 //! Gemini has no switch for parallel tool calls, so `parallelToolCalls` is not sent.
 //!
-//! [`Format::uncarried`]: super::Format::uncarried
+//! [`Format::uncarried`]: crate::format::Format::uncarried
 
 use std::borrow::Cow;
 
@@ -36,7 +36,7 @@ use crate::chat::{
     self, Answer, ChatRequest, Delta, FinishReason, Message, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
 use crate::format::frame;
-use crate::format::openai_chat::request_headers;
+use crate::format::openai_chat::provider::request_headers;
 use crate::format::{
     join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
     StreamDecoding, Uncarried,

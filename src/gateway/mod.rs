@@ -47,13 +47,13 @@ mod tests {
         let image = json!({"type": "image_url", "image_url": {"url": "https://x.example/a.png"}});
         let cases = [
             (
-                ClientFormat::OpenAi,
+                ClientFormat::OpenaiChat,
                 "gemini",
                 json!({"model": "gemini", "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "a"}, image]}]}),
                 "messages[1].content[1]",
             ),
             (
-                ClientFormat::Anthropic,
+                ClientFormat::AnthropicMessages,
                 "gemini",
                 json!({"model": "gemini", "max_tokens": 5, "system": "s", "messages": [
                     {"role": "user", "content": "q"},
@@ -67,7 +67,7 @@ mod tests {
                 "messages[2].content[2]",
             ),
             (
-                ClientFormat::Responses,
+                ClientFormat::OpenaiResponses,
                 "gemini",
                 json!({"model": "gemini", "instructions": "s", "input": [{"role": "user", "content": [
                     {"type": "input_text", "text": "a"}, {"type": "input_image", "image_url": "https://x.example/a.png"},
@@ -75,7 +75,7 @@ mod tests {
                 "input[0].content[1]",
             ),
             (
-                ClientFormat::Responses,
+                ClientFormat::OpenaiResponses,
                 "chat",
                 json!({"model": "chat", "input": [{"role": "user", "content": [{"type": "input_file", "file_url": "https://x.example/a.pdf"}]}]}),
                 "input[0].content[0]",

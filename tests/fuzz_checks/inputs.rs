@@ -142,7 +142,7 @@ pub fn request(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let mut requests = Vec::new();
     requests.extend(bounded_by_input(data.len(), || ChatRequest::from_json(&text)).ok());
-    for client in [ClientFormat::OpenAi, ClientFormat::Anthropic, ClientFormat::Responses] {
+    for client in [ClientFormat::OpenaiChat, ClientFormat::AnthropicMessages, ClientFormat::OpenaiResponses] {
         requests.extend(bounded_by_input(data.len(), || parse_request(client, &text)).ok().map(|c| c.request));
     }
     if requests.is_empty() {

@@ -15,16 +15,17 @@
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
 
+use super::provider::tool_input;
+use super::{stop_reason, AnthropicMessages};
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, Tool, ToolCall, ToolChoice,
     Usage,
 };
-use crate::format::anthropic_messages::provider::{stop_reason, tool_input};
 use crate::format::client::field::{self, child};
-use crate::format::client::{media, sse, ClientCall, ClientFormat, Conversation, GatewayError, Meta};
+use crate::format::client::{media, sse, ClientCall, ClientDialect, Conversation, GatewayError, Meta, StreamEncoding};
 use crate::format::openai_chat::client::schema;
 
-pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
+fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
     let o = field::object(body, "body")?;
     let model = field::string(o, "model", "", "the name of a route, e.g. \"chat\"")?.to_string();
     let max_tokens = field::opt_tokens(o, "max_tokens", "")?
@@ -262,7 +263,7 @@ fn tool_id(meta: &Meta, index: u32, id: &str) -> String {
 
 /// A whole answer, keys in the API reference's order: `id`, `type`, `role`, `model`, `content`,
 /// `stop_reason`, `stop_sequence`, `usage`.
-pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
+fn answer_body(meta: &Meta, answer: &Answer) -> String {
     let mut w = JsonWriter::new();
     w.begin_object();
     w.field("id", &meta.id);
@@ -324,7 +325,7 @@ enum Block {
 
 #[derive(Debug)]
 pub struct StreamEncoder {
-    pub(crate) meta: Meta,
+    meta: Meta,
     started: bool,
     /// The blocks started and not yet stopped, in order, with their indexes.
     open: Vec<(Block, u32)>,
@@ -439,8 +440,14 @@ impl StreamEncoder {
             typed_text(w, kind, key, text);
         });
     }
+}
 
-    pub fn delta(&mut self, delta: &Delta, out: &mut String) {
+impl StreamEncoding for StreamEncoder {
+    fn meta_mut(&mut self) -> &mut Meta {
+        &mut self.meta
+    }
+
+    fn delta(&mut self, delta: &Delta, out: &mut String) {
         self.start(out);
         match delta {
             Delta::Text { text } => {
@@ -464,7 +471,7 @@ impl StreamEncoder {
         }
     }
 
-    pub fn finish(&mut self, finish: &FinishReason, usage: Usage, out: &mut String) {
+    fn finish(&mut self, finish: &FinishReason, usage: Usage, out: &mut String) {
         self.start(out);
         self.close_all(out);
         event(out, "message_delta", &|w| {
@@ -480,8 +487,40 @@ impl StreamEncoder {
     }
 
     /// An `error` event (the SDK throws on it), and no `message_stop`.
-    pub fn fail(&mut self, error: &GatewayError, out: &mut String) {
-        sse(out, Some("error"), &|w| error.write_body(w, ClientFormat::Anthropic));
+    fn fail(&mut self, error: &GatewayError, out: &mut String) {
+        sse(out, Some("error"), &|w| write_error(error, w));
+    }
+}
+
+/// The error body, `{"type":"error","error":{"type","message"}}` in the API reference's order.
+fn write_error(error: &GatewayError, w: &mut JsonWriter) {
+    w.begin_object();
+    w.field("type", "error");
+    w.key("error");
+    w.begin_object();
+    w.field("type", super::error_type(error.class, error.kind));
+    w.field("message", &error.message);
+    w.end_object();
+    w.end_object();
+}
+
+impl ClientDialect for AnthropicMessages {
+    type StreamEncoder = StreamEncoder;
+
+    fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
+        parse_request(body)
+    }
+
+    fn answer_body(meta: &Meta, answer: &Answer) -> String {
+        answer_body(meta, answer)
+    }
+
+    fn stream_encoder(meta: Meta, _include_usage: bool) -> StreamEncoder {
+        StreamEncoder::new(meta)
+    }
+
+    fn write_error(error: &GatewayError, w: &mut JsonWriter) {
+        write_error(error, w)
     }
 }
 
@@ -501,14 +540,14 @@ mod tests {
 
     use super::*;
     use crate::chat::Source;
-    use crate::format::client::parse_request as parse;
+    use crate::format::client::{parse_request as parse, ClientFormat};
 
     fn meta() -> Meta {
         Meta { id: "msg_1".into(), created: 9, model: "m".into(), echo: Value::Null }
     }
 
     fn err(body: Value) -> String {
-        parse(ClientFormat::Anthropic, &body.to_string()).unwrap_err().message
+        parse(ClientFormat::AnthropicMessages, &body.to_string()).unwrap_err().message
     }
 
     #[test]
@@ -531,7 +570,7 @@ mod tests {
             ],
             "tools": [{"name": "weather", "input_schema": {"type": "object"}}],
         });
-        let call = parse(ClientFormat::Anthropic, &body.to_string()).unwrap();
+        let call = parse(ClientFormat::AnthropicMessages, &body.to_string()).unwrap();
         assert_eq!((call.model.as_str(), call.stream), ("chat", true));
         let r = &call.request;
         assert_eq!((r.max_tokens, r.stop.clone()), (Some(100), vec!["X".to_string()]));
@@ -624,7 +663,7 @@ mod tests {
         ];
         for (case, content, expected) in cases {
             let body = json!({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": content}]});
-            let call = parse(ClientFormat::Anthropic, &body.to_string()).unwrap();
+            let call = parse(ClientFormat::AnthropicMessages, &body.to_string()).unwrap();
             assert_eq!(
                 call.request.messages,
                 vec![Message { content: expected, ..Message::new(Role::User, "") }],
@@ -662,7 +701,7 @@ mod tests {
         for (fields, expected) in cases {
             let mut body = json!({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]});
             body.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
-            let r = parse(ClientFormat::Anthropic, &body.to_string()).unwrap().request;
+            let r = parse(ClientFormat::AnthropicMessages, &body.to_string()).unwrap().request;
             assert_eq!((r.top_p, r.tool_choice, r.parallel_tool_calls, r.response_format), expected, "{fields}");
         }
     }

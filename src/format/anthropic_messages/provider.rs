@@ -31,13 +31,14 @@ use llm_baton_wire::frames::anthropic_messages::{parse_event, Event, EventDelta}
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::Value;
 
+use super::{error_class, finish_reason, status_of_type};
 use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
 use crate::format::openai_chat::provider::{non_pdf, request_headers};
 use crate::format::{
-    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
-    StreamDecoding, Uncarried,
+    join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
+    Uncarried,
 };
 use crate::sse::SseEvent;
 use crate::value::{from_tree, parse_value};
@@ -441,76 +442,13 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     }))
 }
 
-// ---- stop_reason, both ways ----
-//
-// The provider side reads a `stop_reason` with `finish_reason`; the gateway writes one for its
-// Anthropic clients with `stop_reason`. Kept side by side so the two cannot drift: every
-// `FinishReason` written reads back as itself (tests: `stop_reasons_round_trip`).
-
-/// Normalizes `stop_reason`; a tool call without one stopped to call it.
-pub(crate) fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
-    match raw {
-        Some("tool_use") => FinishReason::ToolCalls,
-        None | Some("") if called_tools => FinishReason::ToolCalls,
-        None | Some("" | "end_turn" | "stop_sequence") => FinishReason::Stop,
-        Some("max_tokens" | "model_context_window_exceeded") => FinishReason::Length,
-        Some("refusal") => FinishReason::ContentFilter,
-        Some(other) => FinishReason::Other(other.to_string()),
-    }
-}
-
-/// The `stop_reason` an Anthropic client is told; another dialect's own reason passes as it is.
-pub(crate) fn stop_reason(finish: &FinishReason) -> &str {
-    match finish {
-        FinishReason::Stop => "end_turn",
-        FinishReason::Length => "max_tokens",
-        FinishReason::ToolCalls => "tool_use",
-        FinishReason::ContentFilter => "refusal",
-        FinishReason::Other(s) => s,
-    }
-}
-
 // ---- errors ----
-//
-// Anthropic's error body is `{"type": "error", "error": {"type", "message"}}`, and its "Errors"
-// reference lists the types with their statuses: invalid_request_error 400,
-// authentication_error 401, billing_error 402, permission_error 403, not_found_error 404,
-// request_too_large 413, rate_limit_error 429, api_error 500, timeout_error 504,
-// overloaded_error 529. A prompt over the context window is an invalid_request_error whose
-// message says "prompt is too long: N tokens > M maximum", and an account out of credit one that
-// says "Your credit balance is too low": only the words tell them apart. Anthropic documents no
-// error for its policy refusals: a refusal is an answer with stop_reason "refusal".
-
-fn error_class(status: u16, kind: Option<&str>, message: &str) -> Option<FailureClass> {
-    let words = message.to_ascii_lowercase();
-    match kind {
-        Some("invalid_request_error") if words.contains("prompt is too long") => Some(FailureClass::ContextLength),
-        Some("invalid_request_error") if words.contains("credit balance is too low") => Some(FailureClass::Quota),
-        Some("billing_error") => Some(FailureClass::Quota),
-        Some("authentication_error" | "permission_error") => Some(FailureClass::Auth),
-        Some("rate_limit_error") => Some(FailureClass::RateLimit),
-        Some("overloaded_error") => Some(FailureClass::Overloaded),
-        _ => FailureClass::of_status(status),
-    }
-}
 
 /// An Anthropic `error` object (`{"type": "overloaded_error", "message": "Overloaded"}`) as a
 /// provider error with the HTTP status Anthropic documents for its type.
 fn provider_error(error: &Value) -> DecodeError {
     let kind = error.get("type").and_then(Value::as_str).unwrap_or("");
-    let status = match kind {
-        "invalid_request_error" => 400,
-        "authentication_error" => 401,
-        "billing_error" => 402,
-        "permission_error" => 403,
-        "not_found_error" => 404,
-        "request_too_large" => 413,
-        "rate_limit_error" => 429,
-        "api_error" => 500,
-        "timeout_error" => 504,
-        "overloaded_error" => 529,
-        _ => 500,
-    };
+    let status = status_of_type(kind).unwrap_or(500);
     let message = match error {
         Value::String(s) => s.clone(),
         _ => match error.get("message").and_then(Value::as_str).filter(|m| !m.is_empty()) {
@@ -817,9 +755,10 @@ fn push_text<'a>(out: &mut Vec<Delta>, text: Option<Cow<'a, str>>, push: fn(&mut
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chat::{Message, Tool};
+    use crate::chat::{FinishReason, Message, Tool};
     use crate::format::provider;
     use crate::format::test_endpoint;
+    use crate::outcome::FailureClass;
     use serde_json::json;
 
     fn endpoint(key: Option<&str>, headers: &[(&str, &str)]) -> Endpoint<'static> {
@@ -933,23 +872,6 @@ mod tests {
             body(&http)["messages"][1],
             json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": "not json"}]})
         );
-    }
-
-    #[test]
-    fn stop_reasons_round_trip() {
-        let cases = [
-            (FinishReason::Stop, "end_turn"),
-            (FinishReason::Length, "max_tokens"),
-            (FinishReason::ToolCalls, "tool_use"),
-            (FinishReason::ContentFilter, "refusal"),
-            (FinishReason::Other("pause_turn".into()), "pause_turn"),
-            (FinishReason::Other("insufficient_system_resource".into()), "insufficient_system_resource"),
-        ];
-        for (finish, wire) in cases {
-            assert_eq!(stop_reason(&finish), wire);
-            let called_tools = finish == FinishReason::ToolCalls;
-            assert_eq!(finish_reason(Some(wire), called_tools), finish, "{wire}");
-        }
     }
 
     #[test]

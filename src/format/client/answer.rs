@@ -3,11 +3,11 @@
 
 use serde_json::Value;
 
-use super::{ClientFormat, GatewayError};
+use super::{ClientDialect, ClientFormat, GatewayError, StreamEncoding};
 use crate::chat::{Answer, Delta, FinishReason, Usage};
-use crate::format::anthropic_messages::client as anthropic;
-use crate::format::openai_chat::client as openai;
-use crate::format::openai_responses::client as responses;
+use crate::format::anthropic_messages::{self, AnthropicMessages};
+use crate::format::openai_chat::{self, OpenaiChat};
+use crate::format::openai_responses::{self, OpenaiResponses};
 
 /// What a response is about, for ids and the `model` field. The driver supplies the clock and
 /// the randomness the core does not have.
@@ -26,62 +26,56 @@ pub struct Meta {
 /// A whole, non-streamed answer as the client's JSON body.
 pub fn answer_body(format: ClientFormat, meta: &Meta, answer: &Answer) -> String {
     match format {
-        ClientFormat::OpenAi => openai::answer_body(meta, answer),
-        ClientFormat::Anthropic => anthropic::answer_body(meta, answer),
-        ClientFormat::Responses => responses::answer_body(meta, answer),
+        ClientFormat::OpenaiChat => OpenaiChat::answer_body(meta, answer),
+        ClientFormat::AnthropicMessages => AnthropicMessages::answer_body(meta, answer),
+        ClientFormat::OpenaiResponses => OpenaiResponses::answer_body(meta, answer),
     }
 }
 
-/// Encodes a normalized stream as the client's SSE events. `delta` for each delivered delta,
-/// then exactly one of `finish` (the success marker included) or `fail` (an error event, and no
-/// success marker, so no client can mistake a broken stream for a short answer).
+/// Encodes a normalized stream as the client's SSE events: see [`StreamEncoding`].
 #[derive(Debug)]
 pub enum StreamEncoder {
-    OpenAi(openai::StreamEncoder),
-    Anthropic(anthropic::StreamEncoder),
-    Responses(responses::StreamEncoder),
+    OpenaiChat(openai_chat::client::StreamEncoder),
+    AnthropicMessages(anthropic_messages::client::StreamEncoder),
+    OpenaiResponses(openai_responses::client::StreamEncoder),
 }
 
 impl StreamEncoder {
     pub fn new(format: ClientFormat, meta: Meta, include_usage: bool) -> StreamEncoder {
         match format {
-            ClientFormat::OpenAi => StreamEncoder::OpenAi(openai::StreamEncoder::new(meta, include_usage)),
-            ClientFormat::Anthropic => StreamEncoder::Anthropic(anthropic::StreamEncoder::new(meta)),
-            ClientFormat::Responses => StreamEncoder::Responses(responses::StreamEncoder::new(meta)),
+            ClientFormat::OpenaiChat => StreamEncoder::OpenaiChat(OpenaiChat::stream_encoder(meta, include_usage)),
+            ClientFormat::AnthropicMessages => {
+                StreamEncoder::AnthropicMessages(AnthropicMessages::stream_encoder(meta, include_usage))
+            }
+            ClientFormat::OpenaiResponses => {
+                StreamEncoder::OpenaiResponses(OpenaiResponses::stream_encoder(meta, include_usage))
+            }
+        }
+    }
+
+    fn encoding(&mut self) -> &mut dyn StreamEncoding {
+        match self {
+            StreamEncoder::OpenaiChat(e) => e,
+            StreamEncoder::AnthropicMessages(e) => e,
+            StreamEncoder::OpenaiResponses(e) => e,
         }
     }
 
     /// The model named in the stream, settled once the serving target is known (before any output).
     pub fn set_model(&mut self, model: &str) {
-        match self {
-            StreamEncoder::OpenAi(e) => e.meta.model = model.to_string(),
-            StreamEncoder::Anthropic(e) => e.meta.model = model.to_string(),
-            StreamEncoder::Responses(e) => e.meta.model = model.to_string(),
-        }
+        self.encoding().meta_mut().model = model.to_string();
     }
 
     pub fn delta(&mut self, delta: &Delta, out: &mut String) {
-        match self {
-            StreamEncoder::OpenAi(e) => e.delta(delta, out),
-            StreamEncoder::Anthropic(e) => e.delta(delta, out),
-            StreamEncoder::Responses(e) => e.delta(delta, out),
-        }
+        self.encoding().delta(delta, out)
     }
 
     pub fn finish(&mut self, finish_reason: &FinishReason, usage: Usage, out: &mut String) {
-        match self {
-            StreamEncoder::OpenAi(e) => e.finish(finish_reason, usage, out),
-            StreamEncoder::Anthropic(e) => e.finish(finish_reason, usage, out),
-            StreamEncoder::Responses(e) => e.finish(finish_reason, usage, out),
-        }
+        self.encoding().finish(finish_reason, usage, out)
     }
 
     pub fn fail(&mut self, error: &GatewayError, out: &mut String) {
-        match self {
-            StreamEncoder::OpenAi(e) => e.fail(error, out),
-            StreamEncoder::Anthropic(e) => e.fail(error, out),
-            StreamEncoder::Responses(e) => e.fail(error, out),
-        }
+        self.encoding().fail(error, out)
     }
 }
 
@@ -102,9 +96,10 @@ mod tests {
             usage: Usage { input_tokens: Some(7), output_tokens: None },
             model: None,
         };
-        let openai: Value = serde_json::from_str(&answer_body(ClientFormat::OpenAi, &meta, &answer)).unwrap();
+        let openai: Value = serde_json::from_str(&answer_body(ClientFormat::OpenaiChat, &meta, &answer)).unwrap();
         assert_eq!(openai["usage"], json!({"prompt_tokens": 7, "completion_tokens": 0, "total_tokens": 7}));
-        let anthropic: Value = serde_json::from_str(&answer_body(ClientFormat::Anthropic, &meta, &answer)).unwrap();
+        let anthropic: Value =
+            serde_json::from_str(&answer_body(ClientFormat::AnthropicMessages, &meta, &answer)).unwrap();
         assert_eq!(anthropic["usage"], json!({"input_tokens": 7, "output_tokens": 0}));
     }
 }

@@ -4,11 +4,11 @@
 use serde_json::Value;
 
 use super::field::kind_of;
-use super::{ClientFormat, GatewayError};
+use super::{ClientDialect, ClientFormat, GatewayError};
 use crate::chat::{ChatRequest, Message};
-use crate::format::anthropic_messages::client as anthropic;
-use crate::format::openai_chat::client as openai;
-use crate::format::openai_responses::client as responses;
+use crate::format::anthropic_messages::AnthropicMessages;
+use crate::format::openai_chat::OpenaiChat;
+use crate::format::openai_responses::OpenaiResponses;
 use crate::value::ConfigError;
 
 /// A client's request, normalized: the route it names, whether it streams, and the chat.
@@ -81,9 +81,9 @@ pub fn parse_request(format: ClientFormat, body: &str) -> Result<ClientCall, Gat
         return Err(GatewayError::invalid(format!("the request body must be a JSON object (got {})", kind_of(&value))));
     }
     match format {
-        ClientFormat::OpenAi => openai::parse_request(&value),
-        ClientFormat::Anthropic => anthropic::parse_request(&value),
-        ClientFormat::Responses => responses::parse_request(&value),
+        ClientFormat::OpenaiChat => OpenaiChat::parse_request(&value),
+        ClientFormat::AnthropicMessages => AnthropicMessages::parse_request(&value),
+        ClientFormat::OpenaiResponses => OpenaiResponses::parse_request(&value),
     }
 }
 
@@ -93,7 +93,7 @@ mod tests {
 
     #[test]
     fn bodies_that_are_not_objects() {
-        for format in [ClientFormat::OpenAi, ClientFormat::Anthropic, ClientFormat::Responses] {
+        for format in [ClientFormat::OpenaiChat, ClientFormat::AnthropicMessages, ClientFormat::OpenaiResponses] {
             let e = parse_request(format, "{").unwrap_err();
             assert_eq!(e.status, 400);
             assert!(e.message.starts_with("the request body is not valid JSON"), "{}", e.message);

@@ -13,14 +13,17 @@
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
 
+use super::provider::write_tool_call;
+use super::{wire_finish_reason, OpenaiChat};
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
 };
 use crate::format::client::field::{self, child};
-use crate::format::client::{media, sse, string_or_null, ClientCall, ClientFormat, GatewayError, Meta, PartOrigin};
-use crate::format::openai_chat::provider::{wire_finish_reason, write_tool_call};
+use crate::format::client::{
+    media, sse, string_or_null, ClientCall, ClientDialect, GatewayError, Meta, PartOrigin, StreamEncoding,
+};
 
-pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
+fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
     let o = field::object(body, "body")?;
     let model = field::string(o, "model", "", "the name of a route, e.g. \"chat\"")?.to_string();
     let stream = field::opt_bool(o, "stream", "")?;
@@ -293,7 +296,7 @@ fn begin_completion(w: &mut JsonWriter, meta: &Meta, object: &str) {
 
 /// A whole answer, keys in the API reference's order: `id`, `object`, `created`, `model`,
 /// `choices`, `usage`.
-pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
+fn answer_body(meta: &Meta, answer: &Answer) -> String {
     let mut w = JsonWriter::new();
     begin_completion(&mut w, meta, "chat.completion");
     w.key("choices");
@@ -329,7 +332,7 @@ pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
 
 #[derive(Debug)]
 pub struct StreamEncoder {
-    pub(crate) meta: Meta,
+    meta: Meta,
     include_usage: bool,
     started: bool,
     /// Tool-call indices whose opening fragment (id, name) was sent.
@@ -380,8 +383,14 @@ impl StreamEncoder {
             );
         }
     }
+}
 
-    pub fn delta(&mut self, delta: &Delta, out: &mut String) {
+impl StreamEncoding for StreamEncoder {
+    fn meta_mut(&mut self) -> &mut Meta {
+        &mut self.meta
+    }
+
+    fn delta(&mut self, delta: &Delta, out: &mut String) {
         self.start(out);
         match delta {
             Delta::Text { text } => self.chunk(out, &|w| w.field("content", text), None),
@@ -421,7 +430,7 @@ impl StreamEncoder {
         }
     }
 
-    pub fn finish(&mut self, finish: &FinishReason, u: Usage, out: &mut String) {
+    fn finish(&mut self, finish: &FinishReason, u: Usage, out: &mut String) {
         self.start(out);
         self.chunk(out, &|_| {}, Some(wire_finish_reason(finish)));
         if self.include_usage {
@@ -438,8 +447,48 @@ impl StreamEncoder {
     }
 
     /// An error chunk (the SDK throws on a chunk with `error`), and no `[DONE]`.
-    pub fn fail(&mut self, error: &GatewayError, out: &mut String) {
-        sse(out, None, &|w| error.write_body(w, ClientFormat::OpenAi));
+    fn fail(&mut self, error: &GatewayError, out: &mut String) {
+        sse(out, None, &|w| write_error(error, w));
+    }
+}
+
+/// The error body, `{"error": {…}}`.
+fn write_error(error: &GatewayError, w: &mut JsonWriter) {
+    w.begin_object();
+    w.key("error");
+    write_error_object(error, w);
+    w.end_object();
+}
+
+/// OpenAI's error object, `{"message","type","param","code"}` in the API reference's order
+/// (Responses' error event nests it too).
+pub(crate) fn write_error_object(error: &GatewayError, w: &mut JsonWriter) {
+    w.begin_object();
+    w.field("message", &error.message);
+    w.field("type", super::error_type(error.class, error.kind));
+    w.key("param");
+    w.null();
+    string_or_null(w, "code", error.code);
+    w.end_object();
+}
+
+impl ClientDialect for OpenaiChat {
+    type StreamEncoder = StreamEncoder;
+
+    fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
+        parse_request(body)
+    }
+
+    fn answer_body(meta: &Meta, answer: &Answer) -> String {
+        answer_body(meta, answer)
+    }
+
+    fn stream_encoder(meta: Meta, include_usage: bool) -> StreamEncoder {
+        StreamEncoder::new(meta, include_usage)
+    }
+
+    fn write_error(error: &GatewayError, w: &mut JsonWriter) {
+        write_error(error, w)
     }
 }
 
@@ -456,7 +505,7 @@ mod tests {
     }
 
     fn err(body: Value) -> String {
-        parse(ClientFormat::OpenAi, &body.to_string()).unwrap_err().message
+        parse(ClientFormat::OpenaiChat, &body.to_string()).unwrap_err().message
     }
 
     #[test]
@@ -472,7 +521,7 @@ mod tests {
             ],
             "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
         });
-        let call = parse(ClientFormat::OpenAi, &body.to_string()).unwrap();
+        let call = parse(ClientFormat::OpenaiChat, &body.to_string()).unwrap();
         assert_eq!((call.model.as_str(), call.stream, call.include_usage), ("chat", true, true));
         let r = &call.request;
         assert_eq!((r.max_tokens, r.temperature, r.stop.clone()), (Some(64), Some(0.5), vec!["END".to_string()]));
@@ -565,11 +614,11 @@ mod tests {
         ];
         for (case, content, expected) in cases {
             let body = json!({"model": "m", "messages": [{"role": "user", "content": content}]});
-            let call = parse(ClientFormat::OpenAi, &body.to_string()).unwrap();
+            let call = parse(ClientFormat::OpenaiChat, &body.to_string()).unwrap();
             assert_eq!(call.request.messages[0].content, expected, "{case}");
         }
         let replayed = json!({"model": "m", "messages": [{"role": "assistant", "content": [{"type": "refusal", "refusal": "No."}]}]});
-        let call = parse(ClientFormat::OpenAi, &replayed.to_string()).unwrap();
+        let call = parse(ClientFormat::OpenaiChat, &replayed.to_string()).unwrap();
         assert_eq!(call.request.messages[0], Message::new(Role::Assistant, "No."));
     }
 
@@ -620,7 +669,7 @@ mod tests {
         for (fields, expected) in cases {
             let mut body = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
             body.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
-            let r = parse(ClientFormat::OpenAi, &body.to_string()).unwrap().request;
+            let r = parse(ClientFormat::OpenaiChat, &body.to_string()).unwrap().request;
             assert_eq!(
                 (r.top_p, r.seed, r.tool_choice, r.parallel_tool_calls, r.response_format),
                 expected,

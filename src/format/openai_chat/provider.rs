@@ -34,8 +34,9 @@ use llm_baton_wire::frames::openai_chat::{parse_chunk, trimmed, Chunk, ChunkDelt
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::Value;
 
+use super::{class_named, finish_reason};
 use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
 use crate::format::frame;
 use crate::format::{
@@ -460,35 +461,6 @@ fn refused(raw: Option<&str>) -> Option<&str> {
     }
 }
 
-// ---- finish_reason, both ways ----
-//
-// The provider side reads a `finish_reason` with `finish_reason`; the gateway writes one for its
-// OpenAI clients with `wire_finish_reason`. Kept side by side so the two cannot drift: every
-// `FinishReason` written reads back as itself (tests: `finish_reasons_round_trip`).
-
-/// Normalizes `finish_reason`. Some compatible servers say "stop" (or nothing) after tool calls.
-pub(crate) fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
-    match raw {
-        None | Some("" | "stop") if called_tools => FinishReason::ToolCalls,
-        None | Some("" | "stop") => FinishReason::Stop,
-        Some("length") => FinishReason::Length,
-        Some("tool_calls" | "function_call") => FinishReason::ToolCalls,
-        Some("content_filter") => FinishReason::ContentFilter,
-        Some(other) => FinishReason::Other(other.to_string()),
-    }
-}
-
-/// The `finish_reason` an OpenAI client is told; another dialect's own reason passes as it is.
-pub(crate) fn wire_finish_reason(finish: &FinishReason) -> &str {
-    match finish {
-        FinishReason::Stop => "stop",
-        FinishReason::Length => "length",
-        FinishReason::ToolCalls => "tool_calls",
-        FinishReason::ContentFilter => "content_filter",
-        FinishReason::Other(s) => s,
-    }
-}
-
 // ---- errors ----
 //
 // OpenAI's error object is `{"message", "type", "param", "code"}` (API reference, "Error codes"
@@ -521,16 +493,6 @@ fn error_code(error: &Value) -> Option<String> {
 /// The class of an OpenAI-dialect error, from its code, its type and (for what only words name)
 /// its message; the status's class otherwise.
 pub(crate) fn error_class(status: u16, kind: Option<&str>, code: Option<&str>, message: &str) -> Option<FailureClass> {
-    let by_name = |name: &str| match name {
-        "context_length_exceeded" => Some(FailureClass::ContextLength),
-        "content_policy_violation" | "content_filter" => Some(FailureClass::ContentFilter),
-        "insufficient_quota" => Some(FailureClass::Quota),
-        "invalid_api_key" | "invalid_authentication" | "authentication_error" | "permission_error" => {
-            Some(FailureClass::Auth)
-        }
-        "rate_limit_exceeded" | "rate_limit_error" | "requests" | "tokens" => Some(FailureClass::RateLimit),
-        _ => None,
-    };
     let words = message.to_ascii_lowercase();
     let over_window =
         ["maximum context length", "context window", "prompt is too long"].iter().any(|w| words.contains(w));
@@ -543,7 +505,10 @@ pub(crate) fn error_class(status: u16, kind: Option<&str>, code: Option<&str>, m
     } else {
         None
     };
-    code.and_then(by_name).or_else(|| kind.and_then(by_name)).or(by_words).or_else(|| FailureClass::of_status(status))
+    code.and_then(class_named)
+        .or_else(|| kind.and_then(class_named))
+        .or(by_words)
+        .or_else(|| FailureClass::of_status(status))
 }
 
 /// An OpenAI `error` value (an object with `message`/`type`/`code`, or a bare string from some
@@ -750,7 +715,7 @@ impl StreamDecoding for StreamDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chat::Tool;
+    use crate::chat::{FinishReason, Tool};
     use crate::format::provider;
     use crate::format::test_endpoint;
     use serde_json::json;
@@ -854,23 +819,6 @@ mod tests {
                 "stream_options": {"include_usage": true}
             })
         );
-    }
-
-    #[test]
-    fn finish_reasons_round_trip() {
-        let cases = [
-            (FinishReason::Stop, "stop"),
-            (FinishReason::Length, "length"),
-            (FinishReason::ToolCalls, "tool_calls"),
-            (FinishReason::ContentFilter, "content_filter"),
-            (FinishReason::Other("insufficient_system_resource".into()), "insufficient_system_resource"),
-            (FinishReason::Other("pause_turn".into()), "pause_turn"),
-        ];
-        for (finish, wire) in cases {
-            assert_eq!(wire_finish_reason(&finish), wire);
-            let called_tools = finish == FinishReason::ToolCalls;
-            assert_eq!(finish_reason(Some(wire), called_tools), finish, "{wire}");
-        }
     }
 
     #[test]

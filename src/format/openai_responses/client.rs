@@ -26,12 +26,16 @@
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
 
+use super::{ending, OpenaiResponses};
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
 };
 use crate::format::client::field::{self, child};
-use crate::format::client::{media, sse, string_or_null, ClientCall, Conversation, GatewayError, Meta};
-use crate::format::openai_chat::client::schema;
+use crate::format::client::{
+    media, sse, string_or_null, ClientCall, ClientDialect, Conversation, GatewayError, Meta, StreamEncoding,
+};
+use crate::format::openai_chat::client::{schema, write_error_object};
+use crate::format::openai_chat::OpenaiChat;
 
 /// The request fields that name state stored at OpenAI, each refused by name with what to send
 /// instead.
@@ -41,7 +45,7 @@ const STATEFUL: &[(&str, &str)] = &[
     ("prompt", "send the prompt's text as instructions and input instead"),
 ];
 
-pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
+fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
     let o = field::object(body, "body")?;
     let model = field::string(o, "model", "", "the name of a route, e.g. \"chat\"")?.to_string();
     let stream = field::opt_bool(o, "stream", "")?;
@@ -392,16 +396,6 @@ fn write_usage(w: &mut JsonWriter, u: Usage) {
     w.end_object();
 }
 
-/// `status` and the `incomplete_details.reason` for how the answer finished: a length cut or a
-/// content filter left it incomplete, anything else completed it.
-fn ending(finish: &FinishReason) -> (&'static str, Option<&'static str>) {
-    match finish {
-        FinishReason::Length => ("incomplete", Some("max_output_tokens")),
-        FinishReason::ContentFilter => ("incomplete", Some("content_filter")),
-        _ => ("completed", None),
-    }
-}
-
 /// What a response object says besides its id, model, echo and output.
 struct Outcome<'a> {
     status: &'a str,
@@ -412,7 +406,7 @@ struct Outcome<'a> {
     usage: Option<Usage>,
 }
 
-/// The request's settings the response object repeats ([`crate::format::client::ClientCall::echo`]), in the
+/// The request's settings the response object repeats ([`ClientCall::echo`]), in the
 /// order they take among the response's own fields.
 const ECHOED_BEFORE_MODEL: &[&str] = &["instructions", "max_output_tokens"];
 const ECHOED_BEFORE_USAGE: &[&str] = &[
@@ -604,7 +598,7 @@ fn answer_items(meta: &Meta, answer: &Answer) -> Vec<Item> {
     items
 }
 
-pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
+fn answer_body(meta: &Meta, answer: &Answer) -> String {
     let (status, incomplete) = ending(&answer.finish_reason);
     let outcome = Outcome { status, incomplete, error: None, usage: Some(answer.usage) };
     let mut w = JsonWriter::new();
@@ -616,7 +610,7 @@ pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
 
 #[derive(Debug)]
 pub struct StreamEncoder {
-    pub(crate) meta: Meta,
+    meta: Meta,
     started: bool,
     /// The next event's `sequence_number`.
     sequence: u64,
@@ -803,8 +797,14 @@ impl StreamEncoder {
             }
         });
     }
+}
 
-    pub fn delta(&mut self, delta: &Delta, out: &mut String) {
+impl StreamEncoding for StreamEncoder {
+    fn meta_mut(&mut self) -> &mut Meta {
+        &mut self.meta
+    }
+
+    fn delta(&mut self, delta: &Delta, out: &mut String) {
         self.start(out);
         match delta {
             Delta::Text { text } if !text.is_empty() => {
@@ -830,7 +830,7 @@ impl StreamEncoder {
 
     /// Closes every item and ends with `response.completed` (or `response.incomplete`). An
     /// answer that said nothing still has its (empty) message, as a whole answer does.
-    pub fn finish(&mut self, finish: &FinishReason, u: Usage, out: &mut String) {
+    fn finish(&mut self, finish: &FinishReason, u: Usage, out: &mut String) {
         self.start(out);
         if self.items.is_empty() {
             self.open(Kind::Message, out);
@@ -843,7 +843,7 @@ impl StreamEncoder {
 
     /// `response.failed` with the output so far (open items `incomplete`) and the error, then an
     /// `error` event, which the SDK throws; no `response.completed`.
-    pub fn fail(&mut self, error: &GatewayError, out: &mut String) {
+    fn fail(&mut self, error: &GatewayError, out: &mut String) {
         self.start(out);
         let outcome = Outcome { status: "failed", incomplete: None, error: Some(error), usage: None };
         self.response_event(out, "response.failed", &outcome);
@@ -855,8 +855,29 @@ impl StreamEncoder {
             w.key("param");
             w.null();
             w.key("error");
-            error.write_openai_error(w);
+            write_error_object(error, w);
         });
+    }
+}
+
+impl ClientDialect for OpenaiResponses {
+    type StreamEncoder = StreamEncoder;
+
+    fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
+        parse_request(body)
+    }
+
+    fn answer_body(meta: &Meta, answer: &Answer) -> String {
+        answer_body(meta, answer)
+    }
+
+    fn stream_encoder(meta: Meta, _include_usage: bool) -> StreamEncoder {
+        StreamEncoder::new(meta)
+    }
+
+    /// OpenAI's error body: Responses shares Chat Completions' error dialect.
+    fn write_error(error: &GatewayError, w: &mut JsonWriter) {
+        OpenaiChat::write_error(error, w)
     }
 }
 
@@ -873,7 +894,7 @@ mod tests {
     }
 
     fn call(body: Value) -> Result<ClientCall, GatewayError> {
-        parse(ClientFormat::Responses, &body.to_string())
+        parse(ClientFormat::OpenaiResponses, &body.to_string())
     }
 
     fn err(body: Value) -> String {

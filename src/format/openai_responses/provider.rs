@@ -31,6 +31,7 @@ use llm_baton_wire::frames::openai_responses::parse_event;
 use llm_baton_wire::write::JsonWriter;
 use serde_json::{Map, Value};
 
+use super::finish_reason;
 use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Part, Role, Source, ToolCall, ToolChoice, Usage};
 use crate::format::openai_chat::provider::{default_filename, provider_error, request_headers, JsonSchema, OpenaiChat};
 use crate::format::{
@@ -318,18 +319,6 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
         usage: ending.usage,
         model,
     }))
-}
-
-/// The finish reason from a response's `status` and `incomplete_details.reason`.
-fn finish_reason(status: Option<&str>, incomplete: Option<&str>, called_tools: bool) -> FinishReason {
-    match (status, incomplete) {
-        (None | Some("completed"), _) if called_tools => FinishReason::ToolCalls,
-        (None | Some("completed"), _) => FinishReason::Stop,
-        (Some("incomplete"), Some("max_output_tokens")) => FinishReason::Length,
-        (Some("incomplete"), Some("content_filter")) => FinishReason::ContentFilter,
-        (Some("incomplete"), Some(reason)) => FinishReason::Other(reason.to_string()),
-        (Some(status), _) => FinishReason::Other(status.to_string()),
-    }
 }
 
 /// What kind of text an answer said: a refusal alone is a policy refusal, `content_filter`, as

@@ -1,11 +1,21 @@
 //! Wire formats: how one normalized [`ChatRequest`] becomes a provider's HTTP request, and how a
-//! provider's answer (whole or streamed) becomes normalized [`Answer`]s and [`Delta`]s.
+//! provider's answer (whole or streamed) becomes normalized [`Answer`]s and [`Delta`]s; and the
+//! other way round for the gateway's clients ([`client`]).
 //!
-//! Every format is one module with the same four parts, so a reader who knows one knows all:
-//! `build_request`, `decode_answer`, a `StreamDecoder` fed with SSE events, and `error_body`
-//! (the provider's own words, code and [`FailureClass`] from an error body). The
-//! [`ProviderDialect`] trait states them, so the compiler checks every module has all four;
-//! [`Format`] dispatches to them through a plain `match`, statically. Nothing here does I/O.
+//! Each dialect is one folder named as in the wire crate (`wire/src/frames/<dialect>.rs`), with
+//! the same files, so a reader who knows one knows all:
+//!
+//! ```text
+//!   <dialect>/mod.rs       the dialect's words (finish reasons, error types, statuses, codes),
+//!                          each read and written side by side, with a round-trip test
+//!   <dialect>/provider.rs  ProviderDialect: build_request, decode_answer, StreamDecoder, error_body
+//!   <dialect>/client.rs    ClientDialect: parse_request, answer_body, StreamEncoder, write_error
+//! ```
+//!
+//! Gemini has a provider side only: no gateway client speaks it. The [`ProviderDialect`] and
+//! [`client::ClientDialect`] traits state the parts, so the compiler checks every dialect has
+//! them all; [`Format`] and [`client::ClientFormat`] dispatch to them through a plain `match`,
+//! statically. Nothing here does I/O.
 //!
 //! Each format reads an error's class from what its provider documents (cited in its module):
 //! the code or type first, the status name for Google, and the message only where a provider

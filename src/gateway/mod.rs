@@ -1,14 +1,15 @@
-//! The edge gateway: client wire formats in, client wire formats out, and every decision about a
-//! request.
+//! The edge gateway: every decision about a client's request, and the replies that carry them.
 //!
 //! A gateway serves clients that already speak OpenAI Chat Completions, OpenAI Responses or
 //! Anthropic Messages (the official SDKs, curl, chat UIs, agent frameworks) from any route,
-//! whatever format its targets speak. So it translates twice, always through the normalized
-//! types of [`crate::chat`]: a client's request body becomes a [`crate::chat::ChatRequest`]
-//! ([`parse_request`]), and the normalized answer, deltas and failures become the client's JSON
-//! body, SSE events and error shape ([`StreamEncoder`], [`answer_body`],
-//! [`GatewayError::from_failure`]). Before that, [`decide`] settles the endpoint, CORS, the
-//! gateway key, the body cap and the deadline from the request's head, in one call.
+//! whatever format its targets speak. It translates twice, always through the normalized types
+//! of [`crate::chat`], with the dialects' client halves ([`crate::format::client`]): a client's
+//! request body becomes a [`crate::chat::ChatRequest`] ([`parse_request`]), and the normalized
+//! answer, deltas and failures become the client's JSON body, SSE events and error shape
+//! ([`StreamEncoder`], [`answer_body`], [`GatewayError::from_failure`]). Those halves sit in
+//! the dialects' layer, below config, so each dialect's words are written once for both
+//! directions; what is here needs the config: [`decide`] settles the endpoint, CORS, the gateway
+//! key, the body cap and the deadline from the request's head, in one call.
 //!
 //! Like the rest of the core this is pure: no clock (ids and timestamps come in as [`Meta`]), no
 //! I/O. The wasm driver and `pkg/gateway.js` only perform what is decided here: read the body,

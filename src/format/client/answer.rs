@@ -19,7 +19,7 @@ pub struct Meta {
     pub created: u64,
     /// The model that answered (the provider's word, else the target's configured model).
     pub model: String,
-    /// The client's [`ClientCall::echo`].
+    /// The client's [`super::ClientCall::echo`].
     pub echo: Value,
 }
 

@@ -21,7 +21,7 @@ pub struct ClientCall {
     pub include_usage: bool,
     pub request: ChatRequest,
     /// The request's settings a response object repeats back (Responses' `instructions`,
-    /// `tools`, `temperature`…), for [`Meta::echo`]; null for the formats that repeat none.
+    /// `tools`, `temperature`…), for [`super::Meta::echo`]; null for the formats that repeat none.
     pub echo: Value,
     /// Where each of `request.messages` came from in the client's body.
     pub origins: Vec<PartOrigin>,

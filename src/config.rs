@@ -140,10 +140,16 @@ impl Config {
     /// carry, the target, and what would carry it. An unknown route passes (starting the call
     /// reports it).
     pub fn check_request(&self, route: &str, request: &ChatRequest) -> Result<(), ConfigError> {
+        let targets = self.route_targets(route);
+        for target in targets.iter().map(|&t| &self.targets[t]) {
+            if let Some((path, what)) = target.format.unsendable_reasoning(request) {
+                let name = show(&Value::from(target.name.as_str()));
+                return Err(ConfigError::new(path, format!("{what} (for target {name}, {})", target.format.as_str())));
+            }
+        }
         if request.messages.iter().all(|m| m.is_text_only()) {
             return Ok(());
         }
-        let targets = self.route_targets(route);
         for (i, message) in request.messages.iter().enumerate() {
             for (j, part) in message.content.iter().enumerate() {
                 for target in targets.iter().map(|&t| &self.targets[t]) {

@@ -446,6 +446,9 @@ impl Call {
             if a.resumed_from.is_some_and(|r| r.mode == ResumeMode::Continue) {
                 self.delivery.drop_echo(&mut delta);
             }
+            let Some(target) = self.current(attempt).map(|a| a.target) else { break };
+            let target = &self.config.targets[target];
+            delta.name_issuer(target.format.as_str(), &target.model);
             let Some(a) = self.current(attempt) else { break };
             let result = match delta {
                 Delta::Usage { usage } => {
@@ -492,8 +495,12 @@ impl Call {
     }
 
     /// A whole (non-streamed) answer arrived.
-    pub fn on_answer(&mut self, attempt: AttemptId, now: u64, answer: Answer) {
+    pub fn on_answer(&mut self, attempt: AttemptId, now: u64, mut answer: Answer) {
         self.settle(now);
+        if let Some(target) = self.current(attempt).map(|a| a.target) {
+            let target = &self.config.targets[target];
+            answer.name_issuer(target.format.as_str(), &target.model);
+        }
         if let Some(a) = self.current(attempt) {
             a.note_usage(answer.usage);
             let a = *a;

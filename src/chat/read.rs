@@ -4,7 +4,10 @@
 
 use serde_json::{Map, Value};
 
-use super::{ChatRequest, Message, Part, ResponseFormat, Role, Source, Tool, ToolCall, ToolChoice, UnmetChoice};
+use super::{
+    ChatRequest, Effort, Message, Opaque, Part, ReasoningPart, ReasoningRequest, ReasoningState, ResponseFormat, Role,
+    Source, Tool, ToolCall, ToolChoice, UnmetChoice,
+};
 use crate::value::{child, parse_json, read_number, read_whole, show, show_kind, ConfigError, Obj};
 
 /// The largest whole number a JavaScript number holds exactly (2^53 - 1).
@@ -33,6 +36,7 @@ impl ChatRequest {
                 "toolChoice",
                 "parallelToolCalls",
                 "responseFormat",
+                "reasoning",
             ],
         )?;
         let messages = match o.get("messages") {
@@ -127,6 +131,10 @@ impl ChatRequest {
             None | Some(Value::Null) => None,
             Some(v) => read_response_format(v)?,
         };
+        let reasoning = match o.get("reasoning") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(read_reasoning(v)?),
+        };
         Ok(ChatRequest {
             messages,
             max_tokens,
@@ -138,6 +146,7 @@ impl ChatRequest {
             tool_choice,
             parallel_tool_calls,
             response_format,
+            reasoning,
         })
     }
 }
@@ -279,15 +288,23 @@ fn read_message(v: &Value, path: &str) -> Result<Message, ConfigError> {
             ))
         }
     };
+    let mut reasoning = Vec::new();
     let content = match o.get("content") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::String(s)) if s.is_empty() => Vec::new(),
         Some(Value::String(s)) => vec![Part::Text { text: s.clone() }],
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| read_part(p, &format!("{}[{i}]", child(path, "content")), role))
-            .collect::<Result<_, _>>()?,
+        Some(Value::Array(parts)) => {
+            let mut content = Vec::new();
+            for (i, p) in parts.iter().enumerate() {
+                let part_path = format!("{}[{i}]", child(path, "content"));
+                if p.get("type").and_then(Value::as_str) == Some("reasoning") {
+                    reasoning.push(read_reasoning_part(p, &part_path, role)?);
+                } else {
+                    content.push(read_part(p, &part_path, role)?);
+                }
+            }
+            content
+        }
         Some(other) => {
             return Err(ConfigError::new(
                 child(path, "content"),
@@ -302,11 +319,12 @@ fn read_message(v: &Value, path: &str) -> Result<Message, ConfigError> {
             .enumerate()
             .map(|(i, c)| {
                 let p = format!("{}[{i}]", child(path, "toolCalls"));
-                let c = Obj::new(c, &p, &["id", "name", "arguments"])?;
+                let c = Obj::new(c, &p, &["id", "name", "arguments", "state"])?;
                 Ok(ToolCall {
                     id: c.required_str("id", "the call's id, as the model gave it")?.to_string(),
                     name: c.required_str("name", "the function's name")?.to_string(),
                     arguments: c.required_str("arguments", r#"the arguments as JSON text, e.g. "{}""#)?.to_string(),
+                    state: read_opt_state(&c)?,
                 })
             })
             .collect::<Result<_, ConfigError>>()?,
@@ -333,7 +351,83 @@ fn read_message(v: &Value, path: &str) -> Result<Message, ConfigError> {
             r#"is missing; a "tool" message answers one call: give its id"#,
         ));
     }
-    Ok(Message { role, content, tool_calls, tool_call_id })
+    Ok(Message { role, content, tool_calls, tool_call_id, reasoning })
+}
+
+/// `reasoning`: `{effort?, budgetTokens?, summary?}`.
+fn read_reasoning(v: &Value) -> Result<ReasoningRequest, ConfigError> {
+    let o = Obj::new(v, "request.reasoning", &["effort", "budgetTokens", "summary"])?;
+    let effort = match o.get("effort") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(Effort::ALL.into_iter().find(|e| v.as_str() == Some(e.as_str())).ok_or_else(|| {
+            ConfigError::new(
+                o.path_of("effort"),
+                format!(r#"must be "minimal", "low", "medium" or "high" (got {})"#, show(v)),
+            )
+        })?),
+    };
+    let budget_tokens = match o.get("budgetTokens") {
+        None | Some(Value::Null) => None,
+        Some(v) => {
+            Some(read_whole(v, &o.path_of("budgetTokens"), "a whole number of tokens", 1, u32::MAX.into())? as u32)
+        }
+    };
+    let summary = match o.get("summary") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(other) => {
+            return Err(ConfigError::new(
+                o.path_of("summary"),
+                format!("must be true (ask for the reasoning's summary as text) or false (got {})", show(other)),
+            ))
+        }
+    };
+    Ok(ReasoningRequest { effort, budget_tokens, summary })
+}
+
+/// A `{type: "reasoning", text, state?}` part, which only an assistant message holds.
+fn read_reasoning_part(v: &Value, path: &str, role: Role) -> Result<ReasoningPart, ConfigError> {
+    let o = Obj::new(v, path, &["type", "text", "state"])?;
+    if role != Role::Assistant {
+        return Err(ConfigError::new(
+            path,
+            format!("is reasoning, but only assistant messages carry it (this is {} message)", role.with_article()),
+        ));
+    }
+    let text = match o.get("text") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => {
+            return Err(ConfigError::new(o.path_of("text"), format!("must be a string (got {})", show_kind(other))))
+        }
+    };
+    Ok(ReasoningPart { text, state: read_opt_state(&o)? })
+}
+
+/// The `state` of a reasoning part or a tool call, as an answer gave it: `{format, model}` and
+/// one of `signature`, `redactedData`, or `id` with `encryptedContent?`.
+fn read_opt_state(o: &Obj) -> Result<Option<ReasoningState>, ConfigError> {
+    const KINDS: &str = r#"give the state as the answer gave it: {format, model} with "signature", "redactedData", or "id" (and "encryptedContent")"#;
+    let v = match o.get("state") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(v) => v,
+    };
+    let path = o.path_of("state");
+    let s = Obj::new(v, &path, &["format", "model", "signature", "redactedData", "id", "encryptedContent"])?;
+    let format = s.required_str("format", "the format of the target that issued it")?.to_string();
+    let model = s.required_str("model", "the model of the target that issued it")?.to_string();
+    let string = |key: &str| match s.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text.clone())),
+        Some(other) => Err(ConfigError::new(s.path_of(key), format!("must be a string (got {})", show_kind(other)))),
+    };
+    let opaque = match (string("signature")?, string("redactedData")?, string("id")?, string("encryptedContent")?) {
+        (Some(signature), None, None, None) => Opaque::Signature(signature),
+        (None, Some(data), None, None) => Opaque::Redacted(data),
+        (None, None, Some(id), encrypted_content) => Opaque::Item { id, encrypted_content },
+        _ => return Err(ConfigError::new(path, KINDS)),
+    };
+    Ok(Some(ReasoningState { format, model, opaque }))
 }
 
 /// One content part at `path` of a message of `role`.

@@ -28,7 +28,7 @@ use llm_baton_wire::write::{JsonWriter, ToJson};
 use wasm_bindgen::prelude::*;
 
 use crate::backoff::RandomSource;
-use crate::chat::{ChatRequest, Delta, FinishReason, ToolCall, Usage};
+use crate::chat::{ChatRequest, Delta, FinishReason, Message, ToolCall, Usage};
 use crate::config::{parse_deadline_option, Config, ConfigError, MAX_MS};
 use crate::engine::{Action, AttemptId, Baton, Call, CallError, CallOptions, Served, Splice};
 use crate::outcome::{Failure, FailureInfo};
@@ -254,11 +254,13 @@ impl ToJson for ResetView<'_> {
     }
 }
 
-/// The successful summary: `{ text, reasoning?, toolCalls?, target, model, contributors,
-/// finishReason, usage, billedUsage, legs }`.
+/// The successful summary: `{ text, reasoning?, toolCalls?, message, target, model,
+/// contributors, finishReason, usage, billedUsage, legs }`.
 struct Completion<'a> {
     text: &'a str,
     reasoning: &'a str,
+    /// The answer as the assistant message to push onto the history, its reasoning state kept.
+    message: Option<Message>,
     tool_calls: &'a [ToolCall],
     target: &'a str,
     model: &'a str,
@@ -279,6 +281,7 @@ impl<'a> Completion<'a> {
         Completion {
             text: if content { &answer.text } else { "" },
             reasoning: if content { &answer.reasoning } else { "" },
+            message: content.then(|| answer.message()),
             tool_calls: if content { &answer.tool_calls } else { &[] },
             target: &target.name,
             model: answer.model.as_deref().unwrap_or(&target.model),
@@ -297,6 +300,7 @@ impl ToJson for Completion<'_> {
         w.field("text", self.text);
         w.text_field("reasoning", self.reasoning);
         w.list_field("toolCalls", self.tool_calls);
+        w.opt_field("message", self.message.as_ref());
         w.field("target", self.target);
         w.field("model", self.model);
         w.field("contributors", &self.contributors);
@@ -441,6 +445,10 @@ pub(crate) async fn run_call(
             match action {
                 Action::Send { attempt, target, prefill, remaining_ms } => {
                     let t = &config.targets[target];
+                    if let Some(message) = t.format.reasoning_warning(request, &t.model) {
+                        let warning = Event::Warning { target: t.name.clone(), attempt: attempt.0, message };
+                        on_output(CallOutput::Event(&warning));
+                    }
                     let mut http = match prefill {
                         Some(text) => t.format.build_request(t, &request.with_prefill(&text), stream),
                         None => t.format.build_request(t, request, stream),

@@ -153,6 +153,24 @@ impl Format {
         }
     }
 
+    /// Why this format cannot send the request's `reasoning`, if it cannot: the field's path and
+    /// what is wrong with the remedy. Checked with the parts before anything is sent.
+    pub fn unsendable_reasoning(self, request: &ChatRequest) -> Option<(&'static str, String)> {
+        match self {
+            Format::AnthropicMessages => anthropic_messages::unsendable_reasoning(request),
+            Format::OpenaiChat | Format::OpenaiResponses | Format::Gemini => None,
+        }
+    }
+
+    /// Why the request goes to `model` without the reasoning it asks for, if it does: a warning
+    /// for the attempt (Anthropic refuses thinking inside a tool-use turn it did not sign).
+    pub fn reasoning_warning(self, request: &ChatRequest, model: &str) -> Option<String> {
+        match self {
+            Format::AnthropicMessages => anthropic_messages::reasoning_warning(request, model),
+            Format::OpenaiChat | Format::OpenaiResponses | Format::Gemini => None,
+        }
+    }
+
     /// Decodes a whole 2xx answer body.
     pub fn decode_answer(self, body: &[u8]) -> Result<Answer, DecodeError> {
         match self {

@@ -338,6 +338,7 @@ impl Shown {
                             id: String::new(),
                             name: String::new(),
                             arguments: String::new(),
+                            state: None,
                         });
                     }
                     let call = &mut self.tool_calls[position];
@@ -355,6 +356,21 @@ impl Shown {
                 skipped @ Delta::Skipped { .. } => panic!("Deliver carried {skipped:?}; a skipped frame is a warning"),
                 usage @ Delta::Usage { .. } => {
                     panic!("Deliver carried {usage:?}; usage is the leg's, not the reader's")
+                }
+                Delta::ReasoningState { state } => self.bytes += state.len(),
+                Delta::ToolCallState { index, state } => {
+                    let position = index as usize;
+                    assert!(position <= self.tool_calls.len(), "a tool call's state at position {index}, not dense");
+                    if position == self.tool_calls.len() {
+                        self.tool_calls.push(ToolCall {
+                            id: String::new(),
+                            name: String::new(),
+                            arguments: String::new(),
+                            state: None,
+                        });
+                    }
+                    self.bytes += state.len();
+                    self.tool_calls[position].state = Some(state);
                 }
             }
         }
@@ -533,7 +549,11 @@ fn check_served(plan: &Plan, shown: &Shown, decoded: Option<&[Delta]>, served: &
     assert_eq!(answer.reasoning, shown.reasoning, "the answer's reasoning is not what was delivered");
     assert_eq!(answer.tool_calls, shown.tool_calls, "the answer's tool calls are not what was delivered");
     let Some(decoded) = decoded else { return };
-    let whole = assemble(decoded);
+    // The engine names the issuer of each state as it passes: the serving target, "a" or "b".
+    let model = ["m-a", "m-b"][served.target];
+    let mut decoded = decoded.to_vec();
+    decoded.iter_mut().for_each(|d| d.name_issuer(plan.format.as_str(), model));
+    let whole = assemble(&decoded);
     assert_eq!(
         (&answer.text, &answer.reasoning, &answer.tool_calls),
         (&whole.text, &whole.reasoning, &whole.tool_calls),
@@ -557,6 +577,7 @@ fn assemble(decoded: &[Delta]) -> Shown {
                         id: String::new(),
                         name: String::new(),
                         arguments: String::new(),
+                        state: None,
                     });
                     indexes.len() - 1
                 });
@@ -570,6 +591,20 @@ fn assemble(decoded: &[Delta]) -> Shown {
                 call.arguments.push_str(arguments);
             }
             Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => {}
+            Delta::ReasoningState { .. } => {}
+            Delta::ToolCallState { index, state } => {
+                let position = indexes.iter().position(|i| i == index).unwrap_or_else(|| {
+                    indexes.push(*index);
+                    whole.tool_calls.push(ToolCall {
+                        id: String::new(),
+                        name: String::new(),
+                        arguments: String::new(),
+                        state: None,
+                    });
+                    indexes.len() - 1
+                });
+                whole.tool_calls[position].state = Some(state.clone());
+            }
         }
     }
     whole

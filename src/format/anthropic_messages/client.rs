@@ -117,6 +117,7 @@ fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), GatewayErro
                 id: field::string(b, "id", &bp, "the tool call's id")?.to_string(),
                 name: field::string(b, "name", &bp, "the tool's name")?.to_string(),
                 arguments: field::opt(b, "input").map(ToJson::to_json).unwrap_or_else(|| "{}".into()),
+                state: None,
             }),
             "tool_result" => {
                 let id = field::string(b, "tool_use_id", &bp, "the id of the tool_use this answers")?;
@@ -468,6 +469,8 @@ impl StreamEncoding for StreamEncoder {
             // The engine never delivers a skipped frame (it becomes a warning event) nor a usage
             // report (it stays on the attempt's leg).
             Delta::Skipped { .. } | Delta::Usage { .. } => {}
+            // Reasoning state is not carried to gateway clients yet.
+            Delta::ReasoningState { .. } | Delta::ToolCallState { .. } => {}
         }
     }
 
@@ -782,10 +785,16 @@ mod tests {
         let answer = Answer {
             text: "Let me check.".into(),
             reasoning: String::new(),
-            tool_calls: vec![ToolCall { id: "call_7".into(), name: "f".into(), arguments: "{\"a\":1}".into() }],
+            tool_calls: vec![ToolCall {
+                id: "call_7".into(),
+                name: "f".into(),
+                arguments: "{\"a\":1}".into(),
+                state: None,
+            }],
             finish_reason: FinishReason::ToolCalls,
             usage: Usage { input_tokens: Some(3), output_tokens: Some(4) },
             model: None,
+            reasoning_parts: Vec::new(),
         };
         let body: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
         assert_eq!(body["type"], "message");

@@ -95,6 +95,7 @@ mod tests {
             finish_reason: FinishReason::Stop,
             usage: Usage { input_tokens: Some(7), output_tokens: None },
             model: None,
+            reasoning_parts: Vec::new(),
         };
         let openai: Value = serde_json::from_str(&answer_body(ClientFormat::OpenaiChat, &meta, &answer)).unwrap();
         assert_eq!(openai["usage"], json!({"prompt_tokens": 7, "completion_tokens": 0, "total_tokens": 7}));

@@ -114,12 +114,15 @@ mod tests {
         let meta = Meta { id: "x".into(), created: 1, model: "m".into(), echo: Value::Null };
         for finish in [FinishReason::Stop, FinishReason::Length, FinishReason::ToolCalls, FinishReason::ContentFilter] {
             let tool_calls = match finish {
-                FinishReason::ToolCalls => vec![ToolCall { id: "c".into(), name: "f".into(), arguments: "{}".into() }],
+                FinishReason::ToolCalls => {
+                    vec![ToolCall { id: "c".into(), name: "f".into(), arguments: "{}".into(), state: None }]
+                }
                 _ => Vec::new(),
             };
             let answer = Answer {
                 text: "Hi".into(),
                 reasoning: String::new(),
+                reasoning_parts: Vec::new(),
                 tool_calls,
                 finish_reason: finish.clone(),
                 usage: Usage::default(),

@@ -74,6 +74,7 @@ fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         tool_choice,
         parallel_tool_calls: field::opt_flag(o, "parallel_tool_calls", "")?,
         response_format: response_format(field::opt(o, "response_format"))?,
+        reasoning: None,
     };
     Ok(ClientCall { model, stream, include_usage, request, echo: Value::Null, origins })
 }
@@ -233,7 +234,7 @@ fn tool_call(v: &Value, path: &str) -> Result<ToolCall, GatewayError> {
     };
     let name = field::string(f, "name", &fp, "the function's name")?.to_string();
     let arguments = field::opt_string(f, "arguments", &fp)?.unwrap_or("").to_string();
-    Ok(ToolCall { id, name, arguments })
+    Ok(ToolCall { id, name, arguments, state: None })
 }
 
 fn tool(v: &Value, path: &str) -> Result<Tool, GatewayError> {
@@ -427,6 +428,8 @@ impl StreamEncoding for StreamEncoder {
             // The engine never delivers a skipped frame (it becomes a warning event) nor a usage
             // report (it stays on the attempt's leg).
             Delta::Skipped { .. } | Delta::Usage { .. } => {}
+            // Reasoning state is not carried to gateway clients yet.
+            Delta::ReasoningState { .. } | Delta::ToolCallState { .. } => {}
         }
     }
 
@@ -529,7 +532,7 @@ mod tests {
         assert_eq!(r.messages[1].text(), "ab");
         assert_eq!(
             r.messages[2].tool_calls,
-            vec![ToolCall { id: "call_1".into(), name: "f".into(), arguments: "{}".into() }]
+            vec![ToolCall { id: "call_1".into(), name: "f".into(), arguments: "{}".into(), state: None }]
         );
         assert_eq!(r.messages[3].tool_call_id.as_deref(), Some("call_1"));
         assert_eq!(r.tools[0].name, "f");
@@ -757,10 +760,16 @@ mod tests {
         let answer = Answer {
             text: String::new(),
             reasoning: String::new(),
-            tool_calls: vec![ToolCall { id: String::new(), name: "f".into(), arguments: "{\"a\":1}".into() }],
+            tool_calls: vec![ToolCall {
+                id: String::new(),
+                name: "f".into(),
+                arguments: "{\"a\":1}".into(),
+                state: None,
+            }],
             finish_reason: FinishReason::ToolCalls,
             usage: Usage { input_tokens: Some(3), output_tokens: Some(4) },
             model: None,
+            reasoning_parts: Vec::new(),
         };
         let body: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
         assert_eq!(body["object"], "chat.completion");

@@ -36,7 +36,7 @@ use serde_json::Value;
 
 use super::{class_named, finish_reason};
 use crate::chat::{
-    Answer, ChatRequest, Delta, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, Message, Part, ReasoningPart, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
 use crate::format::frame;
 use crate::format::{
@@ -164,6 +164,8 @@ fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest, stream: bo
         }
         w.end_object();
     }
+    // Chat takes an effort alone: no budget, no summary, and no reasoning state in the history.
+    w.opt_field("reasoning_effort", request.reasoning.and_then(|r| r.effort).map(|e| e.as_str()));
     w.field("stream", &stream);
     if stream {
         w.key("stream_options");
@@ -362,6 +364,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     Ok(Ok(Answer {
         finish_reason: finish_reason(finish, !message.tool_calls.is_empty()),
         text: message.text,
+        reasoning_parts: ReasoningPart::unsigned(&message.reasoning),
         reasoning: message.reasoning,
         tool_calls: message.tool_calls,
         usage,
@@ -406,7 +409,8 @@ fn read_message(m: &Value) -> json::Read<AnswerMessage> {
             Some(f) => (json::string_field(f, "name")?, json::string_field(f, "arguments")?),
             None => (None, None),
         };
-        tool_calls.push(ToolCall { id, name: name.unwrap_or_default(), arguments: arguments.unwrap_or_default() });
+        let (name, arguments) = (name.unwrap_or_default(), arguments.unwrap_or_default());
+        tool_calls.push(ToolCall { id, name, arguments, state: None });
     }
     let refusal = refusal.filter(|r| !r.is_empty());
     let refused = text.is_empty() && refusal.is_some();
@@ -773,8 +777,12 @@ mod tests {
     #[test]
     fn builds_streaming_body_with_options_tools_and_tool_turns() {
         let mut assistant = Message::new(Role::Assistant, "");
-        assistant.tool_calls =
-            vec![ToolCall { id: "call_1".into(), name: "get_weather".into(), arguments: r#"{"city":"Paris"}"#.into() }];
+        assistant.tool_calls = vec![ToolCall {
+            id: "call_1".into(),
+            name: "get_weather".into(),
+            arguments: r#"{"city":"Paris"}"#.into(),
+            state: None,
+        }];
         let mut tool = Message::new(Role::Tool, "18C");
         tool.tool_call_id = Some("call_1".into());
         let req = ChatRequest {
@@ -841,7 +849,10 @@ mod tests {
         let answer = OpenaiChat::decode_answer(body).expect("decodes");
         assert_eq!(answer.text, "");
         assert_eq!(answer.reasoning, "think");
-        assert_eq!(answer.tool_calls, [ToolCall { id: "call_9".into(), name: "f".into(), arguments: "{}".into() }]);
+        assert_eq!(
+            answer.tool_calls,
+            [ToolCall { id: "call_9".into(), name: "f".into(), arguments: "{}".into(), state: None }]
+        );
         assert_eq!(answer.finish_reason, FinishReason::ToolCalls);
         assert_eq!(answer.usage, Usage::default());
 

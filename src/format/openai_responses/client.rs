@@ -182,6 +182,7 @@ fn input_item(v: &Value, path: &str, out: &mut Conversation) -> Result<(), Gatew
                 id: field::string(o, "call_id", path, "the id of the call, as the model gave it")?.to_string(),
                 name: field::string(o, "name", path, "the function's name")?.to_string(),
                 arguments: field::opt_string(o, "arguments", path)?.unwrap_or("").to_string(),
+                state: None,
             };
             // A turn's calls follow its text: they belong to the assistant message before them.
             match out.messages.last_mut() {
@@ -825,6 +826,8 @@ impl StreamEncoding for StreamEncoder {
             // Empty text says nothing; the engine never delivers a skipped frame (it becomes a
             // warning event) nor a usage report (it stays on the attempt's leg).
             Delta::Text { .. } | Delta::Reasoning { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => {}
+            // Reasoning state is not carried to gateway clients yet.
+            Delta::ReasoningState { .. } | Delta::ToolCallState { .. } => {}
         }
     }
 
@@ -924,6 +927,7 @@ mod tests {
                 id: (*id).into(),
                 name: (*name).into(),
                 arguments: (*arguments).into(),
+                state: None,
             })
             .collect();
         Message { tool_calls, ..Message::new(Role::Assistant, text) }
@@ -1203,6 +1207,7 @@ mod tests {
             finish_reason: finish,
             usage: Usage { input_tokens: Some(3), output_tokens: Some(4) },
             model: None,
+            reasoning_parts: Vec::new(),
         }
     }
 

@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use crate::backoff::{self, RandomSource};
 use crate::budget::Budget;
 use crate::chat::{Answer, Delta, Usage};
-use crate::config::{Config, ConfigError, Timeouts};
+use crate::config::{Config, FieldError, Timeouts};
 use crate::delivery::Delivery;
 use crate::gate::{self, Move};
 use crate::health::{Admission, Health, HealthSnapshot, HealthView, Outcome};
@@ -222,9 +222,9 @@ impl Baton {
         options: CallOptions,
         now: u64,
         random: Box<dyn RandomSource>,
-    ) -> Result<Call, ConfigError> {
+    ) -> Result<Call, FieldError> {
         let root = self.config.strategy(route).ok_or_else(|| {
-            ConfigError::new(
+            FieldError::new(
                 "route",
                 format!(
                     "{} is not a route or target in the config (known: {})",

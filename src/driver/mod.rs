@@ -29,7 +29,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::backoff::RandomSource;
 use crate::chat::{ChatRequest, Delta, FinishReason, Message, ToolCall, Usage};
-use crate::config::{parse_deadline_option, Config, ConfigError, MAX_MS};
+use crate::config::{parse_deadline_option, Config, FieldError, MAX_MS};
 use crate::engine::{Action, AttemptId, Baton, Call, CallError, CallOptions, Served, Splice};
 use crate::outcome::{Failure, FailureInfo};
 use crate::policy::ResumeMode;
@@ -150,7 +150,7 @@ impl WasmBaton {
 /// `{kind: "config", path: "healthView", message}` for a view it cannot read.
 fn absorb_view(baton: &RefCell<Baton>, view: &JsValue) -> Result<(), JsValue> {
     let value = js_value::read_js(view, "healthView").map_err(config_error)?;
-    let view = crate::health::read_view(&value).map_err(|m| config_error(ConfigError::new("healthView", m)))?;
+    let view = crate::health::read_view(&value).map_err(|m| config_error(FieldError::new("healthView", m)))?;
     baton.borrow_mut().absorb(&view, now());
     Ok(())
 }
@@ -172,7 +172,7 @@ fn read_config(config: &JsValue, entry: &str) -> Result<Baton, JsValue> {
     }
     // Paths name fields from the document's root (`targets.p.apiKey`); the root itself is "config".
     let value = js_value::read_js_config(config)
-        .map_err(|e| if e.path.is_empty() { ConfigError::new("config", e.message) } else { e })
+        .map_err(|e| if e.path.is_empty() { FieldError::new("config", e.message) } else { e })
         .map_err(config_error)?;
     Ok(Baton::new(Config::from_value(&value).map_err(config_error)?))
 }
@@ -188,8 +188,8 @@ fn to_js(value: &impl ToJson) -> JsValue {
     js_sys::JSON::parse(&value.to_json()).unwrap_or(JsValue::NULL)
 }
 
-fn config_error(e: ConfigError) -> JsValue {
-    struct View<'a>(&'a ConfigError);
+fn config_error(e: FieldError) -> JsValue {
+    struct View<'a>(&'a FieldError);
     impl ToJson for View<'_> {
         fn write_json(&self, w: &mut JsonWriter) {
             w.begin_object();

@@ -60,7 +60,7 @@ fn health_messages(text: &str) {
 /// The outcome for `text` must not depend on its secrets' values: a twin document whose every
 /// secret has each letter and digit shifted (so any check on the value's characters judges it
 /// alike) must print the same wherever a secret would show.
-fn secrets_stay_hidden(text: &str, parsed: &Result<Config, llm_baton::config::ConfigError>) {
+fn secrets_stay_hidden(text: &str, parsed: &Result<Config, llm_baton::config::FieldError>) {
     let Ok(mut twin) = serde_json::from_str::<Value>(text) else { return };
     let secrets = shift_secrets(&mut twin);
     if secrets.is_empty() {

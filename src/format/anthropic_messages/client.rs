@@ -24,8 +24,9 @@ use crate::chat::{
 use crate::format::client::field::{self, child};
 use crate::format::client::{media, sse, ClientCall, ClientDialect, Conversation, GatewayError, Meta, StreamEncoding};
 use crate::format::openai_chat::client::schema;
+use crate::value::FieldError;
 
-fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
+fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
     let o = field::object(body, "body")?;
     let model = field::string(o, "model", "", "the name of a route, e.g. \"chat\"")?.to_string();
     let max_tokens = field::opt_tokens(o, "max_tokens", "")?
@@ -45,7 +46,7 @@ fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         Some(v) => field::array(v, "messages", "a list of messages")?,
     };
     if list.is_empty() {
-        return Err(GatewayError::invalid("messages must hold at least one message (got [])"));
+        return Err(FieldError::new("messages", "must hold at least one message (got [])"));
     }
     for (i, m) in list.iter().enumerate() {
         turn(m, &format!("messages[{i}]"), &mut conversation)?;
@@ -75,7 +76,7 @@ fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
 }
 
 /// One Anthropic turn, appended as normalized messages.
-fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), GatewayError> {
+fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), FieldError> {
     let o = field::object(v, path)?;
     let assistant = field::one_of(o, "role", path, &["user", "assistant"])? == "assistant";
     let cp = child(path, "content");
@@ -146,7 +147,7 @@ fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), GatewayErro
 
 /// `tool_choice`: `{type: "auto" | "any" | "tool" | "none", name?, disable_parallel_tool_use?}`;
 /// `any` is a required call. `disable_parallel_tool_use: true` is at most one call.
-fn tool_choice(v: &Value) -> Result<(ToolChoice, Option<bool>), GatewayError> {
+fn tool_choice(v: &Value) -> Result<(ToolChoice, Option<bool>), FieldError> {
     let o = field::object(v, "tool_choice")?;
     let choice = match field::one_of(o, "type", "tool_choice", &["auto", "any", "tool", "none"])? {
         "auto" => ToolChoice::Auto,
@@ -165,27 +166,29 @@ fn tool_choice(v: &Value) -> Result<(ToolChoice, Option<bool>), GatewayError> {
 
 /// Structured output: `output_config.format` (or the beta's `output_format`), `{type:
 /// "json_schema", schema}` (https://platform.claude.com/docs/en/build-with-claude/structured-outputs).
-fn output_format(o: &Map<String, Value>) -> Result<Option<ResponseFormat>, GatewayError> {
+fn output_format(o: &Map<String, Value>) -> Result<Option<ResponseFormat>, FieldError> {
     let config = match field::opt(o, "output_config") {
         None => None,
         Some(v) => field::opt(field::object(v, "output_config")?, "format").map(|f| (f, "output_config.format")),
     };
-    let (format, path) =
-        match (config, field::opt(o, "output_format")) {
-            (Some(_), Some(_)) => return Err(GatewayError::invalid(
-                "output_config.format and output_format both give the output's format; give one (output_config.format)",
-            )),
-            (Some(given), None) => given,
-            (None, Some(format)) => (format, "output_format"),
-            (None, None) => return Ok(None),
-        };
+    let (format, path) = match (config, field::opt(o, "output_format")) {
+        (Some(_), Some(_)) => {
+            return Err(FieldError::new(
+                "output_config.format",
+                "and output_format both give the output's format; give one (output_config.format)",
+            ))
+        }
+        (Some(given), None) => given,
+        (None, Some(format)) => (format, "output_format"),
+        (None, None) => return Ok(None),
+    };
     let f = field::object(format, path)?;
     field::one_of(f, "type", path, &["json_schema"])?;
     crate::format::client::json_schema_format(f, path).map(Some)
 }
 
 /// The block's `source` object.
-fn source_object<'a>(b: &'a Map<String, Value>, sp: &str) -> Result<&'a Map<String, Value>, GatewayError> {
+fn source_object<'a>(b: &'a Map<String, Value>, sp: &str) -> Result<&'a Map<String, Value>, FieldError> {
     match field::opt(b, "source") {
         None => Err(field::missing(sp, "{type: \"base64\", media_type, data} or {type: \"url\", url}")),
         Some(v) => field::object(v, sp),
@@ -194,7 +197,7 @@ fn source_object<'a>(b: &'a Map<String, Value>, sp: &str) -> Result<&'a Map<Stri
 
 /// An image's or document's `source`: `{type: "base64", media_type, data}` or `{type: "url",
 /// url}` (a stored `file` is refused by name).
-fn source(b: &Map<String, Value>, path: &str) -> Result<Source, GatewayError> {
+fn source(b: &Map<String, Value>, path: &str) -> Result<Source, FieldError> {
     let sp = child(path, "source");
     let s = source_object(b, &sp)?;
     match field::one_of(s, "type", &sp, &["base64", "url", "file"])? {
@@ -210,7 +213,7 @@ fn source(b: &Map<String, Value>, path: &str) -> Result<Source, GatewayError> {
 
 /// A `document` block: a PDF (or another file) by base64 or URL, or a plain-text document,
 /// which is sent as its text (what any format can carry). Its `title` is the file's name.
-fn document(b: &Map<String, Value>, path: &str) -> Result<Part, GatewayError> {
+fn document(b: &Map<String, Value>, path: &str) -> Result<Part, FieldError> {
     let sp = child(path, "source");
     let s = source_object(b, &sp)?;
     if field::one_of(s, "type", &sp, &["base64", "url", "text", "file"])? == "text" {
@@ -225,7 +228,7 @@ fn document(b: &Map<String, Value>, path: &str) -> Result<Part, GatewayError> {
 }
 
 /// A list of `{type: "text", text}` blocks, joined.
-fn text_blocks(v: &Value, path: &str) -> Result<String, GatewayError> {
+fn text_blocks(v: &Value, path: &str) -> Result<String, FieldError> {
     let mut text = String::new();
     for (i, block) in field::array(v, path, "a string or a list of text blocks")?.iter().enumerate() {
         let bp = format!("{path}[{i}]");
@@ -236,14 +239,14 @@ fn text_blocks(v: &Value, path: &str) -> Result<String, GatewayError> {
     Ok(text)
 }
 
-fn tool(v: &Value, path: &str) -> Result<Tool, GatewayError> {
+fn tool(v: &Value, path: &str) -> Result<Tool, FieldError> {
     let o = field::object(v, path)?;
     if let Some(kind) = field::opt_string(o, "type", path)? {
         if kind != "custom" {
-            return Err(GatewayError::invalid(format!(
-                "{path}.type must be \"custom\" or omitted (got {}); server tools run at Anthropic only",
-                kind.to_json()
-            )));
+            return Err(FieldError::new(
+                format!("{path}.type"),
+                format!("must be \"custom\" or omitted (got {}); server tools run at Anthropic only", kind.to_json()),
+            ));
         }
     }
     Ok(Tool {
@@ -510,7 +513,7 @@ fn write_error(error: &GatewayError, w: &mut JsonWriter) {
 impl ClientDialect for AnthropicMessages {
     type StreamEncoder = StreamEncoder;
 
-    fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
+    fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         parse_request(body)
     }
 

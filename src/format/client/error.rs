@@ -8,6 +8,7 @@ use crate::format::anthropic_messages::{self, AnthropicMessages};
 use crate::format::openai_chat::{self, OpenaiChat};
 use crate::format::openai_responses::OpenaiResponses;
 use crate::outcome::{Failure, FailureClass};
+use crate::value::FieldError;
 
 /// An answer the gateway gives instead of the route's: a refused request or a failed call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,6 +162,13 @@ impl GatewayError {
             ClientFormat::AnthropicMessages => AnthropicMessages::write_error(self, w),
             ClientFormat::OpenaiResponses => OpenaiResponses::write_error(self, w),
         }
+    }
+}
+
+/// A mistake in a client's body is a 400 with the field error's sentence.
+impl From<FieldError> for GatewayError {
+    fn from(e: FieldError) -> GatewayError {
+        GatewayError::invalid(e.message)
     }
 }
 

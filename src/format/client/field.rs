@@ -1,42 +1,14 @@
-//! Field readers for client request bodies: every mistake names the field by its path.
+//! Field readers for client request bodies, on [`crate::value`]'s paths and errors: every
+//! mistake is a [`FieldError`] naming the field by its path, which the gateway answers as a 400.
+//! Unlike the config's readers these ignore fields they do not know and read JSON `null` as
+//! absent, as the SDKs send them.
 
-use llm_baton_wire::write::ToJson;
 use serde_json::{Map, Value};
 
-use super::GatewayError;
+use crate::value::FieldError;
+pub(crate) use crate::value::{child, missing, wrong};
 
-/// "a list", "a number"…: what a value was, for messages.
-pub(crate) fn kind_of(v: &Value) -> String {
-    match v {
-        Value::Null => "null".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.to_string(),
-        Value::String(s) if s.chars().count() > 40 => {
-            format!("{}...", s.chars().take(37).collect::<String>().to_json())
-        }
-        Value::String(s) => s.to_json(),
-        Value::Array(_) => "a list".into(),
-        Value::Object(_) => "an object".into(),
-    }
-}
-
-pub fn child(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
-}
-
-pub fn wrong(path: &str, expected: &str, got: &Value) -> GatewayError {
-    GatewayError::invalid(format!("{path} must be {expected} (got {})", kind_of(got)))
-}
-
-pub fn missing(path: &str, expected: &str) -> GatewayError {
-    GatewayError::invalid(format!("{path} is missing; give {expected}"))
-}
-
-pub fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>, GatewayError> {
+pub fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>, FieldError> {
     v.as_object().ok_or_else(|| wrong(path, "an object", v))
 }
 
@@ -45,7 +17,7 @@ pub fn opt<'a>(o: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     o.get(key).filter(|v| !v.is_null())
 }
 
-pub fn string<'a>(o: &'a Map<String, Value>, key: &str, path: &str, expected: &str) -> Result<&'a str, GatewayError> {
+pub fn string<'a>(o: &'a Map<String, Value>, key: &str, path: &str, expected: &str) -> Result<&'a str, FieldError> {
     let p = child(path, key);
     match opt(o, key) {
         None => Err(missing(&p, expected)),
@@ -54,7 +26,7 @@ pub fn string<'a>(o: &'a Map<String, Value>, key: &str, path: &str, expected: &s
     }
 }
 
-pub fn opt_string<'a>(o: &'a Map<String, Value>, key: &str, path: &str) -> Result<Option<&'a str>, GatewayError> {
+pub fn opt_string<'a>(o: &'a Map<String, Value>, key: &str, path: &str) -> Result<Option<&'a str>, FieldError> {
     match opt(o, key) {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
@@ -62,7 +34,7 @@ pub fn opt_string<'a>(o: &'a Map<String, Value>, key: &str, path: &str) -> Resul
     }
 }
 
-pub fn opt_bool(o: &Map<String, Value>, key: &str, path: &str) -> Result<bool, GatewayError> {
+pub fn opt_bool(o: &Map<String, Value>, key: &str, path: &str) -> Result<bool, FieldError> {
     match opt(o, key) {
         None => Ok(false),
         Some(Value::Bool(b)) => Ok(*b),
@@ -70,7 +42,7 @@ pub fn opt_bool(o: &Map<String, Value>, key: &str, path: &str) -> Result<bool, G
     }
 }
 
-pub fn array<'a>(v: &'a Value, path: &str, expected: &str) -> Result<&'a [Value], GatewayError> {
+pub fn array<'a>(v: &'a Value, path: &str, expected: &str) -> Result<&'a [Value], FieldError> {
     v.as_array().map(Vec::as_slice).ok_or_else(|| wrong(path, expected, v))
 }
 
@@ -80,13 +52,13 @@ pub fn opt_list<T>(
     o: &Map<String, Value>,
     key: &str,
     expected: &str,
-    read: impl Fn(&Value, &str) -> Result<T, GatewayError>,
-) -> Result<Vec<T>, GatewayError> {
+    read: impl Fn(&Value, &str) -> Result<T, FieldError>,
+) -> Result<Vec<T>, FieldError> {
     let Some(v) = opt(o, key) else { return Ok(Vec::new()) };
     array(v, key, expected)?.iter().enumerate().map(|(i, item)| read(item, &format!("{key}[{i}]"))).collect()
 }
 
-pub fn opt_tokens(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<u32>, GatewayError> {
+pub fn opt_tokens(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<u32>, FieldError> {
     match opt(o, key) {
         None => Ok(None),
         Some(v) => match v.as_f64() {
@@ -96,7 +68,7 @@ pub fn opt_tokens(o: &Map<String, Value>, key: &str, path: &str) -> Result<Optio
     }
 }
 
-pub fn opt_temperature(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<f64>, GatewayError> {
+pub fn opt_temperature(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<f64>, FieldError> {
     match opt(o, key) {
         None => Ok(None),
         Some(v) => match v.as_f64() {
@@ -107,7 +79,7 @@ pub fn opt_temperature(o: &Map<String, Value>, key: &str, path: &str) -> Result<
 }
 
 /// `top_p`: a probability mass from 0 to 1.
-pub fn opt_top_p(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<f64>, GatewayError> {
+pub fn opt_top_p(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<f64>, FieldError> {
     match opt(o, key) {
         None => Ok(None),
         Some(v) => match v.as_f64() {
@@ -118,7 +90,7 @@ pub fn opt_top_p(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option
 }
 
 /// `seed`: a whole number a JavaScript number holds exactly.
-pub fn opt_seed(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<i64>, GatewayError> {
+pub fn opt_seed(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<i64>, FieldError> {
     const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
     match opt(o, key) {
         None => Ok(None),
@@ -130,7 +102,7 @@ pub fn opt_seed(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<
 }
 
 /// `parallel_tool_calls`: absent is the provider's default.
-pub fn opt_flag(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bool>, GatewayError> {
+pub fn opt_flag(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bool>, FieldError> {
     match opt(o, key) {
         None => Ok(None),
         Some(_) => opt_bool(o, key, path).map(Some),
@@ -138,7 +110,7 @@ pub fn opt_flag(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<
 }
 
 /// `stop` / `stop_sequences`: one string or a list of strings.
-pub fn opt_stop(o: &Map<String, Value>, key: &str, path: &str) -> Result<Vec<String>, GatewayError> {
+pub fn opt_stop(o: &Map<String, Value>, key: &str, path: &str) -> Result<Vec<String>, FieldError> {
     let p = child(path, key);
     match opt(o, key) {
         None => Ok(Vec::new()),
@@ -153,7 +125,7 @@ pub fn opt_stop(o: &Map<String, Value>, key: &str, path: &str) -> Result<Vec<Str
 }
 
 /// One of `allowed`, quoted in the message when it is not.
-pub fn one_of<'a>(o: &'a Map<String, Value>, key: &str, path: &str, allowed: &[&str]) -> Result<&'a str, GatewayError> {
+pub fn one_of<'a>(o: &'a Map<String, Value>, key: &str, path: &str, allowed: &[&str]) -> Result<&'a str, FieldError> {
     let listed: Vec<String> = allowed.iter().map(|a| format!("\"{a}\"")).collect();
     let expected = format!("one of {}", listed.join(", "));
     let s = string(o, key, path, &expected)?;

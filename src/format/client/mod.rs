@@ -22,6 +22,7 @@ use llm_baton_wire::write::JsonWriter;
 use serde_json::Value;
 
 use crate::chat::{Answer, Delta, FinishReason, Usage};
+use crate::value::FieldError;
 
 pub use answer::{answer_body, Meta, StreamEncoder};
 pub use error::GatewayError;
@@ -36,8 +37,9 @@ pub trait ClientDialect {
     /// Writes this dialect's stream.
     type StreamEncoder: StreamEncoding;
 
-    /// Reads a client's request body, a JSON object. A mistake is a 400 naming the field.
-    fn parse_request(body: &Value) -> Result<ClientCall, GatewayError>;
+    /// Reads a client's request body, a JSON object. A mistake names the field; the gateway
+    /// answers it with a 400.
+    fn parse_request(body: &Value) -> Result<ClientCall, FieldError>;
 
     /// A whole, non-streamed answer as the client's JSON body.
     fn answer_body(meta: &Meta, answer: &Answer) -> String;

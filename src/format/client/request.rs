@@ -3,13 +3,12 @@
 
 use serde_json::Value;
 
-use super::field::kind_of;
 use super::{ClientDialect, ClientFormat, GatewayError};
 use crate::chat::{ChatRequest, Message};
 use crate::format::anthropic_messages::AnthropicMessages;
 use crate::format::openai_chat::OpenaiChat;
 use crate::format::openai_responses::OpenaiResponses;
-use crate::value::ConfigError;
+use crate::value::{parse_json, wrong, FieldError};
 
 /// A client's request, normalized: the route it names, whether it streams, and the chat.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,7 +40,7 @@ pub struct PartOrigin {
 impl ClientCall {
     /// A part some target of the route cannot carry ([`crate::config::Config::check_request`]
     /// names it `request.messages[i].content[j]`), as a 400 naming the part by the client's path.
-    pub fn uncarried(&self, e: &ConfigError) -> GatewayError {
+    pub fn uncarried(&self, e: &FieldError) -> GatewayError {
         let part = |path: &str| {
             let (i, j) = path.strip_prefix("request.messages[")?.strip_suffix(']')?.split_once("].content[")?;
             let origin = self.origins.get(i.parse::<usize>().ok()?)?;
@@ -75,16 +74,16 @@ impl Conversation {
 
 /// Parses a client's request body in its format. A mistake is a 400 naming the field.
 pub fn parse_request(format: ClientFormat, body: &str) -> Result<ClientCall, GatewayError> {
-    let value: Value = serde_json::from_str(body)
-        .map_err(|e| GatewayError::invalid(format!("the request body is not valid JSON: {e}")))?;
+    let value = parse_json(body, "the request body")?;
     if !value.is_object() {
-        return Err(GatewayError::invalid(format!("the request body must be a JSON object (got {})", kind_of(&value))));
+        return Err(wrong("the request body", "a JSON object", &value).into());
     }
-    match format {
+    let call = match format {
         ClientFormat::OpenaiChat => OpenaiChat::parse_request(&value),
         ClientFormat::AnthropicMessages => AnthropicMessages::parse_request(&value),
         ClientFormat::OpenaiResponses => OpenaiResponses::parse_request(&value),
-    }
+    };
+    call.map_err(GatewayError::from)
 }
 
 #[cfg(test)]

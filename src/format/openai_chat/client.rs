@@ -22,8 +22,9 @@ use crate::format::client::field::{self, child};
 use crate::format::client::{
     media, sse, string_or_null, ClientCall, ClientDialect, GatewayError, Meta, PartOrigin, StreamEncoding,
 };
+use crate::value::FieldError;
 
-fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
+fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
     let o = field::object(body, "body")?;
     let model = field::string(o, "model", "", "the name of a route, e.g. \"chat\"")?.to_string();
     let stream = field::opt_bool(o, "stream", "")?;
@@ -41,7 +42,7 @@ fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         Some(v) => field::array(v, "messages", "a list of messages")?,
     };
     if list.is_empty() {
-        return Err(GatewayError::invalid("messages must hold at least one message (got [])"));
+        return Err(FieldError::new("messages", "must hold at least one message (got [])"));
     }
     let messages =
         list.iter().enumerate().map(|(i, m)| message(m, &format!("messages[{i}]"))).collect::<Result<_, _>>()?;
@@ -79,7 +80,7 @@ fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
     Ok(ClientCall { model, stream, include_usage, request, echo: Value::Null, origins })
 }
 
-fn message(v: &Value, path: &str) -> Result<Message, GatewayError> {
+fn message(v: &Value, path: &str) -> Result<Message, FieldError> {
     let o = field::object(v, path)?;
     let role = match field::one_of(o, "role", path, &["system", "developer", "user", "assistant", "tool"])? {
         "system" | "developer" => Role::System,
@@ -106,7 +107,7 @@ fn message(v: &Value, path: &str) -> Result<Message, GatewayError> {
 }
 
 /// `content`: a string, null, or a list of parts.
-fn content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec<Part>, GatewayError> {
+fn content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec<Part>, FieldError> {
     let p = child(path, "content");
     match field::opt(o, "content") {
         None => Ok(Vec::new()),
@@ -119,7 +120,7 @@ fn content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec<Part>, 
 }
 
 /// One content part: `text` (`refusal` in an assistant's replayed turn), `image_url` or `file`.
-fn content_part(v: &Value, role: Role, path: &str) -> Result<Part, GatewayError> {
+fn content_part(v: &Value, role: Role, path: &str) -> Result<Part, FieldError> {
     const KINDS: &[&str] = &["text", "image_url", "file", "refusal"];
     let o = field::object(v, path)?;
     let kind = field::string(o, "type", path, "one of \"text\", \"image_url\", \"file\"")?;
@@ -157,34 +158,35 @@ fn content_part(v: &Value, role: Role, path: &str) -> Result<Part, GatewayError>
                 match filename.and_then(media::media_type_of_name) {
                     Some(media_type) => media::from_data(data, media_type, &fp)?,
                     None => {
-                        return Err(GatewayError::invalid(format!(
-                            "{dp} must be a data: URL (data:application/pdf;base64,<data>), or base64 with a \
-                             filename ending in .pdf or .txt"
-                        )))
+                        return Err(FieldError::new(
+                            dp,
+                            "must be a data: URL (data:application/pdf;base64,<data>), or base64 with a \
+                             filename ending in .pdf or .txt",
+                        ))
                     }
                 }
             };
             Part::File { source, filename: filename.map(str::to_string) }
         }
         "input_audio" => {
-            return Err(GatewayError::invalid(format!(
-                "{path} is input_audio, which the gateway does not forward; send text, image_url or file parts"
-            )))
+            return Err(FieldError::new(
+                path,
+                "is input_audio, which the gateway does not forward; send text, image_url or file parts",
+            ))
         }
         other => {
             let listed: Vec<String> = KINDS.iter().map(|k| format!("\"{k}\"")).collect();
-            return Err(GatewayError::invalid(format!(
-                "{path}.type must be one of {} (got {})",
-                listed.join(", "),
-                other.to_json()
-            )));
+            return Err(FieldError::new(
+                format!("{path}.type"),
+                format!("must be one of {} (got {})", listed.join(", "), other.to_json()),
+            ));
         }
     };
     media::check_part(part, role, path)
 }
 
 /// `tool_choice`: `"auto"`, `"none"`, `"required"` or `{type: "function", function: {name}}`.
-fn tool_choice(v: &Value) -> Result<ToolChoice, GatewayError> {
+fn tool_choice(v: &Value) -> Result<ToolChoice, FieldError> {
     const EXPECTED: &str =
         "\"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}";
     match v {
@@ -207,7 +209,7 @@ fn tool_choice(v: &Value) -> Result<ToolChoice, GatewayError> {
 
 /// `response_format`: `{type: "text"}` (none), `{type: "json_object"}`, or `{type:
 /// "json_schema", json_schema: {name, schema, description?, strict?}}`.
-fn response_format(v: Option<&Value>) -> Result<Option<ResponseFormat>, GatewayError> {
+fn response_format(v: Option<&Value>) -> Result<Option<ResponseFormat>, FieldError> {
     let Some(v) = v else { return Ok(None) };
     let o = field::object(v, "response_format")?;
     match field::one_of(o, "type", "response_format", &["text", "json_object", "json_schema"])? {
@@ -224,7 +226,7 @@ fn response_format(v: Option<&Value>) -> Result<Option<ResponseFormat>, GatewayE
     }
 }
 
-fn tool_call(v: &Value, path: &str) -> Result<ToolCall, GatewayError> {
+fn tool_call(v: &Value, path: &str) -> Result<ToolCall, FieldError> {
     let o = field::object(v, path)?;
     let id = field::string(o, "id", path, "the tool call's id")?.to_string();
     let fp = child(path, "function");
@@ -237,7 +239,7 @@ fn tool_call(v: &Value, path: &str) -> Result<ToolCall, GatewayError> {
     Ok(ToolCall { id, name, arguments, state: None })
 }
 
-fn tool(v: &Value, path: &str) -> Result<Tool, GatewayError> {
+fn tool(v: &Value, path: &str) -> Result<Tool, FieldError> {
     let o = field::object(v, path)?;
     field::one_of(o, "type", path, &["function"])?;
     let fp = child(path, "function");
@@ -253,7 +255,7 @@ fn tool(v: &Value, path: &str) -> Result<Tool, GatewayError> {
 }
 
 /// A tool's JSON Schema; omitted means an object with no properties.
-pub(crate) fn schema(v: Option<&Value>, path: &str) -> Result<Value, GatewayError> {
+pub(crate) fn schema(v: Option<&Value>, path: &str) -> Result<Value, FieldError> {
     match v {
         None => {
             let mut schema = Map::new();
@@ -478,7 +480,7 @@ pub(crate) fn write_error_object(error: &GatewayError, w: &mut JsonWriter) {
 impl ClientDialect for OpenaiChat {
     type StreamEncoder = StreamEncoder;
 
-    fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
+    fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         parse_request(body)
     }
 

@@ -36,6 +36,7 @@ use crate::format::client::{
 };
 use crate::format::openai_chat::client::{schema, write_error_object};
 use crate::format::openai_chat::OpenaiChat;
+use crate::value::FieldError;
 
 /// The request fields that name state stored at OpenAI, each refused by name with what to send
 /// instead.
@@ -45,27 +46,30 @@ const STATEFUL: &[(&str, &str)] = &[
     ("prompt", "send the prompt's text as instructions and input instead"),
 ];
 
-fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
+fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
     let o = field::object(body, "body")?;
     let model = field::string(o, "model", "", "the name of a route, e.g. \"chat\"")?.to_string();
     let stream = field::opt_bool(o, "stream", "")?;
     if field::opt_bool(o, "store", "")? {
-        return Err(GatewayError::invalid(
-            "store must be false or omitted (got true): the gateway keeps no responses; keep the conversation \
+        return Err(FieldError::new(
+            "store",
+            "must be false or omitted (got true): the gateway keeps no responses; keep the conversation \
              yourself and send it as input",
         ));
     }
     if field::opt_bool(o, "background", "")? {
-        return Err(GatewayError::invalid(
-            "background must be false or omitted (got true): the gateway keeps no responses to poll; stream \
+        return Err(FieldError::new(
+            "background",
+            "must be false or omitted (got true): the gateway keeps no responses to poll; stream \
              instead",
         ));
     }
     for (key, instead) in STATEFUL {
         if field::opt(o, key).is_some() {
-            return Err(GatewayError::invalid(format!(
-                "{key} is not supported: it names state stored at OpenAI, and the gateway keeps none; {instead}"
-            )));
+            return Err(FieldError::new(
+                *key,
+                format!("is not supported: it names state stored at OpenAI, and the gateway keeps none; {instead}"),
+            ));
         }
     }
     let mut conversation = Conversation::default();
@@ -79,7 +83,7 @@ fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         Some(v) => {
             let items = field::array(v, "input", "a string or a list of input items")?;
             if items.is_empty() {
-                return Err(GatewayError::invalid("input must hold at least one item (got [])"));
+                return Err(FieldError::new("input", "must hold at least one item (got [])"));
             }
             for (i, item) in items.iter().enumerate() {
                 input_item(item, &format!("input[{i}]"), &mut conversation)?;
@@ -144,25 +148,29 @@ fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
 }
 
 /// One input item, appended as normalized messages.
-fn input_item(v: &Value, path: &str, out: &mut Conversation) -> Result<(), GatewayError> {
+fn input_item(v: &Value, path: &str, out: &mut Conversation) -> Result<(), FieldError> {
     let o = field::object(v, path)?;
     const KINDS: &[&str] = &["message", "function_call", "function_call_output", "reasoning"];
     let kind = match field::opt_string(o, "type", path)? {
         None => "message",
         Some("item_reference") => {
-            return Err(GatewayError::invalid(format!(
-                "{path} is an item_reference, which names an item stored at OpenAI; the gateway keeps none: send \
-                 the item itself"
-            )))
+            return Err(FieldError::new(
+                path,
+                "is an item_reference, which names an item stored at OpenAI; the gateway keeps none: send \
+                 the item itself",
+            ))
         }
         Some(kind) if KINDS.contains(&kind) => kind,
         Some(other) => {
             let listed: Vec<String> = KINDS.iter().map(|k| format!("\"{k}\"")).collect();
-            return Err(GatewayError::invalid(format!(
-                "{path}.type must be one of {} (got {}); built-in tool items run at OpenAI only",
-                listed.join(", "),
-                other.to_json()
-            )));
+            return Err(FieldError::new(
+                format!("{path}.type"),
+                format!(
+                    "must be one of {} (got {}); built-in tool items run at OpenAI only",
+                    listed.join(", "),
+                    other.to_json()
+                ),
+            ));
         }
     };
     match kind {
@@ -209,7 +217,7 @@ fn input_item(v: &Value, path: &str, out: &mut Conversation) -> Result<(), Gatew
 /// A message item's `content`: a string or a list of parts: `input_text`, `input_image` and
 /// `input_file` from the client's side (images and files in user messages only), `output_text`
 /// or `refusal` from an assistant's.
-fn message_content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec<Part>, GatewayError> {
+fn message_content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec<Part>, FieldError> {
     let cp = child(path, "content");
     match field::opt(o, "content") {
         None => Err(field::missing(&cp, "a string or a list of content parts")),
@@ -234,7 +242,7 @@ fn message_content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec
 }
 
 /// The text of a list of `input_text` parts (a function call's output).
-fn text_parts(parts: &[Value], path: &str) -> Result<String, GatewayError> {
+fn text_parts(parts: &[Value], path: &str) -> Result<String, FieldError> {
     let mut text = String::new();
     for (i, part) in parts.iter().enumerate() {
         let pp = format!("{path}[{i}]");
@@ -246,13 +254,13 @@ fn text_parts(parts: &[Value], path: &str) -> Result<String, GatewayError> {
 }
 
 /// One content part of a type in `allowed`.
-fn content_part(v: &Value, path: &str, allowed: &[&str]) -> Result<Part, GatewayError> {
+fn content_part(v: &Value, path: &str, allowed: &[&str]) -> Result<Part, FieldError> {
     let o = field::object(v, path)?;
     let listed: Vec<String> = allowed.iter().map(|a| format!("\"{a}\"")).collect();
     let expected = format!("one of {}", listed.join(", "));
     let kind = field::string(o, "type", path, &expected)?;
     if !allowed.contains(&kind) {
-        return Err(GatewayError::invalid(format!("{path}.type must be {expected} (got {})", kind.to_json())));
+        return Err(FieldError::new(format!("{path}.type"), format!("must be {expected} (got {})", kind.to_json())));
     }
     Ok(match kind {
         "refusal" => Part::Text { text: field::string(o, "refusal", path, "the refusal's text")?.to_string() },
@@ -270,17 +278,18 @@ fn content_part(v: &Value, path: &str, allowed: &[&str]) -> Result<Part, Gateway
 }
 
 /// `input_file`: `file_data` (a data: URL) with its `filename`, or a `file_url`.
-fn input_file(o: &Map<String, Value>, path: &str) -> Result<Part, GatewayError> {
+fn input_file(o: &Map<String, Value>, path: &str) -> Result<Part, FieldError> {
     let filename = field::opt_string(o, "filename", path)?;
     let source = match (field::opt_string(o, "file_data", path)?, field::opt_string(o, "file_url", path)?) {
         (Some(data), None) if data.starts_with("data:") => media::from_url(data, None, &child(path, "file_data"))?,
         (Some(data), None) => match filename.and_then(media::media_type_of_name) {
             Some(media_type) if !data.is_empty() => media::from_data(data, media_type, path)?,
             _ => {
-                return Err(GatewayError::invalid(format!(
-                    "{path}.file_data must be a data: URL (data:application/pdf;base64,<data>), or base64 with a \
-                     filename ending in .pdf or .txt"
-                )))
+                return Err(FieldError::new(
+                    format!("{path}.file_data"),
+                    "must be a data: URL (data:application/pdf;base64,<data>), or base64 with a \
+                     filename ending in .pdf or .txt",
+                ))
             }
         },
         (None, Some(url)) => {
@@ -288,7 +297,7 @@ fn input_file(o: &Map<String, Value>, path: &str) -> Result<Part, GatewayError> 
             media::from_url(url, Some(named.unwrap_or("application/pdf")), &child(path, "file_url"))?
         }
         (Some(_), Some(_)) => {
-            return Err(GatewayError::invalid(format!("{path} has both file_data and file_url; give one")));
+            return Err(FieldError::new(path, "has both file_data and file_url; give one"));
         }
         (None, None) if field::opt(o, "file_id").is_some() => {
             let instead = "send the file's bytes as file_data, or its file_url, instead";
@@ -300,15 +309,18 @@ fn input_file(o: &Map<String, Value>, path: &str) -> Result<Part, GatewayError> 
 }
 
 /// A function tool, `{type: "function", name, description?, parameters?, strict?}`.
-fn tool(v: &Value, path: &str) -> Result<Tool, GatewayError> {
+fn tool(v: &Value, path: &str) -> Result<Tool, FieldError> {
     let o = field::object(v, path)?;
     let kind = field::string(o, "type", path, "\"function\"")?;
     if kind != "function" {
-        return Err(GatewayError::invalid(format!(
-            "{path}.type must be \"function\" (got {}); built-in tools run at OpenAI only, the gateway forwards \
+        return Err(FieldError::new(
+            format!("{path}.type"),
+            format!(
+                "must be \"function\" (got {}); built-in tools run at OpenAI only, the gateway forwards \
              function tools",
-            kind.to_json()
-        )));
+                kind.to_json()
+            ),
+        ));
     }
     field::opt_bool(o, "strict", path)?;
     Ok(Tool {
@@ -319,7 +331,7 @@ fn tool(v: &Value, path: &str) -> Result<Tool, GatewayError> {
 }
 
 /// `tool_choice`: `"auto"`, `"none"`, `"required"` or `{type: "function", name}`.
-fn tool_choice(v: &Value) -> Result<ToolChoice, GatewayError> {
+fn tool_choice(v: &Value) -> Result<ToolChoice, FieldError> {
     const EXPECTED: &str = "\"auto\", \"none\", \"required\" or {\"type\": \"function\", \"name\": ...}";
     match v {
         Value::String(s) => {
@@ -328,10 +340,10 @@ fn tool_choice(v: &Value) -> Result<ToolChoice, GatewayError> {
         Value::Object(o) => {
             let kind = field::string(o, "type", "tool_choice", "\"function\"")?;
             if kind != "function" {
-                return Err(GatewayError::invalid(format!(
-                    "tool_choice.type must be \"function\" (got {}); built-in tools run at OpenAI only",
-                    kind.to_json()
-                )));
+                return Err(FieldError::new(
+                    "tool_choice.type",
+                    format!("must be \"function\" (got {}); built-in tools run at OpenAI only", kind.to_json()),
+                ));
             }
             Ok(ToolChoice::Tool {
                 name: field::string(o, "name", "tool_choice", "the name of one of the tools")?.to_string(),
@@ -343,7 +355,7 @@ fn tool_choice(v: &Value) -> Result<ToolChoice, GatewayError> {
 
 /// `text.format`: `{type: "text"}` (none), `{type: "json_object"}`, or `{type: "json_schema",
 /// name, schema, description?, strict?}`.
-fn text_format(v: Option<&Value>) -> Result<Option<ResponseFormat>, GatewayError> {
+fn text_format(v: Option<&Value>) -> Result<Option<ResponseFormat>, FieldError> {
     let Some(v) = v else { return Ok(None) };
     let Some(format) = field::opt(field::object(v, "text")?, "format") else { return Ok(None) };
     let f = field::object(format, "text.format")?;
@@ -866,7 +878,7 @@ impl StreamEncoding for StreamEncoder {
 impl ClientDialect for OpenaiResponses {
     type StreamEncoder = StreamEncoder;
 
-    fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
+    fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         parse_request(body)
     }
 

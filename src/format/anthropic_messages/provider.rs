@@ -529,7 +529,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
         let thinking = json::str_field(block, "thinking")?;
         let id = json::string_field(block, "id")?;
         let name = json::string_field(block, "name")?;
-        match json::str_field(block, "type")?.ok_or("missing field `type` in a content block")? {
+        match json::str_field(block, "type")?.ok_or_else(|| json::missing("type", "a content block"))? {
             "text" => text.push_str(text_field.unwrap_or("")),
             "thinking" => {
                 let thinking = thinking.unwrap_or("");

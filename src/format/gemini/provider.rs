@@ -72,6 +72,7 @@ impl ProviderDialect for Gemini {
 
     fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
         let mut chunk: Chunk = json::text(body)
+            .map_err(|e| e.to_string())
             .and_then(parse_chunk)
             .map_err(|e| DecodeError::Protocol(format!("gemini answer is not a GenerateContentResponse: {e}")))?;
         if let Some(error) = chunk.error.as_ref() {

@@ -661,7 +661,9 @@ impl StreamDecoder {
             return Err(provider_error(value.get("error").unwrap_or(&value)));
         }
         // A content list of the wrong shape makes the frame malformed too, before any of it counts.
-        let chunk = match parse_chunk(data).and_then(|chunk| check_content_lists(&chunk).map(|()| chunk)) {
+        let read =
+            parse_chunk(data).and_then(|chunk| check_content_lists(&chunk).map(|()| chunk).map_err(|e| e.message));
+        let chunk = match read {
             Ok(chunk) => chunk,
             Err(e) => {
                 let reason = format!("openai_chat stream data frame is not a chat.completion.chunk: {e}");

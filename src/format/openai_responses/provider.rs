@@ -327,7 +327,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
             json::string_field(item, "name")?,
             json::string_field(item, "arguments")?,
         );
-        match json::str_field(item, "type")?.ok_or("missing field `type` in an output item")? {
+        match json::str_field(item, "type")?.ok_or_else(|| json::missing("type", "an output item"))? {
             "message" => {
                 for (kind, part_text, refusal) in &parts[summary.len()..] {
                     match kind {

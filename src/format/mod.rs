@@ -9,7 +9,7 @@
 //!   <dialect>/mod.rs       the dialect's words (finish reasons, error types, statuses, codes),
 //!                          each read and written side by side, with a round-trip test
 //!   <dialect>/provider.rs  ProviderDialect: build_request, decode_answer, StreamDecoder, error_body
-//!   <dialect>/client.rs    ClientDialect: parse_request, answer_body, StreamEncoder, write_error
+//!   <dialect>/client.rs    ClientDialect: parse_request, write_error, answer_body, StreamEncoder
 //! ```
 //!
 //! Gemini has a provider side only: no gateway client speaks it. The [`ProviderDialect`] and
@@ -33,6 +33,8 @@ pub mod openai_responses;
 use llm_baton_wire::write::ToJson;
 use serde_json::{Map, Value};
 
+#[cfg(test)]
+use crate::chat::FinishReason;
 use crate::chat::{Answer, ChatRequest, Delta, Part, Usage};
 use crate::outcome::Failure;
 pub use crate::outcome::{FailureClass, ProviderSaid};
@@ -396,6 +398,25 @@ pub(crate) fn join_url(base: &str, path: &str) -> String {
 #[cfg(test)]
 pub(crate) fn provider(status: u16, message: &str, code: Option<&str>, class: Option<FailureClass>) -> DecodeError {
     DecodeError::Provider { status, message: message.into(), code: code.map(str::to_string), class }
+}
+
+/// Checks a dialect's finish-reason words both ways: Stop, Length, ToolCalls and ContentFilter
+/// are written as `words` and read back as themselves, and another dialect's own reason passes
+/// as it is.
+#[cfg(test)]
+pub(crate) fn check_finish_words(
+    words: [&str; 4],
+    write: fn(&FinishReason) -> &str,
+    read: fn(Option<&str>, bool) -> FinishReason,
+) {
+    let others = ["pause_turn", "insufficient_system_resource"];
+    let finishes = [FinishReason::Stop, FinishReason::Length, FinishReason::ToolCalls, FinishReason::ContentFilter]
+        .into_iter()
+        .chain(others.map(|o| FinishReason::Other(o.into())));
+    for (finish, word) in finishes.zip(words.into_iter().chain(others)) {
+        assert_eq!(write(&finish), word);
+        assert_eq!(read(Some(word), finish == FinishReason::ToolCalls), finish, "{word}");
+    }
 }
 
 /// An endpoint for unit tests; the fixture is leaked so it lives for the whole test run.

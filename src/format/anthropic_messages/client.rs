@@ -327,6 +327,34 @@ enum Block {
     Tool,
 }
 
+impl ClientDialect for AnthropicMessages {
+    type StreamEncoder = StreamEncoder;
+
+    fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
+        parse_request(body)
+    }
+
+    /// The error body, `{"type":"error","error":{"type","message"}}` in the API reference's order.
+    fn write_error(error: &GatewayError, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("type", "error");
+        w.key("error");
+        w.begin_object();
+        w.field("type", super::error_type(error.class, error.kind));
+        w.field("message", &error.message);
+        w.end_object();
+        w.end_object();
+    }
+
+    fn answer_body(meta: &Meta, answer: &Answer) -> String {
+        answer_body(meta, answer)
+    }
+
+    fn stream_encoder(meta: Meta, _include_usage: bool) -> StreamEncoder {
+        StreamEncoder { meta, started: false, open: Vec::new(), tool_blocks: Vec::new(), next_index: 0 }
+    }
+}
+
 #[derive(Debug)]
 pub struct StreamEncoder {
     meta: Meta,
@@ -349,10 +377,6 @@ fn event(out: &mut String, name: &str, fields: &dyn Fn(&mut JsonWriter)) {
 }
 
 impl StreamEncoder {
-    pub fn new(meta: Meta) -> StreamEncoder {
-        StreamEncoder { meta, started: false, open: Vec::new(), tool_blocks: Vec::new(), next_index: 0 }
-    }
-
     fn start(&mut self, out: &mut String) {
         if self.started {
             return;
@@ -447,8 +471,24 @@ impl StreamEncoder {
 }
 
 impl StreamEncoding for StreamEncoder {
-    fn meta_mut(&mut self) -> &mut Meta {
-        &mut self.meta
+    fn finish(&mut self, finish: &FinishReason, usage: Usage, out: &mut String) {
+        self.start(out);
+        self.close_all(out);
+        event(out, "message_delta", &|w| {
+            w.key("delta");
+            w.begin_object();
+            w.field("stop_reason", stop_reason(finish));
+            w.key("stop_sequence");
+            w.null();
+            w.end_object();
+            write_usage(w, usage);
+        });
+        event(out, "message_stop", &|_| {});
+    }
+
+    /// An `error` event (the SDK throws on it), and no `message_stop`.
+    fn fail(&mut self, error: &GatewayError, out: &mut String) {
+        sse(out, Some("error"), &|w| AnthropicMessages::write_error(error, w));
     }
 
     fn delta(&mut self, delta: &Delta, out: &mut String) {
@@ -477,56 +517,8 @@ impl StreamEncoding for StreamEncoder {
         }
     }
 
-    fn finish(&mut self, finish: &FinishReason, usage: Usage, out: &mut String) {
-        self.start(out);
-        self.close_all(out);
-        event(out, "message_delta", &|w| {
-            w.key("delta");
-            w.begin_object();
-            w.field("stop_reason", stop_reason(finish));
-            w.key("stop_sequence");
-            w.null();
-            w.end_object();
-            write_usage(w, usage);
-        });
-        event(out, "message_stop", &|_| {});
-    }
-
-    /// An `error` event (the SDK throws on it), and no `message_stop`.
-    fn fail(&mut self, error: &GatewayError, out: &mut String) {
-        sse(out, Some("error"), &|w| write_error(error, w));
-    }
-}
-
-/// The error body, `{"type":"error","error":{"type","message"}}` in the API reference's order.
-fn write_error(error: &GatewayError, w: &mut JsonWriter) {
-    w.begin_object();
-    w.field("type", "error");
-    w.key("error");
-    w.begin_object();
-    w.field("type", super::error_type(error.class, error.kind));
-    w.field("message", &error.message);
-    w.end_object();
-    w.end_object();
-}
-
-impl ClientDialect for AnthropicMessages {
-    type StreamEncoder = StreamEncoder;
-
-    fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
-        parse_request(body)
-    }
-
-    fn answer_body(meta: &Meta, answer: &Answer) -> String {
-        answer_body(meta, answer)
-    }
-
-    fn stream_encoder(meta: Meta, _include_usage: bool) -> StreamEncoder {
-        StreamEncoder::new(meta)
-    }
-
-    fn write_error(error: &GatewayError, w: &mut JsonWriter) {
-        write_error(error, w)
+    fn meta_mut(&mut self) -> &mut Meta {
+        &mut self.meta
     }
 }
 
@@ -822,7 +814,7 @@ mod tests {
 
     #[test]
     fn stream_with_blocks_tool_use_and_stop() {
-        let mut e = StreamEncoder::new(meta());
+        let mut e = AnthropicMessages::stream_encoder(meta(), false);
         let mut out = String::new();
         e.delta(&Delta::Reasoning { text: "hmm".into() }, &mut out);
         e.delta(&Delta::Text { text: "Hi".into() }, &mut out);
@@ -869,7 +861,7 @@ mod tests {
     /// OpenAI Chat interleaves parallel calls' fragments: each call keeps one block.
     #[test]
     fn interleaved_tool_calls_keep_one_block_each() {
-        let mut e = StreamEncoder::new(meta());
+        let mut e = AnthropicMessages::stream_encoder(meta(), false);
         let mut out = String::new();
         let call = |index: u32, id: Option<&str>, arguments: &str| Delta::ToolCall {
             index,
@@ -913,7 +905,7 @@ mod tests {
     /// The keys come in the API reference's order, as Anthropic sends them.
     #[test]
     fn events_keep_the_api_references_key_order() {
-        let mut e = StreamEncoder::new(meta());
+        let mut e = AnthropicMessages::stream_encoder(meta(), false);
         let mut out = String::new();
         e.delta(&Delta::Text { text: "Hi".into() }, &mut out);
         e.finish(&FinishReason::Stop, Usage { input_tokens: Some(5), output_tokens: Some(6) }, &mut out);
@@ -934,7 +926,7 @@ data: {"type":"message_stop"}"#,
         assert_eq!(out.split("\n\n").filter(|f| !f.is_empty()).collect::<Vec<_>>(), expected);
         // An error event, as Anthropic's API reference orders it.
         let mut out = String::new();
-        StreamEncoder::new(meta()).fail(&GatewayError::new(504, "too slow"), &mut out);
+        AnthropicMessages::stream_encoder(meta(), false).fail(&GatewayError::new(504, "too slow"), &mut out);
         assert_eq!(
             out,
             "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"too slow\"}}\n\n"
@@ -943,7 +935,7 @@ data: {"type":"message_stop"}"#,
 
     #[test]
     fn failed_stream_has_an_error_event_and_no_stop() {
-        let mut e = StreamEncoder::new(meta());
+        let mut e = AnthropicMessages::stream_encoder(meta(), false);
         let mut out = String::new();
         e.delta(&Delta::Text { text: "partial".into() }, &mut out);
         e.fail(&GatewayError::new(504, "too slow"), &mut out);

@@ -106,22 +106,11 @@ pub(crate) fn error_class(status: u16, kind: Option<&str>, message: &str) -> Opt
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::check_finish_words;
 
     #[test]
     fn stop_reasons_round_trip() {
-        let cases = [
-            (FinishReason::Stop, "end_turn"),
-            (FinishReason::Length, "max_tokens"),
-            (FinishReason::ToolCalls, "tool_use"),
-            (FinishReason::ContentFilter, "refusal"),
-            (FinishReason::Other("pause_turn".into()), "pause_turn"),
-            (FinishReason::Other("insufficient_system_resource".into()), "insufficient_system_resource"),
-        ];
-        for (finish, wire) in cases {
-            assert_eq!(stop_reason(&finish), wire);
-            let called_tools = finish == FinishReason::ToolCalls;
-            assert_eq!(finish_reason(Some(wire), called_tools), finish, "{wire}");
-        }
+        check_finish_words(["end_turn", "max_tokens", "tool_use", "refusal"], stop_reason, finish_reason);
     }
 
     #[test]

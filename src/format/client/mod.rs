@@ -1,6 +1,6 @@
 //! The client side of the dialects: what a gateway client sends and is sent, in the dialect it
-//! speaks. [`ClientDialect`] states the parts each such dialect has (reading a request, writing
-//! a whole answer, a stream and an error), as [`super::ProviderDialect`] does for the provider
+//! speaks. [`ClientDialect`] states the parts each such dialect has (reading a request, and
+//! writing its error, its whole answer or its stream), as [`super::ProviderDialect`] does for the provider
 //! side; the dialect's unit type implements both (`openai_chat::OpenaiChat`...), each in its own
 //! folder's `client.rs`, and [`ClientFormat`] dispatches to them through a plain `match`.
 //!
@@ -41,14 +41,14 @@ pub trait ClientDialect {
     /// answers it with a 400.
     fn parse_request(body: &Value) -> Result<ClientCall, FieldError>;
 
+    /// The error body a client of this dialect reads, as the next value of `w`.
+    fn write_error(error: &GatewayError, w: &mut JsonWriter);
+
     /// A whole, non-streamed answer as the client's JSON body.
     fn answer_body(meta: &Meta, answer: &Answer) -> String;
 
     /// The stream's encoder; `include_usage` is OpenAI Chat's `stream_options.include_usage`.
     fn stream_encoder(meta: Meta, include_usage: bool) -> Self::StreamEncoder;
-
-    /// The error body a client of this dialect reads, as the next value of `w`.
-    fn write_error(error: &GatewayError, w: &mut JsonWriter);
 }
 
 /// A dialect's stream writer: `delta` for each delivered delta, then exactly one of `finish`

@@ -333,6 +333,30 @@ fn answer_body(meta: &Meta, answer: &Answer) -> String {
     w.finish()
 }
 
+impl ClientDialect for OpenaiChat {
+    type StreamEncoder = StreamEncoder;
+
+    fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
+        parse_request(body)
+    }
+
+    /// The error body, `{"error": {…}}`.
+    fn write_error(error: &GatewayError, w: &mut JsonWriter) {
+        w.begin_object();
+        w.key("error");
+        write_error_object(error, w);
+        w.end_object();
+    }
+
+    fn answer_body(meta: &Meta, answer: &Answer) -> String {
+        answer_body(meta, answer)
+    }
+
+    fn stream_encoder(meta: Meta, include_usage: bool) -> StreamEncoder {
+        StreamEncoder { meta, include_usage, started: false, opened_calls: Vec::new() }
+    }
+}
+
 #[derive(Debug)]
 pub struct StreamEncoder {
     meta: Meta,
@@ -343,10 +367,6 @@ pub struct StreamEncoder {
 }
 
 impl StreamEncoder {
-    pub fn new(meta: Meta, include_usage: bool) -> StreamEncoder {
-        StreamEncoder { meta, include_usage, started: false, opened_calls: Vec::new() }
-    }
-
     /// A chunk of one choice, whose delta's fields `delta` writes.
     fn chunk(&self, out: &mut String, delta: &dyn Fn(&mut JsonWriter), finish: Option<&str>) {
         sse(out, None, &|w| {
@@ -389,8 +409,25 @@ impl StreamEncoder {
 }
 
 impl StreamEncoding for StreamEncoder {
-    fn meta_mut(&mut self) -> &mut Meta {
-        &mut self.meta
+    fn finish(&mut self, finish: &FinishReason, u: Usage, out: &mut String) {
+        self.start(out);
+        self.chunk(out, &|_| {}, Some(wire_finish_reason(finish)));
+        if self.include_usage {
+            sse(out, None, &|w| {
+                begin_completion(w, &self.meta, "chat.completion.chunk");
+                w.key("choices");
+                w.begin_array();
+                w.end_array();
+                write_usage(w, u);
+                w.end_object();
+            });
+        }
+        out.push_str("data: [DONE]\n\n");
+    }
+
+    /// An error chunk (the SDK throws on a chunk with `error`), and no `[DONE]`.
+    fn fail(&mut self, error: &GatewayError, out: &mut String) {
+        sse(out, None, &|w| OpenaiChat::write_error(error, w));
     }
 
     fn delta(&mut self, delta: &Delta, out: &mut String) {
@@ -435,34 +472,9 @@ impl StreamEncoding for StreamEncoder {
         }
     }
 
-    fn finish(&mut self, finish: &FinishReason, u: Usage, out: &mut String) {
-        self.start(out);
-        self.chunk(out, &|_| {}, Some(wire_finish_reason(finish)));
-        if self.include_usage {
-            sse(out, None, &|w| {
-                begin_completion(w, &self.meta, "chat.completion.chunk");
-                w.key("choices");
-                w.begin_array();
-                w.end_array();
-                write_usage(w, u);
-                w.end_object();
-            });
-        }
-        out.push_str("data: [DONE]\n\n");
+    fn meta_mut(&mut self) -> &mut Meta {
+        &mut self.meta
     }
-
-    /// An error chunk (the SDK throws on a chunk with `error`), and no `[DONE]`.
-    fn fail(&mut self, error: &GatewayError, out: &mut String) {
-        sse(out, None, &|w| write_error(error, w));
-    }
-}
-
-/// The error body, `{"error": {…}}`.
-fn write_error(error: &GatewayError, w: &mut JsonWriter) {
-    w.begin_object();
-    w.key("error");
-    write_error_object(error, w);
-    w.end_object();
 }
 
 /// OpenAI's error object, `{"message","type","param","code"}` in the API reference's order
@@ -475,26 +487,6 @@ pub(crate) fn write_error_object(error: &GatewayError, w: &mut JsonWriter) {
     w.null();
     string_or_null(w, "code", error.code);
     w.end_object();
-}
-
-impl ClientDialect for OpenaiChat {
-    type StreamEncoder = StreamEncoder;
-
-    fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
-        parse_request(body)
-    }
-
-    fn answer_body(meta: &Meta, answer: &Answer) -> String {
-        answer_body(meta, answer)
-    }
-
-    fn stream_encoder(meta: Meta, include_usage: bool) -> StreamEncoder {
-        StreamEncoder::new(meta, include_usage)
-    }
-
-    fn write_error(error: &GatewayError, w: &mut JsonWriter) {
-        write_error(error, w)
-    }
 }
 
 #[cfg(test)]
@@ -788,7 +780,7 @@ mod tests {
 
     #[test]
     fn stream_with_role_tool_calls_usage_and_done() {
-        let mut e = StreamEncoder::new(meta(), true);
+        let mut e = OpenaiChat::stream_encoder(meta(), true);
         let mut out = String::new();
         e.delta(&Delta::Text { text: "Hi".into() }, &mut out);
         e.delta(
@@ -819,7 +811,7 @@ mod tests {
     /// The keys come in the API reference's order, as OpenAI sends them.
     #[test]
     fn chunks_keep_the_api_references_key_order() {
-        let mut e = StreamEncoder::new(meta(), true);
+        let mut e = OpenaiChat::stream_encoder(meta(), true);
         let mut out = String::new();
         e.delta(
             &Delta::ToolCall { index: 0, id: Some("call_1".into()), name: Some("f".into()), arguments: String::new() },
@@ -836,7 +828,7 @@ mod tests {
 
     #[test]
     fn failed_stream_has_an_error_and_no_done() {
-        let mut e = StreamEncoder::new(meta(), false);
+        let mut e = OpenaiChat::stream_encoder(meta(), false);
         let mut out = String::new();
         e.delta(&Delta::Text { text: "partial".into() }, &mut out);
         e.fail(&GatewayError::new(502, "broken"), &mut out);

@@ -72,22 +72,11 @@ pub(crate) fn error_type(class: Option<FailureClass>, kind: &'static str) -> &'s
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::check_finish_words;
 
     #[test]
     fn finish_reasons_round_trip() {
-        let cases = [
-            (FinishReason::Stop, "stop"),
-            (FinishReason::Length, "length"),
-            (FinishReason::ToolCalls, "tool_calls"),
-            (FinishReason::ContentFilter, "content_filter"),
-            (FinishReason::Other("insufficient_system_resource".into()), "insufficient_system_resource"),
-            (FinishReason::Other("pause_turn".into()), "pause_turn"),
-        ];
-        for (finish, wire) in cases {
-            assert_eq!(wire_finish_reason(&finish), wire);
-            let called_tools = finish == FinishReason::ToolCalls;
-            assert_eq!(finish_reason(Some(wire), called_tools), finish, "{wire}");
-        }
+        check_finish_words(["stop", "length", "tool_calls", "content_filter"], wire_finish_reason, finish_reason);
     }
 
     #[test]

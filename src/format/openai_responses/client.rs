@@ -621,6 +621,27 @@ fn answer_body(meta: &Meta, answer: &Answer) -> String {
 
 // ---- streams ----
 
+impl ClientDialect for OpenaiResponses {
+    type StreamEncoder = StreamEncoder;
+
+    /// OpenAI's error body: Responses shares Chat Completions' error dialect.
+    fn write_error(error: &GatewayError, w: &mut JsonWriter) {
+        OpenaiChat::write_error(error, w)
+    }
+
+    fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
+        parse_request(body)
+    }
+
+    fn answer_body(meta: &Meta, answer: &Answer) -> String {
+        answer_body(meta, answer)
+    }
+
+    fn stream_encoder(meta: Meta, _include_usage: bool) -> StreamEncoder {
+        StreamEncoder { meta, started: false, sequence: 0, items: Vec::new() }
+    }
+}
+
 #[derive(Debug)]
 pub struct StreamEncoder {
     meta: Meta,
@@ -656,10 +677,6 @@ fn write_at(w: &mut JsonWriter, item: &Item, index: usize, part: Option<&str>) {
 }
 
 impl StreamEncoder {
-    pub fn new(meta: Meta) -> StreamEncoder {
-        StreamEncoder { meta, started: false, sequence: 0, items: Vec::new() }
-    }
-
     /// `response.<kind>` with the response object as it stands.
     fn response_event(&mut self, out: &mut String, kind: &str, outcome: &Outcome) {
         let (meta, items) = (&self.meta, &self.items);
@@ -813,36 +830,6 @@ impl StreamEncoder {
 }
 
 impl StreamEncoding for StreamEncoder {
-    fn meta_mut(&mut self) -> &mut Meta {
-        &mut self.meta
-    }
-
-    fn delta(&mut self, delta: &Delta, out: &mut String) {
-        self.start(out);
-        match delta {
-            Delta::Text { text } if !text.is_empty() => {
-                let index = self.run(Kind::Message, out);
-                self.item_delta(out, index, "response.output_text.delta", Some("content_index"), text);
-            }
-            Delta::Reasoning { text } if !text.is_empty() => {
-                let index = self.run(Kind::Reasoning, out);
-                self.item_delta(out, index, "response.reasoning_summary_text.delta", Some("summary_index"), text);
-            }
-            Delta::ToolCall { index: call, id, name, arguments } => {
-                let index = self.call_item(*call, id.as_deref(), name.as_deref(), out);
-                if !arguments.is_empty() {
-                    self.item_delta(out, index, "response.function_call_arguments.delta", None, arguments);
-                }
-            }
-            Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
-            // Empty text says nothing; the engine never delivers a skipped frame (it becomes a
-            // warning event) nor a usage report (it stays on the attempt's leg).
-            Delta::Text { .. } | Delta::Reasoning { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => {}
-            // Reasoning state is not carried to gateway clients yet.
-            Delta::ReasoningState { .. } | Delta::ToolCallState { .. } => {}
-        }
-    }
-
     /// Closes every item and ends with `response.completed` (or `response.incomplete`). An
     /// answer that said nothing still has its (empty) message, as a whole answer does.
     fn finish(&mut self, finish: &FinishReason, u: Usage, out: &mut String) {
@@ -873,26 +860,35 @@ impl StreamEncoding for StreamEncoder {
             write_error_object(error, w);
         });
     }
-}
 
-impl ClientDialect for OpenaiResponses {
-    type StreamEncoder = StreamEncoder;
-
-    fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
-        parse_request(body)
+    fn delta(&mut self, delta: &Delta, out: &mut String) {
+        self.start(out);
+        match delta {
+            Delta::Text { text } if !text.is_empty() => {
+                let index = self.run(Kind::Message, out);
+                self.item_delta(out, index, "response.output_text.delta", Some("content_index"), text);
+            }
+            Delta::Reasoning { text } if !text.is_empty() => {
+                let index = self.run(Kind::Reasoning, out);
+                self.item_delta(out, index, "response.reasoning_summary_text.delta", Some("summary_index"), text);
+            }
+            Delta::ToolCall { index: call, id, name, arguments } => {
+                let index = self.call_item(*call, id.as_deref(), name.as_deref(), out);
+                if !arguments.is_empty() {
+                    self.item_delta(out, index, "response.function_call_arguments.delta", None, arguments);
+                }
+            }
+            Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
+            // Empty text says nothing; the engine never delivers a skipped frame (it becomes a
+            // warning event) nor a usage report (it stays on the attempt's leg).
+            Delta::Text { .. } | Delta::Reasoning { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => {}
+            // Reasoning state is not carried to gateway clients yet.
+            Delta::ReasoningState { .. } | Delta::ToolCallState { .. } => {}
+        }
     }
 
-    fn answer_body(meta: &Meta, answer: &Answer) -> String {
-        answer_body(meta, answer)
-    }
-
-    fn stream_encoder(meta: Meta, _include_usage: bool) -> StreamEncoder {
-        StreamEncoder::new(meta)
-    }
-
-    /// OpenAI's error body: Responses shares Chat Completions' error dialect.
-    fn write_error(error: &GatewayError, w: &mut JsonWriter) {
-        OpenaiChat::write_error(error, w)
+    fn meta_mut(&mut self) -> &mut Meta {
+        &mut self.meta
     }
 }
 
@@ -1302,7 +1298,7 @@ mod tests {
         );
         let every_echoed: usize = [ECHOED_BEFORE_MODEL, ECHOED_BEFORE_USAGE, ECHOED_LAST].iter().map(|k| k.len()).sum();
         assert_eq!(meta.echo.as_object().unwrap().len(), every_echoed, "an echoed setting has no place");
-        let mut e = StreamEncoder::new(meta);
+        let mut e = OpenaiResponses::stream_encoder(meta, false);
         let mut out = String::new();
         e.delta(&text("Hi"), &mut out);
         let delta = out.split("\n\n").find(|f| f.starts_with("event: response.output_text.delta")).unwrap();
@@ -1438,7 +1434,7 @@ mod tests {
             ("nothing said", vec![], answer("", "", &[], FinishReason::Stop)),
         ];
         for (case, deltas, whole) in cases {
-            let mut e = StreamEncoder::new(meta());
+            let mut e = OpenaiResponses::stream_encoder(meta(), false);
             let mut out = String::new();
             for d in &deltas {
                 e.delta(d, &mut out);
@@ -1460,7 +1456,7 @@ mod tests {
 
     #[test]
     fn an_event_sequence_the_sdk_accepts() {
-        let mut e = StreamEncoder::new(meta());
+        let mut e = OpenaiResponses::stream_encoder(meta(), false);
         let mut out = String::new();
         e.delta(&text("Hi"), &mut out);
         e.delta(&fragment(0, Some(("call_a", "f")), "{}"), &mut out);
@@ -1491,7 +1487,7 @@ mod tests {
 
     #[test]
     fn a_failed_stream_ends_in_response_failed_and_an_error_event() {
-        let mut e = StreamEncoder::new(meta());
+        let mut e = OpenaiResponses::stream_encoder(meta(), false);
         let mut out = String::new();
         e.delta(&text("partial"), &mut out);
         let mut error = GatewayError::new(502, "transport error: reset");

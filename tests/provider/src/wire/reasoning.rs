@@ -285,3 +285,63 @@ impl Event {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_provider_refuses_what_its_model_did_not_issue_with_its_own_message() {
+        let model = "claude";
+        let thinking =
+            |text: &str, signature: &str| json!({"type": "thinking", "thinking": text, "signature": signature});
+        let turn = |first: Value| {
+            json!({"messages": [
+                {"role": "user", "content": "q"},
+                {"role": "assistant", "content": [first, {"type": "tool_use", "id": "t", "name": "f", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "r"}]}],
+                "thinking": {"type": "enabled", "budget_tokens": 1024}})
+        };
+        let refused = |body: &Value| refusal(Format::AnthropicMessages, body, model);
+        assert_eq!(refused(&turn(thinking(THOUGHT, &sign(model, THOUGHT)))), None);
+        let altered = refused(&turn(thinking("altered", &sign(model, THOUGHT))));
+        assert_eq!(altered.as_deref(), Some("messages.1.content.0: Invalid `signature` in `thinking` block"));
+        let foreign = refused(&turn(thinking(THOUGHT, &sign("other", THOUGHT))));
+        assert_eq!(foreign.as_deref(), Some("messages.1.content.0: Invalid `signature` in `thinking` block"));
+        let unsigned = refused(&turn(json!({"type": "text", "text": "hm"}))).expect("refused");
+        assert!(unsigned
+            .starts_with("messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`"));
+
+        let gemini = |part: Value| json!({"contents": [{"role": "model", "parts": [part]}]});
+        let call = json!({"functionCall": {"name": "f", "args": {}}});
+        let g3 = "gemini-3-pro-preview";
+        let missing = refusal(Format::Gemini, &gemini(call.clone()), g3).expect("refused");
+        assert!(
+            missing.starts_with("Function call is missing a thought_signature in functionCall parts."),
+            "{missing}"
+        );
+        assert_eq!(refusal(Format::Gemini, &gemini(call.clone()), "gemini-2.5-flash"), None, "2.5 checks nothing");
+        for (signature, ok) in
+            [(sign(g3, "f"), true), (SKIP_SIGNATURE.into(), true), (sign("gemini-3-flash", "f"), false)]
+        {
+            let mut part = call.clone();
+            part["thoughtSignature"] = json!(signature);
+            assert_eq!(refusal(Format::Gemini, &gemini(part), g3).is_none(), ok, "{signature}");
+        }
+
+        let item = |encrypted: Option<String>| {
+            let mut item = json!({"type": "reasoning", "id": "rs_1", "summary": []});
+            if let Some(e) = encrypted {
+                item["encrypted_content"] = json!(e);
+            }
+            json!({"input": [item]})
+        };
+        assert_eq!(refusal(Format::OpenAiResponses, &item(Some(sign("gpt-5", "rs_1"))), "gpt-5"), None);
+        let other = refusal(Format::OpenAiResponses, &item(Some(sign("o3", "rs_1"))), "gpt-5");
+        assert_eq!(other.as_deref(), Some("The encrypted content for item rs_1 could not be verified."));
+        let stored = refusal(Format::OpenAiResponses, &item(None), "gpt-5").expect("refused");
+        assert!(
+            stored.starts_with("Item with id 'rs_1' not found. Items are not persisted when `store` is set to false.")
+        );
+    }
+}

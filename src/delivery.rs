@@ -237,7 +237,7 @@ fn content_bytes(delta: &Delta) -> usize {
         Delta::ToolCall { id, name, arguments, .. } => {
             id.as_ref().map_or(0, String::len) + name.as_ref().map_or(0, String::len) + arguments.len()
         }
-        Delta::ReasoningState { state } | Delta::ToolCallState { state, .. } => state.len(),
+        Delta::ReasoningState { state } | Delta::ToolCallState { state, .. } => state.byte_len(),
         Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => 0,
     }
 }

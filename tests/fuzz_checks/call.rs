@@ -357,7 +357,7 @@ impl Shown {
                 usage @ Delta::Usage { .. } => {
                     panic!("Deliver carried {usage:?}; usage is the leg's, not the reader's")
                 }
-                Delta::ReasoningState { state } => self.bytes += state.len(),
+                Delta::ReasoningState { state } => self.bytes += state.byte_len(),
                 Delta::ToolCallState { index, state } => {
                     let position = index as usize;
                     assert!(position <= self.tool_calls.len(), "a tool call's state at position {index}, not dense");
@@ -369,7 +369,7 @@ impl Shown {
                             state: None,
                         });
                     }
-                    self.bytes += state.len();
+                    self.bytes += state.byte_len();
                     self.tool_calls[position].state = Some(state);
                 }
             }

@@ -208,12 +208,7 @@ impl Delivery {
             });
         }
         self.provider_indexes.push(index);
-        self.tool_calls.push(ToolCall {
-            id: String::new(),
-            name: String::new(),
-            arguments: String::new(),
-            state: None,
-        });
+        self.tool_calls.push(ToolCall::default());
         Ok(self.tool_calls.len() - 1)
     }
 

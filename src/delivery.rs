@@ -208,12 +208,7 @@ impl Delivery {
             });
         }
         self.provider_indexes.push(index);
-        self.tool_calls.push(ToolCall {
-            id: String::new(),
-            name: String::new(),
-            arguments: String::new(),
-            state: None,
-        });
+        self.tool_calls.push(ToolCall::default());
         Ok(self.tool_calls.len() - 1)
     }
 
@@ -237,7 +232,7 @@ fn content_bytes(delta: &Delta) -> usize {
         Delta::ToolCall { id, name, arguments, .. } => {
             id.as_ref().map_or(0, String::len) + name.as_ref().map_or(0, String::len) + arguments.len()
         }
-        Delta::ReasoningState { state } | Delta::ToolCallState { state, .. } => state.len(),
+        Delta::ReasoningState { state } | Delta::ToolCallState { state, .. } => state.byte_len(),
         Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => 0,
     }
 }

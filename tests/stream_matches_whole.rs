@@ -447,3 +447,33 @@ fn how_each_format_ends_a_stream() {
         }
     }
 }
+
+/// The reasoning state every fixture that carries it: the same whole and streamed, piece by
+/// piece, named by the target that answered; the comparison above covers the rest of the answer.
+#[test]
+fn reasoning_state_streams_as_it_reads_whole() {
+    let cases = [
+        (Format::AnthropicMessages, "reasoning", 1),
+        (Format::AnthropicMessages, "redacted_thinking_citations", 2),
+        (Format::AnthropicMessages, "thinking_tool_use", 1),
+        (Format::Gemini, "tool_call", 1),
+        (Format::Gemini, "thought_signature_text", 1),
+        (Format::OpenaiResponses, "reasoning", 1),
+        (Format::OpenaiResponses, "reasoning_parts", 1),
+        (Format::OpenaiResponses, "reasoning_encrypted", 1),
+    ];
+    for (format, case, count) in cases {
+        let streamed = stream_in_reads(format, &[&read(format, case)]).outcome.expect("answer");
+        let mut whole = whole_answer(format, case).expect("whole");
+        whole.name_issuer(format.as_str(), CONFIGURED_MODEL);
+        let states = |a: &Answer| {
+            let parts = a.reasoning_parts.iter().filter_map(|p| p.state.clone());
+            parts.chain(a.tool_calls.iter().filter_map(|c| c.state.clone())).collect::<Vec<_>>()
+        };
+        let streamed_states = states(&streamed);
+        assert_eq!(streamed_states.len(), count, "{format:?} {case}: {:?}", streamed.reasoning_parts);
+        assert!(streamed_states.iter().all(|s| s.valid_for(format.as_str(), CONFIGURED_MODEL)), "{format:?} {case}");
+        assert_eq!(streamed.reasoning_parts, whole.reasoning_parts, "{format:?} {case}");
+        assert_eq!(streamed_states, states(&whole), "{format:?} {case}");
+    }
+}

@@ -8,7 +8,7 @@ use llm_baton_wire::write::{JsonWriter, ToJson};
 use super::{Message, ReasoningPart, ReasoningState, Role};
 
 /// A complete tool call: `arguments` is the JSON text the model produced.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolCall {
     pub id: String,
     pub name: String,

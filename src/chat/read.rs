@@ -408,15 +408,13 @@ fn read_opt_state(o: &Obj) -> Result<Option<ReasoningState>, FieldError> {
     let s = Obj::new(v, &path, &["format", "model", "signature", "redactedData", "id", "encryptedContent"])?;
     let format = s.required_str("format", "the format of the target that issued it")?.to_string();
     let model = s.required_str("model", "the model of the target that issued it")?.to_string();
-    let string = |key: &str| match s.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) => Ok(Some(text.clone())),
-        Some(other) => Err(FieldError::new(s.path_of(key), format!("must be a string (got {})", show_kind(other)))),
-    };
-    let opaque = match (string("signature")?, string("redactedData")?, string("id")?, string("encryptedContent")?) {
-        (Some(signature), None, None, None) => Opaque::Signature(signature),
-        (None, Some(data), None, None) => Opaque::Redacted(data),
-        (None, None, Some(id), encrypted_content) => Opaque::Item { id, encrypted_content },
+    // Present but not a string is as wrong as the wrong keys: the same message says what is right.
+    let string = |key: &str| s.get(key).map(|v| v.as_str().map(str::to_string));
+    let opaque = match (string("signature"), string("redactedData"), string("id"), string("encryptedContent")) {
+        (Some(Some(signature)), None, None, None) => Opaque::Signature(signature),
+        (None, Some(Some(data)), None, None) => Opaque::Redacted(data),
+        (None, None, Some(Some(id)), None) => Opaque::Item { id, encrypted_content: None },
+        (None, None, Some(Some(id)), Some(Some(content))) => Opaque::Item { id, encrypted_content: Some(content) },
         _ => return Err(FieldError::new(path, KINDS)),
     };
     Ok(Some(ReasoningState { format, model, opaque }))

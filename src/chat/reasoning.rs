@@ -107,17 +107,12 @@ impl ReasoningState {
     }
 
     /// The state's bytes, counted in an answer's size cap.
-    pub fn len(&self) -> usize {
+    pub fn byte_len(&self) -> usize {
         let opaque = match &self.opaque {
             Opaque::Signature(s) | Opaque::Redacted(s) => s.len(),
             Opaque::Item { id, encrypted_content } => id.len() + encrypted_content.as_ref().map_or(0, String::len),
         };
         self.format.len() + self.model.len() + opaque
-    }
-
-    /// Whether the state holds no bytes at all.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 

@@ -314,6 +314,20 @@ struct Shown {
 }
 
 impl Shown {
+    /// The call delivered at `index`, a dense position: opened when it is the next one.
+    fn call_at(&mut self, index: u32) -> &mut ToolCall {
+        let position = index as usize;
+        assert!(
+            position <= self.tool_calls.len(),
+            "tool call delivered at position {index} when only {} were open (positions must be dense)",
+            self.tool_calls.len()
+        );
+        if position == self.tool_calls.len() {
+            self.tool_calls.push(ToolCall::default());
+        }
+        &mut self.tool_calls[position]
+    }
+
     fn deliver(&mut self, deltas: Vec<Delta>) {
         assert!(self.committed, "Deliver before Commit: {deltas:?}");
         for delta in deltas {
@@ -327,23 +341,9 @@ impl Shown {
                     self.reasoning.push_str(&text);
                 }
                 Delta::ToolCall { index, id, name, arguments } => {
-                    let position = index as usize;
-                    assert!(
-                        position <= self.tool_calls.len(),
-                        "tool call delivered at position {index} when only {} were open (positions must be dense)",
-                        self.tool_calls.len()
-                    );
-                    if position == self.tool_calls.len() {
-                        self.tool_calls.push(ToolCall {
-                            id: String::new(),
-                            name: String::new(),
-                            arguments: String::new(),
-                            state: None,
-                        });
-                    }
-                    let call = &mut self.tool_calls[position];
                     self.bytes +=
                         id.as_ref().map_or(0, String::len) + name.as_ref().map_or(0, String::len) + arguments.len();
+                    let call = self.call_at(index);
                     if let Some(id) = id {
                         call.id = id;
                     }
@@ -357,20 +357,10 @@ impl Shown {
                 usage @ Delta::Usage { .. } => {
                     panic!("Deliver carried {usage:?}; usage is the leg's, not the reader's")
                 }
-                Delta::ReasoningState { state } => self.bytes += state.len(),
+                Delta::ReasoningState { state } => self.bytes += state.byte_len(),
                 Delta::ToolCallState { index, state } => {
-                    let position = index as usize;
-                    assert!(position <= self.tool_calls.len(), "a tool call's state at position {index}, not dense");
-                    if position == self.tool_calls.len() {
-                        self.tool_calls.push(ToolCall {
-                            id: String::new(),
-                            name: String::new(),
-                            arguments: String::new(),
-                            state: None,
-                        });
-                    }
-                    self.bytes += state.len();
-                    self.tool_calls[position].state = Some(state);
+                    self.bytes += state.byte_len();
+                    self.call_at(index).state = Some(state);
                 }
             }
         }
@@ -561,6 +551,17 @@ fn check_served(plan: &Plan, shown: &Shown, decoded: Option<&[Delta]>, served: &
     );
 }
 
+/// The call at the provider's `index`, opened in the order first seen (`indexes` holds the
+/// provider's index of each call so far).
+fn call_of<'a>(whole: &'a mut Shown, indexes: &mut Vec<u32>, index: u32) -> &'a mut ToolCall {
+    let position = indexes.iter().position(|i| *i == index).unwrap_or_else(|| {
+        indexes.push(index);
+        whole.tool_calls.push(ToolCall::default());
+        indexes.len() - 1
+    });
+    &mut whole.tool_calls[position]
+}
+
 /// Everything an attempt decoded, as one answer: tool calls grouped by the provider's index in
 /// the order first seen.
 fn assemble(decoded: &[Delta]) -> Shown {
@@ -571,17 +572,7 @@ fn assemble(decoded: &[Delta]) -> Shown {
             Delta::Text { text } => whole.text.push_str(text),
             Delta::Reasoning { text } => whole.reasoning.push_str(text),
             Delta::ToolCall { index, id, name, arguments } => {
-                let position = indexes.iter().position(|i| i == index).unwrap_or_else(|| {
-                    indexes.push(*index);
-                    whole.tool_calls.push(ToolCall {
-                        id: String::new(),
-                        name: String::new(),
-                        arguments: String::new(),
-                        state: None,
-                    });
-                    indexes.len() - 1
-                });
-                let call = &mut whole.tool_calls[position];
+                let call = call_of(&mut whole, &mut indexes, *index);
                 if let Some(id) = id {
                     call.id.clone_from(id);
                 }
@@ -593,17 +584,7 @@ fn assemble(decoded: &[Delta]) -> Shown {
             Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => {}
             Delta::ReasoningState { .. } => {}
             Delta::ToolCallState { index, state } => {
-                let position = indexes.iter().position(|i| i == index).unwrap_or_else(|| {
-                    indexes.push(*index);
-                    whole.tool_calls.push(ToolCall {
-                        id: String::new(),
-                        name: String::new(),
-                        arguments: String::new(),
-                        state: None,
-                    });
-                    indexes.len() - 1
-                });
-                whole.tool_calls[position].state = Some(state.clone());
+                call_of(&mut whole, &mut indexes, *index).state = Some(state.clone());
             }
         }
     }

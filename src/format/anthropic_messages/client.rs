@@ -70,6 +70,7 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         tool_choice,
         parallel_tool_calls,
         response_format: output_format(o)?,
+        reasoning: field::anthropic_thinking(o)?,
         ..ChatRequest::default()
     };
     Ok(ClientCall { model, stream, include_usage: false, request, echo: Value::Null, origins })

@@ -75,7 +75,7 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         tool_choice,
         parallel_tool_calls: field::opt_flag(o, "parallel_tool_calls", "")?,
         response_format: response_format(field::opt(o, "response_format"))?,
-        reasoning: None,
+        reasoning: field::chat_reasoning(o)?,
     };
     Ok(ClientCall { model, stream, include_usage, request, echo: Value::Null, origins })
 }

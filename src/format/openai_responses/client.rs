@@ -142,6 +142,7 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         tool_choice,
         parallel_tool_calls,
         response_format,
+        reasoning: field::responses_reasoning(o)?,
         ..Default::default()
     };
     Ok(ClientCall { model, stream, include_usage: false, request, echo, origins })

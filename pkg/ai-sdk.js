@@ -236,6 +236,8 @@ class StreamParts {
     switch (event.type) {
       case "text":
       case "reasoning": {
+        // A reasoning state (Anthropic's signature, Gemini's) has no text: nothing to show.
+        if (!event.text) return;
         if (this.#open?.kind !== event.type) {
           this.#closeBlock(enqueue);
           this.#open = { kind: event.type, id: `${event.type}-${this.#blocks++}` };

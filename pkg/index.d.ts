@@ -307,6 +307,27 @@ export interface ToolCall {
   name: string;
   /** The JSON text the model produced. */
   arguments: string;
+  /** What the provider issued with the call (Gemini's thought signature), to send back as it came. */
+  state?: ReasoningState;
+}
+
+/**
+ * What a provider issued with its reasoning, to be sent back unchanged in the next turn: an
+ * Anthropic thinking block's `signature` (or a redacted one's `redactedData`), a Gemini
+ * `thoughtSignature`, a Responses reasoning item's `id` and `encryptedContent`. It names the
+ * target's format and model that issued it, and is sent only to a target of the same format and
+ * model (README, "Agents and reasoning").
+ */
+export type ReasoningState =
+  | { format: Format; model: string; signature: string }
+  | { format: Format; model: string; redactedData: string }
+  | { format: Format; model: string; id: string; encryptedContent?: string };
+
+/** A piece of an assistant's reasoning, with its state: in assistant messages only. */
+export interface ReasoningPart {
+  type: "reasoning";
+  text: string;
+  state?: ReasoningState;
 }
 
 /** A piece of text. */
@@ -332,11 +353,14 @@ export type FilePart =
   | { type: "file"; data: string; mediaType: string; filename?: string }
   | { type: "file"; url: string; mediaType: string; filename?: string };
 
-export type Part = TextPart | ImagePart | FilePart;
+export type Part = TextPart | ImagePart | FilePart | ReasoningPart;
 
 export interface Message {
   role: "system" | "user" | "assistant" | "tool";
-  /** A string (one text part) or parts; only user messages carry images and files. */
+  /**
+   * A string (one text part) or parts; only user messages carry images and files, only assistant
+   * messages reasoning (written before their other parts).
+   */
   content?: string | Part[] | null;
   /** Tool calls an assistant message made (to replay a conversation). */
   toolCalls?: ToolCall[];
@@ -378,6 +402,28 @@ export interface ChatRequest {
   /** false: at most one tool call per turn (not sent to Gemini, which has no such switch). */
   parallelToolCalls?: boolean;
   responseFormat?: ResponseFormat;
+  /**
+   * Reasoning on, and its state kept for the next turn (README, "Agents and reasoning"): Chat's
+   * `reasoning_effort`; Responses' `reasoning` with encrypted content and `store: false`;
+   * Anthropic's `thinking` (the effort's budget: 1024, 2048, 8192, 24576); Gemini's
+   * `thinkingConfig` (`thinkingLevel` on Gemini 3, else `thinkingBudget`).
+   */
+  reasoning?: Reasoning;
+}
+
+export interface Reasoning {
+  effort?: "minimal" | "low" | "medium" | "high";
+  /** Tokens to think with (Anthropic, at least 1024 and below maxTokens; Gemini). */
+  budgetTokens?: number;
+  /** The reasoning's summary as text (Responses, Gemini). */
+  summary?: boolean;
+}
+
+/** An answer as the assistant message to push onto the history, its reasoning state kept. */
+export interface AssistantMessage {
+  role: "assistant";
+  content: Part[];
+  toolCalls?: ToolCall[];
 }
 
 export type LegOutcome = "ok" | "http" | "timeout" | "transport" | "cancelled" | "protocol";
@@ -438,6 +484,12 @@ export interface Completion {
   legs: Leg[];
   toolCalls?: ToolCall[];
   reasoning?: string;
+  /**
+   * The answer as the assistant message to push onto `messages` for the next turn: its reasoning
+   * (with the provider's state), text and tool calls. Sent back as it is, it is what the provider
+   * that issued the state takes.
+   */
+  message: AssistantMessage;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -503,8 +555,10 @@ export interface StreamOptions extends CallOptions {
 /** What `Baton.stream` yields, in order: deltas as they arrive, then exactly one "done". */
 export type StreamEvent =
   | { type: "text"; text: string }
-  | { type: "reasoning"; text: string }
-  | { type: "tool_call"; index: number; id?: string; name?: string; arguments: string }
+  /** With `state`, the state that ends this piece of reasoning (its `text` is then empty). */
+  | { type: "reasoning"; text: string; state?: ReasoningState }
+  /** With `state`, the state of the call at `index` (its `arguments` are then empty). */
+  | { type: "tool_call"; index: number; id?: string; name?: string; arguments: string; state?: ReasoningState }
   /**
    * A stream that broke restarts on `to` (`afterStart`): discard everything shown so far; the new
    * answer follows. Comes only right before the new answer's first content.

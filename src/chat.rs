@@ -19,9 +19,11 @@ use serde_json::Value;
 
 mod answer;
 mod read;
+mod reasoning;
 
 pub use answer::{Answer, Delta, FinishReason, ToolCall, Usage};
 pub(crate) use read::is_media_type;
+pub use reasoning::{Effort, Opaque, ReasoningPart, ReasoningRequest, ReasoningState};
 
 /// One chat turn, in the shape the JS API and the gateway accept.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -41,6 +43,8 @@ pub struct ChatRequest {
     pub parallel_tool_calls: Option<bool>,
     /// Structured output; `None` is free text (the JS `{type: "text"}`).
     pub response_format: Option<ResponseFormat>,
+    /// Reasoning on, how hard, and its state kept (src/chat/reasoning.rs).
+    pub reasoning: Option<ReasoningRequest>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +78,9 @@ pub struct Message {
     pub tool_calls: Vec<ToolCall>,
     /// For `role: "tool"`: the call this message answers.
     pub tool_call_id: Option<String>,
+    /// An assistant message's reasoning, with the state its provider issued: the
+    /// `{type: "reasoning"}` parts of its content, which are written before its other parts.
+    pub reasoning: Vec<ReasoningPart>,
 }
 
 /// One piece of a message's content.
@@ -197,7 +204,7 @@ impl Message {
     pub fn new(role: Role, text: impl Into<String>) -> Self {
         let text = text.into();
         let content = if text.is_empty() { Vec::new() } else { vec![Part::Text { text }] };
-        Message { role, content, tool_calls: Vec::new(), tool_call_id: None }
+        Message { role, content, tool_calls: Vec::new(), tool_call_id: None, reasoning: Vec::new() }
     }
 
     /// The text parts, joined (borrowed when there is at most one).
@@ -232,7 +239,7 @@ pub struct Tool {
 }
 
 /// `{messages, maxTokens?, temperature?, topP?, seed?, stop?, tools?, toolChoice?,
-/// parallelToolCalls?, responseFormat?}`: the shape the JS API takes (a gateway's trace shows it).
+/// parallelToolCalls?, responseFormat?, reasoning?}`: the shape the JS API takes (a gateway's trace shows it).
 impl ToJson for ChatRequest {
     fn write_json(&self, w: &mut JsonWriter) {
         w.begin_object();
@@ -246,6 +253,7 @@ impl ToJson for ChatRequest {
         w.opt_field("toolChoice", self.tool_choice.as_ref());
         w.opt_field("parallelToolCalls", self.parallel_tool_calls.as_ref());
         w.opt_field("responseFormat", self.response_format.as_ref());
+        w.opt_field("reasoning", self.reasoning.as_ref());
         w.end_object();
     }
 }
@@ -262,7 +270,11 @@ impl ToJson for Message {
                 Role::Tool => "tool",
             },
         );
-        w.field("content", &self.content);
+        w.key("content");
+        w.begin_array();
+        self.reasoning.iter().for_each(|part| w.value(part));
+        self.content.iter().for_each(|part| w.value(part));
+        w.end_array();
         w.list_field("toolCalls", &self.tool_calls);
         w.opt_field("toolCallId", self.tool_call_id.as_ref());
         w.end_object();
@@ -411,7 +423,7 @@ mod tests {
     fn a_prefill_ends_the_request_as_an_assistant_message() {
         let user = Message::new(Role::User, "Hi");
         let assistant = Message::new(Role::Assistant, "Sure: ");
-        let call = ToolCall { id: "c1".into(), name: "f".into(), arguments: "{}".into() };
+        let call = ToolCall { id: "c1".into(), name: "f".into(), arguments: "{}".into(), state: None };
         let calling = Message { tool_calls: vec![call], ..Message::new(Role::Assistant, "Let me look.") };
         let tool = Message { tool_call_id: Some("c1".into()), ..Message::new(Role::Tool, "42") };
         let prefill = Message::new(Role::Assistant, "The answer is");

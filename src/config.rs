@@ -19,7 +19,7 @@ use crate::format::Format;
 use crate::policy::{HealthPolicy, Strategy};
 use crate::secret::is_secret_header;
 use crate::value::{as_object, child, parse_json, read_ms, show, Obj};
-pub use crate::value::{parse_ms, ConfigError, Step, MAX_MS};
+pub use crate::value::{parse_ms, FieldError, Step, MAX_MS};
 
 mod routes;
 mod sections;
@@ -47,19 +47,19 @@ pub struct Config {
 
 impl Config {
     /// Parses and validates a config document given as JSON text.
-    pub fn from_json(text: &str) -> Result<Config, ConfigError> {
+    pub fn from_json(text: &str) -> Result<Config, FieldError> {
         Config::from_value(&parse_json(text, "config")?)
     }
 
     /// Parses and validates a config document.
-    pub fn from_value(value: &Value) -> Result<Config, ConfigError> {
+    pub fn from_value(value: &Value) -> Result<Config, FieldError> {
         let root = Obj::new(value, "", &["targets", "routes", "deadlineMs", "gateway", "health"])?;
         let targets_value = root.get("targets").ok_or_else(|| {
-            ConfigError::new("targets", "is missing; give at least one target, e.g. {\"p\": {\"format\": \"openai_chat\", \"baseUrl\": \"https://api.openai.com/v1\", \"model\": \"gpt-4o-mini\"}}")
+            FieldError::new("targets", "is missing; give at least one target, e.g. {\"p\": {\"format\": \"openai_chat\", \"baseUrl\": \"https://api.openai.com/v1\", \"model\": \"gpt-4o-mini\"}}")
         })?;
         let targets_map = as_object(targets_value, "targets", "an object of named targets")?;
         if targets_map.is_empty() {
-            return Err(ConfigError::new("targets", "must name at least one target (got {})"));
+            return Err(FieldError::new("targets", "must name at least one target (got {})"));
         }
         let mut targets = Vec::with_capacity(targets_map.len());
         for (name, v) in targets_map {
@@ -139,11 +139,17 @@ impl Config {
     /// call late, or drop the part. The error names the first part that some target cannot
     /// carry, the target, and what would carry it. An unknown route passes (starting the call
     /// reports it).
-    pub fn check_request(&self, route: &str, request: &ChatRequest) -> Result<(), ConfigError> {
+    pub fn check_request(&self, route: &str, request: &ChatRequest) -> Result<(), FieldError> {
+        let targets = self.route_targets(route);
+        for target in targets.iter().map(|&t| &self.targets[t]) {
+            if let Some((path, what)) = target.format.unsendable_reasoning(request) {
+                let name = show(&Value::from(target.name.as_str()));
+                return Err(FieldError::new(path, format!("{what} (for target {name}, {})", target.format.as_str())));
+            }
+        }
         if request.messages.iter().all(|m| m.is_text_only()) {
             return Ok(());
         }
-        let targets = self.route_targets(route);
         for (i, message) in request.messages.iter().enumerate() {
             for (j, part) in message.content.iter().enumerate() {
                 for target in targets.iter().map(|&t| &self.targets[t]) {
@@ -162,7 +168,7 @@ impl Config {
                         (Some(remedy), true) => remedy.to_string(),
                         (None, _) => route_to,
                     };
-                    return Err(ConfigError::new(
+                    return Err(FieldError::new(
                         format!("request.messages[{i}].content[{j}]"),
                         format!(
                             "is {}, which target {} ({}) cannot carry; {fix}",
@@ -191,8 +197,8 @@ impl Config {
 
 /// The error for a config that was not given (`undefined` or `null`): `entry` is the call that
 /// needed it, `new Baton` or `createGateway`.
-pub fn missing(entry: &str) -> ConfigError {
-    ConfigError::new(
+pub fn missing(entry: &str) -> FieldError {
+    FieldError::new(
         "config",
         format!(
             "is required: {entry}({{ targets, routes }}), e.g. {entry}({{ targets: {{ p: {{ format: \"openai_chat\", \
@@ -208,7 +214,7 @@ pub fn missing(entry: &str) -> ConfigError {
 /// and each entry. There `undefined` is nearly always an environment variable that is not set
 /// (`apiKey: process.env.KEY`); read as absent, it would send no key and end as the provider's
 /// 401, or leave the gateway open. JSON has no `undefined`: only the JS reader asks.
-pub fn undefined_secret(at: &[Step], path: &str) -> Option<ConfigError> {
+pub fn undefined_secret(at: &[Step], path: &str) -> Option<FieldError> {
     use Step::{Field, Item};
     let remedy = match at {
         [Field("targets"), Field(_), Field("apiKey")] => "leave the field out",
@@ -217,7 +223,7 @@ pub fn undefined_secret(at: &[Step], path: &str) -> Option<ConfigError> {
         [Field("gateway"), Field("apiKeys"), Item] => "remove the entry",
         _ => return None,
     };
-    Some(ConfigError::new(path, format!("is undefined: an environment variable that is not set? Set it, or {remedy}")))
+    Some(FieldError::new(path, format!("is undefined: an environment variable that is not set? Set it, or {remedy}")))
 }
 
 /// "a" or "an" before a format's name.
@@ -231,7 +237,7 @@ fn article(format: &str) -> &'static str {
 
 /// Reads a call's `deadlineMs` option (`options.deadlineMs` in messages): omitted means the
 /// config's default; zero, negative or non-numeric values are refused before anything is sent.
-pub fn parse_deadline_option(v: Option<&Value>) -> Result<Option<u64>, ConfigError> {
+pub fn parse_deadline_option(v: Option<&Value>) -> Result<Option<u64>, FieldError> {
     match v {
         None | Some(Value::Null) => Ok(None),
         Some(v) => read_ms(v, "options.deadlineMs", "omit it to use the config's deadlineMs").map(Some),

@@ -15,7 +15,7 @@
 //! text so far becomes the next member's prefill, and the whitespace the prefill left out is not
 //! shown twice) or starts over (restart).
 
-use crate::chat::{Answer, Delta, FinishReason, ToolCall, Usage};
+use crate::chat::{Answer, Delta, FinishReason, ReasoningPart, ToolCall, Usage};
 use crate::outcome::Failure;
 
 /// The most tool calls one answer may open. Real answers open a handful; a provider that
@@ -31,6 +31,8 @@ pub const MAX_ANSWER_BYTES: usize = 16 << 20;
 pub struct Delivery {
     text: String,
     reasoning: String,
+    /// The reasoning in its pieces, with the states that end them (what `reasoning` adds up to).
+    reasoning_parts: Vec<ReasoningPart>,
     tool_calls: Vec<ToolCall>,
     /// The provider's index of each entry of `tool_calls`, in the same order.
     provider_indexes: Vec<u32>,
@@ -153,7 +155,17 @@ impl Delivery {
             }
             Delta::Reasoning { text } => {
                 self.reasoning.push_str(&text);
+                ReasoningPart::push_text(&mut self.reasoning_parts, &text);
                 Delta::Reasoning { text }
+            }
+            Delta::ReasoningState { state } => {
+                ReasoningPart::push_state(&mut self.reasoning_parts, state.clone());
+                Delta::ReasoningState { state }
+            }
+            Delta::ToolCallState { index, state } => {
+                let position = self.position(index)?;
+                self.tool_calls[position].state = Some(state.clone());
+                Delta::ToolCallState { index: position as u32, state }
             }
             Delta::ToolCall { index, id, name, arguments } => {
                 let position = self.position(index)?;
@@ -174,7 +186,15 @@ impl Delivery {
     /// The whole answer as shown, ended by the provider's finish reason, usage and the model the
     /// stream named.
     pub fn into_answer(self, finish_reason: FinishReason, usage: Usage, model: Option<String>) -> Answer {
-        Answer { text: self.text, reasoning: self.reasoning, tool_calls: self.tool_calls, finish_reason, usage, model }
+        Answer {
+            text: self.text,
+            reasoning: self.reasoning,
+            reasoning_parts: self.reasoning_parts,
+            tool_calls: self.tool_calls,
+            finish_reason,
+            usage,
+            model,
+        }
     }
 
     /// The dense position of the provider's tool call `index`, opening it if new.
@@ -188,7 +208,7 @@ impl Delivery {
             });
         }
         self.provider_indexes.push(index);
-        self.tool_calls.push(ToolCall { id: String::new(), name: String::new(), arguments: String::new() });
+        self.tool_calls.push(ToolCall::default());
         Ok(self.tool_calls.len() - 1)
     }
 
@@ -212,6 +232,7 @@ fn content_bytes(delta: &Delta) -> usize {
         Delta::ToolCall { id, name, arguments, .. } => {
             id.as_ref().map_or(0, String::len) + name.as_ref().map_or(0, String::len) + arguments.len()
         }
+        Delta::ReasoningState { state } | Delta::ToolCallState { state, .. } => state.byte_len(),
         Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => 0,
     }
 }
@@ -280,7 +301,10 @@ mod tests {
         d.deliver(call(3, None, "{}"), &mut out).unwrap();
         assert_eq!(out.len(), 2);
         let answer = d.into_answer(FinishReason::ToolCalls, Usage::default(), None);
-        assert_eq!(answer.tool_calls, [ToolCall { id: "id-g".into(), name: "g".into(), arguments: "{}".into() }]);
+        assert_eq!(
+            answer.tool_calls,
+            [ToolCall { id: "id-g".into(), name: "g".into(), arguments: "{}".into(), state: None }]
+        );
     }
 
     #[test]

@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use crate::backoff::{self, RandomSource};
 use crate::budget::Budget;
 use crate::chat::{Answer, Delta, Usage};
-use crate::config::{Config, ConfigError, Timeouts};
+use crate::config::{Config, FieldError, Timeouts};
 use crate::delivery::Delivery;
 use crate::gate::{self, Move};
 use crate::health::{Admission, Health, HealthSnapshot, HealthView, Outcome};
@@ -222,9 +222,9 @@ impl Baton {
         options: CallOptions,
         now: u64,
         random: Box<dyn RandomSource>,
-    ) -> Result<Call, ConfigError> {
+    ) -> Result<Call, FieldError> {
         let root = self.config.strategy(route).ok_or_else(|| {
-            ConfigError::new(
+            FieldError::new(
                 "route",
                 format!(
                     "{} is not a route or target in the config (known: {})",
@@ -446,6 +446,9 @@ impl Call {
             if a.resumed_from.is_some_and(|r| r.mode == ResumeMode::Continue) {
                 self.delivery.drop_echo(&mut delta);
             }
+            let Some(target) = self.current(attempt).map(|a| a.target) else { break };
+            let target = &self.config.targets[target];
+            delta.name_issuer(target.format.as_str(), &target.model);
             let Some(a) = self.current(attempt) else { break };
             let result = match delta {
                 Delta::Usage { usage } => {
@@ -492,8 +495,12 @@ impl Call {
     }
 
     /// A whole (non-streamed) answer arrived.
-    pub fn on_answer(&mut self, attempt: AttemptId, now: u64, answer: Answer) {
+    pub fn on_answer(&mut self, attempt: AttemptId, now: u64, mut answer: Answer) {
         self.settle(now);
+        if let Some(target) = self.current(attempt).map(|a| a.target) {
+            let target = &self.config.targets[target];
+            answer.name_issuer(target.format.as_str(), &target.model);
+        }
         if let Some(a) = self.current(attempt) {
             a.note_usage(answer.usage);
             let a = *a;

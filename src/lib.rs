@@ -29,14 +29,17 @@
 //!    whether a failure may be tried again, and after how long.
 //! 3. **chat model** (`chat`): the normalized request, its reader, and the answer and deltas
 //!    every provider's reply becomes.
-//! 4. **dialects** (`format`): each provider's wire format, to and from the chat model.
+//! 4. **dialects** (`format`): each wire format in one folder with both directions, to and
+//!    from the chat model: a provider's requests, answers and streams, and a gateway client's
+//!    requests, answers, streams and errors, with the words both use mapped once between them.
 //! 5. **config** (`config`): the config document read into targets, routes and policies.
 //! 6. **health** (`health`): circuit breakers and the retry budget, learned across calls.
 //! 7. **engine** (`engine`, `budget`, `delivery`, `body`, `record`, `propagation`): one call as
 //!    a sans-I/O state machine: the deadline, what the reader is shown, the answer's bytes, the
 //!    legs and events it leaves behind, and whether a target is told the deadline left.
-//! 8. **gateway** (`gateway`): the OpenAI- and Anthropic-compatible server's requests and
-//!    answers.
+//! 8. **gateway** (`gateway`): the OpenAI- and Anthropic-compatible server's decisions about a
+//!    request (endpoint, CORS, key, body cap, deadline) and its replies; it speaks to clients
+//!    through the dialects' client halves.
 //! 9. **driver** (`driver`): on wasm32 only, fetch, timers and the JS API around the engine.
 
 pub mod backoff;

@@ -1,12 +1,13 @@
-//! Reading hand-written JSON values, naming the field of every mistake by its path.
+//! Reading JSON values, naming the field of every mistake by its path: the one reader.
 //!
-//! The config, the JS request and the call options are all read by hand from a
-//! `serde_json::Value`, so that a mistake says where it is (`targets.p.timeouts.totalMs`), what
-//! was wrong and what would be right. This is the ground floor those readers share: it imports
-//! nothing from the crate. Numbers are read strictly, because the values may come from JS, where
-//! a fraction, NaN or a huge number is one keystroke away: a fraction where a whole number is
-//! meant, or a number out of range, is an error naming the path and the allowed range, never a
-//! silent rounding, clamp or "omitted".
+//! The config, the JS request, the call options, a gateway client's body and a provider's answer
+//! are all read by hand from a `serde_json::Value` parsed with the wire crate's reader, so that a
+//! mistake says where it is (`targets.p.timeouts.totalMs`, `messages[2].content`), what was
+//! wrong and what would be right, as one [`FieldError`]. This is the ground floor those readers
+//! share: it imports nothing from the crate. Numbers are read strictly, because the values may
+//! come from JS, where a fraction, NaN or a huge number is one keystroke away: a fraction where a
+//! whole number is meant, or a number out of range, is an error naming the path and the allowed
+//! range, never a silent rounding, clamp or "omitted".
 
 use std::fmt;
 
@@ -20,26 +21,27 @@ pub const MAX_MS: u64 = 2_147_483_647;
 /// How deep `serde_json` lets JSON text nest before it gives up.
 const JSON_TEXT_MAX_DEPTH: usize = 128;
 
-/// A mistake in a document: `path` names the field, `message` is the whole sentence (path included).
+/// A mistake in a JSON document (the config, a request, a gateway client's body, a provider's
+/// answer): `path` names the field, `message` is the whole sentence (path included).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError {
+pub struct FieldError {
     pub path: String,
     pub message: String,
 }
 
-impl fmt::Display for ConfigError {
+impl fmt::Display for FieldError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
     }
 }
 
-impl std::error::Error for ConfigError {}
+impl std::error::Error for FieldError {}
 
-impl ConfigError {
+impl FieldError {
     pub fn new(path: impl Into<String>, what: impl fmt::Display) -> Self {
         let path = path.into();
         let message = if path.is_empty() { what.to_string() } else { format!("{path} {what}") };
-        ConfigError { path, message }
+        FieldError { path, message }
     }
 }
 
@@ -79,15 +81,15 @@ pub(crate) fn from_tree(v: &Json) -> Value {
 }
 
 /// Parses JSON text that is the document at `path` ("config", "request").
-pub(crate) fn parse_json(text: &str, path: &str) -> Result<Value, ConfigError> {
+pub(crate) fn parse_json(text: &str, path: &str) -> Result<Value, FieldError> {
     parse_value(text).map_err(|e| {
         if e.to_string().starts_with("recursion limit exceeded") {
-            ConfigError::new(
+            FieldError::new(
                 path,
                 format!("is nested too deeply (more than {JSON_TEXT_MAX_DEPTH} levels of objects and lists)"),
             )
         } else {
-            ConfigError::new(path, format!("is not valid JSON: {e}"))
+            FieldError::new(path, format!("is not valid JSON: {e}"))
         }
     })
 }
@@ -99,13 +101,13 @@ pub(crate) struct Obj<'a> {
 }
 
 impl<'a> Obj<'a> {
-    pub(crate) fn new(v: &'a Value, path: &str, known: &[&str]) -> Result<Obj<'a>, ConfigError> {
+    pub(crate) fn new(v: &'a Value, path: &str, known: &[&str]) -> Result<Obj<'a>, FieldError> {
         let what = if path.is_empty() { "the config" } else { "an object" };
         let map = match v {
             Value::Object(map) => map,
             other => {
                 let name = if path.is_empty() { "config" } else { path };
-                return Err(ConfigError::new(name, format!("must be {what} (got {})", show_kind(other))));
+                return Err(FieldError::new(name, format!("must be {what} (got {})", show_kind(other))));
             }
         };
         for key in map.keys() {
@@ -114,7 +116,7 @@ impl<'a> Obj<'a> {
                     Some(k) => format!("did you mean \"{k}\"?"),
                     None => format!("known fields: {}", known.join(", ")),
                 };
-                return Err(ConfigError::new(child(path, key), format!("is not a known field; {hint}")));
+                return Err(FieldError::new(child(path, key), format!("is not a known field; {hint}")));
             }
         }
         Ok(Obj { path: path.to_string(), map })
@@ -129,18 +131,16 @@ impl<'a> Obj<'a> {
         child(&self.path, key)
     }
 
-    pub(crate) fn required_str(&self, key: &str, expected: &str) -> Result<&'a str, ConfigError> {
+    pub(crate) fn required_str(&self, key: &str, expected: &str) -> Result<&'a str, FieldError> {
         match self.get(key) {
             Some(Value::String(s)) if !s.is_empty() => Ok(s),
-            None => Err(ConfigError::new(self.path_of(key), format!("is missing; give {expected}"))),
-            Some(other) => {
-                Err(ConfigError::new(self.path_of(key), format!("must be {expected} (got {})", show(other))))
-            }
+            None => Err(missing(&self.path_of(key), expected)),
+            Some(other) => Err(FieldError::new(self.path_of(key), format!("must be {expected} (got {})", show(other)))),
         }
     }
 
     /// An optional positive millisecond count; `null` counts as omitted.
-    pub(crate) fn opt_ms(&self, key: &str, omit_hint: &str) -> Result<Option<u64>, ConfigError> {
+    pub(crate) fn opt_ms(&self, key: &str, omit_hint: &str) -> Result<Option<u64>, FieldError> {
         match self.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(v) => read_ms(v, &self.path_of(key), omit_hint).map(Some),
@@ -157,16 +157,16 @@ pub fn parse_ms(v: &Value) -> Option<u64> {
 }
 
 /// [`parse_ms`] with the error for `path`; `hint` ends the message (e.g. "omit it for no limit").
-pub(crate) fn read_ms(v: &Value, path: &str, hint: &str) -> Result<u64, ConfigError> {
+pub(crate) fn read_ms(v: &Value, path: &str, hint: &str) -> Result<u64, FieldError> {
     parse_ms(v).ok_or_else(|| {
         let too_long = v.as_f64().is_some_and(|n| n > MAX_MS as f64);
         let range = if too_long { format!(" up to {MAX_MS}, the longest a JS timer waits") } else { String::new() };
-        ConfigError::new(path, format!("must be a positive number of milliseconds{range} (got {}); {hint}", show(v)))
+        FieldError::new(path, format!("must be a positive number of milliseconds{range} (got {}); {hint}", show(v)))
     })
 }
 
 /// A whole number from `min` to `max`. `what` names the kind ("a whole number of bytes").
-pub(crate) fn read_whole(v: &Value, path: &str, what: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
+pub(crate) fn read_whole(v: &Value, path: &str, what: &str, min: u64, max: u64) -> Result<u64, FieldError> {
     let whole = match v {
         Value::Number(n) => n.as_u64().or_else(|| {
             n.as_f64()
@@ -177,7 +177,7 @@ pub(crate) fn read_whole(v: &Value, path: &str, what: &str, min: u64, max: u64) 
     };
     whole
         .filter(|n| (min..=max).contains(n))
-        .ok_or_else(|| ConfigError::new(path, format!("must be {what} from {min} to {max} (got {})", show(v))))
+        .ok_or_else(|| FieldError::new(path, format!("must be {what} from {min} to {max} (got {})", show(v))))
 }
 
 /// A finite number from `min` to `max`. `what` names the kind ("a number of milliseconds");
@@ -188,13 +188,13 @@ pub(crate) fn read_number(
     what: &str,
     (min, max): (f64, f64),
     hint: &str,
-) -> Result<f64, ConfigError> {
+) -> Result<f64, FieldError> {
     match v.as_f64() {
         Some(n) if n.is_finite() && (min..=max).contains(&n) => Ok(n),
         _ => {
             let hint = if hint.is_empty() { String::new() } else { format!("; {hint}") };
             let (min, max) = (plain_f64(min), plain_f64(max));
-            Err(ConfigError::new(path, format!("must be {what} from {min} to {max} (got {}){hint}", show(v))))
+            Err(FieldError::new(path, format!("must be {what} from {min} to {max} (got {}){hint}", show(v))))
         }
     }
 }
@@ -320,6 +320,16 @@ pub(crate) fn show_kind(v: &Value) -> String {
     }
 }
 
+/// `{path} must be {expected} (got …)`: a field of the wrong type or value.
+pub(crate) fn wrong(path: &str, expected: &str, got: &Value) -> FieldError {
+    FieldError::new(path, format!("must be {expected} (got {})", show_kind(got)))
+}
+
+/// `{path} is missing; give {expected}`.
+pub(crate) fn missing(path: &str, expected: &str) -> FieldError {
+    FieldError::new(path, format!("is missing; give {expected}"))
+}
+
 /// The kind of a value and nothing of its content, for values that may be secrets.
 pub(crate) fn kind(v: &Value) -> &'static str {
     match v {
@@ -332,8 +342,8 @@ pub(crate) fn kind(v: &Value) -> &'static str {
     }
 }
 
-pub(crate) fn as_object<'a>(v: &'a Value, path: &str, expected: &str) -> Result<&'a Map<String, Value>, ConfigError> {
-    v.as_object().ok_or_else(|| ConfigError::new(path, format!("must be {expected} (got {})", show_kind(v))))
+pub(crate) fn as_object<'a>(v: &'a Value, path: &str, expected: &str) -> Result<&'a Map<String, Value>, FieldError> {
+    v.as_object().ok_or_else(|| wrong(path, expected, v))
 }
 
 /// The known name within two edits of `key`, for "did you mean".

@@ -425,6 +425,31 @@ fn no_module_uses_a_layer_above_its_own_and_none_form_a_circle() {
     assert!(problems.is_empty(), "{} problem(s):\n{}", problems.len(), problems.join("\n"));
 }
 
+/// Each dialect is one folder under src/format named as its frames are in the wire crate, with a
+/// provider side and a vocabulary; the client side is there where a gateway client speaks it.
+#[test]
+fn each_dialect_is_one_folder_named_as_in_the_wire_crate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let names = |dir: &str, keep: &dyn Fn(&Path) -> bool| -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| keep(p))
+            .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let frames = names("wire/src/frames", &|p| p.extension().is_some_and(|e| e == "rs") && !p.ends_with("mod.rs"));
+    let dialects = names("src/format", &|p| p.is_dir() && p.join("provider.rs").exists());
+    assert_eq!(dialects, frames, "src/format/<dialect>/provider.rs against wire/src/frames/<dialect>.rs");
+    let clients = names("src/format", &|p| p.is_dir() && p.join("client.rs").exists());
+    assert_eq!(clients, ["anthropic_messages", "openai_chat", "openai_responses"]);
+    for dialect in &dialects {
+        assert!(root.join("src/format").join(dialect).join("mod.rs").exists(), "src/format/{dialect}/mod.rs");
+    }
+}
+
 // ---- The checker's own tests, on a small crate ------------------------------------------------
 
 const LIB: &str = "//! A crate.

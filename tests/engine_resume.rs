@@ -192,7 +192,7 @@ fn a_cut_inside_a_tool_call_is_never_continued() {
     let served = run.result.as_ref().expect("restarted");
     assert_eq!(
         served.answer.tool_calls,
-        [ToolCall { id: "c1".into(), name: "f".into(), arguments: "{\"city\":\"Paris\"}".into() }]
+        [ToolCall { id: "c1".into(), name: "f".into(), arguments: "{\"city\":\"Paris\"}".into(), state: None }]
     );
 }
 

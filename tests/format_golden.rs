@@ -161,8 +161,8 @@ fn transcripts_cut_before_their_finish_fail_and_after_it_succeed() {
 }
 
 /// The normalized meaning of a transcript does not depend on the provider: each success ends with
-/// exactly one `Done`, last, and nothing invisible is emitted except a tool call's opening and a
-/// usage report.
+/// exactly one `Done`, last, and nothing invisible is emitted except a tool call's opening, a
+/// usage report and the reasoning state a provider issued.
 #[test]
 fn transcripts_end_with_exactly_one_done_and_emit_no_empty_deltas() {
     for format in Format::ALL {
@@ -177,7 +177,13 @@ fn transcripts_end_with_exactly_one_done_and_emit_no_empty_deltas() {
             }
             for d in &deltas {
                 let opening = matches!(d, Delta::ToolCall { id: Some(_), name: Some(_), .. });
-                let invisible = matches!(d, Delta::Done { .. } | Delta::Usage { .. });
+                let invisible = matches!(
+                    d,
+                    Delta::Done { .. }
+                        | Delta::Usage { .. }
+                        | Delta::ReasoningState { .. }
+                        | Delta::ToolCallState { .. }
+                );
                 assert!(d.is_visible() || opening || invisible, "{}: {d:?}", sse.display());
             }
         }

@@ -76,6 +76,29 @@ fn requests() -> Vec<Value> {
             "responseFormat": {"type": "json", "schema": {"type": "array"}},
         }),
         json!({"messages": [{"role": "user", "content": "x"}], "toolChoice": "auto", "parallelToolCalls": false}),
+        // A tool loop's history holding every format's reasoning state: each format sends back
+        // only what model "m" of its own format issued, and a state of another model nowhere.
+        json!({
+            "messages": [
+                {"role": "user", "content": "weather?"},
+                {"role": "assistant", "content": [
+                    {"type": "reasoning", "text": "Think \"first\".", "state": {"format": "anthropic_messages", "model": "m", "signature": "sig-a"}},
+                    {"type": "reasoning", "text": "", "state": {"format": "anthropic_messages", "model": "m", "redactedData": "red-a"}},
+                    {"type": "reasoning", "text": "Old.", "state": {"format": "anthropic_messages", "model": "m-old", "signature": "sig-old"}},
+                    {"type": "reasoning", "text": "\n\nSummary.", "state": {"format": "openai_responses", "model": "m", "id": "rs_1", "encryptedContent": "enc-r"}},
+                    {"type": "reasoning", "text": "", "state": {"format": "gemini", "model": "m", "signature": "sig-g-text"}},
+                    {"type": "reasoning", "text": "No state."},
+                    {"type": "text", "text": "Checking."},
+                ], "toolCalls": [
+                    {"id": "call_1", "name": "f", "arguments": "{}", "state": {"format": "gemini", "model": "m", "signature": "sig-g"}},
+                ]},
+                {"role": "tool", "toolCallId": "call_1", "content": "sunny"},
+            ],
+            "tools": [{"name": "f"}],
+            "maxTokens": 4000,
+            "reasoning": {"effort": "high", "summary": true},
+        }),
+        json!({"messages": [{"role": "user", "content": "x"}], "reasoning": {"budgetTokens": 2000}}),
     ]
 }
 

@@ -145,7 +145,9 @@ fn every_answer_recorded_both_ways_streams_as_it_reads_whole() {
             .collect();
         cases.sort();
         for case in cases {
-            let whole = whole_answer(format, &case).unwrap_or_else(|e| panic!("{format:?} {case}: {e:?}"));
+            let mut whole = whole_answer(format, &case).unwrap_or_else(|e| panic!("{format:?} {case}: {e:?}"));
+            // As the engine names the issuer of what a whole answer holds.
+            whole.name_issuer(format.as_str(), CONFIGURED_MODEL);
             let streamed = stream_everywhere(format, &read(format, &case));
             assert_eq!(streamed.outcome.map(same_json), Ok(same_json(whole.clone())), "{format:?} {case}");
             assert_ne!(whole.model.as_deref(), Some(CONFIGURED_MODEL));
@@ -200,7 +202,8 @@ fn an_openai_chat_tool_call_at_index_one_after_text_is_the_only_call() {
         [ToolCall {
             id: "toolu_01PqR8sT3uV5wX7yZ9aB1cD2".into(),
             name: "get_weather".into(),
-            arguments: r#"{"city":"Paris"}"#.into()
+            arguments: r#"{"city":"Paris"}"#.into(),
+            state: None
         }]
     );
     assert_eq!(answer.text, "I'll check the weather in Paris.");
@@ -442,5 +445,35 @@ fn how_each_format_ends_a_stream() {
             }
             (ends, outcome) => panic!("{format:?} {row}: expected {ends:?}, got {outcome:?}"),
         }
+    }
+}
+
+/// The reasoning state every fixture that carries it: the same whole and streamed, piece by
+/// piece, named by the target that answered; the comparison above covers the rest of the answer.
+#[test]
+fn reasoning_state_streams_as_it_reads_whole() {
+    let cases = [
+        (Format::AnthropicMessages, "reasoning", 1),
+        (Format::AnthropicMessages, "redacted_thinking_citations", 2),
+        (Format::AnthropicMessages, "thinking_tool_use", 1),
+        (Format::Gemini, "tool_call", 1),
+        (Format::Gemini, "thought_signature_text", 1),
+        (Format::OpenaiResponses, "reasoning", 1),
+        (Format::OpenaiResponses, "reasoning_parts", 1),
+        (Format::OpenaiResponses, "reasoning_encrypted", 1),
+    ];
+    for (format, case, count) in cases {
+        let streamed = stream_in_reads(format, &[&read(format, case)]).outcome.expect("answer");
+        let mut whole = whole_answer(format, case).expect("whole");
+        whole.name_issuer(format.as_str(), CONFIGURED_MODEL);
+        let states = |a: &Answer| {
+            let parts = a.reasoning_parts.iter().filter_map(|p| p.state.clone());
+            parts.chain(a.tool_calls.iter().filter_map(|c| c.state.clone())).collect::<Vec<_>>()
+        };
+        let streamed_states = states(&streamed);
+        assert_eq!(streamed_states.len(), count, "{format:?} {case}: {:?}", streamed.reasoning_parts);
+        assert!(streamed_states.iter().all(|s| s.valid_for(format.as_str(), CONFIGURED_MODEL)), "{format:?} {case}");
+        assert_eq!(streamed.reasoning_parts, whole.reasoning_parts, "{format:?} {case}");
+        assert_eq!(streamed_states, states(&whole), "{format:?} {case}");
     }
 }

@@ -5,12 +5,16 @@ use std::borrow::Cow;
 
 use llm_baton_wire::write::{JsonWriter, ToJson};
 
+use super::{Message, ReasoningPart, ReasoningState, Role};
+
 /// A complete tool call: `arguments` is the JSON text the model produced.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolCall {
     pub id: String,
     pub name: String,
     pub arguments: String,
+    /// What the provider issued with the call (Gemini's thought signature), to send back.
+    pub state: Option<ReasoningState>,
 }
 
 /// Token counts as the provider reported them. A count it did not report, or reported as no
@@ -60,6 +64,9 @@ pub enum FinishReason {
 pub struct Answer {
     pub text: String,
     pub reasoning: String,
+    /// The reasoning in its pieces, with the state each piece's provider issued (their texts
+    /// add up to `reasoning`).
+    pub reasoning_parts: Vec<ReasoningPart>,
     pub tool_calls: Vec<ToolCall>,
     pub finish_reason: FinishReason,
     pub usage: Usage,
@@ -75,6 +82,16 @@ pub enum Delta {
     },
     Reasoning {
         text: String,
+    },
+    /// The state the provider issued with the reasoning just streamed: it ends that piece of
+    /// reasoning (see [`ReasoningPart::push_state`]). Not visible.
+    ReasoningState {
+        state: ReasoningState,
+    },
+    /// The state the provider issued with the tool call at `index`. Not visible.
+    ToolCallState {
+        index: u32,
+        state: ReasoningState,
     },
     /// A fragment of a tool call; `index` groups the fragments of one call.
     ToolCall {
@@ -120,6 +137,7 @@ impl ToJson for ToolCall {
         w.field("id", &self.id);
         w.field("name", &self.name);
         w.field("arguments", &self.arguments);
+        w.opt_field("state", self.state.as_ref());
         w.end_object();
     }
 }
@@ -149,6 +167,17 @@ impl ToJson for Delta {
             Delta::Reasoning { text } => {
                 w.field("type", "reasoning");
                 w.field("text", text);
+            }
+            Delta::ReasoningState { state } => {
+                w.field("type", "reasoning");
+                w.field("text", "");
+                w.field("state", state);
+            }
+            Delta::ToolCallState { index, state } => {
+                w.field("type", "tool_call");
+                w.field("index", index);
+                w.field("arguments", "");
+                w.field("state", state);
             }
             Delta::ToolCall { index, id, name, arguments } => {
                 w.field("type", "tool_call");
@@ -213,7 +242,40 @@ impl Delta {
         match self {
             Delta::Text { text } | Delta::Reasoning { text } => !text.is_empty(),
             Delta::ToolCall { arguments, .. } => !arguments.is_empty(),
-            Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => false,
+            Delta::ReasoningState { .. }
+            | Delta::ToolCallState { .. }
+            | Delta::Done { .. }
+            | Delta::Skipped { .. }
+            | Delta::Usage { .. } => false,
+        }
+    }
+}
+
+impl Answer {
+    /// The assistant message this answer is, ready to push onto the history: its reasoning
+    /// with the state, its text and its tool calls. Sent back unchanged, it is what the
+    /// provider that issued the state accepts.
+    pub fn message(&self) -> Message {
+        Message {
+            reasoning: self.reasoning_parts.clone(),
+            tool_calls: self.tool_calls.clone(),
+            ..Message::new(Role::Assistant, self.text.clone())
+        }
+    }
+
+    /// Names the issuer of every state the answer holds (see [`ReasoningState::issued_by`]).
+    pub fn name_issuer(&mut self, format: &str, model: &str) {
+        let parts = self.reasoning_parts.iter_mut().filter_map(|p| p.state.as_mut());
+        let calls = self.tool_calls.iter_mut().filter_map(|c| c.state.as_mut());
+        parts.chain(calls).for_each(|s| s.issued_by(format, model));
+    }
+}
+
+impl Delta {
+    /// Names the issuer of the state this delta carries, if it carries one.
+    pub fn name_issuer(&mut self, format: &str, model: &str) {
+        if let Delta::ReasoningState { state } | Delta::ToolCallState { state, .. } = self {
+            state.issued_by(format, model);
         }
     }
 }

@@ -4,8 +4,11 @@
 
 use serde_json::{Map, Value};
 
-use super::{ChatRequest, Message, Part, ResponseFormat, Role, Source, Tool, ToolCall, ToolChoice, UnmetChoice};
-use crate::value::{child, parse_json, read_number, read_whole, show, show_kind, ConfigError, Obj};
+use super::{
+    ChatRequest, Effort, Message, Opaque, Part, ReasoningPart, ReasoningRequest, ReasoningState, ResponseFormat, Role,
+    Source, Tool, ToolCall, ToolChoice, UnmetChoice,
+};
+use crate::value::{child, parse_json, read_number, read_whole, show, show_kind, FieldError, Obj};
 
 /// The largest whole number a JavaScript number holds exactly (2^53 - 1).
 const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
@@ -13,12 +16,12 @@ const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
 impl ChatRequest {
     /// Reads the JS API's request document, with the config's kind of message for a mistake:
     /// the field by path (`request.messages[1].role`), what was wrong, what would be right.
-    pub fn from_json(text: &str) -> Result<ChatRequest, ConfigError> {
+    pub fn from_json(text: &str) -> Result<ChatRequest, FieldError> {
         ChatRequest::from_value(&parse_json(text, "request")?)
     }
 
     /// Reads the request document already parsed (or converted from a JS value).
-    pub fn from_value(value: &Value) -> Result<ChatRequest, ConfigError> {
+    pub fn from_value(value: &Value) -> Result<ChatRequest, FieldError> {
         let o = Obj::new(
             value,
             "request",
@@ -33,6 +36,7 @@ impl ChatRequest {
                 "toolChoice",
                 "parallelToolCalls",
                 "responseFormat",
+                "reasoning",
             ],
         )?;
         let messages = match o.get("messages") {
@@ -41,17 +45,15 @@ impl ChatRequest {
                 .enumerate()
                 .map(|(i, m)| read_message(m, &format!("request.messages[{i}]")))
                 .collect::<Result<_, _>>()?,
-            Some(Value::Array(_)) => {
-                return Err(ConfigError::new("request.messages", "must hold at least one message"))
-            }
+            Some(Value::Array(_)) => return Err(FieldError::new("request.messages", "must hold at least one message")),
             None => {
-                return Err(ConfigError::new(
+                return Err(FieldError::new(
                     "request.messages",
                     r#"is missing; give a list such as [{"role": "user", "content": "Hello"}]"#,
                 ))
             }
             Some(v) => {
-                return Err(ConfigError::new(
+                return Err(FieldError::new(
                     "request.messages",
                     format!("must be a list of messages (got {})", show_kind(v)),
                 ))
@@ -81,12 +83,12 @@ impl ChatRequest {
                 .enumerate()
                 .map(|(i, s)| {
                     s.as_str().map(str::to_string).ok_or_else(|| {
-                        ConfigError::new(format!("request.stop[{i}]"), format!("must be a string (got {})", show(s)))
+                        FieldError::new(format!("request.stop[{i}]"), format!("must be a string (got {})", show(s)))
                     })
                 })
                 .collect::<Result<_, _>>()?,
             Some(v) => {
-                return Err(ConfigError::new(
+                return Err(FieldError::new(
                     "request.stop",
                     format!("must be a string or a list of strings (got {})", show_kind(v)),
                 ))
@@ -100,10 +102,7 @@ impl ChatRequest {
                 .map(|(i, t)| read_tool(t, &format!("request.tools[{i}]")))
                 .collect::<Result<_, _>>()?,
             Some(v) => {
-                return Err(ConfigError::new(
-                    "request.tools",
-                    format!("must be a list of tools (got {})", show_kind(v)),
-                ))
+                return Err(FieldError::new("request.tools", format!("must be a list of tools (got {})", show_kind(v))))
             }
         };
         let tool_choice = match o.get("toolChoice") {
@@ -114,7 +113,7 @@ impl ChatRequest {
             None | Some(Value::Null) => None,
             Some(Value::Bool(b)) => Some(*b),
             Some(other) => {
-                return Err(ConfigError::new(
+                return Err(FieldError::new(
                     "request.parallelToolCalls",
                     format!(
                         "must be true (the model may call several tools at once) or false (at most one) (got {})",
@@ -127,6 +126,10 @@ impl ChatRequest {
             None | Some(Value::Null) => None,
             Some(v) => read_response_format(v)?,
         };
+        let reasoning = match o.get("reasoning") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(read_reasoning(v)?),
+        };
         Ok(ChatRequest {
             messages,
             max_tokens,
@@ -138,25 +141,26 @@ impl ChatRequest {
             tool_choice,
             parallel_tool_calls,
             response_format,
+            reasoning,
         })
     }
 }
 
 /// A `seed`: a whole number a JS number holds exactly.
-fn read_seed(v: &Value) -> Result<i64, ConfigError> {
+fn read_seed(v: &Value) -> Result<i64, FieldError> {
     let whole = match v {
         Value::Number(n) => n.as_i64().or_else(|| n.as_f64().filter(|x| x.fract() == 0.0).map(|x| x as i64)),
         _ => None,
     };
     whole.filter(|n| n.abs() <= MAX_SAFE_INTEGER).ok_or_else(|| {
-        ConfigError::new(
+        FieldError::new(
             "request.seed",
             format!("must be a whole number from -{MAX_SAFE_INTEGER} to {MAX_SAFE_INTEGER} (got {})", show(v)),
         )
     })
 }
 
-fn read_tool_choice(v: &Value, tools: &[Tool]) -> Result<ToolChoice, ConfigError> {
+fn read_tool_choice(v: &Value, tools: &[Tool]) -> Result<ToolChoice, FieldError> {
     const PATH: &str = "request.toolChoice";
     let choice = match v {
         Value::String(s) if s == "auto" => ToolChoice::Auto,
@@ -167,14 +171,14 @@ fn read_tool_choice(v: &Value, tools: &[Tool]) -> Result<ToolChoice, ConfigError
             ToolChoice::Tool { name: o.required_str("name", "the name of one of request.tools")?.to_string() }
         }
         other => {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 PATH,
                 format!(r#"must be "auto", "none", "required" or {{"name": "<a tool's name>"}} (got {})"#, show(other)),
             ))
         }
     };
     match choice.unmet_by(tools) {
-        Some(UnmetChoice::NoTools) => Err(ConfigError::new(
+        Some(UnmetChoice::NoTools) => Err(FieldError::new(
             PATH,
             r#"is "required" but request.tools is empty; give the tools the model must choose from"#,
         )),
@@ -185,7 +189,7 @@ fn read_tool_choice(v: &Value, tools: &[Tool]) -> Result<ToolChoice, ConfigError
             } else {
                 format!("give one of {}", known.join(", "))
             };
-            Err(ConfigError::new(
+            Err(FieldError::new(
                 format!("{PATH}.name"),
                 format!("names no tool in request.tools (got {}); {hint}", show(&Value::from(name))),
             ))
@@ -195,12 +199,12 @@ fn read_tool_choice(v: &Value, tools: &[Tool]) -> Result<ToolChoice, ConfigError
 }
 
 /// `responseFormat`; `{type: "text"}` is free text, `None`.
-fn read_response_format(v: &Value) -> Result<Option<ResponseFormat>, ConfigError> {
+fn read_response_format(v: &Value) -> Result<Option<ResponseFormat>, FieldError> {
     const PATH: &str = "request.responseFormat";
     const KINDS: &str = r#"{"type": "json"}, {"type": "json", "schema": {...}} or {"type": "text"}"#;
     let kind = match v {
         Value::Object(map) => map.get("type"),
-        other => return Err(ConfigError::new(PATH, format!("must be {KINDS} (got {})", show_kind(other)))),
+        other => return Err(FieldError::new(PATH, format!("must be {KINDS} (got {})", show_kind(other)))),
     };
     match kind.and_then(Value::as_str) {
         Some("text") => {
@@ -213,7 +217,7 @@ fn read_response_format(v: &Value) -> Result<Option<ResponseFormat>, ConfigError
                 None | Some(Value::Null) => None,
                 Some(s @ Value::Object(_)) => Some(s.clone()),
                 Some(other) => {
-                    return Err(ConfigError::new(
+                    return Err(FieldError::new(
                         o.path_of("schema"),
                         format!("must be a JSON Schema object (got {})", show_kind(other)),
                     ))
@@ -228,7 +232,7 @@ fn read_response_format(v: &Value) -> Result<Option<ResponseFormat>, ConfigError
                     Some(s.clone())
                 }
                 Some(other) => {
-                    return Err(ConfigError::new(
+                    return Err(FieldError::new(
                         o.path_of("name"),
                         format!("must be 1 to 64 letters, digits, _ or - (got {})", show(other)),
                     ))
@@ -238,7 +242,7 @@ fn read_response_format(v: &Value) -> Result<Option<ResponseFormat>, ConfigError
                 None | Some(Value::Null) => None,
                 Some(Value::String(s)) => Some(s.clone()),
                 Some(other) => {
-                    return Err(ConfigError::new(
+                    return Err(FieldError::new(
                         o.path_of("description"),
                         format!("must be a string (got {})", show_kind(other)),
                     ))
@@ -248,7 +252,7 @@ fn read_response_format(v: &Value) -> Result<Option<ResponseFormat>, ConfigError
                 None | Some(Value::Null) => None,
                 Some(Value::Bool(b)) => Some(*b),
                 Some(other) => {
-                    return Err(ConfigError::new(
+                    return Err(FieldError::new(
                         o.path_of("strict"),
                         format!("must be true (enforce the schema exactly) or false (got {})", show(other)),
                     ))
@@ -256,15 +260,15 @@ fn read_response_format(v: &Value) -> Result<Option<ResponseFormat>, ConfigError
             };
             Ok(Some(ResponseFormat::Json { schema, name, description, strict }))
         }
-        None if kind.is_none() => Err(ConfigError::new(format!("{PATH}.type"), r#"is missing; give "json" or "text""#)),
-        _ => Err(ConfigError::new(
+        None if kind.is_none() => Err(FieldError::new(format!("{PATH}.type"), r#"is missing; give "json" or "text""#)),
+        _ => Err(FieldError::new(
             format!("{PATH}.type"),
             format!(r#"must be "json" or "text" (got {})"#, show(kind.unwrap_or(&Value::Null))),
         )),
     }
 }
 
-fn read_message(v: &Value, path: &str) -> Result<Message, ConfigError> {
+fn read_message(v: &Value, path: &str) -> Result<Message, FieldError> {
     let o = Obj::new(v, path, &["role", "content", "toolCalls", "toolCallId"])?;
     const ROLES: &str = r#"one of "system", "user", "assistant", "tool""#;
     let role = match o.required_str("role", ROLES)? {
@@ -273,23 +277,31 @@ fn read_message(v: &Value, path: &str) -> Result<Message, ConfigError> {
         "assistant" => Role::Assistant,
         "tool" => Role::Tool,
         other => {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 child(path, "role"),
                 format!("must be {ROLES} (got {})", show(&Value::from(other))),
             ))
         }
     };
+    let mut reasoning = Vec::new();
     let content = match o.get("content") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::String(s)) if s.is_empty() => Vec::new(),
         Some(Value::String(s)) => vec![Part::Text { text: s.clone() }],
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| read_part(p, &format!("{}[{i}]", child(path, "content")), role))
-            .collect::<Result<_, _>>()?,
+        Some(Value::Array(parts)) => {
+            let mut content = Vec::new();
+            for (i, p) in parts.iter().enumerate() {
+                let part_path = format!("{}[{i}]", child(path, "content"));
+                if p.get("type").and_then(Value::as_str) == Some("reasoning") {
+                    reasoning.push(read_reasoning_part(p, &part_path, role)?);
+                } else {
+                    content.push(read_part(p, &part_path, role)?);
+                }
+            }
+            content
+        }
         Some(other) => {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 child(path, "content"),
                 format!("must be a string or a list of parts (got {})", show_kind(other)),
             ))
@@ -302,47 +314,119 @@ fn read_message(v: &Value, path: &str) -> Result<Message, ConfigError> {
             .enumerate()
             .map(|(i, c)| {
                 let p = format!("{}[{i}]", child(path, "toolCalls"));
-                let c = Obj::new(c, &p, &["id", "name", "arguments"])?;
+                let c = Obj::new(c, &p, &["id", "name", "arguments", "state"])?;
                 Ok(ToolCall {
                     id: c.required_str("id", "the call's id, as the model gave it")?.to_string(),
                     name: c.required_str("name", "the function's name")?.to_string(),
                     arguments: c.required_str("arguments", r#"the arguments as JSON text, e.g. "{}""#)?.to_string(),
+                    state: read_opt_state(&c)?,
                 })
             })
-            .collect::<Result<_, ConfigError>>()?,
+            .collect::<Result<_, FieldError>>()?,
         Some(other) => {
-            return Err(ConfigError::new(
-                child(path, "toolCalls"),
-                format!("must be a list (got {})", show_kind(other)),
-            ))
+            return Err(FieldError::new(child(path, "toolCalls"), format!("must be a list (got {})", show_kind(other))))
         }
     };
     let tool_call_id = match o.get("toolCallId") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
         Some(other) => {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 child(path, "toolCallId"),
                 format!("must be a non-empty string (got {})", show(other)),
             ))
         }
     };
     if role == Role::Tool && tool_call_id.is_none() {
-        return Err(ConfigError::new(
+        return Err(FieldError::new(
             child(path, "toolCallId"),
             r#"is missing; a "tool" message answers one call: give its id"#,
         ));
     }
-    Ok(Message { role, content, tool_calls, tool_call_id })
+    Ok(Message { role, content, tool_calls, tool_call_id, reasoning })
+}
+
+/// `reasoning`: `{effort?, budgetTokens?, summary?}`.
+fn read_reasoning(v: &Value) -> Result<ReasoningRequest, FieldError> {
+    let o = Obj::new(v, "request.reasoning", &["effort", "budgetTokens", "summary"])?;
+    let effort = match o.get("effort") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(Effort::ALL.into_iter().find(|e| v.as_str() == Some(e.as_str())).ok_or_else(|| {
+            FieldError::new(
+                o.path_of("effort"),
+                format!(r#"must be "minimal", "low", "medium" or "high" (got {})"#, show(v)),
+            )
+        })?),
+    };
+    let budget_tokens = match o.get("budgetTokens") {
+        None | Some(Value::Null) => None,
+        Some(v) => {
+            Some(read_whole(v, &o.path_of("budgetTokens"), "a whole number of tokens", 1, u32::MAX.into())? as u32)
+        }
+    };
+    let summary = match o.get("summary") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(other) => {
+            return Err(FieldError::new(
+                o.path_of("summary"),
+                format!("must be true (ask for the reasoning's summary as text) or false (got {})", show(other)),
+            ))
+        }
+    };
+    Ok(ReasoningRequest { effort, budget_tokens, summary })
+}
+
+/// A `{type: "reasoning", text, state?}` part, which only an assistant message holds.
+fn read_reasoning_part(v: &Value, path: &str, role: Role) -> Result<ReasoningPart, FieldError> {
+    let o = Obj::new(v, path, &["type", "text", "state"])?;
+    if role != Role::Assistant {
+        return Err(FieldError::new(
+            path,
+            format!("is reasoning, but only assistant messages carry it (this is {} message)", role.with_article()),
+        ));
+    }
+    let text = match o.get("text") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => {
+            return Err(FieldError::new(o.path_of("text"), format!("must be a string (got {})", show_kind(other))))
+        }
+    };
+    Ok(ReasoningPart { text, state: read_opt_state(&o)? })
+}
+
+/// The `state` of a reasoning part or a tool call, as an answer gave it: `{format, model}` and
+/// one of `signature`, `redactedData`, or `id` with `encryptedContent?`.
+fn read_opt_state(o: &Obj) -> Result<Option<ReasoningState>, FieldError> {
+    const KINDS: &str = r#"give the state as the answer gave it: {format, model} with "signature", "redactedData", or "id" (and "encryptedContent")"#;
+    let v = match o.get("state") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(v) => v,
+    };
+    let path = o.path_of("state");
+    let s = Obj::new(v, &path, &["format", "model", "signature", "redactedData", "id", "encryptedContent"])?;
+    let format = s.required_str("format", "the format of the target that issued it")?.to_string();
+    let model = s.required_str("model", "the model of the target that issued it")?.to_string();
+    // Present but not a string is as wrong as the wrong keys: the same message says what is right.
+    let string = |key: &str| s.get(key).map(|v| v.as_str().map(str::to_string));
+    let opaque = match (string("signature"), string("redactedData"), string("id"), string("encryptedContent")) {
+        (Some(Some(signature)), None, None, None) => Opaque::Signature(signature),
+        (None, Some(Some(data)), None, None) => Opaque::Redacted(data),
+        (None, None, Some(Some(id)), None) => Opaque::Item { id, encrypted_content: None },
+        (None, None, Some(Some(id)), Some(Some(content))) => Opaque::Item { id, encrypted_content: Some(content) },
+        _ => return Err(FieldError::new(path, KINDS)),
+    };
+    Ok(Some(ReasoningState { format, model, opaque }))
 }
 
 /// One content part at `path` of a message of `role`.
-fn read_part(v: &Value, path: &str, role: Role) -> Result<Part, ConfigError> {
+fn read_part(v: &Value, path: &str, role: Role) -> Result<Part, FieldError> {
     const KINDS: &str = r#"one of "text", "image", "file""#;
     let kind = match v {
         Value::Object(map) => map.get("type"),
         other => {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 path,
                 format!(r#"must be a part such as {{"type": "text", "text": "Hello"}} (got {})"#, show_kind(other)),
             ))
@@ -353,9 +437,9 @@ fn read_part(v: &Value, path: &str, role: Role) -> Result<Part, ConfigError> {
             let o = Obj::new(v, path, &["type", "text"])?;
             match o.get("text") {
                 Some(Value::String(text)) => Part::Text { text: text.clone() },
-                None => return Err(ConfigError::new(o.path_of("text"), "is missing; give the part's text")),
+                None => return Err(FieldError::new(o.path_of("text"), "is missing; give the part's text")),
                 Some(other) => {
-                    return Err(ConfigError::new(
+                    return Err(FieldError::new(
                         o.path_of("text"),
                         format!("must be a string (got {})", show_kind(other)),
                     ))
@@ -367,7 +451,7 @@ fn read_part(v: &Value, path: &str, role: Role) -> Result<Part, ConfigError> {
             let source = read_source(&o, path, "image")?;
             match source.media_type() {
                 Some(mt) if !mt.starts_with("image/") => {
-                    return Err(ConfigError::new(
+                    return Err(FieldError::new(
                         o.path_of("mediaType"),
                         format!(
                             r#"must be an image media type such as "image/png" (got {}); send other files as {{"type": "file"}}"#,
@@ -385,7 +469,7 @@ fn read_part(v: &Value, path: &str, role: Role) -> Result<Part, ConfigError> {
                 None | Some(Value::Null) => None,
                 Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
                 Some(other) => {
-                    return Err(ConfigError::new(
+                    return Err(FieldError::new(
                         o.path_of("filename"),
                         format!(r#"must be a non-empty string such as "report.pdf" (got {})"#, show(other)),
                     ))
@@ -394,29 +478,29 @@ fn read_part(v: &Value, path: &str, role: Role) -> Result<Part, ConfigError> {
             Part::File { source, filename }
         }
         None if kind.is_none() => {
-            return Err(ConfigError::new(child(path, "type"), format!("is missing; give {KINDS}")))
+            return Err(FieldError::new(child(path, "type"), format!("is missing; give {KINDS}")))
         }
         _ => {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 child(path, "type"),
                 format!("must be {KINDS} (got {})", show(kind.unwrap_or(&Value::Null))),
             ))
         }
     };
     match part.misplaced_in(role) {
-        Some(why) => Err(ConfigError::new(path, why)),
+        Some(why) => Err(FieldError::new(path, why)),
         None => Ok(part),
     }
 }
 
 /// An image's or file's `url` or `data` (exactly one) and `mediaType`. A `data:` URL is read as
 /// its data and media type. A file always needs its media type; an image only with data.
-fn read_source(o: &Obj, path: &str, kind: &str) -> Result<Source, ConfigError> {
+fn read_source(o: &Obj, path: &str, kind: &str) -> Result<Source, FieldError> {
     let media_type = match o.get("mediaType") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if is_media_type(s) => Some(s.clone()),
         Some(other) => {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 o.path_of("mediaType"),
                 format!(r#"must be a media type such as "image/png" or "application/pdf" (got {})"#, show(other)),
             ))
@@ -424,17 +508,17 @@ fn read_source(o: &Obj, path: &str, kind: &str) -> Result<Source, ConfigError> {
     };
     let missing_media_type = || {
         let example = if kind == "image" { "image/png" } else { "application/pdf" };
-        ConfigError::new(
+        FieldError::new(
             o.path_of("mediaType"),
             format!(r#"is missing; give the {kind}'s media type, e.g. "{example}""#),
         )
     };
     let source = match (o.get("url"), o.get("data")) {
         (Some(_), Some(_)) => {
-            return Err(ConfigError::new(path, format!("has both url and data; give the {kind} by one of them")))
+            return Err(FieldError::new(path, format!("has both url and data; give the {kind} by one of them")))
         }
         (None, None) => {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 path,
                 format!(
                     r#"has neither url nor data; give the {kind} as "data" (base64) with its "mediaType", or its "url""#
@@ -444,14 +528,14 @@ fn read_source(o: &Obj, path: &str, kind: &str) -> Result<Source, ConfigError> {
         (Some(url), None) => match url {
             Value::String(url) if url.starts_with("data:") => {
                 let (url_type, data) = read_data_url(url).ok_or_else(|| {
-                    ConfigError::new(
+                    FieldError::new(
                         o.path_of("url"),
                         "is a data: URL but not a base64 one; give it as data:<media type>;base64,<data>",
                     )
                 })?;
                 let media_type = match (url_type, media_type) {
                     (Some(a), Some(b)) if !a.eq_ignore_ascii_case(&b) => {
-                        return Err(ConfigError::new(
+                        return Err(FieldError::new(
                             o.path_of("mediaType"),
                             format!(
                                 "is {} but the data: URL says {}; drop one",
@@ -468,7 +552,7 @@ fn read_source(o: &Obj, path: &str, kind: &str) -> Result<Source, ConfigError> {
             }
             Value::String(url) if !url.is_empty() => Source::Url { url: url.clone(), media_type },
             other => {
-                return Err(ConfigError::new(
+                return Err(FieldError::new(
                     o.path_of("url"),
                     format!("must be a URL or a data: URL (got {})", show(other)),
                 ))
@@ -479,7 +563,7 @@ fn read_source(o: &Obj, path: &str, kind: &str) -> Result<Source, ConfigError> {
                 Source::Data { data: data.clone(), media_type: media_type.ok_or_else(missing_media_type)? }
             }
             other => {
-                return Err(ConfigError::new(
+                return Err(FieldError::new(
                     o.path_of("data"),
                     format!("must be the {kind}'s bytes as a non-empty base64 string (got {})", show_kind(other)),
                 ))
@@ -522,14 +606,14 @@ fn read_data_url(url: &str) -> Option<(Option<String>, &str)> {
         .then(|| (media_type.map(str::to_ascii_lowercase), data))
 }
 
-fn read_tool(v: &Value, path: &str) -> Result<Tool, ConfigError> {
+fn read_tool(v: &Value, path: &str) -> Result<Tool, FieldError> {
     let o = Obj::new(v, path, &["name", "description", "parameters"])?;
     let name = o.required_str("name", "the function's name")?.to_string();
     let description = match o.get("description") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(other) => {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 child(path, "description"),
                 format!("must be a string (got {})", show_kind(other)),
             ))
@@ -546,7 +630,7 @@ fn read_tool(v: &Value, path: &str) -> Result<Tool, ConfigError> {
         }
         Some(p @ Value::Object(_)) => p.clone(),
         Some(other) => {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 child(path, "parameters"),
                 format!("must be a JSON Schema object (got {})", show_kind(other)),
             ))

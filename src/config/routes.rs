@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::Target;
 use crate::outcome::FailureClass;
 use crate::policy::{AfterStart, Backoff, Conditions, Jitter, ResumeMode, RetryPolicy, Strategy};
-use crate::value::{child, read_number, read_whole, show, show_kind, ConfigError, Obj, MAX_MS};
+use crate::value::{child, read_number, read_whole, show, show_kind, FieldError, Obj, MAX_MS};
 
 /// The most attempts one retry node may make.
 const MAX_ATTEMPTS: u64 = 100;
@@ -65,7 +65,7 @@ impl<'a> RouteBuilder<'a> {
         }
     }
 
-    pub(super) fn route(&mut self, name: &str, path: &str) -> Result<Strategy, ConfigError> {
+    pub(super) fn route(&mut self, name: &str, path: &str) -> Result<Strategy, FieldError> {
         if let Some(s) = self.done.get(name) {
             let steps = steps_in(s);
             self.take_steps(steps, path)?;
@@ -75,7 +75,7 @@ impl<'a> RouteBuilder<'a> {
         if let Some(at) = self.resolving.iter().position(|r| r == name) {
             let mut cycle: Vec<&str> = self.resolving[at..].iter().map(String::as_str).collect();
             cycle.push(name);
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 path,
                 format!("is part of a route cycle ({}); a route may not contain itself", cycle.join(" -> ")),
             ));
@@ -91,10 +91,10 @@ impl<'a> RouteBuilder<'a> {
         Ok(strategy)
     }
 
-    fn take_steps(&mut self, steps: usize, path: &str) -> Result<(), ConfigError> {
+    fn take_steps(&mut self, steps: usize, path: &str) -> Result<(), FieldError> {
         self.steps += steps;
         if self.steps > MAX_ROUTE_STEPS {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 path,
                 format!(
                     "makes the routes hold more than {MAX_ROUTE_STEPS} targets and strategies once the routes they name are written out; name routes inside each other less often"
@@ -105,10 +105,10 @@ impl<'a> RouteBuilder<'a> {
     }
 
     /// Checks that `levels` more below the current one stay within [`MAX_ROUTE_DEPTH`].
-    fn enter_levels(&mut self, levels: usize, path: &str) -> Result<(), ConfigError> {
+    fn enter_levels(&mut self, levels: usize, path: &str) -> Result<(), FieldError> {
         let level = self.depth + levels;
         if level > MAX_ROUTE_DEPTH {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 path,
                 format!("nests strategies more than {MAX_ROUTE_DEPTH} deep, each route it names counting as a level; a route needs only a few levels"),
             ));
@@ -117,7 +117,7 @@ impl<'a> RouteBuilder<'a> {
         Ok(())
     }
 
-    fn strategy(&mut self, v: &Value, path: &str) -> Result<Strategy, ConfigError> {
+    fn strategy(&mut self, v: &Value, path: &str) -> Result<Strategy, FieldError> {
         self.enter_levels(1, path)?;
         self.take_steps(1, path)?;
         self.depth += 1;
@@ -126,7 +126,7 @@ impl<'a> RouteBuilder<'a> {
         strategy
     }
 
-    fn strategy_node(&mut self, v: &Value, path: &str) -> Result<Strategy, ConfigError> {
+    fn strategy_node(&mut self, v: &Value, path: &str) -> Result<Strategy, FieldError> {
         match v {
             Value::String(name) => {
                 if let Some(i) = self.targets.iter().position(|t| &t.name == name) {
@@ -136,7 +136,7 @@ impl<'a> RouteBuilder<'a> {
                 } else {
                     let mut known: Vec<&str> = self.targets.iter().map(|t| t.name.as_str()).collect();
                     known.extend(self.raw.keys().map(String::as_str));
-                    Err(ConfigError::new(
+                    Err(FieldError::new(
                         path,
                         format!("names an unknown target or route {} (known: {})", show(v), known.join(", ")),
                     ))
@@ -169,25 +169,25 @@ impl<'a> RouteBuilder<'a> {
                     self.round_robin_nodes += 1;
                     Ok(Strategy::RoundRobin { members, weights, node })
                 } else {
-                    Err(ConfigError::new(
+                    Err(FieldError::new(
                         path,
                         "must be a target name or an object with one of \"retry\", \"fallback\", \"roundRobin\"",
                     ))
                 }
             }
-            other => Err(ConfigError::new(
+            other => Err(FieldError::new(
                 path,
                 format!("must be a target name or a strategy object (got {})", show_kind(other)),
             )),
         }
     }
 
-    fn retry(&mut self, v: &Value, path: &str) -> Result<Strategy, ConfigError> {
+    fn retry(&mut self, v: &Value, path: &str) -> Result<Strategy, FieldError> {
         let o = Obj::new(v, path, &["retry", "attempts", "backoff", "retryOn", "maxRetryAfterMs"])?;
         let inner = self.strategy(o.get("retry").unwrap(), &child(path, "retry"))?;
         let attempts = match o.get("attempts") {
             None => {
-                return Err(ConfigError::new(
+                return Err(FieldError::new(
                     child(path, "attempts"),
                     "is missing; give the total number of attempts, at least 1 (e.g. 3)",
                 ))
@@ -203,15 +203,15 @@ impl<'a> RouteBuilder<'a> {
         Ok(Strategy::Retry(Box::new(RetryPolicy { inner, attempts, backoff, retry_on, max_retry_after_ms })))
     }
 
-    fn members(&mut self, v: &Value, path: &str, key: &str) -> Result<Vec<Strategy>, ConfigError> {
+    fn members(&mut self, v: &Value, path: &str, key: &str) -> Result<Vec<Strategy>, FieldError> {
         let list = match v {
             Value::Array(list) => list,
             other => {
-                return Err(ConfigError::new(path, format!("must be a list of strategies (got {})", show_kind(other))))
+                return Err(FieldError::new(path, format!("must be a list of strategies (got {})", show_kind(other))))
             }
         };
         if list.is_empty() {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 path,
                 format!("must list at least one member (got []); a {key} of nothing can never answer"),
             ));
@@ -231,14 +231,14 @@ fn steps_in(s: &Strategy) -> usize {
     }
 }
 
-fn parse_after_start(v: &Value, path: &str) -> Result<AfterStart, ConfigError> {
+fn parse_after_start(v: &Value, path: &str) -> Result<AfterStart, FieldError> {
     let o = Obj::new(v, path, &["mode", "attempts", "minRemainingMs"])?;
     const MODES: &str = r#""continue" (the next member with prefill: true continues the text) or "restart" (the reader discards it and the next member answers afresh)"#;
     let mode = match o.required_str("mode", MODES)? {
         "continue" => ResumeMode::Continue,
         "restart" => ResumeMode::Restart,
         other => {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 child(path, "mode"),
                 format!("must be {MODES} (got {})", show(&Value::from(other))),
             ))
@@ -254,15 +254,15 @@ fn parse_after_start(v: &Value, path: &str) -> Result<AfterStart, ConfigError> {
     Ok(AfterStart { mode, attempts, min_remaining_ms })
 }
 
-fn parse_weights(v: &Value, path: &str, members: usize) -> Result<Vec<u32>, ConfigError> {
+fn parse_weights(v: &Value, path: &str, members: usize) -> Result<Vec<u32>, FieldError> {
     let list = v.as_array().ok_or_else(|| {
-        ConfigError::new(
+        FieldError::new(
             path,
             format!("must be a list of positive whole numbers, one per member (got {})", show_kind(v)),
         )
     })?;
     if list.len() != members {
-        return Err(ConfigError::new(
+        return Err(FieldError::new(
             path,
             format!("must have one weight per member: {members} members, {} weights", list.len()),
         ));
@@ -273,7 +273,7 @@ fn parse_weights(v: &Value, path: &str, members: usize) -> Result<Vec<u32>, Conf
         .collect()
 }
 
-fn parse_backoff(v: &Value, path: &str) -> Result<Backoff, ConfigError> {
+fn parse_backoff(v: &Value, path: &str) -> Result<Backoff, FieldError> {
     let o = Obj::new(v, path, &["initialMs", "multiplier", "maxMs", "jitter"])?;
     let d = Backoff::default();
     let initial_ms = match o.get("initialMs") {
@@ -289,7 +289,7 @@ fn parse_backoff(v: &Value, path: &str) -> Result<Backoff, ConfigError> {
     };
     let max_ms = o.opt_ms("maxMs", "omit it for the default of 8000")?.unwrap_or(d.max_ms.max(initial_ms));
     if max_ms < initial_ms {
-        return Err(ConfigError::new(
+        return Err(FieldError::new(
             child(path, "maxMs"),
             format!("must be at least initialMs ({initial_ms}) (got {max_ms})"),
         ));
@@ -300,7 +300,7 @@ fn parse_backoff(v: &Value, path: &str) -> Result<Backoff, ConfigError> {
         Some(Value::String(s)) if s == "full" => Jitter::Full,
         Some(Value::String(s)) if s == "none" => Jitter::None,
         Some(x) => {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 child(path, "jitter"),
                 format!("must be \"equal\", \"full\" or \"none\" (got {})", show(x)),
             ))
@@ -309,9 +309,9 @@ fn parse_backoff(v: &Value, path: &str) -> Result<Backoff, ConfigError> {
     Ok(Backoff { initial_ms, multiplier, max_ms, jitter })
 }
 
-fn parse_conditions(v: &Value, path: &str) -> Result<Conditions, ConfigError> {
+fn parse_conditions(v: &Value, path: &str) -> Result<Conditions, FieldError> {
     let list = v.as_array().ok_or_else(|| {
-        ConfigError::new(
+        FieldError::new(
             path,
             format!("must be a list such as [\"transport\", \"timeout\", 429, \"5xx\"] (got {})", show_kind(v)),
         )
@@ -328,7 +328,7 @@ fn parse_conditions(v: &Value, path: &str) -> Result<Conditions, ConfigError> {
             Value::String(_) if class.is_some() => c.classes.extend(class),
             Value::Number(n) if n.as_u64().is_some_and(|s| (100..=599).contains(&s)) => c.statuses.push(n.as_u64().unwrap() as u16),
             other => {
-                return Err(ConfigError::new(
+                return Err(FieldError::new(
                     format!("{path}[{i}]"),
                     format!("must be \"transport\", \"timeout\", \"protocol\", \"4xx\", \"5xx\", a failure class ({}) or an HTTP status from 100 to 599 (got {})", FailureClass::ALL.map(|c| format!("\"{}\"", c.as_str())).join(", "), show(other)),
                 ))

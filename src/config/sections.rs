@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::target::header_value_problem;
 use crate::policy::{HealthPolicy, RetryBudgetPolicy};
 use crate::secret::Secret;
-use crate::value::{child, kind, read_number, read_whole, show, show_kind, ConfigError, Obj};
+use crate::value::{child, kind, read_number, read_whole, show, show_kind, FieldError, Obj};
 
 /// The largest gateway request body that may be allowed.
 const MAX_BODY_BYTES: u64 = 1_000_000_000;
@@ -33,10 +33,10 @@ pub enum Cors {
 
 /// Reads a config's `health` section (not `false`: see
 /// [`Config::from_value`](super::Config::from_value)).
-pub fn parse_health(v: &Value) -> Result<HealthPolicy, ConfigError> {
+pub fn parse_health(v: &Value) -> Result<HealthPolicy, FieldError> {
     let path = "health";
     if !v.is_object() {
-        return Err(ConfigError::new(
+        return Err(FieldError::new(
             path,
             format!(
                 r#"must be an object such as {{"cooldownMs": 5000}}, or false to turn breakers and the retry budget off (got {})"#,
@@ -66,9 +66,9 @@ pub fn parse_health(v: &Value) -> Result<HealthPolicy, ConfigError> {
     Ok(HealthPolicy { failures, failure_ratio, window_ms, min_requests, cooldown_ms, retry_budget })
 }
 
-fn parse_retry_budget(v: &Value, path: &str) -> Result<RetryBudgetPolicy, ConfigError> {
+fn parse_retry_budget(v: &Value, path: &str) -> Result<RetryBudgetPolicy, FieldError> {
     if !v.is_object() {
-        return Err(ConfigError::new(
+        return Err(FieldError::new(
             path,
             format!(
                 r#"must be an object such as {{"ratio": 0.2, "minPerSecond": 10}}, or false for no budget (got {})"#,
@@ -89,12 +89,12 @@ fn parse_retry_budget(v: &Value, path: &str) -> Result<RetryBudgetPolicy, Config
     Ok(RetryBudgetPolicy { ratio, min_per_second })
 }
 
-pub(super) fn parse_gateway(v: &Value) -> Result<GatewayConfig, ConfigError> {
+pub(super) fn parse_gateway(v: &Value) -> Result<GatewayConfig, FieldError> {
     let o = Obj::new(v, "gateway", &["apiKeys", "maxBodyBytes", "cors"])?;
     let mut g = GatewayConfig::default();
     if let Some(keys) = o.get("apiKeys") {
         let list = keys.as_array().ok_or_else(|| {
-            ConfigError::new("gateway.apiKeys", format!("must be a list of key strings (got {})", show_kind(keys)))
+            FieldError::new("gateway.apiKeys", format!("must be a list of key strings (got {})", show_kind(keys)))
         })?;
         for (i, k) in list.iter().enumerate() {
             match k {
@@ -102,14 +102,14 @@ pub(super) fn parse_gateway(v: &Value) -> Result<GatewayConfig, ConfigError> {
                     // A client sends the key in a header: one no header can carry never matches.
                     None => g.api_keys.push(Secret::new(s.clone())),
                     Some(problem) => {
-                        return Err(ConfigError::new(
+                        return Err(FieldError::new(
                             format!("gateway.apiKeys[{i}]"),
                             format!("must be usable as an HTTP header value, but it {problem} (the key is not shown)"),
                         ))
                     }
                 },
                 other => {
-                    return Err(ConfigError::new(
+                    return Err(FieldError::new(
                         format!("gateway.apiKeys[{i}]"),
                         format!("must be a non-empty string (got {})", kind(other)),
                     ))
@@ -126,7 +126,7 @@ pub(super) fn parse_gateway(v: &Value) -> Result<GatewayConfig, ConfigError> {
             Value::Bool(true) => Cors::AnyOrigin,
             Value::Array(list) => read_cors_origins(list)?,
             other => {
-                return Err(ConfigError::new(
+                return Err(FieldError::new(
                     "gateway.cors",
                     format!(
                         "must be true (any origin), false, or a list of exact origins where \"*\" means any origin (got {})",
@@ -142,14 +142,14 @@ pub(super) fn parse_gateway(v: &Value) -> Result<GatewayConfig, ConfigError> {
 /// A `cors` list: exact origins as browsers send them (`scheme://host[:port]`, compared in
 /// lower case), or `"*"` for any origin. Patterns such as `https://*.x.com` are refused, since a
 /// list that can never match would silently turn CORS off.
-fn read_cors_origins(list: &[Value]) -> Result<Cors, ConfigError> {
+fn read_cors_origins(list: &[Value]) -> Result<Cors, FieldError> {
     let mut origins = Vec::with_capacity(list.len());
     for (i, item) in list.iter().enumerate() {
         let path = format!("gateway.cors[{i}]");
         match item {
             Value::String(s) if s == "*" => return Ok(Cors::AnyOrigin),
             Value::String(s) if s.contains('*') => {
-                return Err(ConfigError::new(
+                return Err(FieldError::new(
                     path,
                     format!(
                         "is a pattern ({}); only exact origins such as \"https://app.example\" or \"*\" for any origin are supported",
@@ -159,7 +159,7 @@ fn read_cors_origins(list: &[Value]) -> Result<Cors, ConfigError> {
             }
             Value::String(s) if is_origin(s) => origins.push(s.to_ascii_lowercase()),
             other => {
-                return Err(ConfigError::new(
+                return Err(FieldError::new(
                     path,
                     format!(
                         "must be an origin (scheme, host and optional port, no path) such as \"https://app.example\", or \"*\" for any origin (got {})",

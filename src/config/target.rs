@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::format::{Endpoint, Format};
 use crate::secret::{is_secret_header, Secret, REDACTED};
-use crate::value::{as_object, child, kind, show, show_kind, ConfigError, Obj};
+use crate::value::{as_object, child, kind, show, show_kind, FieldError, Obj};
 
 /// A provider endpoint and model. Neither `api_key` nor a credential header ever prints.
 #[derive(Clone, PartialEq)]
@@ -98,7 +98,7 @@ pub struct Timeouts {
     pub idle_ms: Option<u64>,
 }
 
-pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, ConfigError> {
+pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, FieldError> {
     const FIELDS: [&str; 10] = [
         "format",
         "baseUrl",
@@ -115,7 +115,7 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
     let format_name =
         o.required_str("format", "one of \"openai_chat\", \"anthropic_messages\", \"openai_responses\", \"gemini\"")?;
     let format = Format::parse(format_name).ok_or_else(|| {
-        ConfigError::new(
+        FieldError::new(
             child(path, "format"),
             format!(
                 "must be one of \"openai_chat\", \"anthropic_messages\", \"openai_responses\", \"gemini\" (got {})",
@@ -131,14 +131,14 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         Some(Value::String(s)) if !s.is_empty() => match header_value_problem(s, true) {
             None => Some(Secret::new(s.clone())),
             Some(problem) => {
-                return Err(ConfigError::new(
+                return Err(FieldError::new(
                     child(path, "apiKey"),
                     format!("must be usable as an HTTP header value, but it {problem} (the key is not shown)"),
                 ))
             }
         },
         Some(_) => {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 child(path, "apiKey"),
                 "must be a non-empty string; omit it when the provider needs no key",
             ))
@@ -151,26 +151,24 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
             let valid_name =
                 !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
             if !valid_name {
-                return Err(ConfigError::new(child(&hp, k), "is not a valid HTTP header name"));
+                return Err(FieldError::new(child(&hp, k), "is not a valid HTTP header name"));
             }
             let name = k.to_ascii_lowercase();
             if let Some(reason) = unconfigurable_header(&name) {
-                return Err(ConfigError::new(child(&hp, k), format!("cannot be configured: {reason}; remove it")));
+                return Err(FieldError::new(child(&hp, k), format!("cannot be configured: {reason}; remove it")));
             }
             // Header values are never echoed: any of them may be a credential.
             match hv {
                 Value::String(s) => match header_value_problem(s, is_secret_header(&name)) {
                     None => headers.push((name, s.clone())),
                     Some(problem) => {
-                        return Err(ConfigError::new(
+                        return Err(FieldError::new(
                             child(&hp, k),
                             format!("must be a valid HTTP header value, but it {problem}"),
                         ))
                     }
                 },
-                other => {
-                    return Err(ConfigError::new(child(&hp, k), format!("must be a string (got {})", kind(other))))
-                }
+                other => return Err(FieldError::new(child(&hp, k), format!("must be a string (got {})", kind(other)))),
             }
         }
     }
@@ -191,7 +189,7 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         None | Some(Value::Null) => false,
         Some(Value::Bool(strict)) => *strict,
         Some(other) => {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 child(path, "strictFrames"),
                 format!(
                     "must be true (a malformed stream frame fails the attempt) or false (it is skipped with a warning) (got {})",
@@ -204,7 +202,7 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         None | Some(Value::Null) => false,
         Some(Value::Bool(prefill)) => *prefill,
         Some(other) => {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 child(path, "prefill"),
                 format!(
                     "must be true (the model continues a final assistant message) or false (default) (got {})",
@@ -219,7 +217,7 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         Some(Value::Bool(false)) => PropagateDeadline::Never,
         Some(Value::String(s)) if s == "auto" => PropagateDeadline::Auto,
         Some(other) => {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 child(path, "propagateDeadline"),
                 format!(
                     r#"must be true (send the call's remaining budget in x-baton-deadline-ms), false, or "auto" (the default: once the target answered as an llm-baton gateway) (got {})"#,
@@ -232,7 +230,7 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         None | Some(Value::Null) => None,
         Some(Value::Object(fields)) => {
             if fields.contains_key("stream") {
-                return Err(ConfigError::new(
+                return Err(FieldError::new(
                     child(&child(path, "extraBody"), "stream"),
                     "cannot be set: each call decides whether it streams; remove it",
                 ));
@@ -240,7 +238,7 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
             Some(fields.clone())
         }
         Some(other) => {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 child(path, "extraBody"),
                 format!(
                     r#"must be an object of fields to set in the provider's request body, e.g. {{"top_k": 40}} (got {})"#,
@@ -304,15 +302,15 @@ const CREDENTIAL_PARAMS: [&str; 11] =
 
 /// Checks a target's `baseUrl`: http or https in any letter case, a host, a port if any, and no
 /// credentials. Returns it with the scheme in lower case. Messages show it without its query.
-fn read_base_url(url: &str, path: &str) -> Result<String, ConfigError> {
+fn read_base_url(url: &str, path: &str) -> Result<String, FieldError> {
     let shown = || show(&Value::String(redact_url(url)));
     let (scheme, rest) = url
         .split_once("://")
         .map(|(scheme, rest)| (scheme.to_ascii_lowercase(), rest))
         .filter(|(scheme, _)| scheme == "http" || scheme == "https")
-        .ok_or_else(|| ConfigError::new(path, format!("must be an http:// or https:// URL (got {})", shown())))?;
+        .ok_or_else(|| FieldError::new(path, format!("must be an http:// or https:// URL (got {})", shown())))?;
     if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(ConfigError::new(
+        return Err(FieldError::new(
             path,
             format!("must be a URL without spaces or control characters (got {})", shown()),
         ));
@@ -328,7 +326,7 @@ fn read_base_url(url: &str, path: &str) -> Result<String, ConfigError> {
         })
     };
     if let Some(found) = credential {
-        return Err(ConfigError::new(
+        return Err(FieldError::new(
             path,
             format!("must not carry credentials (found {found}); put the key in apiKey or a header"),
         ));
@@ -344,14 +342,14 @@ fn read_base_url(url: &str, path: &str) -> Result<String, ConfigError> {
         },
     };
     if host.is_empty() {
-        return Err(ConfigError::new(
+        return Err(FieldError::new(
             path,
             format!("must name a host, as in \"https://api.openai.com/v1\" (got {})", shown()),
         ));
     }
     if let Some(port) = port.filter(|p| !p.is_empty()) {
         if !port.bytes().all(|b| b.is_ascii_digit()) || port.parse::<u32>().map_or(true, |p| p > 65_535) {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 path,
                 format!("must have a port from 0 to 65535 after the host (got {})", shown()),
             ));

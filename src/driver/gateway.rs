@@ -235,7 +235,7 @@ impl WasmGateway {
             Site::Http => (Caller::Http { origin }, Some(self.config.gateway.max_body_bytes)),
             Site::InProcess => (Caller::InProcess, None),
         };
-        let format = ClientFormat::parse(format).unwrap_or(ClientFormat::OpenAi);
+        let format = ClientFormat::parse(format).unwrap_or(ClientFormat::OpenaiChat);
         Plan { format, caller, deadline_ms: deadline_ms.map(|ms| ms as u64), limit }
     }
 
@@ -400,8 +400,8 @@ fn response_id(format: ClientFormat) -> String {
     let hex: String =
         (0..24).map(|_| char::from_digit((js_sys::Math::random() * 16.0) as u32 % 16, 16).unwrap_or('0')).collect();
     match format {
-        ClientFormat::OpenAi => format!("chatcmpl-{hex}"),
-        ClientFormat::Anthropic => format!("msg_{hex}"),
-        ClientFormat::Responses => format!("resp_{hex}"),
+        ClientFormat::OpenaiChat => format!("chatcmpl-{hex}"),
+        ClientFormat::AnthropicMessages => format!("msg_{hex}"),
+        ClientFormat::OpenaiResponses => format!("resp_{hex}"),
     }
 }

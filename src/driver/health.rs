@@ -9,7 +9,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::{config_error, js_value, now, to_js};
-use crate::config::{parse_health, ConfigError};
+use crate::config::{parse_health, FieldError};
 use crate::health::{read_report, Health};
 use crate::policy::HealthPolicy;
 
@@ -59,11 +59,11 @@ impl WasmHealth {
     pub fn report(&mut self, reports: JsValue) -> Result<(), JsValue> {
         let value = js_value::read_js(&reports, "reports").map_err(config_error)?;
         let Value::Array(list) = value else {
-            return Err(config_error(ConfigError::new("reports", "must be a list of leg events")));
+            return Err(config_error(FieldError::new("reports", "must be a list of leg events")));
         };
         let at = now();
         for (i, report) in list.iter().enumerate() {
-            let report = read_report(report).map_err(|m| config_error(ConfigError::new(format!("reports[{i}]"), m)))?;
+            let report = read_report(report).map_err(|m| config_error(FieldError::new(format!("reports[{i}]"), m)))?;
             self.health.report(&report.target, &report.outcome, at);
             self.health.count_in_budget(report.attempt, &report.outcome, at);
         }

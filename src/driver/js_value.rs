@@ -19,7 +19,7 @@ use serde_json::{Map, Number, Value};
 use wasm_bindgen::prelude::*;
 
 use crate::config::undefined_secret;
-use crate::value::{child, show, ConfigError, Step};
+use crate::value::{child, show, FieldError, Step};
 
 /// Objects and lists nested deeper than this are refused.
 const MAX_DEPTH: usize = 64;
@@ -43,20 +43,20 @@ extern "C" {
 }
 
 /// Converts the JS value at `path` ("request", "options.deadlineMs") to JSON.
-pub(crate) fn read_js(value: &JsValue, path: &str) -> Result<Value, ConfigError> {
+pub(crate) fn read_js(value: &JsValue, path: &str) -> Result<Value, FieldError> {
     walk(value, path, |_, _| None)
 }
 
 /// Converts a JS config document to JSON (paths from its root, which is ""), refusing `undefined`
 /// where the config holds a secret.
-pub(crate) fn read_js_config(value: &JsValue) -> Result<Value, ConfigError> {
+pub(crate) fn read_js_config(value: &JsValue) -> Result<Value, FieldError> {
     walk(value, "", undefined_secret)
 }
 
 /// The error for an `undefined` field or item at a step path (and its printed path), if any.
-type UndefinedRule = fn(&[Step], &str) -> Option<ConfigError>;
+type UndefinedRule = fn(&[Step], &str) -> Option<FieldError>;
 
-fn walk(value: &JsValue, path: &str, undefined: UndefinedRule) -> Result<Value, ConfigError> {
+fn walk(value: &JsValue, path: &str, undefined: UndefinedRule) -> Result<Value, FieldError> {
     let object_prototype = prototype_of(&js_sys::Object::new()).map_err(|e| threw(path, &e))?;
     Walk { object_prototype, ancestors: Vec::new(), undefined, values: 0 }.read(value, path, None)
 }
@@ -92,16 +92,16 @@ struct Walk {
 }
 
 impl Walk {
-    fn read(&mut self, value: &JsValue, path: &str, at: Option<&At>) -> Result<Value, ConfigError> {
+    fn read(&mut self, value: &JsValue, path: &str, at: Option<&At>) -> Result<Value, FieldError> {
         self.values += 1;
         if self.values > MAX_VALUES {
-            return Err(ConfigError::new(path, format!("is past the most values a document may hold ({MAX_VALUES})")));
+            return Err(FieldError::new(path, format!("is past the most values a document may hold ({MAX_VALUES})")));
         }
         if value.is_null() {
             return Ok(Value::Null);
         }
         if value.is_undefined() {
-            return Err(ConfigError::new(path, "is undefined; give a value, or leave the field out"));
+            return Err(FieldError::new(path, "is undefined; give a value, or leave the field out"));
         }
         if let Some(b) = value.as_bool() {
             return Ok(Value::Bool(b));
@@ -123,21 +123,21 @@ impl Walk {
         } else {
             return self.container(value, path, at);
         };
-        Err(ConfigError::new(
+        Err(FieldError::new(
             path,
             format!("must be a string, number, boolean, null, list or plain object (got {kind})"),
         ))
     }
 
-    fn container(&mut self, value: &JsValue, path: &str, at: Option<&At>) -> Result<Value, ConfigError> {
+    fn container(&mut self, value: &JsValue, path: &str, at: Option<&At>) -> Result<Value, FieldError> {
         if let Some((_, first)) = self.ancestors.iter().find(|(a, _)| a == value) {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 path,
                 format!("refers back to {first} (a cycle); give a tree of plain values"),
             ));
         }
         if self.ancestors.len() >= MAX_DEPTH {
-            return Err(ConfigError::new(
+            return Err(FieldError::new(
                 path,
                 format!("is nested too deeply (more than {MAX_DEPTH} levels of objects and lists)"),
             ));
@@ -146,7 +146,7 @@ impl Walk {
         if !list {
             let prototype = prototype_of(value).map_err(|e| threw(path, &e))?;
             if !(prototype.is_null() || prototype == self.object_prototype) {
-                return Err(ConfigError::new(
+                return Err(FieldError::new(
                     path,
                     format!("must be a plain object or a list (got {})", describe_object(value)),
                 ));
@@ -158,7 +158,7 @@ impl Walk {
         read
     }
 
-    fn object(&mut self, value: &JsValue, path: &str, at: Option<&At>) -> Result<Value, ConfigError> {
+    fn object(&mut self, value: &JsValue, path: &str, at: Option<&At>) -> Result<Value, FieldError> {
         let keys = object_keys(value).map_err(|e| threw(path, &e))?;
         let mut map = Map::new();
         for key in keys.iter() {
@@ -180,7 +180,7 @@ impl Walk {
         Ok(Value::Object(map))
     }
 
-    fn list(&mut self, value: &JsValue, path: &str, at: Option<&At>) -> Result<Value, ConfigError> {
+    fn list(&mut self, value: &JsValue, path: &str, at: Option<&At>) -> Result<Value, FieldError> {
         let length = Reflect::get(value, &JsValue::from_str("length")).map_err(|e| threw(path, &e))?;
         let length = length.as_f64().filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(0.0) as u64;
         let mut items = Vec::new();
@@ -198,7 +198,7 @@ impl Walk {
     }
 
     /// The error for the list item at `index` (`here`) that reads as `undefined`.
-    fn undefined_item(&self, list: &JsValue, index: &JsValue, path: &str, here: &At) -> ConfigError {
+    fn undefined_item(&self, list: &JsValue, index: &JsValue, path: &str, here: &At) -> FieldError {
         let present = match Reflect::has(list, index) {
             Ok(present) => present,
             Err(e) => return threw(path, &e),
@@ -209,12 +209,12 @@ impl Walk {
             }
         }
         let what = if present { "is undefined" } else { "is a hole (an empty slot)" };
-        ConfigError::new(path, format!("{what}; a list may hold only values"))
+        FieldError::new(path, format!("{what}; a list may hold only values"))
     }
 }
 
 /// A finite number as JSON: an integer JS holds exactly stays an integer.
-fn number(n: f64, path: &str) -> Result<Value, ConfigError> {
+fn number(n: f64, path: &str) -> Result<Value, FieldError> {
     let finite = || {
         let got = if n.is_nan() {
             "NaN"
@@ -223,7 +223,7 @@ fn number(n: f64, path: &str) -> Result<Value, ConfigError> {
         } else {
             "-Infinity"
         };
-        ConfigError::new(path, format!("must be a finite number (got {got})"))
+        FieldError::new(path, format!("must be a finite number (got {got})"))
     };
     if !n.is_finite() {
         return Err(finite());
@@ -246,12 +246,12 @@ fn describe_object(value: &JsValue) -> String {
 
 /// The error for a read that threw: a getter, a proxy trap. The thrown message shows, shortened,
 /// only when it is a string.
-fn threw(path: &str, error: &JsValue) -> ConfigError {
+fn threw(path: &str, error: &JsValue) -> FieldError {
     let message = error
         .as_string()
         .or_else(|| Reflect::get(error, &JsValue::from_str("message")).ok().and_then(|m| m.as_string()));
     match message {
-        Some(m) => ConfigError::new(path, format!("could not be read: reading it threw {}", show(&Value::String(m)))),
-        None => ConfigError::new(path, "could not be read: reading it threw an exception"),
+        Some(m) => FieldError::new(path, format!("could not be read: reading it threw {}", show(&Value::String(m)))),
+        None => FieldError::new(path, "could not be read: reading it threw an exception"),
     }
 }

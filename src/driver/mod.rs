@@ -28,8 +28,8 @@ use llm_baton_wire::write::{JsonWriter, ToJson};
 use wasm_bindgen::prelude::*;
 
 use crate::backoff::RandomSource;
-use crate::chat::{ChatRequest, Delta, FinishReason, ToolCall, Usage};
-use crate::config::{parse_deadline_option, Config, ConfigError, MAX_MS};
+use crate::chat::{ChatRequest, Delta, FinishReason, Message, ToolCall, Usage};
+use crate::config::{parse_deadline_option, Config, FieldError, MAX_MS};
 use crate::engine::{Action, AttemptId, Baton, Call, CallError, CallOptions, Served, Splice};
 use crate::outcome::{Failure, FailureInfo};
 use crate::policy::ResumeMode;
@@ -150,7 +150,7 @@ impl WasmBaton {
 /// `{kind: "config", path: "healthView", message}` for a view it cannot read.
 fn absorb_view(baton: &RefCell<Baton>, view: &JsValue) -> Result<(), JsValue> {
     let value = js_value::read_js(view, "healthView").map_err(config_error)?;
-    let view = crate::health::read_view(&value).map_err(|m| config_error(ConfigError::new("healthView", m)))?;
+    let view = crate::health::read_view(&value).map_err(|m| config_error(FieldError::new("healthView", m)))?;
     baton.borrow_mut().absorb(&view, now());
     Ok(())
 }
@@ -172,7 +172,7 @@ fn read_config(config: &JsValue, entry: &str) -> Result<Baton, JsValue> {
     }
     // Paths name fields from the document's root (`targets.p.apiKey`); the root itself is "config".
     let value = js_value::read_js_config(config)
-        .map_err(|e| if e.path.is_empty() { ConfigError::new("config", e.message) } else { e })
+        .map_err(|e| if e.path.is_empty() { FieldError::new("config", e.message) } else { e })
         .map_err(config_error)?;
     Ok(Baton::new(Config::from_value(&value).map_err(config_error)?))
 }
@@ -188,8 +188,8 @@ fn to_js(value: &impl ToJson) -> JsValue {
     js_sys::JSON::parse(&value.to_json()).unwrap_or(JsValue::NULL)
 }
 
-fn config_error(e: ConfigError) -> JsValue {
-    struct View<'a>(&'a ConfigError);
+fn config_error(e: FieldError) -> JsValue {
+    struct View<'a>(&'a FieldError);
     impl ToJson for View<'_> {
         fn write_json(&self, w: &mut JsonWriter) {
             w.begin_object();
@@ -254,11 +254,13 @@ impl ToJson for ResetView<'_> {
     }
 }
 
-/// The successful summary: `{ text, reasoning?, toolCalls?, target, model, contributors,
-/// finishReason, usage, billedUsage, legs }`.
+/// The successful summary: `{ text, reasoning?, toolCalls?, message, target, model,
+/// contributors, finishReason, usage, billedUsage, legs }`.
 struct Completion<'a> {
     text: &'a str,
     reasoning: &'a str,
+    /// The answer as the assistant message to push onto the history, its reasoning state kept.
+    message: Option<Message>,
     tool_calls: &'a [ToolCall],
     target: &'a str,
     model: &'a str,
@@ -279,6 +281,7 @@ impl<'a> Completion<'a> {
         Completion {
             text: if content { &answer.text } else { "" },
             reasoning: if content { &answer.reasoning } else { "" },
+            message: content.then(|| answer.message()),
             tool_calls: if content { &answer.tool_calls } else { &[] },
             target: &target.name,
             model: answer.model.as_deref().unwrap_or(&target.model),
@@ -297,6 +300,7 @@ impl ToJson for Completion<'_> {
         w.field("text", self.text);
         w.text_field("reasoning", self.reasoning);
         w.list_field("toolCalls", self.tool_calls);
+        w.opt_field("message", self.message.as_ref());
         w.field("target", self.target);
         w.field("model", self.model);
         w.field("contributors", &self.contributors);
@@ -441,6 +445,10 @@ pub(crate) async fn run_call(
             match action {
                 Action::Send { attempt, target, prefill, remaining_ms } => {
                     let t = &config.targets[target];
+                    if let Some(message) = t.format.reasoning_warning(request, &t.model) {
+                        let warning = Event::Warning { target: t.name.clone(), attempt: attempt.0, message };
+                        on_output(CallOutput::Event(&warning));
+                    }
                     let mut http = match prefill {
                         Some(text) => t.format.build_request(t, &request.with_prefill(&text), stream),
                         None => t.format.build_request(t, request, stream),

@@ -5,7 +5,8 @@
 //! `Option` field).
 //!
 //! The reads check what a derived `Option<T>` field checks: absent or `null` is `None`, a value
-//! of another type is an error naming the field.
+//! of another type is an error naming the field, a [`FieldError`] as every document's reader
+//! gives; its sentence is the one the stream frames' reader writes too (`invalid type: …`).
 
 //!
 //! Token counts are the exception: a provider's odd count (fractional, negative, beyond what JS
@@ -14,13 +15,15 @@
 
 use serde_json::Value;
 
-pub(crate) type Read<T> = Result<T, String>;
+use crate::value::FieldError;
+
+pub(crate) type Read<T> = Result<T, FieldError>;
 
 /// A whole body as a `Value`. JSON is UTF-8, so a body that is not is as malformed as one with a
 /// syntax error. A number beyond `f64`'s range becomes the string of its digits
 /// ([`crate::value::from_tree`]).
 pub(crate) fn parse(body: &[u8]) -> Read<Value> {
-    crate::value::parse_value(text(body)?).map_err(|e| e.to_string())
+    crate::value::parse_value(text(body)?).map_err(|e| FieldError::new("", e))
 }
 
 /// The largest count reported as known: JavaScript numbers hold every integer up to here.
@@ -52,7 +55,7 @@ pub(crate) fn count_field(v: &Value, key: &str) -> Option<Option<u64>> {
 
 /// A body as text for `from_str`.
 pub(crate) fn text(body: &[u8]) -> Read<&str> {
-    std::str::from_utf8(body).map_err(|e| e.to_string())
+    std::str::from_utf8(body).map_err(|e| FieldError::new("", e))
 }
 
 /// `v[key]`, with `null` read as absent.
@@ -62,8 +65,16 @@ pub(crate) fn field<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
 
 #[cold]
 #[inline(never)]
-pub(crate) fn invalid(key: &str, got: &Value, expected: &str) -> String {
-    format!("invalid type: `{key}` is {}, expected {expected}", crate::value::kind(got))
+pub(crate) fn invalid(key: &str, got: &Value, expected: &str) -> FieldError {
+    let message = format!("invalid type: `{key}` is {}, expected {expected}", crate::value::kind(got));
+    FieldError { path: key.to_string(), message }
+}
+
+/// A required field that is absent, in the object `within` names ("an output item").
+#[cold]
+#[inline(never)]
+pub(crate) fn missing(key: &str, within: &str) -> FieldError {
+    FieldError { path: key.to_string(), message: format!("missing field `{key}` in {within}") }
 }
 
 /// The document itself, which must be an object.

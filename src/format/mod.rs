@@ -1,11 +1,21 @@
 //! Wire formats: how one normalized [`ChatRequest`] becomes a provider's HTTP request, and how a
-//! provider's answer (whole or streamed) becomes normalized [`Answer`]s and [`Delta`]s.
+//! provider's answer (whole or streamed) becomes normalized [`Answer`]s and [`Delta`]s; and the
+//! other way round for the gateway's clients ([`client`]).
 //!
-//! Every format is one module with the same four parts, so a reader who knows one knows all:
-//! `build_request`, `decode_answer`, a `StreamDecoder` fed with SSE events, and `error_body`
-//! (the provider's own words, code and [`FailureClass`] from an error body). The
-//! [`ProviderDialect`] trait states them, so the compiler checks every module has all four;
-//! [`Format`] dispatches to them through a plain `match`, statically. Nothing here does I/O.
+//! Each dialect is one folder named as in the wire crate (`wire/src/frames/<dialect>.rs`), with
+//! the same files, so a reader who knows one knows all:
+//!
+//! ```text
+//!   <dialect>/mod.rs       the dialect's words (finish reasons, error types, statuses, codes),
+//!                          each read and written side by side, with a round-trip test
+//!   <dialect>/provider.rs  ProviderDialect: build_request, decode_answer, StreamDecoder, error_body
+//!   <dialect>/client.rs    ClientDialect: parse_request, write_error, answer_body, StreamEncoder
+//! ```
+//!
+//! Gemini has a provider side only: no gateway client speaks it. The [`ProviderDialect`] and
+//! [`client::ClientDialect`] traits state the parts, so the compiler checks every dialect has
+//! them all; [`Format`] and [`client::ClientFormat`] dispatch to them through a plain `match`,
+//! statically. Nothing here does I/O.
 //!
 //! Each format reads an error's class from what its provider documents (cited in its module):
 //! the code or type first, the status name for Google, and the message only where a provider
@@ -13,6 +23,7 @@
 //! INVALID_ARGUMENT). What names no class falls back to [`FailureClass::of_status`].
 
 pub mod anthropic_messages;
+pub mod client;
 mod frame;
 pub mod gemini;
 mod json;
@@ -22,6 +33,8 @@ pub mod openai_responses;
 use llm_baton_wire::write::ToJson;
 use serde_json::{Map, Value};
 
+#[cfg(test)]
+use crate::chat::FinishReason;
 use crate::chat::{Answer, ChatRequest, Delta, Part, Usage};
 use crate::outcome::Failure;
 pub use crate::outcome::{FailureClass, ProviderSaid};
@@ -139,6 +152,24 @@ impl Format {
             Format::AnthropicMessages => anthropic_messages::uncarried(part),
             Format::OpenaiResponses => None,
             Format::Gemini => gemini::uncarried(part),
+        }
+    }
+
+    /// Why this format cannot send the request's `reasoning`, if it cannot: the field's path and
+    /// what is wrong with the remedy. Checked with the parts before anything is sent.
+    pub fn unsendable_reasoning(self, request: &ChatRequest) -> Option<(&'static str, String)> {
+        match self {
+            Format::AnthropicMessages => anthropic_messages::unsendable_reasoning(request),
+            Format::OpenaiChat | Format::OpenaiResponses | Format::Gemini => None,
+        }
+    }
+
+    /// Why the request goes to `model` without the reasoning it asks for, if it does: a warning
+    /// for the attempt (Anthropic refuses thinking inside a tool-use turn it did not sign).
+    pub fn reasoning_warning(self, request: &ChatRequest, model: &str) -> Option<String> {
+        match self {
+            Format::AnthropicMessages => anthropic_messages::reasoning_warning(request, model),
+            Format::OpenaiChat | Format::OpenaiResponses | Format::Gemini => None,
         }
     }
 
@@ -367,6 +398,25 @@ pub(crate) fn join_url(base: &str, path: &str) -> String {
 #[cfg(test)]
 pub(crate) fn provider(status: u16, message: &str, code: Option<&str>, class: Option<FailureClass>) -> DecodeError {
     DecodeError::Provider { status, message: message.into(), code: code.map(str::to_string), class }
+}
+
+/// Checks a dialect's finish-reason words both ways: Stop, Length, ToolCalls and ContentFilter
+/// are written as `words` and read back as themselves, and another dialect's own reason passes
+/// as it is.
+#[cfg(test)]
+pub(crate) fn check_finish_words(
+    words: [&str; 4],
+    write: fn(&FinishReason) -> &str,
+    read: fn(Option<&str>, bool) -> FinishReason,
+) {
+    let others = ["pause_turn", "insufficient_system_resource"];
+    let finishes = [FinishReason::Stop, FinishReason::Length, FinishReason::ToolCalls, FinishReason::ContentFilter]
+        .into_iter()
+        .chain(others.map(|o| FinishReason::Other(o.into())));
+    for (finish, word) in finishes.zip(words.into_iter().chain(others)) {
+        assert_eq!(write(&finish), word);
+        assert_eq!(read(Some(word), finish == FinishReason::ToolCalls), finish, "{word}");
+    }
 }
 
 /// An endpoint for unit tests; the fixture is leaked so it lives for the whole test run.

@@ -150,11 +150,11 @@ struct Endpoint {
 }
 
 const ENDPOINTS: [Endpoint; 5] = [
-    Endpoint { path: "/v1/chat/completions", method: "POST", format: ClientFormat::OpenAi, listing: None },
-    Endpoint { path: "/v1/messages", method: "POST", format: ClientFormat::Anthropic, listing: None },
-    Endpoint { path: "/v1/responses", method: "POST", format: ClientFormat::Responses, listing: None },
-    Endpoint { path: "/v1/models", method: "GET", format: ClientFormat::OpenAi, listing: Some(Listing::Models) },
-    Endpoint { path: "/v1/health", method: "GET", format: ClientFormat::OpenAi, listing: Some(Listing::Health) },
+    Endpoint { path: "/v1/chat/completions", method: "POST", format: ClientFormat::OpenaiChat, listing: None },
+    Endpoint { path: "/v1/messages", method: "POST", format: ClientFormat::AnthropicMessages, listing: None },
+    Endpoint { path: "/v1/responses", method: "POST", format: ClientFormat::OpenaiResponses, listing: None },
+    Endpoint { path: "/v1/models", method: "GET", format: ClientFormat::OpenaiChat, listing: Some(Listing::Models) },
+    Endpoint { path: "/v1/health", method: "GET", format: ClientFormat::OpenaiChat, listing: Some(Listing::Health) },
 ];
 
 /// What `baton.fetch` serves: the endpoints but health (that is `baton.health()`), matched on
@@ -175,7 +175,7 @@ pub fn decide(config: &Config, site: Site, head: &Head<'_>) -> Decision {
         Site::InProcess => Caller::InProcess,
     };
     let format = endpoint.map_or_else(
-        || if path.ends_with("/messages") { ClientFormat::Anthropic } else { ClientFormat::OpenAi },
+        || if path.ends_with("/messages") { ClientFormat::AnthropicMessages } else { ClientFormat::OpenaiChat },
         |e| e.format,
     );
     let refusal = |e: GatewayError| caller.dressed(Reply::error(format, &e, "", 0));
@@ -315,10 +315,10 @@ mod tests {
             );
         }
         let Decision::Read(plan) = decide_on(&open, Site::Http, "POST", "/v1/messages", &[JSON]) else { panic!() };
-        assert_eq!(plan.format, ClientFormat::Anthropic);
+        assert_eq!(plan.format, ClientFormat::AnthropicMessages);
         let headers = [("content-type", "Application/JSON; charset=utf-8"), ("x-baton-deadline-ms", "1500")];
         let Decision::Read(plan) = decide_on(&open, Site::Http, "POST", "/v1/responses", &headers) else { panic!() };
-        assert_eq!((plan.format, plan.deadline_ms), (ClientFormat::Responses, Some(1500)));
+        assert_eq!((plan.format, plan.deadline_ms), (ClientFormat::OpenaiResponses, Some(1500)));
         assert_eq!(plan.to_json(), r#"{"format":"responses","deadlineMs":1500,"limit":1048576}"#);
     }
 
@@ -389,7 +389,7 @@ mod tests {
         let Decision::Read(plan) = decide_on(&keyed, Site::InProcess, "POST", "/api/v1/chat/completions", &[]) else {
             panic!()
         };
-        assert_eq!((plan.format, plan.limit, plan.caller.clone()), (ClientFormat::OpenAi, None, Caller::InProcess));
+        assert_eq!((plan.format, plan.limit, plan.caller.clone()), (ClientFormat::OpenaiChat, None, Caller::InProcess));
         assert!(matches!(decide_on(&keyed, Site::InProcess, "GET", "/models", &[]), Decision::Get(Listing::Models, _)));
         let (status, message, headers) = refused(decide_on(&keyed, Site::InProcess, "GET", "/v1/health", &[]));
         assert_eq!(
@@ -416,7 +416,7 @@ mod tests {
     #[test]
     fn the_body_as_read() {
         let http = Plan {
-            format: ClientFormat::OpenAi,
+            format: ClientFormat::OpenaiChat,
             caller: Caller::Http { origin: None },
             deadline_ms: None,
             limit: Some(5),

@@ -22,6 +22,8 @@
 // ideal for loaded CI machines, never 2x, and a small tolerance below (timers may fire a tick
 // early relative to performance.now()).
 
+import { agents } from "./agents.mjs";
+
 const SLACK_MS = 250;
 const EARLY_MS = 50;
 
@@ -1183,6 +1185,8 @@ export const scenarios = {
     checkError(env, streamed, { kind: "http", status: 503 }, "a streamed bare retry on an open breaker");
     await upstream(env, t, { requests: 3 });
   },
+
+  ...agents,
 };
 
 // The helpers the hostile-provider scenarios (hostile.mjs) share with these.

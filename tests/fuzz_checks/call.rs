@@ -314,6 +314,20 @@ struct Shown {
 }
 
 impl Shown {
+    /// The call delivered at `index`, a dense position: opened when it is the next one.
+    fn call_at(&mut self, index: u32) -> &mut ToolCall {
+        let position = index as usize;
+        assert!(
+            position <= self.tool_calls.len(),
+            "tool call delivered at position {index} when only {} were open (positions must be dense)",
+            self.tool_calls.len()
+        );
+        if position == self.tool_calls.len() {
+            self.tool_calls.push(ToolCall::default());
+        }
+        &mut self.tool_calls[position]
+    }
+
     fn deliver(&mut self, deltas: Vec<Delta>) {
         assert!(self.committed, "Deliver before Commit: {deltas:?}");
         for delta in deltas {
@@ -327,22 +341,9 @@ impl Shown {
                     self.reasoning.push_str(&text);
                 }
                 Delta::ToolCall { index, id, name, arguments } => {
-                    let position = index as usize;
-                    assert!(
-                        position <= self.tool_calls.len(),
-                        "tool call delivered at position {index} when only {} were open (positions must be dense)",
-                        self.tool_calls.len()
-                    );
-                    if position == self.tool_calls.len() {
-                        self.tool_calls.push(ToolCall {
-                            id: String::new(),
-                            name: String::new(),
-                            arguments: String::new(),
-                        });
-                    }
-                    let call = &mut self.tool_calls[position];
                     self.bytes +=
                         id.as_ref().map_or(0, String::len) + name.as_ref().map_or(0, String::len) + arguments.len();
+                    let call = self.call_at(index);
                     if let Some(id) = id {
                         call.id = id;
                     }
@@ -355,6 +356,11 @@ impl Shown {
                 skipped @ Delta::Skipped { .. } => panic!("Deliver carried {skipped:?}; a skipped frame is a warning"),
                 usage @ Delta::Usage { .. } => {
                     panic!("Deliver carried {usage:?}; usage is the leg's, not the reader's")
+                }
+                Delta::ReasoningState { state } => self.bytes += state.byte_len(),
+                Delta::ToolCallState { index, state } => {
+                    self.bytes += state.byte_len();
+                    self.call_at(index).state = Some(state);
                 }
             }
         }
@@ -533,12 +539,27 @@ fn check_served(plan: &Plan, shown: &Shown, decoded: Option<&[Delta]>, served: &
     assert_eq!(answer.reasoning, shown.reasoning, "the answer's reasoning is not what was delivered");
     assert_eq!(answer.tool_calls, shown.tool_calls, "the answer's tool calls are not what was delivered");
     let Some(decoded) = decoded else { return };
-    let whole = assemble(decoded);
+    // The engine names the issuer of each state as it passes: the serving target, "a" or "b".
+    let model = ["m-a", "m-b"][served.target];
+    let mut decoded = decoded.to_vec();
+    decoded.iter_mut().for_each(|d| d.name_issuer(plan.format.as_str(), model));
+    let whole = assemble(&decoded);
     assert_eq!(
         (&answer.text, &answer.reasoning, &answer.tool_calls),
         (&whole.text, &whole.reasoning, &whole.tool_calls),
         "the answer lost part of what its attempt decoded"
     );
+}
+
+/// The call at the provider's `index`, opened in the order first seen (`indexes` holds the
+/// provider's index of each call so far).
+fn call_of<'a>(whole: &'a mut Shown, indexes: &mut Vec<u32>, index: u32) -> &'a mut ToolCall {
+    let position = indexes.iter().position(|i| *i == index).unwrap_or_else(|| {
+        indexes.push(index);
+        whole.tool_calls.push(ToolCall::default());
+        indexes.len() - 1
+    });
+    &mut whole.tool_calls[position]
 }
 
 /// Everything an attempt decoded, as one answer: tool calls grouped by the provider's index in
@@ -551,16 +572,7 @@ fn assemble(decoded: &[Delta]) -> Shown {
             Delta::Text { text } => whole.text.push_str(text),
             Delta::Reasoning { text } => whole.reasoning.push_str(text),
             Delta::ToolCall { index, id, name, arguments } => {
-                let position = indexes.iter().position(|i| i == index).unwrap_or_else(|| {
-                    indexes.push(*index);
-                    whole.tool_calls.push(ToolCall {
-                        id: String::new(),
-                        name: String::new(),
-                        arguments: String::new(),
-                    });
-                    indexes.len() - 1
-                });
-                let call = &mut whole.tool_calls[position];
+                let call = call_of(&mut whole, &mut indexes, *index);
                 if let Some(id) = id {
                     call.id.clone_from(id);
                 }
@@ -570,6 +582,10 @@ fn assemble(decoded: &[Delta]) -> Shown {
                 call.arguments.push_str(arguments);
             }
             Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => {}
+            Delta::ReasoningState { .. } => {}
+            Delta::ToolCallState { index, state } => {
+                call_of(&mut whole, &mut indexes, *index).state = Some(state.clone());
+            }
         }
     }
     whole

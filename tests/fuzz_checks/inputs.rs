@@ -60,7 +60,7 @@ fn health_messages(text: &str) {
 /// The outcome for `text` must not depend on its secrets' values: a twin document whose every
 /// secret has each letter and digit shifted (so any check on the value's characters judges it
 /// alike) must print the same wherever a secret would show.
-fn secrets_stay_hidden(text: &str, parsed: &Result<Config, llm_baton::config::ConfigError>) {
+fn secrets_stay_hidden(text: &str, parsed: &Result<Config, llm_baton::config::FieldError>) {
     let Ok(mut twin) = serde_json::from_str::<Value>(text) else { return };
     let secrets = shift_secrets(&mut twin);
     if secrets.is_empty() {
@@ -142,7 +142,7 @@ pub fn request(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let mut requests = Vec::new();
     requests.extend(bounded_by_input(data.len(), || ChatRequest::from_json(&text)).ok());
-    for client in [ClientFormat::OpenAi, ClientFormat::Anthropic, ClientFormat::Responses] {
+    for client in [ClientFormat::OpenaiChat, ClientFormat::AnthropicMessages, ClientFormat::OpenaiResponses] {
         requests.extend(bounded_by_input(data.len(), || parse_request(client, &text)).ok().map(|c| c.request));
     }
     if requests.is_empty() {

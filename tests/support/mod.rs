@@ -313,6 +313,7 @@ pub fn answer() -> Answer {
         finish_reason: FinishReason::Stop,
         usage: Usage::default(),
         model: None,
+        reasoning_parts: Vec::new(),
     }
 }
 

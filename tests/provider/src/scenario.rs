@@ -107,6 +107,12 @@ pub struct Step {
     pub refuse_prefill: bool,
     /// Answer with this function call instead of text.
     pub tool_call: Option<ToolCall>,
+    /// A reasoning model: the answer carries the format's reasoning state (Anthropic thinking
+    /// with its signature and redacted thinking, Gemini thought signatures, a Responses reasoning
+    /// item, Chat's reasoning text), and a history this model could not verify gets the
+    /// provider's own 400 (wire/reasoning.rs).
+    #[serde(default)]
+    pub reasoning: bool,
     /// Send this body verbatim instead of an answer in the endpoint's format (any hostile frame).
     pub raw: Option<RawBody>,
     /// Error answers (`status`, `streamError`): append the request's credentials to the message,

@@ -24,7 +24,7 @@ use tokio::sync::Notify;
 use tokio::time::{sleep, Sleep};
 
 use crate::scenario::{Outcome, RawBody, RequestTracker, Step};
-use crate::wire::{Answer, ErrorInfo, Format, LastTurn, Output, Usage};
+use crate::wire::{reasoning, Answer, ErrorInfo, Format, LastTurn, Output, Usage};
 
 const DEFAULT_TEXT: &str = "Hello from the scripted provider.";
 const DEFAULT_INPUT_TOKENS: u64 = 3;
@@ -56,6 +56,10 @@ pub struct Ask {
     pub credentials: String,
     /// Whether the conversation ends with a prefill (`continueFrom`, `refusePrefill`).
     pub last_turn: LastTurn,
+    /// Why a reasoning model's provider refuses the request's history, if it does.
+    pub history_refused: Option<String>,
+    /// A Responses request asked for `reasoning.encrypted_content`.
+    pub encrypted_reasoning: bool,
 }
 
 /// Answers one request as its step says. `reset` is the connection's abort switch: a `reset`
@@ -116,6 +120,9 @@ pub async fn play(step: Arc<Step>, ask: Ask, mut tracker: RequestTracker, reset:
 fn answer_text(step: &Step, ask: &Ask) -> Result<String, String> {
     if step.refuse_prefill && matches!(ask.last_turn, LastTurn::Assistant { .. }) {
         return Err(PREFILL_REFUSED.to_owned());
+    }
+    if let Some(refused) = ask.history_refused.as_ref().filter(|_| step.reasoning) {
+        return Err(refused.clone());
     }
     let end_only = match ask.format {
         Format::AnthropicMessages => Some("message_delta"),
@@ -200,11 +207,15 @@ fn error_body(status: StatusCode, ask: &Ask, step: &Step) -> String {
 /// A whole answer, its text padded so the body has at least `padToBytes` bytes, and its usage.
 fn whole_body(ask: &Ask, step: &Step, text: String) -> (String, Usage) {
     let mut answer = answer(ask, step, text);
-    let body = ask.format.whole(&answer).to_string();
+    let whole = |answer: &Answer| match step.reasoning {
+        true => reasoning::whole(ask.format, answer, ask.format.whole(answer), ask.encrypted_reasoning).to_string(),
+        false => ask.format.whole(answer).to_string(),
+    };
+    let body = whole(&answer);
     let body = match (step.pad_to_bytes, &mut answer.output) {
         (Some(size), Output::Text { text, .. }) if size > body.len() => {
             text.push_str(&"x".repeat(size - body.len()));
-            ask.format.whole(&answer).to_string()
+            whole(&answer)
         }
         _ => body,
     };
@@ -397,7 +408,10 @@ fn raw_plan(raw: &RawBody, ask: &Ask, step: &Step) -> Plan {
 /// `stallAfterEvents` and `streamError.afterEvents` beyond the content count act after all content.
 fn stream_plan(ask: &Ask, step: &Step, text: String) -> Plan {
     let answer = answer(ask, step, text);
-    let events = ask.format.stream(&answer);
+    let events = match step.reasoning {
+        true => reasoning::stream(ask.format, &answer, ask.format.stream(&answer), ask.encrypted_reasoning),
+        false => ask.format.stream(&answer),
+    };
     let content_count = events.content.len();
     let stall_at = step.stall_after_events.map(|after| after.min(content_count));
     let error_at = step.stream_error.as_ref().map(|error| error.after_events.min(content_count));

@@ -24,7 +24,7 @@ use tokio::sync::Notify;
 
 use crate::scenario::{credentials_echo, is_valid_scenario_id, Registry, RequestInfo, ScenarioSpec};
 use crate::script::{play, Ask, ScriptedBody};
-use crate::wire::{ErrorInfo, Format};
+use crate::wire::{reasoning, ErrorInfo, Format};
 
 /// Request bodies larger than this are refused (413).
 const MAX_BODY_BYTES: usize = 16 << 20;
@@ -223,6 +223,9 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
     let last_turn = format.last_turn(&body);
     let answered_model = model.clone().unwrap_or_else(|| MODEL_WHEN_UNNAMED.to_owned());
     let credentials = credentials_echo(&parts.headers, query_value(query, "key"));
+    let history_refused = reasoning::refusal(format, &body, &answered_model);
+    let encrypted_reasoning =
+        body["include"].as_array().is_some_and(|i| i.iter().any(|v| v == "reasoning.encrypted_content"));
     let info = RequestInfo {
         path: path.to_owned(),
         format,
@@ -234,7 +237,17 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
         body,
     };
     let (step, serial, tracker) = registry.begin(endpoint.scenario, info);
-    let ask = Ask { format, stream, model: answered_model, include_usage, serial, credentials, last_turn };
+    let ask = Ask {
+        format,
+        stream,
+        model: answered_model,
+        include_usage,
+        serial,
+        credentials,
+        last_turn,
+        history_refused,
+        encrypted_reasoning,
+    };
     play(step, ask, tracker, reset).await
 }
 

@@ -28,6 +28,8 @@ pub struct EventDelta<'a> {
     pub text: Option<Cow<'a, str>>,
     pub thinking: Option<Cow<'a, str>>,
     pub partial_json: Option<Cow<'a, str>>,
+    /// A `signature_delta`'s signature of the thinking block.
+    pub signature: Option<Cow<'a, str>>,
     pub stop_reason: Option<Cow<'a, str>>,
 }
 
@@ -62,6 +64,7 @@ fn read_delta<'a>(f: &mut Frame<'a>) -> Read<EventDelta<'a>> {
             "text" => delta.text = f.string("delta.text")?,
             "thinking" => delta.thinking = f.string("delta.thinking")?,
             "partial_json" => delta.partial_json = f.string("delta.partial_json")?,
+            "signature" => delta.signature = f.string("delta.signature")?,
             "stop_reason" => delta.stop_reason = f.string("delta.stop_reason")?,
             _ => f.skip()?,
         }

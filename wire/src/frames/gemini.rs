@@ -32,6 +32,8 @@ pub struct ChunkPart<'a> {
     pub text: Option<Cow<'a, str>>,
     pub thought: Option<bool>,
     pub function_call: Option<ChunkFunctionCall<'a>>,
+    /// `thoughtSignature`: the reasoning state Gemini wants back on this part.
+    pub thought_signature: Option<Cow<'a, str>>,
 }
 
 #[derive(Default)]
@@ -116,6 +118,7 @@ fn read_part<'a>(f: &mut Frame<'a>) -> Read<ChunkPart<'a>> {
         match &*key {
             "text" => part.text = f.string("parts[].text")?,
             "thought" => part.thought = f.boolean("parts[].thought")?,
+            "thoughtSignature" => part.thought_signature = f.string("parts[].thoughtSignature")?,
             "functionCall" => {
                 part.function_call = if f.object("parts[].functionCall")? { Some(read_function_call(f)?) } else { None }
             }

@@ -9,6 +9,7 @@ mod anthropic_messages;
 mod gemini;
 mod openai_chat;
 mod openai_responses;
+pub mod reasoning;
 
 use bytes::Bytes;
 use hyper::StatusCode;

@@ -26,7 +26,7 @@
 //! without), and `response_format` is `json_object`, or `json_schema` named `response` unless
 //! the caller named it.
 //!
-//! [`Format::uncarried`]: super::Format::uncarried
+//! [`Format::uncarried`]: crate::format::Format::uncarried
 
 use std::borrow::Cow;
 
@@ -34,8 +34,9 @@ use llm_baton_wire::frames::openai_chat::{parse_chunk, trimmed, Chunk, ChunkDelt
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::Value;
 
+use super::{class_named, finish_reason};
 use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, Message, Part, ReasoningPart, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
 use crate::format::frame;
 use crate::format::{
@@ -163,6 +164,8 @@ fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest, stream: bo
         }
         w.end_object();
     }
+    // Chat takes an effort alone: no budget, no summary, and no reasoning state in the history.
+    w.opt_field("reasoning_effort", request.reasoning.and_then(|r| r.effort).map(|e| e.as_str()));
     w.field("stream", &stream);
     if stream {
         w.key("stream_options");
@@ -361,6 +364,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     Ok(Ok(Answer {
         finish_reason: finish_reason(finish, !message.tool_calls.is_empty()),
         text: message.text,
+        reasoning_parts: ReasoningPart::unsigned(&message.reasoning),
         reasoning: message.reasoning,
         tool_calls: message.tool_calls,
         usage,
@@ -405,7 +409,8 @@ fn read_message(m: &Value) -> json::Read<AnswerMessage> {
             Some(f) => (json::string_field(f, "name")?, json::string_field(f, "arguments")?),
             None => (None, None),
         };
-        tool_calls.push(ToolCall { id, name: name.unwrap_or_default(), arguments: arguments.unwrap_or_default() });
+        let (name, arguments) = (name.unwrap_or_default(), arguments.unwrap_or_default());
+        tool_calls.push(ToolCall { id, name, arguments, state: None });
     }
     let refusal = refusal.filter(|r| !r.is_empty());
     let refused = text.is_empty() && refusal.is_some();
@@ -460,35 +465,6 @@ fn refused(raw: Option<&str>) -> Option<&str> {
     }
 }
 
-// ---- finish_reason, both ways ----
-//
-// The provider side reads a `finish_reason` with `finish_reason`; the gateway writes one for its
-// OpenAI clients with `wire_finish_reason`. Kept side by side so the two cannot drift: every
-// `FinishReason` written reads back as itself (tests: `finish_reasons_round_trip`).
-
-/// Normalizes `finish_reason`. Some compatible servers say "stop" (or nothing) after tool calls.
-pub(crate) fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
-    match raw {
-        None | Some("" | "stop") if called_tools => FinishReason::ToolCalls,
-        None | Some("" | "stop") => FinishReason::Stop,
-        Some("length") => FinishReason::Length,
-        Some("tool_calls" | "function_call") => FinishReason::ToolCalls,
-        Some("content_filter") => FinishReason::ContentFilter,
-        Some(other) => FinishReason::Other(other.to_string()),
-    }
-}
-
-/// The `finish_reason` an OpenAI client is told; another dialect's own reason passes as it is.
-pub(crate) fn wire_finish_reason(finish: &FinishReason) -> &str {
-    match finish {
-        FinishReason::Stop => "stop",
-        FinishReason::Length => "length",
-        FinishReason::ToolCalls => "tool_calls",
-        FinishReason::ContentFilter => "content_filter",
-        FinishReason::Other(s) => s,
-    }
-}
-
 // ---- errors ----
 //
 // OpenAI's error object is `{"message", "type", "param", "code"}` (API reference, "Error codes"
@@ -521,16 +497,6 @@ fn error_code(error: &Value) -> Option<String> {
 /// The class of an OpenAI-dialect error, from its code, its type and (for what only words name)
 /// its message; the status's class otherwise.
 pub(crate) fn error_class(status: u16, kind: Option<&str>, code: Option<&str>, message: &str) -> Option<FailureClass> {
-    let by_name = |name: &str| match name {
-        "context_length_exceeded" => Some(FailureClass::ContextLength),
-        "content_policy_violation" | "content_filter" => Some(FailureClass::ContentFilter),
-        "insufficient_quota" => Some(FailureClass::Quota),
-        "invalid_api_key" | "invalid_authentication" | "authentication_error" | "permission_error" => {
-            Some(FailureClass::Auth)
-        }
-        "rate_limit_exceeded" | "rate_limit_error" | "requests" | "tokens" => Some(FailureClass::RateLimit),
-        _ => None,
-    };
     let words = message.to_ascii_lowercase();
     let over_window =
         ["maximum context length", "context window", "prompt is too long"].iter().any(|w| words.contains(w));
@@ -543,7 +509,10 @@ pub(crate) fn error_class(status: u16, kind: Option<&str>, code: Option<&str>, m
     } else {
         None
     };
-    code.and_then(by_name).or_else(|| kind.and_then(by_name)).or(by_words).or_else(|| FailureClass::of_status(status))
+    code.and_then(class_named)
+        .or_else(|| kind.and_then(class_named))
+        .or(by_words)
+        .or_else(|| FailureClass::of_status(status))
 }
 
 /// An OpenAI `error` value (an object with `message`/`type`/`code`, or a bare string from some
@@ -692,7 +661,9 @@ impl StreamDecoder {
             return Err(provider_error(value.get("error").unwrap_or(&value)));
         }
         // A content list of the wrong shape makes the frame malformed too, before any of it counts.
-        let chunk = match parse_chunk(data).and_then(|chunk| check_content_lists(&chunk).map(|()| chunk)) {
+        let read =
+            parse_chunk(data).and_then(|chunk| check_content_lists(&chunk).map(|()| chunk).map_err(|e| e.message));
+        let chunk = match read {
             Ok(chunk) => chunk,
             Err(e) => {
                 let reason = format!("openai_chat stream data frame is not a chat.completion.chunk: {e}");
@@ -750,7 +721,7 @@ impl StreamDecoding for StreamDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chat::Tool;
+    use crate::chat::{FinishReason, Tool};
     use crate::format::provider;
     use crate::format::test_endpoint;
     use serde_json::json;
@@ -808,8 +779,12 @@ mod tests {
     #[test]
     fn builds_streaming_body_with_options_tools_and_tool_turns() {
         let mut assistant = Message::new(Role::Assistant, "");
-        assistant.tool_calls =
-            vec![ToolCall { id: "call_1".into(), name: "get_weather".into(), arguments: r#"{"city":"Paris"}"#.into() }];
+        assistant.tool_calls = vec![ToolCall {
+            id: "call_1".into(),
+            name: "get_weather".into(),
+            arguments: r#"{"city":"Paris"}"#.into(),
+            state: None,
+        }];
         let mut tool = Message::new(Role::Tool, "18C");
         tool.tool_call_id = Some("call_1".into());
         let req = ChatRequest {
@@ -857,23 +832,6 @@ mod tests {
     }
 
     #[test]
-    fn finish_reasons_round_trip() {
-        let cases = [
-            (FinishReason::Stop, "stop"),
-            (FinishReason::Length, "length"),
-            (FinishReason::ToolCalls, "tool_calls"),
-            (FinishReason::ContentFilter, "content_filter"),
-            (FinishReason::Other("insufficient_system_resource".into()), "insufficient_system_resource"),
-            (FinishReason::Other("pause_turn".into()), "pause_turn"),
-        ];
-        for (finish, wire) in cases {
-            assert_eq!(wire_finish_reason(&finish), wire);
-            let called_tools = finish == FinishReason::ToolCalls;
-            assert_eq!(finish_reason(Some(wire), called_tools), finish, "{wire}");
-        }
-    }
-
-    #[test]
     fn decodes_a_whole_answer() {
         let body = br#"{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o-mini-2024-07-18",
             "choices":[{"index":0,"message":{"role":"assistant","content":"Hello!","refusal":null},"logprobs":null,"finish_reason":"stop"}],
@@ -893,7 +851,10 @@ mod tests {
         let answer = OpenaiChat::decode_answer(body).expect("decodes");
         assert_eq!(answer.text, "");
         assert_eq!(answer.reasoning, "think");
-        assert_eq!(answer.tool_calls, [ToolCall { id: "call_9".into(), name: "f".into(), arguments: "{}".into() }]);
+        assert_eq!(
+            answer.tool_calls,
+            [ToolCall { id: "call_9".into(), name: "f".into(), arguments: "{}".into(), state: None }]
+        );
         assert_eq!(answer.finish_reason, FinishReason::ToolCalls);
         assert_eq!(answer.usage, Usage::default());
 

@@ -4,8 +4,9 @@
 use llm_baton_wire::write::ToJson;
 use serde_json::{Map, Value};
 
-use super::{field, GatewayError};
+use super::field;
 use crate::chat::{ResponseFormat, Tool, ToolChoice, UnmetChoice};
+use crate::value::FieldError;
 
 /// `"auto"`, `"none"` or `"required"`, the words every OpenAI format uses for a tool choice.
 pub(crate) fn tool_choice_word(word: &str) -> Option<ToolChoice> {
@@ -19,18 +20,22 @@ pub(crate) fn tool_choice_word(word: &str) -> Option<ToolChoice> {
 
 /// A tool choice the request's tools can satisfy: a named tool is one of them, and
 /// `required` needs some. `path` is the client's field.
-pub(crate) fn check_tool_choice(choice: ToolChoice, tools: &[Tool], path: &str) -> Result<ToolChoice, GatewayError> {
+pub(crate) fn check_tool_choice(choice: ToolChoice, tools: &[Tool], path: &str) -> Result<ToolChoice, FieldError> {
     match choice.unmet_by(tools) {
-        Some(UnmetChoice::NoTools) => Err(GatewayError::invalid(format!(
-            "{path} requires a tool call but tools is empty; give the tools the model must choose from"
-        ))),
+        Some(UnmetChoice::NoTools) => Err(FieldError::new(
+            path,
+            "requires a tool call but tools is empty; give the tools the model must choose from",
+        )),
         Some(UnmetChoice::UnknownTool(name)) => {
             let names: Vec<String> = tools.iter().map(|t| t.name.to_json()).collect();
-            Err(GatewayError::invalid(format!(
-                "{path} names the tool {}, which is not one of the tools (tools: [{}])",
-                name.to_json(),
-                names.join(", ")
-            )))
+            Err(FieldError::new(
+                path,
+                format!(
+                    "names the tool {}, which is not one of the tools (tools: [{}])",
+                    name.to_json(),
+                    names.join(", ")
+                ),
+            ))
         }
         None => Ok(choice),
     }
@@ -38,7 +43,7 @@ pub(crate) fn check_tool_choice(choice: ToolChoice, tools: &[Tool], path: &str) 
 
 /// A JSON Schema output format, `{name?, schema, description?, strict?}` at `path`: OpenAI
 /// Chat's `json_schema` and Responses' `text.format`.
-pub(crate) fn json_schema_format(o: &Map<String, Value>, path: &str) -> Result<ResponseFormat, GatewayError> {
+pub(crate) fn json_schema_format(o: &Map<String, Value>, path: &str) -> Result<ResponseFormat, FieldError> {
     let schema = match field::opt(o, "schema") {
         None => return Err(field::missing(&field::child(path, "schema"), "a JSON Schema object")),
         Some(s @ Value::Object(_)) => s.clone(),

@@ -3,8 +3,12 @@
 
 use llm_baton_wire::write::{JsonWriter, ToJson};
 
-use super::{string_or_null, ClientFormat};
+use super::{ClientDialect, ClientFormat};
+use crate::format::anthropic_messages::{self, AnthropicMessages};
+use crate::format::openai_chat::{self, OpenaiChat};
+use crate::format::openai_responses::OpenaiResponses;
 use crate::outcome::{Failure, FailureClass};
+use crate::value::FieldError;
 
 /// An answer the gateway gives instead of the route's: a refused request or a failed call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +36,7 @@ impl GatewayError {
         };
         GatewayError {
             status,
-            kind: type_for_status(status),
+            kind: anthropic_messages::type_for_status(status),
             code,
             message: message.into(),
             retry_after_ms: None,
@@ -104,17 +108,16 @@ impl GatewayError {
             Failure::Http { status, message, retry_after_ms, class, .. } => {
                 let message = crate::outcome::without_status_prefix(*status, message.clone());
                 let message = if message.is_empty() { format!("upstream answered HTTP {status}") } else { message };
-                let (status, code) = match class {
-                    Some(FailureClass::ContextLength) => (400, Some("context_length_exceeded")),
-                    Some(FailureClass::ContentFilter) => (400, Some("content_filter")),
-                    Some(FailureClass::Quota) => (429, Some("insufficient_quota")),
-                    Some(FailureClass::RateLimit) => (429, Some("rate_limit_exceeded")),
-                    Some(FailureClass::Overloaded) => (529, Some("overloaded")),
-                    Some(FailureClass::Auth) | None => (*status, None),
+                let status = match class {
+                    Some(FailureClass::ContextLength | FailureClass::ContentFilter) => 400,
+                    Some(FailureClass::Quota | FailureClass::RateLimit) => 429,
+                    Some(FailureClass::Overloaded) => 529,
+                    Some(FailureClass::Auth) | None => *status,
                 };
+                let code = class.map(openai_chat::class_code);
                 GatewayError {
                     status,
-                    kind: type_for_status(status),
+                    kind: anthropic_messages::type_for_status(status),
                     code,
                     message,
                     retry_after_ms: *retry_after_ms,
@@ -154,50 +157,18 @@ impl GatewayError {
 
     /// [`GatewayError::body`], written as the next value of `w` (a stream's error event).
     pub(crate) fn write_body(&self, w: &mut JsonWriter, format: ClientFormat) {
-        w.begin_object();
         match format {
-            ClientFormat::OpenAi | ClientFormat::Responses => {
-                w.key("error");
-                self.write_openai_error(w);
-            }
-            ClientFormat::Anthropic => {
-                // A spent quota is a 429 to both SDKs, but each names it its own way.
-                let quota = self.class == Some(FailureClass::Quota);
-                w.field("type", "error");
-                w.key("error");
-                w.begin_object();
-                w.field("type", if quota { "billing_error" } else { self.kind });
-                w.field("message", &self.message);
-                w.end_object();
-            }
+            ClientFormat::OpenaiChat => OpenaiChat::write_error(self, w),
+            ClientFormat::AnthropicMessages => AnthropicMessages::write_error(self, w),
+            ClientFormat::OpenaiResponses => OpenaiResponses::write_error(self, w),
         }
-        w.end_object();
-    }
-
-    /// OpenAI's error object, `{"message","type","param","code"}`.
-    pub(crate) fn write_openai_error(&self, w: &mut JsonWriter) {
-        let quota = self.class == Some(FailureClass::Quota);
-        w.begin_object();
-        w.field("message", &self.message);
-        w.field("type", if quota { "insufficient_quota" } else { self.kind });
-        w.key("param");
-        w.null();
-        string_or_null(w, "code", self.code);
-        w.end_object();
     }
 }
 
-/// The error type both SDKs know for a status.
-fn type_for_status(status: u16) -> &'static str {
-    match status {
-        401 => "authentication_error",
-        403 => "permission_error",
-        404 => "not_found_error",
-        413 => "request_too_large",
-        429 => "rate_limit_error",
-        529 => "overloaded_error",
-        500..=599 => "api_error",
-        _ => "invalid_request_error",
+/// A mistake in a client's body is a 400 with the field error's sentence.
+impl From<FieldError> for GatewayError {
+    fn from(e: FieldError) -> GatewayError {
+        GatewayError::invalid(e.message)
     }
 }
 
@@ -236,11 +207,11 @@ mod tests {
         assert_eq!((http.status, http.kind, http.message.as_str()), (429, "rate_limit_error", "slow down"));
         assert_eq!(http.retry_after_ms, Some(2000));
         assert_eq!(
-            body(&timeout, ClientFormat::OpenAi),
+            body(&timeout, ClientFormat::OpenaiChat),
             json!({"error": {"message": timeout.message, "type": "upstream_error", "code": "upstream_timeout", "param": null}})
         );
         assert_eq!(
-            body(&http, ClientFormat::Anthropic),
+            body(&http, ClientFormat::AnthropicMessages),
             json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}})
         );
     }
@@ -271,7 +242,7 @@ mod tests {
             );
             let anonymous = GatewayError::from_failure(&failure, None);
             assert!(anonymous.message.starts_with("the gateway's credentials for its upstream provider were refused"));
-            assert_eq!(body(&anonymous, ClientFormat::Anthropic)["error"]["type"], "upstream_error");
+            assert_eq!(body(&anonymous, ClientFormat::AnthropicMessages)["error"]["type"], "upstream_error");
         }
     }
 
@@ -303,12 +274,12 @@ mod tests {
                 let final_for_clients = matches!(class, ContextLength | ContentFilter | Quota);
                 assert_eq!(e.should_retry(), final_for_clients.then_some(false), "{class:?}");
                 assert_eq!(
-                    body(&e, ClientFormat::OpenAi),
+                    body(&e, ClientFormat::OpenaiChat),
                     json!({"error": {"message": "the provider's reason", "type": openai_type, "code": openai_code, "param": null}}),
                     "{class:?}"
                 );
                 assert_eq!(
-                    body(&e, ClientFormat::Anthropic),
+                    body(&e, ClientFormat::AnthropicMessages),
                     json!({"type": "error", "error": {"type": anthropic_type, "message": "the provider's reason"}}),
                     "{class:?}"
                 );

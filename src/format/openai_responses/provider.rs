@@ -5,7 +5,7 @@
 //! stream is a sequence of typed semantic events ending with `response.completed` (or
 //! `response.incomplete` when a limit cut the answer short), which alone say how it finished: a
 //! stream without one was cut short. `response.failed` and `error` report provider errors. Errors
-//! use OpenAI's error dialect, shared with [`super::openai_chat`]. Reasoning in several parts
+//! use OpenAI's error dialect, shared with [`crate::format::openai_chat`]. Reasoning in several parts
 //! (summary parts, reasoning items) reads as the parts' texts with a blank line between them, whole
 //! or streamed. A function call's arguments stream in `response.function_call_arguments.delta`
 //! events, and come whole again in `response.function_call_arguments.done` and in the item of
@@ -31,8 +31,12 @@ use llm_baton_wire::frames::openai_responses::parse_event;
 use llm_baton_wire::write::JsonWriter;
 use serde_json::{Map, Value};
 
-use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Part, Role, Source, ToolCall, ToolChoice, Usage};
-use crate::format::openai_chat::{default_filename, provider_error, request_headers, JsonSchema, OpenaiChat};
+use super::finish_reason;
+use crate::chat::{
+    self, Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, ReasoningState, Role, Source, ToolCall,
+    ToolChoice, Usage,
+};
+use crate::format::openai_chat::provider::{default_filename, provider_error, request_headers, JsonSchema, OpenaiChat};
 use crate::format::{
     join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
 };
@@ -84,6 +88,7 @@ fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest, stream: bo
     w.key("input");
     w.begin_array();
     for m in &request.messages {
+        write_reasoning_items(w, m, model);
         write_input_items(w, m);
     }
     w.end_array();
@@ -138,8 +143,58 @@ fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest, stream: bo
         w.end_object();
         w.end_object();
     }
+    if let Some(reasoning) = request.reasoning {
+        // Stateless: the reasoning comes back encrypted, to be sent back in the next turn's input.
+        w.key("reasoning");
+        w.begin_object();
+        w.opt_field("effort", reasoning.effort.map(|e| e.as_str()));
+        w.opt_field("summary", (reasoning.summary == Some(true)).then_some("auto"));
+        w.end_object();
+        w.key("include");
+        w.begin_array();
+        w.string("reasoning.encrypted_content");
+        w.end_array();
+        w.field("store", &false);
+    }
     w.field("stream", &stream);
     w.end_object();
+}
+
+const FORMAT: &str = "openai_responses";
+
+/// An assistant message's reasoning items, before its message and calls: those `model` issued
+/// (OpenAI ties encrypted reasoning to the model), with their summary text. Reasoning from
+/// elsewhere is left out, its text too: as text it would read as something the assistant said.
+fn write_reasoning_items(w: &mut JsonWriter, m: &Message, model: &str) {
+    for part in &m.reasoning {
+        let Some(Opaque::Item { id, encrypted_content }) =
+            part.state.as_ref().filter(|s| s.valid_for(FORMAT, model)).map(|s| &s.opaque)
+        else {
+            continue;
+        };
+        w.begin_object();
+        w.field("type", "reasoning");
+        w.field("id", id);
+        w.key("summary");
+        w.begin_array();
+        let summary = part.text.trim_start_matches('\n');
+        if !summary.is_empty() {
+            w.begin_object();
+            w.field("type", "summary_text");
+            w.field("text", summary);
+            w.end_object();
+        }
+        w.end_array();
+        w.opt_field("encrypted_content", encrypted_content.as_ref());
+        w.end_object();
+    }
+}
+
+/// A reasoning item's state: its id, with its encrypted content when it came.
+fn item_state(id: Option<&str>, encrypted_content: Option<&str>) -> Option<ReasoningState> {
+    let id = id.filter(|id| !id.is_empty())?;
+    let encrypted_content = encrypted_content.filter(|c| !c.is_empty()).map(str::to_string);
+    Some(ReasoningState::new(Opaque::Item { id: id.to_string(), encrypted_content }))
 }
 
 /// A message's input items. A message is an EasyInputMessage (`{role, content}`): its string
@@ -253,6 +308,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     let model = json::string_field(v, "model")?;
     let output = json::objects_field(v, "output")?;
     let (mut text, mut reasoning, mut tool_calls) = (String::new(), Vec::new(), Vec::new());
+    let mut reasoning_parts = Vec::new();
     let mut said = Said::default();
     for item in output.unwrap_or_default() {
         let content = json::objects_field(item, "content")?.unwrap_or_default();
@@ -271,7 +327,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
             json::string_field(item, "name")?,
             json::string_field(item, "arguments")?,
         );
-        match json::str_field(item, "type")?.ok_or("missing field `type` in an output item")? {
+        match json::str_field(item, "type")?.ok_or_else(|| json::missing("type", "an output item"))? {
             "message" => {
                 for (kind, part_text, refusal) in &parts[summary.len()..] {
                     match kind {
@@ -287,11 +343,23 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
                     }
                 }
             }
-            "reasoning" => reasoning.extend(parts.iter().filter_map(|p| p.1).filter(|t| !t.is_empty())),
+            "reasoning" => {
+                // As a stream has it: a blank line before every part but the first.
+                for piece in parts.iter().filter_map(|p| p.1).filter(|t| !t.is_empty()) {
+                    let separator = if reasoning.is_empty() { "" } else { "\n\n" };
+                    chat::ReasoningPart::push_text(&mut reasoning_parts, &format!("{separator}{piece}"));
+                    reasoning.push(piece);
+                }
+                let id = json::str_field(item, "id")?;
+                if let Some(state) = item_state(id, json::str_field(item, "encrypted_content")?) {
+                    chat::ReasoningPart::push_state(&mut reasoning_parts, state);
+                }
+            }
             "function_call" => tool_calls.push(ToolCall {
                 id: call_id.unwrap_or_default(),
                 name: name.unwrap_or_default(),
                 arguments: arguments.unwrap_or_default(),
+                state: None,
             }),
             _ => {}
         }
@@ -313,23 +381,12 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     Ok(Ok(Answer {
         text,
         reasoning: reasoning.join("\n\n"),
+        reasoning_parts,
         finish_reason: said.finish(finish_reason(ending.status, ending.incomplete, !tool_calls.is_empty())),
         tool_calls,
         usage: ending.usage,
         model,
     }))
-}
-
-/// The finish reason from a response's `status` and `incomplete_details.reason`.
-fn finish_reason(status: Option<&str>, incomplete: Option<&str>, called_tools: bool) -> FinishReason {
-    match (status, incomplete) {
-        (None | Some("completed"), _) if called_tools => FinishReason::ToolCalls,
-        (None | Some("completed"), _) => FinishReason::Stop,
-        (Some("incomplete"), Some("max_output_tokens")) => FinishReason::Length,
-        (Some("incomplete"), Some("content_filter")) => FinishReason::ContentFilter,
-        (Some("incomplete"), Some(reason)) => FinishReason::Other(reason.to_string()),
-        (Some(status), _) => FinishReason::Other(status.to_string()),
-    }
 }
 
 /// What kind of text an answer said: a refusal alone is a policy refusal, `content_filter`, as
@@ -354,6 +411,8 @@ impl Said {
 /// A `function_call` item opening in `response.output_item.added`.
 struct StreamItem<'a> {
     kind: Option<&'a str>,
+    id: Option<&'a str>,
+    encrypted_content: Option<&'a str>,
     call_id: Option<&'a str>,
     name: Option<&'a str>,
     arguments: Option<&'a str>,
@@ -364,6 +423,8 @@ impl<'a> StreamItem<'a> {
         json::object(i, "item")?;
         Ok(StreamItem {
             kind: json::str_field(i, "type")?,
+            id: json::str_field(i, "id")?,
+            encrypted_content: json::str_field(i, "encrypted_content")?,
             call_id: json::str_field(i, "call_id")?,
             name: json::str_field(i, "name")?,
             arguments: json::str_field(i, "arguments")?,
@@ -563,6 +624,11 @@ impl StreamDecoder {
                     self.push_arguments(index, None, None, &arguments, out);
                 }
             }
+            "response.output_item.done" if item.as_ref().is_some_and(|i| i.kind == Some("reasoning")) => {
+                if let Some(state) = item.and_then(|i| item_state(i.id, i.encrypted_content)) {
+                    out.push(Delta::ReasoningState { state });
+                }
+            }
             "response.function_call_arguments.done" | "response.output_item.done" => {
                 self.open_items.retain(|item| Some(*item) != data.output_index);
                 let Some(output_index) = data.output_index else { return Ok(()) };
@@ -684,8 +750,12 @@ mod tests {
     #[test]
     fn builds_url_headers_and_body() {
         let mut assistant = Message::new(Role::Assistant, "");
-        assistant.tool_calls =
-            vec![ToolCall { id: "call_1".into(), name: "get_weather".into(), arguments: r#"{"city":"Paris"}"#.into() }];
+        assistant.tool_calls = vec![ToolCall {
+            id: "call_1".into(),
+            name: "get_weather".into(),
+            arguments: r#"{"city":"Paris"}"#.into(),
+            state: None,
+        }];
         let mut tool = Message::new(Role::Tool, "18C");
         tool.tool_call_id = Some("call_1".into());
         let req = ChatRequest {
@@ -749,7 +819,10 @@ mod tests {
         let answer = OpenaiResponses::decode_answer(body).expect("decodes");
         assert_eq!(answer.text, "Hello.");
         assert_eq!(answer.reasoning, "Thinking.");
-        assert_eq!(answer.tool_calls, [ToolCall { id: "call_1".into(), name: "f".into(), arguments: "{}".into() }]);
+        assert_eq!(
+            answer.tool_calls,
+            [ToolCall { id: "call_1".into(), name: "f".into(), arguments: "{}".into(), state: None }]
+        );
         assert_eq!(answer.finish_reason, FinishReason::ToolCalls);
         assert_eq!(answer.usage, Usage { input_tokens: Some(11), output_tokens: Some(22) });
         assert_eq!(answer.model.as_deref(), Some("gpt-5-mini-2025-08-07"));

@@ -15,16 +15,18 @@
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
 
-use super::field::{self, child};
-use super::openai::schema;
-use super::{media, sse, ClientCall, ClientFormat, Conversation, GatewayError, Meta};
+use super::provider::tool_input;
+use super::{stop_reason, AnthropicMessages};
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, Tool, ToolCall, ToolChoice,
     Usage,
 };
-use crate::format::anthropic_messages::{stop_reason, tool_input};
+use crate::format::client::field::{self, child};
+use crate::format::client::{media, sse, ClientCall, ClientDialect, Conversation, GatewayError, Meta, StreamEncoding};
+use crate::format::openai_chat::client::schema;
+use crate::value::FieldError;
 
-pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
+fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
     let o = field::object(body, "body")?;
     let model = field::string(o, "model", "", "the name of a route, e.g. \"chat\"")?.to_string();
     let max_tokens = field::opt_tokens(o, "max_tokens", "")?
@@ -44,7 +46,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         Some(v) => field::array(v, "messages", "a list of messages")?,
     };
     if list.is_empty() {
-        return Err(GatewayError::invalid("messages must hold at least one message (got [])"));
+        return Err(FieldError::new("messages", "must hold at least one message (got [])"));
     }
     for (i, m) in list.iter().enumerate() {
         turn(m, &format!("messages[{i}]"), &mut conversation)?;
@@ -54,7 +56,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         None => (None, None),
         Some(v) => {
             let (choice, parallel) = tool_choice(v)?;
-            (Some(super::check_tool_choice(choice, &tools, "tool_choice")?), parallel)
+            (Some(crate::format::client::check_tool_choice(choice, &tools, "tool_choice")?), parallel)
         }
     };
     let Conversation { messages, origins } = conversation;
@@ -68,13 +70,14 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         tool_choice,
         parallel_tool_calls,
         response_format: output_format(o)?,
+        reasoning: field::anthropic_thinking(o)?,
         ..ChatRequest::default()
     };
     Ok(ClientCall { model, stream, include_usage: false, request, echo: Value::Null, origins })
 }
 
 /// One Anthropic turn, appended as normalized messages.
-fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), GatewayError> {
+fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), FieldError> {
     let o = field::object(v, path)?;
     let assistant = field::one_of(o, "role", path, &["user", "assistant"])? == "assistant";
     let cp = child(path, "content");
@@ -116,6 +119,7 @@ fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), GatewayErro
                 id: field::string(b, "id", &bp, "the tool call's id")?.to_string(),
                 name: field::string(b, "name", &bp, "the tool's name")?.to_string(),
                 arguments: field::opt(b, "input").map(ToJson::to_json).unwrap_or_else(|| "{}".into()),
+                state: None,
             }),
             "tool_result" => {
                 let id = field::string(b, "tool_use_id", &bp, "the id of the tool_use this answers")?;
@@ -144,7 +148,7 @@ fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), GatewayErro
 
 /// `tool_choice`: `{type: "auto" | "any" | "tool" | "none", name?, disable_parallel_tool_use?}`;
 /// `any` is a required call. `disable_parallel_tool_use: true` is at most one call.
-fn tool_choice(v: &Value) -> Result<(ToolChoice, Option<bool>), GatewayError> {
+fn tool_choice(v: &Value) -> Result<(ToolChoice, Option<bool>), FieldError> {
     let o = field::object(v, "tool_choice")?;
     let choice = match field::one_of(o, "type", "tool_choice", &["auto", "any", "tool", "none"])? {
         "auto" => ToolChoice::Auto,
@@ -163,27 +167,29 @@ fn tool_choice(v: &Value) -> Result<(ToolChoice, Option<bool>), GatewayError> {
 
 /// Structured output: `output_config.format` (or the beta's `output_format`), `{type:
 /// "json_schema", schema}` (https://platform.claude.com/docs/en/build-with-claude/structured-outputs).
-fn output_format(o: &Map<String, Value>) -> Result<Option<ResponseFormat>, GatewayError> {
+fn output_format(o: &Map<String, Value>) -> Result<Option<ResponseFormat>, FieldError> {
     let config = match field::opt(o, "output_config") {
         None => None,
         Some(v) => field::opt(field::object(v, "output_config")?, "format").map(|f| (f, "output_config.format")),
     };
-    let (format, path) =
-        match (config, field::opt(o, "output_format")) {
-            (Some(_), Some(_)) => return Err(GatewayError::invalid(
-                "output_config.format and output_format both give the output's format; give one (output_config.format)",
-            )),
-            (Some(given), None) => given,
-            (None, Some(format)) => (format, "output_format"),
-            (None, None) => return Ok(None),
-        };
+    let (format, path) = match (config, field::opt(o, "output_format")) {
+        (Some(_), Some(_)) => {
+            return Err(FieldError::new(
+                "output_config.format",
+                "and output_format both give the output's format; give one (output_config.format)",
+            ))
+        }
+        (Some(given), None) => given,
+        (None, Some(format)) => (format, "output_format"),
+        (None, None) => return Ok(None),
+    };
     let f = field::object(format, path)?;
     field::one_of(f, "type", path, &["json_schema"])?;
-    super::json_schema_format(f, path).map(Some)
+    crate::format::client::json_schema_format(f, path).map(Some)
 }
 
 /// The block's `source` object.
-fn source_object<'a>(b: &'a Map<String, Value>, sp: &str) -> Result<&'a Map<String, Value>, GatewayError> {
+fn source_object<'a>(b: &'a Map<String, Value>, sp: &str) -> Result<&'a Map<String, Value>, FieldError> {
     match field::opt(b, "source") {
         None => Err(field::missing(sp, "{type: \"base64\", media_type, data} or {type: \"url\", url}")),
         Some(v) => field::object(v, sp),
@@ -192,7 +198,7 @@ fn source_object<'a>(b: &'a Map<String, Value>, sp: &str) -> Result<&'a Map<Stri
 
 /// An image's or document's `source`: `{type: "base64", media_type, data}` or `{type: "url",
 /// url}` (a stored `file` is refused by name).
-fn source(b: &Map<String, Value>, path: &str) -> Result<Source, GatewayError> {
+fn source(b: &Map<String, Value>, path: &str) -> Result<Source, FieldError> {
     let sp = child(path, "source");
     let s = source_object(b, &sp)?;
     match field::one_of(s, "type", &sp, &["base64", "url", "file"])? {
@@ -208,7 +214,7 @@ fn source(b: &Map<String, Value>, path: &str) -> Result<Source, GatewayError> {
 
 /// A `document` block: a PDF (or another file) by base64 or URL, or a plain-text document,
 /// which is sent as its text (what any format can carry). Its `title` is the file's name.
-fn document(b: &Map<String, Value>, path: &str) -> Result<Part, GatewayError> {
+fn document(b: &Map<String, Value>, path: &str) -> Result<Part, FieldError> {
     let sp = child(path, "source");
     let s = source_object(b, &sp)?;
     if field::one_of(s, "type", &sp, &["base64", "url", "text", "file"])? == "text" {
@@ -223,7 +229,7 @@ fn document(b: &Map<String, Value>, path: &str) -> Result<Part, GatewayError> {
 }
 
 /// A list of `{type: "text", text}` blocks, joined.
-fn text_blocks(v: &Value, path: &str) -> Result<String, GatewayError> {
+fn text_blocks(v: &Value, path: &str) -> Result<String, FieldError> {
     let mut text = String::new();
     for (i, block) in field::array(v, path, "a string or a list of text blocks")?.iter().enumerate() {
         let bp = format!("{path}[{i}]");
@@ -234,14 +240,14 @@ fn text_blocks(v: &Value, path: &str) -> Result<String, GatewayError> {
     Ok(text)
 }
 
-fn tool(v: &Value, path: &str) -> Result<Tool, GatewayError> {
+fn tool(v: &Value, path: &str) -> Result<Tool, FieldError> {
     let o = field::object(v, path)?;
     if let Some(kind) = field::opt_string(o, "type", path)? {
         if kind != "custom" {
-            return Err(GatewayError::invalid(format!(
-                "{path}.type must be \"custom\" or omitted (got {}); server tools run at Anthropic only",
-                kind.to_json()
-            )));
+            return Err(FieldError::new(
+                format!("{path}.type"),
+                format!("must be \"custom\" or omitted (got {}); server tools run at Anthropic only", kind.to_json()),
+            ));
         }
     }
     Ok(Tool {
@@ -262,7 +268,7 @@ fn tool_id(meta: &Meta, index: u32, id: &str) -> String {
 
 /// A whole answer, keys in the API reference's order: `id`, `type`, `role`, `model`, `content`,
 /// `stop_reason`, `stop_sequence`, `usage`.
-pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
+fn answer_body(meta: &Meta, answer: &Answer) -> String {
     let mut w = JsonWriter::new();
     w.begin_object();
     w.field("id", &meta.id);
@@ -322,9 +328,37 @@ enum Block {
     Tool,
 }
 
+impl ClientDialect for AnthropicMessages {
+    type StreamEncoder = StreamEncoder;
+
+    fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
+        parse_request(body)
+    }
+
+    /// The error body, `{"type":"error","error":{"type","message"}}` in the API reference's order.
+    fn write_error(error: &GatewayError, w: &mut JsonWriter) {
+        w.begin_object();
+        w.field("type", "error");
+        w.key("error");
+        w.begin_object();
+        w.field("type", super::error_type(error.class, error.kind));
+        w.field("message", &error.message);
+        w.end_object();
+        w.end_object();
+    }
+
+    fn answer_body(meta: &Meta, answer: &Answer) -> String {
+        answer_body(meta, answer)
+    }
+
+    fn stream_encoder(meta: Meta, _include_usage: bool) -> StreamEncoder {
+        StreamEncoder { meta, started: false, open: Vec::new(), tool_blocks: Vec::new(), next_index: 0 }
+    }
+}
+
 #[derive(Debug)]
 pub struct StreamEncoder {
-    pub(crate) meta: Meta,
+    meta: Meta,
     started: bool,
     /// The blocks started and not yet stopped, in order, with their indexes.
     open: Vec<(Block, u32)>,
@@ -344,10 +378,6 @@ fn event(out: &mut String, name: &str, fields: &dyn Fn(&mut JsonWriter)) {
 }
 
 impl StreamEncoder {
-    pub fn new(meta: Meta) -> StreamEncoder {
-        StreamEncoder { meta, started: false, open: Vec::new(), tool_blocks: Vec::new(), next_index: 0 }
-    }
-
     fn start(&mut self, out: &mut String) {
         if self.started {
             return;
@@ -439,8 +469,30 @@ impl StreamEncoder {
             typed_text(w, kind, key, text);
         });
     }
+}
 
-    pub fn delta(&mut self, delta: &Delta, out: &mut String) {
+impl StreamEncoding for StreamEncoder {
+    fn finish(&mut self, finish: &FinishReason, usage: Usage, out: &mut String) {
+        self.start(out);
+        self.close_all(out);
+        event(out, "message_delta", &|w| {
+            w.key("delta");
+            w.begin_object();
+            w.field("stop_reason", stop_reason(finish));
+            w.key("stop_sequence");
+            w.null();
+            w.end_object();
+            write_usage(w, usage);
+        });
+        event(out, "message_stop", &|_| {});
+    }
+
+    /// An `error` event (the SDK throws on it), and no `message_stop`.
+    fn fail(&mut self, error: &GatewayError, out: &mut String) {
+        sse(out, Some("error"), &|w| AnthropicMessages::write_error(error, w));
+    }
+
+    fn delta(&mut self, delta: &Delta, out: &mut String) {
         self.start(out);
         match delta {
             Delta::Text { text } => {
@@ -461,33 +513,19 @@ impl StreamEncoder {
             // The engine never delivers a skipped frame (it becomes a warning event) nor a usage
             // report (it stays on the attempt's leg).
             Delta::Skipped { .. } | Delta::Usage { .. } => {}
+            // Reasoning state is not carried to gateway clients yet.
+            Delta::ReasoningState { .. } | Delta::ToolCallState { .. } => {}
         }
     }
 
-    pub fn finish(&mut self, finish: &FinishReason, usage: Usage, out: &mut String) {
-        self.start(out);
-        self.close_all(out);
-        event(out, "message_delta", &|w| {
-            w.key("delta");
-            w.begin_object();
-            w.field("stop_reason", stop_reason(finish));
-            w.key("stop_sequence");
-            w.null();
-            w.end_object();
-            write_usage(w, usage);
-        });
-        event(out, "message_stop", &|_| {});
-    }
-
-    /// An `error` event (the SDK throws on it), and no `message_stop`.
-    pub fn fail(&mut self, error: &GatewayError, out: &mut String) {
-        sse(out, Some("error"), &|w| error.write_body(w, ClientFormat::Anthropic));
+    fn meta_mut(&mut self) -> &mut Meta {
+        &mut self.meta
     }
 }
 
 /// `"usage":{"input_tokens","output_tokens"}`.
 fn write_usage(w: &mut JsonWriter, u: Usage) {
-    let (input, output) = super::token_counts(u);
+    let (input, output) = crate::format::client::token_counts(u);
     w.key("usage");
     w.begin_object();
     w.field("input_tokens", &input);
@@ -501,14 +539,14 @@ mod tests {
 
     use super::*;
     use crate::chat::Source;
-    use crate::gateway::parse_request as parse;
+    use crate::format::client::{parse_request as parse, ClientFormat};
 
     fn meta() -> Meta {
         Meta { id: "msg_1".into(), created: 9, model: "m".into(), echo: Value::Null }
     }
 
     fn err(body: Value) -> String {
-        parse(ClientFormat::Anthropic, &body.to_string()).unwrap_err().message
+        parse(ClientFormat::AnthropicMessages, &body.to_string()).unwrap_err().message
     }
 
     #[test]
@@ -531,7 +569,7 @@ mod tests {
             ],
             "tools": [{"name": "weather", "input_schema": {"type": "object"}}],
         });
-        let call = parse(ClientFormat::Anthropic, &body.to_string()).unwrap();
+        let call = parse(ClientFormat::AnthropicMessages, &body.to_string()).unwrap();
         assert_eq!((call.model.as_str(), call.stream), ("chat", true));
         let r = &call.request;
         assert_eq!((r.max_tokens, r.stop.clone()), (Some(100), vec!["X".to_string()]));
@@ -624,7 +662,7 @@ mod tests {
         ];
         for (case, content, expected) in cases {
             let body = json!({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": content}]});
-            let call = parse(ClientFormat::Anthropic, &body.to_string()).unwrap();
+            let call = parse(ClientFormat::AnthropicMessages, &body.to_string()).unwrap();
             assert_eq!(
                 call.request.messages,
                 vec![Message { content: expected, ..Message::new(Role::User, "") }],
@@ -662,7 +700,7 @@ mod tests {
         for (fields, expected) in cases {
             let mut body = json!({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]});
             body.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
-            let r = parse(ClientFormat::Anthropic, &body.to_string()).unwrap().request;
+            let r = parse(ClientFormat::AnthropicMessages, &body.to_string()).unwrap().request;
             assert_eq!((r.top_p, r.tool_choice, r.parallel_tool_calls, r.response_format), expected, "{fields}");
         }
     }
@@ -743,10 +781,16 @@ mod tests {
         let answer = Answer {
             text: "Let me check.".into(),
             reasoning: String::new(),
-            tool_calls: vec![ToolCall { id: "call_7".into(), name: "f".into(), arguments: "{\"a\":1}".into() }],
+            tool_calls: vec![ToolCall {
+                id: "call_7".into(),
+                name: "f".into(),
+                arguments: "{\"a\":1}".into(),
+                state: None,
+            }],
             finish_reason: FinishReason::ToolCalls,
             usage: Usage { input_tokens: Some(3), output_tokens: Some(4) },
             model: None,
+            reasoning_parts: Vec::new(),
         };
         let body: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
         assert_eq!(body["type"], "message");
@@ -771,7 +815,7 @@ mod tests {
 
     #[test]
     fn stream_with_blocks_tool_use_and_stop() {
-        let mut e = StreamEncoder::new(meta());
+        let mut e = AnthropicMessages::stream_encoder(meta(), false);
         let mut out = String::new();
         e.delta(&Delta::Reasoning { text: "hmm".into() }, &mut out);
         e.delta(&Delta::Text { text: "Hi".into() }, &mut out);
@@ -818,7 +862,7 @@ mod tests {
     /// OpenAI Chat interleaves parallel calls' fragments: each call keeps one block.
     #[test]
     fn interleaved_tool_calls_keep_one_block_each() {
-        let mut e = StreamEncoder::new(meta());
+        let mut e = AnthropicMessages::stream_encoder(meta(), false);
         let mut out = String::new();
         let call = |index: u32, id: Option<&str>, arguments: &str| Delta::ToolCall {
             index,
@@ -862,7 +906,7 @@ mod tests {
     /// The keys come in the API reference's order, as Anthropic sends them.
     #[test]
     fn events_keep_the_api_references_key_order() {
-        let mut e = StreamEncoder::new(meta());
+        let mut e = AnthropicMessages::stream_encoder(meta(), false);
         let mut out = String::new();
         e.delta(&Delta::Text { text: "Hi".into() }, &mut out);
         e.finish(&FinishReason::Stop, Usage { input_tokens: Some(5), output_tokens: Some(6) }, &mut out);
@@ -883,7 +927,7 @@ data: {"type":"message_stop"}"#,
         assert_eq!(out.split("\n\n").filter(|f| !f.is_empty()).collect::<Vec<_>>(), expected);
         // An error event, as Anthropic's API reference orders it.
         let mut out = String::new();
-        StreamEncoder::new(meta()).fail(&GatewayError::new(504, "too slow"), &mut out);
+        AnthropicMessages::stream_encoder(meta(), false).fail(&GatewayError::new(504, "too slow"), &mut out);
         assert_eq!(
             out,
             "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"too slow\"}}\n\n"
@@ -892,7 +936,7 @@ data: {"type":"message_stop"}"#,
 
     #[test]
     fn failed_stream_has_an_error_event_and_no_stop() {
-        let mut e = StreamEncoder::new(meta());
+        let mut e = AnthropicMessages::stream_encoder(meta(), false);
         let mut out = String::new();
         e.delta(&Delta::Text { text: "partial".into() }, &mut out);
         e.fail(&GatewayError::new(504, "too slow"), &mut out);

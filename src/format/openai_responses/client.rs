@@ -26,12 +26,17 @@
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
 
-use super::field::{self, child};
-use super::openai::schema;
-use super::{media, sse, string_or_null, ClientCall, Conversation, GatewayError, Meta};
+use super::{ending, OpenaiResponses};
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
 };
+use crate::format::client::field::{self, child};
+use crate::format::client::{
+    media, sse, string_or_null, ClientCall, ClientDialect, Conversation, GatewayError, Meta, StreamEncoding,
+};
+use crate::format::openai_chat::client::{schema, write_error_object};
+use crate::format::openai_chat::OpenaiChat;
+use crate::value::FieldError;
 
 /// The request fields that name state stored at OpenAI, each refused by name with what to send
 /// instead.
@@ -41,27 +46,30 @@ const STATEFUL: &[(&str, &str)] = &[
     ("prompt", "send the prompt's text as instructions and input instead"),
 ];
 
-pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
+fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
     let o = field::object(body, "body")?;
     let model = field::string(o, "model", "", "the name of a route, e.g. \"chat\"")?.to_string();
     let stream = field::opt_bool(o, "stream", "")?;
     if field::opt_bool(o, "store", "")? {
-        return Err(GatewayError::invalid(
-            "store must be false or omitted (got true): the gateway keeps no responses; keep the conversation \
+        return Err(FieldError::new(
+            "store",
+            "must be false or omitted (got true): the gateway keeps no responses; keep the conversation \
              yourself and send it as input",
         ));
     }
     if field::opt_bool(o, "background", "")? {
-        return Err(GatewayError::invalid(
-            "background must be false or omitted (got true): the gateway keeps no responses to poll; stream \
+        return Err(FieldError::new(
+            "background",
+            "must be false or omitted (got true): the gateway keeps no responses to poll; stream \
              instead",
         ));
     }
     for (key, instead) in STATEFUL {
         if field::opt(o, key).is_some() {
-            return Err(GatewayError::invalid(format!(
-                "{key} is not supported: it names state stored at OpenAI, and the gateway keeps none; {instead}"
-            )));
+            return Err(FieldError::new(
+                *key,
+                format!("is not supported: it names state stored at OpenAI, and the gateway keeps none; {instead}"),
+            ));
         }
     }
     let mut conversation = Conversation::default();
@@ -75,7 +83,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         Some(v) => {
             let items = field::array(v, "input", "a string or a list of input items")?;
             if items.is_empty() {
-                return Err(GatewayError::invalid("input must hold at least one item (got [])"));
+                return Err(FieldError::new("input", "must hold at least one item (got [])"));
             }
             for (i, item) in items.iter().enumerate() {
                 input_item(item, &format!("input[{i}]"), &mut conversation)?;
@@ -85,7 +93,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
     let tools: Vec<Tool> = field::opt_list(o, "tools", "a list of tools", tool)?;
     let tool_choice = match field::opt(o, "tool_choice") {
         None => None,
-        Some(v) => Some(super::check_tool_choice(tool_choice(v)?, &tools, "tool_choice")?),
+        Some(v) => Some(crate::format::client::check_tool_choice(tool_choice(v)?, &tools, "tool_choice")?),
     };
     let response_format = text_format(field::opt(o, "text"))?;
     let max_tokens = field::opt_tokens(o, "max_output_tokens", "")?;
@@ -134,31 +142,36 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         tool_choice,
         parallel_tool_calls,
         response_format,
+        reasoning: field::responses_reasoning(o)?,
         ..Default::default()
     };
     Ok(ClientCall { model, stream, include_usage: false, request, echo, origins })
 }
 
 /// One input item, appended as normalized messages.
-fn input_item(v: &Value, path: &str, out: &mut Conversation) -> Result<(), GatewayError> {
+fn input_item(v: &Value, path: &str, out: &mut Conversation) -> Result<(), FieldError> {
     let o = field::object(v, path)?;
     const KINDS: &[&str] = &["message", "function_call", "function_call_output", "reasoning"];
     let kind = match field::opt_string(o, "type", path)? {
         None => "message",
         Some("item_reference") => {
-            return Err(GatewayError::invalid(format!(
-                "{path} is an item_reference, which names an item stored at OpenAI; the gateway keeps none: send \
-                 the item itself"
-            )))
+            return Err(FieldError::new(
+                path,
+                "is an item_reference, which names an item stored at OpenAI; the gateway keeps none: send \
+                 the item itself",
+            ))
         }
         Some(kind) if KINDS.contains(&kind) => kind,
         Some(other) => {
             let listed: Vec<String> = KINDS.iter().map(|k| format!("\"{k}\"")).collect();
-            return Err(GatewayError::invalid(format!(
-                "{path}.type must be one of {} (got {}); built-in tool items run at OpenAI only",
-                listed.join(", "),
-                other.to_json()
-            )));
+            return Err(FieldError::new(
+                format!("{path}.type"),
+                format!(
+                    "must be one of {} (got {}); built-in tool items run at OpenAI only",
+                    listed.join(", "),
+                    other.to_json()
+                ),
+            ));
         }
     };
     match kind {
@@ -178,6 +191,7 @@ fn input_item(v: &Value, path: &str, out: &mut Conversation) -> Result<(), Gatew
                 id: field::string(o, "call_id", path, "the id of the call, as the model gave it")?.to_string(),
                 name: field::string(o, "name", path, "the function's name")?.to_string(),
                 arguments: field::opt_string(o, "arguments", path)?.unwrap_or("").to_string(),
+                state: None,
             };
             // A turn's calls follow its text: they belong to the assistant message before them.
             match out.messages.last_mut() {
@@ -204,7 +218,7 @@ fn input_item(v: &Value, path: &str, out: &mut Conversation) -> Result<(), Gatew
 /// A message item's `content`: a string or a list of parts: `input_text`, `input_image` and
 /// `input_file` from the client's side (images and files in user messages only), `output_text`
 /// or `refusal` from an assistant's.
-fn message_content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec<Part>, GatewayError> {
+fn message_content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec<Part>, FieldError> {
     let cp = child(path, "content");
     match field::opt(o, "content") {
         None => Err(field::missing(&cp, "a string or a list of content parts")),
@@ -229,7 +243,7 @@ fn message_content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec
 }
 
 /// The text of a list of `input_text` parts (a function call's output).
-fn text_parts(parts: &[Value], path: &str) -> Result<String, GatewayError> {
+fn text_parts(parts: &[Value], path: &str) -> Result<String, FieldError> {
     let mut text = String::new();
     for (i, part) in parts.iter().enumerate() {
         let pp = format!("{path}[{i}]");
@@ -241,13 +255,13 @@ fn text_parts(parts: &[Value], path: &str) -> Result<String, GatewayError> {
 }
 
 /// One content part of a type in `allowed`.
-fn content_part(v: &Value, path: &str, allowed: &[&str]) -> Result<Part, GatewayError> {
+fn content_part(v: &Value, path: &str, allowed: &[&str]) -> Result<Part, FieldError> {
     let o = field::object(v, path)?;
     let listed: Vec<String> = allowed.iter().map(|a| format!("\"{a}\"")).collect();
     let expected = format!("one of {}", listed.join(", "));
     let kind = field::string(o, "type", path, &expected)?;
     if !allowed.contains(&kind) {
-        return Err(GatewayError::invalid(format!("{path}.type must be {expected} (got {})", kind.to_json())));
+        return Err(FieldError::new(format!("{path}.type"), format!("must be {expected} (got {})", kind.to_json())));
     }
     Ok(match kind {
         "refusal" => Part::Text { text: field::string(o, "refusal", path, "the refusal's text")?.to_string() },
@@ -265,17 +279,18 @@ fn content_part(v: &Value, path: &str, allowed: &[&str]) -> Result<Part, Gateway
 }
 
 /// `input_file`: `file_data` (a data: URL) with its `filename`, or a `file_url`.
-fn input_file(o: &Map<String, Value>, path: &str) -> Result<Part, GatewayError> {
+fn input_file(o: &Map<String, Value>, path: &str) -> Result<Part, FieldError> {
     let filename = field::opt_string(o, "filename", path)?;
     let source = match (field::opt_string(o, "file_data", path)?, field::opt_string(o, "file_url", path)?) {
         (Some(data), None) if data.starts_with("data:") => media::from_url(data, None, &child(path, "file_data"))?,
         (Some(data), None) => match filename.and_then(media::media_type_of_name) {
             Some(media_type) if !data.is_empty() => media::from_data(data, media_type, path)?,
             _ => {
-                return Err(GatewayError::invalid(format!(
-                    "{path}.file_data must be a data: URL (data:application/pdf;base64,<data>), or base64 with a \
-                     filename ending in .pdf or .txt"
-                )))
+                return Err(FieldError::new(
+                    format!("{path}.file_data"),
+                    "must be a data: URL (data:application/pdf;base64,<data>), or base64 with a \
+                     filename ending in .pdf or .txt",
+                ))
             }
         },
         (None, Some(url)) => {
@@ -283,7 +298,7 @@ fn input_file(o: &Map<String, Value>, path: &str) -> Result<Part, GatewayError> 
             media::from_url(url, Some(named.unwrap_or("application/pdf")), &child(path, "file_url"))?
         }
         (Some(_), Some(_)) => {
-            return Err(GatewayError::invalid(format!("{path} has both file_data and file_url; give one")));
+            return Err(FieldError::new(path, "has both file_data and file_url; give one"));
         }
         (None, None) if field::opt(o, "file_id").is_some() => {
             let instead = "send the file's bytes as file_data, or its file_url, instead";
@@ -295,15 +310,18 @@ fn input_file(o: &Map<String, Value>, path: &str) -> Result<Part, GatewayError> 
 }
 
 /// A function tool, `{type: "function", name, description?, parameters?, strict?}`.
-fn tool(v: &Value, path: &str) -> Result<Tool, GatewayError> {
+fn tool(v: &Value, path: &str) -> Result<Tool, FieldError> {
     let o = field::object(v, path)?;
     let kind = field::string(o, "type", path, "\"function\"")?;
     if kind != "function" {
-        return Err(GatewayError::invalid(format!(
-            "{path}.type must be \"function\" (got {}); built-in tools run at OpenAI only, the gateway forwards \
+        return Err(FieldError::new(
+            format!("{path}.type"),
+            format!(
+                "must be \"function\" (got {}); built-in tools run at OpenAI only, the gateway forwards \
              function tools",
-            kind.to_json()
-        )));
+                kind.to_json()
+            ),
+        ));
     }
     field::opt_bool(o, "strict", path)?;
     Ok(Tool {
@@ -314,17 +332,19 @@ fn tool(v: &Value, path: &str) -> Result<Tool, GatewayError> {
 }
 
 /// `tool_choice`: `"auto"`, `"none"`, `"required"` or `{type: "function", name}`.
-fn tool_choice(v: &Value) -> Result<ToolChoice, GatewayError> {
+fn tool_choice(v: &Value) -> Result<ToolChoice, FieldError> {
     const EXPECTED: &str = "\"auto\", \"none\", \"required\" or {\"type\": \"function\", \"name\": ...}";
     match v {
-        Value::String(s) => super::tool_choice_word(s).ok_or_else(|| field::wrong("tool_choice", EXPECTED, v)),
+        Value::String(s) => {
+            crate::format::client::tool_choice_word(s).ok_or_else(|| field::wrong("tool_choice", EXPECTED, v))
+        }
         Value::Object(o) => {
             let kind = field::string(o, "type", "tool_choice", "\"function\"")?;
             if kind != "function" {
-                return Err(GatewayError::invalid(format!(
-                    "tool_choice.type must be \"function\" (got {}); built-in tools run at OpenAI only",
-                    kind.to_json()
-                )));
+                return Err(FieldError::new(
+                    "tool_choice.type",
+                    format!("must be \"function\" (got {}); built-in tools run at OpenAI only", kind.to_json()),
+                ));
             }
             Ok(ToolChoice::Tool {
                 name: field::string(o, "name", "tool_choice", "the name of one of the tools")?.to_string(),
@@ -336,7 +356,7 @@ fn tool_choice(v: &Value) -> Result<ToolChoice, GatewayError> {
 
 /// `text.format`: `{type: "text"}` (none), `{type: "json_object"}`, or `{type: "json_schema",
 /// name, schema, description?, strict?}`.
-fn text_format(v: Option<&Value>) -> Result<Option<ResponseFormat>, GatewayError> {
+fn text_format(v: Option<&Value>) -> Result<Option<ResponseFormat>, FieldError> {
     let Some(v) = v else { return Ok(None) };
     let Some(format) = field::opt(field::object(v, "text")?, "format") else { return Ok(None) };
     let f = field::object(format, "text.format")?;
@@ -345,7 +365,7 @@ fn text_format(v: Option<&Value>) -> Result<Option<ResponseFormat>, GatewayError
         "json_object" => Ok(Some(ResponseFormat::Json { schema: None, name: None, description: None, strict: None })),
         _ => {
             field::string(f, "name", "text.format", "the schema's name, e.g. \"answer\"")?;
-            super::json_schema_format(f, "text.format").map(Some)
+            crate::format::client::json_schema_format(f, "text.format").map(Some)
         }
     }
 }
@@ -373,7 +393,7 @@ fn call_id(meta: &Meta, index: u32, id: &str) -> String {
 
 /// `"usage":{…}`: the counts, and the details the SDK's types require.
 fn write_usage(w: &mut JsonWriter, u: Usage) {
-    let (input, output) = super::token_counts(u);
+    let (input, output) = crate::format::client::token_counts(u);
     w.key("usage");
     w.begin_object();
     w.field("input_tokens", &input);
@@ -390,16 +410,6 @@ fn write_usage(w: &mut JsonWriter, u: Usage) {
     w.end_object();
 }
 
-/// `status` and the `incomplete_details.reason` for how the answer finished: a length cut or a
-/// content filter left it incomplete, anything else completed it.
-fn ending(finish: &FinishReason) -> (&'static str, Option<&'static str>) {
-    match finish {
-        FinishReason::Length => ("incomplete", Some("max_output_tokens")),
-        FinishReason::ContentFilter => ("incomplete", Some("content_filter")),
-        _ => ("completed", None),
-    }
-}
-
 /// What a response object says besides its id, model, echo and output.
 struct Outcome<'a> {
     status: &'a str,
@@ -410,7 +420,7 @@ struct Outcome<'a> {
     usage: Option<Usage>,
 }
 
-/// The request's settings the response object repeats ([`super::ClientCall::echo`]), in the
+/// The request's settings the response object repeats ([`ClientCall::echo`]), in the
 /// order they take among the response's own fields.
 const ECHOED_BEFORE_MODEL: &[&str] = &["instructions", "max_output_tokens"];
 const ECHOED_BEFORE_USAGE: &[&str] = &[
@@ -602,7 +612,7 @@ fn answer_items(meta: &Meta, answer: &Answer) -> Vec<Item> {
     items
 }
 
-pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
+fn answer_body(meta: &Meta, answer: &Answer) -> String {
     let (status, incomplete) = ending(&answer.finish_reason);
     let outcome = Outcome { status, incomplete, error: None, usage: Some(answer.usage) };
     let mut w = JsonWriter::new();
@@ -612,9 +622,30 @@ pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
 
 // ---- streams ----
 
+impl ClientDialect for OpenaiResponses {
+    type StreamEncoder = StreamEncoder;
+
+    /// OpenAI's error body: Responses shares Chat Completions' error dialect.
+    fn write_error(error: &GatewayError, w: &mut JsonWriter) {
+        OpenaiChat::write_error(error, w)
+    }
+
+    fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
+        parse_request(body)
+    }
+
+    fn answer_body(meta: &Meta, answer: &Answer) -> String {
+        answer_body(meta, answer)
+    }
+
+    fn stream_encoder(meta: Meta, _include_usage: bool) -> StreamEncoder {
+        StreamEncoder { meta, started: false, sequence: 0, items: Vec::new() }
+    }
+}
+
 #[derive(Debug)]
 pub struct StreamEncoder {
-    pub(crate) meta: Meta,
+    meta: Meta,
     started: bool,
     /// The next event's `sequence_number`.
     sequence: u64,
@@ -647,10 +678,6 @@ fn write_at(w: &mut JsonWriter, item: &Item, index: usize, part: Option<&str>) {
 }
 
 impl StreamEncoder {
-    pub fn new(meta: Meta) -> StreamEncoder {
-        StreamEncoder { meta, started: false, sequence: 0, items: Vec::new() }
-    }
-
     /// `response.<kind>` with the response object as it stands.
     fn response_event(&mut self, out: &mut String, kind: &str, outcome: &Outcome) {
         let (meta, items) = (&self.meta, &self.items);
@@ -801,8 +828,41 @@ impl StreamEncoder {
             }
         });
     }
+}
 
-    pub fn delta(&mut self, delta: &Delta, out: &mut String) {
+impl StreamEncoding for StreamEncoder {
+    /// Closes every item and ends with `response.completed` (or `response.incomplete`). An
+    /// answer that said nothing still has its (empty) message, as a whole answer does.
+    fn finish(&mut self, finish: &FinishReason, u: Usage, out: &mut String) {
+        self.start(out);
+        if self.items.is_empty() {
+            self.open(Kind::Message, out);
+        }
+        self.close_all(out);
+        let (status, incomplete) = ending(finish);
+        let outcome = Outcome { status, incomplete, error: None, usage: Some(u) };
+        self.response_event(out, &format!("response.{status}"), &outcome);
+    }
+
+    /// `response.failed` with the output so far (open items `incomplete`) and the error, then an
+    /// `error` event, which the SDK throws; no `response.completed`.
+    fn fail(&mut self, error: &GatewayError, out: &mut String) {
+        self.start(out);
+        let outcome = Outcome { status: "failed", incomplete: None, error: Some(error), usage: None };
+        self.response_event(out, "response.failed", &outcome);
+        // The flat fields are the event's documented shape; `error` nests the full error body as
+        // first-party streams do, which the SDK prefers when present.
+        event(out, &mut self.sequence, "error", &|w| {
+            string_or_null(w, "code", error.code);
+            w.field("message", &error.message);
+            w.key("param");
+            w.null();
+            w.key("error");
+            write_error_object(error, w);
+        });
+    }
+
+    fn delta(&mut self, delta: &Delta, out: &mut String) {
         self.start(out);
         match delta {
             Delta::Text { text } if !text.is_empty() => {
@@ -823,38 +883,13 @@ impl StreamEncoder {
             // Empty text says nothing; the engine never delivers a skipped frame (it becomes a
             // warning event) nor a usage report (it stays on the attempt's leg).
             Delta::Text { .. } | Delta::Reasoning { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => {}
+            // Reasoning state is not carried to gateway clients yet.
+            Delta::ReasoningState { .. } | Delta::ToolCallState { .. } => {}
         }
     }
 
-    /// Closes every item and ends with `response.completed` (or `response.incomplete`). An
-    /// answer that said nothing still has its (empty) message, as a whole answer does.
-    pub fn finish(&mut self, finish: &FinishReason, u: Usage, out: &mut String) {
-        self.start(out);
-        if self.items.is_empty() {
-            self.open(Kind::Message, out);
-        }
-        self.close_all(out);
-        let (status, incomplete) = ending(finish);
-        let outcome = Outcome { status, incomplete, error: None, usage: Some(u) };
-        self.response_event(out, &format!("response.{status}"), &outcome);
-    }
-
-    /// `response.failed` with the output so far (open items `incomplete`) and the error, then an
-    /// `error` event, which the SDK throws; no `response.completed`.
-    pub fn fail(&mut self, error: &GatewayError, out: &mut String) {
-        self.start(out);
-        let outcome = Outcome { status: "failed", incomplete: None, error: Some(error), usage: None };
-        self.response_event(out, "response.failed", &outcome);
-        // The flat fields are the event's documented shape; `error` nests the full error body as
-        // first-party streams do, which the SDK prefers when present.
-        event(out, &mut self.sequence, "error", &|w| {
-            string_or_null(w, "code", error.code);
-            w.field("message", &error.message);
-            w.key("param");
-            w.null();
-            w.key("error");
-            error.write_openai_error(w);
-        });
+    fn meta_mut(&mut self) -> &mut Meta {
+        &mut self.meta
     }
 }
 
@@ -864,14 +899,14 @@ mod tests {
 
     use super::*;
     use crate::chat::Source;
-    use crate::gateway::{parse_request as parse, ClientFormat};
+    use crate::format::client::{parse_request as parse, ClientFormat};
 
     fn meta() -> Meta {
         Meta { id: "resp_1".into(), created: 9, model: "m".into(), echo: json!({ "instructions": "sys" }) }
     }
 
     fn call(body: Value) -> Result<ClientCall, GatewayError> {
-        parse(ClientFormat::Responses, &body.to_string())
+        parse(ClientFormat::OpenaiResponses, &body.to_string())
     }
 
     fn err(body: Value) -> String {
@@ -901,6 +936,7 @@ mod tests {
                 id: (*id).into(),
                 name: (*name).into(),
                 arguments: (*arguments).into(),
+                state: None,
             })
             .collect();
         Message { tool_calls, ..Message::new(Role::Assistant, text) }
@@ -1180,6 +1216,7 @@ mod tests {
             finish_reason: finish,
             usage: Usage { input_tokens: Some(3), output_tokens: Some(4) },
             model: None,
+            reasoning_parts: Vec::new(),
         }
     }
 
@@ -1262,7 +1299,7 @@ mod tests {
         );
         let every_echoed: usize = [ECHOED_BEFORE_MODEL, ECHOED_BEFORE_USAGE, ECHOED_LAST].iter().map(|k| k.len()).sum();
         assert_eq!(meta.echo.as_object().unwrap().len(), every_echoed, "an echoed setting has no place");
-        let mut e = StreamEncoder::new(meta);
+        let mut e = OpenaiResponses::stream_encoder(meta, false);
         let mut out = String::new();
         e.delta(&text("Hi"), &mut out);
         let delta = out.split("\n\n").find(|f| f.starts_with("event: response.output_text.delta")).unwrap();
@@ -1398,7 +1435,7 @@ mod tests {
             ("nothing said", vec![], answer("", "", &[], FinishReason::Stop)),
         ];
         for (case, deltas, whole) in cases {
-            let mut e = StreamEncoder::new(meta());
+            let mut e = OpenaiResponses::stream_encoder(meta(), false);
             let mut out = String::new();
             for d in &deltas {
                 e.delta(d, &mut out);
@@ -1420,7 +1457,7 @@ mod tests {
 
     #[test]
     fn an_event_sequence_the_sdk_accepts() {
-        let mut e = StreamEncoder::new(meta());
+        let mut e = OpenaiResponses::stream_encoder(meta(), false);
         let mut out = String::new();
         e.delta(&text("Hi"), &mut out);
         e.delta(&fragment(0, Some(("call_a", "f")), "{}"), &mut out);
@@ -1451,7 +1488,7 @@ mod tests {
 
     #[test]
     fn a_failed_stream_ends_in_response_failed_and_an_error_event() {
-        let mut e = StreamEncoder::new(meta());
+        let mut e = OpenaiResponses::stream_encoder(meta(), false);
         let mut out = String::new();
         e.delta(&text("partial"), &mut out);
         let mut error = GatewayError::new(502, "transport error: reset");

@@ -23,7 +23,7 @@
 //! `output_format`); Anthropic has no mode for "any JSON" without a schema, nor a seed, so
 //! neither is sent.
 //!
-//! [`Format::uncarried`]: super::Format::uncarried
+//! [`Format::uncarried`]: crate::format::Format::uncarried
 
 use std::borrow::Cow;
 
@@ -31,13 +31,15 @@ use llm_baton_wire::frames::anthropic_messages::{parse_event, Event, EventDelta}
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::Value;
 
+use super::{error_class, finish_reason, status_of_type};
 use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, Message, Opaque, Part, ReasoningPart, ReasoningState, ResponseFormat, Role, Source,
+    ToolCall, ToolChoice, Usage,
 };
-use crate::format::openai_chat::{non_pdf, request_headers};
+use crate::format::openai_chat::provider::{non_pdf, request_headers};
 use crate::format::{
-    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
-    StreamDecoding, Uncarried,
+    join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
+    Uncarried,
 };
 use crate::sse::SseEvent;
 use crate::value::{from_tree, parse_value};
@@ -102,15 +104,30 @@ pub(crate) fn uncarried(part: &Part) -> Option<Uncarried> {
 /// The request body, written straight from the request; a `None` or an empty list is left out.
 fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest, stream: bool) {
     let system = request.system_prompts();
+    let thinking = thinking_budget(request, model);
     w.begin_object();
     w.field("model", model);
-    w.field("max_tokens", &request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS));
+    let max_tokens = match (request.max_tokens, thinking) {
+        (Some(max), _) => max,
+        (None, Some(budget)) => budget.saturating_add(DEFAULT_MAX_TOKENS),
+        (None, None) => DEFAULT_MAX_TOKENS,
+    };
+    w.field("max_tokens", &max_tokens);
     if !system.is_empty() {
         w.field("system", &system.join("\n\n"));
     }
-    w.field("messages", &wire_messages(request));
-    w.opt_field("temperature", request.temperature.as_ref());
-    w.opt_field("top_p", request.top_p.as_ref());
+    w.field("messages", &wire_messages(request, thinking.map(|_| model)));
+    if let Some(budget) = thinking {
+        w.key("thinking");
+        w.begin_object();
+        w.field("type", "enabled");
+        w.field("budget_tokens", &budget);
+        w.end_object();
+    } else {
+        // Thinking refuses a changed temperature or top_p: they go only without it.
+        w.opt_field("temperature", request.temperature.as_ref());
+        w.opt_field("top_p", request.top_p.as_ref());
+    }
     w.list_field("stop_sequences", &request.stop);
     if !request.tools.is_empty() {
         w.key("tools");
@@ -138,6 +155,78 @@ fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest, stream: bo
     }
     w.field("stream", &stream);
     w.end_object();
+}
+
+/// The smallest thinking budget Anthropic takes.
+const MIN_THINKING_BUDGET: u32 = 1024;
+
+const FORMAT: &str = "anthropic_messages";
+
+/// The thinking budget to send, when thinking is on: the request's budget (or its effort's),
+/// below `maxTokens`. Off without `reasoning`, and off (a warning says so, see
+/// [`reasoning_warning`]) when the conversation is inside a tool-use turn whose assistant message
+/// holds no thinking block this model signed: Anthropic refuses thinking then.
+fn thinking_budget(request: &ChatRequest, model: &str) -> Option<u32> {
+    let reasoning = request.reasoning?;
+    if unsigned_tool_turn(request, model) {
+        return None;
+    }
+    let budget = reasoning.budget();
+    Some(match (reasoning.budget_tokens, request.max_tokens) {
+        (None, Some(max)) => budget.min(max.saturating_sub(1)).max(MIN_THINKING_BUDGET),
+        _ => budget,
+    })
+}
+
+/// Whether the request continues a tool-use turn (its last assistant message made tool calls,
+/// and only their results follow) whose assistant message starts with no thinking block that
+/// `model` issued: a turn another member of a route began, or one begun without thinking.
+fn unsigned_tool_turn(request: &ChatRequest, model: &str) -> bool {
+    let Some(last) = request.messages.iter().rposition(|m| m.role == Role::Assistant) else { return false };
+    let turn = &request.messages[last];
+    let continues = request.messages[last + 1..].iter().all(|m| m.role == Role::Tool);
+    continues && !turn.tool_calls.is_empty() && !turn.reasoning.iter().any(|p| signed_by(p, model).is_some())
+}
+
+/// The state of a reasoning part that `model`, an Anthropic model, issued and so can verify.
+fn signed_by<'a>(part: &'a ReasoningPart, model: &str) -> Option<&'a Opaque> {
+    part.state.as_ref().filter(|s| s.valid_for(FORMAT, model)).map(|s| &s.opaque)
+}
+
+/// Why the request goes to `model` without the thinking it asks for, if it does.
+pub(crate) fn reasoning_warning(request: &ChatRequest, model: &str) -> Option<String> {
+    (request.reasoning.is_some() && unsigned_tool_turn(request, model)).then(|| {
+        format!(
+            "thinking is off for this request: the tool-use turn it continues has no thinking block {model} \
+             signed (another member began it), and Anthropic refuses thinking then"
+        )
+    })
+}
+
+/// A reasoning request this format cannot send: a budget under Anthropic's minimum, or one
+/// `maxTokens` does not exceed. As `(path, what is wrong and the remedy)`.
+pub(crate) fn unsendable_reasoning(request: &ChatRequest) -> Option<(&'static str, String)> {
+    let reasoning = request.reasoning?;
+    if let Some(budget) = reasoning.budget_tokens.filter(|b| *b < MIN_THINKING_BUDGET) {
+        return Some((
+            "request.reasoning.budgetTokens",
+            format!(
+                "is {budget}, under the {MIN_THINKING_BUDGET} Anthropic takes; give at least {MIN_THINKING_BUDGET}"
+            ),
+        ));
+    }
+    let max = request.max_tokens?;
+    match reasoning.budget_tokens {
+        Some(budget) if budget >= max => Some((
+            "request.maxTokens",
+            format!("is {max}, but Anthropic needs it above reasoning.budgetTokens ({budget}); raise maxTokens or lower the budget"),
+        )),
+        None if max <= MIN_THINKING_BUDGET => Some((
+            "request.maxTokens",
+            format!("is {max}, but Anthropic thinking needs more than {MIN_THINKING_BUDGET}; raise maxTokens"),
+        )),
+        _ => None,
+    }
 }
 
 /// The request's `tool_choice` (`{"type": "auto" | "any" | "tool" | "none", ...}`), if any;
@@ -174,6 +263,8 @@ enum WireContent<'a> {
 }
 
 enum Block<'a> {
+    Thinking { thinking: &'a str, signature: &'a str },
+    RedactedThinking { data: &'a str },
     Text { text: Cow<'a, str> },
     Image { source: WireSource<'a> },
     Document { source: WireSource<'a>, title: Option<&'a str> },
@@ -213,6 +304,15 @@ impl ToJson for Block<'_> {
     fn write_json(&self, w: &mut JsonWriter) {
         w.begin_object();
         match self {
+            Block::Thinking { thinking, signature } => {
+                w.field("type", "thinking");
+                w.field("thinking", *thinking);
+                w.field("signature", *signature);
+            }
+            Block::RedactedThinking { data } => {
+                w.field("type", "redacted_thinking");
+                w.field("data", *data);
+            }
             Block::Text { text } => {
                 w.field("type", "text");
                 w.field("text", &**text);
@@ -283,10 +383,26 @@ impl Block<'_> {
     }
 }
 
+/// An assistant message's thinking blocks, as `model` signed them; none when thinking is off
+/// (`model` is `None`). Reasoning another model or provider issued is left out, its text too:
+/// as text it would read as something the assistant said.
+fn thinking_blocks<'a>(m: &'a Message, model: Option<&str>) -> Vec<Block<'a>> {
+    let Some(model) = model else { return Vec::new() };
+    m.reasoning
+        .iter()
+        .filter_map(|part| match signed_by(part, model)? {
+            Opaque::Signature(signature) => Some(Block::Thinking { thinking: &part.text, signature }),
+            Opaque::Redacted(data) => Some(Block::RedactedThinking { data }),
+            Opaque::Item { .. } => None,
+        })
+        .collect()
+}
+
 /// Non-system turns as Anthropic wants them: tool results become user turns, consecutive turns of
 /// one role are merged, tool results lead their user turn, and empty text blocks are dropped
-/// where other content remains (Anthropic rejects empty text blocks).
-fn wire_messages(request: &ChatRequest) -> Vec<WireMessage<'_>> {
+/// where other content remains (Anthropic rejects empty text blocks). With thinking on
+/// (`thinking` is the model), an assistant turn starts with the thinking blocks it signed.
+fn wire_messages<'a>(request: &'a ChatRequest, thinking: Option<&str>) -> Vec<WireMessage<'a>> {
     let mut turns: Vec<(&'static str, Vec<Block>)> = Vec::new();
     for m in &request.messages {
         let (role, blocks) = match m.role {
@@ -297,7 +413,8 @@ fn wire_messages(request: &ChatRequest) -> Vec<WireMessage<'_>> {
                 vec![Block::ToolResult { tool_use_id: m.tool_call_id.as_deref().unwrap_or(""), content: m.text() }],
             ),
             Role::Assistant => {
-                let mut blocks = vec![Block::Text { text: m.text() }];
+                let mut blocks = thinking_blocks(m, thinking);
+                blocks.push(Block::Text { text: m.text() });
                 blocks.extend(m.tool_calls.iter().map(|c| Block::ToolUse {
                     id: &c.id,
                     name: &c.name,
@@ -405,19 +522,34 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
         WireUsage::read(u).apply(&mut usage);
     }
     let (mut text, mut reasoning, mut tool_calls) = (String::new(), String::new(), Vec::new());
+    let mut reasoning_parts = Vec::new();
     let content = json::objects_field(v, "content")?;
     for block in content.unwrap_or_default() {
         let text_field = json::str_field(block, "text")?;
         let thinking = json::str_field(block, "thinking")?;
         let id = json::string_field(block, "id")?;
         let name = json::string_field(block, "name")?;
-        match json::str_field(block, "type")?.ok_or("missing field `type` in a content block")? {
+        match json::str_field(block, "type")?.ok_or_else(|| json::missing("type", "a content block"))? {
             "text" => text.push_str(text_field.unwrap_or("")),
-            "thinking" => reasoning.push_str(thinking.unwrap_or("")),
+            "thinking" => {
+                let thinking = thinking.unwrap_or("");
+                reasoning.push_str(thinking);
+                ReasoningPart::push_text(&mut reasoning_parts, thinking);
+                if let Some(signature) = json::str_field(block, "signature")?.filter(|s| !s.is_empty()) {
+                    let state = ReasoningState::new(Opaque::Signature(signature.to_string()));
+                    ReasoningPart::push_state(&mut reasoning_parts, state);
+                }
+            }
+            "redacted_thinking" => {
+                if let Some(data) = json::str_field(block, "data")?.filter(|d| !d.is_empty()) {
+                    ReasoningPart::push_state(&mut reasoning_parts, ReasoningState::new(Opaque::Redacted(data.into())));
+                }
+            }
             "tool_use" => tool_calls.push(ToolCall {
                 id: id.unwrap_or_default(),
                 name: name.unwrap_or_default(),
                 arguments: json::field(block, "input").map(|v| v.to_json()).unwrap_or_else(|| "{}".into()),
+                state: None,
             }),
             _ => {}
         }
@@ -434,6 +566,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     Ok(Ok(Answer {
         text,
         reasoning,
+        reasoning_parts,
         finish_reason: finish_reason(stop_reason, !tool_calls.is_empty()),
         tool_calls,
         usage,
@@ -441,76 +574,13 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     }))
 }
 
-// ---- stop_reason, both ways ----
-//
-// The provider side reads a `stop_reason` with `finish_reason`; the gateway writes one for its
-// Anthropic clients with `stop_reason`. Kept side by side so the two cannot drift: every
-// `FinishReason` written reads back as itself (tests: `stop_reasons_round_trip`).
-
-/// Normalizes `stop_reason`; a tool call without one stopped to call it.
-pub(crate) fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
-    match raw {
-        Some("tool_use") => FinishReason::ToolCalls,
-        None | Some("") if called_tools => FinishReason::ToolCalls,
-        None | Some("" | "end_turn" | "stop_sequence") => FinishReason::Stop,
-        Some("max_tokens" | "model_context_window_exceeded") => FinishReason::Length,
-        Some("refusal") => FinishReason::ContentFilter,
-        Some(other) => FinishReason::Other(other.to_string()),
-    }
-}
-
-/// The `stop_reason` an Anthropic client is told; another dialect's own reason passes as it is.
-pub(crate) fn stop_reason(finish: &FinishReason) -> &str {
-    match finish {
-        FinishReason::Stop => "end_turn",
-        FinishReason::Length => "max_tokens",
-        FinishReason::ToolCalls => "tool_use",
-        FinishReason::ContentFilter => "refusal",
-        FinishReason::Other(s) => s,
-    }
-}
-
 // ---- errors ----
-//
-// Anthropic's error body is `{"type": "error", "error": {"type", "message"}}`, and its "Errors"
-// reference lists the types with their statuses: invalid_request_error 400,
-// authentication_error 401, billing_error 402, permission_error 403, not_found_error 404,
-// request_too_large 413, rate_limit_error 429, api_error 500, timeout_error 504,
-// overloaded_error 529. A prompt over the context window is an invalid_request_error whose
-// message says "prompt is too long: N tokens > M maximum", and an account out of credit one that
-// says "Your credit balance is too low": only the words tell them apart. Anthropic documents no
-// error for its policy refusals: a refusal is an answer with stop_reason "refusal".
-
-fn error_class(status: u16, kind: Option<&str>, message: &str) -> Option<FailureClass> {
-    let words = message.to_ascii_lowercase();
-    match kind {
-        Some("invalid_request_error") if words.contains("prompt is too long") => Some(FailureClass::ContextLength),
-        Some("invalid_request_error") if words.contains("credit balance is too low") => Some(FailureClass::Quota),
-        Some("billing_error") => Some(FailureClass::Quota),
-        Some("authentication_error" | "permission_error") => Some(FailureClass::Auth),
-        Some("rate_limit_error") => Some(FailureClass::RateLimit),
-        Some("overloaded_error") => Some(FailureClass::Overloaded),
-        _ => FailureClass::of_status(status),
-    }
-}
 
 /// An Anthropic `error` object (`{"type": "overloaded_error", "message": "Overloaded"}`) as a
 /// provider error with the HTTP status Anthropic documents for its type.
 fn provider_error(error: &Value) -> DecodeError {
     let kind = error.get("type").and_then(Value::as_str).unwrap_or("");
-    let status = match kind {
-        "invalid_request_error" => 400,
-        "authentication_error" => 401,
-        "billing_error" => 402,
-        "permission_error" => 403,
-        "not_found_error" => 404,
-        "request_too_large" => 413,
-        "rate_limit_error" => 429,
-        "api_error" => 500,
-        "timeout_error" => 504,
-        "overloaded_error" => 529,
-        _ => 500,
-    };
+    let status = status_of_type(kind).unwrap_or(500);
     let message = match error {
         Value::String(s) => s.clone(),
         _ => match error.get("message").and_then(Value::as_str).filter(|m| !m.is_empty()) {
@@ -532,6 +602,8 @@ struct StartBlock<'a> {
     name: Option<&'a str>,
     text: Option<&'a str>,
     thinking: Option<&'a str>,
+    /// A `redacted_thinking` block's `data`.
+    data: Option<&'a str>,
     /// A `tool_use` block's `input` when it is a non-empty object.
     input: Option<&'a Value>,
 }
@@ -545,6 +617,7 @@ impl<'a> StartBlock<'a> {
             name: json::str_field(b, "name")?,
             text: json::str_field(b, "text")?,
             thinking: json::str_field(b, "thinking")?,
+            data: json::str_field(b, "data")?,
             input: json::object_field(b, "input")?.filter(|i| i.as_object().is_some_and(|o| !o.is_empty())),
         })
     }
@@ -616,6 +689,9 @@ pub struct StreamDecoder {
     /// A malformed frame was skipped.
     skipped: bool,
     done: bool,
+    /// The signature of the thinking block at this index, so far: it ends the block's
+    /// reasoning when the block stops.
+    signature: Option<(u32, String)>,
 }
 
 impl StreamDecoder {
@@ -650,6 +726,11 @@ impl StreamDecoder {
             }
             Some("text") => push_text(out, block.text.map(Cow::Borrowed), Delta::push_text),
             Some("thinking") => push_text(out, block.thinking.map(Cow::Borrowed), Delta::push_reasoning),
+            Some("redacted_thinking") => {
+                if let Some(data) = block.data.filter(|d| !d.is_empty()) {
+                    out.push(Delta::ReasoningState { state: ReasoningState::new(Opaque::Redacted(data.into())) });
+                }
+            }
             _ => {}
         }
     }
@@ -678,7 +759,14 @@ impl StreamDecoder {
                     });
                 }
             }
-            // signature_delta, citations_delta: nothing for the caller.
+            Some("signature_delta") => {
+                let signature = delta.signature.unwrap_or_default();
+                match &mut self.signature {
+                    Some((at, so_far)) if *at == index => so_far.push_str(&signature),
+                    _ => self.signature = Some((index, signature.into_owned())),
+                }
+            }
+            // citations_delta: nothing for the caller.
             _ => {}
         }
         Ok(())
@@ -765,6 +853,9 @@ impl StreamDecoder {
                     }
                     self.tool_blocks.iter_mut().filter(|b| b.index == index).for_each(|b| b.open = false);
                     self.close_tool_blocks(|b| b.index == index, out);
+                    if let Some((_, signature)) = self.signature.take_if(|(at, s)| *at == index && !s.is_empty()) {
+                        out.push(Delta::ReasoningState { state: ReasoningState::new(Opaque::Signature(signature)) });
+                    }
                 }
             }
             "message_delta" => {
@@ -817,9 +908,10 @@ fn push_text<'a>(out: &mut Vec<Delta>, text: Option<Cow<'a, str>>, push: fn(&mut
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chat::{Message, Tool};
+    use crate::chat::{FinishReason, Message, Tool};
     use crate::format::provider;
     use crate::format::test_endpoint;
+    use crate::outcome::FailureClass;
     use serde_json::json;
 
     fn endpoint(key: Option<&str>, headers: &[(&str, &str)]) -> Endpoint<'static> {
@@ -881,8 +973,13 @@ mod tests {
     fn translates_tools_tool_calls_and_merges_tool_results() {
         let mut assistant = Message::new(Role::Assistant, "Checking.");
         assistant.tool_calls = vec![
-            ToolCall { id: "toolu_1".into(), name: "get_weather".into(), arguments: r#"{"city":"Paris"}"#.into() },
-            ToolCall { id: "toolu_2".into(), name: "get_time".into(), arguments: String::new() },
+            ToolCall {
+                id: "toolu_1".into(),
+                name: "get_weather".into(),
+                arguments: r#"{"city":"Paris"}"#.into(),
+                state: None,
+            },
+            ToolCall { id: "toolu_2".into(), name: "get_time".into(), arguments: String::new(), state: None },
         ];
         let mut r1 = Message::new(Role::Tool, "18C");
         r1.tool_call_id = Some("toolu_1".into());
@@ -926,30 +1023,14 @@ mod tests {
     #[test]
     fn assistant_with_only_tool_calls_has_no_empty_text_block() {
         let mut assistant = Message::new(Role::Assistant, "");
-        assistant.tool_calls = vec![ToolCall { id: "t".into(), name: "f".into(), arguments: "not json".into() }];
+        assistant.tool_calls =
+            vec![ToolCall { id: "t".into(), name: "f".into(), arguments: "not json".into(), state: None }];
         let req = ChatRequest { messages: vec![Message::new(Role::User, "go"), assistant], ..Default::default() };
         let http = AnthropicMessages::build_request(&endpoint(None, &[]), &req, false);
         assert_eq!(
             body(&http)["messages"][1],
             json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": "not json"}]})
         );
-    }
-
-    #[test]
-    fn stop_reasons_round_trip() {
-        let cases = [
-            (FinishReason::Stop, "end_turn"),
-            (FinishReason::Length, "max_tokens"),
-            (FinishReason::ToolCalls, "tool_use"),
-            (FinishReason::ContentFilter, "refusal"),
-            (FinishReason::Other("pause_turn".into()), "pause_turn"),
-            (FinishReason::Other("insufficient_system_resource".into()), "insufficient_system_resource"),
-        ];
-        for (finish, wire) in cases {
-            assert_eq!(stop_reason(&finish), wire);
-            let called_tools = finish == FinishReason::ToolCalls;
-            assert_eq!(finish_reason(Some(wire), called_tools), finish, "{wire}");
-        }
     }
 
     #[test]
@@ -980,7 +1061,12 @@ mod tests {
         assert_eq!(answer.reasoning, "Let me see.");
         assert_eq!(
             answer.tool_calls,
-            [ToolCall { id: "toolu_1".into(), name: "get_weather".into(), arguments: r#"{"city":"Paris"}"#.into() }]
+            [ToolCall {
+                id: "toolu_1".into(),
+                name: "get_weather".into(),
+                arguments: r#"{"city":"Paris"}"#.into(),
+                state: None
+            }]
         );
         assert_eq!(answer.finish_reason, FinishReason::ToolCalls);
         assert_eq!(answer.usage, Usage { input_tokens: Some(15), output_tokens: Some(20) });
@@ -1133,6 +1219,7 @@ mod tests {
             [
                 Delta::Usage { usage: Usage { input_tokens: Some(12), output_tokens: Some(1) } },
                 Delta::Reasoning { text: "hmm".into() },
+                Delta::ReasoningState { state: ReasoningState::new(Opaque::Signature("sig".into())) },
                 Delta::Text { text: "Hi".into() },
                 Delta::ToolCall {
                     index: 0,

@@ -13,14 +13,18 @@
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
 
-use super::field::{self, child};
-use super::{media, sse, string_or_null, ClientCall, ClientFormat, GatewayError, Meta, PartOrigin};
+use super::provider::write_tool_call;
+use super::{wire_finish_reason, OpenaiChat};
 use crate::chat::{
     Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
 };
-use crate::format::openai_chat::{wire_finish_reason, write_tool_call};
+use crate::format::client::field::{self, child};
+use crate::format::client::{
+    media, sse, string_or_null, ClientCall, ClientDialect, GatewayError, Meta, PartOrigin, StreamEncoding,
+};
+use crate::value::FieldError;
 
-pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
+fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
     let o = field::object(body, "body")?;
     let model = field::string(o, "model", "", "the name of a route, e.g. \"chat\"")?.to_string();
     let stream = field::opt_bool(o, "stream", "")?;
@@ -38,7 +42,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         Some(v) => field::array(v, "messages", "a list of messages")?,
     };
     if list.is_empty() {
-        return Err(GatewayError::invalid("messages must hold at least one message (got [])"));
+        return Err(FieldError::new("messages", "must hold at least one message (got [])"));
     }
     let messages =
         list.iter().enumerate().map(|(i, m)| message(m, &format!("messages[{i}]"))).collect::<Result<_, _>>()?;
@@ -58,7 +62,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
     };
     let tool_choice = match field::opt(o, "tool_choice") {
         None => None,
-        Some(v) => Some(super::check_tool_choice(tool_choice(v)?, &tools, "tool_choice")?),
+        Some(v) => Some(crate::format::client::check_tool_choice(tool_choice(v)?, &tools, "tool_choice")?),
     };
     let request = ChatRequest {
         messages,
@@ -71,11 +75,12 @@ pub(crate) fn parse_request(body: &Value) -> Result<ClientCall, GatewayError> {
         tool_choice,
         parallel_tool_calls: field::opt_flag(o, "parallel_tool_calls", "")?,
         response_format: response_format(field::opt(o, "response_format"))?,
+        reasoning: field::chat_reasoning(o)?,
     };
     Ok(ClientCall { model, stream, include_usage, request, echo: Value::Null, origins })
 }
 
-fn message(v: &Value, path: &str) -> Result<Message, GatewayError> {
+fn message(v: &Value, path: &str) -> Result<Message, FieldError> {
     let o = field::object(v, path)?;
     let role = match field::one_of(o, "role", path, &["system", "developer", "user", "assistant", "tool"])? {
         "system" | "developer" => Role::System,
@@ -102,7 +107,7 @@ fn message(v: &Value, path: &str) -> Result<Message, GatewayError> {
 }
 
 /// `content`: a string, null, or a list of parts.
-fn content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec<Part>, GatewayError> {
+fn content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec<Part>, FieldError> {
     let p = child(path, "content");
     match field::opt(o, "content") {
         None => Ok(Vec::new()),
@@ -115,7 +120,7 @@ fn content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec<Part>, 
 }
 
 /// One content part: `text` (`refusal` in an assistant's replayed turn), `image_url` or `file`.
-fn content_part(v: &Value, role: Role, path: &str) -> Result<Part, GatewayError> {
+fn content_part(v: &Value, role: Role, path: &str) -> Result<Part, FieldError> {
     const KINDS: &[&str] = &["text", "image_url", "file", "refusal"];
     let o = field::object(v, path)?;
     let kind = field::string(o, "type", path, "one of \"text\", \"image_url\", \"file\"")?;
@@ -153,38 +158,41 @@ fn content_part(v: &Value, role: Role, path: &str) -> Result<Part, GatewayError>
                 match filename.and_then(media::media_type_of_name) {
                     Some(media_type) => media::from_data(data, media_type, &fp)?,
                     None => {
-                        return Err(GatewayError::invalid(format!(
-                            "{dp} must be a data: URL (data:application/pdf;base64,<data>), or base64 with a \
-                             filename ending in .pdf or .txt"
-                        )))
+                        return Err(FieldError::new(
+                            dp,
+                            "must be a data: URL (data:application/pdf;base64,<data>), or base64 with a \
+                             filename ending in .pdf or .txt",
+                        ))
                     }
                 }
             };
             Part::File { source, filename: filename.map(str::to_string) }
         }
         "input_audio" => {
-            return Err(GatewayError::invalid(format!(
-                "{path} is input_audio, which the gateway does not forward; send text, image_url or file parts"
-            )))
+            return Err(FieldError::new(
+                path,
+                "is input_audio, which the gateway does not forward; send text, image_url or file parts",
+            ))
         }
         other => {
             let listed: Vec<String> = KINDS.iter().map(|k| format!("\"{k}\"")).collect();
-            return Err(GatewayError::invalid(format!(
-                "{path}.type must be one of {} (got {})",
-                listed.join(", "),
-                other.to_json()
-            )));
+            return Err(FieldError::new(
+                format!("{path}.type"),
+                format!("must be one of {} (got {})", listed.join(", "), other.to_json()),
+            ));
         }
     };
     media::check_part(part, role, path)
 }
 
 /// `tool_choice`: `"auto"`, `"none"`, `"required"` or `{type: "function", function: {name}}`.
-fn tool_choice(v: &Value) -> Result<ToolChoice, GatewayError> {
+fn tool_choice(v: &Value) -> Result<ToolChoice, FieldError> {
     const EXPECTED: &str =
         "\"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}";
     match v {
-        Value::String(s) => super::tool_choice_word(s).ok_or_else(|| field::wrong("tool_choice", EXPECTED, v)),
+        Value::String(s) => {
+            crate::format::client::tool_choice_word(s).ok_or_else(|| field::wrong("tool_choice", EXPECTED, v))
+        }
         Value::Object(o) => {
             field::one_of(o, "type", "tool_choice", &["function"])?;
             let f = match field::opt(o, "function") {
@@ -201,7 +209,7 @@ fn tool_choice(v: &Value) -> Result<ToolChoice, GatewayError> {
 
 /// `response_format`: `{type: "text"}` (none), `{type: "json_object"}`, or `{type:
 /// "json_schema", json_schema: {name, schema, description?, strict?}}`.
-fn response_format(v: Option<&Value>) -> Result<Option<ResponseFormat>, GatewayError> {
+fn response_format(v: Option<&Value>) -> Result<Option<ResponseFormat>, FieldError> {
     let Some(v) = v else { return Ok(None) };
     let o = field::object(v, "response_format")?;
     match field::one_of(o, "type", "response_format", &["text", "json_object", "json_schema"])? {
@@ -213,12 +221,12 @@ fn response_format(v: Option<&Value>) -> Result<Option<ResponseFormat>, GatewayE
                 None => return Err(field::missing(sp, "{name, schema, strict?}")),
                 Some(s) => field::object(s, sp)?,
             };
-            super::json_schema_format(s, sp).map(Some)
+            crate::format::client::json_schema_format(s, sp).map(Some)
         }
     }
 }
 
-fn tool_call(v: &Value, path: &str) -> Result<ToolCall, GatewayError> {
+fn tool_call(v: &Value, path: &str) -> Result<ToolCall, FieldError> {
     let o = field::object(v, path)?;
     let id = field::string(o, "id", path, "the tool call's id")?.to_string();
     let fp = child(path, "function");
@@ -228,10 +236,10 @@ fn tool_call(v: &Value, path: &str) -> Result<ToolCall, GatewayError> {
     };
     let name = field::string(f, "name", &fp, "the function's name")?.to_string();
     let arguments = field::opt_string(f, "arguments", &fp)?.unwrap_or("").to_string();
-    Ok(ToolCall { id, name, arguments })
+    Ok(ToolCall { id, name, arguments, state: None })
 }
 
-fn tool(v: &Value, path: &str) -> Result<Tool, GatewayError> {
+fn tool(v: &Value, path: &str) -> Result<Tool, FieldError> {
     let o = field::object(v, path)?;
     field::one_of(o, "type", path, &["function"])?;
     let fp = child(path, "function");
@@ -247,7 +255,7 @@ fn tool(v: &Value, path: &str) -> Result<Tool, GatewayError> {
 }
 
 /// A tool's JSON Schema; omitted means an object with no properties.
-pub(crate) fn schema(v: Option<&Value>, path: &str) -> Result<Value, GatewayError> {
+pub(crate) fn schema(v: Option<&Value>, path: &str) -> Result<Value, FieldError> {
     match v {
         None => {
             let mut schema = Map::new();
@@ -262,7 +270,7 @@ pub(crate) fn schema(v: Option<&Value>, path: &str) -> Result<Value, GatewayErro
 
 /// `"usage":{…}` with the three counts.
 fn write_usage(w: &mut JsonWriter, u: Usage) {
-    let (input, output) = super::token_counts(u);
+    let (input, output) = crate::format::client::token_counts(u);
     w.key("usage");
     w.begin_object();
     w.field("prompt_tokens", &input);
@@ -291,7 +299,7 @@ fn begin_completion(w: &mut JsonWriter, meta: &Meta, object: &str) {
 
 /// A whole answer, keys in the API reference's order: `id`, `object`, `created`, `model`,
 /// `choices`, `usage`.
-pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
+fn answer_body(meta: &Meta, answer: &Answer) -> String {
     let mut w = JsonWriter::new();
     begin_completion(&mut w, meta, "chat.completion");
     w.key("choices");
@@ -325,9 +333,33 @@ pub(crate) fn answer_body(meta: &Meta, answer: &Answer) -> String {
     w.finish()
 }
 
+impl ClientDialect for OpenaiChat {
+    type StreamEncoder = StreamEncoder;
+
+    fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
+        parse_request(body)
+    }
+
+    /// The error body, `{"error": {…}}`.
+    fn write_error(error: &GatewayError, w: &mut JsonWriter) {
+        w.begin_object();
+        w.key("error");
+        write_error_object(error, w);
+        w.end_object();
+    }
+
+    fn answer_body(meta: &Meta, answer: &Answer) -> String {
+        answer_body(meta, answer)
+    }
+
+    fn stream_encoder(meta: Meta, include_usage: bool) -> StreamEncoder {
+        StreamEncoder { meta, include_usage, started: false, opened_calls: Vec::new() }
+    }
+}
+
 #[derive(Debug)]
 pub struct StreamEncoder {
-    pub(crate) meta: Meta,
+    meta: Meta,
     include_usage: bool,
     started: bool,
     /// Tool-call indices whose opening fragment (id, name) was sent.
@@ -335,10 +367,6 @@ pub struct StreamEncoder {
 }
 
 impl StreamEncoder {
-    pub fn new(meta: Meta, include_usage: bool) -> StreamEncoder {
-        StreamEncoder { meta, include_usage, started: false, opened_calls: Vec::new() }
-    }
-
     /// A chunk of one choice, whose delta's fields `delta` writes.
     fn chunk(&self, out: &mut String, delta: &dyn Fn(&mut JsonWriter), finish: Option<&str>) {
         sse(out, None, &|w| {
@@ -378,8 +406,31 @@ impl StreamEncoder {
             );
         }
     }
+}
 
-    pub fn delta(&mut self, delta: &Delta, out: &mut String) {
+impl StreamEncoding for StreamEncoder {
+    fn finish(&mut self, finish: &FinishReason, u: Usage, out: &mut String) {
+        self.start(out);
+        self.chunk(out, &|_| {}, Some(wire_finish_reason(finish)));
+        if self.include_usage {
+            sse(out, None, &|w| {
+                begin_completion(w, &self.meta, "chat.completion.chunk");
+                w.key("choices");
+                w.begin_array();
+                w.end_array();
+                write_usage(w, u);
+                w.end_object();
+            });
+        }
+        out.push_str("data: [DONE]\n\n");
+    }
+
+    /// An error chunk (the SDK throws on a chunk with `error`), and no `[DONE]`.
+    fn fail(&mut self, error: &GatewayError, out: &mut String) {
+        sse(out, None, &|w| OpenaiChat::write_error(error, w));
+    }
+
+    fn delta(&mut self, delta: &Delta, out: &mut String) {
         self.start(out);
         match delta {
             Delta::Text { text } => self.chunk(out, &|w| w.field("content", text), None),
@@ -416,29 +467,26 @@ impl StreamEncoder {
             // The engine never delivers a skipped frame (it becomes a warning event) nor a usage
             // report (it stays on the attempt's leg).
             Delta::Skipped { .. } | Delta::Usage { .. } => {}
+            // Reasoning state is not carried to gateway clients yet.
+            Delta::ReasoningState { .. } | Delta::ToolCallState { .. } => {}
         }
     }
 
-    pub fn finish(&mut self, finish: &FinishReason, u: Usage, out: &mut String) {
-        self.start(out);
-        self.chunk(out, &|_| {}, Some(wire_finish_reason(finish)));
-        if self.include_usage {
-            sse(out, None, &|w| {
-                begin_completion(w, &self.meta, "chat.completion.chunk");
-                w.key("choices");
-                w.begin_array();
-                w.end_array();
-                write_usage(w, u);
-                w.end_object();
-            });
-        }
-        out.push_str("data: [DONE]\n\n");
+    fn meta_mut(&mut self) -> &mut Meta {
+        &mut self.meta
     }
+}
 
-    /// An error chunk (the SDK throws on a chunk with `error`), and no `[DONE]`.
-    pub fn fail(&mut self, error: &GatewayError, out: &mut String) {
-        sse(out, None, &|w| error.write_body(w, ClientFormat::OpenAi));
-    }
+/// OpenAI's error object, `{"message","type","param","code"}` in the API reference's order
+/// (Responses' error event nests it too).
+pub(crate) fn write_error_object(error: &GatewayError, w: &mut JsonWriter) {
+    w.begin_object();
+    w.field("message", &error.message);
+    w.field("type", super::error_type(error.class, error.kind));
+    w.key("param");
+    w.null();
+    string_or_null(w, "code", error.code);
+    w.end_object();
 }
 
 #[cfg(test)]
@@ -447,14 +495,14 @@ mod tests {
 
     use super::*;
     use crate::chat::Source;
-    use crate::gateway::{parse_request as parse, ClientFormat};
+    use crate::format::client::{parse_request as parse, ClientFormat};
 
     fn meta() -> Meta {
         Meta { id: "chatcmpl-1".into(), created: 9, model: "m".into(), echo: Value::Null }
     }
 
     fn err(body: Value) -> String {
-        parse(ClientFormat::OpenAi, &body.to_string()).unwrap_err().message
+        parse(ClientFormat::OpenaiChat, &body.to_string()).unwrap_err().message
     }
 
     #[test]
@@ -470,7 +518,7 @@ mod tests {
             ],
             "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
         });
-        let call = parse(ClientFormat::OpenAi, &body.to_string()).unwrap();
+        let call = parse(ClientFormat::OpenaiChat, &body.to_string()).unwrap();
         assert_eq!((call.model.as_str(), call.stream, call.include_usage), ("chat", true, true));
         let r = &call.request;
         assert_eq!((r.max_tokens, r.temperature, r.stop.clone()), (Some(64), Some(0.5), vec!["END".to_string()]));
@@ -478,7 +526,7 @@ mod tests {
         assert_eq!(r.messages[1].text(), "ab");
         assert_eq!(
             r.messages[2].tool_calls,
-            vec![ToolCall { id: "call_1".into(), name: "f".into(), arguments: "{}".into() }]
+            vec![ToolCall { id: "call_1".into(), name: "f".into(), arguments: "{}".into(), state: None }]
         );
         assert_eq!(r.messages[3].tool_call_id.as_deref(), Some("call_1"));
         assert_eq!(r.tools[0].name, "f");
@@ -563,11 +611,11 @@ mod tests {
         ];
         for (case, content, expected) in cases {
             let body = json!({"model": "m", "messages": [{"role": "user", "content": content}]});
-            let call = parse(ClientFormat::OpenAi, &body.to_string()).unwrap();
+            let call = parse(ClientFormat::OpenaiChat, &body.to_string()).unwrap();
             assert_eq!(call.request.messages[0].content, expected, "{case}");
         }
         let replayed = json!({"model": "m", "messages": [{"role": "assistant", "content": [{"type": "refusal", "refusal": "No."}]}]});
-        let call = parse(ClientFormat::OpenAi, &replayed.to_string()).unwrap();
+        let call = parse(ClientFormat::OpenaiChat, &replayed.to_string()).unwrap();
         assert_eq!(call.request.messages[0], Message::new(Role::Assistant, "No."));
     }
 
@@ -618,7 +666,7 @@ mod tests {
         for (fields, expected) in cases {
             let mut body = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
             body.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
-            let r = parse(ClientFormat::OpenAi, &body.to_string()).unwrap().request;
+            let r = parse(ClientFormat::OpenaiChat, &body.to_string()).unwrap().request;
             assert_eq!(
                 (r.top_p, r.seed, r.tool_choice, r.parallel_tool_calls, r.response_format),
                 expected,
@@ -706,10 +754,16 @@ mod tests {
         let answer = Answer {
             text: String::new(),
             reasoning: String::new(),
-            tool_calls: vec![ToolCall { id: String::new(), name: "f".into(), arguments: "{\"a\":1}".into() }],
+            tool_calls: vec![ToolCall {
+                id: String::new(),
+                name: "f".into(),
+                arguments: "{\"a\":1}".into(),
+                state: None,
+            }],
             finish_reason: FinishReason::ToolCalls,
             usage: Usage { input_tokens: Some(3), output_tokens: Some(4) },
             model: None,
+            reasoning_parts: Vec::new(),
         };
         let body: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
         assert_eq!(body["object"], "chat.completion");
@@ -726,7 +780,7 @@ mod tests {
 
     #[test]
     fn stream_with_role_tool_calls_usage_and_done() {
-        let mut e = StreamEncoder::new(meta(), true);
+        let mut e = OpenaiChat::stream_encoder(meta(), true);
         let mut out = String::new();
         e.delta(&Delta::Text { text: "Hi".into() }, &mut out);
         e.delta(
@@ -757,7 +811,7 @@ mod tests {
     /// The keys come in the API reference's order, as OpenAI sends them.
     #[test]
     fn chunks_keep_the_api_references_key_order() {
-        let mut e = StreamEncoder::new(meta(), true);
+        let mut e = OpenaiChat::stream_encoder(meta(), true);
         let mut out = String::new();
         e.delta(
             &Delta::ToolCall { index: 0, id: Some("call_1".into()), name: Some("f".into()), arguments: String::new() },
@@ -774,7 +828,7 @@ mod tests {
 
     #[test]
     fn failed_stream_has_an_error_and_no_done() {
-        let mut e = StreamEncoder::new(meta(), false);
+        let mut e = OpenaiChat::stream_encoder(meta(), false);
         let mut out = String::new();
         e.delta(&Delta::Text { text: "partial".into() }, &mut out);
         e.fail(&GatewayError::new(502, "broken"), &mut out);

@@ -23,7 +23,7 @@
 //! `allowedFunctionNames` for a named tool: ai.google.dev/gemini-api/docs/function-calling).
 //! Gemini has no switch for parallel tool calls, so `parallelToolCalls` is not sent.
 //!
-//! [`Format::uncarried`]: super::Format::uncarried
+//! [`Format::uncarried`]: crate::format::Format::uncarried
 
 use std::borrow::Cow;
 
@@ -33,10 +33,11 @@ use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
 
 use crate::chat::{
-    self, Answer, ChatRequest, Delta, FinishReason, Message, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
+    self, Answer, ChatRequest, Delta, FinishReason, Message, Opaque, ReasoningPart, ReasoningState, ResponseFormat,
+    Role, Source, ToolCall, ToolChoice, Usage,
 };
 use crate::format::frame;
-use crate::format::openai_chat::request_headers;
+use crate::format::openai_chat::provider::request_headers;
 use crate::format::{
     join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
     StreamDecoding, Uncarried,
@@ -59,7 +60,7 @@ impl ProviderDialect for Gemini {
             format!("models/{model}:generateContent")
         };
         let mut body = JsonWriter::new();
-        write_body(&mut body, request);
+        write_body(&mut body, request, endpoint.model);
         let credential = endpoint.api_key.map(|key| ("x-goog-api-key", key.expose().to_string()));
         HttpRequest {
             method: "POST",
@@ -71,6 +72,7 @@ impl ProviderDialect for Gemini {
 
     fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
         let mut chunk: Chunk = json::text(body)
+            .map_err(|e| e.to_string())
             .and_then(parse_chunk)
             .map_err(|e| DecodeError::Protocol(format!("gemini answer is not a GenerateContentResponse: {e}")))?;
         if let Some(error) = chunk.error.as_ref() {
@@ -85,6 +87,7 @@ impl ProviderDialect for Gemini {
                 return Ok(Answer {
                     text,
                     reasoning,
+                    reasoning_parts: Vec::new(),
                     tool_calls,
                     finish_reason: FinishReason::ContentFilter,
                     usage,
@@ -94,17 +97,29 @@ impl ProviderDialect for Gemini {
             return Err(DecodeError::Protocol("gemini answer has no candidates[0]".into()));
         };
         let (mut text, mut reasoning, mut tool_calls) = (String::new(), String::new(), Vec::new());
+        let mut reasoning_parts = Vec::new();
         for part in candidate.parts {
+            let signature = signature_state(part.thought_signature);
             if let Some(call) = part.function_call {
-                tool_calls.push(tool_call(call, tool_calls.len() as u32));
-            } else if let Some(t) = part.text {
-                let into = if part.thought == Some(true) { &mut reasoning } else { &mut text };
-                into.push_str(&t);
+                tool_calls.push(ToolCall { state: signature, ..tool_call(call, tool_calls.len() as u32) });
+                continue;
+            }
+            if let Some(t) = part.text {
+                if part.thought == Some(true) {
+                    reasoning.push_str(&t);
+                    ReasoningPart::push_text(&mut reasoning_parts, &t);
+                } else {
+                    text.push_str(&t);
+                }
+            }
+            if let Some(state) = signature {
+                ReasoningPart::push_state(&mut reasoning_parts, state);
             }
         }
         Ok(Answer {
             text,
             reasoning,
+            reasoning_parts,
             finish_reason: finish_reason(candidate.finish_reason.as_deref(), !tool_calls.is_empty()),
             tool_calls,
             usage,
@@ -148,10 +163,10 @@ pub(crate) fn uncarried(part: &chat::Part) -> Option<Uncarried> {
 
 /// The request body (camelCase), written straight from the request; a `None` or an empty list is
 /// left out, and so is a generation config with nothing in it.
-fn write_body(w: &mut JsonWriter, request: &ChatRequest) {
+fn write_body(w: &mut JsonWriter, request: &ChatRequest, model: &str) {
     let system = request.system_prompts();
     w.begin_object();
-    w.field("contents", &contents(&request.messages));
+    w.field("contents", &contents(&request.messages, model));
     if !system.is_empty() {
         w.key("systemInstruction");
         w.begin_object();
@@ -169,7 +184,8 @@ fn write_body(w: &mut JsonWriter, request: &ChatRequest) {
         || request.top_p.is_some()
         || request.seed.is_some()
         || !request.stop.is_empty()
-        || format.is_some();
+        || format.is_some()
+        || request.reasoning.is_some();
     if configured {
         w.key("generationConfig");
         w.begin_object();
@@ -180,6 +196,7 @@ fn write_body(w: &mut JsonWriter, request: &ChatRequest) {
         w.list_field("stopSequences", &request.stop);
         w.opt_field("responseMimeType", format.map(|_| "application/json"));
         w.opt_field("responseJsonSchema", format.and_then(ResponseFormat::schema));
+        write_thinking_config(w, request, model);
         w.end_object();
     }
     if !request.tools.is_empty() {
@@ -223,17 +240,76 @@ fn write_body(w: &mut JsonWriter, request: &ChatRequest) {
     w.end_object();
 }
 
+/// `thinkingConfig`, for a request with `reasoning`. Gemini 3 takes an effort as its
+/// `thinkingLevel` (and refuses a level with a budget); Gemini 2.5 takes a `thinkingBudget`, the
+/// request's own or its effort's. `summary` is `includeThoughts`.
+fn write_thinking_config(w: &mut JsonWriter, request: &ChatRequest, model: &str) {
+    let Some(reasoning) = request.reasoning else { return };
+    w.key("thinkingConfig");
+    w.begin_object();
+    match (is_gemini_3(model), reasoning.effort, reasoning.budget_tokens) {
+        (true, Some(effort), _) => w.field("thinkingLevel", effort.as_str()),
+        (true, None, budget) => w.opt_field("thinkingBudget", budget.as_ref()),
+        (false, None, None) => {}
+        (false, ..) => w.field("thinkingBudget", &reasoning.budget()),
+    }
+    w.opt_field("includeThoughts", reasoning.summary.as_ref());
+    w.end_object();
+}
+
+/// Gemini 3 and later models validate thought signatures on function calls (and take a
+/// thinking level): ai.google.dev/gemini-api/docs/thought-signatures.
+fn is_gemini_3(model: &str) -> bool {
+    let model = model.strip_prefix("models/").unwrap_or(model);
+    model.strip_prefix("gemini-").is_some_and(|v| v.bytes().next().is_some_and(|b| b.is_ascii_digit() && b >= b'3'))
+}
+
+const FORMAT: &str = "gemini";
+
+/// What Google documents to send on a function call whose signature is not this model's (a
+/// call another provider made, or a history from elsewhere): Gemini 3 then skips the check.
+const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
+
+/// A part's signature as a state, the engine naming its issuer.
+fn signature_state(signature: Option<Cow<'_, str>>) -> Option<ReasoningState> {
+    signature.filter(|s| !s.is_empty()).map(|s| ReasoningState::new(Opaque::Signature(s.into_owned())))
+}
+
+/// A state's signature, when `model` issued it.
+fn own_signature<'a>(state: Option<&'a ReasoningState>, model: &str) -> Option<&'a str> {
+    match state.filter(|s| s.valid_for(FORMAT, model)).map(|s| &s.opaque) {
+        Some(Opaque::Signature(signature)) => Some(signature),
+        _ => None,
+    }
+}
+
 struct Content<'a> {
     role: &'static str,
     parts: Vec<Part<'a>>,
 }
 
 enum Part<'a> {
-    Text { text: Cow<'a, str> },
-    InlineData { inline_data: InlineData<'a> },
-    FileData { file_data: FileData<'a> },
-    FunctionCall { function_call: FunctionCall<'a> },
-    FunctionResponse { function_response: FunctionResponse<'a> },
+    Text {
+        text: Cow<'a, str>,
+    },
+    /// A model turn's text with the signature Gemini put on it.
+    SignedText {
+        text: Cow<'a, str>,
+        thought_signature: &'a str,
+    },
+    InlineData {
+        inline_data: InlineData<'a>,
+    },
+    FileData {
+        file_data: FileData<'a>,
+    },
+    FunctionCall {
+        function_call: FunctionCall<'a>,
+        thought_signature: Option<&'a str>,
+    },
+    FunctionResponse {
+        function_response: FunctionResponse<'a>,
+    },
 }
 
 struct InlineData<'a> {
@@ -280,6 +356,10 @@ impl ToJson for Part<'_> {
         w.begin_object();
         match self {
             Part::Text { text } => w.field("text", &**text),
+            Part::SignedText { text, thought_signature } => {
+                w.field("text", &**text);
+                w.field("thoughtSignature", *thought_signature);
+            }
             Part::InlineData { inline_data } => {
                 w.key("inlineData");
                 w.begin_object();
@@ -294,12 +374,13 @@ impl ToJson for Part<'_> {
                 w.field("fileUri", file_data.file_uri);
                 w.end_object();
             }
-            Part::FunctionCall { function_call } => {
+            Part::FunctionCall { function_call, thought_signature } => {
                 w.key("functionCall");
                 w.begin_object();
                 w.field("name", function_call.name);
                 w.field("args", &function_call.args);
                 w.end_object();
+                w.opt_field("thoughtSignature", *thought_signature);
             }
             Part::FunctionResponse { function_response } => {
                 w.key("functionResponse");
@@ -332,21 +413,35 @@ struct FunctionResponse<'a> {
     response: Value,
 }
 
+/// A model turn's parts: its text, with the signature this model put on it, then its function
+/// calls, each with its own signature. Reasoning text is not sent back (Gemini keeps its thoughts
+/// in the signatures), nor is what another provider or model issued; on Gemini 3 the first call
+/// of a turn without its own signature carries the documented skip value instead.
+fn model_parts<'a>(m: &'a Message, model: &str) -> Vec<Part<'a>> {
+    let text = m.text();
+    let text_signature = m.reasoning.iter().rev().find_map(|p| own_signature(p.state.as_ref(), model));
+    let mut parts = vec![match text_signature {
+        Some(thought_signature) => Part::SignedText { text, thought_signature },
+        None => Part::Text { text },
+    }];
+    let skip =
+        is_gemini_3(model) && m.tool_calls.first().is_some_and(|c| own_signature(c.state.as_ref(), model).is_none());
+    parts.extend(m.tool_calls.iter().enumerate().map(|(i, c)| Part::FunctionCall {
+        function_call: FunctionCall { name: &c.name, args: call_args(&c.arguments) },
+        thought_signature: own_signature(c.state.as_ref(), model).or((skip && i == 0).then_some(SKIP_SIGNATURE)),
+    }));
+    parts
+}
+
 /// Turns as Gemini wants them: consecutive turns of one role merged (parallel tool results
 /// travel together), empty text parts dropped where other parts remain (Gemini rejects them).
-fn contents(messages: &[Message]) -> Vec<Content<'_>> {
+fn contents<'a>(messages: &'a [Message], model: &str) -> Vec<Content<'a>> {
     let mut turns: Vec<Content> = Vec::new();
     for (i, m) in messages.iter().enumerate() {
         let (role, parts) = match m.role {
             Role::System => continue,
             Role::User => ("user", user_parts(m)),
-            Role::Assistant => {
-                let mut parts = vec![Part::Text { text: m.text() }];
-                parts.extend(m.tool_calls.iter().map(|c| Part::FunctionCall {
-                    function_call: FunctionCall { name: &c.name, args: call_args(&c.arguments) },
-                }));
-                ("model", parts)
-            }
+            Role::Assistant => ("model", model_parts(m, model)),
             Role::Tool => {
                 let id = m.tool_call_id.as_deref().unwrap_or("");
                 let function_response =
@@ -407,6 +502,7 @@ fn tool_call(call: ChunkFunctionCall, ordinal: u32) -> ToolCall {
         id: call.id.filter(|id| !id.is_empty()).map_or_else(|| format!("call_{ordinal}"), Cow::into_owned),
         name: call.name.map(Cow::into_owned).unwrap_or_default(),
         arguments: call.args.map(|a| from_tree(&a).to_json()).unwrap_or_else(|| "{}".into()),
+        state: None,
     }
 }
 
@@ -632,6 +728,7 @@ impl StreamDecoder {
             return Ok(());
         };
         for part in candidate.parts {
+            let signature = signature_state(part.thought_signature);
             if let Some(call) = part.function_call {
                 let call = tool_call(call, self.tool_calls);
                 out.push(Delta::ToolCall {
@@ -640,12 +737,20 @@ impl StreamDecoder {
                     name: Some(call.name),
                     arguments: call.arguments,
                 });
+                if let Some(state) = signature {
+                    out.push(Delta::ToolCallState { index: self.tool_calls, state });
+                }
                 self.tool_calls = self.tool_calls.saturating_add(1);
-            } else if let Some(text) = part.text.filter(|t| !t.is_empty()) {
+                continue;
+            }
+            if let Some(text) = part.text.filter(|t| !t.is_empty()) {
                 match part.thought {
                     Some(true) => Delta::push_reasoning(out, text),
                     _ => Delta::push_text(out, text),
                 }
+            }
+            if let Some(state) = signature {
+                out.push(Delta::ReasoningState { state });
             }
         }
         if let Some(reason) = candidate.finish_reason {
@@ -706,8 +811,13 @@ mod tests {
     fn builds_system_config_tools_and_tool_turns() {
         let mut assistant = Message::new(Role::Assistant, "");
         assistant.tool_calls = vec![
-            ToolCall { id: "call_0".into(), name: "get_weather".into(), arguments: r#"{"city":"Paris"}"#.into() },
-            ToolCall { id: "call_1".into(), name: "get_time".into(), arguments: String::new() },
+            ToolCall {
+                id: "call_0".into(),
+                name: "get_weather".into(),
+                arguments: r#"{"city":"Paris"}"#.into(),
+                state: None,
+            },
+            ToolCall { id: "call_1".into(), name: "get_time".into(), arguments: String::new(), state: None },
         ];
         let mut r1 = Message::new(Role::Tool, r#"{"temp":18}"#);
         r1.tool_call_id = Some("call_0".into());
@@ -774,7 +884,12 @@ mod tests {
         assert_eq!(answer.reasoning, "Plan.");
         assert_eq!(
             answer.tool_calls,
-            [ToolCall { id: "call_0".into(), name: "get_weather".into(), arguments: r#"{"city":"Paris"}"#.into() }]
+            [ToolCall {
+                id: "call_0".into(),
+                name: "get_weather".into(),
+                arguments: r#"{"city":"Paris"}"#.into(),
+                state: None
+            }]
         );
         assert_eq!(answer.finish_reason, FinishReason::ToolCalls);
         assert_eq!(answer.usage, Usage { input_tokens: Some(8), output_tokens: Some(12) });

@@ -224,7 +224,10 @@ mod tests {
         assert!(format!("{wrong:?}").contains(r#"reasoning_effort must be one of \"none\", \"minimal\""#), "{wrong:?}");
         let responses = map(json!({"reasoning": {"effort": "high", "summary": "auto"}}));
         assert_eq!(responses_reasoning(&responses), Ok(on(Some(Effort::High), None, Some(true))));
-        assert_eq!(responses_reasoning(&map(json!({"reasoning": {"summary": "none"}}))), Ok(on(None, None, Some(false))));
+        assert_eq!(
+            responses_reasoning(&map(json!({"reasoning": {"summary": "none"}}))),
+            Ok(on(None, None, Some(false)))
+        );
         assert_eq!(responses_reasoning(&map(json!({"reasoning": {"effort": "none"}}))), Ok(None));
         let thinking = map(json!({"thinking": {"type": "enabled", "budget_tokens": 2048}}));
         assert_eq!(anthropic_thinking(&thinking), Ok(on(None, Some(2048), None)));

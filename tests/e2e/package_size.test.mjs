@@ -5,7 +5,8 @@
 // The targets are 165 KB for the Baton and 191 KB for the gateway (Portkey's Worker bundle,
 // minified and gzipped). The budgets below hold what has been reached so far (166.4 KB and
 // 213.5 KB), a little above it, so nothing grows back while the rest is cut; lower them as it is.
-// Reasoning and its state across the four formats (docs/agents.md) added 6.4 KB to each.
+// Reasoning and its state across the four formats (docs/agents.md) added 7.6 KB to the Baton and
+// 7.9 KB to the gateway, which also reads its clients' reasoning fields.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { entrySizes } from "./package_size.mjs";
@@ -13,7 +14,7 @@ import { entrySizes } from "./package_size.mjs";
 /** Bytes, gzipped, js + wasm, per entry. */
 const BUDGETS = {
   "llm-baton (Baton)": 174_500,
-  "llm-baton/gateway (createGateway)": 221_000,
+  "llm-baton/gateway (createGateway)": 222_000,
 };
 
 test("each entry's download stays within its budget", async () => {

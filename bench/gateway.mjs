@@ -7,7 +7,8 @@
 // and 64 connections, then a round whose primary answers 503, counting upstream calls. Writes
 // bench/.work/gateway.json; `node gateway.mjs deno portkey` runs only those.
 //
-// GATEWAY_BENCH_SECONDS (default 5) and GATEWAY_BENCH_WARMUP_SECONDS (default 1) size each cell.
+// GATEWAY_BENCH_SECONDS (default 5) and GATEWAY_BENCH_WARMUP_SECONDS (default 1) size each cell;
+// GATEWAY_BENCH_WRITES=each has the upstream write each stream event on its own turn.
 import { spawn, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -170,7 +171,7 @@ const GATEWAYS = {
   },
 };
 
-const out = { node: process.version, measureMs: MEASURE_MS, warmupMs: WARMUP_MS, deltas: 60, gateways: {} };
+const out = { node: process.version, measureMs: MEASURE_MS, warmupMs: WARMUP_MS, deltas: 60, eachWrite: process.env.GATEWAY_BENCH_WRITES === "each", gateways: {} };
 try {
   for (const [key, g] of Object.entries(GATEWAYS)) {
     if (!want(key)) continue;

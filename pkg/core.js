@@ -14,7 +14,6 @@
 // callback), a stream as an async iterable, and "stop iterating" meaning "abort the call upstream".
 
 import { isDriverError } from "./host.js";
-import { readContext, readTelemetry, Telemetry } from "./telemetry.js";
 
 /**
  * The runtimes the entries installed: `{ wasm, host, loadGateway?, gateway? }`, where `wasm` is a
@@ -88,6 +87,11 @@ function internalError(cause) {
   return new BatonError({ kind: "internal", message }, { cause });
 }
 
+/** A call the caller cancelled (its signal) before it ended. */
+function cancelledError() {
+  return new BatonError({ kind: "cancelled", message: "the caller cancelled the call", legs: [] });
+}
+
 /**
  * A config error: `path` names the field, `what` says what is wrong and what would be right.
  * `caller`, when given, opens the message: the function whose argument it is
@@ -106,7 +110,7 @@ function readOptions(options, stream) {
   const known = stream ? ["deadlineMs", "signal", "onEvent", "context", "resettable"] : ["deadlineMs", "signal", "onEvent", "context"];
   const settings = readOptionObject(options, "options", known, "{ deadlineMs: 10000 }") ?? {};
   const { signal, onEvent, resettable } = settings;
-  settings.context = readContext(settings.context, configError);
+  settings.context = readContext(settings.context);
   if (signal != null && !(typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function")) {
     throw configError("options.signal", "must be an AbortSignal (from new AbortController().signal)");
   }
@@ -190,8 +194,75 @@ function readBatonOptions(options, where) {
   if (settings === null) return { health: null, telemetry: null };
   const telemetry = settings.telemetry == null
     ? null
-    : readTelemetry(readOptionObject(settings.telemetry, `${where}.telemetry`, ["tracer", "meter", "recordContent"], "{ tracer }"), `${where}.telemetry`, configError);
+    : readTelemetry(readOptionObject(settings.telemetry, `${where}.telemetry`, ["tracer", "meter", "recordContent"], "{ tracer }"), `${where}.telemetry`);
   return { health: readHealthOptions(settings, where), telemetry };
+}
+
+/**
+ * The `telemetry` option, checked: `settings` is what readBatonOptions read of it (its known
+ * keys). Throws a config error for a tracer or meter that is not one, or a non-boolean
+ * `recordContent`.
+ */
+function readTelemetry(settings, where) {
+  const { tracer, meter, recordContent = false } = settings;
+  if (tracer === null || typeof tracer !== "object" || typeof tracer.startSpan !== "function") {
+    throw configError(`${where}.tracer`, "must be an OpenTelemetry Tracer (from trace.getTracer(\"my-app\") of @opentelemetry/api)");
+  }
+  if (meter != null && (typeof meter !== "object" || typeof meter.createHistogram !== "function")) {
+    throw configError(`${where}.meter`, "must be an OpenTelemetry Meter (from metrics.getMeter(\"my-app\") of @opentelemetry/api)");
+  }
+  if (typeof recordContent !== "boolean") {
+    throw configError(`${where}.recordContent`, `must be true or false (got ${typeof recordContent})`);
+  }
+  return { tracer, meter: meter ?? null, recordContent };
+}
+
+/** A call option `context`: an OpenTelemetry Context (`context.active()`), else a config error. */
+function readContext(value) {
+  if (value == null) return undefined;
+  if (typeof value !== "object" || typeof value.getValue !== "function" || typeof value.setValue !== "function") {
+    throw configError("options.context", "must be an OpenTelemetry Context (context.active() of @opentelemetry/api)");
+  }
+  return value;
+}
+
+/**
+ * The tracing of one Baton or gateway, whose code (telemetry.js) the first traced call imports,
+ * so an app without `telemetry` never downloads it. `current`: the Telemetry once loaded, else
+ * null; `load()` resolves with it, or with null when the import failed (reported with
+ * console.error; that call goes untraced and the next one imports again). `config`: the config
+ * as the wasm validated it, which a span reads its targets from.
+ */
+function lazyTelemetry(settings, config) {
+  let loading = null;
+  const lazy = {
+    current: null,
+    load() {
+      loading ??= import("./telemetry.js").then(
+        ({ Telemetry }) => (lazy.current = new Telemetry(settings, config)),
+        (e) => {
+          loading = null;
+          console.error("llm-baton: telemetry.js could not be loaded; this call goes untraced:", e);
+          return null;
+        },
+      );
+      return loading;
+    },
+  };
+  return lazy;
+}
+
+/**
+ * The caller's active OpenTelemetry context, for a span that starts after a wait: read where
+ * every 1.x copy of @opentelemetry/api keeps its registered context manager. Undefined without
+ * one (the span then starts under the tracer's active context, as it would have).
+ */
+function activeContext() {
+  try {
+    return globalThis[Symbol.for("opentelemetry.js.api.1")]?.context?.active();
+  } catch {
+    return undefined;
+  }
 }
 
 /** The health store options, read by readBatonOptions; null without a store. */
@@ -280,7 +351,7 @@ export class Baton {
     this.#runtime = runtimeFor(new.target);
     this.#instance = rebuildable(this.#runtime, "WasmBaton", config, health ? (wasm) => wasm.followStore() : undefined);
     this.#health = healthLink(health, () => this.#instance());
-    this.#telemetry = telemetry && new Telemetry(telemetry, config);
+    this.#telemetry = telemetry && lazyTelemetry(telemetry, this.#instance.config);
   }
 
   /** Every target's circuit breaker and the retry budget, as this Baton sees them now. */
@@ -335,13 +406,51 @@ export class Baton {
    */
   #begin(route, request, options, stream, handler) {
     const settings = readOptions(options, stream);
+    if (settings.signal?.aborted) throw cancelledError();
+    const telemetry = this.#telemetry;
+    if (telemetry === null || telemetry.current !== null) return this.#start(route, request, settings, stream, handler, telemetry?.current);
+    // The first traced call starts once telemetry.js is imported, its span under the context
+    // active now. A call that ends before that still gets its span, ended as the call was.
+    settings.context ??= activeContext();
+    let call = null;
+    let ended = null;
+    const unlinkWait = linkSignal(settings.signal, () => {
+      const error = cancelledError();
+      ended = (trace) => trace.failed(error);
+      handler.failed(error);
+    });
+    telemetry.load().then((loaded) => {
+      unlinkWait();
+      if (ended) {
+        const trace = loaded?.call({ route: String(route), stream, parent: settings.context, request });
+        if (trace) ended(trace);
+        return;
+      }
+      try {
+        call = this.#start(route, request, settings, stream, handler, loaded ?? undefined);
+      } catch (e) {
+        handler.failed(toBatonError(e));
+      }
+    });
+    return {
+      cancel: () => {
+        if (call) call.cancel();
+        else ended ??= (trace) => trace.abandon();
+      },
+      unlink: () => {
+        unlinkWait();
+        call?.unlink();
+      },
+    };
+  }
+
+  /** #begin's call, with its options read and its Telemetry (or undefined) at hand. */
+  #start(route, request, settings, stream, handler, telemetry) {
     // The wasm takes a stream as whether its reader can take back what it was given.
     const delivery = stream ? (settings.resettable ?? true) : undefined;
-    const cancelled = () => new BatonError({ kind: "cancelled", message: "the caller cancelled the call", legs: [] });
-    if (settings.signal?.aborted) throw cancelled();
     const onEvent = eventSink(settings.onEvent);
     const health = this.#health;
-    const trace = this.#telemetry?.call({ route: String(route), stream, parent: settings.context, request });
+    const trace = telemetry?.call({ route: String(route), stream, parent: settings.context, request });
     if (trace) handler = traced(handler, trace);
     const events = settings.onEvent != null || health !== null || trace !== undefined;
     // The runtime the call starts on: a move to the gateway's wasm leaves it there.
@@ -384,7 +493,7 @@ export class Baton {
       if (task !== null) cancel(task);
       else if (!gone) {
         gone = true;
-        handler.failed(cancelled());
+        handler.failed(cancelledError());
       }
     };
     const abandon = () => {
@@ -601,7 +710,7 @@ export function gatewayOn(runtime, config, options) {
   const instance = rebuildable(runtime, "WasmGateway", config, health ? (wasm) => wasm.followStore() : undefined);
   if (guard(runtime, () => instance().open())) console.warn(runtime.gateway.openGatewayWarning());
   const link = healthLink(health, instance);
-  return new runtime.gateway.Gateway(instance, gatewayServices(runtime, instance, link, telemetry && new Telemetry(telemetry, config)));
+  return new runtime.gateway.Gateway(instance, gatewayServices(runtime, instance, link, telemetry && lazyTelemetry(telemetry, instance.config)));
 }
 
 /**

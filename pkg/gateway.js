@@ -12,8 +12,6 @@
 // disconnect to the call's AbortSignal, and turning the replies into a Response, held until the
 // route commits, then a ReadableStream fed as deltas arrive.
 
-import { remoteParent } from "./telemetry.js";
-
 const utf8 = new TextEncoder();
 
 export class Gateway {
@@ -59,7 +57,10 @@ function gatewayCore(instance, runtime) {
 async function serveHttp(core, request) {
   const step = core.wasm.decide(request);
   if (step.status !== undefined) return respond(step);
-  return serve(core, step, await readBody(request, step.limit), request, false);
+  const body = await readBody(request, step.limit);
+  // The first traced request waits while telemetry.js is imported (core.js's lazyTelemetry).
+  const telemetry = core.runtime.telemetry;
+  return serve(core, step, body, request, false, telemetry && (telemetry.current ?? (await telemetry.load())));
 }
 
 /**
@@ -80,7 +81,8 @@ async function serveInProcess(core, request) {
     if (signal?.aborted) throw abortReason(signal);
     body = { error: e instanceof Error ? e.message : String(e) };
   }
-  return serve(core, step, body, request, true);
+  const telemetry = core.runtime.telemetry;
+  return serve(core, step, body, request, true, telemetry && (telemetry.current ?? (await telemetry.load())));
 }
 
 /** What a standard fetch rejects with when its signal aborts: the signal's reason. */
@@ -93,9 +95,9 @@ function abortReason(signal) {
  * resolves with the Response: an error or a whole answer when the driver settles before
  * committing, else a 200 stream as soon as the first delta is delivered. `inProcess`: the
  * caller's abort rejects or errors the body (baton.fetch) instead of ending a response nobody
- * reads.
+ * reads. `telemetry`: the owner's Telemetry (telemetry.js), or null.
  */
-function serve({ wasm, runtime, instance }, plan, body, request, inProcess) {
+function serve({ wasm, runtime, instance }, plan, body, request, inProcess, telemetry) {
   return new Promise((resolve, reject) => {
     let controller;
     let committed = false;
@@ -137,7 +139,7 @@ function serve({ wasm, runtime, instance }, plan, body, request, inProcess) {
         // Already cancelled by the client.
       }
     };
-    const trace = runtime.telemetry && startTrace(runtime.telemetry, body, request, !inProcess);
+    const trace = telemetry?.gatewayCall(body, request, !inProcess);
     const broken = (e) => {
       trace?.trapped(e);
       signal?.removeEventListener("abort", abort);
@@ -168,8 +170,8 @@ function serve({ wasm, runtime, instance }, plan, body, request, inProcess) {
     const begin = (waitedMs) => {
       try {
         const reports = Boolean(runtime.health);
-        const traced = trace !== undefined && trace !== null;
-        const content = traced && runtime.telemetry.recordContent;
+        const traced = trace !== undefined;
+        const content = traced && telemetry.recordContent;
         task = runtime.spawn(
           () => instance().serve(plan.format, plan.deadlineMs, plan.origin, body.bytes, body.error, waitedMs, reports, traced, content),
           handler,
@@ -185,26 +187,6 @@ function serve({ wasm, runtime, instance }, plan, body, request, inProcess) {
     if (runtime.health) runtime.health.admit().catch(() => 0).then(begin);
     else begin(0);
   });
-}
-
-/**
- * The trace of one request: a span named for the client's `model` (SERVER at the deployed
- * gateway; CLIENT for baton.fetch, whose caller is in this process), continuing the client's
- * trace when it sent a valid `traceparent`, else under the tracer's active context. The body is
- * read again here only for its name (the wasm parses it for real, and refuses what it cannot read).
- */
-function startTrace(telemetry, read, request, server) {
-  let model;
-  let stream = false;
-  try {
-    const body = JSON.parse(new TextDecoder().decode(read.bytes));
-    if (typeof body?.model === "string") model = body.model;
-    stream = body?.stream === true;
-  } catch {
-    // The wasm answers a 400 for it; the span says the request was refused.
-  }
-  const parent = remoteParent(request.headers.get("traceparent") ?? undefined, request.headers.get("tracestate") ?? undefined);
-  return telemetry.call({ route: model ?? "unknown", stream, parent, server });
 }
 
 /**

@@ -16,9 +16,10 @@ export function isDriverError(e) {
 /**
  * The loop for one wasm-bindgen module (`wasm`: the Baton's, or the gateway's), whose instance it
  * owns: `attach` it once the module is instantiated. Each module has its own tasks, generation
- * and controllers, so a trap in one never touches the other.
+ * and controllers, so a trap in one never touches the other. `oneTimer: false` gives each timer
+ * its own runtime timer (workerd), instead of one per instant (see dueAt).
  */
-export function createHost(wasm) {
+export function createHost(wasm, { oneTimer = true } = {}) {
   /** Bumped each time the instance is replaced; objects built on an older one rebuild. */
   let generation = 0;
   /** Why the instance could not be replaced after a trap, if it could not. */
@@ -49,10 +50,27 @@ export function createHost(wasm) {
     },
     setTimer(ms, slot) {
       const gen = generation;
-      return setTimeout(() => settle(gen, slot, true, undefined), ms);
+      if (!oneTimer) return setTimeout(() => settle(gen, slot, true, undefined), ms);
+      // The instant the wasm computed `ms` from (its clock is whole milliseconds).
+      const at = Math.floor(performance.now()) + ms;
+      let group = dueAt.get(at);
+      if (!group) {
+        group = new Set();
+        group.handle = setTimeout(() => fire(at), ms);
+        dueAt.set(at, group);
+      }
+      const timer = { at, slot, gen };
+      group.add(timer);
+      return timer;
     },
-    clearTimer(handle) {
-      clearTimeout(handle);
+    clearTimer(timer) {
+      if (!oneTimer) return clearTimeout(timer);
+      // Its slot is freed now and may be reused: a fire() that has already taken it skips it.
+      timer.cleared = true;
+      const group = dueAt.get(timer.at);
+      if (!group?.delete(timer) || group.size > 0) return;
+      clearTimeout(group.handle);
+      dueAt.delete(timer.at);
     },
     controller() {
       const controller = new AbortController();
@@ -88,6 +106,32 @@ export function createHost(wasm) {
    * to the request that set it, and so do the controllers that poll dropped.
    */
   let aborting = [];
+
+  /**
+   * Timers by the instant they are due, when the runtime's timers are shared by the whole
+   * process (all but workerd, where a timer belongs to the request that set it): one runtime
+   * timer per instant, whose callback settles every slot due then and every other slot that has
+   * come due meanwhile, before the runtime turns to I/O or the aborts. When 300 deadlines expire
+   * together, each caller hears at once instead of after the sockets of those before it closed.
+   */
+  const dueAt = new Map();
+
+  function fire(at) {
+    const due = [];
+    const take = (when) => {
+      for (const timer of dueAt.get(when)) due.push(timer);
+      clearTimeout(dueAt.get(when).handle);
+      dueAt.delete(when);
+    };
+    take(at);
+    for (let i = 0; i < due.length; i += 1) {
+      if (!due[i].cleared) settle(due[i].gen, due[i].slot, true, undefined);
+      if (i === due.length - 1) {
+        const now = Math.floor(performance.now());
+        for (const when of [...dueAt.keys()].filter((w) => w <= now).sort((a, b) => a - b)) take(when);
+      }
+    }
+  }
 
   /** Node's setImmediate runs once every timer due now has fired; elsewhere the next timer turn. */
   const later = typeof globalThis.setImmediate === "function" ? globalThis.setImmediate : (f) => setTimeout(f, 0);
@@ -185,6 +229,8 @@ export function createHost(wasm) {
     const open = [...controllers, ...aborting];
     controllers = new Set();
     aborting = [];
+    for (const group of dueAt.values()) clearTimeout(group.handle);
+    dueAt.clear();
     for (const controller of open) controller.abort();
     try {
       wasm.__wbg_reset_state();

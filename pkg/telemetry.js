@@ -1,6 +1,6 @@
 // OpenTelemetry traces (and metrics) of calls, for a caller who passes `telemetry: { tracer,
 // meter?, recordContent? }` to `new Baton` or `createGateway`. Without that option nothing here
-// runs.
+// runs, or even loads: core.js checks the option and imports this file at the first traced call.
 //
 // llm-baton does not import @opentelemetry/api: a user without OpenTelemetry installs nothing, and
 // a user with it may hold any 1.x copy. What this file needs of the API is a protocol every copy
@@ -22,34 +22,6 @@ const STATUS_ERROR = 2;
 /** `gen_ai.provider.name` of each format: the API the target speaks. */
 const PROVIDERS = { openai_chat: "openai", openai_responses: "openai", anthropic_messages: "anthropic", gemini: "gcp.gemini" };
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
-
-/**
- * The `telemetry` option, checked: `settings` is what core.js read of it (its known keys).
- * Throws `configError(path, what)` for a tracer or meter that is not one, or a non-boolean
- * `recordContent`.
- */
-export function readTelemetry(settings, where, configError) {
-  const { tracer, meter, recordContent = false } = settings;
-  if (tracer === null || typeof tracer !== "object" || typeof tracer.startSpan !== "function") {
-    throw configError(`${where}.tracer`, "must be an OpenTelemetry Tracer (from trace.getTracer(\"my-app\") of @opentelemetry/api)");
-  }
-  if (meter != null && (typeof meter !== "object" || typeof meter.createHistogram !== "function")) {
-    throw configError(`${where}.meter`, "must be an OpenTelemetry Meter (from metrics.getMeter(\"my-app\") of @opentelemetry/api)");
-  }
-  if (typeof recordContent !== "boolean") {
-    throw configError(`${where}.recordContent`, `must be true or false (got ${typeof recordContent})`);
-  }
-  return { tracer, meter: meter ?? null, recordContent };
-}
-
-/** A call option `context`: an OpenTelemetry Context (`context.active()`), else a config error. */
-export function readContext(value, configError) {
-  if (value == null) return undefined;
-  if (typeof value !== "object" || typeof value.getValue !== "function" || typeof value.setValue !== "function") {
-    throw configError("options.context", "must be an OpenTelemetry Context (context.active() of @opentelemetry/api)");
-  }
-  return value;
-}
 
 /**
  * What a span says about each target: its provider, host, port and model, read once from the
@@ -112,6 +84,27 @@ export class Telemetry {
    */
   call({ route, stream, parent, server = false, request }) {
     return new CallTrace(this, { route, stream, parent, server, request });
+  }
+
+  /**
+   * The trace of one gateway request: a span named for the client's `model` (SERVER at the
+   * deployed gateway; CLIENT for baton.fetch, whose caller is in this process), continuing the
+   * client's trace when it sent a valid `traceparent`, else under the tracer's active context.
+   * `read` is the body as gateway.js read it, parsed again here only for its name (the wasm
+   * parses it for real, and refuses what it cannot read).
+   */
+  gatewayCall(read, request, server) {
+    let model;
+    let stream = false;
+    try {
+      const body = JSON.parse(new TextDecoder().decode(read.bytes));
+      if (typeof body?.model === "string") model = body.model;
+      stream = body?.stream === true;
+    } catch {
+      // The wasm answers a 400 for it; the span says the request was refused.
+    }
+    const parent = remoteParent(request.headers.get("traceparent") ?? undefined, request.headers.get("tracestate") ?? undefined);
+    return this.call({ route: model ?? "unknown", stream, parent, server });
   }
 
   /** Runs `f`; a throw from the user's tracer or meter is reported once and gives `fallback`. */

@@ -10,7 +10,8 @@ import { createHost } from "./host.js";
 import { useRuntime } from "./core.js";
 
 wasm.initSync({ module: wasmModule });
-const host = createHost(wasm);
+// A timer belongs to the request that set it: one each (pkg/host.js).
+const host = createHost(wasm, { oneTimer: false });
 host.attach();
 useRuntime({ wasm, host, loadGateway: () => import("./gateway/workerd.js") });
 

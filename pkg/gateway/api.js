@@ -4,9 +4,12 @@ import { createHost } from "../host.js";
 import { Baton as CoreBaton, gatewayOn, HealthState as CoreHealthState, RUNTIME, useRuntime } from "../core.js";
 import * as gateway from "../gateway.js";
 
-/** `{ createGateway, Baton, HealthState }` on the instantiated wasm-bindgen module `wasm`. */
-export function gatewayApi(wasm) {
-  const host = createHost(wasm);
+/**
+ * `{ createGateway, Baton, HealthState }` on the instantiated wasm-bindgen module `wasm`;
+ * `hostOptions` go to createHost (pkg/host.js).
+ */
+export function gatewayApi(wasm, hostOptions) {
+  const host = createHost(wasm, hostOptions);
   host.attach();
   const runtime = { wasm, host, gateway };
   useRuntime(runtime);

@@ -6,5 +6,5 @@ import * as wasm from "../wasm/llm_baton_gateway.js";
 import { gatewayApi } from "./api.js";
 
 wasm.initSync({ module: wasmModule });
-export const { Baton, HealthState, createGateway } = gatewayApi(wasm);
+export const { Baton, HealthState, createGateway } = gatewayApi(wasm, { oneTimer: false });
 export { BatonError } from "../core.js";

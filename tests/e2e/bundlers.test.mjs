@@ -1,8 +1,9 @@
 // A browser app (tests/e2e/apps/browser-app) built by the real bundlers, each through its plain
 // CLI as the README tells a user, from the package as an app installs it (node_modules/llm-baton),
 // then served on loopback and run in Chromium against the scripted provider: a whole answer and a
-// stream through a failover, and a streamed OpenAI-style request through `baton.fetch`, whose
-// gateway wasm must be fetched only then. Last, a Node program bundled by esbuild for Node, run
+// stream through a failover, a traced answer (telemetry.js is a chunk of its own, loaded by the
+// first traced call), and a streamed OpenAI-style request through `baton.fetch`, whose gateway
+// wasm must be fetched only then. Last, a Node program bundled by esbuild for Node, run
 // by node: the Node entries find their wasm the same way.
 //
 // esbuild leaves `new URL("…", import.meta.url)` as it is and copies no file, so its builds take
@@ -168,6 +169,15 @@ describe("a browser app built by esbuild and Vite, in Chromium", { timeout: 180_
         assert.equal(stream.target, "backup", "stream: the target that answered");
         await requests(env, streamed.p, 1, "stream: primary");
         await requests(env, streamed.b, 1, "stream: backup");
+
+        const traced = await route("traced", "openai_chat", "openai_chat");
+        assert.deepEqual(
+          await inPage("traced", traced.config, "chat", "Say hello."),
+          { text: TEXT, spans: [["chat chat", true], ["chat scripted-model", true], ["chat scripted-model", true]] },
+          "a traced call: the call's span and one per attempt, each ended",
+        );
+        await requests(env, traced.p, 1, "traced: primary");
+        assert.equal((await requests(env, traced.b, 1, "traced: backup")).log[0].headers.traceparent, "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000003-01", "traced: the backup attempt's traceparent");
 
         const error = await inPage("configError");
         assert.equal(error?.isBatonError, true, `a config mistake is a BatonError: ${JSON.stringify(error)}`);

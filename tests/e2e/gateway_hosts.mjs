@@ -2,7 +2,7 @@
 // benchmark: the example Worker (examples/gateway/) inside workerd (Miniflare), the example Deno
 // entry under `deno run`, both configured from the environment (BATON_CONFIG) as a deployment is,
 // and the package's Node command (pkg/bin/llm-baton-gateway.js) given a config file, as its users
-// run it. Each resolves to `{ url, stop }`.
+// run it. Each resolves to `{ url, stop }`, the spawned ones with their `pid`.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";

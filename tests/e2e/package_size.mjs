@@ -19,8 +19,9 @@ export const ENTRIES = [
 const gzipped = (bytes) => gzipSync(bytes, { level: 9 }).length;
 
 /**
- * Each entry's download: `{ name, jsRaw, jsGzip, wasmRaw, wasmGzip, totalGzip, lazyGzip }`, where
- * `lazyGzip` is the JavaScript of chunks loaded only by a dynamic import (not in the total).
+ * Each entry's download: `{ name, jsRaw, jsGzip, wasmRaw, wasmGzip, totalGzip, lazyGzip, eagerInputs }`,
+ * where `lazyGzip` is the JavaScript of chunks loaded only by a dynamic import (not in the total)
+ * and `eagerInputs` the source files bundled into the rest (paths as esbuild names them).
  */
 export async function entrySizes() {
   const sizes = [];
@@ -55,16 +56,18 @@ export async function entrySizes() {
     let jsRaw = 0;
     let jsGzip = 0;
     let lazyGzip = 0;
+    const eagerInputs = [];
     for (const name of Object.keys(outputs).filter((o) => o.endsWith(".js"))) {
       const bytes = text.get(byName(name.split("/").pop()));
       if (eager.has(name)) {
         jsRaw += bytes.length;
         jsGzip += gzipped(bytes);
+        eagerInputs.push(...Object.keys(outputs[name].inputs));
       } else lazyGzip += gzipped(bytes);
     }
     const wasm = readFileSync(`${pkgDir}${entry.wasm}`);
     const wasmGzip = gzipped(wasm);
-    sizes.push({ name: entry.name, jsRaw, jsGzip, wasmRaw: wasm.length, wasmGzip, totalGzip: jsGzip + wasmGzip, lazyGzip });
+    sizes.push({ name: entry.name, jsRaw, jsGzip, wasmRaw: wasm.length, wasmGzip, totalGzip: jsGzip + wasmGzip, lazyGzip, eagerInputs });
   }
   return sizes;
 }

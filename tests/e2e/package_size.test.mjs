@@ -32,3 +32,11 @@ test("importing Baton does not download the gateway", async () => {
   assert.ok(baton.lazyGzip > 0, "the gateway's code is a chunk of its own");
   assert.ok(baton.wasmRaw < gateway.wasmRaw, `the Baton's wasm (${baton.wasmRaw} bytes) is smaller than the gateway's (${gateway.wasmRaw})`);
 });
+
+test("an app without telemetry does not download telemetry.js", async () => {
+  // core.js imports it at the first traced call: for either entry it is a chunk of its own.
+  for (const s of await entrySizes()) {
+    assert.deepEqual(s.eagerInputs.filter((input) => input.endsWith("/telemetry.js")), [], `${s.name}'s eager chunks`);
+    assert.ok(s.eagerInputs.some((input) => input.endsWith("/core.js")), `${s.name}'s eager chunks hold core.js (the inputs are read)`);
+  }
+});

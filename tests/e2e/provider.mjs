@@ -48,7 +48,7 @@ export async function upstream(providerUrl, id) {
 
 /**
  * Spawns a server that announces itself with a stdout line `VARIABLE=http://...` and resolves
- * to `{ url, stop }` once it has. A runner that exits takes the server with it.
+ * to `{ url, pid, stop }` once it has. A runner that exits takes the server with it.
  */
 export function spawnAnnounced(command, args, { name, variable, timeoutMs = 10_000, spawnOptions = {} }) {
   const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"], ...spawnOptions });
@@ -83,6 +83,7 @@ export function spawnAnnounced(command, args, { name, variable, timeoutMs = 10_0
       child.removeAllListeners("exit");
       resolve({
         url: m[1].replace(/\/$/, ""),
+        pid: child.pid,
         stop: () => {
           process.removeListener("exit", stop);
           stop();

@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { Readable } from "node:stream";
 import { Baton, BatonError } from "llm-baton";
 import { createGateway } from "llm-baton/gateway";
-import { trace, context } from "@opentelemetry/api";
+import { trace, context, ROOT_CONTEXT } from "@opentelemetry/api";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
@@ -199,6 +199,41 @@ describe("telemetry in node", () => {
     await new Promise((resolve) => setTimeout(resolve, 0));
     assert.deepEqual(t.started.map((s) => [s.name, s.ends]), [["chat primary", 1]]);
     assert.equal(t.exporter.getFinishedSpans()[0].attributes["error.type"], "cancelled");
+  });
+
+  test("a Baton's first traced call, which waits for telemetry.js to load, starts its span under the context active at the call", async () => {
+    // A context manager that holds a context only while `with` runs, as a browser's
+    // StackContextManager does: the span must not start under whatever is active after the load.
+    let active = ROOT_CONTEXT;
+    const manager = {
+      active: () => active,
+      with(ctx, fn, thisArg, ...args) {
+        const before = active;
+        active = ctx;
+        try {
+          return fn.call(thisArg, ...args);
+        } finally {
+          active = before;
+        }
+      },
+      bind: (_ctx, target) => target,
+      enable: () => manager,
+      disable: () => manager,
+    };
+    assert.ok(context.setGlobalContextManager(manager), "the test's context manager is the global one");
+    try {
+      const p = await script(env(), "active", [{ text: "fine" }]);
+      const t = tracing(env());
+      const baton = new Baton({ targets: { primary: target(env(), p, { model: "m" }) }, health: false }, { telemetry: { tracer: t.tracer } });
+      const parent = t.real.startSpan("caller");
+      await context.with(trace.setSpan(ROOT_CONTEXT, parent), () => baton.complete("primary", { messages: [{ role: "user", content: "Hi" }] }));
+      parent.end();
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      const call = t.exporter.getFinishedSpans().find((s) => s.name === "chat primary");
+      assert.equal(call?.parentSpanContext?.spanId, parent.spanContext().spanId, "the call span's parent is the caller's span");
+    } finally {
+      context.disable();
+    }
   });
 
   test("the API's no-op tracer (no SDK registered) traces nothing and sends no traceparent", async () => {

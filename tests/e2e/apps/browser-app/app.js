@@ -1,7 +1,8 @@
 // A small browser app on llm-baton, as a user writes it: `import ... from "llm-baton"` and nothing
 // else. tests/e2e/bundlers.test.mjs builds it with esbuild and with Vite, each by its plain CLI,
-// serves the output on loopback and drives it in Chromium: one whole answer, one stream, and one
-// OpenAI-style request through `baton.fetch` (the gateway in the page, loaded on that first call).
+// serves the output on loopback and drives it in Chromium: one whole answer, one stream, one
+// traced answer (telemetry.js loaded on that first traced call), and one OpenAI-style request
+// through `baton.fetch` (the gateway in the page, loaded on that first call).
 // The config comes from the page's caller, since the provider's URL is only known at run time.
 import { Baton, BatonError } from "llm-baton";
 
@@ -52,6 +53,39 @@ window.batonApp = {
       .filter((text) => typeof text === "string" && text !== "");
     show(`fetch: ${pieces.join("")} (HTTP ${response.status})`);
     return { status: response.status, target: response.headers.get("x-baton-target"), pieces };
+  },
+
+  /**
+   * `baton.complete` with `telemetry`, whose code the first traced call loads: the answer's text
+   * and each span the call started, with whether it ended. The tracer is written by hand (the app
+   * installs no OpenTelemetry): it gives spans that record their name and their end.
+   */
+  async traced(config, route, prompt) {
+    const spans = [];
+    const tracer = {
+      startSpan(name) {
+        const spanId = String(spans.length + 1).padStart(16, "0");
+        const span = {
+          name,
+          ended: false,
+          spanContext: () => ({ traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId, traceFlags: 1 }),
+          setAttribute: () => span,
+          setAttributes: () => span,
+          addEvent: () => span,
+          setStatus: () => span,
+          end() {
+            span.ended = true;
+          },
+        };
+        spans.push(span);
+        return span;
+      },
+    };
+    const answer = await new Baton(config, { telemetry: { tracer } }).complete(route, ask(prompt));
+    // An attempt's span ends after the poll that ended it.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    show(`traced: ${answer.text} (${spans.length} spans)`);
+    return { text: answer.text, spans: spans.map((s) => [s.name, s.ended]) };
   },
 
   /** A config mistake, to check that BatonError survived the bundler as the class it exports. */

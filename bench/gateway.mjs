@@ -1,0 +1,227 @@
+// The gateway against the gateways people deploy (issue 29): llm-baton's gateway under Deno,
+// workerd (Miniflare) and the Node command, Portkey's open-source gateway (npm, pinned in
+// bench/package-lock.json, on Node), LiteLLM proxy (PyPI, pinned below, in bench/.venv, made
+// here; skipped with the reason when it cannot be installed) and direct, each in front of the
+// same fake OpenAI upstream (lib/gateway-upstream.mjs: 60 deltas written at once) with the same
+// route: a primary tried twice, then a backup. Per gateway: whole and streamed answers at 1, 16
+// and 64 connections, then a round whose primary answers 503, counting upstream calls. Writes
+// bench/.work/gateway.json; `node gateway.mjs deno portkey` runs only those.
+//
+// GATEWAY_BENCH_SECONDS (default 5) and GATEWAY_BENCH_WARMUP_SECONDS (default 1) size each cell;
+// GATEWAY_BENCH_WRITES=each has the upstream write each stream event on its own turn.
+import { spawn, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+import { loadNow } from "./lib/common.mjs";
+import { cpuSeconds, peakRssMiB, processTree, runCell } from "./lib/gateway-load.mjs";
+import { spawnAnnounced } from "../tests/e2e/provider.mjs";
+import { startDenoGateway, startNodeGateway, startWorkerdGateway } from "../tests/e2e/gateway_hosts.mjs";
+
+const here = fileURLToPath(new URL(".", import.meta.url));
+const repo = fileURLToPath(new URL("..", import.meta.url));
+const LITELLM = "litellm[proxy]==1.108.0";
+const KEY = "sk-bench-not-a-secret";
+// LiteLLM refuses to start without a master key; clients send it.
+const LITELLM_KEY = "sk-bench-litellm-not-a-secret";
+const MEASURE_MS = 1000 * Number(process.env.GATEWAY_BENCH_SECONDS ?? 5);
+const WARMUP_MS = 1000 * Number(process.env.GATEWAY_BENCH_WARMUP_SECONDS ?? 1);
+const CONNECTIONS = [1, 16, 64];
+const FAULT_CONNECTIONS = 16;
+const only = process.argv.slice(2);
+const want = (g) => only.length === 0 || only.includes(g);
+
+const upstreamProcess = await spawnAnnounced(process.execPath, [`${here}lib/gateway-upstream.mjs`], { name: "the bench upstream", variable: "UPSTREAM_URL" });
+const UP = upstreamProcess.url;
+const counts = async () => (await fetch(`${UP}/_counts`)).json();
+
+const message = (model, stream) => JSON.stringify({ model, stream, messages: [{ role: "user", content: "Say hello." }], max_tokens: 100 });
+const wholeOk = (res) => res.body.includes("tok59") && res.body.includes('"choices"');
+const streamOk = (res) => res.body.includes("tok59") && res.body.includes("data: [DONE]");
+
+/** llm-baton's config: the route `chat`, and `chat503` whose primary answers 503. */
+const batonConfig = {
+  targets: {
+    p: { format: "openai_chat", baseUrl: `${UP}/ok/v1`, model: "bench-model", apiKey: KEY },
+    down: { format: "openai_chat", baseUrl: `${UP}/down/v1`, model: "bench-model", apiKey: KEY },
+    b: { format: "openai_chat", baseUrl: `${UP}/ok/v1`, model: "bench-model", apiKey: KEY },
+  },
+  routes: {
+    chat: { fallback: [{ retry: "p", attempts: 2 }, "b"] },
+    chat503: { fallback: [{ retry: "down", attempts: 2 }, "b"] },
+  },
+  deadlineMs: 30_000,
+};
+const batonRoutes = { model: "chat", faultModel: "chat503", headers: {}, faultHeaders: {} };
+
+/** Portkey's equivalent: a fallback of a target retried once (attempts counts retries) and a backup, per request. */
+const portkeyConfig = (primary) => JSON.stringify({
+  strategy: { mode: "fallback" },
+  targets: [
+    { provider: "openai", api_key: KEY, custom_host: `${UP}/${primary}/v1`, retry: { attempts: 1, on_status_codes: [503] } },
+    { provider: "openai", api_key: KEY, custom_host: `${UP}/ok/v1` },
+  ],
+});
+
+const freePort = () => new Promise((resolve, reject) => {
+  const s = createServer();
+  s.once("error", reject);
+  s.listen(0, "127.0.0.1", () => { const { port } = s.address(); s.close(() => resolve(port)); });
+});
+
+/** Spawns a server that does not announce itself, and waits until `readyPath` answers 200. */
+async function spawnPolled(command, args, { env, url, readyPath, timeoutMs, name }) {
+  const child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...env } });
+  let stderr = "";
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (c) => { stderr = (stderr + c).slice(-2000); });
+  const stop = () => { if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM"); };
+  process.once("exit", stop);
+  const until = performance.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} exited (code ${child.exitCode}): ${stderr}`);
+    try {
+      const res = await fetch(`${url}${readyPath}`);
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {}
+    if (performance.now() > until) { stop(); throw new Error(`${name} did not answer ${readyPath} within ${timeoutMs} ms: ${stderr}`); }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { url, pid: child.pid, stop };
+}
+
+/** bench/.venv with LiteLLM proxy, made once; its `litellm` command, or a reason it cannot be had. */
+function litellmCommand() {
+  const venv = `${here}.venv`;
+  const bin = `${venv}/bin/litellm`;
+  const stamp = `${venv}/installed.txt`;
+  if (existsSync(bin) && existsSync(stamp) && readFileSync(stamp, "utf8") === LITELLM) return { bin };
+  try {
+    if (!existsSync(`${venv}/bin/pip`)) execFileSync("python3", ["-m", "venv", venv], { stdio: "inherit" });
+    execFileSync(`${venv}/bin/pip`, ["install", "--disable-pip-version-check", "-q", LITELLM], { stdio: "inherit" });
+    writeFileSync(stamp, LITELLM);
+    return { bin };
+  } catch (e) {
+    return { skip: `pip could not install ${LITELLM} into bench/.venv (${String(e.message).split("\n")[0]})` };
+  }
+}
+
+/** LiteLLM's equivalent: the model group `chat` (retried once: num_retries 1), falling back to `b`. */
+function litellmYaml() {
+  const deployment = (name, path) => `  - model_name: ${name}\n    litellm_params:\n      model: openai/bench-model\n      api_base: ${UP}/${path}/v1\n      api_key: ${KEY}\n`;
+  return `model_list:\n${deployment("chat", "ok")}${deployment("chat503", "down")}${deployment("b", "ok")}` +
+    `router_settings:\n  num_retries: 1\n  fallbacks: [{"chat": ["b"]}, {"chat503": ["b"]}]\n` +
+    `litellm_settings:\n  telemetry: false\n  drop_params: true\n`;
+}
+
+/** Each gateway: how to start it, and what a request through it says. */
+const GATEWAYS = {
+  direct: {
+    label: "direct",
+    start: async () => ({ url: `${UP}/ok`, pid: null, stop: () => {} }),
+    model: "bench-model", headers: {},
+  },
+  deno: {
+    label: "llm-baton (Deno)",
+    start: () => startDenoGateway(batonConfig),
+    ...batonRoutes,
+    version: () => execFileSync(`${repo}node_modules/.bin/deno`, ["--version"]).toString().split(" ").slice(0, 2).join(" "),
+  },
+  workerd: {
+    label: "llm-baton (workerd, Miniflare)",
+    start: async () => {
+      const before = new Set(processTree(process.pid));
+      const gw = await startWorkerdGateway(batonConfig);
+      const workerd = processTree(process.pid).filter((p) => !before.has(p) && /workerd/.test(readFileSync(`/proc/${p}/cmdline`, "utf8")));
+      return { ...gw, pid: workerd[0] ?? null };
+    },
+    ...batonRoutes,
+    version: () => `miniflare ${JSON.parse(readFileSync(`${repo}node_modules/miniflare/package.json`, "utf8")).version}`,
+  },
+  node: {
+    label: "llm-baton (Node server)",
+    start: () => startNodeGateway(batonConfig),
+    ...batonRoutes,
+    version: () => `Node ${process.version}`,
+  },
+  portkey: {
+    label: "Portkey gateway",
+    start: async () => {
+      const port = await freePort();
+      return spawnPolled(process.execPath, [`${here}node_modules/@portkey-ai/gateway/build/start-server.js`, `--port=${port}`, "--headless"], {
+        env: { NODE_ENV: "production", TRUSTED_CUSTOM_HOSTS: "127.0.0.1" }, url: `http://127.0.0.1:${port}`, readyPath: "/", timeoutMs: 20_000, name: "Portkey's gateway" });
+    },
+    model: "bench-model", headers: { "x-portkey-config": portkeyConfig("ok") }, faultModel: "bench-model", faultHeaders: { "x-portkey-config": portkeyConfig("down") },
+    version: () => `${JSON.parse(readFileSync(`${here}node_modules/@portkey-ai/gateway/package.json`, "utf8")).version} on Node ${process.version}`,
+  },
+  litellm: {
+    label: "LiteLLM proxy",
+    start: async () => {
+      const cmd = litellmCommand();
+      if (cmd.skip) return { skip: cmd.skip };
+      mkdirSync(`${here}.work`, { recursive: true });
+      writeFileSync(`${here}.work/litellm.yaml`, litellmYaml());
+      const port = await freePort();
+      return spawnPolled(cmd.bin, ["--config", `${here}.work/litellm.yaml`, "--host", "127.0.0.1", "--port", String(port), "--num_workers", "1"], {
+        env: { LITELLM_MASTER_KEY: LITELLM_KEY, LITELLM_LOCAL_MODEL_COST_MAP: "True", LITELLM_LOG: "ERROR", NO_DOCS: "True" }, url: `http://127.0.0.1:${port}`, readyPath: "/health/liveliness", timeoutMs: 120_000, name: "LiteLLM proxy" });
+    },
+    model: "chat", headers: { authorization: `Bearer ${LITELLM_KEY}` }, faultModel: "chat503", faultHeaders: { authorization: `Bearer ${LITELLM_KEY}` },
+    version: () => execFileSync(`${here}.venv/bin/python`, ["-c", "import importlib.metadata as m; print(m.version('litellm'))"]).toString().trim(),
+  },
+};
+
+const out = { node: process.version, measureMs: MEASURE_MS, warmupMs: WARMUP_MS, deltas: 60, eachWrite: process.env.GATEWAY_BENCH_WRITES === "each", gateways: {} };
+try {
+  for (const [key, g] of Object.entries(GATEWAYS)) {
+    if (!want(key)) continue;
+    const result = { label: g.label, load: [loadNow()], cells: {} };
+    out.gateways[key] = result;
+    let gw;
+    try {
+      gw = await g.start();
+    } catch (e) {
+      result.skip = `did not start: ${String(e.message).slice(0, 300)}`;
+      console.log(`${key}: ${result.skip}`);
+      continue;
+    }
+    if (gw.skip) {
+      result.skip = gw.skip;
+      console.log(`${key}: skipped: ${gw.skip}`);
+      continue;
+    }
+    try {
+      result.version = g.version?.() ?? null;
+      const url = `${gw.url}/v1/chat/completions`;
+      const cell = (name, opts) => runCell({ url, warmupMs: WARMUP_MS, measureMs: MEASURE_MS, pid: gw.pid, ...opts }).then((r) => {
+        result.cells[name] = r;
+        console.log(`${key} ${name}: ${r.n} in ${MEASURE_MS / 1000} s (${r.perSecond.toFixed(0)}/s), p50 ${r.p50?.toFixed(2)} ms, p99 ${r.p99?.toFixed(2)} ms${r.cpuSecondsPer1000 != null ? `, CPU ${r.cpuSecondsPer1000.toFixed(2)} s per 1000` : ""}${r.errors ? `, ${r.errors} errors (${r.firstError})` : ""}`);
+        return r;
+      });
+      for (const stream of [false, true]) {
+        for (const connections of CONNECTIONS) {
+          await cell(`${stream ? "stream" : "whole"}-${connections}`, { body: message(g.model, stream), headers: g.headers, connections, check: stream ? streamOk : wholeOk });
+        }
+      }
+      if (key !== "direct") {
+        const before = await counts();
+        const r = await cell(`fault-${FAULT_CONNECTIONS}`, { body: message(g.faultModel, false), headers: g.faultHeaders, connections: FAULT_CONNECTIONS, check: wholeOk });
+        const after = await counts();
+        r.upstreamCallsPerRequest = (after.ok + after.down - before.ok - before.down) / r.total;
+        r.primaryCallsPerRequest = (after.down - before.down) / r.total;
+      }
+      if (gw.pid != null) {
+        result.peakRssMiB = peakRssMiB(gw.pid);
+        result.cpuSecondsTotal = cpuSeconds(gw.pid);
+      }
+    } finally {
+      await gw.stop();
+    }
+    result.load.push(loadNow());
+  }
+} finally {
+  upstreamProcess.stop();
+}
+mkdirSync(`${here}.work`, { recursive: true });
+writeFileSync(`${here}.work/gateway.json`, JSON.stringify(out, null, 1));
+process.exit(0);

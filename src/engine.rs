@@ -642,15 +642,16 @@ impl Call {
 
     /// When an attempt on `target` sent at `now` is hedged, if it shows nothing: the learned
     /// threshold (the percentile of the target's recent times to first token, at least the
-    /// floor) once enough is known, else `afterMs`. Never after the stream committed, nor past
-    /// the hedging fallback's `max`.
+    /// floor, at most `afterMs`: a target slow for a while would otherwise push its own
+    /// threshold up) once enough is known, else `afterMs`. Never after the stream committed, nor
+    /// past the hedging fallback's `max`.
     fn hedge_at(&self, target: usize, now: u64) -> Option<(u64, bool)> {
         let (_, policy, _) = self.hedge_node().filter(|(_, p, _)| !self.committed && self.hedges < p.max)?;
         let name = &self.config.targets[target].name;
         let learned = policy
             .after_percentile
             .and_then(|p| lock(&self.health).latency_percentile(name, p, policy.min_samples))
-            .map(|ms| (ms.max(policy.floor_ms), true));
+            .map(|ms| (ms.max(policy.floor_ms).min(policy.after_ms.unwrap_or(u64::MAX)), true));
         learned.or(policy.after_ms.map(|ms| (ms, false))).map(|(ms, learned)| (now.saturating_add(ms), learned))
     }
 
@@ -1105,10 +1106,15 @@ impl Call {
                 let entries: Vec<usize> = members.iter().map(|m| self.entry_target(m)).collect();
                 let health = lock(&self.health);
                 let median = |t: usize| health.latency_percentile(&self.config.targets[t].name, 50.0, 1).unwrap_or(0);
-                let mut order: Vec<(u64, usize)> = entries.iter().enumerate().map(|(m, t)| (median(*t), m)).collect();
+                let medians: Vec<u64> = entries.iter().map(|t| median(*t)).collect();
                 drop(health);
-                order.sort_unstable();
-                let mut order: Vec<usize> = order.into_iter().map(|(_, m)| m).collect();
+                // Members by median, ties in config order: an insertion sort, smaller in the wasm
+                // than the standard one, over a handful of members.
+                let mut order: Vec<usize> = Vec::with_capacity(medians.len());
+                for m in 0..medians.len() {
+                    let at = order.iter().position(|o| medians[*o] > medians[m]).unwrap_or(order.len());
+                    order.insert(at, m);
+                }
                 if order.len() > 1 && self.random.next_unit() < EXPLORE_SHARE {
                     let pick = 1 + (self.random.next_unit() * (order.len() - 1) as f64) as usize;
                     let explored = order.remove(pick.min(order.len() - 1));

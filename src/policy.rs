@@ -49,7 +49,8 @@ pub const EXPLORE_SHARE: f64 = 0.05;
 /// next member starts too, and the first to show content wins.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hedge {
-    /// A fixed threshold; with `after_percentile`, the one used until enough is learned.
+    /// A fixed threshold; with `after_percentile`, the one used until enough is learned, and
+    /// the most a learned one may be.
     pub after_ms: Option<u64>,
     /// The threshold learned from the target's recent times to first token: this percentile
     /// of them (0 < p < 100), never below `floor_ms`, once `min_samples` are known.

@@ -295,6 +295,16 @@ fn a_learned_threshold_applies_once_enough_is_known_and_never_below_its_floor() 
     sim.scripts.insert("p".into(), vec![shows_at(3000)]);
     let run = sim.run("chat", stream());
     assert_eq!(hedges(&run), vec![("p".into(), "b".into(), 2, 150, true)]);
+
+    // A target slow for a while teaches a threshold past afterMs, which caps it.
+    let route = r#"{"fallback": ["p", "b"], "hedge": {"afterPercentile": 50, "afterMs": 1000, "minSamples": 3}}"#;
+    let mut sim = Sim::new(&config(route, "")).script("b", vec![shows_at(1)]).script("p", vec![shows_at(4000)]);
+    for _ in 0..3 {
+        sim.run("chat", stream());
+    }
+    sim.scripts.insert("p".into(), vec![Behavior::Stall]);
+    let run = sim.run("chat", stream());
+    assert_eq!(hedges(&run), vec![("p".into(), "b".into(), 2, 1000, true)]);
 }
 
 #[test]

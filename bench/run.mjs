@@ -1,5 +1,5 @@
 // make bench: fault scenarios, cost when nothing fails, limit accuracy in four runtimes, deadlines
-// under load, a flapping primary, then the report (bench/RESULTS.md, bench/results.svg). Each
+// under load, a flapping primary, a long tail (hedging), then the report (bench/RESULTS.md, bench/results.svg). Each
 // part runs in its own process, one at a time, so no part's timings share the CPU with another's.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -22,6 +22,7 @@ const parts = [
   ["limit accuracy (node, deno, workerd, chromium)", ["accuracy.mjs"]],
   ["deadlines under load (node, deno, workerd)", ["load.mjs"]],
   ["a flapping primary (60 s)", ["flapping.mjs"]],
+  ["a long tail: hedging and fastest (1,000 calls per route)", ["tail.mjs"]],
 ];
 const seconds = {};
 console.log(`== bench on ${runtimeLine()}`);

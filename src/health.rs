@@ -110,7 +110,7 @@ struct Breaker {
     /// Shared through a store: a probe the store granted, not yet taken by a call.
     granted_probe: bool,
     /// Recent times to first token in ms, oldest first (see [`latency_sample`]).
-    latency: VecDeque<u32>,
+    latency: Vec<u32>,
 }
 
 impl Default for Breaker {
@@ -122,7 +122,7 @@ impl Default for Breaker {
             last_failure: None,
             refreshed_at: None,
             granted_probe: false,
-            latency: VecDeque::new(),
+            latency: Vec::new(),
         }
     }
 }
@@ -227,9 +227,9 @@ impl Health {
     pub fn record_latency(&mut self, target: &str, ms: u64) {
         let samples = &mut breaker(&mut self.breakers, target).latency;
         if samples.len() == MAX_LATENCY_SAMPLES {
-            samples.pop_front();
+            samples.remove(0);
         }
-        samples.push_back(u32::try_from(ms).unwrap_or(u32::MAX));
+        samples.push(u32::try_from(ms).unwrap_or(u32::MAX));
     }
 
     /// The `percentile` (0 to 100) of `target`'s recent times to first token (nearest rank),
@@ -265,7 +265,7 @@ impl Health {
                     probe,
                     reopens_in_ms,
                     last_failure: b.last_failure.clone().map(FailureInfo),
-                    latency_ms: b.latency.iter().copied().collect(),
+                    latency_ms: b.latency.clone(),
                 }
             })
             .collect();
@@ -296,7 +296,7 @@ impl Health {
                 b.last_failure = Some(f.clone());
             }
             if !t.latency_ms.is_empty() {
-                b.latency = t.latency_ms.iter().copied().collect();
+                b.latency.clone_from(&t.latency_ms);
             }
             b.refreshed_at = Some(now);
         }
@@ -326,7 +326,8 @@ impl Health {
         let targets = targets
             .iter()
             .map(|t| {
-                let b = self.breakers.get(t).cloned().unwrap_or_default();
+                let fresh = Breaker::default();
+                let b = self.breakers.get(t).unwrap_or(&fresh);
                 let window = self.policy.map_or(0, |p| p.window_ms);
                 let recent: Vec<bool> =
                     b.window.iter().filter(|(at, _)| at.saturating_add(window) > now).map(|(_, f)| *f).collect();
@@ -340,7 +341,7 @@ impl Health {
                     reopens_in_ms,
                     consecutive_failures: b.consecutive,
                     window: WindowCounts { outcomes: recent.len(), failures: recent.iter().filter(|f| **f).count() },
-                    last_failure: b.last_failure.map(FailureInfo),
+                    last_failure: b.last_failure.clone().map(FailureInfo),
                 }
             })
             .collect();
@@ -619,18 +620,21 @@ pub fn read_view(v: &Value) -> Result<HealthView, String> {
                 ),
             };
             let last_failure = t.get("lastFailure").and_then(read_cause).map(FailureInfo);
-            let latency_ms = match t.get("ttftMs") {
-                None | Some(Value::Null) => Vec::new(),
-                Some(Value::Array(list)) => list
-                    .iter()
-                    .rev()
-                    .take(MAX_LATENCY_SAMPLES)
-                    .rev()
-                    .map(|n| n.as_u64().map(|n| n.min(u64::from(u32::MAX)) as u32))
-                    .collect::<Option<_>>()
-                    .ok_or_else(|| at("ttftMs must be a list of whole milliseconds"))?,
-                Some(_) => return Err(at("ttftMs must be a list of whole milliseconds")),
-            };
+            let mut latency_ms = Vec::new();
+            match t.get("ttftMs") {
+                None | Some(Value::Null) => {}
+                Some(Value::Array(list)) if list.len() <= MAX_LATENCY_SAMPLES => {
+                    for n in list {
+                        let ms = n.as_u64().ok_or_else(|| at("ttftMs must be a list of whole milliseconds"))?;
+                        latency_ms.push(ms.min(u64::from(u32::MAX)) as u32);
+                    }
+                }
+                Some(_) => {
+                    return Err(at(&format!(
+                        "ttftMs must be a list of at most {MAX_LATENCY_SAMPLES} whole milliseconds"
+                    )))
+                }
+            }
             Ok(TargetView { target: target.to_string(), state, probe, reopens_in_ms, last_failure, latency_ms })
         })
         .collect::<Result<_, String>>()?;

@@ -5,14 +5,16 @@
 // The targets are 165 KB for the Baton and 191 KB for the gateway (Portkey's Worker bundle,
 // minified and gzipped). The budgets below hold what has been reached so far (166.4 KB and
 // 213.5 KB), a little above it, so nothing grows back while the rest is cut; lower them as it is.
+// Hedging and the fastest strategy (issue 30: two legs in flight, learned thresholds) added
+// 4.9 KB to the Baton (171.3 KB) and 4.6 KB to the gateway (218.2 KB): 4,000 bytes more each.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { entrySizes } from "./package_size.mjs";
 
 /** Bytes, gzipped, js + wasm, per entry. */
 const BUDGETS = {
-  "llm-baton (Baton)": 168_000,
-  "llm-baton/gateway (createGateway)": 215_000,
+  "llm-baton (Baton)": 172_000,
+  "llm-baton/gateway (createGateway)": 219_000,
 };
 
 test("each entry's download stays within its budget", async () => {

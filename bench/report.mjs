@@ -1,4 +1,4 @@
-// Turns bench/.work/{faults,cost,coldstart,accuracy,load,flapping,gateway}.json into bench/RESULTS.md and bench/results.svg.
+// Turns bench/.work/{faults,cost,coldstart,accuracy,load,flapping,gateway,tail}.json into bench/RESULTS.md and bench/results.svg.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import os from "node:os";
@@ -15,6 +15,7 @@ const acc = load("accuracy.json");
 const underLoad = load("load.json");
 const flapping = load("flapping.json");
 const gateways = load("gateway.json");
+const tail = load("tail.json");
 const meta = load("meta.json") ?? {};
 
 const ver = (p) => { try { return JSON.parse(readFileSync(`${here}node_modules/${p}/package.json`, "utf8")).version; } catch { return "?"; } };
@@ -39,7 +40,7 @@ md.push(`# llm-baton benchmark results`, ``,
   `Each peer is at its newest release (pinned in bench/package-lock.json); several need Node 22 or later (openai 7, ai 7, @ai-sdk/openai 4, ai-fallback 3, p-retry 9; eventsource-parser 4 needs 22.12), so every Node part here runs on Node ${process.version}.`, ``,
   `Everything runs against the scripted provider (tests/provider) on 127.0.0.1; no external network. Reproduce with \`make bench\` (about ${meta.totalSeconds ? Math.ceil(meta.totalSeconds / 60) : 5} minutes here).`, ``);
 // The machine may be shared with other work: its load during each part, next to the figures.
-const loads = [["fault scenarios", faults], ["cost when nothing fails", cost], ["limit accuracy", acc], ["deadlines under load", underLoad], ["a flapping primary", flapping]]
+const loads = [["fault scenarios", faults], ["cost when nothing fails", cost], ["limit accuracy", acc], ["deadlines under load", underLoad], ["a flapping primary", flapping], ["a long tail", tail]]
   .filter(([, part]) => part?.load).map(([name, part]) => `${name} ${part.load.join(" -> ")}`);
 if (loads.length) {
   md.push(`Load: this ${os.cpus().length}-core machine was shared with other builds and test runs while the bench ran, so timings carry their noise. 1-minute load average at the start -> end of each part: ${loads.join("; ")}.`, ``);
@@ -266,6 +267,21 @@ if (gateways) {
     const r = deno("stream-16").perSecond / cellOf("workerd", "stream-16").perSecond;
     targets.push(["gateway in workerd within 1.5x of Deno (streams/s, 16 connections)", `Deno ${r.toFixed(2)}x workerd`, r <= 1.5]);
   }
+// ---- A long tail -------------------------------------------------------------------------------
+if (tail) {
+  const T = tail;
+  const [base] = T.runs;
+  md.push(`## 7. A long tail: hedging and fastest (issue 30, Node ${T.node ?? "?"})`, ``,
+    `Two members whose time to first token is heavy-tailed (log-normal around 300 ms, 3% of answers 0.8 to 4 s), the first also slow (2 to 3 s) for calls ${T.slow.from} to ${T.slow.from + T.slow.calls - 1}; ${T.calls} streamed calls per route, ${T.concurrency} at a time, every route at once on its own scenarios (bench/tail.mjs). ` +
+    `Time to first token is measured by the caller (call start to the first text item). Extra requests = legs beyond one per call (hedges, failovers). The sequential fallback with a first-token limit is what the peers can do.`, ``,
+    `| route | p50 | p95 | p99 | p99 vs no hedge | extra upstream requests | p50 while the first member is slow | served by the second |`, `|---|---|---|---|---|---|---|---|`);
+  for (const r of T.runs) md.push(`| ${r.name} | ${r.p50} ms | ${r.p95} ms | ${r.p99} ms | ${(base.p99 / r.p99).toFixed(1)}x lower | ${r.extraRequests} (${(100 * r.extraShare).toFixed(1)}%) | ${r.slowPhaseP50} ms | ${r.servedByB} |`);
+  const hedged = T.runs.filter((r) => r.name.startsWith("hedge"));
+  const best = hedged.reduce((a, r) => (r.p99 < a.p99 ? r : a), hedged[0]);
+  targets.push(["long tail: p99 time to first token >= 3x lower than no hedge, <= 10% extra requests",
+    hedged.map((r) => `${r.name}: ${(base.p99 / r.p99).toFixed(1)}x, ${(100 * r.extraShare).toFixed(1)}% extra`).join("; "),
+    hedged.some((r) => base.p99 / r.p99 >= 3 && r.extraShare <= 0.1)]);
+  md.push(``, `The best hedged route here: ${best.name}, p99 ${best.p99} ms against ${base.p99} ms without a hedge.`, ``);
 }
 
 // ---- Targets ----------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // make bench: fault scenarios, cost when nothing fails, limit accuracy in four runtimes, deadlines
-// under load, a flapping primary, the gateway against the gateways people deploy, then the report
-// (bench/RESULTS.md, bench/results.svg). Each part runs in its own process, one at a time, so no
-// part's timings share the CPU with another's.
+// under load, a flapping primary, the gateway against the gateways people deploy, a long tail
+// (hedging), then the report (bench/RESULTS.md, bench/results.svg). Each part runs in its own
+// process, one at a time, so no part's timings share the CPU with another's.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -24,6 +24,7 @@ const parts = [
   ["deadlines under load (node, deno, workerd)", ["load.mjs"]],
   ["a flapping primary (60 s)", ["flapping.mjs"]],
   ["the gateway against Portkey and LiteLLM", ["gateway.mjs"]],
+  ["a long tail: hedging and fastest (1,000 calls per route)", ["tail.mjs"]],
 ];
 const seconds = {};
 console.log(`== bench on ${runtimeLine()}`);

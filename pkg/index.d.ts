@@ -115,6 +115,28 @@ export interface FallbackStrategy {
   fallbackOn?: Condition[];
   /** What a stream that broke after its first visible content does (default: it ends). */
   afterStart?: AfterStart;
+  /** Race the next member against one that has shown nothing yet (docs/hedging.md). */
+  hedge?: Hedge;
+}
+
+/**
+ * Hedging (docs/hedging.md): when the member in flight has shown no content by the threshold,
+ * the next member starts too; the first to show content wins and every other leg is aborted
+ * (its leg's outcome is "lost", no failure for its breaker). Each hedge spends a unit of the
+ * retry budget and is refused, with a "warning" event, when none is left. Give `afterMs`,
+ * `afterPercentile`, or both (`afterMs` until enough is learned).
+ */
+export interface Hedge {
+  /** A fixed threshold in ms; with `afterPercentile`, the one used until enough is learned, and the latest a learned one may be. */
+  afterMs?: number;
+  /** This percentile (1 to 99.9) of the target's recent times to first token. */
+  afterPercentile?: number;
+  /** A learned threshold is never below this. Default 100. */
+  floorMs?: number;
+  /** Times to first token a target must have shown before a learned threshold applies (1 to 64). Default 20. */
+  minSamples?: number;
+  /** Hedges per call, 1 to 10. Default 1. */
+  max?: number;
 }
 
 /**
@@ -144,8 +166,18 @@ export interface RoundRobinStrategy {
   weights?: number[];
 }
 
+/**
+ * Each call tries first the member with the lowest recent median time to first token (one not
+ * yet measured goes first, to learn it), then the others in that order, as a fallback would;
+ * one call in twenty puts another member first, so a member that got faster is noticed. The
+ * times are shared through a health store, like the breakers.
+ */
+export interface FastestStrategy {
+  fastest: Strategy[];
+}
+
 /** A target name, another route's name, or a nested strategy. */
-export type Strategy = string | RetryStrategy | FallbackStrategy | RoundRobinStrategy;
+export type Strategy = string | RetryStrategy | FallbackStrategy | RoundRobinStrategy | FastestStrategy;
 
 /** The `gateway` section, read by `createGateway` (and ignored by `Baton`). */
 export interface GatewayConfig {
@@ -214,7 +246,8 @@ export interface HealthSnapshot {
 
 /** A health store's answer about some targets (times relative to when it answered). */
 export interface HealthView {
-  targets: { target: string; state: "closed" | "open" | "half_open"; probe: boolean; reopensInMs?: number; lastFailure?: Cause }[];
+  /** `ttftMs`: the target's recent times to first token, oldest first (for hedging and `fastest`). */
+  targets: { target: string; state: "closed" | "open" | "half_open"; probe: boolean; reopensInMs?: number; lastFailure?: Cause; ttftMs?: number[] }[];
   /** The retry budget's balance for everyone sharing the store (absent without a budget). */
   retryBudget?: number;
 }
@@ -426,7 +459,8 @@ export interface AssistantMessage {
   toolCalls?: ToolCall[];
 }
 
-export type LegOutcome = "ok" | "http" | "timeout" | "transport" | "cancelled" | "protocol";
+/** "lost": another leg of a hedge showed content first, and this one was aborted. */
+export type LegOutcome = "ok" | "lost" | "http" | "timeout" | "transport" | "cancelled" | "protocol";
 
 /** Which limit fired: the call's deadline or one of the attempt's limits. */
 export type TimeoutKind = "deadline" | "total" | "headers" | "first_token" | "idle";
@@ -517,6 +551,8 @@ export type CallEvent =
   | { type: "attempt"; target: string; attempt: number }
   | { type: "retry"; target: string; attempt: number; of: number; delayMs: number; cause: Cause }
   | { type: "failover"; from: string; to: string; cause: Cause }
+  /** Attempt `attempt` on `to` starts beside `from`'s, which showed nothing in `afterMs`. */
+  | { type: "hedge"; from: string; to: string; attempt: number; afterMs: number; threshold: "fixed" | "learned" }
   | { type: "leg"; leg: Leg; cause?: Cause }
   /** A member was passed over: its circuit breaker is open. */
   | { type: "skip"; target: string; reason: string; reopensInMs: number; cause?: Cause }

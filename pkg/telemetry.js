@@ -454,6 +454,16 @@ class CallTrace {
         case "failover":
           this.#spanEvent("baton.failover", { "baton.from": event.from, "baton.to": event.to, ...causeAttributes(event.cause) });
           break;
+        // Both attempts' spans stay open side by side; the loser's ends with outcome "lost".
+        case "hedge":
+          this.#spanEvent("baton.hedge", {
+            "baton.from": event.from,
+            "baton.to": event.to,
+            "baton.attempt": event.attempt,
+            "baton.hedge.after_ms": event.afterMs,
+            "baton.hedge.threshold": event.threshold,
+          });
+          break;
         case "skip":
           this.#spanEvent("baton.skip", {
             "baton.target": event.target,

@@ -41,6 +41,8 @@ pub struct Config {
     pub gateway: GatewayConfig,
     /// How many round-robin nodes the routes hold (each keeps its own rotation).
     pub round_robin_nodes: usize,
+    /// How many fastest nodes the routes hold (each call ranks each one's members).
+    pub fastest_nodes: usize,
     /// Breakers and the retry budget; `None` when the config says `"health": false`.
     pub health: Option<HealthPolicy>,
 }
@@ -75,7 +77,7 @@ impl Config {
         for name in raw_routes.keys() {
             builder.route(name, &child("routes", name))?;
         }
-        let round_robin_nodes = builder.round_robin_nodes;
+        let (round_robin_nodes, fastest_nodes) = (builder.round_robin_nodes, builder.fastest_nodes);
         let routes = builder.done;
 
         let deadline_ms = root.opt_ms("deadlineMs", "omit it for no deadline")?;
@@ -88,7 +90,7 @@ impl Config {
             Some(Value::Bool(false)) => None,
             Some(v) => Some(parse_health(v)?),
         };
-        Ok(Config { targets, routes, deadline_ms, gateway, round_robin_nodes, health })
+        Ok(Config { targets, routes, deadline_ms, gateway, round_robin_nodes, fastest_nodes, health })
     }
 
     /// Every secret the config holds, for the [`Redactor`](crate::secret::Redactor): each
@@ -121,9 +123,9 @@ impl Config {
             match s {
                 Strategy::Target(i) => reached[*i] = true,
                 Strategy::Retry(p) => mark(&p.inner, reached),
-                Strategy::Fallback { members, .. } | Strategy::RoundRobin { members, .. } => {
-                    members.iter().for_each(|m| mark(m, reached))
-                }
+                Strategy::Fallback { members, .. }
+                | Strategy::RoundRobin { members, .. }
+                | Strategy::Fastest { members, .. } => members.iter().for_each(|m| mark(m, reached)),
             }
         }
         let mut reached = vec![false; self.targets.len()];

@@ -18,6 +18,18 @@
 //! A resume that fails ends the call with the break that caused it, never with its own error,
 //! and every leg records the tokens its provider reported, so the caller can see what was billed.
 //!
+//! A fallback with `hedge` races its members: when the attempt in flight has shown nothing by
+//! the threshold (`afterMs`, or a percentile of the target's recent times to first token kept in
+//! [`Health`]), the next member starts beside it, and both are in flight (the driver runs one
+//! future per `Send`). The first leg whose delta carries content (or whose whole answer comes)
+//! wins: every other leg is aborted in that instant, its leg recorded as `lost`, which is no
+//! failure for its breaker, and only then does the winner's content pass, so nothing is shown
+//! twice. The earlier attempts are `racers` beside the running one; one deadline bounds them all,
+//! and each keeps its own member limits. A racer that fails drops out; a running hedge that
+//! fails goes through the gate as any attempt would (its retry, the next member), and when that
+//! would end the call while a racer is still in flight, the racer carries on instead. A hedge
+//! spends from the retry budget, and none starts once the stream committed.
+//!
 //! Calls learn from each other through the `Baton`'s [`Health`]: every leg is reported to its
 //! target's breaker, and a call takes each target's admission once, when it first reaches it, so
 //! what one call learns changes later calls, never the attempts of the call itself. Retries spend
@@ -32,9 +44,9 @@ use crate::chat::{Answer, Delta, Usage};
 use crate::config::{Config, FieldError, Timeouts};
 use crate::delivery::Delivery;
 use crate::gate::{self, Move};
-use crate::health::{Admission, Health, HealthSnapshot, HealthView, Outcome};
+use crate::health::{latency_sample, Admission, Health, HealthSnapshot, HealthView, Outcome};
 use crate::outcome::{Failure, FailureInfo, Limit};
-use crate::policy::{AfterStart, ResumeMode, Strategy};
+use crate::policy::{AfterStart, Hedge, ResumeMode, Strategy, EXPLORE_SHARE};
 use crate::record::{Event, Leg, ResumedFrom};
 use crate::secret::Redactor;
 use crate::value::plain_f64;
@@ -243,6 +255,7 @@ impl Baton {
             admissions: vec![None; self.config.targets.len()],
             root,
             round_robin_picks: picks,
+            fastest_orders: vec![Vec::new(); self.config.fastest_nodes],
             frames: Vec::new(),
             budget: Budget::starting(now.saturating_sub(options.waited_ms), deadline_ms),
             started_at: now,
@@ -255,10 +268,18 @@ impl Baton {
             broken: None,
             splice: None,
             state: State::Done,
+            racers: Vec::new(),
+            hedges: 0,
+            attempts: 0,
             legs: Vec::new(),
             actions: VecDeque::new(),
             random,
         };
+        if self.config.fastest_nodes > 0 {
+            let root = std::mem::replace(&mut call.root, Strategy::Target(0));
+            call.rank_fastest(&root);
+            call.root = root;
+        }
         call.start_leg(now, None);
         Ok(call)
     }
@@ -268,7 +289,9 @@ impl Baton {
         match s {
             Strategy::Target(_) => {}
             Strategy::Retry(p) => self.pick_round_robins(&p.inner, picks),
-            Strategy::Fallback { members, .. } => members.iter().for_each(|m| self.pick_round_robins(m, picks)),
+            Strategy::Fallback { members, .. } | Strategy::Fastest { members, .. } => {
+                members.iter().for_each(|m| self.pick_round_robins(m, picks))
+            }
             Strategy::RoundRobin { members, weights, node } => {
                 let pick = self.rotations[*node].next(weights);
                 picks[*node] = pick;
@@ -314,6 +337,11 @@ enum Frame {
     RoundRobin {
         member: usize,
     },
+    /// The member at `position` of its node's ranking (`Call::fastest_orders`) is running.
+    Fastest {
+        position: usize,
+        member: usize,
+    },
 }
 
 #[derive(Debug)]
@@ -338,6 +366,9 @@ struct Attempt {
     /// The token counts its provider reported so far.
     usage: Option<Usage>,
     resumed_from: Option<ResumedFrom>,
+    /// When the next member of a hedging fallback starts beside this attempt if it has shown
+    /// nothing, and whether that threshold was learned.
+    hedge_at: Option<(u64, bool)>,
 }
 
 impl Attempt {
@@ -347,6 +378,25 @@ impl Attempt {
             self.usage = Some(self.usage.unwrap_or_default().updated_by(usage));
         }
     }
+}
+
+/// An attempt a hedge raced past, still in flight: it wins if it shows content first.
+#[derive(Debug)]
+struct Racer {
+    attempt: Attempt,
+    /// Where it stands in the strategy tree, for when it wins.
+    frames: Vec<Frame>,
+    /// The depth of the hedging fallback's frame.
+    depth: usize,
+}
+
+/// How an attempt ended, for its leg.
+#[derive(Clone, Copy)]
+enum LegEnd<'a> {
+    Ok,
+    /// Another leg of a hedge showed content first: aborted, no word on the target's health.
+    Lost,
+    Failed(&'a Failure),
 }
 
 /// A stream that broke after its start and is being resumed: kept until a resuming attempt
@@ -371,6 +421,8 @@ pub struct Call {
     admissions: Vec<Option<Admission>>,
     root: Strategy,
     round_robin_picks: Vec<usize>,
+    /// Each fastest node's members, fastest first, ranked when the call starts.
+    fastest_orders: Vec<Vec<usize>>,
     frames: Vec<Frame>,
     budget: Budget,
     started_at: u64,
@@ -386,6 +438,13 @@ pub struct Call {
     /// Announced before a resuming attempt's first content.
     splice: Option<Splice>,
     state: State,
+    /// Earlier attempts a hedge raced past, still in flight (none once a leg showed content).
+    racers: Vec<Racer>,
+    /// Hedges started so far.
+    hedges: u32,
+    /// Attempts sent so far.
+    attempts: u32,
+    /// One per attempt that ended, in the order they ended.
     legs: Vec<Leg>,
     actions: VecDeque<Action>,
     random: Box<dyn RandomSource>,
@@ -397,6 +456,7 @@ impl std::fmt::Debug for Call {
             .field("frames", &self.frames)
             .field("budget", &self.budget)
             .field("state", &self.state)
+            .field("racers", &self.racers)
             .field("committed", &self.committed)
             .field("resumes", &self.resumes)
             .field("legs", &self.legs)
@@ -412,11 +472,12 @@ impl Call {
 
     /// When the engine must next be woken with [`Call::handle_timeout`], if ever.
     pub fn poll_timeout(&self) -> Option<u64> {
-        match &self.state {
-            State::Attempting(a) => self.expiry(a).map(|(at, _)| at),
+        let own = match &self.state {
+            State::Attempting(a) => self.expiry(a).map(|(at, _)| at).into_iter().chain(a.hedge_at.map(|h| h.0)).min(),
             State::Backoff { until } => Some(*until),
             State::Done => None,
-        }
+        };
+        self.racers.iter().filter_map(|r| self.expiry(&r.attempt).map(|(at, _)| at)).chain(own).min()
     }
 
     /// Time passed: end whatever is due at `now`.
@@ -449,6 +510,9 @@ impl Call {
             let Some(target) = self.current(attempt).map(|a| a.target) else { break };
             let target = &self.config.targets[target];
             delta.name_issuer(target.format.as_str(), &target.model);
+            if !matches!(delta, Delta::Usage { .. } | Delta::Skipped { .. }) {
+                self.win(attempt, now);
+            }
             let Some(a) = self.current(attempt) else { break };
             let result = match delta {
                 Delta::Usage { usage } => {
@@ -501,6 +565,9 @@ impl Call {
             let target = &self.config.targets[target];
             answer.name_issuer(target.format.as_str(), &target.model);
         }
+        if self.current(attempt).is_some() {
+            self.win(attempt, now);
+        }
         if let Some(a) = self.current(attempt) {
             a.note_usage(answer.usage);
             let a = *a;
@@ -514,7 +581,11 @@ impl Call {
     pub fn on_failure(&mut self, attempt: AttemptId, now: u64, failure: Failure) {
         let failure = self.redactor.redact_failure(failure);
         self.settle(now);
-        if let Some(a) = self.current(attempt).copied() {
+        if let Some(i) = self.racers.iter().position(|r| r.attempt.id == attempt) {
+            // A raced-past attempt failed: the legs still running go on without it.
+            let racer = self.racers.remove(i);
+            self.close_leg(&racer.attempt, now, LegEnd::Failed(&failure));
+        } else if let Some(a) = self.current(attempt).copied() {
             self.fail(a, now, failure);
         }
     }
@@ -522,15 +593,127 @@ impl Call {
     /// The caller cancelled: abort any attempt, end the call with `cancelled` at once.
     pub fn cancel(&mut self, now: u64) {
         self.settle(now);
+        for racer in std::mem::take(&mut self.racers) {
+            self.actions.push_back(Action::Abort { attempt: racer.attempt.id, failure: Failure::Cancelled });
+            self.close_leg(&racer.attempt, now, LegEnd::Failed(&Failure::Cancelled));
+        }
         match std::mem::replace(&mut self.state, State::Done) {
             State::Done => {}
             State::Attempting(a) => {
                 self.actions.push_back(Action::Abort { attempt: a.id, failure: Failure::Cancelled });
-                self.close_leg(&a, now, Some(&Failure::Cancelled));
+                self.close_leg(&a, now, LegEnd::Failed(&Failure::Cancelled));
                 self.finish_err(Failure::Cancelled);
             }
             State::Backoff { .. } => self.finish_err(Failure::Cancelled),
         }
+    }
+
+    /// The attempt's first content (or its whole answer) decides a hedge's race: every other
+    /// leg is aborted at once and lost, and the call goes on with this one alone, which is never
+    /// hedged from here on. The race is decided by the first delta that carries content, a tool
+    /// call's opening name included (shown only once its arguments follow), so that nothing a
+    /// losing leg sent is ever held or shown.
+    fn win(&mut self, id: AttemptId, now: u64) {
+        if let Some(i) = self.racers.iter().position(|r| r.attempt.id == id) {
+            let winner = self.racers.remove(i);
+            if let State::Attempting(frontier) = std::mem::replace(&mut self.state, State::Attempting(winner.attempt)) {
+                self.lose(&frontier, now);
+            }
+            self.frames = winner.frames;
+        }
+        for racer in std::mem::take(&mut self.racers) {
+            self.lose(&racer.attempt, now);
+        }
+        if let State::Attempting(a) = &mut self.state {
+            a.hedge_at = None;
+        }
+    }
+
+    fn lose(&mut self, a: &Attempt, now: u64) {
+        self.actions.push_back(Action::Abort { attempt: a.id, failure: Failure::Cancelled });
+        self.close_leg(a, now, LegEnd::Lost);
+    }
+
+    /// The innermost fallback with `hedge` above the current target that has a member after
+    /// the one running: its depth, its policy and that member.
+    fn hedge_node(&self) -> Option<(usize, Hedge, usize)> {
+        (0..self.frames.len()).rev().find_map(|d| match (self.node(d), self.frames[d]) {
+            (Strategy::Fallback { members, hedge: Some(policy), .. }, Frame::Fallback { member })
+                if member + 1 < members.len() =>
+            {
+                Some((d, **policy, member))
+            }
+            _ => None,
+        })
+    }
+
+    /// When an attempt on `target` sent at `now` is hedged, if it shows nothing: the learned
+    /// threshold (the percentile of the target's recent times to first token, at least the
+    /// floor, at most `afterMs`: a target slow for a while would otherwise push its own
+    /// threshold up) once enough is known, else `afterMs`. Never after the stream committed, nor
+    /// past the hedging fallback's `max`.
+    fn hedge_at(&self, target: usize, now: u64) -> Option<(u64, bool)> {
+        let (_, policy, _) = self.hedge_node().filter(|(_, p, _)| !self.committed && self.hedges < p.max)?;
+        let name = &self.config.targets[target].name;
+        let learned = policy
+            .after_percentile
+            .and_then(|p| lock(&self.health).latency_percentile(name, p, policy.min_samples))
+            .map(|ms| (ms.max(policy.floor_ms).min(policy.after_ms.unwrap_or(u64::MAX)), true));
+        learned.or(policy.after_ms.map(|ms| (ms, false))).map(|(ms, learned)| (now.saturating_add(ms), learned))
+    }
+
+    /// The attempt `a` has shown nothing by its hedge threshold: the next admitted member of the
+    /// hedging fallback starts beside it, and `a` races on. A hedge spends from the retry budget
+    /// and is refused, with a warning, when the budget is spent.
+    fn hedge(&mut self, a: Attempt, now: u64, learned: bool) {
+        if let State::Attempting(running) = &mut self.state {
+            running.hedge_at = None;
+        }
+        let Some((depth, _, member)) = self.hedge_node() else { return };
+        let Strategy::Fallback { members, .. } = self.node(depth) else { return };
+        let members = members.len();
+        let raced = std::mem::take(&mut self.frames);
+        let mut next = member + 1;
+        let target = loop {
+            self.frames = raced[..depth].to_vec();
+            self.frames.push(Frame::Fallback { member: next });
+            let target = self.descend();
+            match self.admission(target, now) {
+                Admission::Skip { reopens_in_ms, cause } => self.skip_event(target, reopens_in_ms, cause),
+                _ => break target,
+            }
+            next += 1;
+            if next == members {
+                self.frames = raced;
+                return;
+            }
+        };
+        let from = self.config.targets[a.target].name.clone();
+        if !lock(&self.health).try_spend_retry(now) {
+            let message = format!("not hedged: {}; {from} goes on alone", budget_spent(&self.config));
+            self.event(Event::Warning { target: from, attempt: a.id.0, message });
+            self.frames = raced;
+            return;
+        }
+        self.hedges += 1;
+        self.racers.push(Racer { attempt: Attempt { hedge_at: None, ..a }, frames: raced, depth });
+        let to = self.config.targets[target].name.clone();
+        let after_ms = now - a.started_at;
+        self.event(Event::Hedge { from, to, attempt: self.next_attempt_id().0, after_ms, learned });
+        self.send(now, target, None, None);
+    }
+
+    /// The call would end with an error while an attempt a hedge raced past is still in flight:
+    /// that attempt goes on as the call's only one, past every member of its hedging fallback.
+    /// False when there is none.
+    fn promote_racer(&mut self) -> bool {
+        let Some(racer) = self.racers.pop() else { return false };
+        let Strategy::Fallback { members, .. } = node_at(&self.root, &racer.frames, racer.depth) else { return false };
+        let last = members.len() - 1;
+        self.frames = racer.frames[..racer.depth].to_vec();
+        self.frames.push(Frame::Fallback { member: last });
+        self.state = State::Attempting(racer.attempt);
+        true
     }
 
     /// A stream's first delivery commits it to `attempt`: nothing is retried from here on.
@@ -597,13 +780,16 @@ impl Call {
     }
 
     fn succeed(&mut self, a: Attempt, now: u64, mut answer: Answer) {
-        self.close_leg(&a, now, None);
+        self.close_leg(&a, now, LegEnd::Ok);
         self.state = State::Done;
         if self.contributors.is_empty() {
             self.contributors.push((a.id, a.target));
         }
-        let usages: Vec<Option<Usage>> =
-            self.contributors.iter().map(|(id, _)| self.legs[id.0 as usize - 1].usage).collect();
+        let usages: Vec<Option<Usage>> = self
+            .contributors
+            .iter()
+            .map(|(id, _)| self.legs.iter().find(|l| l.attempt == id.0).and_then(|l| l.usage))
+            .collect();
         answer.usage = Usage {
             input_tokens: usages[0].and_then(|u| u.input_tokens),
             output_tokens: usages.iter().map(|u| u.and_then(|u| u.output_tokens)).sum(),
@@ -620,11 +806,14 @@ impl Call {
         Usage::sum(self.legs.iter().filter_map(|l| l.usage))
     }
 
+    /// The attempt `id`, if it is still in flight (the running one or one a hedge raced past).
     fn current(&mut self, id: AttemptId) -> Option<&mut Attempt> {
-        match &mut self.state {
-            State::Attempting(a) if a.id == id => Some(a),
-            _ => None,
+        if let State::Attempting(a) = &mut self.state {
+            if a.id == id {
+                return Some(a);
+            }
         }
+        self.racers.iter_mut().map(|r| &mut r.attempt).find(|a| a.id == id)
     }
 
     /// The earliest limit that will end this attempt, and the failure it means. On a tie the
@@ -651,17 +840,28 @@ impl Call {
         })
     }
 
-    /// Ends everything already due at `now`, in order.
+    /// Ends everything already due at `now`, in order: raced-past attempts first, so that at the
+    /// deadline the running attempt's failure is the call's last word.
     fn settle(&mut self, now: u64) {
         loop {
+            let due = self.racers.iter().enumerate().find_map(|(i, r)| {
+                self.expiry(&r.attempt).filter(|(at, _)| now >= *at).map(|(_, failure)| (i, failure))
+            });
+            if let Some((i, failure)) = due {
+                let racer = self.racers.remove(i);
+                self.actions.push_back(Action::Abort { attempt: racer.attempt.id, failure: failure.clone() });
+                self.close_leg(&racer.attempt, now, LegEnd::Failed(&failure));
+                continue;
+            }
             match &self.state {
                 State::Attempting(a) => {
                     let a = *a;
-                    match self.expiry(&a) {
-                        Some((at, failure)) if now >= at => {
+                    match (self.expiry(&a), a.hedge_at) {
+                        (Some((at, failure)), _) if now >= at => {
                             self.actions.push_back(Action::Abort { attempt: a.id, failure: failure.clone() });
                             self.fail(a, now, failure);
                         }
+                        (_, Some((at, learned))) if now >= at => self.hedge(a, now, learned),
                         _ => return,
                     }
                 }
@@ -674,7 +874,7 @@ impl Call {
     /// Records the failed attempt, then asks each enclosing strategy, innermost first, whether
     /// it may try again; the first that may, does. Otherwise the call ends with this failure.
     fn fail(&mut self, a: Attempt, now: u64, failure: Failure) {
-        self.close_leg(&a, now, Some(&failure));
+        self.close_leg(&a, now, LegEnd::Failed(&failure));
         self.state = State::Done;
         if self.committed {
             if !self.resume(&a, now, &failure) {
@@ -706,7 +906,10 @@ impl Call {
                             if lock(&self.health).try_spend_retry(now) {
                                 Next::Retry { attempt, of: policy.attempts, delay_ms }
                             } else {
-                                let message = budget_spent_message(&self.config);
+                                let message = format!(
+                                    "not retried: {}; the failure goes to the next member or the caller",
+                                    budget_spent(&self.config)
+                                );
                                 self.event(Event::Warning { target: failed_target.clone(), attempt: a.id.0, message });
                                 Next::Up
                             }
@@ -718,7 +921,13 @@ impl Call {
                     if member + 1 < members.len()
                         && gate::allows(Move::Failover, &failure, self.committed, fallback_on.as_deref()) =>
                 {
-                    Next::Failover { member: member + 1 }
+                    Next::Failover { frame: Frame::Fallback { member: member + 1 } }
+                }
+                (Strategy::Fastest { members, node }, Frame::Fastest { position, .. })
+                    if position + 1 < members.len() && gate::allows(Move::Failover, &failure, self.committed, None) =>
+                {
+                    let member = self.fastest_orders[*node][position + 1];
+                    Next::Failover { frame: Frame::Fastest { position: position + 1, member } }
                 }
                 _ => Next::Up,
             };
@@ -732,9 +941,9 @@ impl Call {
                     self.settle(now);
                     return;
                 }
-                Next::Failover { member } => {
+                Next::Failover { frame } => {
                     lock(&self.health).spend_hop(now);
-                    self.frames[depth] = Frame::Fallback { member };
+                    self.frames[depth] = frame;
                     self.frames.truncate(depth + 1);
                     self.start_leg(now, Some((failed_target, failure)));
                     return;
@@ -883,6 +1092,43 @@ impl Call {
             Strategy::Retry(p) => self.entry_target(&p.inner),
             Strategy::Fallback { members, .. } => self.entry_target(&members[0]),
             Strategy::RoundRobin { members, node, .. } => self.entry_target(&members[self.round_robin_picks[*node]]),
+            Strategy::Fastest { members, node } => self.entry_target(&members[self.fastest_orders[*node][0]]),
+        }
+    }
+
+    /// Ranks the members of every fastest node in `s` by their entry target's median recent time
+    /// to first token, fastest first (a target with none known first of all, to learn it; ties in
+    /// config order). A share of calls ([`EXPLORE_SHARE`]) puts another member, drawn at random,
+    /// first: a member that got faster is noticed only if it is tried. Inner nodes first, since a
+    /// member's entry target depends on them.
+    fn rank_fastest(&mut self, s: &Strategy) {
+        match s {
+            Strategy::Target(_) => {}
+            Strategy::Retry(p) => self.rank_fastest(&p.inner),
+            Strategy::Fallback { members, .. } | Strategy::RoundRobin { members, .. } => {
+                members.iter().for_each(|m| self.rank_fastest(m))
+            }
+            Strategy::Fastest { members, node } => {
+                members.iter().for_each(|m| self.rank_fastest(m));
+                let entries: Vec<usize> = members.iter().map(|m| self.entry_target(m)).collect();
+                let health = lock(&self.health);
+                let median = |t: usize| health.latency_percentile(&self.config.targets[t].name, 50.0, 1).unwrap_or(0);
+                let medians: Vec<u64> = entries.iter().map(|t| median(*t)).collect();
+                drop(health);
+                // Members by median, ties in config order: an insertion sort, smaller in the wasm
+                // than the standard one, over a handful of members.
+                let mut order: Vec<usize> = Vec::with_capacity(medians.len());
+                for m in 0..medians.len() {
+                    let at = order.iter().position(|o| medians[*o] > medians[m]).unwrap_or(order.len());
+                    order.insert(at, m);
+                }
+                if order.len() > 1 && self.random.next_unit() < EXPLORE_SHARE {
+                    let pick = 1 + (self.random.next_unit() * (order.len() - 1) as f64) as usize;
+                    let explored = order.remove(pick.min(order.len() - 1));
+                    order.insert(0, explored);
+                }
+                self.fastest_orders[*node] = order;
+            }
         }
     }
 
@@ -893,6 +1139,9 @@ impl Call {
             (Strategy::Fallback { members, fallback_on, .. }, Frame::Fallback { member }) => {
                 member + 1 < members.len()
                     && gate::allows(Move::Failover, failure, self.committed, fallback_on.as_deref())
+            }
+            (Strategy::Fastest { members, .. }, Frame::Fastest { position, .. }) => {
+                position + 1 < members.len() && gate::allows(Move::Failover, failure, self.committed, None)
             }
             _ => false,
         })
@@ -945,18 +1194,13 @@ impl Call {
         loop {
             let target = self.descend();
             let Admission::Skip { reopens_in_ms, cause } = self.admission(target, now) else { return Ok(target) };
-            let name = self.config.targets[target].name.clone();
-            let reason = match &cause {
-                Some(f) => format!("its circuit breaker is open after {f}; it reopens in {reopens_in_ms} ms"),
-                None => format!("its circuit breaker is open; it reopens in {reopens_in_ms} ms"),
-            };
-            self.event(Event::Skip { target: name, reason, reopens_in_ms, cause: cause.clone().map(FailureInfo) });
+            self.skip_event(target, reopens_in_ms, cause.clone());
             skipped.push((target, self.frames.clone(), reopens_in_ms, cause));
             if self.move_past_skip() {
                 continue;
             }
             let more_than_one = skipped.iter().any(|s| s.0 != skipped[0].0);
-            if self.legs.is_empty() && more_than_one {
+            if self.attempts == 0 && more_than_one {
                 let soonest = skipped.iter().min_by_key(|s| s.2).map(|s| (s.0, s.1.clone())).expect("skipped one");
                 self.frames = soonest.1;
                 self.admissions[soonest.0] = Some(Admission::Pass);
@@ -979,6 +1223,15 @@ impl Call {
         }
     }
 
+    fn skip_event(&mut self, target: usize, reopens_in_ms: u64, cause: Option<Failure>) {
+        let name = self.config.targets[target].name.clone();
+        let reason = match &cause {
+            Some(f) => format!("its circuit breaker is open after {f}; it reopens in {reopens_in_ms} ms"),
+            None => format!("its circuit breaker is open; it reopens in {reopens_in_ms} ms"),
+        };
+        self.event(Event::Skip { target: name, reason, reopens_in_ms, cause: cause.map(FailureInfo) });
+    }
+
     /// After a skipped target: moves the innermost fallback to its next member, or a round robin
     /// to its next member not yet passed. False when no strategy has anything left.
     fn move_past_skip(&mut self) -> bool {
@@ -986,6 +1239,14 @@ impl Call {
             match (self.node(depth), self.frames[depth]) {
                 (Strategy::Fallback { members, .. }, Frame::Fallback { member }) if member + 1 < members.len() => {
                     self.frames[depth] = Frame::Fallback { member: member + 1 };
+                    self.frames.truncate(depth + 1);
+                    return true;
+                }
+                (Strategy::Fastest { members, node }, Frame::Fastest { position, .. })
+                    if position + 1 < members.len() =>
+                {
+                    let member = self.fastest_orders[*node][position + 1];
+                    self.frames[depth] = Frame::Fastest { position: position + 1, member };
                     self.frames.truncate(depth + 1);
                     return true;
                 }
@@ -1007,12 +1268,13 @@ impl Call {
     }
 
     fn next_attempt_id(&self) -> AttemptId {
-        AttemptId(self.legs.len() as u32 + 1)
+        AttemptId(self.attempts + 1)
     }
 
     /// Starts the next attempt on `target`.
     fn send(&mut self, now: u64, target: usize, resumed_from: Option<ResumedFrom>, prefill: Option<String>) {
         let id = self.next_attempt_id();
+        self.attempts += 1;
         self.delivery.drop_held();
         self.state = State::Attempting(Attempt {
             id,
@@ -1024,6 +1286,7 @@ impl Call {
             skipped_frames: 0,
             usage: None,
             resumed_from,
+            hedge_at: self.hedge_at(target, now),
         });
         let remaining_ms = self.budget.remaining(now);
         self.actions.push_back(Action::Send { attempt: id, target, prefill, remaining_ms });
@@ -1038,6 +1301,7 @@ impl Call {
                 Strategy::Retry(_) => Frame::Retry { attempt: 1 },
                 Strategy::Fallback { .. } => Frame::Fallback { member: 0 },
                 Strategy::RoundRobin { node, .. } => Frame::RoundRobin { member: self.round_robin_picks[*node] },
+                Strategy::Fastest { node, .. } => Frame::Fastest { position: 0, member: self.fastest_orders[*node][0] },
             };
             self.frames.push(frame);
         }
@@ -1047,13 +1311,21 @@ impl Call {
         node_at(&self.root, &self.frames, depth)
     }
 
-    fn close_leg(&mut self, a: &Attempt, now: u64, failure: Option<&Failure>) {
+    fn close_leg(&mut self, a: &Attempt, now: u64, end: LegEnd<'_>) {
+        let failure = match end {
+            LegEnd::Failed(f) => Some(f),
+            LegEnd::Ok | LegEnd::Lost => None,
+        };
         let leg = Leg {
             target: self.config.targets[a.target].name.clone(),
             attempt: a.id.0,
             start_ms: a.started_at - self.started_at,
             end_ms: now.saturating_sub(self.started_at),
-            outcome: failure.map_or("ok", |f| f.kind().as_str()),
+            outcome: match end {
+                LegEnd::Ok => "ok",
+                LegEnd::Lost => "lost",
+                LegEnd::Failed(f) => f.kind().as_str(),
+            },
             status: failure.and_then(Failure::status),
             timeout: failure.and_then(Failure::timeout).map(|(l, _)| l),
             retry_after_ms: failure.and_then(Failure::retry_after_ms),
@@ -1063,7 +1335,13 @@ impl Call {
             usage: a.usage,
             resumed_from: a.resumed_from,
         };
-        lock(&self.health).report(&leg.target, &Outcome::of(failure), now);
+        let outcome = if matches!(end, LegEnd::Lost) { Outcome::Neutral } else { Outcome::of(failure) };
+        let mut health = lock(&self.health);
+        health.report(&leg.target, &outcome, now);
+        if let Some(ms) = latency_sample(leg.outcome, leg.ttft_ms, leg.end_ms - leg.start_ms) {
+            health.record_latency(&leg.target, ms);
+        }
+        drop(health);
         self.legs.push(leg.clone());
         self.event(Event::Leg { leg, cause: failure.cloned().map(FailureInfo) });
     }
@@ -1075,6 +1353,9 @@ impl Call {
     }
 
     fn finish_with(&mut self, failure: Failure, target: Option<String>) {
+        if self.promote_racer() {
+            return;
+        }
         let legs = self.legs.clone();
         let billed_usage = self.billed_usage();
         self.actions.push_back(Action::Finish(Err(CallError { failure, target, legs, billed_usage })));
@@ -1093,17 +1374,17 @@ enum Next {
         delay_ms: u64,
     },
     Failover {
-        member: usize,
+        frame: Frame,
     },
     /// This strategy is spent; ask the one above.
     Up,
 }
 
-/// Why a retry was not made: the shared budget, with its numbers.
-fn budget_spent_message(config: &Config) -> String {
+/// Why a retry or a hedge was not made: the shared budget, with its numbers.
+fn budget_spent(config: &Config) -> String {
     let budget = config.health.and_then(|h| h.retry_budget).unwrap_or_default();
     format!(
-        "not retried: the retry budget is spent (retries and failover hops may add {}% of the successful calls of the last 10 s plus {} per second); the failure goes to the next member or the caller",
+        "the retry budget is spent (retries, hedges and failover hops may add {}% of the successful calls of the last 10 s plus {} per second)",
         plain_f64(budget.ratio * 100.0),
         plain_f64(budget.min_per_second)
     )
@@ -1123,7 +1404,8 @@ fn node_at<'s>(root: &'s Strategy, frames: &[Frame], depth: usize) -> &'s Strate
         node = match (node, frame) {
             (Strategy::Retry(p), Frame::Retry { .. }) => &p.inner,
             (Strategy::Fallback { members, .. }, Frame::Fallback { member })
-            | (Strategy::RoundRobin { members, .. }, Frame::RoundRobin { member }) => &members[*member],
+            | (Strategy::RoundRobin { members, .. }, Frame::RoundRobin { member })
+            | (Strategy::Fastest { members, .. }, Frame::Fastest { member, .. }) => &members[*member],
             _ => unreachable!("descend() pushes each frame to match its node"),
         };
     }

@@ -11,6 +11,10 @@
 //! nothing about a provider's health. The same code keeps the state of a shared store (a Durable
 //! Object, a browser tab's replica), so its [`HealthView`] speaks in relative times: isolates,
 //! tabs and objects do not share a clock.
+//!
+//! It also keeps each target's recent times to first token (the last [`MAX_LATENCY_SAMPLES`]),
+//! which a hedge's learned threshold and the `fastest` strategy read, shared through the same
+//! stores: a store learns them from the legs it is told about and hands them out in its view.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -18,7 +22,7 @@ use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::Value;
 
 use crate::outcome::{Failure, FailureClass, FailureInfo, Limit};
-use crate::policy::{HealthPolicy, RetryBudgetPolicy};
+use crate::policy::{HealthPolicy, RetryBudgetPolicy, MAX_LATENCY_SAMPLES};
 
 /// The most outcomes a breaker keeps in its window.
 const MAX_WINDOW: usize = 1024;
@@ -105,6 +109,8 @@ struct Breaker {
     refreshed_at: Option<u64>,
     /// Shared through a store: a probe the store granted, not yet taken by a call.
     granted_probe: bool,
+    /// Recent times to first token in ms, oldest first (see [`latency_sample`]).
+    latency: Vec<u32>,
 }
 
 impl Default for Breaker {
@@ -116,6 +122,7 @@ impl Default for Breaker {
             last_failure: None,
             refreshed_at: None,
             granted_probe: false,
+            latency: Vec::new(),
         }
     }
 }
@@ -216,6 +223,29 @@ impl Health {
         }
     }
 
+    /// Keeps one time to first token of `target` (see [`latency_sample`]), health on or off.
+    pub fn record_latency(&mut self, target: &str, ms: u64) {
+        let samples = &mut breaker(&mut self.breakers, target).latency;
+        if samples.len() == MAX_LATENCY_SAMPLES {
+            samples.remove(0);
+        }
+        samples.push(u32::try_from(ms).unwrap_or(u32::MAX));
+    }
+
+    /// The `percentile` (0 to 100) of `target`'s recent times to first token (nearest rank),
+    /// once at least `min_samples` are known.
+    pub fn latency_percentile(&self, target: &str, percentile: f64, min_samples: u32) -> Option<u64> {
+        let samples = &self.breakers.get(target)?.latency;
+        if samples.is_empty() || samples.len() < min_samples as usize {
+            return None;
+        }
+        // The smallest sample with at least `rank` samples at or below it. Quadratic over at most
+        // MAX_LATENCY_SAMPLES, and smaller in the wasm than a sort.
+        let rank = (((percentile / 100.0) * samples.len() as f64).ceil() as usize).max(1);
+        let at_or_below = |x: u32| samples.iter().filter(|s| **s <= x).count();
+        samples.iter().copied().filter(|x| at_or_below(*x) >= rank).min().map(u64::from)
+    }
+
     /// What a store answers a replica about `targets`: an admission each, probes granted to the
     /// asker. Times are relative to `now`.
     pub fn view(&mut self, targets: &[String], now: u64) -> HealthView {
@@ -235,6 +265,7 @@ impl Health {
                     probe,
                     reopens_in_ms,
                     last_failure: b.last_failure.clone().map(FailureInfo),
+                    latency_ms: b.latency.clone(),
                 }
             })
             .collect();
@@ -264,6 +295,9 @@ impl Health {
             if let Some(FailureInfo(f)) = &t.last_failure {
                 b.last_failure = Some(f.clone());
             }
+            if !t.latency_ms.is_empty() {
+                b.latency.clone_from(&t.latency_ms);
+            }
             b.refreshed_at = Some(now);
         }
     }
@@ -292,7 +326,8 @@ impl Health {
         let targets = targets
             .iter()
             .map(|t| {
-                let b = self.breakers.get(t).cloned().unwrap_or_default();
+                let fresh = Breaker::default();
+                let b = self.breakers.get(t).unwrap_or(&fresh);
                 let window = self.policy.map_or(0, |p| p.window_ms);
                 let recent: Vec<bool> =
                     b.window.iter().filter(|(at, _)| at.saturating_add(window) > now).map(|(_, f)| *f).collect();
@@ -306,7 +341,7 @@ impl Health {
                     reopens_in_ms,
                     consecutive_failures: b.consecutive,
                     window: WindowCounts { outcomes: recent.len(), failures: recent.iter().filter(|f| **f).count() },
-                    last_failure: b.last_failure.map(FailureInfo),
+                    last_failure: b.last_failure.clone().map(FailureInfo),
                 }
             })
             .collect();
@@ -451,6 +486,8 @@ pub struct TargetView {
     pub probe: bool,
     pub reopens_in_ms: Option<u64>,
     pub last_failure: Option<FailureInfo>,
+    /// The target's recent times to first token, oldest first.
+    pub latency_ms: Vec<u32>,
 }
 
 /// `baton.health()`.
@@ -493,7 +530,7 @@ impl BreakerState {
     }
 }
 
-/// `{targets: [{target, state, probe, reopensInMs?, lastFailure?}], retryBudget?}`.
+/// `{targets: [{target, state, probe, reopensInMs?, lastFailure?, ttftMs?}], retryBudget?}`.
 impl ToJson for HealthView {
     fn write_json(&self, w: &mut JsonWriter) {
         w.begin_object();
@@ -506,6 +543,7 @@ impl ToJson for HealthView {
             w.field("probe", &t.probe);
             w.opt_field("reopensInMs", t.reopens_in_ms.as_ref());
             w.opt_field("lastFailure", t.last_failure.as_ref());
+            w.list_field("ttftMs", &t.latency_ms);
             w.end_object();
         }
         w.end_array();
@@ -552,7 +590,7 @@ impl ToJson for HealthSnapshot {
 }
 
 /// Reads a store's [`HealthView`] (from JavaScript): `{targets: [{target, state, probe,
-/// reopensInMs?, lastFailure?}], retryBudget?}`. What it cannot read is an error naming where.
+/// reopensInMs?, lastFailure?, ttftMs?}], retryBudget?}`. What it cannot read is an error naming where.
 pub fn read_view(v: &Value) -> Result<HealthView, String> {
     let list = v.get("targets").and_then(Value::as_array).ok_or("the view must be {targets: [...]}")?;
     let targets = list
@@ -582,7 +620,22 @@ pub fn read_view(v: &Value) -> Result<HealthView, String> {
                 ),
             };
             let last_failure = t.get("lastFailure").and_then(read_cause).map(FailureInfo);
-            Ok(TargetView { target: target.to_string(), state, probe, reopens_in_ms, last_failure })
+            let mut latency_ms = Vec::new();
+            match t.get("ttftMs") {
+                None | Some(Value::Null) => {}
+                Some(Value::Array(list)) if list.len() <= MAX_LATENCY_SAMPLES => {
+                    for n in list {
+                        let ms = n.as_u64().ok_or_else(|| at("ttftMs must be a list of whole milliseconds"))?;
+                        latency_ms.push(ms.min(u64::from(u32::MAX)) as u32);
+                    }
+                }
+                Some(_) => {
+                    return Err(at(&format!(
+                        "ttftMs must be a list of at most {MAX_LATENCY_SAMPLES} whole milliseconds"
+                    )))
+                }
+            }
+            Ok(TargetView { target: target.to_string(), state, probe, reopens_in_ms, last_failure, latency_ms })
         })
         .collect::<Result<_, String>>()?;
     let retry_budget = match v.get("retryBudget") {
@@ -599,14 +652,26 @@ pub struct Report {
     /// Its position in its call: after the first, a retry or a failover hop.
     pub attempt: u32,
     pub outcome: Outcome,
+    /// Its time to first token, as [`latency_sample`] reads it.
+    pub latency_ms: Option<u64>,
+}
+
+/// The time to first token a leg tells of: its `ttftMs`, or else the whole time of an attempt
+/// that answered whole (`ok`) or lost a hedge race (`lost`: its first token would have come later
+/// still, so this is a lower bound; leaving it out would teach the threshold only the fast ones).
+pub fn latency_sample(outcome: &str, ttft_ms: Option<u64>, duration_ms: u64) -> Option<u64> {
+    ttft_ms.or_else(|| matches!(outcome, "ok" | "lost").then_some(duration_ms))
 }
 
 /// Reads one report a store forwards, a `leg` event: `{leg, cause?}` (its `type` may stay).
 pub fn read_report(v: &Value) -> Result<Report, String> {
     let leg = v.get("leg").ok_or("a report must be {leg, cause?}, as in a \"leg\" event")?;
     let target = leg.get("target").and_then(Value::as_str).ok_or("leg.target must be a string")?;
-    let outcome = match leg.get("outcome").and_then(Value::as_str) {
+    let outcome_name = leg.get("outcome").and_then(Value::as_str);
+    let outcome = match outcome_name {
         Some("ok") => Outcome::Success,
+        // A hedge's loser was only slower than the winner: no word on the target's health.
+        Some("lost") => Outcome::Neutral,
         Some(_) => match v.get("cause").and_then(read_cause) {
             Some(failure) => Outcome::of(Some(&failure)),
             None => return Err("a failed leg's report needs its cause".into()),
@@ -614,7 +679,10 @@ pub fn read_report(v: &Value) -> Result<Report, String> {
         None => return Err("leg.outcome must be a string".into()),
     };
     let attempt = leg.get("attempt").and_then(Value::as_u64).and_then(|a| u32::try_from(a).ok()).unwrap_or(1);
-    Ok(Report { target: target.to_string(), attempt, outcome })
+    let ms = |key: &str| leg.get(key).and_then(Value::as_u64);
+    let duration_ms = ms("endMs").unwrap_or(0).saturating_sub(ms("startMs").unwrap_or(0));
+    let latency_ms = latency_sample(outcome_name.unwrap_or_default(), ms("ttftMs"), duration_ms);
+    Ok(Report { target: target.to_string(), attempt, outcome, latency_ms })
 }
 
 /// The failure a `cause` object (`{kind, message, status?, code?, class?, retryAfterMs?,

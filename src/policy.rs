@@ -22,12 +22,43 @@ pub enum Strategy {
         /// Boxed: every strategy node is as large as the largest variant, and routes may hold
         /// thousands of nodes.
         after_start: Option<Box<AfterStart>>,
+        /// When a member that has shown nothing yet is raced by the next one; `None` never.
+        hedge: Option<Box<Hedge>>,
     },
     RoundRobin {
         members: Vec<Strategy>,
         weights: Vec<u32>,
         node: usize,
     },
+    /// Each call tries the healthy member with the lowest recent time to first token first (a
+    /// share of calls explores the others), then the rest in that order, as a fallback would.
+    Fastest {
+        members: Vec<Strategy>,
+        node: usize,
+    },
+}
+
+/// The recent times to first token kept per target, for learned hedge thresholds and `fastest`.
+pub const MAX_LATENCY_SAMPLES: usize = 64;
+
+/// The share of `fastest` calls that try a member other than the fastest first, so a member
+/// that got faster is noticed: one call in twenty.
+pub const EXPLORE_SHARE: f64 = 0.05;
+
+/// A fallback's `hedge`: when the member in flight has shown no content after a threshold, the
+/// next member starts too, and the first to show content wins.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hedge {
+    /// A fixed threshold; with `after_percentile`, the one used until enough is learned, and
+    /// the most a learned one may be.
+    pub after_ms: Option<u64>,
+    /// The threshold learned from the target's recent times to first token: this percentile
+    /// of them (0 < p < 100), never below `floor_ms`, once `min_samples` are known.
+    pub after_percentile: Option<f64>,
+    pub floor_ms: u64,
+    pub min_samples: u32,
+    /// Hedges per call.
+    pub max: u32,
 }
 
 /// A fallback's `afterStart`: how a stream that broke after the reader saw its start is resumed

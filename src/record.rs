@@ -18,7 +18,8 @@ pub struct Leg {
     pub attempt: u32,
     pub start_ms: u64,
     pub end_ms: u64,
-    /// "ok", or the failure's kind: "http", "timeout", "transport", "cancelled", "protocol".
+    /// "ok", "lost" (a hedge's race went to another leg, and this one was aborted), or the
+    /// failure's kind: "http", "timeout", "transport", "cancelled", "protocol".
     pub outcome: &'static str,
     pub status: Option<u16>,
     pub timeout: Option<Limit>,
@@ -90,6 +91,9 @@ pub enum Event {
     Retry { target: String, attempt: u32, of: u32, delay_ms: u64, cause: FailureInfo },
     /// The next member of a fallback takes over at once.
     Failover { from: String, to: String, cause: FailureInfo },
+    /// Attempt `attempt` of `to` starts beside the one of `from`, which showed nothing in
+    /// `after_ms` (a threshold `learned` from `from`'s recent times to first token, or fixed).
+    Hedge { from: String, to: String, attempt: u32, after_ms: u64, learned: bool },
     /// A stream that broke after its start goes on at attempt `attempt` of target `to`:
     /// continuing the `kept_chars` characters shown, or restarting (the reader discards what it
     /// saw when the new answer's first content arrives).
@@ -135,6 +139,14 @@ impl ToJson for Event {
                 w.field("from", from);
                 w.field("to", to);
                 w.field("cause", cause);
+            }
+            Event::Hedge { from, to, attempt, after_ms, learned } => {
+                w.field("type", "hedge");
+                w.field("from", from);
+                w.field("to", to);
+                w.field("attempt", attempt);
+                w.field("afterMs", after_ms);
+                w.field("threshold", if *learned { "learned" } else { "fixed" });
             }
             Event::Resume { mode, from, to, attempt, cause, kept_chars } => {
                 w.field("type", "resume");

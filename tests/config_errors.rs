@@ -120,12 +120,12 @@ fn messages_are_exact() {
         (
             with_targets("", r#"{"chat": {"sequence": ["p"]}}"#),
             "routes.chat",
-            r#"routes.chat must be a target name or an object with one of "retry", "fallback", "roundRobin""#,
+            r#"routes.chat must be a target name or an object with one of "retry", "fallback", "roundRobin", "fastest""#,
         ),
         (
             with_targets("", r#"{"chat": {"fallback": ["p"], "attempts": 2}}"#),
             "routes.chat.attempts",
-            "routes.chat.attempts is not a known field; known fields: fallback, fallbackOn, afterStart",
+            "routes.chat.attempts is not a known field; known fields: fallback, fallbackOn, afterStart, hedge",
         ),
         (
             format!(r#"{{"targets": {{{T}}}, "deadline": 5}}"#),
@@ -435,6 +435,54 @@ fn prefill_is_a_boolean_off_by_default() {
         message,
         r#"targets.p.prefill must be true (the model continues a final assistant message) or false (default) (got "yes")"#
     );
+}
+
+#[test]
+fn hedge_is_read_with_its_defaults_and_mistakes_name_the_field() {
+    let route = |hedge: &str| with_targets("", &format!(r#"{{"chat": {{"fallback": ["p"], "hedge": {hedge}}}}}"#));
+    let read = |hedge: &str| {
+        let c = Config::from_json(&route(hedge)).unwrap();
+        let Strategy::Fallback { hedge: Some(h), .. } = &c.routes["chat"] else { panic!("hedge expected") };
+        **h
+    };
+    let h = read(r#"{"afterMs": 2000}"#);
+    assert_eq!((h.after_ms, h.after_percentile, h.floor_ms, h.min_samples, h.max), (Some(2000), None, 100, 20, 1));
+    let h = read(r#"{"afterPercentile": 95, "floorMs": 250, "minSamples": 50, "max": 2}"#);
+    assert_eq!((h.after_ms, h.after_percentile, h.floor_ms, h.min_samples, h.max), (None, Some(95.0), 250, 50, 2));
+    let cases = [
+        (
+            r#"{"max": 2}"#,
+            "routes.chat.hedge",
+            "routes.chat.hedge needs afterMs (a fixed threshold, e.g. 2000), afterPercentile (learned from the target's recent times to first token, e.g. 95), or both (afterMs until enough is learned)",
+        ),
+        (
+            r#"{"afterPercentile": 100}"#,
+            "routes.chat.hedge.afterPercentile",
+            "routes.chat.hedge.afterPercentile must be a percentile from 1 to 99.9 (got 100); 95 hedges the slowest 5%",
+        ),
+        (
+            r#"{"afterMs": 500, "max": 0}"#,
+            "routes.chat.hedge.max",
+            "routes.chat.hedge.max must be a whole number of hedges per call from 1 to 10 (got 0)",
+        ),
+        (
+            r#"{"afterPercentile": 95, "minSamples": 65}"#,
+            "routes.chat.hedge.minSamples",
+            "routes.chat.hedge.minSamples must be a whole number of samples from 1 to 64 (got 65)",
+        ),
+        (
+            r#"{"afterMS": 500}"#,
+            "routes.chat.hedge.afterMS",
+            r#"routes.chat.hedge.afterMS is not a known field; did you mean "afterMs"?"#,
+        ),
+    ];
+    for (hedge, path, message) in cases {
+        let (p, m) = err(&route(hedge));
+        assert_eq!((p.as_str(), m.as_str()), (path, message), "for {hedge}");
+    }
+    let (p, m) = err(&with_targets("", r#"{"chat": {"fastest": []}}"#));
+    assert_eq!(p, "routes.chat.fastest");
+    assert_eq!(m, "routes.chat.fastest must list at least one member (got []); a fastest of nothing can never answer");
 }
 
 #[test]

@@ -402,7 +402,7 @@ fn a_refused_retry_says_it_was_the_budget() {
     });
     assert_eq!(
         warning,
-        Some("not retried: the retry budget is spent (retries and failover hops may add 0% of the successful calls of the last 10 s plus 0.1 per second); the failure goes to the next member or the caller")
+        Some("not retried: the retry budget is spent (retries, hedges and failover hops may add 0% of the successful calls of the last 10 s plus 0.1 per second); the failure goes to the next member or the caller")
     );
     assert_eq!(r.failure, Some(http(503, None)));
 }

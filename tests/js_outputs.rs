@@ -129,6 +129,7 @@ fn lines() -> Vec<String> {
                 probe: false,
                 reopens_in_ms: Some(594),
                 last_failure: Some(cause(1)),
+                latency_ms: vec![],
             },
             TargetView {
                 target: "b".into(),
@@ -136,6 +137,7 @@ fn lines() -> Vec<String> {
                 probe: true,
                 reopens_in_ms: None,
                 last_failure: None,
+                latency_ms: vec![],
             },
             TargetView {
                 target: "c".into(),
@@ -143,6 +145,7 @@ fn lines() -> Vec<String> {
                 probe: false,
                 reopens_in_ms: None,
                 last_failure: None,
+                latency_ms: vec![],
             },
         ],
         retry_budget: Some(5.0),
@@ -174,6 +177,21 @@ fn lines() -> Vec<String> {
     };
     out.push(snapshot(Some(BudgetView { balance: 7.25, spent: 3 })).to_json());
     out.push(snapshot(None).to_json());
+    // Hedging's shapes, after the ones recorded from the serde derives.
+    let hedge = Event::Hedge { from: "p".into(), to: "b".into(), attempt: 2, after_ms: 800, learned: true };
+    out.push(hedge.to_json());
+    out.push(Event::Hedge { from: "p".into(), to: "b".into(), attempt: 2, after_ms: 2000, learned: false }.to_json());
+    let lost = Leg { end_ms: 950, outcome: "lost", ..legs()[0].clone() };
+    out.push(Event::Leg { leg: lost, cause: None }.to_json());
+    let target = TargetView {
+        target: "p".into(),
+        state: BreakerState::Closed,
+        probe: false,
+        reopens_in_ms: None,
+        last_failure: None,
+        latency_ms: vec![310, 290, 3100],
+    };
+    out.push(HealthView { targets: vec![target], retry_budget: None }.to_json());
     out
 }
 

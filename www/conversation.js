@@ -6,7 +6,7 @@ import { state, history } from "./state.js";
 import { dataUrl, size } from "./attach.js";
 import { arm, faultTarget, scriptProvider } from "./faults.js";
 import { ms, renderPanel, renderTargets } from "./panel.js";
-import { retryNotice, failoverNotice, resumeNotice, resetNotice, skipNotice, failure, wordCount } from "./words.js";
+import { retryNotice, failoverNotice, hedgeNotice, resumeNotice, resetNotice, skipNotice, failure, wordCount } from "./words.js";
 
 let ticker = 0; // redraws the panel every 100 ms while a call runs
 const log = $("log");
@@ -165,6 +165,8 @@ function onEvent(call, ev) {
     notice(call, "retry", retryNotice(ev));
   } else if (ev.type === "failover") {
     notice(call, "failover", failoverNotice(ev));
+  } else if (ev.type === "hedge") {
+    notice(call, "failover", hedgeNotice(ev));
   } else if (ev.type === "resume") {
     onResume(call, ev);
   } else if (ev.type === "skip") {

@@ -59,6 +59,12 @@ export function failoverNotice(ev) {
   return `${title(ev.from)} ${why(ev.cause)}, switching to ${ev.to}`;
 }
 
+/** "Primary showed nothing for 0.8 s (its usual time to first token): racing backup beside it, …". */
+export function hedgeNotice(ev) {
+  const threshold = ev.threshold === "learned" ? "its usual time to first token" : "the hedge's threshold";
+  return `${title(ev.from)} showed nothing for ${seconds(ev.afterMs)} (${threshold}): racing ${ev.to} beside it, the first to answer wins`;
+}
+
 /** How many words `text` holds: "This answer was" -> 3. */
 export function wordCount(text) {
   const trimmed = text.trim();
@@ -149,6 +155,7 @@ export function breakerLines(t) {
 export function outcomeLabel(leg) {
   if (leg.outcome === "timeout") return `timeout ${leg.timeout}`;
   if (leg.outcome === "http") return `http ${leg.status}`;
+  if (leg.outcome === "lost") return "lost the race";
   return leg.outcome;
 }
 

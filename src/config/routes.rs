@@ -1,7 +1,8 @@
 //! The route builder: each route of the `routes` section resolved into its strategy tree, with
 //! route references inlined and cycles refused, and bounded (steps and depth), since routes that
 //! name each other grow exponentially and reading them recurses on a small JS stack. It reads
-//! the retry, fallback and round-robin settings too (backoff, `retryOn`, `afterStart`).
+//! the retry, fallback, round-robin and fastest settings too (backoff, `retryOn`, `afterStart`,
+//! `hedge`).
 
 use std::collections::BTreeMap;
 
@@ -9,7 +10,9 @@ use serde_json::{Map, Value};
 
 use super::Target;
 use crate::outcome::FailureClass;
-use crate::policy::{AfterStart, Backoff, Conditions, Jitter, ResumeMode, RetryPolicy, Strategy};
+use crate::policy::{
+    AfterStart, Backoff, Conditions, Hedge, Jitter, ResumeMode, RetryPolicy, Strategy, MAX_LATENCY_SAMPLES,
+};
 use crate::value::{child, read_number, read_whole, show, show_kind, FieldError, Obj, MAX_MS};
 
 /// The most attempts one retry node may make.
@@ -21,6 +24,13 @@ const MAX_RESUMES: u64 = 10;
 /// The default least time left for a resume to start: a fresh request rarely shows its first
 /// token sooner.
 const DEFAULT_MIN_REMAINING_MS: u64 = 1000;
+/// The most hedges one call may start.
+const MAX_HEDGES: u64 = 10;
+/// The least a learned hedge threshold may be, by default: below it a hedge races answers that
+/// were about to come anyway.
+const DEFAULT_HEDGE_FLOOR_MS: u64 = 100;
+/// Times to first token a target must have shown before a learned threshold applies, by default.
+const DEFAULT_HEDGE_MIN_SAMPLES: u64 = 20;
 
 /// The most targets and strategies the routes may hold once every route a route names is
 /// written out in it. Routes are inlined, so routes naming each other twice over grow
@@ -37,6 +47,7 @@ pub(super) struct RouteBuilder<'a> {
     targets: &'a [Target],
     raw: &'a Map<String, Value>,
     pub(super) round_robin_nodes: usize,
+    pub(super) fastest_nodes: usize,
     /// Routes being resolved, outermost first: a name met again here is a cycle.
     resolving: Vec<String>,
     pub(super) done: BTreeMap<String, Strategy>,
@@ -56,6 +67,7 @@ impl<'a> RouteBuilder<'a> {
             targets,
             raw,
             round_robin_nodes: 0,
+            fastest_nodes: 0,
             resolving: Vec::new(),
             done: BTreeMap::new(),
             steps: 0,
@@ -146,7 +158,7 @@ impl<'a> RouteBuilder<'a> {
                 if map.contains_key("retry") {
                     self.retry(v, path)
                 } else if map.contains_key("fallback") {
-                    let o = Obj::new(v, path, &["fallback", "fallbackOn", "afterStart"])?;
+                    let o = Obj::new(v, path, &["fallback", "fallbackOn", "afterStart", "hedge"])?;
                     let members = self.members(o.get("fallback").unwrap(), &child(path, "fallback"), "fallback")?;
                     let fallback_on = o
                         .get("fallbackOn")
@@ -156,7 +168,9 @@ impl<'a> RouteBuilder<'a> {
                         .get("afterStart")
                         .map(|a| parse_after_start(a, &child(path, "afterStart")).map(Box::new))
                         .transpose()?;
-                    Ok(Strategy::Fallback { members, fallback_on, after_start })
+                    let hedge =
+                        o.get("hedge").map(|h| parse_hedge(h, &child(path, "hedge")).map(Box::new)).transpose()?;
+                    Ok(Strategy::Fallback { members, fallback_on, after_start, hedge })
                 } else if map.contains_key("roundRobin") {
                     let o = Obj::new(v, path, &["roundRobin", "weights"])?;
                     let members =
@@ -168,10 +182,16 @@ impl<'a> RouteBuilder<'a> {
                     let node = self.round_robin_nodes;
                     self.round_robin_nodes += 1;
                     Ok(Strategy::RoundRobin { members, weights, node })
+                } else if map.contains_key("fastest") {
+                    let o = Obj::new(v, path, &["fastest"])?;
+                    let members = self.members(o.get("fastest").unwrap(), &child(path, "fastest"), "fastest")?;
+                    let node = self.fastest_nodes;
+                    self.fastest_nodes += 1;
+                    Ok(Strategy::Fastest { members, node })
                 } else {
                     Err(FieldError::new(
                         path,
-                        "must be a target name or an object with one of \"retry\", \"fallback\", \"roundRobin\"",
+                        "must be a target name or an object with one of \"retry\", \"fallback\", \"roundRobin\", \"fastest\"",
                     ))
                 }
             }
@@ -225,9 +245,9 @@ fn steps_in(s: &Strategy) -> usize {
     match s {
         Strategy::Target(_) => 1,
         Strategy::Retry(p) => 1 + steps_in(&p.inner),
-        Strategy::Fallback { members, .. } | Strategy::RoundRobin { members, .. } => {
-            1 + members.iter().map(steps_in).sum::<usize>()
-        }
+        Strategy::Fallback { members, .. }
+        | Strategy::RoundRobin { members, .. }
+        | Strategy::Fastest { members, .. } => 1 + members.iter().map(steps_in).sum::<usize>(),
     }
 }
 
@@ -252,6 +272,41 @@ fn parse_after_start(v: &Value, path: &str) -> Result<AfterStart, FieldError> {
         .opt_ms("minRemainingMs", &format!("omit it for the default of {DEFAULT_MIN_REMAINING_MS}"))?
         .unwrap_or(DEFAULT_MIN_REMAINING_MS);
     Ok(AfterStart { mode, attempts, min_remaining_ms })
+}
+
+fn parse_hedge(v: &Value, path: &str) -> Result<Hedge, FieldError> {
+    let o = Obj::new(v, path, &["afterMs", "afterPercentile", "floorMs", "minSamples", "max"])?;
+    let after_ms = o.opt_ms("afterMs", "or give afterPercentile")?;
+    let after_percentile = match o.get("afterPercentile") {
+        None | Some(Value::Null) => None,
+        Some(p) => Some(read_number(
+            p,
+            &child(path, "afterPercentile"),
+            "a percentile",
+            (1.0, 99.9),
+            "95 hedges the slowest 5%",
+        )?),
+    };
+    if after_ms.is_none() && after_percentile.is_none() {
+        return Err(FieldError::new(
+            path,
+            "needs afterMs (a fixed threshold, e.g. 2000), afterPercentile (learned from the target's recent times to first token, e.g. 95), or both (afterMs until enough is learned)",
+        ));
+    }
+    let floor_ms = o
+        .opt_ms("floorMs", &format!("omit it for the default of {DEFAULT_HEDGE_FLOOR_MS}"))?
+        .unwrap_or(DEFAULT_HEDGE_FLOOR_MS);
+    let min_samples = match o.get("minSamples") {
+        None | Some(Value::Null) => DEFAULT_HEDGE_MIN_SAMPLES,
+        Some(n) => {
+            read_whole(n, &child(path, "minSamples"), "a whole number of samples", 1, MAX_LATENCY_SAMPLES as u64)?
+        }
+    } as u32;
+    let max = match o.get("max") {
+        None | Some(Value::Null) => 1,
+        Some(n) => read_whole(n, &child(path, "max"), "a whole number of hedges per call", 1, MAX_HEDGES)?,
+    } as u32;
+    Ok(Hedge { after_ms, after_percentile, floor_ms, min_samples, max })
 }
 
 fn parse_weights(v: &Value, path: &str, members: usize) -> Result<Vec<u32>, FieldError> {

@@ -65,6 +65,9 @@ impl WasmHealth {
         for (i, report) in list.iter().enumerate() {
             let report = read_report(report).map_err(|m| config_error(FieldError::new(format!("reports[{i}]"), m)))?;
             self.health.report(&report.target, &report.outcome, at);
+            if let Some(ms) = report.latency_ms {
+                self.health.record_latency(&report.target, ms);
+            }
             self.health.count_in_budget(report.attempt, &report.outcome, at);
         }
         Ok(())

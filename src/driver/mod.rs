@@ -411,7 +411,8 @@ pub(crate) enum CallOutput<'a> {
     Splice(&'a Splice),
 }
 
-/// The attempt in flight: its id, its future, its signals, and the guard whose drop aborts it.
+/// An attempt in flight (a hedge runs two): its id, its future, its signals, and the guard
+/// whose drop aborts it.
 struct InFlight {
     id: AttemptId,
     target: usize,
@@ -437,7 +438,7 @@ pub(crate) async fn run_call(
     stream: bool,
     on_output: &mut dyn FnMut(CallOutput<'_>),
 ) -> Result<Served, CallError> {
-    let mut in_flight: Option<InFlight> = None;
+    let mut in_flight: Vec<InFlight> = Vec::new();
     let mut timer: Option<(u64, Sleep)> = None;
 
     loop {
@@ -463,13 +464,9 @@ pub(crate) async fn run_call(
                     let guard = AbortGuard::new();
                     let (tx, rx) = mpsc::unbounded();
                     let work = Box::pin(attempt::run(http, guard.signal(), t.format, stream, tx));
-                    in_flight = Some(InFlight { id: attempt, target, work: Some(work), signals: rx, _guard: guard });
+                    in_flight.push(InFlight { id: attempt, target, work: Some(work), signals: rx, _guard: guard });
                 }
-                Action::Abort { attempt, .. } => {
-                    if in_flight.as_ref().is_some_and(|f| f.id == attempt) {
-                        in_flight = None;
-                    }
-                }
+                Action::Abort { attempt, .. } => in_flight.retain(|f| f.id != attempt),
                 Action::Event(event) => on_output(CallOutput::Event(&event)),
                 Action::Commit { attempt, target } => on_output(CallOutput::Commit { attempt, target }),
                 Action::Deliver(deltas) => on_output(CallOutput::Deltas(&deltas)),
@@ -491,7 +488,7 @@ pub(crate) async fn run_call(
             if host::cancelled() {
                 return Poll::Ready(Wake::Cancelled);
             }
-            if let Some(f) = in_flight.as_mut() {
+            for f in in_flight.iter_mut() {
                 if f.work.as_mut().is_some_and(|w| w.poll_unpin(cx).is_ready()) {
                     f.work = None;
                 }
@@ -517,7 +514,7 @@ pub(crate) async fn run_call(
             }
             Wake::Signal(id, signal) => match signal {
                 Some(AttemptSignal::Headers { baton_gateway }) => {
-                    if let Some(f) = in_flight.as_ref().filter(|f| f.id == id) {
+                    if let Some(f) = in_flight.iter().find(|f| f.id == id) {
                         propagation.learn(f.target, baton_gateway);
                     }
                     call.on_headers(id, now)
@@ -526,7 +523,7 @@ pub(crate) async fn run_call(
                 Some(AttemptSignal::Answer(answer)) => call.on_answer(id, now, answer),
                 Some(AttemptSignal::Failed(failure)) => call.on_failure(id, now, failure),
                 None => {
-                    in_flight = None;
+                    in_flight.retain(|f| f.id != id);
                     let failure = Failure::Transport { message: "attempt ended without an answer".into() };
                     call.on_failure(id, now, failure);
                 }

@@ -7,14 +7,16 @@
 // 213.5 KB), a little above it, so nothing grows back while the rest is cut; lower them as it is.
 // Reasoning and its state across the four formats (docs/agents.md) added 7.6 KB to the Baton and
 // 7.9 KB to the gateway, which also reads its clients' reasoning fields.
+// Hedging and the fastest strategy (issue 30: two legs in flight, learned thresholds) added
+// 4.9 KB to the Baton (171.3 KB) and 4.6 KB to the gateway (218.2 KB): 4,000 bytes more each.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { entrySizes } from "./package_size.mjs";
 
 /** Bytes, gzipped, js + wasm, per entry. */
 const BUDGETS = {
-  "llm-baton (Baton)": 174_500,
-  "llm-baton/gateway (createGateway)": 222_000,
+  "llm-baton (Baton)": 178_500,
+  "llm-baton/gateway (createGateway)": 226_000,
 };
 
 test("each entry's download stays within its budget", async () => {

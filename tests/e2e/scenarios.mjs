@@ -1187,6 +1187,82 @@ export const scenarios = {
   },
 
   ...agents,
+  // Hedging (issue 30): a silent primary is raced by the backup; the first to show content wins,
+  // and the other's socket closes at once.
+  async "hedge: a primary silent for 3 s is raced after 300 ms; the backup's stream wins and the primary's socket closes"(env) {
+    const p = await script(env, "hedge-primary", [{ firstChunkDelayMs: 3000, text: "too late" }]);
+    const b = await script(env, "hedge-backup", [{ text: "from backup" }]);
+    const baton = new env.Baton({
+      targets: { primary: target(env, p), backup: target(env, b) },
+      routes: { main: { fallback: ["primary", "backup"], hedge: { afterMs: 300 } } },
+    });
+    const seen = [];
+    const t0 = performance.now();
+    const events = await drain(baton.stream("main", ASK, { onEvent: (ev) => seen.push(ev) }), t0);
+    const ms = performance.now() - t0;
+    eq(shownText(events), "from backup", "streamed text, shown once");
+    const done = events.at(-1);
+    eq(done.target, "backup", "done.target");
+    took(ms, 300, "the hedge's answer", { hi: 300 + SLACK_MS + 200 });
+    checkLegs(done.legs, [{ target: "primary", outcome: "lost" }, { target: "backup", outcome: "ok" }], "legs");
+    const hedge = seen.find((ev) => ev.type === "hedge");
+    if (!hedge) fail("no hedge event", seen);
+    eq(`${hedge.from} ${hedge.to} ${hedge.attempt} ${hedge.threshold}`, "primary backup 2 fixed", "the hedge event");
+    if (!(hedge.afterMs >= 300 - EARLY_MS)) fail(`hedge.afterMs ${hedge.afterMs}, expected about 300`);
+    eq(breaker(baton, "primary").consecutiveFailures, 0, "a lost leg is no failure for the primary's breaker");
+    await upstream(env, p, { requests: 1, clientClosed: 1, completed: 0 });
+    await upstream(env, b, { requests: 1, completed: 1, clientClosed: 0 });
+  },
+
+  async "hedge: the primary answers first after the hedge started; the hedge is aborted and the answer is whole"(env) {
+    const p = await script(env, "hedge-first", [{ headersDelayMs: 600, text: "from primary" }]);
+    const b = await script(env, "hedge-late", [{ headersDelayMs: 3000, text: "from backup" }]);
+    const baton = new env.Baton({
+      targets: { primary: target(env, p), backup: target(env, b) },
+      routes: { main: { fallback: ["primary", "backup"], hedge: { afterMs: 200 } } },
+    });
+    const t0 = performance.now();
+    const out = await baton.complete("main", ASK);
+    took(performance.now() - t0, 600, "the primary's answer");
+    eq(out.text, "from primary", "answer text");
+    checkLegs(out.legs, [{ target: "backup", outcome: "lost" }, { target: "primary", outcome: "ok" }], "legs");
+    await upstream(env, p, { requests: 1, completed: 1 });
+    await upstream(env, b, { requests: 1, clientClosed: 1, completed: 0 });
+  },
+
+  async "hedge through the gateway: the backup's answer, x-baton-attempts 2, the primary's socket closed"(env) {
+    if (typeof env.createGateway !== "function") fail("the runner passed no createGateway");
+    const p = await script(env, "gw-hedge-primary", [{ headersDelayMs: 3000, text: "too late" }]);
+    const b = await script(env, "gw-hedge-backup", [{ text: "from backup" }]);
+    const gateway = env.createGateway({
+      targets: { primary: target(env, p), backup: target(env, b) },
+      routes: { main: { fallback: ["primary", "backup"], hedge: { afterMs: 200 } } },
+      gateway: { apiKeys: ["gw-test-key"] },
+    });
+    // The answer's text: the message of a whole answer, or every chunk's delta of a stream.
+    const answerText = (body, stream) => stream
+      ? body.split("\n").filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)).choices[0]?.delta?.content ?? "").join("")
+      : JSON.parse(body).choices[0].message.content;
+    for (const stream of [false, true]) {
+      await rescript(env, p, [{ headersDelayMs: 3000, text: "too late" }]);
+      await rescript(env, b, [{ text: "from backup" }]);
+      const t0 = performance.now();
+      const res = await gateway.fetch(new Request("http://gateway.test/v1/chat/completions", {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer gw-test-key" },
+        body: JSON.stringify({ model: "main", stream, messages: [{ role: "user", content: "Say hello." }] }),
+      }));
+      const body = await res.text();
+      const what = stream ? "a streamed gateway call" : "a gateway call";
+      eq(res.status, 200, `${what}: status`);
+      eq(res.headers.get("x-baton-target"), "backup", `${what}: x-baton-target`);
+      if (!stream) eq(res.headers.get("x-baton-attempts"), "2", `${what}: x-baton-attempts`);
+      eq(answerText(body, stream), "from backup", `${what}: the answer`);
+      took(performance.now() - t0, 200, what, { hi: 200 + SLACK_MS + 200 });
+      await upstream(env, p, { requests: 1, clientClosed: 1, completed: 0 });
+      await upstream(env, b, { requests: 1, completed: 1 });
+    }
+  },
 };
 
 // The helpers the hostile-provider scenarios (hostile.mjs) share with these.

@@ -480,7 +480,41 @@ export async function shipOtlp(env, url) {
 }
 
 /** The scenarios every runtime runs. */
+/**
+ * A hedged stream: the primary shows nothing for 2 s, the backup starts after 100 ms and wins.
+ * Two attempt spans side by side, the loser's ended as "lost" (no error), and a baton.hedge event.
+ */
+export async function hedgedCall(env) {
+  const t = tracing(env);
+  const what = "hedged call";
+  const p = await script(env, "hedge-p", [{ text: "too late", firstChunkDelayMs: 2000 }]);
+  const b = await script(env, "hedge-b", [{ text: "from backup" }]);
+  const baton = new env.Baton(
+    {
+      targets: { primary: target(env, p, { model: "model-p" }), backup: target(env, b, { model: "model-b" }) },
+      routes: { main: { fallback: ["primary", "backup"], hedge: { afterMs: 100 } } },
+      health: false,
+    },
+    { telemetry: { tracer: t.tracer } },
+  );
+  const items = await drain(baton.stream("main", ASK));
+  eq(items.at(-1).target, "backup", `${what}: the answering target`);
+  const spans = await allEnded(t, what);
+  const call = one(spans, (s) => s.name === "chat main", `${what}: the call span`);
+  attrs(call, { "baton.target": "backup", "baton.attempts": 2 }, `${what}: the call span`);
+  eq(call.events.map((e) => e.name), ["baton.hedge"], `${what}: the call span's events`);
+  attrs({ attributes: call.events[0].attributes }, { "baton.from": "primary", "baton.to": "backup", "baton.attempt": 2, "baton.hedge.threshold": "fixed" }, `${what}: the hedge event`);
+  if (!(call.events[0].attributes["baton.hedge.after_ms"] >= 100)) fail(`${what}: the hedge's afterMs`, plain([call]));
+  const [lost, won] = children(spans, call);
+  attrs(lost, { "baton.target": "primary", "baton.attempt": 1, "baton.outcome": "lost", "error.type": undefined }, `${what}: the lost attempt`);
+  attrs(won, { "baton.target": "backup", "baton.attempt": 2, "baton.outcome": "ok" }, `${what}: the winning attempt`);
+  eq(lost.status.code, UNSET, `${what}: the lost attempt's status`);
+  await upstream(env, p);
+  await upstream(env, b);
+}
+
 export const telemetryScenarios = {
+  "a hedged stream: two attempt spans side by side, the loser lost, a hedge event": hedgedCall,
   "a retried-then-failed-over stream: one call span, three attempt spans, events, traceparent upstream": (env) => retriedThenFailedOver(env),
   "a cancelled call ends every span": cancelledCall,
   "a deadline expiry ends every span": deadlineExpiry,

@@ -89,6 +89,8 @@ test("every public output type-checks against index.d.ts, and a mismatch does no
     routes: {
       failover: { fallback: [{ retry: "busy", attempts: 2, backoff: { initialMs: 1, jitter: "none" } }, "ok"] },
       restart: { fallback: ["broken", "ok"], afterStart: { mode: "restart" } },
+      hedged: { fallback: ["slow", "ok"], hedge: { afterMs: 20 } },
+      fastest: { fastest: ["ok", "tool"] },
     },
   };
   const baton = new Baton(config);
@@ -118,6 +120,11 @@ test("every public output type-checks against index.d.ts, and a mismatch does no
     // The message goes back as the next turn's history: a ChatRequest as index.d.ts types it.
     fixtures.push({ name: `next_turn_${route}`, type: "ChatRequest", value: { ...reasoned, messages: [...reasoned.messages, answer.message] } });
   }
+  // hedge (an event) and a lost leg: the slow member is raced by the next and loses.
+  const hedged = await baton.complete("hedged", { messages: [{ role: "user", content: "hi" }] }, { onEvent });
+  record("hedged", "Completion", hedged);
+  assert.deepEqual(hedged.legs.map((l) => l.outcome).sort(), ["lost", "ok"]);
+  record("fastest", "Completion", await baton.complete("fastest", { messages: [{ role: "user", content: "hi" }] }));
   for (const [type, item] of items) record(`stream_${type}`, "StreamEvent", item);
   for (const [type, event] of events) record(`event_${type}`, "CallEvent", event);
 
@@ -137,8 +144,10 @@ test("every public output type-checks against index.d.ts, and a mismatch does no
   record("batonHealth", "HealthSnapshot", baton.health());
   record("trippedHealth", "HealthSnapshot", tripping.health());
   const state = new HealthState({ failures: 1, cooldownMs: 60_000 });
-  state.report([events.get("leg")]);
-  record("healthView", "HealthView", state.admit(["ok", "busy"]));
+  state.report([events.get("leg"), ...hedged.legs.map((leg) => ({ type: "leg", leg }))]);
+  const view = state.admit(["ok", "busy", "slow"]);
+  assert.ok(view.targets.find((t) => t.target === "ok").ttftMs.length >= 1, JSON.stringify(view));
+  record("healthView", "HealthView", view);
   record("stateSnapshot", "HealthSnapshot", state.snapshot());
   const quiet = console.warn;
   console.warn = () => {};
@@ -158,7 +167,7 @@ test("every public output type-checks against index.d.ts, and a mismatch does no
 
   const kinds = { stream: [...items.keys()].sort(), events: [...events.keys()].sort() };
   assert.deepEqual(kinds.stream, ["done", "reset", "text", "tool_call"]);
-  assert.deepEqual(kinds.events, ["attempt", "failover", "leg", "resume", "retry", "skip"]);
+  assert.deepEqual(kinds.events, ["attempt", "failover", "hedge", "leg", "resume", "retry", "skip"]);
   assert.ok(events.get("leg").cause === undefined || typeof events.get("leg").cause.kind === "string");
   t.diagnostic(`${fixtures.length} fixtures: stream items ${kinds.stream.join(", ")}; events ${kinds.events.join(", ")}; errors ${Object.keys(errors).join(", ")}`);
 

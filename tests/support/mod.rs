@@ -158,8 +158,9 @@ impl Sim {
     pub fn run(&mut self, route: &str, options: CallOptions) -> Run {
         let mut call = self.baton.start(route, options, 0, Box::new(SplitMix64(self.seed))).expect("route exists");
         let mut used: HashMap<String, usize> = HashMap::new();
-        // The in-flight attempt: its id and its remaining scripted inputs (absolute time, input).
-        let mut pending: Option<(AttemptId, Vec<(u64, Input)>)> = None;
+        // The attempts in flight (more than one while a hedge races), in the order sent: each
+        // one's id and its remaining scripted inputs (absolute time, input).
+        let mut pending: Vec<(AttemptId, Vec<(u64, Input)>)> = Vec::new();
         let mut run = Run {
             result: Err(CallError {
                 failure: Failure::Cancelled,
@@ -188,23 +189,24 @@ impl Sim {
                         let behavior = script[(*n).min(script.len() - 1)].clone();
                         *n += 1;
                         run.sends.push((now, name));
-                        pending = Some((attempt, inputs(&behavior, now)));
+                        pending.push((attempt, inputs(&behavior, now)));
                     }
                     Action::Abort { attempt, failure } => {
-                        assert!(
-                            pending.as_ref().is_some_and(|(id, _)| *id == attempt),
-                            "abort of an attempt not in flight"
-                        );
+                        let at = pending.iter().position(|(id, _)| *id == attempt);
+                        let at = at.expect("abort of an attempt not in flight");
                         run.aborts.push((now, attempt.0, failure));
-                        pending = None;
+                        pending.remove(at);
                     }
-                    Action::Event(e) => run.events.push(e),
+                    Action::Event(e) => {
+                        // An attempt that ended takes no more input (a script may go on).
+                        if let Event::Leg { leg, .. } = &e {
+                            pending.retain(|(id, _)| id.0 != leg.attempt);
+                        }
+                        run.events.push(e);
+                    }
                     Action::Commit { attempt, .. } => {
                         assert!(options.stream, "only streams commit");
-                        assert!(
-                            pending.as_ref().is_some_and(|(id, _)| *id == attempt),
-                            "commit of an attempt not in flight"
-                        );
+                        assert!(pending.iter().any(|(id, _)| *id == attempt), "commit of an attempt not in flight");
                     }
                     Action::Deliver(deltas) => {
                         run.delivered.push(now);
@@ -219,7 +221,9 @@ impl Sim {
                     }
                 }
             }
-            let next_input = pending.as_ref().and_then(|(_, list)| list.first().map(|(t, _)| *t));
+            // The earliest input of any attempt in flight; on a tie, the one sent first.
+            let next = pending.iter().enumerate().filter_map(|(i, (_, list))| list.first().map(|(t, _)| (*t, i))).min();
+            let next_input = next.map(|(t, _)| t);
             let next_timer = call.poll_timeout();
             let next_cancel = cancel_at;
             let t = [next_input, next_timer, next_cancel]
@@ -235,7 +239,7 @@ impl Sim {
                 cancel_at = None;
                 call.cancel(now);
             } else {
-                let (id, list) = pending.as_mut().unwrap();
+                let (id, list) = &mut pending[next.expect("an input is due").1];
                 let (_, input) = list.remove(0);
                 let id = *id;
                 match input {

@@ -376,7 +376,7 @@ describe("telemetry in chromium", () => {
   };
   window.batonReady = true;
 </script>`;
-    server = await startStaticServer(page_, ["pkg/", "tests/e2e/telemetry_scenarios.mjs", "tests/e2e/scenarios.mjs", "tests/e2e/artifacts/telemetry/"]);
+    server = await startStaticServer(page_, ["pkg/", "tests/e2e/telemetry_scenarios.mjs", "tests/e2e/scenarios.mjs", "tests/e2e/agents.mjs", "tests/e2e/artifacts/telemetry/"]);
     browser = await launchChromium();
     page = await openPage(browser, `http://127.0.0.1:${server.address().port}/`, "batonReady", pageLog, "the telemetry scenarios");
   });

@@ -68,10 +68,11 @@ const PACKAGE_FILES = [
 
 /**
  * Bytes: the .tgz a user downloads, and what it unpacks to in node_modules. A little above today's
- * (430 KB packed, 1,059 KB unpacked, 35 files); most of it is the two wasm files, which
- * package_size.test.mjs holds too. Lower them as the package shrinks.
+ * (452.6 KB packed, 1,110.6 KB unpacked, 35 files; reasoning state and hedging grew both wasm
+ * files from 430 / 1,059 KB); most of it is the two wasm files, which package_size.test.mjs holds
+ * too. Lower them as the package shrinks.
  */
-const BUDGET = { packed: 440_000, unpacked: 1_090_000 };
+const BUDGET = { packed: 456_000, unpacked: 1_118_000 };
 
 /** The Node binaries to install and run the package on: this one, then 22 and 24 where present. */
 const NODES = [

@@ -2,7 +2,7 @@
 // (specification v4, from @ai-sdk/provider 4, which `ai` 7 uses).
 
 import type { LanguageModelV4, ProviderV4 } from "@ai-sdk/provider";
-import type { Baton, CallEvent } from "./index.d.ts";
+import type { Baton, CallEvent, Reasoning, ReasoningState } from "./index.d.ts";
 
 export interface BatonProviderSettings {
   /** Every call's progress events (attempt, retry, failover, leg, resume...), as `CallOptions.onEvent`. */
@@ -20,7 +20,19 @@ export type BatonCallProviderOptions = {
   deadlineMs?: number;
   /** The request's `parallelToolCalls` (false: at most one tool call per answer, where the format can say so). */
   parallelToolCalls?: boolean;
+  /**
+   * The request's `reasoning`; its fields win over the AI SDK's `reasoning` level, which
+   * otherwise gives the effort ("xhigh" and "max" as "high", "none" as no reasoning).
+   */
+  reasoning?: Pick<Reasoning, keyof Reasoning>; // as a type alias: provider options are JSON objects
 };
+
+/**
+ * A reasoning or tool-call part's `providerMetadata.baton` (and the `providerOptions.baton` the
+ * AI SDK gives it back in the next step's prompt): the state its provider issued, sent back
+ * only to the format and model that issued it.
+ */
+export type BatonPartMetadata = { state: ReasoningState };
 
 /**
  * `provider("chat")` (or `provider.languageModel("chat")`) is route "chat" as a LanguageModelV4.

@@ -3,8 +3,11 @@
 // route's deadline, retries and failover.
 //
 // The AI SDK's prompt and call options are mapped to llm-baton's request, its stream events to
-// the AI SDK's stream parts. llm-baton is the one retry loop: every error is one of the AI SDK's
-// own types marked not retryable, and a broken stream may be continued by the route but never
+// the AI SDK's stream parts. The reasoning state a provider issues (signatures, redacted thinking,
+// encrypted reasoning) rides in `providerMetadata.baton.state` on reasoning and tool-call parts,
+// which the AI SDK hands back as the parts' `providerOptions` in the next step's prompt, so an
+// agent loop keeps it as `baton.complete` does. llm-baton is the one retry loop: every error is
+// one of the AI SDK's own types marked not retryable, and a broken stream may be continued by the route but never
 // restarted (the AI SDK cannot take back text it has passed on). This module imports no entry of
 // llm-baton, so it works with whichever one the runtime loaded (Node, Deno, workerd, browsers).
 import {
@@ -17,6 +20,13 @@ import {
 
 const PROVIDER = "llm-baton";
 const FINISH_REASONS = { stop: "stop", length: "length", tool_calls: "tool-calls", content_filter: "content-filter" };
+/** The keys of a call's `providerOptions.baton`. */
+const BATON_OPTIONS = ["deadlineMs", "parallelToolCalls", "reasoning"];
+/**
+ * The AI SDK's reasoning levels above llm-baton's highest, rounded down to it as the AI SDK's
+ * providers round a level a model lacks.
+ */
+const ROUNDED_EFFORTS = { xhigh: "high", max: "high" };
 /** Call options llm-baton's request has no field for; each one set gives an "unsupported" warning. */
 const UNSUPPORTED_OPTIONS = ["topK", "presencePenalty", "frequencyPenalty"];
 
@@ -81,12 +91,9 @@ class BatonLanguageModel {
     } catch (e) {
       throw toAiSdkError(e, this.modelId, request, options.abortSignal);
     }
-    const content = [];
-    if (out.reasoning) content.push({ type: "reasoning", text: out.reasoning });
+    const content = out.message.content.filter((part) => part.type === "reasoning").map((part) => ({ type: "reasoning", text: part.text, ...stateMetadata(part.state) }));
     if (out.text) content.push({ type: "text", text: out.text });
-    for (const call of out.toolCalls ?? []) {
-      content.push({ type: "tool-call", toolCallId: call.id, toolName: call.name, input: call.arguments });
-    }
+    for (const call of out.toolCalls ?? []) content.push(toolCallPart(call.id, call));
     return {
       content,
       finishReason: finishReason(out.finishReason),
@@ -118,38 +125,50 @@ class BatonLanguageModel {
     const parts = new StreamParts();
     let started = false;
     const stream = new ReadableStream({
+      // Each pull enqueues at least one part or ends the stream: a pull that enqueues nothing
+      // is not called again (workerd's reader then waits forever), so events that make no part
+      // (a tool call's state, empty text) are read past here.
       async pull(controller) {
-        const enqueue = (part) => controller.enqueue(part);
+        let enqueued = 0;
+        const enqueue = (part) => {
+          enqueued++;
+          controller.enqueue(part);
+        };
         if (!started) {
           started = true;
           enqueue({ type: "stream-start", warnings });
         }
-        let next = first;
-        first = null;
-        try {
-          next ??= await events.next();
-        } catch (e) {
-          const error = toAiSdkError(e, route, request, options.abortSignal);
-          pendingRaw.splice(0).forEach(enqueue);
-          if (isAbort(error)) {
-            controller.error(error);
+        while (enqueued === 0 || first) {
+          let next = first;
+          first = null;
+          try {
+            next ??= await events.next();
+          } catch (e) {
+            const error = toAiSdkError(e, route, request, options.abortSignal);
+            pendingRaw.splice(0).forEach(enqueue);
+            if (isAbort(error)) {
+              controller.error(error);
+              return;
+            }
+            parts.close(enqueue);
+            enqueue({ type: "error", error });
+            enqueue({ type: "finish", finishReason: { unified: "error", raw: undefined }, usage: usageOf(e?.billedUsage ?? {}), providerMetadata: errorMetadata(e) });
+            controller.close();
             return;
           }
-          parts.close(enqueue);
-          enqueue({ type: "error", error });
-          enqueue({ type: "finish", finishReason: { unified: "error", raw: undefined }, usage: usageOf(e?.billedUsage ?? {}), providerMetadata: errorMetadata(e) });
-          controller.close();
-          return;
+          pendingRaw.splice(0).forEach(enqueue);
+          if (next.done) {
+            controller.close();
+            return;
+          }
+          const event = next.value;
+          if (options.includeRawChunks) enqueue({ type: "raw", rawValue: event });
+          parts.push(event, enqueue);
+          if (event.type === "done") {
+            controller.close();
+            return;
+          }
         }
-        pendingRaw.splice(0).forEach(enqueue);
-        if (next.done) {
-          controller.close();
-          return;
-        }
-        const event = next.value;
-        if (options.includeRawChunks) enqueue({ type: "raw", rawValue: event });
-        parts.push(event, enqueue);
-        if (event.type === "done") controller.close();
       },
       async cancel() {
         // The reader went away (the AI SDK's consumer stopped): abort the call upstream.
@@ -173,9 +192,6 @@ class BatonLanguageModel {
     if (options.stopSequences?.length) request.stop = options.stopSequences;
     for (const key of UNSUPPORTED_OPTIONS) {
       if (options[key] !== undefined) warnings.push({ type: "unsupported", feature: key, details: "llm-baton's request has no such field; not sent" });
-    }
-    if (options.reasoning !== undefined && options.reasoning !== "provider-default") {
-      warnings.push({ type: "unsupported", feature: "reasoning", details: "llm-baton's request has no reasoning effort; not sent" });
     }
     const extraHeaders = Object.keys(options.headers ?? {}).filter((name) => name.toLowerCase() !== "user-agent");
     if (extraHeaders.length) {
@@ -205,11 +221,13 @@ class BatonLanguageModel {
     }
     const batonOptions = options.providerOptions?.baton ?? {};
     for (const key of Object.keys(batonOptions)) {
-      if (key !== "deadlineMs" && key !== "parallelToolCalls") {
-        throw new InvalidArgumentError({ argument: `providerOptions.baton.${key}`, message: `providerOptions.baton.${key} is not an llm-baton option; known: deadlineMs, parallelToolCalls` });
+      if (!BATON_OPTIONS.includes(key)) {
+        throw new InvalidArgumentError({ argument: `providerOptions.baton.${key}`, message: `providerOptions.baton.${key} is not an llm-baton option; known: ${BATON_OPTIONS.join(", ")}` });
       }
     }
     if (batonOptions.parallelToolCalls !== undefined) request.parallelToolCalls = batonOptions.parallelToolCalls;
+    const reasoning = reasoningOf(options.reasoning, batonOptions.reasoning, warnings);
+    if (reasoning) request.reasoning = reasoning;
     const callOptions = {};
     const deadlineMs = batonOptions.deadlineMs ?? this.#settings.deadlineMs;
     if (deadlineMs !== undefined) callOptions.deadlineMs = deadlineMs;
@@ -236,17 +254,22 @@ class StreamParts {
     switch (event.type) {
       case "text":
       case "reasoning": {
-        // A reasoning state (Anthropic's signature, Gemini's) has no text: nothing to show.
-        if (!event.text) return;
-        if (this.#open?.kind !== event.type) {
-          this.#closeBlock(enqueue);
-          this.#open = { kind: event.type, id: `${event.type}-${this.#blocks++}` };
-          enqueue({ type: `${event.type}-start`, id: this.#open.id });
+        // A state ends the reasoning just streamed: it goes on that part's end, or on a part of
+        // its own when none is open (redacted thinking, a signature on Gemini's text).
+        if (event.state) {
+          if (this.#open?.kind !== "reasoning") this.#openBlock("reasoning", enqueue);
+          enqueue({ type: "reasoning-end", id: this.#open.id, ...stateMetadata(event.state) });
+          this.#open = null;
+          return;
         }
+        if (!event.text) return;
+        if (this.#open?.kind !== event.type) this.#openBlock(event.type, enqueue);
         enqueue({ type: `${event.type}-delta`, id: this.#open.id, delta: event.text });
         return;
       }
       case "tool_call": {
+        // A call's state comes again with the call in `done`, where its tool-call part gets it.
+        if (event.state) return;
         let tool = this.#tools[event.index];
         if (!tool) {
           this.#closeBlock(enqueue);
@@ -262,7 +285,7 @@ class StreamParts {
         (event.toolCalls ?? []).forEach((call, index) => {
           const tool = this.#tools[index] ?? { id: call.id, name: call.name };
           if (this.#tools[index]) enqueue({ type: "tool-input-end", id: tool.id });
-          enqueue({ type: "tool-call", toolCallId: tool.id, toolName: call.name, input: call.arguments });
+          enqueue(toolCallPart(tool.id, call));
         });
         enqueue({ type: "response-metadata", modelId: event.model });
         enqueue({ type: "finish", finishReason: finishReason(event.finishReason), usage: usageOf(event.usage), providerMetadata: metadataOf(event) });
@@ -279,6 +302,12 @@ class StreamParts {
     this.#closeBlock(enqueue);
     this.#tools.forEach((tool) => enqueue({ type: "tool-input-end", id: tool.id }));
     this.#tools = [];
+  }
+
+  #openBlock(kind, enqueue) {
+    this.#closeBlock(enqueue);
+    this.#open = { kind, id: `${kind}-${this.#blocks++}` };
+    enqueue({ type: `${kind}-start`, id: this.#open.id });
   }
 
   #closeBlock(enqueue) {
@@ -306,18 +335,23 @@ function toMessages(prompt) {
       }
       case "assistant": {
         let text = "";
+        const reasoning = [];
         const toolCalls = [];
         message.content.forEach((part, j) => {
           if (part.type === "text") text += part.text;
           else if (part.type === "tool-call") {
-            toolCalls.push({ id: part.toolCallId, name: part.toolName, arguments: typeof part.input === "string" ? part.input : JSON.stringify(part.input ?? {}) });
-          } else if (part.type === "reasoning" || part.type === "reasoning-file") {
-            // Reasoning is the model's own scratch work; llm-baton's messages carry none back.
-          } else {
-            throw new InvalidPromptError({ prompt, message: `${where}.content[${j}] is an assistant ${part.type} part; llm-baton's assistant messages carry text and tool calls only` });
+            const call = { id: part.toolCallId, name: part.toolName, arguments: typeof part.input === "string" ? part.input : JSON.stringify(part.input ?? {}) };
+            toolCalls.push(withState(call, part));
+          } else if (part.type === "reasoning") {
+            // Sent back with its state; llm-baton sends each state only to the format and model
+            // that issued it, and leaves reasoning without one out.
+            reasoning.push(withState({ type: "reasoning", text: part.text }, part));
+          } else if (part.type !== "reasoning-file") {
+            // A reasoning file (an image the model made while thinking) has no place in llm-baton's messages.
+            throw new InvalidPromptError({ prompt, message: `${where}.content[${j}] is an assistant ${part.type} part; llm-baton's assistant messages carry reasoning, text and tool calls only` });
           }
         });
-        const out = { role: "assistant", content: text };
+        const out = { role: "assistant", content: reasoning.length ? [...reasoning, ...(text ? [{ type: "text", text }] : [])] : text };
         if (toolCalls.length) out.toolCalls = toolCalls;
         messages.push(out);
         return;
@@ -392,6 +426,30 @@ function toolOutput(output, where, prompt) {
   }
 }
 
+/** `value` with the reasoning state a prompt part's `providerOptions.baton.state` holds, if any. */
+function withState(value, part) {
+  const state = part.providerOptions?.baton?.state;
+  if (state !== undefined) value.state = state;
+  return value;
+}
+
+/**
+ * The request's `reasoning`: the AI SDK's level as its effort (`"none"` and `"provider-default"`
+ * ask for none), under `providerOptions.baton.reasoning`, whose fields win.
+ */
+function reasoningOf(level, own, warnings) {
+  let effort;
+  if (level !== undefined && level !== "provider-default" && level !== "none") {
+    effort = ROUNDED_EFFORTS[level] ?? level;
+    if (effort !== level) warnings.push({ type: "compatibility", feature: "reasoning", details: `reasoning "${level}" sent as effort "${effort}", llm-baton's highest` });
+  }
+  if (own == null) return effort && { effort };
+  if (typeof own !== "object" || Array.isArray(own)) {
+    throw new InvalidArgumentError({ argument: "providerOptions.baton.reasoning", message: `providerOptions.baton.reasoning must be llm-baton's request reasoning, { effort?, budgetTokens?, summary? } (got ${JSON.stringify(own)})` });
+  }
+  return { ...(effort && { effort }), ...own };
+}
+
 function base64(bytes) {
   let binary = "";
   for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
@@ -403,6 +461,15 @@ function randomId() {
 }
 
 // ---- Results ------------------------------------------------------------------------------------
+
+/** `providerMetadata.baton.state` for a part that carries a reasoning state (none for no state). */
+function stateMetadata(state) {
+  return state ? { providerMetadata: { baton: { state } } } : {};
+}
+
+function toolCallPart(id, call) {
+  return { type: "tool-call", toolCallId: id, toolName: call.name, input: call.arguments, ...stateMetadata(call.state) };
+}
 
 function finishReason(raw) {
   return { unified: FINISH_REASONS[raw] ?? "other", raw };

@@ -6,10 +6,10 @@
 import { script, upstream, fail, eq, sameJson, target, drain } from "./scenarios.mjs";
 
 const TOOLS = [{ name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } }];
-const QUESTION = { role: "user", content: "Is it sunny in Paris and in Lyon?" };
+export const QUESTION = { role: "user", content: "Is it sunny in Paris and in Lyon?" };
 
 /** A reasoning model of each format; Gemini's is a Gemini 3 one, which checks signatures. */
-const MODELS = {
+export const MODELS = {
   openai_chat: "deepseek-reasoner",
   anthropic_messages: "claude-sonnet-4-5",
   openai_responses: "gpt-5",
@@ -17,7 +17,7 @@ const MODELS = {
 };
 
 /** Two tool calls, then the answer: a three-turn tool loop. */
-const LOOP = [
+export const LOOP = [
   { reasoning: true, toolCall: { name: "get_weather", arguments: '{"city":"Paris"}' } },
   { reasoning: true, toolCall: { name: "get_weather", arguments: '{"city":"Lyon"}' } },
   { reasoning: true, text: "Sunny in both." },
@@ -50,7 +50,7 @@ async function loop(baton, route, mode, turns, options) {
 }
 
 /** What each format's provider must see again in the next request: the state it issued. */
-function stateIn(format, body) {
+export function stateIn(format, body) {
   const text = JSON.stringify(body);
   const shapes = {
     anthropic_messages: ['"type":"thinking"', '"signature":"sig.', '"type":"redacted_thinking"'],

@@ -5,7 +5,8 @@
 import { APICallError, InvalidArgumentError, InvalidPromptError, NoSuchModelError, Output, convertToModelMessages, generateText, isStepCount, streamText, tool } from "ai";
 import { createBatonProvider } from "llm-baton/ai-sdk";
 import { z } from "zod";
-import { fail, requests, sameJson as eq, script } from "./scenarios.mjs";
+import { fail, requests, sameJson as eq, script, target } from "./scenarios.mjs";
+import { LOOP, MODELS, QUESTION, stateIn } from "./agents.mjs";
 
 const KEY = "sk-test-aisdk-not-a-secret";
 // The scenarios check the warnings themselves; the AI SDK would also print each one.
@@ -35,7 +36,98 @@ const weatherTool = (calls) => tool({
   },
 });
 
+/** The opaque values of a reasoning state: what its issuer must get back unchanged. */
+const opaqueOf = (state) => [state.signature, state.redactedData, state.id, state.encryptedContent].filter(Boolean);
+
+/** The states a step's content carries, in `providerMetadata.baton.state`. */
+const statesOf = (step) => step.content.filter((part) => part.providerMetadata?.baton?.state).map((part) => part.providerMetadata.baton.state);
+
+/**
+ * The scripted provider's three-turn tool loop on a reasoning model of each format, which
+ * refuses (with its own 400) a history missing or altering the state it issued, run by
+ * generateText or streamText (`run(model, tools)`, returning the result's steps and text).
+ */
+async function reasoningLoop(env, label, run) {
+  for (const [format, model] of Object.entries(MODELS)) {
+    const what = `${label} ${format}`;
+    const id = await script(env, `${label}-${format}`, LOOP);
+    const baton = new env.llm.Baton({ targets: { t: target(env, id, { format, model }) } });
+    const cities = [];
+    const getWeather = tool({
+      description: "The weather in a city",
+      inputSchema: z.object({ city: z.string() }),
+      execute: async ({ city }) => {
+        cities.push(city);
+        return "sunny";
+      },
+    });
+    const { steps, text } = await run(createBatonProvider(baton)("t"), { get_weather: getWeather });
+    eq([steps.map((s) => s.finishReason), cities, text], [["tool-calls", "tool-calls", "stop"], ["Paris", "Lyon"], "Sunny in both."], `${what}: finish reasons, tool runs, answer`);
+    const r = await requests(env, id, 3, what);
+    const first = r.log[0].body;
+    const asked = { openai_chat: first.reasoning_effort, anthropic_messages: first.thinking?.budget_tokens, openai_responses: first.include?.[0], gemini: first.generationConfig?.thinkingConfig?.thinkingLevel };
+    const expected = { openai_chat: "low", anthropic_messages: 2048, openai_responses: "reasoning.encrypted_content", gemini: "low" };
+    eq(asked[format], expected[format], `${what}: the AI SDK's reasoning "low" as the format's field`);
+    for (const i of [1, 2]) {
+      const missing = stateIn(format, r.log[i].body);
+      if (missing.length) fail(`${what}: request ${i + 1} lacks ${missing.join(", ")}`, r.log[i].body);
+      const states = statesOf(steps[i - 1]);
+      if (format !== "openai_chat" && !states.length) fail(`${what}: step ${i} carries no state in providerMetadata.baton`, steps[i - 1].content);
+      const sent = JSON.stringify(r.log[i].body);
+      for (const state of states) {
+        eq([state.format, state.model], [format, model], `${what}: step ${i}'s state names its issuer`);
+        for (const value of opaqueOf(state)) if (!sent.includes(JSON.stringify(value))) fail(`${what}: request ${i + 1} lacks the state step ${i} issued (${value})`, r.log[i].body);
+      }
+    }
+  }
+}
+
 export const scenarios = {
+  async "generateText with tools and stopWhen: the reasoning state of each format round-trips through providerMetadata, no 400"(env) {
+    await reasoningLoop(env, "gen-reasoning", (model, tools) => generateText({ model, tools, prompt: QUESTION.content, reasoning: "low", stopWhen: isStepCount(4) }));
+  },
+
+  async "streamText with tools and stopWhen: reasoning-end parts carry the state, which round-trips, no 400"(env) {
+    await reasoningLoop(env, "stream-reasoning", async (model, tools) => {
+      const result = streamText({ model, tools, prompt: QUESTION.content, reasoning: "low", stopWhen: isStepCount(4) });
+      const parts = [];
+      for await (const part of result.fullStream) parts.push(part);
+      const errors = parts.filter((x) => x.type === "error");
+      if (errors.length) fail(`the stream carried an error: ${errors[0].error}`);
+      const ends = parts.filter((x) => x.type === "reasoning-end" && x.providerMetadata?.baton?.state);
+      const steps = await result.steps;
+      eq(ends.length, steps.flatMap((s) => s.content).filter((p) => p.type === "reasoning" && p.providerMetadata?.baton?.state).length, "reasoning-end parts with a state, one per stateful reasoning part");
+      return { steps, text: await result.text };
+    });
+  },
+
+  async "reasoning levels: xhigh is sent as high with a compatibility warning, providerOptions.baton.reasoning fills in and wins"(env) {
+    const id = await script(env, "reasoning-levels", [{ text: "a" }, { text: "b" }, { text: "c" }]);
+    const baton = new env.llm.Baton({ targets: { t: target(env, id, { format: "openai_responses", model: "gpt-5" }) } });
+    const model = createBatonProvider(baton)("t");
+    const rounded = await generateText({ model, prompt: "x", reasoning: "xhigh", providerOptions: { baton: { reasoning: { summary: true } } } });
+    eq(rounded.warnings.map((w) => [w.type, w.feature]), [["compatibility", "reasoning"]], "xhigh: warnings");
+    await generateText({ model, prompt: "x", reasoning: "low", providerOptions: { baton: { reasoning: { effort: "minimal" } } } });
+    await generateText({ model, prompt: "x", reasoning: "none" });
+    const bodies = (await requests(env, id, 3, "the target")).log.map((e) => e.body);
+    eq(bodies.map((b) => b.reasoning ?? null), [{ effort: "high", summary: "auto" }, { effort: "minimal" }, null], "the reasoning each request carried");
+  },
+
+  async "a reasoning state the AI SDK hands back altered in shape: InvalidPromptError naming it, nothing sent"(env) {
+    const id = await script(env, "bad-state", [{}]);
+    const baton = new env.llm.Baton({ targets: { t: target(env, id, { format: "anthropic_messages", model: "claude-sonnet-4-5" }) } });
+    const error = await createBatonProvider(baton)("t").doGenerate({
+      prompt: [
+        { role: "user", content: [{ type: "text", text: "Hi" }] },
+        { role: "assistant", content: [{ type: "reasoning", text: "Hmm.", providerOptions: { baton: { state: { format: "anthropic_messages" } } } }, { type: "text", text: "Hello." }] },
+        { role: "user", content: [{ type: "text", text: "Again?" }] },
+      ],
+    }).then(() => null, (e) => e);
+    if (!InvalidPromptError.isInstance(error)) fail(`expected InvalidPromptError, got ${error?.name}: ${error?.message}`);
+    if (!error.message.includes("request.messages[1].content[0].state")) fail(`the message should name the state: ${error.message}`);
+    await requests(env, id, 0, "the target");
+  },
+
   async "streamText with a tool: the tool runs, the answer, tool call and usage come through the failover"(env) {
     const { p, b, batonAi } = await setup(env, "stream-tool", [
       { toolCall: { name: "weather", arguments: '{"city":"Paris"}' } },

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { Baton } from "../../pkg/index.d.ts";
 import type { Config } from "../../pkg/index.d.ts";
 import { createBatonProvider } from "../../pkg/ai-sdk.d.ts";
-import type { BatonCallProviderOptions } from "../../pkg/ai-sdk.d.ts";
+import type { BatonCallProviderOptions, BatonPartMetadata } from "../../pkg/ai-sdk.d.ts";
 
 declare const config: Config;
 
@@ -18,10 +18,14 @@ export const provider: ProviderV4 = baton;
 
 export async function use(): Promise<string> {
   const { output } = await generateText({ model: baton("chat"), output: Output.object({ schema: z.object({ city: z.string() }) }), prompt: "p" });
-  const options: BatonCallProviderOptions = { deadlineMs: 5000, parallelToolCalls: false };
-  const result = streamText({ model, prompt: "p", providerOptions: { baton: options } });
-  return output.city + (await result.text);
+  const options: BatonCallProviderOptions = { deadlineMs: 5000, parallelToolCalls: false, reasoning: { effort: "low", summary: true } };
+  const result = streamText({ model, prompt: "p", reasoning: "high", providerOptions: { baton: options } });
+  const reasoning = (await result.steps)[0]?.content.find((part) => part.type === "reasoning")?.providerMetadata?.baton as BatonPartMetadata | undefined;
+  return output.city + (await result.text) + (reasoning?.state.format ?? "");
 }
+
+// @ts-expect-error: an effort is llm-baton's ("minimal" to "high"), not the AI SDK's "xhigh"
+export const wrongEffort: BatonCallProviderOptions = { reasoning: { effort: "xhigh" } };
 
 // @ts-expect-error: the provider takes a Baton, not its config
 createBatonProvider(config);

@@ -133,9 +133,9 @@ fn same_json(mut answer: Answer) -> Answer {
     answer
 }
 
-#[test]
-fn every_answer_recorded_both_ways_streams_as_it_reads_whole() {
-    let mut checked = 0;
+/// Every case of the corpus that has its answer whole too (`{case}.answer.json`), by format.
+fn recorded_both_ways() -> Vec<(Format, String)> {
+    let mut all = Vec::new();
     for format in Format::ALL {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(format.as_str());
         let mut cases: Vec<String> = fs::read_dir(&dir)
@@ -144,18 +144,29 @@ fn every_answer_recorded_both_ways_streams_as_it_reads_whole() {
             .filter_map(|name| name.strip_suffix(".answer.json").map(str::to_string))
             .collect();
         cases.sort();
-        for case in cases {
-            let mut whole = whole_answer(format, &case).unwrap_or_else(|e| panic!("{format:?} {case}: {e:?}"));
-            // As the engine names the issuer of what a whole answer holds.
-            whole.name_issuer(format.as_str(), CONFIGURED_MODEL);
-            let streamed = stream_everywhere(format, &read(format, &case));
-            assert_eq!(streamed.outcome.map(same_json), Ok(same_json(whole.clone())), "{format:?} {case}");
-            assert_ne!(whole.model.as_deref(), Some(CONFIGURED_MODEL));
-            assert!(whole.model.is_some(), "{format:?} {case}: the answering model is named");
-            checked += 1;
-        }
+        all.extend(cases.into_iter().map(|case| (format, case)));
     }
-    assert!(checked >= 37, "only {checked} answers recorded both ways");
+    all
+}
+
+/// The whole answer, its states named as the engine names the issuer of what an answer holds.
+fn named_whole_answer(format: Format, case: &str) -> Answer {
+    let mut whole = whole_answer(format, case).unwrap_or_else(|e| panic!("{format:?} {case}: {e:?}"));
+    whole.name_issuer(format.as_str(), CONFIGURED_MODEL);
+    whole
+}
+
+#[test]
+fn every_answer_recorded_both_ways_streams_as_it_reads_whole() {
+    let cases = recorded_both_ways();
+    for (format, case) in &cases {
+        let whole = named_whole_answer(*format, case);
+        let streamed = stream_everywhere(*format, &read(*format, case));
+        assert_eq!(streamed.outcome.map(same_json), Ok(same_json(whole.clone())), "{format:?} {case}");
+        assert_ne!(whole.model.as_deref(), Some(CONFIGURED_MODEL));
+        assert!(whole.model.is_some(), "{format:?} {case}: the answering model is named");
+    }
+    assert!(cases.len() >= 43, "only {} answers recorded both ways", cases.len());
 }
 
 /// Point 1: a refusal streams as visible text and finishes `content_filter`, as the whole
@@ -448,32 +459,54 @@ fn how_each_format_ends_a_stream() {
     }
 }
 
-/// The reasoning state every fixture that carries it: the same whole and streamed, piece by
-/// piece, named by the target that answered; the comparison above covers the rest of the answer.
+/// The reasoning state of every fixture that carries it, found in the corpus: the same whole and
+/// streamed, piece by piece, delivered by the stream as its state deltas in the answer's order,
+/// and named by the target that answered; the comparison above covers the rest of the answer.
 #[test]
 fn reasoning_state_streams_as_it_reads_whole() {
-    let cases = [
+    let states = |a: &Answer| {
+        let parts = a.reasoning_parts.iter().filter_map(|p| p.state.clone());
+        parts.chain(a.tool_calls.iter().filter_map(|c| c.state.clone())).collect::<Vec<_>>()
+    };
+    let mut carrying = Vec::new();
+    for (format, case) in recorded_both_ways() {
+        let whole = named_whole_answer(format, &case);
+        let kept = states(&whole);
+        if kept.is_empty() {
+            continue;
+        }
+        let streamed = stream_in_reads(format, &[&read(format, &case)]);
+        let delivered: Vec<_> = streamed
+            .delivered
+            .iter()
+            .filter_map(|d| match d {
+                Delta::ReasoningState { state } | Delta::ToolCallState { state, .. } => Some(state.clone()),
+                _ => None,
+            })
+            .collect();
+        let answer = streamed.outcome.expect("answer");
+        assert!(kept.iter().all(|s| s.valid_for(format.as_str(), CONFIGURED_MODEL)), "{format:?} {case}");
+        assert_eq!(answer.reasoning_parts, whole.reasoning_parts, "{format:?} {case}");
+        assert_eq!(states(&answer), kept, "{format:?} {case}");
+        assert_eq!(delivered, kept, "{format:?} {case}: the stream's state deltas");
+        carrying.push((format, case, kept.len()));
+    }
+    // Which fixtures carry state, and how many: a new one is checked above, and listed here.
+    let expected = [
         (Format::AnthropicMessages, "reasoning", 1),
         (Format::AnthropicMessages, "redacted_thinking_citations", 2),
+        (Format::AnthropicMessages, "redacted_thinking_tool_use", 1),
         (Format::AnthropicMessages, "thinking_tool_use", 1),
-        (Format::Gemini, "tool_call", 1),
-        (Format::Gemini, "thought_signature_text", 1),
         (Format::OpenaiResponses, "reasoning", 1),
-        (Format::OpenaiResponses, "reasoning_parts", 1),
         (Format::OpenaiResponses, "reasoning_encrypted", 1),
+        (Format::OpenaiResponses, "reasoning_encrypted_no_summary", 1),
+        (Format::OpenaiResponses, "reasoning_parts", 1),
+        (Format::OpenaiResponses, "tool_call_arguments_done", 1),
+        (Format::OpenaiResponses, "tool_call_item_done", 1),
+        (Format::Gemini, "parallel_calls_streamed", 1),
+        (Format::Gemini, "thought_signature_text", 1),
+        (Format::Gemini, "tool_call", 1),
     ];
-    for (format, case, count) in cases {
-        let streamed = stream_in_reads(format, &[&read(format, case)]).outcome.expect("answer");
-        let mut whole = whole_answer(format, case).expect("whole");
-        whole.name_issuer(format.as_str(), CONFIGURED_MODEL);
-        let states = |a: &Answer| {
-            let parts = a.reasoning_parts.iter().filter_map(|p| p.state.clone());
-            parts.chain(a.tool_calls.iter().filter_map(|c| c.state.clone())).collect::<Vec<_>>()
-        };
-        let streamed_states = states(&streamed);
-        assert_eq!(streamed_states.len(), count, "{format:?} {case}: {:?}", streamed.reasoning_parts);
-        assert!(streamed_states.iter().all(|s| s.valid_for(format.as_str(), CONFIGURED_MODEL)), "{format:?} {case}");
-        assert_eq!(streamed.reasoning_parts, whole.reasoning_parts, "{format:?} {case}");
-        assert_eq!(streamed_states, states(&whole), "{format:?} {case}");
-    }
+    let carrying: Vec<_> = carrying.iter().map(|(f, c, n)| (*f, c.as_str(), *n)).collect();
+    assert_eq!(carrying, expected, "the fixtures that carry reasoning state");
 }

@@ -439,7 +439,9 @@ function withState(value, part) {
  */
 function reasoningOf(level, own, warnings) {
   let effort;
-  if (level !== undefined && level !== "provider-default" && level !== "none") {
+  if (level === "none") {
+    warnings.push({ type: "compatibility", feature: "reasoning", details: `reasoning "none": llm-baton sends no reasoning fields, so the target's default applies (off where reasoning must be asked for)` });
+  } else if (level !== undefined && level !== "provider-default") {
     effort = ROUNDED_EFFORTS[level] ?? level;
     if (effort !== level) warnings.push({ type: "compatibility", feature: "reasoning", details: `reasoning "${level}" sent as effort "${effort}", llm-baton's highest` });
   }

@@ -2,7 +2,7 @@
 // Chromium (tools.test.mjs). Every call goes through a route whose primary answers 503, so the
 // answer always comes from the backup after a failover inside llm-baton; the provider's log
 // tells what each target received and how many requests it got.
-import { APICallError, InvalidArgumentError, InvalidPromptError, NoSuchModelError, Output, convertToModelMessages, generateText, isStepCount, streamText, tool } from "ai";
+import { APICallError, InvalidArgumentError, InvalidPromptError, NoSuchModelError, Output, convertToModelMessages, generateText, isStepCount, readUIMessageStream, streamText, tool } from "ai";
 import { createBatonProvider } from "llm-baton/ai-sdk";
 import { z } from "zod";
 import { fail, requests, sameJson as eq, script, target } from "./scenarios.mjs";
@@ -101,14 +101,43 @@ export const scenarios = {
     });
   },
 
-  async "reasoning levels: xhigh is sent as high with a compatibility warning, providerOptions.baton.reasoning fills in and wins"(env) {
+  async "useChat's round trip: the state goes to the browser in UI message parts and comes back through convertToModelMessages"(env) {
+    for (const format of ["anthropic_messages", "gemini", "openai_responses"]) {
+      const id = await script(env, `ui-reasoning-${format}`, LOOP.slice(0, 2));
+      const baton = new env.llm.Baton({ targets: { t: target(env, id, { format, model: MODELS[format] }) } });
+      const model = createBatonProvider(baton)("t");
+      const tools = { get_weather: tool({ inputSchema: z.object({ city: z.string() }), execute: async () => "sunny" }) };
+      // Each request is one route handler call; the browser keeps the UI messages between them.
+      const turn = async (messages) => {
+        const result = streamText({ model, tools, reasoning: "low", messages: await convertToModelMessages(messages) });
+        let message;
+        for await (const m of readUIMessageStream({ stream: result.toUIMessageStream() })) message = m;
+        return message;
+      };
+      const user = { id: "u1", role: "user", parts: [{ type: "text", text: QUESTION.content }] };
+      const first = await turn([user]);
+      // What a browser receives and posts back: JSON.
+      const kept = JSON.parse(JSON.stringify(first));
+      const states = kept.parts.flatMap((p) => [p.providerMetadata?.baton?.state, p.callProviderMetadata?.baton?.state]).filter(Boolean);
+      if (!states.length) fail(`${format}: the UI message carries no state`, kept.parts);
+      await turn([user, kept]);
+      const r = await requests(env, id, 2, format);
+      const missing = stateIn(format, r.log[1].body);
+      if (missing.length) fail(`${format}: the second request lacks ${missing.join(", ")}`, r.log[1].body);
+      const sent = JSON.stringify(r.log[1].body);
+      for (const value of states.flatMap(opaqueOf)) if (!sent.includes(JSON.stringify(value))) fail(`${format}: the second request lacks ${value}`, r.log[1].body);
+    }
+  },
+
+  async "reasoning levels: xhigh is sent as high and none as no reasoning, each with a compatibility warning; providerOptions.baton.reasoning fills in and wins"(env) {
     const id = await script(env, "reasoning-levels", [{ text: "a" }, { text: "b" }, { text: "c" }]);
     const baton = new env.llm.Baton({ targets: { t: target(env, id, { format: "openai_responses", model: "gpt-5" }) } });
     const model = createBatonProvider(baton)("t");
     const rounded = await generateText({ model, prompt: "x", reasoning: "xhigh", providerOptions: { baton: { reasoning: { summary: true } } } });
     eq(rounded.warnings.map((w) => [w.type, w.feature]), [["compatibility", "reasoning"]], "xhigh: warnings");
     await generateText({ model, prompt: "x", reasoning: "low", providerOptions: { baton: { reasoning: { effort: "minimal" } } } });
-    await generateText({ model, prompt: "x", reasoning: "none" });
+    const none = await generateText({ model, prompt: "x", reasoning: "none" });
+    eq(none.warnings.map((w) => [w.type, w.feature]), [["compatibility", "reasoning"]], "none: warnings");
     const bodies = (await requests(env, id, 3, "the target")).log.map((e) => e.body);
     eq(bodies.map((b) => b.reasoning ?? null), [{ effort: "high", summary: "auto" }, { effort: "minimal" }, null], "the reasoning each request carried");
   },

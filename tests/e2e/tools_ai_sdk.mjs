@@ -45,30 +45,29 @@ const statesOf = (step) => step.content.filter((part) => part.providerMetadata?.
 /**
  * The scripted provider's three-turn tool loop on a reasoning model of each format, which
  * refuses (with its own 400) a history missing or altering the state it issued, run by
- * generateText or streamText (`run(model, tools)`, returning the result's steps and text).
+ * generateText or streamText (`run(model, tools)`, returning the result's steps, text and
+ * response messages), then one more turn from the messages kept: each request after the first
+ * must carry the state the step before it issued.
  */
 async function reasoningLoop(env, label, run) {
   for (const [format, model] of Object.entries(MODELS)) {
     const what = `${label} ${format}`;
-    const id = await script(env, `${label}-${format}`, LOOP);
+    const id = await script(env, `${label}-${format}`, [...LOOP, { reasoning: true, text: "You're welcome." }]);
     const baton = new env.llm.Baton({ targets: { t: target(env, id, { format, model }) } });
     const cities = [];
-    const getWeather = tool({
-      description: "The weather in a city",
-      inputSchema: z.object({ city: z.string() }),
-      execute: async ({ city }) => {
-        cities.push(city);
-        return "sunny";
-      },
-    });
-    const { steps, text } = await run(createBatonProvider(baton)("t"), { get_weather: getWeather });
+    const tools = { get_weather: weatherTool(cities) };
+    const batonModel = createBatonProvider(baton)("t");
+    const { steps, text, messages } = await run(batonModel, tools);
     eq([steps.map((s) => s.finishReason), cities, text], [["tool-calls", "tool-calls", "stop"], ["Paris", "Lyon"], "Sunny in both."], `${what}: finish reasons, tool runs, answer`);
-    const r = await requests(env, id, 3, what);
+    // The next turn, from the messages an app keeps: the final answer's state goes back too.
+    const history = [{ role: "user", content: QUESTION.content }, ...messages, { role: "user", content: "Thanks." }];
+    await generateText({ model: batonModel, tools, reasoning: "low", messages: history });
+    const r = await requests(env, id, 4, what);
     const first = r.log[0].body;
     const asked = { openai_chat: first.reasoning_effort, anthropic_messages: first.thinking?.budget_tokens, openai_responses: first.include?.[0], gemini: first.generationConfig?.thinkingConfig?.thinkingLevel };
     const expected = { openai_chat: "low", anthropic_messages: 2048, openai_responses: "reasoning.encrypted_content", gemini: "low" };
     eq(asked[format], expected[format], `${what}: the AI SDK's reasoning "low" as the format's field`);
-    for (const i of [1, 2]) {
+    for (const i of [1, 2, 3]) {
       const missing = stateIn(format, r.log[i].body);
       if (missing.length) fail(`${what}: request ${i + 1} lacks ${missing.join(", ")}`, r.log[i].body);
       const states = statesOf(steps[i - 1]);
@@ -84,7 +83,10 @@ async function reasoningLoop(env, label, run) {
 
 export const scenarios = {
   async "generateText with tools and stopWhen: the reasoning state of each format round-trips through providerMetadata, no 400"(env) {
-    await reasoningLoop(env, "gen-reasoning", (model, tools) => generateText({ model, tools, prompt: QUESTION.content, reasoning: "low", stopWhen: isStepCount(4) }));
+    await reasoningLoop(env, "gen-reasoning", async (model, tools) => {
+      const result = await generateText({ model, tools, prompt: QUESTION.content, reasoning: "low", stopWhen: isStepCount(4) });
+      return { steps: result.steps, text: result.text, messages: result.response.messages };
+    });
   },
 
   async "streamText with tools and stopWhen: reasoning-end parts carry the state, which round-trips, no 400"(env) {
@@ -97,7 +99,7 @@ export const scenarios = {
       const ends = parts.filter((x) => x.type === "reasoning-end" && x.providerMetadata?.baton?.state);
       const steps = await result.steps;
       eq(ends.length, steps.flatMap((s) => s.content).filter((p) => p.type === "reasoning" && p.providerMetadata?.baton?.state).length, "reasoning-end parts with a state, one per stateful reasoning part");
-      return { steps, text: await result.text };
+      return { steps, text: await result.text, messages: (await result.response).messages };
     });
   },
 
@@ -106,7 +108,7 @@ export const scenarios = {
       const id = await script(env, `ui-reasoning-${format}`, LOOP.slice(0, 2));
       const baton = new env.llm.Baton({ targets: { t: target(env, id, { format, model: MODELS[format] }) } });
       const model = createBatonProvider(baton)("t");
-      const tools = { get_weather: tool({ inputSchema: z.object({ city: z.string() }), execute: async () => "sunny" }) };
+      const tools = { get_weather: weatherTool([]) };
       // Each request is one route handler call; the browser keeps the UI messages between them.
       const turn = async (messages) => {
         const result = streamText({ model, tools, reasoning: "low", messages: await convertToModelMessages(messages) });

@@ -103,6 +103,26 @@ export const scenarios = {
     });
   },
 
+  async "a loop whose step 2 fails over from Anthropic thinking to Gemini 3 and back: each gets only its own state, no 400"(env) {
+    const a = await script(env, "failover-reasoning-claude", [LOOP[0], { status: 529, message: "Overloaded", errorType: "overloaded_error" }, LOOP[2]]);
+    const g = await script(env, "failover-reasoning-gemini", [LOOP[1]]);
+    const baton = new env.llm.Baton({
+      targets: {
+        claude: target(env, a, { format: "anthropic_messages", model: MODELS.anthropic_messages }),
+        gemini: target(env, g, { format: "gemini", model: MODELS.gemini }),
+      },
+      routes: { agent: { fallback: ["claude", "gemini"] } },
+    });
+    const result = await generateText({ model: createBatonProvider(baton)("agent"), tools: { get_weather: weatherTool([]) }, prompt: QUESTION.content, reasoning: "low", stopWhen: isStepCount(4) });
+    eq([result.steps.map((s) => s.providerMetadata?.baton?.target), result.text], [["claude", "gemini", "claude"], "Sunny in both."], "who answered each step, and the answer");
+    const [toClaude, toGemini] = [(await requests(env, a, 3, "claude")).log, (await requests(env, g, 1, "gemini")).log];
+    const gemini = JSON.stringify(toGemini[0].body);
+    if (gemini.includes('"sig.') || !gemini.includes('"thoughtSignature":"skip_thought_signature_validator"')) fail("Gemini got Claude's state, or Claude's call without the skip signature", toGemini[0].body);
+    const back = toClaude[2].body;
+    if (JSON.stringify(back).includes("thoughtSignature")) fail("Gemini's signature reached Claude", back);
+    eq(back.thinking, undefined, "thinking on the tool turn Gemini began");
+  },
+
   async "useChat's round trip: the state goes to the browser in UI message parts and comes back through convertToModelMessages"(env) {
     for (const format of ["anthropic_messages", "gemini", "openai_responses"]) {
       const id = await script(env, `ui-reasoning-${format}`, LOOP.slice(0, 2));

@@ -7,8 +7,8 @@
 // encrypted reasoning) rides in `providerMetadata.baton.state` on reasoning and tool-call parts,
 // which the AI SDK hands back as the parts' `providerOptions` in the next step's prompt, so an
 // agent loop keeps it as `baton.complete` does. llm-baton is the one retry loop: every error is
-// one of the AI SDK's own types marked not retryable, and a broken stream may be continued by the route but never
-// restarted (the AI SDK cannot take back text it has passed on). This module imports no entry of
+// one of the AI SDK's own types marked not retryable, and a broken stream may be continued by the
+// route but never restarted (the AI SDK cannot take back text it has passed on). This module imports no entry of
 // llm-baton, so it works with whichever one the runtime loaded (Node, Deno, workerd, browsers).
 import {
   APICallError,
@@ -347,7 +347,8 @@ function toMessages(prompt) {
             // that issued it, and leaves reasoning without one out.
             reasoning.push(withState({ type: "reasoning", text: part.text }, part));
           } else if (part.type !== "reasoning-file") {
-            // A reasoning file (an image the model made while thinking) has no place in llm-baton's messages.
+            // A reasoning file (an image the model made while thinking) is left out: llm-baton's
+            // messages have no place for it.
             throw new InvalidPromptError({ prompt, message: `${where}.content[${j}] is an assistant ${part.type} part; llm-baton's assistant messages carry reasoning, text and tool calls only` });
           }
         });
@@ -435,20 +436,22 @@ function withState(value, part) {
 
 /**
  * The request's `reasoning`: the AI SDK's level as its effort (`"none"` and `"provider-default"`
- * ask for none), under `providerOptions.baton.reasoning`, whose fields win.
+ * ask for none), under `providerOptions.baton.reasoning`, whose fields win. A warning says where
+ * the level could not be sent as asked, unless `own` decides it.
  */
 function reasoningOf(level, own, warnings) {
-  let effort;
-  if (level === "none") {
+  if (own != null && (typeof own !== "object" || Array.isArray(own))) {
+    throw new InvalidArgumentError({ argument: "providerOptions.baton.reasoning", message: `providerOptions.baton.reasoning must be llm-baton's request reasoning, { effort?, budgetTokens?, summary? } (got ${JSON.stringify(own)})` });
+  }
+  if (level === "none" && own == null) {
     warnings.push({ type: "compatibility", feature: "reasoning", details: `reasoning "none": llm-baton sends no reasoning fields, so the target's default applies (off where reasoning must be asked for)` });
-  } else if (level !== undefined && level !== "provider-default") {
+  }
+  let effort;
+  if (level !== undefined && level !== "provider-default" && level !== "none" && own?.effort === undefined) {
     effort = ROUNDED_EFFORTS[level] ?? level;
     if (effort !== level) warnings.push({ type: "compatibility", feature: "reasoning", details: `reasoning "${level}" sent as effort "${effort}", llm-baton's highest` });
   }
   if (own == null) return effort && { effort };
-  if (typeof own !== "object" || Array.isArray(own)) {
-    throw new InvalidArgumentError({ argument: "providerOptions.baton.reasoning", message: `providerOptions.baton.reasoning must be llm-baton's request reasoning, { effort?, budgetTokens?, summary? } (got ${JSON.stringify(own)})` });
-  }
   return { ...(effort && { effort }), ...own };
 }
 

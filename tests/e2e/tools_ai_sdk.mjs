@@ -157,7 +157,8 @@ export const scenarios = {
     const model = createBatonProvider(baton)("t");
     const rounded = await generateText({ model, prompt: "x", reasoning: "xhigh", providerOptions: { baton: { reasoning: { summary: true } } } });
     eq(rounded.warnings.map((w) => [w.type, w.feature]), [["compatibility", "reasoning"]], "xhigh: warnings");
-    await generateText({ model, prompt: "x", reasoning: "low", providerOptions: { baton: { reasoning: { effort: "minimal" } } } });
+    const decided = await generateText({ model, prompt: "x", reasoning: "max", providerOptions: { baton: { reasoning: { effort: "minimal" } } } });
+    eq(decided.warnings, [], "max under providerOptions.baton.reasoning's effort: warnings");
     const none = await generateText({ model, prompt: "x", reasoning: "none" });
     eq(none.warnings.map((w) => [w.type, w.feature]), [["compatibility", "reasoning"]], "none: warnings");
     const bodies = (await requests(env, id, 3, "the target")).log.map((e) => e.body);

@@ -8,7 +8,8 @@
 // bench/.work/gateway.json; `node gateway.mjs deno portkey` runs only those.
 //
 // GATEWAY_BENCH_SECONDS (default 5) and GATEWAY_BENCH_WARMUP_SECONDS (default 1) size each cell;
-// GATEWAY_BENCH_WRITES=each has the upstream write each stream event on its own turn.
+// GATEWAY_BENCH_WRITES=each has the upstream write each stream event on its own turn;
+// GATEWAY_BENCH_CELLS=stream-16,stream-64 runs only the cells named (whole-N, stream-N, fault).
 import { spawn, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -30,6 +31,8 @@ const CONNECTIONS = [1, 16, 64];
 const FAULT_CONNECTIONS = 16;
 const only = process.argv.slice(2);
 const want = (g) => only.length === 0 || only.includes(g);
+const cells = process.env.GATEWAY_BENCH_CELLS?.split(",") ?? null;
+const wantCell = (name) => cells === null || cells.includes(name);
 
 const upstreamProcess = await spawnAnnounced(process.execPath, [`${here}lib/gateway-upstream.mjs`], { name: "the bench upstream", variable: "UPSTREAM_URL" });
 const UP = upstreamProcess.url;
@@ -200,10 +203,11 @@ try {
       });
       for (const stream of [false, true]) {
         for (const connections of CONNECTIONS) {
+          if (!wantCell(`${stream ? "stream" : "whole"}-${connections}`)) continue;
           await cell(`${stream ? "stream" : "whole"}-${connections}`, { body: message(g.model, stream), headers: g.headers, connections, check: stream ? streamOk : wholeOk });
         }
       }
-      if (key !== "direct") {
+      if (key !== "direct" && wantCell("fault")) {
         const before = await counts();
         const r = await cell(`fault-${FAULT_CONNECTIONS}`, { body: message(g.faultModel, false), headers: g.faultHeaders, connections: FAULT_CONNECTIONS, check: wholeOk });
         const after = await counts();

@@ -42,8 +42,9 @@ extern "C" {
     fn read(reader: &ByobReader, view: &Uint8Array) -> Promise;
 }
 
-/// The buffer a byte stream's reads fill: all that has arrived, up to this, in one read.
-const READ_BUFFER_BYTES: u32 = 32 << 10;
+/// The buffer a byte stream's reads fill: all that has arrived, up to this, in one read (the
+/// size of the buffer Deno's default reader allocates for each read).
+const READ_BUFFER_BYTES: u32 = 64 << 10;
 
 /// What an attempt reports, in order.
 #[derive(Debug)]

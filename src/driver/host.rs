@@ -86,6 +86,7 @@ struct Task {
 /// A queued output: a value, or bytes that the next `emit_bytes` of the same poll extends.
 enum Output {
     Value(JsValue),
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
     Bytes(Vec<u8>),
 }
 
@@ -184,6 +185,7 @@ pub fn emit(output: JsValue) {
 
 /// Queues bytes for the task's reader: appended to the bytes queued just before, if the last
 /// output was bytes, so JavaScript gets one `Uint8Array` for them.
+#[cfg_attr(not(feature = "gateway"), allow(dead_code))]
 pub fn emit_bytes(bytes: &[u8]) {
     let id = CURRENT.get();
     with_loop(|l| {

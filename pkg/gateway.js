@@ -122,22 +122,18 @@ function serve({ wasm, runtime, instance }, plan, body, request, inProcess, tele
       else if (inProcess) reject(abortReason(signal));
       stop();
     };
-    // Settles the promise a call waits on (see `room` below) once the client has taken some.
-    let roomMade = null;
-    const makeRoom = () => {
-      roomMade?.();
-      roomMade = null;
-    };
+    // The promise the call's reads wait on while the client's queue is full (see `room` below),
+    // settled once the client has taken some.
+    let roomWait = null;
+    let makeRoom = () => {};
     const stream = new ReadableStream(
       {
         start(c) {
           controller = c;
         },
-        pull: makeRoom,
-        cancel(reason) {
-          makeRoom();
-          stop(reason);
-        },
+        pull: () => makeRoom(),
+        // The call is cancelled, and its wait for room with it.
+        cancel: stop,
       },
       { highWaterMark: OUTPUT_QUEUE_BYTES, size: (chunk) => chunk.byteLength },
     );
@@ -152,7 +148,7 @@ function serve({ wasm, runtime, instance }, plan, body, request, inProcess, tele
     const finish = (reply) => {
       signal?.removeEventListener("abort", abort);
       if (!committed) return respondWith(reply);
-      if (reply.body) write(utf8.encode(reply.body));
+      write(utf8.encode(reply.body));
       try {
         controller.close();
       } catch {
@@ -188,14 +184,14 @@ function serve({ wasm, runtime, instance }, plan, body, request, inProcess, tele
       attemptHeaders: trace && ((target, attempt) => trace.attemptHeaders(target, attempt)),
       // Undefined while the client's queue has room; else a promise settled when it has.
       room() {
-        if (!committed || !(controller.desiredSize <= 0)) return undefined;
-        return new Promise((resolve) => {
-          const earlier = roomMade;
-          roomMade = () => {
-            earlier?.();
+        if (!(controller.desiredSize <= 0)) return undefined;
+        roomWait ??= new Promise((resolve) => {
+          makeRoom = () => {
+            roomWait = null;
             resolve();
           };
         });
+        return roomWait;
       },
     };
     const begin = (waitedMs) => {

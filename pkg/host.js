@@ -87,27 +87,23 @@ export function createHost(wasm, { oneTimer = true } = {}) {
      * a poll, so nothing may throw here: a throw gives no headers.
      */
     attemptHeaders(task, target, attempt) {
-      return askHandler(task, "attemptHeaders", target, attempt);
+      const hook = tasks.get(task)?.attemptHeaders;
+      if (!hook) return undefined;
+      try {
+        return hook(target, attempt);
+      } catch {
+        return undefined;
+      }
     },
     /**
      * Undefined while `task`'s reader has room for more, else a promise that settles once it
-     * has (pkg/gateway.js: a client that stopped reading). Nothing may throw here either.
+     * has (pkg/gateway.js: a client that stopped reading; its `room` reads a number and never
+     * throws, as nothing called from a poll may).
      */
     room(task) {
-      return askHandler(task, "room");
+      return tasks.get(task)?.room?.();
     },
   };
-
-  /** `task`'s handler's answer to `question(...args)`, or undefined if it has none or throws. */
-  function askHandler(task, question, ...args) {
-    const hook = tasks.get(task)?.[question];
-    if (!hook) return undefined;
-    try {
-      return hook(...args);
-    } catch {
-      return undefined;
-    }
-  }
 
   /**
    * Controllers the current poll dropped. They are aborted after the burst of work the poll is part

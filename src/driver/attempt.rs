@@ -15,7 +15,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{AbortSignal, ReadableStreamDefaultReader, ReadableStreamReadResult, RequestInit, Response};
 
-use super::host::{self, Awaited};
+use super::host::Awaited;
 use crate::body::{StreamBody, WholeBody};
 use crate::chat::{Answer, Delta};
 use crate::format::{Format, HttpRequest};
@@ -124,7 +124,8 @@ async fn exchange(
     let mut deltas = Vec::new();
     loop {
         // A gateway's client that reads nothing holds the upstream too, so nothing piles up.
-        host::room().await;
+        #[cfg(feature = "gateway")]
+        super::host::room().await;
         let chunk = body.read().await?;
         let outcome = match &chunk {
             Some(bytes) => decoder.feed(bytes, &mut deltas),
@@ -178,7 +179,8 @@ impl Body {
             None => return Ok(None),
             Some(Reader::Default(reader)) => reader.read(),
             Some(Reader::Byob { reader, buffer }) => {
-                reader.read(&buffer.take().unwrap_or_else(|| Uint8Array::new_with_length(READ_BUFFER_BYTES)))
+                // `new Uint8Array(length)`, through the constructor already imported.
+                reader.read(&buffer.take().unwrap_or_else(|| Uint8Array::new(&READ_BUFFER_BYTES.into())))
             }
         };
         let chunk: ReadableStreamReadResult = Awaited::new(&promise).await.map_err(transport)?.unchecked_into();

@@ -26,7 +26,6 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use js_sys::{Array, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use web_sys::{AbortController, AbortSignal};
 
 /// The wasm's allocator: talc, a maintained allocator made for wasm, instead of Rust's default
@@ -69,6 +68,7 @@ extern "C" {
 
     /// A promise that settles once `task`'s reader has room for more (a gateway's client that
     /// stopped reading), or undefined when it has room now. Never throws.
+    #[cfg(feature = "gateway")]
     #[wasm_bindgen(method)]
     fn room(this: &Host, task: u32) -> JsValue;
 }
@@ -310,12 +310,15 @@ impl Wake for TaskWaker {
 }
 
 /// Waits until the reader of the task being polled has room (see `Host::room`); at once when it
-/// has. The gateway reads no more of an upstream body while its client reads nothing.
+/// has. The gateway reads no more of an upstream body while its client reads nothing (a Baton's
+/// stream is read by its own caller, and has no such queue).
+#[cfg(feature = "gateway")]
 pub async fn room() {
+    use wasm_bindgen::JsCast;
     let task = CURRENT.get();
     let promise = host(|h| h.room(task));
-    if let Some(promise) = promise.dyn_ref::<Promise>() {
-        let _ = Awaited::new(promise).await;
+    if !promise.is_undefined() {
+        let _ = Awaited::new(promise.unchecked_ref()).await;
     }
 }
 

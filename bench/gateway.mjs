@@ -3,12 +3,15 @@
 // bench/package-lock.json, on Node), LiteLLM proxy (PyPI, pinned below, in bench/.venv, made
 // here; skipped with the reason when it cannot be installed) and direct, each in front of the
 // same fake OpenAI upstream (lib/gateway-upstream.mjs: 60 deltas written at once) with the same
-// route: a primary tried twice, then a backup. Per gateway: whole and streamed answers at 1, 16
-// and 64 connections, then a round whose primary answers 503, counting upstream calls. Writes
+// route: a primary tried twice, then a backup; and `floor`, a bare JavaScript pass-through on
+// Deno (lib/gateway-floor-deno.mjs: what Deno itself costs per stream). Per gateway: whole and
+// streamed answers at 1, 16 and 64 connections, then a round whose primary answers 503, counting
+// upstream calls (not for floor and direct). Writes
 // bench/.work/gateway.json; `node gateway.mjs deno portkey` runs only those.
 //
 // GATEWAY_BENCH_SECONDS (default 5) and GATEWAY_BENCH_WARMUP_SECONDS (default 1) size each cell;
-// GATEWAY_BENCH_WRITES=each has the upstream write each stream event on its own turn.
+// GATEWAY_BENCH_WRITES=each has the upstream write each stream event on its own turn;
+// GATEWAY_BENCH_CELLS=stream-16,stream-64 runs only the cells named (whole-N, stream-N, fault).
 import { spawn, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -30,6 +33,8 @@ const CONNECTIONS = [1, 16, 64];
 const FAULT_CONNECTIONS = 16;
 const only = process.argv.slice(2);
 const want = (g) => only.length === 0 || only.includes(g);
+const cells = process.env.GATEWAY_BENCH_CELLS?.split(",") ?? null;
+const wantCell = (name) => cells === null || cells.includes(name);
 
 const upstreamProcess = await spawnAnnounced(process.execPath, [`${here}lib/gateway-upstream.mjs`], { name: "the bench upstream", variable: "UPSTREAM_URL" });
 const UP = upstreamProcess.url;
@@ -117,6 +122,12 @@ function litellmYaml() {
 
 /** Each gateway: how to start it, and what a request through it says. */
 const GATEWAYS = {
+  floor: {
+    label: "JS pass-through (Deno)",
+    start: () => spawnAnnounced(`${repo}node_modules/.bin/deno`, ["run", "--no-lock", "--allow-net=127.0.0.1", "--allow-env", `${here}lib/gateway-floor-deno.mjs`], {
+      name: "the Deno pass-through", variable: "GATEWAY_URL", spawnOptions: { env: { ...process.env, UPSTREAM: `${UP}/ok`, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" } } }),
+    model: "bench-model", headers: {},
+  },
   direct: {
     label: "direct",
     start: async () => ({ url: `${UP}/ok`, pid: null, stop: () => {} }),
@@ -200,10 +211,11 @@ try {
       });
       for (const stream of [false, true]) {
         for (const connections of CONNECTIONS) {
+          if (!wantCell(`${stream ? "stream" : "whole"}-${connections}`)) continue;
           await cell(`${stream ? "stream" : "whole"}-${connections}`, { body: message(g.model, stream), headers: g.headers, connections, check: stream ? streamOk : wholeOk });
         }
       }
-      if (key !== "direct") {
+      if (key !== "direct" && key !== "floor" && wantCell("fault")) {
         const before = await counts();
         const r = await cell(`fault-${FAULT_CONNECTIONS}`, { body: message(g.faultModel, false), headers: g.faultHeaders, connections: FAULT_CONNECTIONS, check: wholeOk });
         const after = await counts();

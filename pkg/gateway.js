@@ -14,6 +14,13 @@
 
 const utf8 = new TextEncoder();
 
+/**
+ * How many bytes of a stream may wait for a client that reads nothing. Past it the call reads
+ * no more of the upstream (pkg/host.js's `room`) until the client takes some, so a slow client
+ * holds a bounded buffer, never the whole upstream answer. The call's deadline still runs.
+ */
+export const OUTPUT_QUEUE_BYTES = 64 << 10;
+
 export class Gateway {
   #core;
 
@@ -115,16 +122,25 @@ function serve({ wasm, runtime, instance }, plan, body, request, inProcess, tele
       else if (inProcess) reject(abortReason(signal));
       stop();
     };
-    const stream = new ReadableStream({
-      start(c) {
-        controller = c;
+    // The promise the call's reads wait on while the client's queue is full (see `room` below),
+    // settled once the client has taken some.
+    let roomWait = null;
+    let makeRoom = () => {};
+    const stream = new ReadableStream(
+      {
+        start(c) {
+          controller = c;
+        },
+        pull: () => makeRoom(),
+        // The call is cancelled, and its wait for room with it.
+        cancel: stop,
       },
-      cancel: stop,
-    });
-    const write = (chunk) => {
-      if (!chunk) return;
+      { highWaterMark: OUTPUT_QUEUE_BYTES, size: (chunk) => chunk.byteLength },
+    );
+    const write = (bytes) => {
+      if (bytes.byteLength === 0) return;
       try {
-        controller.enqueue(utf8.encode(chunk));
+        controller.enqueue(bytes);
       } catch {
         // The reader is gone (cancelled): the call is being aborted; nothing to deliver.
       }
@@ -132,7 +148,7 @@ function serve({ wasm, runtime, instance }, plan, body, request, inProcess, tele
     const finish = (reply) => {
       signal?.removeEventListener("abort", abort);
       if (!committed) return respondWith(reply);
-      write(reply.body);
+      write(utf8.encode(reply.body));
       try {
         controller.close();
       } catch {
@@ -148,7 +164,8 @@ function serve({ wasm, runtime, instance }, plan, body, request, inProcess, tele
     };
     const handler = {
       output(out) {
-        if (out.type === "event") {
+        if (out instanceof Uint8Array) write(out);
+        else if (out.type === "event") {
           if (out.event.type === "leg") runtime.health?.report(out.event);
           trace?.event(out.event);
         } else if (out.type === "done") trace.done(out.summary);
@@ -157,8 +174,7 @@ function serve({ wasm, runtime, instance }, plan, body, request, inProcess, tele
         else if (out.type === "commit") {
           committed = true;
           resolve(new Response(stream, { status: 200, headers: out.headers }));
-        } else if (out.type === "chunk") write(out.text);
-        else if (out.type === "reply") {
+        } else if (out.type === "reply") {
           // A request refused before its call started (a bad body, an unknown model).
           trace?.failed({ kind: "config", message: `the gateway refused the request (HTTP ${out.reply.status})`, status: out.reply.status });
           finish(out.reply);
@@ -166,6 +182,17 @@ function serve({ wasm, runtime, instance }, plan, body, request, inProcess, tele
       },
       trapped: (cause) => broken(runtime.internalError(cause)),
       attemptHeaders: trace && ((target, attempt) => trace.attemptHeaders(target, attempt)),
+      // Undefined while the client's queue has room; else a promise settled when it has.
+      room() {
+        if (!(controller.desiredSize <= 0)) return undefined;
+        roomWait ??= new Promise((resolve) => {
+          makeRoom = () => {
+            roomWait = null;
+            resolve();
+          };
+        });
+        return roomWait;
+      },
     };
     const begin = (waitedMs) => {
       try {

@@ -95,6 +95,14 @@ export function createHost(wasm, { oneTimer = true } = {}) {
         return undefined;
       }
     },
+    /**
+     * Undefined while `task`'s reader has room for more, else a promise that settles once it
+     * has (pkg/gateway.js: a client that stopped reading; its `room` reads a number and never
+     * throws, as nothing called from a poll may).
+     */
+    room(task) {
+      return tasks.get(task)?.room?.();
+    },
   };
 
   /**

@@ -27,7 +27,24 @@ extern "C" {
     /// The global `fetch`, whatever the host (never `window.fetch`: workers have no window).
     #[wasm_bindgen(js_name = fetch, catch)]
     fn global_fetch(url: &str, init: &RequestInit) -> Result<Promise, JsValue>;
+
+    /// A response's body, as a stream that may be a byte stream.
+    type BodyStream;
+
+    /// `getReader(options)`; throws for `{mode: "byob"}` unless it is a byte stream.
+    #[wasm_bindgen(method, js_name = getReader, catch)]
+    fn reader_with(stream: &BodyStream, options: &JsValue) -> Result<ByobReader, JsValue>;
+
+    /// A byte stream's reader that reads into the buffer it is given (`getReader({mode: "byob"})`).
+    type ByobReader;
+
+    #[wasm_bindgen(method)]
+    fn read(reader: &ByobReader, view: &Uint8Array) -> Promise;
 }
+
+/// The buffer a byte stream's reads fill: all that has arrived, up to this, in one read (the
+/// size of the buffer Deno's default reader allocates for each read).
+const READ_BUFFER_BYTES: u32 = 64 << 10;
 
 /// What an attempt reports, in order.
 #[derive(Debug)]
@@ -106,6 +123,9 @@ async fn exchange(
     let mut decoder = StreamBody::new(format);
     let mut deltas = Vec::new();
     loop {
+        // A gateway's client that reads nothing holds the upstream too, so nothing piles up.
+        #[cfg(feature = "gateway")]
+        super::host::room().await;
         let chunk = body.read().await?;
         let outcome = match &chunk {
             Some(bytes) => decoder.feed(bytes, &mut deltas),
@@ -124,22 +144,54 @@ async fn exchange(
     }
 }
 
-/// A response body read one network chunk at a time.
+/// A response body read one network chunk at a time: for a byte stream (fetch's, in Deno,
+/// Node and workerd), into one buffer reused from read to read, which takes all the bytes that
+/// have arrived at once and spares the runtime a fresh zeroed buffer per read.
 struct Body {
-    reader: Option<ReadableStreamDefaultReader>,
+    reader: Option<Reader>,
+}
+
+enum Reader {
+    /// `buffer`: the last read's buffer, handed back to the next (a read takes it over).
+    Byob {
+        reader: ByobReader,
+        buffer: Option<Uint8Array>,
+    },
+    Default(ReadableStreamDefaultReader),
 }
 
 impl Body {
     fn new(response: &Response) -> Body {
-        Body { reader: response.body().map(|b| b.get_reader().unchecked_into()) }
+        let reader = response.body().map(|stream| {
+            let options = js_sys::Object::new();
+            let _ = Reflect::set(&options, &"mode".into(), &"byob".into());
+            match stream.unchecked_ref::<BodyStream>().reader_with(&options) {
+                Ok(reader) => Reader::Byob { reader, buffer: None },
+                Err(_) => Reader::Default(stream.get_reader().unchecked_into()),
+            }
+        });
+        Body { reader }
     }
 
     /// The next chunk, or `None` at the end.
     async fn read(&mut self) -> Result<Option<Vec<u8>>, Failure> {
-        let Some(reader) = &self.reader else { return Ok(None) };
-        let chunk: ReadableStreamReadResult = Awaited::new(&reader.read()).await.map_err(transport)?.unchecked_into();
+        let promise = match &mut self.reader {
+            None => return Ok(None),
+            Some(Reader::Default(reader)) => reader.read(),
+            Some(Reader::Byob { reader, buffer }) => {
+                // `new Uint8Array(length)`, through the constructor already imported.
+                reader.read(&buffer.take().unwrap_or_else(|| Uint8Array::new(&READ_BUFFER_BYTES.into())))
+            }
+        };
+        let chunk: ReadableStreamReadResult = Awaited::new(&promise).await.map_err(transport)?.unchecked_into();
         if chunk.get_done().unwrap_or(false) {
             return Ok(None);
+        }
+        if let Some(Reader::Byob { buffer, .. }) = &mut self.reader {
+            let filled: Uint8Array = chunk.get_value().unchecked_into();
+            let bytes = filled.to_vec();
+            *buffer = Some(Uint8Array::new(&filled.buffer()));
+            return Ok(Some(bytes));
         }
         // A fetch body's chunks are Uint8Arrays: copied once, into the wasm. `new Uint8Array(x)`
         // would copy each first (into a new array), so it is kept for other values a hand-made

@@ -106,7 +106,8 @@ impl WasmGateway {
     /// `plan.deadlineMs` and `plan.origin` as `decide` gave them) as a task (pkg/host.js polls
     /// it). `body`: the bytes read (at most one past the limit), or undefined when reading failed
     /// with `read_error`. Its outputs: for a stream that commits, `{type: "commit", headers}`
-    /// once, then `{type: "chunk", text}` per piece of SSE; last, `{type: "reply", reply}`, whose
+    /// once, then the SSE as `Uint8Array`s (one per poll: all the events that poll handled);
+    /// last, `{type: "reply", reply}`, whose
     /// body is the whole answer or error, or after a commit the rest of the stream (its end, or an
     /// error event). `waited_ms`: how long the request already waited (for a health store),
     /// taken from its budget; `reports`: emit each `{type: "event", event}` of kind `leg` for
@@ -178,9 +179,6 @@ enum Output<'a> {
     Commit {
         headers: &'a BTreeMap<&'static str, String>,
     },
-    Chunk {
-        text: &'a str,
-    },
     Reply {
         reply: &'a Reply,
     },
@@ -202,10 +200,6 @@ impl ToJson for Output<'_> {
                 w.field("type", "commit");
                 w.key("headers");
                 write_headers(w, headers);
-            }
-            Output::Chunk { text } => {
-                w.field("type", "chunk");
-                w.field("text", *text);
             }
             Output::Reply { reply } => {
                 w.field("type", "reply");
@@ -317,6 +311,8 @@ async fn serve_stream(
     let mut encoder = StreamEncoder::new(format, meta, include_usage);
     // The engine's commit is the gateway's: the status is 200 from the first delivered delta on.
     let mut committed = false;
+    // The SSE of one delivery, reused: the bytes are copied out as they are emitted.
+    let mut text = String::new();
     let outcome = run_call(call, config, propagation, &request, true, &mut |output| match output {
         CallOutput::Event(_) => report_event(&output, reports, trace),
         CallOutput::Commit { attempt, target } => {
@@ -326,13 +322,13 @@ async fn serve_stream(
             let head = plan.caller.dressed(Reply::new(200, SSE, &target.name, attempt.0 as usize, String::new()));
             host::emit(to_js(&Output::Commit { headers: &head.headers }));
         }
-        CallOutput::Splice(splice) => host::emit(to_js(&Output::Chunk { text: &splice_comment(splice) })),
+        CallOutput::Splice(splice) => host::emit_bytes(splice_comment(splice).as_bytes()),
         CallOutput::Deltas(deltas) => {
-            let mut text = String::new();
+            text.clear();
             for delta in deltas {
                 encoder.delta(delta, &mut text);
             }
-            host::emit(to_js(&Output::Chunk { text: &text }));
+            host::emit_bytes(text.as_bytes());
         }
     })
     .await;

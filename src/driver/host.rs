@@ -12,7 +12,9 @@
 //! closure, so nothing of a trapped instance can run again.
 //!
 //! A task's outputs (events, deltas, the result) are queued and returned by `pollTask`, so the
-//! caller's callbacks run after the wasm has returned, never inside it.
+//! caller's callbacks run after the wasm has returned, never inside it. Bytes for a client
+//! (`emit_bytes`, the gateway's stream) are joined into one `Uint8Array` per run of them, so a
+//! poll that handled many upstream events hands JavaScript one chunk to write.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -22,7 +24,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use js_sys::{Array, Promise};
+use js_sys::{Array, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use web_sys::{AbortController, AbortSignal};
 
@@ -63,6 +65,12 @@ extern "C" {
     /// `{traceparent, tracestate?}` from a call that traces, else undefined. Never throws.
     #[wasm_bindgen(method, js_name = attemptHeaders)]
     fn attempt_headers(this: &Host, task: u32, target: &str, attempt: u32) -> JsValue;
+
+    /// A promise that settles once `task`'s reader has room for more (a gateway's client that
+    /// stopped reading), or undefined when it has room now. Never throws.
+    #[cfg(feature = "gateway")]
+    #[wasm_bindgen(method)]
+    fn room(this: &Host, task: u32) -> JsValue;
 }
 
 /// A task's work: one call, from start to its `done` output.
@@ -71,8 +79,24 @@ pub type TaskFuture = Pin<Box<dyn Future<Output = ()>>>;
 struct Task {
     /// Out while the task is being polled.
     future: Option<TaskFuture>,
-    outputs: Vec<JsValue>,
+    outputs: Vec<Output>,
     cancelled: bool,
+}
+
+/// A queued output: a value, or bytes that the next `emit_bytes` of the same poll extends.
+enum Output {
+    Value(JsValue),
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    Bytes(Vec<u8>),
+}
+
+impl Output {
+    fn into_js(self) -> JsValue {
+        match self {
+            Output::Value(value) => value,
+            Output::Bytes(bytes) => Uint8Array::from(&bytes[..]).into(),
+        }
+    }
 }
 
 /// What a promise or timer delivered, waiting for its task to take it.
@@ -120,6 +144,8 @@ thread_local! {
     static LOOP: RefCell<Loop> = RefCell::new(Loop::default());
     /// The task being polled: futures it creates register their slots under it.
     static CURRENT: Cell<u32> = const { Cell::new(0) };
+    /// The task being polled woke itself (a signal its own attempt sent): poll it again at once.
+    static WOKEN: Cell<bool> = const { Cell::new(false) };
     static TRAP_ARMED: Cell<bool> = const { Cell::new(false) };
 }
 
@@ -152,10 +178,29 @@ pub fn emit(output: JsValue) {
     let id = CURRENT.get();
     with_loop(|l| {
         if let Some(t) = l.tasks.get_mut(&id) {
-            t.outputs.push(output);
+            t.outputs.push(Output::Value(output));
         }
     });
 }
+
+/// Queues bytes for the task's reader: appended to the bytes queued just before, if the last
+/// output was bytes, so JavaScript gets one `Uint8Array` for them.
+#[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+pub fn emit_bytes(bytes: &[u8]) {
+    let id = CURRENT.get();
+    with_loop(|l| {
+        if let Some(t) = l.tasks.get_mut(&id) {
+            match t.outputs.last_mut() {
+                Some(Output::Bytes(queued)) => queued.extend_from_slice(bytes),
+                _ => t.outputs.push(Output::Bytes(bytes.to_vec())),
+            }
+        }
+    });
+}
+
+/// How many times in a row one `pollTask` polls a task that keeps waking itself before it
+/// leaves the next poll to the host's queue (so such a task cannot hold the thread).
+const MAX_REPOLLS: u32 = 16;
 
 /// Runs task `id` until it waits; returns its outputs since the last poll (the last one is its
 /// `done` output when it finished). An unknown task (finished, or never spawned) has none.
@@ -170,7 +215,22 @@ pub fn poll_task(id: u32) -> Array {
     };
     let outer = CURRENT.replace(id);
     let waker = Waker::from(Arc::new(TaskWaker(id)));
-    let finished = future.as_mut().poll(&mut Context::from_waker(&waker)).is_ready();
+    let mut polls = 0;
+    let finished = loop {
+        WOKEN.set(false);
+        polls += 1;
+        if future.as_mut().poll(&mut Context::from_waker(&waker)).is_ready() {
+            break true;
+        }
+        if !WOKEN.get() {
+            break false;
+        }
+        if polls == MAX_REPOLLS {
+            host(|h| h.schedule(id));
+            break false;
+        }
+    };
+    WOKEN.set(false);
     CURRENT.set(outer);
     let outputs = with_loop(|l| {
         // A finished future has dropped its promises and timers, and with them their slots.
@@ -186,7 +246,7 @@ pub fn poll_task(id: u32) -> Array {
                 .unwrap_or_default()
         }
     });
-    outputs.into_iter().collect()
+    outputs.into_iter().map(Output::into_js).collect()
 }
 
 /// A promise or timer the host watched has settled. Returns the task to poll now, if it still
@@ -234,12 +294,31 @@ pub fn attempt_headers(target: &str, attempt: u32) -> Vec<(String, String)> {
     }
 }
 
-/// Wakes a task by asking the host to poll it.
+/// Wakes a task by asking the host to poll it, or, woken from inside its own poll (its attempt
+/// sent the call loop a signal), by having `pollTask` poll it again before returning: a read's
+/// deltas cost one entry into the wasm, not two.
 struct TaskWaker(u32);
 
 impl Wake for TaskWaker {
     fn wake(self: Arc<Self>) {
-        host(|h| h.schedule(self.0));
+        if CURRENT.get() == self.0 {
+            WOKEN.set(true);
+        } else {
+            host(|h| h.schedule(self.0));
+        }
+    }
+}
+
+/// Waits until the reader of the task being polled has room (see `Host::room`); at once when it
+/// has. The gateway reads no more of an upstream body while its client reads nothing (a Baton's
+/// stream is read by its own caller, and has no such queue).
+#[cfg(feature = "gateway")]
+pub async fn room() {
+    use wasm_bindgen::JsCast;
+    let task = CURRENT.get();
+    let promise = host(|h| h.room(task));
+    if !promise.is_undefined() {
+        let _ = Awaited::new(promise.unchecked_ref()).await;
     }
 }
 

@@ -8,7 +8,7 @@
 //   node --test tests/e2e/gateway_crossings.test.mjs      (make test runs it)
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { startProvider } from "./provider.mjs";
+import { putScenario, startProvider } from "./provider.mjs";
 
 // Every export the wasm-bindgen glue calls is counted: it instantiates through this.
 const counts = new Map();
@@ -43,7 +43,11 @@ before(async () => {
   } finally {
     console.warn = quiet;
   }
-  keyed = createGateway({ ...config, gateway: { apiKeys: ["gw"], cors: ["https://app.example"] } });
+  keyed = createGateway({
+    ...config,
+    targets: { ...config.targets, long: { ...config.targets.t, baseUrl: `${provider.url}/s/crossings-long/v1` } },
+    gateway: { apiKeys: ["gw"], cors: ["https://app.example"] },
+  });
   baton = new Baton(config);
 });
 after(() => provider?.stop());
@@ -84,6 +88,9 @@ test("a whole answer and a stream each enter the gateway's wasm twice, plus the 
       else await baton.complete("t", ask);
     });
     assert.deepEqual(direct.request, { wasmbaton_start: 1 }, `stream: ${stream}`);
+    // The loop's entries: each read is one settleSlot and one pollTask (a task woken by its own
+    // attempt is polled again within the same pollTask: 8 -> 7 whole, 6 -> 5 streamed).
+    assert.ok(via.loop <= (stream ? 5 : 7), `stream: ${stream}: ${via.loop} loop entries`);
     t.diagnostic(`stream ${stream}: gateway ${JSON.stringify(via)}, Baton ${JSON.stringify(direct)}`);
   }
 });
@@ -124,4 +131,33 @@ test("baton.fetch enters twice per request too", async () => {
     await res.text();
   });
   assert.deepEqual(request, TWO);
+});
+
+test("a stream's events that arrive together cross into the wasm together, and go out in order as one write", async (t) => {
+  // 300 content events with no pause between them: the upstream's writes reach the gateway in
+  // a few network reads, and each read is one settleSlot and one pollTask (a read used to cost
+  // a second pollTask, its own wake-up, and a chunk output per read).
+  const words = Array.from({ length: 300 }, (_, i) => `w${i}`);
+  await putScenario(provider.url, "crossings-long", [{ text: words.join(" "), chunks: words.length }]);
+  let writes = 0;
+  let text = "";
+  const { request, loop } = await entries(async () => {
+    const res = await keyed.fetch(post("http://gw.example/v1/chat/completions", { model: "long", stream: true, ...ask }, { authorization: "Bearer gw" }));
+    assert.equal(res.status, 200);
+    writes = 0;
+    text = "";
+    const decoder = new TextDecoder();
+    for await (const chunk of res.body) {
+      writes += 1;
+      text += decoder.decode(chunk, { stream: true });
+    }
+  });
+  assert.deepEqual(request, TWO);
+  const content = [...text.matchAll(/^data: (\{.*\})$/gm)].map((m) => JSON.parse(m[1]).choices?.[0]?.delta?.content ?? "").join("");
+  assert.equal(content, words.join(" "), "every delta, in the upstream's order");
+  assert.ok(text.endsWith("data: [DONE]\n\n"));
+  // Far fewer than one per event: one per read the body took (and a handful for the call).
+  assert.ok(loop <= 2 * writes + 12, `loop entries ${loop} for ${writes} writes to the client`);
+  assert.ok(writes < words.length / 3, `${writes} writes to the client for ${words.length} events`);
+  t.diagnostic(`300 events: ${loop} loop entries, ${writes} writes to the client`);
 });

@@ -1,0 +1,140 @@
+// The gateway's stream to a client that reads slowly or not at all, in Node: the gateway must
+// not buffer the whole upstream answer for it (pkg/gateway.js's OUTPUT_QUEUE_BYTES holds the
+// call's reads of the upstream once that much waits), must deliver every byte in order once the
+// client reads, and the call's deadline must still end a held stream on time.
+//
+// The upstream is a real HTTP server on loopback that writes as fast as its socket takes; the
+// global fetch the wasm calls is wrapped to count the body bytes the gateway really read.
+//
+//   node --test tests/e2e/gateway_streaming.test.mjs      (make test runs it)
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { after, before, test } from "node:test";
+import { createGateway } from "../../pkg/gateway/node.js";
+import { OUTPUT_QUEUE_BYTES } from "../../pkg/gateway.js";
+
+const PIECE = "x".repeat(1000);
+const event = (i) => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: `${i}:${PIECE} ` }, finish_reason: null }] })}\n\n`;
+const END = `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`;
+/** Events in the long answer: about 4 MB, far past the queue's limit and below the answer cap. */
+const EVENTS = 4000;
+
+let server;
+let base;
+/** Body bytes the gateway has read from the upstream, by request path. */
+const pulled = new Map();
+/** When the upstream saw each path's connection close. */
+const closedAt = new Map();
+const realFetch = globalThis.fetch;
+
+before(async () => {
+  server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.on("close", () => closedAt.set(req.url, performance.now()));
+      // /long/: EVENTS events, then the end; /endless/: events until the connection closes.
+      const total = req.url.startsWith("/long/") ? EVENTS : Infinity;
+      let i = 0;
+      const write = () => {
+        while (i < total && !res.destroyed) {
+          if (!res.write(event(i++))) return res.once("drain", write);
+        }
+        if (!res.destroyed) res.end(END);
+      };
+      write();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  base = `http://127.0.0.1:${server.address().port}`;
+  // The upstream's body through a byte stream that reads it only when the gateway reads.
+  globalThis.fetch = async (input, init) => {
+    const res = await realFetch(input, init);
+    const path = new URL(typeof input === "string" ? input : input.url).pathname;
+    const reader = res.body.getReader();
+    pulled.set(path, 0);
+    const body = new ReadableStream({
+      type: "bytes",
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) return controller.close();
+        pulled.set(path, pulled.get(path) + value.byteLength);
+        controller.enqueue(value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    });
+    return new Response(body, { status: res.status, headers: res.headers });
+  };
+});
+after(() => {
+  globalThis.fetch = realFetch;
+  server?.close();
+  server?.closeAllConnections();
+});
+
+function gatewayFor(path, deadlineMs) {
+  const quiet = console.warn;
+  console.warn = () => {}; // the open-gateway warning
+  try {
+    return createGateway({ targets: { t: { format: "openai_chat", baseUrl: `${base}${path}`, model: "m", apiKey: "k" } }, deadlineMs, health: false });
+  } finally {
+    console.warn = quiet;
+  }
+}
+
+const ask = (model) =>
+  new Request("http://gw.example/v1/chat/completions", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: "hi" }] }),
+  });
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until `read()` has not grown for 200 ms (or 5 s passed); returns its value. */
+async function settled(read) {
+  const until = performance.now() + 5000;
+  let last = read();
+  for (;;) {
+    await sleep(200);
+    const now = read();
+    if (now === last || performance.now() > until) return now;
+    last = now;
+  }
+}
+
+test("a client that reads nothing holds the upstream at the queue's limit, then gets every byte in order", async (t) => {
+  const gateway = gatewayFor("/long/v1", 60_000);
+  const res = await gateway.fetch(ask("t"));
+  assert.equal(res.status, 200);
+  const held = await settled(() => pulled.get("/long/v1/chat/completions") ?? 0);
+  const total = Array.from({ length: EVENTS }, (_, i) => event(i).length).reduce((a, b) => a + b, END.length);
+  t.diagnostic(`the gateway read ${held} of the upstream's ${total} bytes while its client read nothing`);
+  // The queue's limit, plus what one read and the byte stream above hold: far below the answer.
+  assert.ok(held > 0 && held <= OUTPUT_QUEUE_BYTES + (256 << 10), `the gateway read ${held} bytes for a client that read none`);
+  assert.ok(!closedAt.has("/long/v1/chat/completions"), "the upstream call stays open while held");
+
+  const text = await res.text();
+  const contents = [...text.matchAll(/^data: (\{.*\})$/gm)].map((m) => JSON.parse(m[1]).choices[0].delta.content ?? "");
+  assert.equal(contents.join(""), Array.from({ length: EVENTS }, (_, i) => `${i}:${PIECE} `).join(""), "every delta, in order");
+  assert.ok(text.endsWith("data: [DONE]\n\n"));
+  assert.equal(pulled.get("/long/v1/chat/completions"), total);
+});
+
+test("the deadline ends a stream held for a client that reads nothing, on time, and closes the upstream", async () => {
+  const deadlineMs = 800;
+  const gateway = gatewayFor("/endless/v1", deadlineMs);
+  const start = performance.now();
+  const res = await gateway.fetch(ask("t"));
+  assert.equal(res.status, 200);
+  while (!closedAt.has("/endless/v1/chat/completions") && performance.now() - start < deadlineMs + 3000) await sleep(20);
+  const closed = closedAt.get("/endless/v1/chat/completions");
+  assert.ok(closed !== undefined, "the upstream connection was closed");
+  const late = closed - start - deadlineMs;
+  // Honest margins on a loaded 2-core machine: never early, and not seconds late.
+  assert.ok(late > -50 && late < 1500, `the upstream closed ${late.toFixed(0)} ms after the deadline`);
+  assert.ok(pulled.get("/endless/v1/chat/completions") <= OUTPUT_QUEUE_BYTES + (256 << 10), "held at the limit until then");
+  const text = await res.text();
+  assert.match(text, /"error"/, "the stream ends with an error event");
+  assert.ok(!text.includes("[DONE]"), "and no success marker");
+});

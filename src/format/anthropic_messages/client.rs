@@ -131,7 +131,7 @@ fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), FieldError>
                     id: id.id,
                     name: field::string(b, "name", &bp, "the tool's name")?.to_string(),
                     arguments: field::opt(b, "input").map(ToJson::to_json).unwrap_or_else(|| "{}".into()),
-                    state: id.call,
+                    state: id.state,
                 });
             }
             "tool_result" => {

@@ -33,14 +33,16 @@ pub const MAX_ID_LEN: usize = 16 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Carried {
     pub id: String,
-    /// The call's own state (a Gemini call's thought signature).
-    pub call: Option<ReasoningState>,
+    /// The state of what the id names: a call's own (a Gemini call's thought signature), or a
+    /// reasoning item's.
+    pub state: Option<ReasoningState>,
     /// The turn's signed reasoning (Anthropic thinking, Responses items), on its first call.
     pub reasoning: Vec<ReasoningPart>,
 }
 
-/// The id to give a client for a call of `id` with this state; `id` itself when there is no
-/// state, or when it would not fit in [`MAX_ID_LEN`].
+/// The id to give a client for a call (or a reasoning item) of `id` with this state, and for a
+/// turn's first call the turn's reasoning; `id` itself when there is no state, or when it would
+/// not fit in [`MAX_ID_LEN`].
 pub fn encode(id: &str, call: Option<&ReasoningState>, reasoning: &[ReasoningPart]) -> String {
     let signed: Vec<&ReasoningPart> = reasoning.iter().filter(|p| p.state.is_some()).collect();
     if call.is_none() && signed.is_empty() {
@@ -74,7 +76,7 @@ pub fn decode(id: &str) -> Carried {
     }
     let read = std::str::from_utf8(json).ok().and_then(|text| parse_json(text, "id").ok());
     match read.as_ref().map(read_carried) {
-        Some(Ok((id, call, reasoning))) => Carried { id, call, reasoning },
+        Some(Ok((id, state, reasoning))) => Carried { id, state, reasoning },
         _ => plain(),
     }
 }
@@ -161,7 +163,7 @@ mod tests {
             assert!(encoded.starts_with("bt1_"), "{encoded}");
             assert!(encoded.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'), "{encoded}");
             let signed: Vec<ReasoningPart> = reasoning.into_iter().filter(|p| p.state.is_some()).collect();
-            assert_eq!(decode(&encoded), Carried { id: id.into(), call, reasoning: signed });
+            assert_eq!(decode(&encoded), Carried { id: id.into(), state: call, reasoning: signed });
             assert_eq!(original_id(&encoded), id);
         }
         assert_eq!(encode("call_1", None, &[ReasoningPart { text: "t".into(), state: None }]), "call_1");
@@ -197,10 +199,10 @@ mod tests {
         let big = |n: usize| state("gemini", "gemini-3-pro-preview", Opaque::Signature("s".repeat(n)));
         let fits = encode("call_1", Some(&big(11_000)), &[]);
         assert!(fits.len() <= MAX_ID_LEN && fits.starts_with(PREFIX), "{}", fits.len());
-        assert_eq!(decode(&fits).call, Some(big(11_000)));
+        assert_eq!(decode(&fits).state, Some(big(11_000)));
         assert_eq!(encode("call_1", Some(&big(MAX_ID_LEN)), &[]), "call_1");
         let too_long = format!("{PREFIX}{}", "A".repeat(MAX_ID_LEN));
-        assert_eq!(decode(&too_long).call, None);
+        assert_eq!(decode(&too_long).state, None);
     }
 
     #[test]

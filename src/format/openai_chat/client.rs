@@ -241,7 +241,7 @@ fn tool_call(v: &Value, path: &str, reasoning: &mut Vec<ReasoningPart>) -> Resul
     };
     let name = field::string(f, "name", &fp, "the function's name")?.to_string();
     let arguments = field::opt_string(f, "arguments", &fp)?.unwrap_or("").to_string();
-    Ok(ToolCall { id: carried.id, name, arguments, state: carried.call })
+    Ok(ToolCall { id: carried.id, name, arguments, state: carried.state })
 }
 
 fn tool(v: &Value, path: &str) -> Result<Tool, FieldError> {

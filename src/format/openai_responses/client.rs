@@ -4,16 +4,20 @@
 //! any route. Requests: `input` as a string or a list of items (messages whose content is a
 //! string or parts: `input_text`, `input_image` by URL or `data:` URL, `input_file` by
 //! `file_data` or `file_url`, an assistant's `output_text`; `function_call` and
-//! `function_call_output` items; replayed `reasoning` items are dropped, as no other format can
-//! take them back), `instructions` as the system prompt, function tools, `tool_choice`,
+//! `function_call_output` items; `reasoning` items the gateway wrote), `instructions` as the system prompt, function tools, `tool_choice`,
 //! `text.format`, `max_output_tokens`, `temperature`, `top_p`, `parallel_tool_calls`. The API's
 //! state lives at OpenAI (`store`, `previous_response_id`, `conversation`, stored prompts,
 //! `item_reference`, uploaded `file_id`s) and its built-in tools run there; the gateway keeps no
 //! state and runs no tools, so each of those is a 400 naming the field rather than a silent
 //! change of meaning.
 //!
-//! Answers are a response object whose `output` holds a `reasoning` item (its text as one
-//! summary part), a `message` item and one `function_call` item per call; a length cut is
+//! Answers are a response object whose `output` holds a `reasoning` item per piece of reasoning
+//! (its text as one summary part), a `message` item and one `function_call` item per call; a
+//! reasoning item's state rides in its `id` and a call's in its `call_id`
+//! (src/format/client/state_id.rs), the encrypted content of a Responses target's item in its
+//! own `encrypted_content`; a replayed reasoning item whose id carries no state (one another
+//! server wrote) is dropped, as state from elsewhere is. When streamed, those ids are final in
+//! each item's `output_item.done` and in `response.completed`. A length cut is
 //! `status: "incomplete"` with `incomplete_details.reason`. A stream is the API's semantic
 //! events, each with its `sequence_number`, in the order the `openai` SDK's `responses.stream()`
 //! accumulates them: `response.created`, `response.in_progress`, then per item
@@ -26,11 +30,14 @@
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
 
+use super::provider::FORMAT;
 use super::{ending, OpenaiResponses};
 use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, ReasoningPart, ReasoningState, ResponseFormat,
+    Role, Tool, ToolCall, ToolChoice, Usage,
 };
 use crate::format::client::field::{self, child};
+use crate::format::client::state_id;
 use crate::format::client::{
     media, sse, string_or_null, ClientCall, ClientDialect, Conversation, GatewayError, Meta, StreamEncoding,
 };
@@ -184,14 +191,22 @@ fn input_item(v: &Value, path: &str, out: &mut Conversation) -> Result<(), Field
             let content = message_content(o, role, path)?;
             // One part per element of a content list.
             let indices = o.get("content").and_then(Value::as_array).map(|parts| (0..parts.len()).collect());
-            out.push(Message { content, ..Message::new(role, "") }, child(path, "content"), indices);
+            // The turn's reasoning items came before its message.
+            let mut reasoning = Vec::new();
+            if role == Role::Assistant && out.messages.last().is_some_and(reasoning_only) {
+                reasoning = out.messages.pop().map(|m| m.reasoning).unwrap_or_default();
+                out.origins.pop();
+            }
+            out.push(Message { content, reasoning, ..Message::new(role, "") }, child(path, "content"), indices);
         }
         "function_call" => {
+            let carried =
+                state_id::decode(field::string(o, "call_id", path, "the id of the call, as the model gave it")?);
             let call = ToolCall {
-                id: field::string(o, "call_id", path, "the id of the call, as the model gave it")?.to_string(),
+                id: carried.id,
                 name: field::string(o, "name", path, "the function's name")?.to_string(),
                 arguments: field::opt_string(o, "arguments", path)?.unwrap_or("").to_string(),
-                state: None,
+                state: carried.state,
             };
             // A turn's calls follow its text: they belong to the assistant message before them.
             match out.messages.last_mut() {
@@ -207,12 +222,46 @@ fn input_item(v: &Value, path: &str, out: &mut Conversation) -> Result<(), Field
                 Some(Value::String(s)) => s.clone(),
                 Some(v) => text_parts(field::array(v, &op, "a string or a list of input_text parts")?, &op)?,
             };
-            out.push(Message { tool_call_id: Some(id.to_string()), ..Message::new(Role::Tool, text) }, op, None);
+            out.push(
+                Message { tool_call_id: Some(state_id::original_id(id)), ..Message::new(Role::Tool, text) },
+                op,
+                None,
+            );
         }
-        // A reasoning item replayed from an earlier output: no other format can take it back.
-        _ => {}
+        _ => reasoning_item(o, path, out)?,
     }
     Ok(())
+}
+
+/// A replayed `reasoning` item, the start of an assistant turn: its summary's text with the state
+/// its id carries (a Responses item's encrypted content from its own field). An item whose id
+/// carries none is dropped: its issuer is not known.
+fn reasoning_item(o: &Map<String, Value>, path: &str, out: &mut Conversation) -> Result<(), FieldError> {
+    let Some(mut state) = field::opt_string(o, "id", path)?.and_then(|id| state_id::decode(id).state) else {
+        return Ok(());
+    };
+    if let Opaque::Item { encrypted_content, .. } = &mut state.opaque {
+        *encrypted_content = field::opt_string(o, "encrypted_content", path)?.map(str::to_string);
+    }
+    let sp = child(path, "summary");
+    let mut text = String::new();
+    if let Some(v) = field::opt(o, "summary") {
+        for (i, part) in field::array(v, &sp, "a list of summary_text parts")?.iter().enumerate() {
+            let pp = format!("{sp}[{i}]");
+            text.push_str(field::string(field::object(part, &pp)?, "text", &pp, "the summary's text")?);
+        }
+    }
+    let part = ReasoningPart { text, state: Some(state) };
+    match out.messages.last_mut() {
+        Some(last) if reasoning_only(last) => last.reasoning.push(part),
+        _ => out.push(Message { reasoning: vec![part], ..Message::new(Role::Assistant, "") }, path, None),
+    }
+    Ok(())
+}
+
+/// An assistant turn begun by reasoning items, its message and calls still to come.
+fn reasoning_only(m: &Message) -> bool {
+    m.role == Role::Assistant && !m.reasoning.is_empty() && m.content.is_empty() && m.tool_calls.is_empty()
 }
 
 /// A message item's `content`: a string or a list of parts: `input_text`, `input_image` and
@@ -490,6 +539,19 @@ fn write_response(w: &mut JsonWriter, meta: &Meta, items: &[Item], outcome: &Out
     w.end_object();
 }
 
+/// A reasoning item's id and encrypted content for a piece of reasoning with `state`: a
+/// Responses item keeps its own id, and the state rides in the id (its encrypted content in the
+/// item's own field).
+fn reasoning_id(made_up: String, state: Option<&ReasoningState>) -> (String, Option<String>) {
+    let Some(state) = state else { return (made_up, None) };
+    let mut carried = state.clone();
+    let (id, encrypted) = match &mut carried.opaque {
+        Opaque::Item { id, encrypted_content } if state.format == FORMAT => (id.clone(), encrypted_content.take()),
+        _ => (made_up, None),
+    };
+    (state_id::encode(&id, Some(&carried), &[]), encrypted)
+}
+
 /// What an output item holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Kind {
@@ -510,6 +572,8 @@ struct Item {
     id: String,
     text: String,
     open: bool,
+    /// A reasoning item's `encrypted_content`.
+    encrypted_content: Option<String>,
 }
 
 /// `{"type":"output_text","text",…}`, a message's one content part.
@@ -560,6 +624,7 @@ impl Item {
                 w.begin_array();
                 write_summary_text(w, &self.text);
                 w.end_array();
+                w.opt_field("encrypted_content", self.encrypted_content.as_ref());
             }
             Kind::Call { call_id, name, .. } => {
                 self.begin(w, "function_call", status);
@@ -595,19 +660,22 @@ impl Item {
 /// The items of a whole answer, in the order a stream of it would open them.
 fn answer_items(meta: &Meta, answer: &Answer) -> Vec<Item> {
     let mut items = Vec::new();
-    let mut push = |kind: Kind, prefix: &str, text: &str| {
-        let id = item_id(meta, prefix, items.len());
-        items.push(Item { kind, id, text: text.to_string(), open: false });
+    let mut push = |kind: Kind, prefix: &str, text: &str, state: Option<&ReasoningState>| {
+        let (id, encrypted_content) = reasoning_id(item_id(meta, prefix, items.len()), state);
+        items.push(Item { kind, id, text: text.to_string(), open: false, encrypted_content });
     };
-    if !answer.reasoning.is_empty() {
-        push(Kind::Reasoning, "rs", &answer.reasoning);
+    if answer.reasoning_parts.is_empty() && !answer.reasoning.is_empty() {
+        push(Kind::Reasoning, "rs", &answer.reasoning, None);
+    }
+    for part in &answer.reasoning_parts {
+        push(Kind::Reasoning, "rs", &part.text, part.state.as_ref());
     }
     if !answer.text.is_empty() || answer.tool_calls.is_empty() {
-        push(Kind::Message, "msg", &answer.text);
+        push(Kind::Message, "msg", &answer.text, None);
     }
     for (i, c) in answer.tool_calls.iter().enumerate() {
-        let kind = Kind::Call { call: i as u32, call_id: call_id(meta, i as u32, &c.id), name: c.name.clone() };
-        push(kind, "fc", &c.arguments);
+        let call_id = state_id::encode(&call_id(meta, i as u32, &c.id), c.state.as_ref(), &[]);
+        push(Kind::Call { call: i as u32, call_id, name: c.name.clone() }, "fc", &c.arguments, None);
     }
     items
 }
@@ -705,7 +773,8 @@ impl StreamEncoder {
             Kind::Reasoning => "rs",
             Kind::Call { .. } => "fc",
         };
-        self.items.push(Item { kind, id: item_id(&self.meta, prefix, index), text: String::new(), open: true });
+        let id = item_id(&self.meta, prefix, index);
+        self.items.push(Item { kind, id, text: String::new(), open: true, encrypted_content: None });
         let item = &self.items[index];
         let sequence = &mut self.sequence;
         event(out, sequence, "response.output_item.added", &|w| {
@@ -879,12 +948,27 @@ impl StreamEncoding for StreamEncoder {
                     self.item_delta(out, index, "response.function_call_arguments.delta", None, arguments);
                 }
             }
+            // A state ends its reasoning item (one of no text, if none is open), and is its id.
+            Delta::ReasoningState { state } => {
+                let index = match self.items.last() {
+                    Some(last) if last.open && last.kind == Kind::Reasoning => self.items.len() - 1,
+                    _ => self.run(Kind::Reasoning, out),
+                };
+                let item = &mut self.items[index];
+                (item.id, item.encrypted_content) = reasoning_id(std::mem::take(&mut item.id), Some(state));
+                self.close(index, out);
+            }
+            Delta::ToolCallState { index: call, state } => {
+                let found =
+                    self.items.iter_mut().find(|item| matches!(item.kind, Kind::Call { call: c, .. } if c == *call));
+                if let Some(Item { kind: Kind::Call { call_id, .. }, .. }) = found {
+                    *call_id = state_id::encode(call_id, Some(state), &[]);
+                }
+            }
             Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
             // Empty text says nothing; the engine never delivers a skipped frame (it becomes a
             // warning event) nor a usage report (it stays on the attempt's leg).
             Delta::Text { .. } | Delta::Reasoning { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => {}
-            // Reasoning state is not carried to gateway clients yet.
-            Delta::ReasoningState { .. } | Delta::ToolCallState { .. } => {}
         }
     }
 
@@ -1404,6 +1488,49 @@ mod tests {
             name: opening.map(|(_, name)| name.to_string()),
             arguments: arguments.into(),
         }
+    }
+
+    /// Reasoning items and function calls carry their state in their ids (a Responses item's
+    /// encrypted content in its own field), streamed as whole, and a replayed output gives it
+    /// back; an item whose id carries nothing is dropped.
+    #[test]
+    fn reasoning_items_and_call_ids_carry_the_state_to_the_client_and_back() {
+        let state = |format: &str, opaque| Some(ReasoningState { format: format.into(), model: "m1".into(), opaque });
+        let item = Opaque::Item { id: "rs_up".into(), encrypted_content: Some("enc.1".into()) };
+        let parts = vec![
+            ReasoningPart { text: "plan".into(), state: state(FORMAT, item) },
+            ReasoningPart { text: "hmm".into(), state: state("anthropic_messages", Opaque::Signature("sig.a".into())) },
+        ];
+        let gemini = state("gemini", Opaque::Signature("sig.g".into()));
+        let mut whole = answer("", "planhmm", &[("", "f", "{}")], FinishReason::ToolCalls);
+        whole.reasoning_parts = parts.clone();
+        whole.tool_calls[0].state = gemini.clone();
+        let body: Value = serde_json::from_str(&answer_body(&meta(), &whole)).unwrap();
+        let output = body["output"].as_array().unwrap().clone();
+        assert_eq!(output[0]["encrypted_content"], "enc.1");
+        assert_eq!(output[0]["summary"][0]["text"], "plan");
+        assert!(output[0]["id"].as_str().unwrap().starts_with("bt1_"), "{}", output[0]);
+
+        let mut e = OpenaiResponses::stream_encoder(meta(), false);
+        let mut out = String::new();
+        for part in &parts {
+            e.delta(&Delta::Reasoning { text: part.text.clone() }, &mut out);
+            e.delta(&Delta::ReasoningState { state: part.state.clone().unwrap() }, &mut out);
+        }
+        e.delta(&fragment(0, Some(("", "f")), "{}"), &mut out);
+        e.delta(&Delta::ToolCallState { index: 0, state: gemini.clone().unwrap() }, &mut out);
+        e.finish(&FinishReason::ToolCalls, whole.usage, &mut out);
+        let (_, end) = events(&out).pop().unwrap();
+        assert_eq!(end["response"]["output"], body["output"], "the stream's items are the whole answer's");
+
+        let mut input = vec![json!({"role": "user", "content": "q"})];
+        input.extend(output.iter().cloned());
+        input.push(json!({"type": "function_call_output", "call_id": output[2]["call_id"], "output": "sunny"}));
+        let r = call(json!({"model": "m", "input": input})).unwrap().request;
+        assert_eq!(r.messages[1].reasoning, parts);
+        assert_eq!(r.messages[1].tool_calls[0].state, gemini);
+        assert_eq!(r.messages[2].tool_call_id.as_deref(), Some(r.messages[1].tool_calls[0].id.as_str()));
+        assert!(!r.messages[2].tool_call_id.as_deref().unwrap().starts_with("bt1_"));
     }
 
     #[test]

@@ -23,8 +23,8 @@ use serde_json::{Map, Value};
 use super::provider::{tool_input, FORMAT};
 use super::{stop_reason, AnthropicMessages};
 use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, ReasoningPart, ReasoningState, ResponseFormat,
-    Role, Source, Tool, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, ReasoningPart, ReasoningRequest, ReasoningState,
+    ResponseFormat, Role, Source, Tool, ToolCall, ToolChoice, Usage,
 };
 use crate::format::client::field::{self, child};
 use crate::format::client::state_id;
@@ -76,10 +76,23 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         tool_choice,
         parallel_tool_calls,
         response_format: output_format(o)?,
-        reasoning: field::anthropic_thinking(o)?,
+        reasoning: thinking(o)?,
         ..ChatRequest::default()
     };
     Ok(ClientCall { model, stream, include_usage: false, request, echo: Value::Null, origins })
+}
+
+/// `thinking: {type: "enabled", budget_tokens}` (or `"disabled"`), as the request's `reasoning`.
+fn thinking(o: &Map<String, Value>) -> Result<Option<ReasoningRequest>, FieldError> {
+    let Some(v) = field::opt(o, "thinking") else { return Ok(None) };
+    let t = field::object(v, "thinking")?;
+    Ok(match field::one_of(t, "type", "thinking", &["enabled", "disabled"])? {
+        "enabled" => Some(ReasoningRequest {
+            budget_tokens: field::opt_tokens(t, "budget_tokens", "thinking")?,
+            ..Default::default()
+        }),
+        _ => None,
+    })
 }
 
 /// One Anthropic turn, appended as normalized messages.
@@ -683,6 +696,17 @@ mod tests {
 
     fn err(body: Value) -> String {
         parse(ClientFormat::AnthropicMessages, &body.to_string()).unwrap_err().message
+    }
+
+    #[test]
+    fn thinking_is_the_requests_reasoning() {
+        let read = |thinking: Value| {
+            let body = json!({"model": "m", "max_tokens": 4096, "messages": [{"role": "user", "content": "hi"}], "thinking": thinking});
+            parse(ClientFormat::AnthropicMessages, &body.to_string()).unwrap().request.reasoning
+        };
+        let on = ReasoningRequest { budget_tokens: Some(2048), ..Default::default() };
+        assert_eq!(read(json!({"type": "enabled", "budget_tokens": 2048})), Some(on));
+        assert_eq!(read(json!({"type": "disabled"})), None);
     }
 
     #[test]

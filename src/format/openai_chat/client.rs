@@ -16,8 +16,8 @@ use serde_json::{Map, Value};
 use super::provider::write_tool_call;
 use super::{wire_finish_reason, OpenaiChat};
 use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Part, ReasoningPart, ResponseFormat, Role, Tool, ToolCall,
-    ToolChoice, Usage,
+    Answer, ChatRequest, Delta, FinishReason, Message, Part, ReasoningPart, ReasoningRequest, ResponseFormat, Role,
+    Tool, ToolCall, ToolChoice, Usage,
 };
 use crate::format::client::field::{self, child};
 use crate::format::client::state_id;
@@ -77,9 +77,17 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         tool_choice,
         parallel_tool_calls: field::opt_flag(o, "parallel_tool_calls", "")?,
         response_format: response_format(field::opt(o, "response_format"))?,
-        reasoning: field::chat_reasoning(o)?,
+        reasoning: reasoning(o)?,
     };
     Ok(ClientCall { model, stream, include_usage, request, echo: Value::Null, origins })
+}
+
+/// `reasoning_effort`, as the request's `reasoning`.
+fn reasoning(o: &Map<String, Value>) -> Result<Option<ReasoningRequest>, FieldError> {
+    if field::opt(o, "reasoning_effort").is_none() {
+        return Ok(None);
+    }
+    Ok(field::effort(o, "reasoning_effort", "")?.map(|effort| ReasoningRequest { effort, ..Default::default() }))
 }
 
 fn message(v: &Value, path: &str) -> Result<Message, FieldError> {
@@ -547,6 +555,21 @@ mod tests {
 
     fn err(body: Value) -> String {
         parse(ClientFormat::OpenaiChat, &body.to_string()).unwrap_err().message
+    }
+
+    #[test]
+    fn reasoning_effort_is_the_requests_reasoning() {
+        let read = |fields: Value| {
+            let mut body = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+            body.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
+            parse(ClientFormat::OpenaiChat, &body.to_string()).map(|c| c.request.reasoning).map_err(|e| e.message)
+        };
+        let low = ReasoningRequest { effort: Some(crate::chat::Effort::Low), ..Default::default() };
+        assert_eq!(read(json!({"reasoning_effort": "low"})), Ok(Some(low)));
+        assert_eq!(read(json!({"reasoning_effort": "none"})), Ok(None));
+        assert_eq!(read(json!({})), Ok(None));
+        let wrong = read(json!({"reasoning_effort": "max"})).unwrap_err();
+        assert!(wrong.starts_with(r#"reasoning_effort must be one of "none", "minimal""#), "{wrong}");
     }
 
     #[test]

@@ -33,8 +33,8 @@ use serde_json::{Map, Value};
 use super::provider::FORMAT;
 use super::{ending, OpenaiResponses};
 use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, ReasoningPart, ReasoningState, ResponseFormat,
-    Role, Tool, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, ReasoningPart, ReasoningRequest, ReasoningState,
+    ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
 };
 use crate::format::client::field::{self, child};
 use crate::format::client::state_id;
@@ -149,10 +149,19 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         tool_choice,
         parallel_tool_calls,
         response_format,
-        reasoning: field::responses_reasoning(o)?,
+        reasoning: reasoning(o)?,
         ..Default::default()
     };
     Ok(ClientCall { model, stream, include_usage: false, request, echo, origins })
+}
+
+/// `reasoning: {effort?, summary?}`, as the request's `reasoning`; a summary other than `"none"`
+/// asks for one.
+fn reasoning(o: &Map<String, Value>) -> Result<Option<ReasoningRequest>, FieldError> {
+    let Some(v) = field::opt(o, "reasoning") else { return Ok(None) };
+    let r = field::object(v, "reasoning")?;
+    let summary = field::opt_string(r, "summary", "reasoning")?.map(|s| s != "none");
+    Ok(field::effort(r, "effort", "reasoning")?.map(|effort| ReasoningRequest { effort, summary, budget_tokens: None }))
 }
 
 /// One input item, appended as normalized messages.
@@ -1024,6 +1033,17 @@ mod tests {
             })
             .collect();
         Message { tool_calls, ..Message::new(Role::Assistant, text) }
+    }
+
+    #[test]
+    fn reasoning_is_the_requests_reasoning() {
+        let read = |reasoning: Value| {
+            call(json!({"model": "m", "input": "hi", "reasoning": reasoning})).unwrap().request.reasoning
+        };
+        let on = |effort, summary| Some(ReasoningRequest { effort, summary, budget_tokens: None });
+        assert_eq!(read(json!({"effort": "high", "summary": "auto"})), on(Some(crate::chat::Effort::High), Some(true)));
+        assert_eq!(read(json!({"summary": "none"})), on(None, Some(false)));
+        assert_eq!(read(json!({"effort": "none"})), None);
     }
 
     #[test]

@@ -158,10 +158,13 @@ fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), FieldError>
                 m.tool_call_id = Some(state_id::original_id(id));
                 results.push((m, child(&bp, "content")));
             }
+            // Unsigned thinking (a client's own stream reader may leave the signature out) has
+            // nothing to verify it: it is dropped below.
             "thinking" => {
-                let text = field::string(b, "thinking", &bp, "the thinking's text")?.to_string();
-                let signature = field::string(b, "signature", &bp, "the signature Anthropic gave it")?;
-                thinking.push((Opaque::Signature(signature.to_string()), text));
+                let text = field::string(b, "thinking", &bp, "the thinking's text")?;
+                if let Some(signature) = field::opt_string(b, "signature", &bp)? {
+                    thinking.push((Opaque::Signature(signature.to_string()), text.to_string()));
+                }
             }
             _ => thinking.push((
                 Opaque::Redacted(field::string(b, "data", &bp, "the data Anthropic gave it")?.to_string()),

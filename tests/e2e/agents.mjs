@@ -5,11 +5,11 @@
 // Part of scenarios.mjs, so every runtime runs them.
 import { script, upstream, fail, eq, sameJson, target, drain } from "./scenarios.mjs";
 
-const TOOLS = [{ name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } }];
-const QUESTION = { role: "user", content: "Is it sunny in Paris and in Lyon?" };
+export const TOOLS = [{ name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } }];
+export const QUESTION = { role: "user", content: "Is it sunny in Paris and in Lyon?" };
 
 /** A reasoning model of each format; Gemini's is a Gemini 3 one, which checks signatures. */
-const MODELS = {
+export const MODELS = {
   openai_chat: "deepseek-reasoner",
   anthropic_messages: "claude-sonnet-4-5",
   openai_responses: "gpt-5",
@@ -17,7 +17,7 @@ const MODELS = {
 };
 
 /** Two tool calls, then the answer: a three-turn tool loop. */
-const LOOP = [
+export const LOOP = [
   { reasoning: true, toolCall: { name: "get_weather", arguments: '{"city":"Paris"}' } },
   { reasoning: true, toolCall: { name: "get_weather", arguments: '{"city":"Lyon"}' } },
   { reasoning: true, text: "Sunny in both." },
@@ -164,7 +164,7 @@ async function gatewayLoop(gateway, client, stream, what) {
 }
 
 /** What a target of `format` must have been sent again, by the provider's log: its own state, no skip value. */
-function checkResent(format, log, what) {
+export function checkResent(format, log, what) {
   for (const [i, entry] of log.entries()) {
     if (i === 0) continue;
     const missing = stateIn(format, entry.body);

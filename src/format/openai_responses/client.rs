@@ -16,8 +16,10 @@
 //! reasoning item's state rides in its `id` and a call's in its `call_id`
 //! (src/format/client/state_id.rs), the encrypted content of a Responses target's item in its
 //! own `encrypted_content`; a replayed reasoning item whose id carries no state (one another
-//! server wrote) is dropped, as state from elsewhere is. When streamed, those ids are final in
-//! each item's `output_item.done` and in `response.completed`. A length cut is
+//! server wrote) is dropped, as state from elsewhere is. An item's id is in its
+//! `output_item.added` and never changes (the SDK checks), so a stream holds a reasoning item
+//! until the state that ends it (its summary then comes in one delta) and a call's item until
+//! the delta after it, which may be its state. A length cut is
 //! `status: "incomplete"` with `incomplete_details.reason`. A stream is the API's semantic
 //! events, each with its `sequence_number`, in the order the `openai` SDK's `responses.stream()`
 //! accumulates them: `response.created`, `response.in_progress`, then per item
@@ -716,7 +718,14 @@ impl ClientDialect for OpenaiResponses {
     }
 
     fn stream_encoder(meta: Meta, _include_usage: bool) -> StreamEncoder {
-        StreamEncoder { meta, started: false, sequence: 0, items: Vec::new() }
+        StreamEncoder {
+            meta,
+            started: false,
+            sequence: 0,
+            items: Vec::new(),
+            held_reasoning: String::new(),
+            held_call: None,
+        }
     }
 }
 
@@ -728,6 +737,12 @@ pub struct StreamEncoder {
     sequence: u64,
     /// Every output item so far, in output order.
     items: Vec<Item>,
+    /// Reasoning text not yet sent: an item's id is in its `output_item.added` and must not
+    /// change (the SDK checks), and a reasoning item's id carries the state that ends it.
+    held_reasoning: String,
+    /// A call's item and first arguments, held until the delta after it: a call's state
+    /// follows the call (Gemini's), and its `call_id` carries it.
+    held_call: Option<(Kind, String)>,
 }
 
 /// One event: named in its SSE `event:` line and its `type`, then the fields `fields` writes,
@@ -774,16 +789,17 @@ impl StreamEncoder {
         self.response_event(out, "response.in_progress", &outcome);
     }
 
-    /// Appends an item and opens it (and its one content or summary part).
-    fn open(&mut self, kind: Kind, out: &mut String) -> usize {
+    /// Appends an item and opens it (and its one content or summary part); a reasoning item's
+    /// id carries its `state`.
+    fn open(&mut self, kind: Kind, state: Option<&ReasoningState>, out: &mut String) -> usize {
         let index = self.items.len();
         let prefix = match kind {
             Kind::Message => "msg",
             Kind::Reasoning => "rs",
             Kind::Call { .. } => "fc",
         };
-        let id = item_id(&self.meta, prefix, index);
-        self.items.push(Item { kind, id, text: String::new(), open: true, encrypted_content: None });
+        let (id, encrypted_content) = reasoning_id(item_id(&self.meta, prefix, index), state);
+        self.items.push(Item { kind, id, text: String::new(), open: true, encrypted_content });
         let item = &self.items[index];
         let sequence = &mut self.sequence;
         event(out, sequence, "response.output_item.added", &|w| {
@@ -866,28 +882,40 @@ impl StreamEncoder {
             Some(last) if last.open && last.kind == kind => self.items.len() - 1,
             _ => {
                 self.close_all(out);
-                self.open(kind, out)
+                self.open(kind, None, out)
             }
         }
     }
 
-    /// A tool call's item. Providers may interleave parallel calls' arguments (OpenAI Chat
-    /// numbers each fragment by call), so a call's item stays open beside the other calls' until
-    /// a text or reasoning run or the end, and a later fragment goes to the item its call opened.
-    fn call_item(&mut self, call: u32, id: Option<&str>, name: Option<&str>, out: &mut String) -> usize {
-        let found = self.items.iter().position(|item| matches!(item.kind, Kind::Call { call: c, .. } if c == call));
-        if let Some(index) = found {
-            return index;
+    /// The held reasoning as one item, its id carrying `state`.
+    fn reasoning_item(&mut self, state: Option<&ReasoningState>, out: &mut String) {
+        let text = std::mem::take(&mut self.held_reasoning);
+        self.close_all(out);
+        let index = self.open(Kind::Reasoning, state, out);
+        if !text.is_empty() {
+            self.item_delta(out, index, "response.reasoning_summary_text.delta", Some("summary_index"), &text);
         }
+        self.close(index, out);
+    }
+
+    /// Opens the held call's item with its first arguments.
+    fn send_held_call(&mut self, out: &mut String) {
+        let Some((kind, arguments)) = self.held_call.take() else { return };
         if self.items.iter().any(|item| item.open && !matches!(item.kind, Kind::Call { .. })) {
             self.close_all(out);
         }
-        let kind = Kind::Call {
-            call,
-            call_id: call_id(&self.meta, call, id.unwrap_or("")),
-            name: name.unwrap_or("").to_string(),
-        };
-        self.open(kind, out)
+        let index = self.open(kind, None, out);
+        if !arguments.is_empty() {
+            self.item_delta(out, index, "response.function_call_arguments.delta", None, &arguments);
+        }
+    }
+
+    /// Sends what is held: the reasoning (as an item of no state), then the call.
+    fn send_held(&mut self, out: &mut String) {
+        if !self.held_reasoning.is_empty() {
+            self.reasoning_item(None, out);
+        }
+        self.send_held_call(out);
     }
 
     /// Appends `text` to the item at `index` and sends it as a `kind` delta event; `part` names
@@ -913,8 +941,9 @@ impl StreamEncoding for StreamEncoder {
     /// answer that said nothing still has its (empty) message, as a whole answer does.
     fn finish(&mut self, finish: &FinishReason, u: Usage, out: &mut String) {
         self.start(out);
+        self.send_held(out);
         if self.items.is_empty() {
-            self.open(Kind::Message, out);
+            self.open(Kind::Message, None, out);
         }
         self.close_all(out);
         let (status, incomplete) = ending(finish);
@@ -926,6 +955,7 @@ impl StreamEncoding for StreamEncoder {
     /// `error` event, which the SDK throws; no `response.completed`.
     fn fail(&mut self, error: &GatewayError, out: &mut String) {
         self.start(out);
+        self.send_held(out);
         let outcome = Outcome { status: "failed", incomplete: None, error: Some(error), usage: None };
         self.response_event(out, "response.failed", &outcome);
         // The flat fields are the event's documented shape; `error` nests the full error body as
@@ -943,41 +973,59 @@ impl StreamEncoding for StreamEncoder {
     fn delta(&mut self, delta: &Delta, out: &mut String) {
         self.start(out);
         match delta {
+            Delta::ToolCallState { index: call, state } => {
+                if let Some((Kind::Call { call: held, call_id, .. }, _)) = &mut self.held_call {
+                    if held == call {
+                        *call_id = state_id::encode(call_id, Some(state), &[]);
+                    }
+                }
+                return;
+            }
+            Delta::Reasoning { text } => {
+                self.send_held_call(out);
+                self.held_reasoning.push_str(text);
+                return;
+            }
+            // A state ends its reasoning item (one of no text, if none came), and is its id.
+            Delta::ReasoningState { state } => {
+                self.send_held_call(out);
+                return self.reasoning_item(Some(state), out);
+            }
+            _ => self.send_held(out),
+        }
+        match delta {
             Delta::Text { text } if !text.is_empty() => {
                 let index = self.run(Kind::Message, out);
                 self.item_delta(out, index, "response.output_text.delta", Some("content_index"), text);
             }
-            Delta::Reasoning { text } if !text.is_empty() => {
-                let index = self.run(Kind::Reasoning, out);
-                self.item_delta(out, index, "response.reasoning_summary_text.delta", Some("summary_index"), text);
-            }
+            // Providers may interleave parallel calls' arguments (OpenAI Chat numbers each
+            // fragment by call), so a call's item stays open beside the other calls' until a text
+            // or reasoning run or the end, and a later fragment goes to the item its call opened.
             Delta::ToolCall { index: call, id, name, arguments } => {
-                let index = self.call_item(*call, id.as_deref(), name.as_deref(), out);
-                if !arguments.is_empty() {
-                    self.item_delta(out, index, "response.function_call_arguments.delta", None, arguments);
-                }
-            }
-            // A state ends its reasoning item (one of no text, if none is open), and is its id.
-            Delta::ReasoningState { state } => {
-                let index = match self.items.last() {
-                    Some(last) if last.open && last.kind == Kind::Reasoning => self.items.len() - 1,
-                    _ => self.run(Kind::Reasoning, out),
-                };
-                let item = &mut self.items[index];
-                (item.id, item.encrypted_content) = reasoning_id(std::mem::take(&mut item.id), Some(state));
-                self.close(index, out);
-            }
-            Delta::ToolCallState { index: call, state } => {
                 let found =
-                    self.items.iter_mut().find(|item| matches!(item.kind, Kind::Call { call: c, .. } if c == *call));
-                if let Some(Item { kind: Kind::Call { call_id, .. }, .. }) = found {
-                    *call_id = state_id::encode(call_id, Some(state), &[]);
+                    self.items.iter().position(|item| matches!(item.kind, Kind::Call { call: c, .. } if c == *call));
+                match found {
+                    Some(index) if !arguments.is_empty() => {
+                        self.item_delta(out, index, "response.function_call_arguments.delta", None, arguments)
+                    }
+                    Some(_) => {}
+                    None => {
+                        let call_id = call_id(&self.meta, *call, id.as_deref().unwrap_or(""));
+                        let kind = Kind::Call { call: *call, call_id, name: name.clone().unwrap_or_default() };
+                        self.held_call = Some((kind, arguments.clone()));
+                    }
                 }
             }
             Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
             // Empty text says nothing; the engine never delivers a skipped frame (it becomes a
-            // warning event) nor a usage report (it stays on the attempt's leg).
-            Delta::Text { .. } | Delta::Reasoning { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => {}
+            // warning event) nor a usage report (it stays on the attempt's leg); reasoning and
+            // states are taken above.
+            Delta::Text { .. }
+            | Delta::Reasoning { .. }
+            | Delta::ReasoningState { .. }
+            | Delta::ToolCallState { .. }
+            | Delta::Skipped { .. }
+            | Delta::Usage { .. } => {}
         }
     }
 

@@ -22,7 +22,7 @@ mod read;
 mod reasoning;
 
 pub use answer::{Answer, Delta, FinishReason, ToolCall, Usage};
-pub(crate) use read::is_media_type;
+pub(crate) use read::{is_media_type, read_carried};
 pub use reasoning::{Effort, Opaque, ReasoningPart, ReasoningRequest, ReasoningState};
 
 /// One chat turn, in the shape the JS API and the gateway accept.

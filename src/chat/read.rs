@@ -420,6 +420,25 @@ fn read_opt_state(o: &Obj) -> Result<Option<ReasoningState>, FieldError> {
     Ok(Some(ReasoningState { format, model, opaque }))
 }
 
+/// What a tool call's id carries through a gateway client (src/format/client/state_id.rs):
+/// `{id, state?, reasoning?}`, read as strictly as a history's own state.
+pub(crate) fn read_carried(v: &Value) -> Result<(String, Option<ReasoningState>, Vec<ReasoningPart>), FieldError> {
+    let o = Obj::new(v, "id", &["id", "state", "reasoning"])?;
+    let id = o.required_str("id", "the call's id")?.to_string();
+    let reasoning = match o.get("reasoning") {
+        None => Vec::new(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| read_reasoning_part(p, &format!("id.reasoning[{i}]"), Role::Assistant))
+            .collect::<Result<_, _>>()?,
+        Some(other) => {
+            return Err(FieldError::new(o.path_of("reasoning"), format!("must be a list (got {})", show_kind(other))))
+        }
+    };
+    Ok((id, read_opt_state(&o)?, reasoning))
+}
+
 /// One content part at `path` of a message of `role`.
 fn read_part(v: &Value, path: &str, role: Role) -> Result<Part, FieldError> {
     const KINDS: &str = r#"one of "text", "image", "file""#;

@@ -6,6 +6,7 @@
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { fail, requests, sameJson as eq, script } from "./scenarios.mjs";
+import { checkResent, LOOP, MODELS, QUESTION, TOOLS } from "./agents.mjs";
 
 const KEY = "sk-test-fetch-not-a-secret";
 // Nothing listens here: a request that left the process would fail to connect.
@@ -59,7 +60,63 @@ const TEXT = "The backup answers through baton.fetch.";
 // A 1x1 PNG.
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
+/**
+ * One turn of each official SDK's own tool loop, whole or streamed: it sends `history` and pushes
+ * the answer as the SDK gives it, and the tool results; returns the turn's text and call count.
+ */
+const SDK_TURNS = {
+  async "openai chat.completions"(baton, history, stream) {
+    const client = openai(baton);
+    const body = { model: "agent", messages: history, reasoning_effort: "low", tools: TOOLS.map((t) => ({ type: "function", function: t })) };
+    const done = stream ? await client.chat.completions.stream(body).finalChatCompletion() : await client.chat.completions.create(body);
+    const message = done.choices[0].message;
+    history.push(message);
+    for (const call of message.tool_calls ?? []) history.push({ role: "tool", tool_call_id: call.id, content: "sunny" });
+    return { text: message.content ?? "", calls: message.tool_calls?.length ?? 0 };
+  },
+  async "anthropic messages"(baton, history, stream) {
+    const client = anthropic(baton);
+    const body = { model: "agent", max_tokens: 4096, messages: history, thinking: { type: "enabled", budget_tokens: 2048 }, tools: TOOLS.map((t) => ({ name: t.name, input_schema: t.parameters })) };
+    const done = stream ? await client.messages.stream(body).finalMessage() : await client.messages.create(body);
+    history.push({ role: "assistant", content: done.content });
+    const calls = done.content.filter((b) => b.type === "tool_use");
+    if (calls.length) history.push({ role: "user", content: calls.map((c) => ({ type: "tool_result", tool_use_id: c.id, content: "sunny" })) });
+    return { text: done.content.filter((b) => b.type === "text").map((b) => b.text).join(""), calls: calls.length };
+  },
+  async "openai responses"(baton, history, stream) {
+    const client = openai(baton);
+    const body = { model: "agent", input: history, reasoning: { effort: "low" }, include: ["reasoning.encrypted_content"], tools: TOOLS.map((t) => ({ type: "function", ...t })) };
+    const done = stream ? await client.responses.stream(body).finalResponse() : await client.responses.create(body);
+    history.push(...done.output);
+    const calls = done.output.filter((i) => i.type === "function_call");
+    for (const c of calls) history.push({ type: "function_call_output", call_id: c.call_id, output: "sunny" });
+    return { text: done.output_text, calls: calls.length };
+  },
+};
+
 export const scenarios = {
+  async "each official SDK's tool loop via baton.fetch keeps Gemini 3's, Claude's and Responses' reasoning state, whole and streamed"(env) {
+    for (const [sdk, turn] of Object.entries(SDK_TURNS)) {
+      for (const format of ["gemini", "anthropic_messages", "openai_responses"]) {
+        for (const stream of [false, true]) {
+          const what = `${sdk} to ${format}${stream ? ", streamed" : ""}`;
+          const id = await script(env, `sdk-agent-${sdk}-${format}-${stream}`.replace(/ /g, "-"), LOOP);
+          const baton = new env.llm.Baton({
+            targets: { t: { ...target(env, id, format), model: MODELS[format] } },
+            routes: { agent: { fallback: ["t"] } },
+          });
+          const history = [sdk === "openai responses" ? { role: "user", content: QUESTION.content } : QUESTION];
+          const turns = [];
+          for (let i = 0; i < 3; i++) turns.push(await turn(baton, history, stream));
+          eq(turns.map((t) => t.calls), [1, 1, 0], `${what}: the calls of each turn`);
+          eq(turns[2].text, "Sunny in both.", `${what}: the final answer`);
+          checkResent(format, (await requests(env, id, 3, what)).log, what);
+        }
+      }
+    }
+  },
+
+
   async "openai chat.completions.stream via baton.fetch: the primary's 503 fails over, legs reach the health store"(env) {
     const store = recordingStore();
     // Chunks 20 ms apart arrive in reads of their own; text that arrives in one read is one delta.

@@ -4,8 +4,13 @@
 //! it), content as a string or blocks. A user turn's `image` and `document` blocks (base64 or
 //! URL sources; a plain-text document as its text) become its parts, and its `tool_result`
 //! blocks normalized `tool` messages ahead of them; an assistant turn's `tool_use` blocks become
-//! its tool calls; `thinking` blocks replayed in history are dropped (no other format can take
-//! them). `tool_choice` (`disable_parallel_tool_use` included), `top_p` and structured output
+//! its tool calls. Reasoning comes back to the client as Anthropic sent it (`thinking` with its
+//! `signature`, streamed as `signature_delta`; `redacted_thinking`), and what this format has no
+//! block for (a Gemini call's signature, other providers' signed reasoning) and the issuer of
+//! each thinking block ride in the turn's `tool_use` ids (src/format/client/state_id.rs). A
+//! replayed thinking block goes on unchanged, as the client sent it, when the turn's first id
+//! names its issuer; one whose issuer is not known is dropped, as the rules for state from
+//! elsewhere drop it. `tool_choice` (`disable_parallel_tool_use` included), `top_p` and structured output
 //! (`output_config.format`, or the beta's `output_format`) are read; `top_k` and other
 //! provider-specific fields are ignored (a target's `extraBody` sends them).
 //! A stream is `message_start`, one content block per text run, thinking run or tool call
@@ -15,13 +20,14 @@
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
 
-use super::provider::tool_input;
+use super::provider::{tool_input, FORMAT};
 use super::{stop_reason, AnthropicMessages};
 use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Source, Tool, ToolCall, ToolChoice,
-    Usage,
+    Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, ReasoningPart, ReasoningRequest, ReasoningState,
+    ResponseFormat, Role, Source, Tool, ToolCall, ToolChoice, Usage,
 };
 use crate::format::client::field::{self, child};
+use crate::format::client::state_id;
 use crate::format::client::{media, sse, ClientCall, ClientDialect, Conversation, GatewayError, Meta, StreamEncoding};
 use crate::format::openai_chat::client::schema;
 use crate::value::FieldError;
@@ -70,10 +76,23 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         tool_choice,
         parallel_tool_calls,
         response_format: output_format(o)?,
-        reasoning: field::anthropic_thinking(o)?,
+        reasoning: thinking(o)?,
         ..ChatRequest::default()
     };
     Ok(ClientCall { model, stream, include_usage: false, request, echo: Value::Null, origins })
+}
+
+/// `thinking: {type: "enabled", budget_tokens}` (or `"disabled"`), as the request's `reasoning`.
+fn thinking(o: &Map<String, Value>) -> Result<Option<ReasoningRequest>, FieldError> {
+    let Some(v) = field::opt(o, "thinking") else { return Ok(None) };
+    let t = field::object(v, "thinking")?;
+    Ok(match field::one_of(t, "type", "thinking", &["enabled", "disabled"])? {
+        "enabled" => Some(ReasoningRequest {
+            budget_tokens: field::opt_tokens(t, "budget_tokens", "thinking")?,
+            ..Default::default()
+        }),
+        _ => None,
+    })
 }
 
 /// One Anthropic turn, appended as normalized messages.
@@ -94,6 +113,9 @@ fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), FieldError>
     let mut part_blocks = Vec::new();
     let mut calls = Vec::new();
     let mut results = Vec::new();
+    // The thinking blocks, as the state that signs each and its text.
+    let mut thinking: Vec<(Opaque, String)> = Vec::new();
+    let mut carried = Vec::new();
     for (i, block) in blocks.iter().enumerate() {
         let bp = format!("{cp}[{i}]");
         let b = field::object(block, &bp)?;
@@ -115,12 +137,16 @@ fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), FieldError>
                 parts.push(document(b, &bp)?);
                 part_blocks.push(i);
             }
-            "tool_use" => calls.push(ToolCall {
-                id: field::string(b, "id", &bp, "the tool call's id")?.to_string(),
-                name: field::string(b, "name", &bp, "the tool's name")?.to_string(),
-                arguments: field::opt(b, "input").map(ToJson::to_json).unwrap_or_else(|| "{}".into()),
-                state: None,
-            }),
+            "tool_use" => {
+                let id = state_id::decode(field::string(b, "id", &bp, "the tool call's id")?);
+                carried.extend(id.reasoning);
+                calls.push(ToolCall {
+                    id: id.id,
+                    name: field::string(b, "name", &bp, "the tool's name")?.to_string(),
+                    arguments: field::opt(b, "input").map(ToJson::to_json).unwrap_or_else(|| "{}".into()),
+                    state: id.state,
+                });
+            }
             "tool_result" => {
                 let id = field::string(b, "tool_use_id", &bp, "the id of the tool_use this answers")?;
                 let content = match field::opt(b, "content") {
@@ -129,21 +155,91 @@ fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), FieldError>
                     Some(v) => text_blocks(v, &child(&bp, "content"))?,
                 };
                 let mut m = Message::new(Role::Tool, content);
-                m.tool_call_id = Some(id.to_string());
+                m.tool_call_id = Some(state_id::original_id(id));
                 results.push((m, child(&bp, "content")));
             }
-            _ => {} // thinking replayed in history: no other format can take it back
+            // Unsigned thinking (a client's own stream reader may leave the signature out) has
+            // nothing to verify it: it is dropped below.
+            "thinking" => {
+                let text = field::string(b, "thinking", &bp, "the thinking's text")?;
+                if let Some(signature) = field::opt_string(b, "signature", &bp)? {
+                    thinking.push((Opaque::Signature(signature.to_string()), text.to_string()));
+                }
+            }
+            _ => thinking.push((
+                Opaque::Redacted(field::string(b, "data", &bp, "the data Anthropic gave it")?.to_string()),
+                String::new(),
+            )),
         }
     }
+    let reasoning = replayed_reasoning(carried, &thinking);
     let role = if assistant { Role::Assistant } else { Role::User };
     let only_results = !results.is_empty() && parts.is_empty();
     for (result, path) in results {
         out.push(result, path, None);
     }
     if !only_results {
-        out.push(Message { content: parts, tool_calls: calls, ..Message::new(role, "") }, cp, Some(part_blocks));
+        out.push(
+            Message { content: parts, tool_calls: calls, reasoning, ..Message::new(role, "") },
+            cp,
+            Some(part_blocks),
+        );
     }
     Ok(())
+}
+
+/// A replayed turn's reasoning: what its ids carried, each thinking block's text as the client
+/// sent the block (a carried Anthropic part holds its signature, which names the block, and its
+/// issuer); a carried Anthropic part whose block is gone is dropped with it.
+fn replayed_reasoning(carried: Vec<ReasoningPart>, thinking: &[(Opaque, String)]) -> Vec<ReasoningPart> {
+    carried
+        .into_iter()
+        .filter_map(|mut part| match &part.state {
+            Some(state) if state.format == FORMAT => {
+                let (_, text) = thinking.iter().find(|(opaque, _)| *opaque == state.opaque)?;
+                part.text.clone_from(text);
+                Some(part)
+            }
+            _ => Some(part),
+        })
+        .collect()
+}
+
+/// The turn's reasoning as its first call's id carries it: an Anthropic part without its text,
+/// which its thinking block holds.
+fn carried_reasoning(parts: &[ReasoningPart]) -> Vec<ReasoningPart> {
+    parts
+        .iter()
+        .map(|p| match &p.state {
+            Some(state) if state.format == FORMAT => ReasoningPart { text: String::new(), state: p.state.clone() },
+            _ => p.clone(),
+        })
+        .collect()
+}
+
+/// A reasoning block: `thinking` with Anthropic's signature (or none for reasoning another
+/// provider issued), or `redacted_thinking`.
+fn write_reasoning_block(w: &mut JsonWriter, text: &str, state: Option<&ReasoningState>) {
+    let own = state.filter(|s| s.format == FORMAT).map(|s| &s.opaque);
+    w.begin_object();
+    match own {
+        Some(Opaque::Redacted(data)) => {
+            w.field("type", "redacted_thinking");
+            w.field("data", data);
+        }
+        _ => {
+            w.field("type", "thinking");
+            w.field("thinking", text);
+            w.field(
+                "signature",
+                match own {
+                    Some(Opaque::Signature(s)) => s.as_str(),
+                    _ => "",
+                },
+            );
+        }
+    }
+    w.end_object();
 }
 
 /// `tool_choice`: `{type: "auto" | "any" | "tool" | "none", name?, disable_parallel_tool_use?}`;
@@ -277,20 +373,20 @@ fn answer_body(meta: &Meta, answer: &Answer) -> String {
     w.field("model", &meta.model);
     w.key("content");
     w.begin_array();
-    if !answer.reasoning.is_empty() {
-        w.begin_object();
-        w.field("type", "thinking");
-        w.field("thinking", &answer.reasoning);
-        w.field("signature", "");
-        w.end_object();
+    if answer.reasoning_parts.is_empty() && !answer.reasoning.is_empty() {
+        write_reasoning_block(&mut w, &answer.reasoning, None);
+    }
+    for part in &answer.reasoning_parts {
+        write_reasoning_block(&mut w, &part.text, part.state.as_ref());
     }
     if !answer.text.is_empty() || answer.tool_calls.is_empty() {
         typed_text(&mut w, "text", "text", &answer.text);
     }
     for (i, c) in answer.tool_calls.iter().enumerate() {
+        let reasoning = if i == 0 { carried_reasoning(&answer.reasoning_parts) } else { Vec::new() };
         w.begin_object();
         w.field("type", "tool_use");
-        w.field("id", &tool_id(meta, i as u32, &c.id));
+        w.field("id", &state_id::encode(&tool_id(meta, i as u32, &c.id), c.state.as_ref(), &reasoning));
         w.field("name", &c.name);
         w.key("input");
         match tool_input(&c.arguments) {
@@ -352,7 +448,15 @@ impl ClientDialect for AnthropicMessages {
     }
 
     fn stream_encoder(meta: Meta, _include_usage: bool) -> StreamEncoder {
-        StreamEncoder { meta, started: false, open: Vec::new(), tool_blocks: Vec::new(), next_index: 0 }
+        StreamEncoder {
+            meta,
+            started: false,
+            open: Vec::new(),
+            tool_blocks: Vec::new(),
+            next_index: 0,
+            reasoning: Vec::new(),
+            opening: None,
+        }
     }
 }
 
@@ -365,6 +469,11 @@ pub struct StreamEncoder {
     /// Each tool call's block: (normalized call index, block index).
     tool_blocks: Vec<(u32, u32)>,
     next_index: u32,
+    /// The reasoning so far, which the first call's id carries.
+    reasoning: Vec<ReasoningPart>,
+    /// A call's opening, held until the delta after it: a call's state follows the call
+    /// (Gemini's), and its id carries it.
+    opening: Option<(ToolCall, u32)>,
 }
 
 /// One event, its name in the `event:` line and as its `type`, then the fields `fields` writes.
@@ -434,23 +543,21 @@ impl StreamEncoder {
         }
     }
 
-    /// A tool call's block. Providers may interleave parallel calls' arguments (OpenAI Chat
+    /// Starts a tool call's block, its id carrying the call's state. Providers may interleave parallel calls' arguments (OpenAI Chat
     /// numbers each fragment by call), so a call's block stays open beside the other calls'
     /// until a text or thinking run or the end, and a later fragment goes to the block its call
     /// started: a new block per fragment would split one call into several.
-    fn tool_block(&mut self, call: u32, id: Option<&str>, name: Option<&str>, out: &mut String) -> u32 {
-        if let Some((_, index)) = self.tool_blocks.iter().find(|(c, _)| *c == call) {
-            return *index;
-        }
+    fn open_call(&mut self, opening: ToolCall, call: u32, out: &mut String) {
         if self.open.iter().any(|(b, _)| *b != Block::Tool) {
             self.close_all(out);
         }
-        let id = tool_id(&self.meta, call, id.unwrap_or(""));
+        let reasoning = if self.tool_blocks.is_empty() { carried_reasoning(&self.reasoning) } else { Vec::new() };
+        let id = state_id::encode(&opening.id, opening.state.as_ref(), &reasoning);
         let block_start = |w: &mut JsonWriter| {
             w.begin_object();
             w.field("type", "tool_use");
             w.field("id", &id);
-            w.field("name", name.unwrap_or(""));
+            w.field("name", &opening.name);
             w.key("input");
             w.begin_object();
             w.end_object();
@@ -458,7 +565,36 @@ impl StreamEncoder {
         };
         let index = self.open(Block::Tool, &block_start, out);
         self.tool_blocks.push((call, index));
-        index
+        if !opening.arguments.is_empty() {
+            Self::block_delta(out, index, "input_json_delta", "partial_json", &opening.arguments);
+        }
+    }
+
+    /// Opens the held call's block, its id carrying the call's state.
+    fn send_opening(&mut self, out: &mut String) {
+        if let Some((opening, call)) = self.opening.take() {
+            self.open_call(opening, call, out);
+        }
+    }
+
+    /// A reasoning state: Anthropic's signature ends the thinking block it signs, its redacted
+    /// thinking is a block of its own; every state is kept for the first call's id.
+    fn reasoning_state(&mut self, state: &ReasoningState, out: &mut String) {
+        ReasoningPart::push_state(&mut self.reasoning, state.clone());
+        match (&state.opaque, state.format == FORMAT) {
+            (Opaque::Signature(signature), true) => {
+                let index = self.run(Block::Thinking, "thinking", out);
+                Self::block_delta(out, index, "signature_delta", "signature", signature);
+                self.close_all(out);
+            }
+            (Opaque::Redacted(_), true) => {
+                self.close_all(out);
+                let block = |w: &mut JsonWriter| write_reasoning_block(w, "", Some(state));
+                self.open(Block::Thinking, &block, out);
+                self.close_all(out);
+            }
+            _ => {}
+        }
     }
 
     /// A `content_block_delta` of `{"type":kind,key:text}`.
@@ -474,6 +610,7 @@ impl StreamEncoder {
 impl StreamEncoding for StreamEncoder {
     fn finish(&mut self, finish: &FinishReason, usage: Usage, out: &mut String) {
         self.start(out);
+        self.send_opening(out);
         self.close_all(out);
         event(out, "message_delta", &|w| {
             w.key("delta");
@@ -489,32 +626,47 @@ impl StreamEncoding for StreamEncoder {
 
     /// An `error` event (the SDK throws on it), and no `message_stop`.
     fn fail(&mut self, error: &GatewayError, out: &mut String) {
+        self.send_opening(out);
         sse(out, Some("error"), &|w| AnthropicMessages::write_error(error, w));
     }
 
     fn delta(&mut self, delta: &Delta, out: &mut String) {
         self.start(out);
+        if let Delta::ToolCallState { index, state } = delta {
+            if let Some((call, _)) = self.opening.as_mut().filter(|(_, held)| held == index) {
+                call.state = Some(state.clone());
+            }
+            return;
+        }
+        self.send_opening(out);
         match delta {
             Delta::Text { text } => {
                 let index = self.run(Block::Text, "text", out);
                 Self::block_delta(out, index, "text_delta", "text", text);
             }
             Delta::Reasoning { text } => {
+                ReasoningPart::push_text(&mut self.reasoning, text);
                 let index = self.run(Block::Thinking, "thinking", out);
                 Self::block_delta(out, index, "thinking_delta", "thinking", text);
             }
+            Delta::ReasoningState { state } => self.reasoning_state(state, out),
             Delta::ToolCall { index: call, id, name, arguments } => {
-                let index = self.tool_block(*call, id.as_deref(), name.as_deref(), out);
-                if !arguments.is_empty() {
-                    Self::block_delta(out, index, "input_json_delta", "partial_json", arguments);
+                match self.tool_blocks.iter().find(|(c, _)| c == call) {
+                    Some((_, index)) if !arguments.is_empty() => {
+                        Self::block_delta(out, *index, "input_json_delta", "partial_json", arguments)
+                    }
+                    Some(_) => {}
+                    None => {
+                        let id = tool_id(&self.meta, *call, id.as_deref().unwrap_or(""));
+                        let name = name.clone().unwrap_or_default();
+                        self.opening = Some((ToolCall { id, name, arguments: arguments.clone(), state: None }, *call));
+                    }
                 }
             }
             Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
             // The engine never delivers a skipped frame (it becomes a warning event) nor a usage
-            // report (it stays on the attempt's leg).
-            Delta::Skipped { .. } | Delta::Usage { .. } => {}
-            // Reasoning state is not carried to gateway clients yet.
-            Delta::ReasoningState { .. } | Delta::ToolCallState { .. } => {}
+            // report (it stays on the attempt's leg); a call's state is taken above.
+            Delta::Skipped { .. } | Delta::Usage { .. } | Delta::ToolCallState { .. } => {}
         }
     }
 
@@ -547,6 +699,17 @@ mod tests {
 
     fn err(body: Value) -> String {
         parse(ClientFormat::AnthropicMessages, &body.to_string()).unwrap_err().message
+    }
+
+    #[test]
+    fn thinking_is_the_requests_reasoning() {
+        let read = |thinking: Value| {
+            let body = json!({"model": "m", "max_tokens": 4096, "messages": [{"role": "user", "content": "hi"}], "thinking": thinking});
+            parse(ClientFormat::AnthropicMessages, &body.to_string()).unwrap().request.reasoning
+        };
+        let on = ReasoningRequest { budget_tokens: Some(2048), ..Default::default() };
+        assert_eq!(read(json!({"type": "enabled", "budget_tokens": 2048})), Some(on));
+        assert_eq!(read(json!({"type": "disabled"})), None);
     }
 
     #[test]
@@ -811,6 +974,68 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    /// Anthropic's thinking comes back as it sent it, whole and streamed; a Gemini call's
+    /// signature and each block's issuer ride in the ids; the replayed turn gives all of it back,
+    /// a thinking block's text as the client sent it.
+    #[test]
+    fn thinking_blocks_and_carried_state_go_to_the_client_and_back() {
+        let state = |format: &str, opaque| Some(ReasoningState { format: format.into(), model: "m1".into(), opaque });
+        let parts = vec![
+            ReasoningPart { text: "hmm".into(), state: state(FORMAT, Opaque::Signature("sig.a".into())) },
+            ReasoningPart { text: String::new(), state: state(FORMAT, Opaque::Redacted("red.a".into())) },
+        ];
+        let gemini = state("gemini", Opaque::Signature("sig.g".into()));
+        let call = |id: &str, state| ToolCall { id: id.into(), name: "f".into(), arguments: "{}".into(), state };
+        let answer = Answer {
+            text: String::new(),
+            reasoning: "hmm".into(),
+            reasoning_parts: parts.clone(),
+            tool_calls: vec![call("", gemini.clone())],
+            finish_reason: FinishReason::ToolCalls,
+            usage: Usage::default(),
+            model: None,
+        };
+        let whole: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
+        let content = whole["content"].as_array().unwrap().clone();
+        assert_eq!(content[0], json!({"type": "thinking", "thinking": "hmm", "signature": "sig.a"}));
+        assert_eq!(content[1], json!({"type": "redacted_thinking", "data": "red.a"}));
+
+        let mut e = AnthropicMessages::stream_encoder(meta(), false);
+        let mut out = String::new();
+        e.delta(&Delta::Reasoning { text: "hmm".into() }, &mut out);
+        for part in &parts {
+            e.delta(&Delta::ReasoningState { state: part.state.clone().unwrap() }, &mut out);
+        }
+        e.delta(&Delta::ToolCall { index: 0, id: None, name: Some("f".into()), arguments: "{}".into() }, &mut out);
+        e.delta(&Delta::ToolCallState { index: 0, state: gemini.clone().unwrap() }, &mut out);
+        e.finish(&FinishReason::ToolCalls, Usage::default(), &mut out);
+        let ev = events(&out);
+        let data: Vec<&Value> = ev.iter().map(|(_, d)| d).collect();
+        assert_eq!(data[3]["delta"], json!({"type": "signature_delta", "signature": "sig.a"}));
+        assert_eq!(data[5]["content_block"], content[1]);
+        assert_eq!(data[7]["content_block"]["id"], content[2]["id"], "the stream's id is the whole answer's");
+
+        let mut replayed = content.clone();
+        replayed[0]["thinking"] = json!("hmm, as the client kept it");
+        let id = &content[2]["id"];
+        let body = json!({"model": "m", "max_tokens": 9, "messages": [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": replayed},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "sunny"}]},
+        ]});
+        let r = parse(ClientFormat::AnthropicMessages, &body.to_string()).unwrap().request;
+        let mut kept = parts.clone();
+        kept[0].text = "hmm, as the client kept it".into();
+        assert_eq!(r.messages[1].reasoning, kept);
+        assert_eq!(r.messages[1].tool_calls, [call("toolu_1_0", gemini)]);
+        assert_eq!(r.messages[2].tool_call_id.as_deref(), Some("toolu_1_0"));
+        // A thinking block the ids do not name has no known issuer: it is dropped.
+        let mut foreign = body.clone();
+        foreign["messages"][1]["content"][2]["id"] = json!("toolu_x");
+        let r = parse(ClientFormat::AnthropicMessages, &foreign.to_string()).unwrap().request;
+        assert_eq!(r.messages[1].reasoning, []);
     }
 
     #[test]

@@ -160,7 +160,7 @@ fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest, stream: bo
 /// The smallest thinking budget Anthropic takes.
 const MIN_THINKING_BUDGET: u32 = 1024;
 
-const FORMAT: &str = "anthropic_messages";
+pub(super) const FORMAT: &str = "anthropic_messages";
 
 /// The thinking budget to send, when thinking is on: the request's budget (or its effort's),
 /// below `maxTokens`. Off without `reasoning`, and off (a warning says so, see

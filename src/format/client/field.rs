@@ -5,7 +5,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::chat::{Effort, ReasoningRequest};
+use crate::chat::Effort;
+
 use crate::value::FieldError;
 pub(crate) use crate::value::{child, missing, wrong};
 
@@ -137,72 +138,12 @@ pub fn one_of<'a>(o: &'a Map<String, Value>, key: &str, path: &str, allowed: &[&
     }
 }
 
-// ---- a client's own reasoning fields, as the request's `reasoning` ----
-
 /// A client's effort (`reasoning_effort`, Responses' `reasoning.effort`): `"none"` is reasoning
 /// off (`None`), the four efforts every format maps are reasoning on.
-fn effort(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<Option<Effort>>, FieldError> {
+pub fn effort(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<Option<Effort>>, FieldError> {
     if opt(o, key).is_none() {
         return Ok(Some(None));
     }
     let named = one_of(o, key, path, &["none", "minimal", "low", "medium", "high"])?;
     Ok(Effort::ALL.into_iter().find(|e| e.as_str() == named).map(Some))
-}
-
-/// Chat Completions' `reasoning_effort`.
-pub fn chat_reasoning(o: &Map<String, Value>) -> Result<Option<ReasoningRequest>, FieldError> {
-    if opt(o, "reasoning_effort").is_none() {
-        return Ok(None);
-    }
-    Ok(effort(o, "reasoning_effort", "")?.map(|effort| ReasoningRequest { effort, ..Default::default() }))
-}
-
-/// Responses' `reasoning: {effort?, summary?}`; a summary other than `"none"` asks for one.
-pub fn responses_reasoning(o: &Map<String, Value>) -> Result<Option<ReasoningRequest>, FieldError> {
-    let Some(v) = opt(o, "reasoning") else { return Ok(None) };
-    let r = object(v, "reasoning")?;
-    let summary = opt_string(r, "summary", "reasoning")?.map(|s| s != "none");
-    Ok(effort(r, "effort", "reasoning")?.map(|effort| ReasoningRequest { effort, summary, budget_tokens: None }))
-}
-
-/// Anthropic's `thinking: {type: "enabled", budget_tokens}` (or `"disabled"`).
-pub fn anthropic_thinking(o: &Map<String, Value>) -> Result<Option<ReasoningRequest>, FieldError> {
-    let Some(v) = opt(o, "thinking") else { return Ok(None) };
-    let t = object(v, "thinking")?;
-    Ok(match one_of(t, "type", "thinking", &["enabled", "disabled"])? {
-        "enabled" => {
-            Some(ReasoningRequest { budget_tokens: opt_tokens(t, "budget_tokens", "thinking")?, ..Default::default() })
-        }
-        _ => None,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn map(v: Value) -> Map<String, Value> {
-        v.as_object().cloned().expect("an object")
-    }
-
-    #[test]
-    fn each_clients_reasoning_fields_become_the_requests_reasoning() {
-        let on = |effort, budget_tokens, summary| Some(ReasoningRequest { effort, budget_tokens, summary });
-        assert_eq!(chat_reasoning(&map(json!({"reasoning_effort": "low"}))), Ok(on(Some(Effort::Low), None, None)));
-        assert_eq!(chat_reasoning(&map(json!({"reasoning_effort": "none"}))), Ok(None));
-        assert_eq!(chat_reasoning(&map(json!({}))), Ok(None));
-        let wrong = chat_reasoning(&map(json!({"reasoning_effort": "max"}))).unwrap_err();
-        assert!(format!("{wrong:?}").contains(r#"reasoning_effort must be one of \"none\", \"minimal\""#), "{wrong:?}");
-        let responses = map(json!({"reasoning": {"effort": "high", "summary": "auto"}}));
-        assert_eq!(responses_reasoning(&responses), Ok(on(Some(Effort::High), None, Some(true))));
-        assert_eq!(
-            responses_reasoning(&map(json!({"reasoning": {"summary": "none"}}))),
-            Ok(on(None, None, Some(false)))
-        );
-        assert_eq!(responses_reasoning(&map(json!({"reasoning": {"effort": "none"}}))), Ok(None));
-        let thinking = map(json!({"thinking": {"type": "enabled", "budget_tokens": 2048}}));
-        assert_eq!(anthropic_thinking(&thinking), Ok(on(None, Some(2048), None)));
-        assert_eq!(anthropic_thinking(&map(json!({"thinking": {"type": "disabled"}}))), Ok(None));
-    }
 }

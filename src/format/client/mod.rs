@@ -16,6 +16,7 @@ pub(crate) mod field;
 pub(crate) mod media;
 mod request;
 mod request_options;
+pub(crate) mod state_id;
 mod write;
 
 use llm_baton_wire::write::JsonWriter;

@@ -16,9 +16,11 @@ use serde_json::{Map, Value};
 use super::provider::write_tool_call;
 use super::{wire_finish_reason, OpenaiChat};
 use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, FinishReason, Message, Part, ReasoningPart, ReasoningRequest, ResponseFormat, Role,
+    Tool, ToolCall, ToolChoice, Usage,
 };
 use crate::format::client::field::{self, child};
+use crate::format::client::state_id;
 use crate::format::client::{
     media, sse, string_or_null, ClientCall, ClientDialect, GatewayError, Meta, PartOrigin, StreamEncoding,
 };
@@ -75,9 +77,17 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         tool_choice,
         parallel_tool_calls: field::opt_flag(o, "parallel_tool_calls", "")?,
         response_format: response_format(field::opt(o, "response_format"))?,
-        reasoning: field::chat_reasoning(o)?,
+        reasoning: reasoning(o)?,
     };
     Ok(ClientCall { model, stream, include_usage, request, echo: Value::Null, origins })
+}
+
+/// `reasoning_effort`, as the request's `reasoning`.
+fn reasoning(o: &Map<String, Value>) -> Result<Option<ReasoningRequest>, FieldError> {
+    if field::opt(o, "reasoning_effort").is_none() {
+        return Ok(None);
+    }
+    Ok(field::effort(o, "reasoning_effort", "")?.map(|effort| ReasoningRequest { effort, ..Default::default() }))
 }
 
 fn message(v: &Value, path: &str) -> Result<Message, FieldError> {
@@ -95,13 +105,13 @@ fn message(v: &Value, path: &str) -> Result<Message, FieldError> {
             m.tool_calls = field::array(calls, &p, "a list of tool calls")?
                 .iter()
                 .enumerate()
-                .map(|(i, c)| tool_call(c, &format!("{p}[{i}]")))
+                .map(|(i, c)| tool_call(c, &format!("{p}[{i}]"), &mut m.reasoning))
                 .collect::<Result<_, _>>()?;
         }
     }
     if role == Role::Tool {
-        m.tool_call_id =
-            Some(field::string(o, "tool_call_id", path, "the id of the tool call this message answers")?.to_string());
+        let id = field::string(o, "tool_call_id", path, "the id of the tool call this message answers")?;
+        m.tool_call_id = Some(state_id::original_id(id));
     }
     Ok(m)
 }
@@ -226,9 +236,12 @@ fn response_format(v: Option<&Value>) -> Result<Option<ResponseFormat>, FieldErr
     }
 }
 
-fn tool_call(v: &Value, path: &str) -> Result<ToolCall, FieldError> {
+/// A replayed tool call, with the state its id carries; the turn's reasoning, which its first
+/// call's id carries, goes to `reasoning`.
+fn tool_call(v: &Value, path: &str, reasoning: &mut Vec<ReasoningPart>) -> Result<ToolCall, FieldError> {
     let o = field::object(v, path)?;
-    let id = field::string(o, "id", path, "the tool call's id")?.to_string();
+    let carried = state_id::decode(field::string(o, "id", path, "the tool call's id")?);
+    reasoning.extend(carried.reasoning);
     let fp = child(path, "function");
     let f = match field::opt(o, "function") {
         None => return Err(field::missing(&fp, "{name, arguments}")),
@@ -236,7 +249,7 @@ fn tool_call(v: &Value, path: &str) -> Result<ToolCall, FieldError> {
     };
     let name = field::string(f, "name", &fp, "the function's name")?.to_string();
     let arguments = field::opt_string(f, "arguments", &fp)?.unwrap_or("").to_string();
-    Ok(ToolCall { id, name, arguments, state: None })
+    Ok(ToolCall { id: carried.id, name, arguments, state: carried.state })
 }
 
 fn tool(v: &Value, path: &str) -> Result<Tool, FieldError> {
@@ -318,7 +331,9 @@ fn answer_body(meta: &Meta, answer: &Answer) -> String {
         w.key("tool_calls");
         w.begin_array();
         for (i, c) in answer.tool_calls.iter().enumerate() {
-            write_tool_call(&mut w, &call_id(meta, i as u32, &c.id), &c.name, &c.arguments);
+            let reasoning = if i == 0 { answer.reasoning_parts.as_slice() } else { &[] };
+            let id = state_id::encode(&call_id(meta, i as u32, &c.id), c.state.as_ref(), reasoning);
+            write_tool_call(&mut w, &id, &c.name, &c.arguments);
         }
         w.end_array();
     }
@@ -353,7 +368,14 @@ impl ClientDialect for OpenaiChat {
     }
 
     fn stream_encoder(meta: Meta, include_usage: bool) -> StreamEncoder {
-        StreamEncoder { meta, include_usage, started: false, opened_calls: Vec::new() }
+        StreamEncoder {
+            meta,
+            include_usage,
+            started: false,
+            opened_calls: Vec::new(),
+            reasoning: Vec::new(),
+            opening: None,
+        }
     }
 }
 
@@ -362,8 +384,13 @@ pub struct StreamEncoder {
     meta: Meta,
     include_usage: bool,
     started: bool,
-    /// Tool-call indices whose opening fragment (id, name) was sent.
+    /// Tool-call indices whose opening fragment (id, name) was sent or is held in `opening`.
     opened_calls: Vec<u32>,
+    /// The signed reasoning so far, which the first call's id carries.
+    reasoning: Vec<ReasoningPart>,
+    /// A call's opening fragment, held until the delta after it: a call's state follows the
+    /// call (Gemini's), and its id carries it.
+    opening: Option<(ToolCall, u32)>,
 }
 
 impl StreamEncoder {
@@ -392,6 +419,41 @@ impl StreamEncoder {
         });
     }
 
+    /// A `tool_calls` chunk: one fragment of the call at `index`; its opening one (`id` given)
+    /// also names the call.
+    fn call_chunk(&self, out: &mut String, index: u32, id: Option<&str>, name: &str, arguments: &str) {
+        let call = |w: &mut JsonWriter| {
+            w.key("tool_calls");
+            w.begin_array();
+            w.begin_object();
+            w.field("index", &index);
+            if let Some(id) = id {
+                w.field("id", id);
+                w.field("type", "function");
+            }
+            w.key("function");
+            w.begin_object();
+            if id.is_some() {
+                w.field("name", name);
+            }
+            w.field("arguments", arguments);
+            w.end_object();
+            w.end_object();
+            w.end_array();
+        };
+        self.chunk(out, &call, None);
+    }
+
+    /// Sends the held opening fragment, its id carrying the call's state (and, for the first
+    /// call, the reasoning before it).
+    fn send_opening(&mut self, out: &mut String) {
+        let Some((call, index)) = self.opening.take() else { return };
+        let reasoning =
+            if self.opened_calls.first() == Some(&index) { std::mem::take(&mut self.reasoning) } else { Vec::new() };
+        let id = state_id::encode(&call.id, call.state.as_ref(), &reasoning);
+        self.call_chunk(out, index, Some(&id), &call.name, &call.arguments);
+    }
+
     /// The first chunk carries the role, as OpenAI's do.
     fn start(&mut self, out: &mut String) {
         if !self.started {
@@ -411,6 +473,7 @@ impl StreamEncoder {
 impl StreamEncoding for StreamEncoder {
     fn finish(&mut self, finish: &FinishReason, u: Usage, out: &mut String) {
         self.start(out);
+        self.send_opening(out);
         self.chunk(out, &|_| {}, Some(wire_finish_reason(finish)));
         if self.include_usage {
             sse(out, None, &|w| {
@@ -427,48 +490,37 @@ impl StreamEncoding for StreamEncoder {
 
     /// An error chunk (the SDK throws on a chunk with `error`), and no `[DONE]`.
     fn fail(&mut self, error: &GatewayError, out: &mut String) {
+        self.send_opening(out);
         sse(out, None, &|w| OpenaiChat::write_error(error, w));
     }
 
     fn delta(&mut self, delta: &Delta, out: &mut String) {
         self.start(out);
+        if let Delta::ToolCallState { index, state } = delta {
+            if let Some((call, _)) = self.opening.as_mut().filter(|(_, held)| held == index) {
+                call.state = Some(state.clone());
+            }
+            return;
+        }
+        self.send_opening(out);
         match delta {
             Delta::Text { text } => self.chunk(out, &|w| w.field("content", text), None),
-            Delta::Reasoning { text } => self.chunk(out, &|w| w.field("reasoning_content", text), None),
-            Delta::ToolCall { index, id, name, arguments } => {
-                // A call's first fragment names it: its id, type and function name.
-                let opening = !self.opened_calls.contains(index);
-                if opening {
-                    self.opened_calls.push(*index);
-                }
-                let id = opening.then(|| call_id(&self.meta, *index, id.as_deref().unwrap_or("")));
-                let call = |w: &mut JsonWriter| {
-                    w.key("tool_calls");
-                    w.begin_array();
-                    w.begin_object();
-                    w.field("index", index);
-                    if let Some(id) = &id {
-                        w.field("id", id);
-                        w.field("type", "function");
-                    }
-                    w.key("function");
-                    w.begin_object();
-                    if id.is_some() {
-                        w.field("name", name.as_deref().unwrap_or(""));
-                    }
-                    w.field("arguments", arguments);
-                    w.end_object();
-                    w.end_object();
-                    w.end_array();
-                };
-                self.chunk(out, &call, None);
+            Delta::Reasoning { text } => {
+                ReasoningPart::push_text(&mut self.reasoning, text);
+                self.chunk(out, &|w| w.field("reasoning_content", text), None)
             }
+            Delta::ReasoningState { state } => ReasoningPart::push_state(&mut self.reasoning, state.clone()),
+            Delta::ToolCall { index, id, name, arguments } if !self.opened_calls.contains(index) => {
+                self.opened_calls.push(*index);
+                let id = call_id(&self.meta, *index, id.as_deref().unwrap_or(""));
+                let name = name.clone().unwrap_or_default();
+                self.opening = Some((ToolCall { id, name, arguments: arguments.clone(), state: None }, *index));
+            }
+            Delta::ToolCall { index, arguments, .. } => self.call_chunk(out, *index, None, "", arguments),
             Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
             // The engine never delivers a skipped frame (it becomes a warning event) nor a usage
-            // report (it stays on the attempt's leg).
-            Delta::Skipped { .. } | Delta::Usage { .. } => {}
-            // Reasoning state is not carried to gateway clients yet.
-            Delta::ReasoningState { .. } | Delta::ToolCallState { .. } => {}
+            // report (it stays on the attempt's leg); a call's state is taken above.
+            Delta::Skipped { .. } | Delta::Usage { .. } | Delta::ToolCallState { .. } => {}
         }
     }
 
@@ -503,6 +555,21 @@ mod tests {
 
     fn err(body: Value) -> String {
         parse(ClientFormat::OpenaiChat, &body.to_string()).unwrap_err().message
+    }
+
+    #[test]
+    fn reasoning_effort_is_the_requests_reasoning() {
+        let read = |fields: Value| {
+            let mut body = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+            body.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
+            parse(ClientFormat::OpenaiChat, &body.to_string()).map(|c| c.request.reasoning).map_err(|e| e.message)
+        };
+        let low = ReasoningRequest { effort: Some(crate::chat::Effort::Low), ..Default::default() };
+        assert_eq!(read(json!({"reasoning_effort": "low"})), Ok(Some(low)));
+        assert_eq!(read(json!({"reasoning_effort": "none"})), Ok(None));
+        assert_eq!(read(json!({})), Ok(None));
+        let wrong = read(json!({"reasoning_effort": "max"})).unwrap_err();
+        assert!(wrong.starts_with(r#"reasoning_effort must be one of "none", "minimal""#), "{wrong}");
     }
 
     #[test]
@@ -774,6 +841,73 @@ mod tests {
         assert_eq!(body["usage"], json!({"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}));
     }
 
+    fn signed(format: &str, model: &str, opaque: crate::chat::Opaque) -> Option<crate::chat::ReasoningState> {
+        Some(crate::chat::ReasoningState { format: format.into(), model: model.into(), opaque })
+    }
+
+    /// The client's next request, replaying `message` (an answer's) and answering its calls.
+    fn replay(message: &Value) -> ChatRequest {
+        let mut messages = vec![json!({"role": "user", "content": "q"}), message.clone()];
+        for call in message["tool_calls"].as_array().unwrap() {
+            messages.push(json!({"role": "tool", "tool_call_id": call["id"], "content": "sunny"}));
+        }
+        let body = json!({"model": "m", "messages": messages});
+        parse(ClientFormat::OpenaiChat, &body.to_string()).unwrap().request
+    }
+
+    /// A Gemini call's signature and Anthropic's signed thinking ride in the calls' ids, whole
+    /// and streamed, and come back as the history's state under the provider's own ids.
+    #[test]
+    fn tool_call_ids_carry_the_state_to_the_client_and_back() {
+        use crate::chat::Opaque;
+        let thinking = ReasoningPart {
+            text: "hmm".into(),
+            state: signed("anthropic_messages", "claude", Opaque::Signature("sig.a".into())),
+        };
+        let gemini = signed("gemini", "gemini-3-pro-preview", Opaque::Signature("sig.g".into()));
+        let call = |id: &str, state| ToolCall { id: id.into(), name: "f".into(), arguments: "{}".into(), state };
+        let answer = Answer {
+            text: String::new(),
+            reasoning: "hmm".into(),
+            reasoning_parts: vec![thinking.clone()],
+            tool_calls: vec![call("", gemini.clone()), call("toolu_2", None)],
+            finish_reason: FinishReason::ToolCalls,
+            usage: Usage::default(),
+            model: None,
+        };
+        let whole: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
+        let whole = whole["choices"][0]["message"].clone();
+
+        let mut e = OpenaiChat::stream_encoder(meta(), false);
+        let mut out = String::new();
+        e.delta(&Delta::Reasoning { text: "hmm".into() }, &mut out);
+        e.delta(&Delta::ReasoningState { state: thinking.state.clone().unwrap() }, &mut out);
+        e.delta(&Delta::ToolCall { index: 0, id: None, name: Some("f".into()), arguments: "{}".into() }, &mut out);
+        e.delta(&Delta::ToolCallState { index: 0, state: gemini.clone().unwrap() }, &mut out);
+        e.delta(
+            &Delta::ToolCall { index: 1, id: Some("toolu_2".into()), name: Some("f".into()), arguments: String::new() },
+            &mut out,
+        );
+        e.delta(&Delta::ToolCall { index: 1, id: None, name: None, arguments: "{}".into() }, &mut out);
+        e.finish(&FinishReason::ToolCalls, Usage::default(), &mut out);
+        let ids: Vec<Value> = frames(&out)
+            .iter()
+            .filter_map(|f| serde_json::from_str::<Value>(f).ok())
+            .filter_map(|c| c["choices"][0]["delta"]["tool_calls"][0].get("id").cloned())
+            .collect();
+        assert_eq!(
+            ids,
+            [whole["tool_calls"][0]["id"].clone(), json!("toolu_2")],
+            "the stream's ids are the whole answer's"
+        );
+
+        let request = replay(&whole);
+        assert_eq!(request.messages[1].reasoning, [thinking]);
+        assert_eq!(request.messages[1].tool_calls, [call("call_1_0", gemini), call("toolu_2", None)]);
+        let answered: Vec<_> = request.messages[2..].iter().map(|m| m.tool_call_id.clone().unwrap()).collect();
+        assert_eq!(answered, ["call_1_0", "toolu_2"]);
+    }
+
     fn frames(out: &str) -> Vec<String> {
         out.split("\n\n").filter(|f| !f.is_empty()).map(|f| f.trim_start_matches("data: ").to_string()).collect()
     }
@@ -817,13 +951,13 @@ mod tests {
             &Delta::ToolCall { index: 0, id: Some("call_1".into()), name: Some("f".into()), arguments: String::new() },
             &mut out,
         );
+        e.fail(&GatewayError::new(502, "broken"), &mut out);
         let f = frames(&out);
         assert_eq!(
             f[1],
             r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":9,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]},"logprobs":null,"finish_reason":null}],"usage":null}"#
         );
-        e.fail(&GatewayError::new(502, "broken"), &mut out);
-        assert_eq!(frames(&out)[2], r#"{"error":{"message":"broken","type":"api_error","param":null,"code":null}}"#);
+        assert_eq!(f[2], r#"{"error":{"message":"broken","type":"api_error","param":null,"code":null}}"#);
     }
 
     #[test]

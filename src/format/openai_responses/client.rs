@@ -4,16 +4,22 @@
 //! any route. Requests: `input` as a string or a list of items (messages whose content is a
 //! string or parts: `input_text`, `input_image` by URL or `data:` URL, `input_file` by
 //! `file_data` or `file_url`, an assistant's `output_text`; `function_call` and
-//! `function_call_output` items; replayed `reasoning` items are dropped, as no other format can
-//! take them back), `instructions` as the system prompt, function tools, `tool_choice`,
+//! `function_call_output` items; `reasoning` items the gateway wrote), `instructions` as the system prompt, function tools, `tool_choice`,
 //! `text.format`, `max_output_tokens`, `temperature`, `top_p`, `parallel_tool_calls`. The API's
 //! state lives at OpenAI (`store`, `previous_response_id`, `conversation`, stored prompts,
 //! `item_reference`, uploaded `file_id`s) and its built-in tools run there; the gateway keeps no
 //! state and runs no tools, so each of those is a 400 naming the field rather than a silent
 //! change of meaning.
 //!
-//! Answers are a response object whose `output` holds a `reasoning` item (its text as one
-//! summary part), a `message` item and one `function_call` item per call; a length cut is
+//! Answers are a response object whose `output` holds a `reasoning` item per piece of reasoning
+//! (its text as one summary part), a `message` item and one `function_call` item per call; a
+//! reasoning item's state rides in its `id` and a call's in its `call_id`
+//! (src/format/client/state_id.rs), the encrypted content of a Responses target's item in its
+//! own `encrypted_content`; a replayed reasoning item whose id carries no state (one another
+//! server wrote) is dropped, as state from elsewhere is. An item's id is in its
+//! `output_item.added` and never changes (the SDK checks), so a stream holds a reasoning item
+//! until the state that ends it (its summary then comes in one delta) and a call's item until
+//! the delta after it, which may be its state. A length cut is
 //! `status: "incomplete"` with `incomplete_details.reason`. A stream is the API's semantic
 //! events, each with its `sequence_number`, in the order the `openai` SDK's `responses.stream()`
 //! accumulates them: `response.created`, `response.in_progress`, then per item
@@ -26,11 +32,14 @@
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
 
+use super::provider::FORMAT;
 use super::{ending, OpenaiResponses};
 use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Part, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, ReasoningPart, ReasoningRequest, ReasoningState,
+    ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
 };
 use crate::format::client::field::{self, child};
+use crate::format::client::state_id;
 use crate::format::client::{
     media, sse, string_or_null, ClientCall, ClientDialect, Conversation, GatewayError, Meta, StreamEncoding,
 };
@@ -142,10 +151,19 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         tool_choice,
         parallel_tool_calls,
         response_format,
-        reasoning: field::responses_reasoning(o)?,
+        reasoning: reasoning(o)?,
         ..Default::default()
     };
     Ok(ClientCall { model, stream, include_usage: false, request, echo, origins })
+}
+
+/// `reasoning: {effort?, summary?}`, as the request's `reasoning`; a summary other than `"none"`
+/// asks for one.
+fn reasoning(o: &Map<String, Value>) -> Result<Option<ReasoningRequest>, FieldError> {
+    let Some(v) = field::opt(o, "reasoning") else { return Ok(None) };
+    let r = field::object(v, "reasoning")?;
+    let summary = field::opt_string(r, "summary", "reasoning")?.map(|s| s != "none");
+    Ok(field::effort(r, "effort", "reasoning")?.map(|effort| ReasoningRequest { effort, summary, budget_tokens: None }))
 }
 
 /// One input item, appended as normalized messages.
@@ -184,14 +202,22 @@ fn input_item(v: &Value, path: &str, out: &mut Conversation) -> Result<(), Field
             let content = message_content(o, role, path)?;
             // One part per element of a content list.
             let indices = o.get("content").and_then(Value::as_array).map(|parts| (0..parts.len()).collect());
-            out.push(Message { content, ..Message::new(role, "") }, child(path, "content"), indices);
+            // The turn's reasoning items came before its message.
+            let mut reasoning = Vec::new();
+            if role == Role::Assistant && out.messages.last().is_some_and(reasoning_only) {
+                reasoning = out.messages.pop().map(|m| m.reasoning).unwrap_or_default();
+                out.origins.pop();
+            }
+            out.push(Message { content, reasoning, ..Message::new(role, "") }, child(path, "content"), indices);
         }
         "function_call" => {
+            let carried =
+                state_id::decode(field::string(o, "call_id", path, "the id of the call, as the model gave it")?);
             let call = ToolCall {
-                id: field::string(o, "call_id", path, "the id of the call, as the model gave it")?.to_string(),
+                id: carried.id,
                 name: field::string(o, "name", path, "the function's name")?.to_string(),
                 arguments: field::opt_string(o, "arguments", path)?.unwrap_or("").to_string(),
-                state: None,
+                state: carried.state,
             };
             // A turn's calls follow its text: they belong to the assistant message before them.
             match out.messages.last_mut() {
@@ -207,12 +233,46 @@ fn input_item(v: &Value, path: &str, out: &mut Conversation) -> Result<(), Field
                 Some(Value::String(s)) => s.clone(),
                 Some(v) => text_parts(field::array(v, &op, "a string or a list of input_text parts")?, &op)?,
             };
-            out.push(Message { tool_call_id: Some(id.to_string()), ..Message::new(Role::Tool, text) }, op, None);
+            out.push(
+                Message { tool_call_id: Some(state_id::original_id(id)), ..Message::new(Role::Tool, text) },
+                op,
+                None,
+            );
         }
-        // A reasoning item replayed from an earlier output: no other format can take it back.
-        _ => {}
+        _ => reasoning_item(o, path, out)?,
     }
     Ok(())
+}
+
+/// A replayed `reasoning` item, the start of an assistant turn: its summary's text with the state
+/// its id carries (a Responses item's encrypted content from its own field). An item whose id
+/// carries none is dropped: its issuer is not known.
+fn reasoning_item(o: &Map<String, Value>, path: &str, out: &mut Conversation) -> Result<(), FieldError> {
+    let Some(mut state) = field::opt_string(o, "id", path)?.and_then(|id| state_id::decode(id).state) else {
+        return Ok(());
+    };
+    if let Opaque::Item { encrypted_content, .. } = &mut state.opaque {
+        *encrypted_content = field::opt_string(o, "encrypted_content", path)?.map(str::to_string);
+    }
+    let sp = child(path, "summary");
+    let mut text = String::new();
+    if let Some(v) = field::opt(o, "summary") {
+        for (i, part) in field::array(v, &sp, "a list of summary_text parts")?.iter().enumerate() {
+            let pp = format!("{sp}[{i}]");
+            text.push_str(field::string(field::object(part, &pp)?, "text", &pp, "the summary's text")?);
+        }
+    }
+    let part = ReasoningPart { text, state: Some(state) };
+    match out.messages.last_mut() {
+        Some(last) if reasoning_only(last) => last.reasoning.push(part),
+        _ => out.push(Message { reasoning: vec![part], ..Message::new(Role::Assistant, "") }, path, None),
+    }
+    Ok(())
+}
+
+/// An assistant turn begun by reasoning items, its message and calls still to come.
+fn reasoning_only(m: &Message) -> bool {
+    m.role == Role::Assistant && !m.reasoning.is_empty() && m.content.is_empty() && m.tool_calls.is_empty()
 }
 
 /// A message item's `content`: a string or a list of parts: `input_text`, `input_image` and
@@ -490,6 +550,19 @@ fn write_response(w: &mut JsonWriter, meta: &Meta, items: &[Item], outcome: &Out
     w.end_object();
 }
 
+/// A reasoning item's id and encrypted content for a piece of reasoning with `state`: a
+/// Responses item keeps its own id, and the state rides in the id (its encrypted content in the
+/// item's own field).
+fn reasoning_id(made_up: String, state: Option<&ReasoningState>) -> (String, Option<String>) {
+    let Some(state) = state else { return (made_up, None) };
+    let mut carried = state.clone();
+    let (id, encrypted) = match &mut carried.opaque {
+        Opaque::Item { id, encrypted_content } if state.format == FORMAT => (id.clone(), encrypted_content.take()),
+        _ => (made_up, None),
+    };
+    (state_id::encode(&id, Some(&carried), &[]), encrypted)
+}
+
 /// What an output item holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Kind {
@@ -510,6 +583,8 @@ struct Item {
     id: String,
     text: String,
     open: bool,
+    /// A reasoning item's `encrypted_content`.
+    encrypted_content: Option<String>,
 }
 
 /// `{"type":"output_text","text",…}`, a message's one content part.
@@ -560,6 +635,7 @@ impl Item {
                 w.begin_array();
                 write_summary_text(w, &self.text);
                 w.end_array();
+                w.opt_field("encrypted_content", self.encrypted_content.as_ref());
             }
             Kind::Call { call_id, name, .. } => {
                 self.begin(w, "function_call", status);
@@ -595,19 +671,22 @@ impl Item {
 /// The items of a whole answer, in the order a stream of it would open them.
 fn answer_items(meta: &Meta, answer: &Answer) -> Vec<Item> {
     let mut items = Vec::new();
-    let mut push = |kind: Kind, prefix: &str, text: &str| {
-        let id = item_id(meta, prefix, items.len());
-        items.push(Item { kind, id, text: text.to_string(), open: false });
+    let mut push = |kind: Kind, prefix: &str, text: &str, state: Option<&ReasoningState>| {
+        let (id, encrypted_content) = reasoning_id(item_id(meta, prefix, items.len()), state);
+        items.push(Item { kind, id, text: text.to_string(), open: false, encrypted_content });
     };
-    if !answer.reasoning.is_empty() {
-        push(Kind::Reasoning, "rs", &answer.reasoning);
+    if answer.reasoning_parts.is_empty() && !answer.reasoning.is_empty() {
+        push(Kind::Reasoning, "rs", &answer.reasoning, None);
+    }
+    for part in &answer.reasoning_parts {
+        push(Kind::Reasoning, "rs", &part.text, part.state.as_ref());
     }
     if !answer.text.is_empty() || answer.tool_calls.is_empty() {
-        push(Kind::Message, "msg", &answer.text);
+        push(Kind::Message, "msg", &answer.text, None);
     }
     for (i, c) in answer.tool_calls.iter().enumerate() {
-        let kind = Kind::Call { call: i as u32, call_id: call_id(meta, i as u32, &c.id), name: c.name.clone() };
-        push(kind, "fc", &c.arguments);
+        let call_id = state_id::encode(&call_id(meta, i as u32, &c.id), c.state.as_ref(), &[]);
+        push(Kind::Call { call: i as u32, call_id, name: c.name.clone() }, "fc", &c.arguments, None);
     }
     items
 }
@@ -639,7 +718,14 @@ impl ClientDialect for OpenaiResponses {
     }
 
     fn stream_encoder(meta: Meta, _include_usage: bool) -> StreamEncoder {
-        StreamEncoder { meta, started: false, sequence: 0, items: Vec::new() }
+        StreamEncoder {
+            meta,
+            started: false,
+            sequence: 0,
+            items: Vec::new(),
+            held_reasoning: String::new(),
+            held_call: None,
+        }
     }
 }
 
@@ -651,6 +737,12 @@ pub struct StreamEncoder {
     sequence: u64,
     /// Every output item so far, in output order.
     items: Vec<Item>,
+    /// Reasoning text not yet sent: an item's id is in its `output_item.added` and must not
+    /// change (the SDK checks), and a reasoning item's id carries the state that ends it.
+    held_reasoning: String,
+    /// A call's item and first arguments, held until the delta after it: a call's state
+    /// follows the call (Gemini's), and its `call_id` carries it.
+    held_call: Option<(Kind, String)>,
 }
 
 /// One event: named in its SSE `event:` line and its `type`, then the fields `fields` writes,
@@ -697,15 +789,17 @@ impl StreamEncoder {
         self.response_event(out, "response.in_progress", &outcome);
     }
 
-    /// Appends an item and opens it (and its one content or summary part).
-    fn open(&mut self, kind: Kind, out: &mut String) -> usize {
+    /// Appends an item and opens it (and its one content or summary part); a reasoning item's
+    /// id carries its `state`.
+    fn open(&mut self, kind: Kind, state: Option<&ReasoningState>, out: &mut String) -> usize {
         let index = self.items.len();
         let prefix = match kind {
             Kind::Message => "msg",
             Kind::Reasoning => "rs",
             Kind::Call { .. } => "fc",
         };
-        self.items.push(Item { kind, id: item_id(&self.meta, prefix, index), text: String::new(), open: true });
+        let (id, encrypted_content) = reasoning_id(item_id(&self.meta, prefix, index), state);
+        self.items.push(Item { kind, id, text: String::new(), open: true, encrypted_content });
         let item = &self.items[index];
         let sequence = &mut self.sequence;
         event(out, sequence, "response.output_item.added", &|w| {
@@ -788,28 +882,40 @@ impl StreamEncoder {
             Some(last) if last.open && last.kind == kind => self.items.len() - 1,
             _ => {
                 self.close_all(out);
-                self.open(kind, out)
+                self.open(kind, None, out)
             }
         }
     }
 
-    /// A tool call's item. Providers may interleave parallel calls' arguments (OpenAI Chat
-    /// numbers each fragment by call), so a call's item stays open beside the other calls' until
-    /// a text or reasoning run or the end, and a later fragment goes to the item its call opened.
-    fn call_item(&mut self, call: u32, id: Option<&str>, name: Option<&str>, out: &mut String) -> usize {
-        let found = self.items.iter().position(|item| matches!(item.kind, Kind::Call { call: c, .. } if c == call));
-        if let Some(index) = found {
-            return index;
+    /// The held reasoning as one item, its id carrying `state`.
+    fn reasoning_item(&mut self, state: Option<&ReasoningState>, out: &mut String) {
+        let text = std::mem::take(&mut self.held_reasoning);
+        self.close_all(out);
+        let index = self.open(Kind::Reasoning, state, out);
+        if !text.is_empty() {
+            self.item_delta(out, index, "response.reasoning_summary_text.delta", Some("summary_index"), &text);
         }
+        self.close(index, out);
+    }
+
+    /// Opens the held call's item with its first arguments.
+    fn send_held_call(&mut self, out: &mut String) {
+        let Some((kind, arguments)) = self.held_call.take() else { return };
         if self.items.iter().any(|item| item.open && !matches!(item.kind, Kind::Call { .. })) {
             self.close_all(out);
         }
-        let kind = Kind::Call {
-            call,
-            call_id: call_id(&self.meta, call, id.unwrap_or("")),
-            name: name.unwrap_or("").to_string(),
-        };
-        self.open(kind, out)
+        let index = self.open(kind, None, out);
+        if !arguments.is_empty() {
+            self.item_delta(out, index, "response.function_call_arguments.delta", None, &arguments);
+        }
+    }
+
+    /// Sends what is held: the reasoning (as an item of no state), then the call.
+    fn send_held(&mut self, out: &mut String) {
+        if !self.held_reasoning.is_empty() {
+            self.reasoning_item(None, out);
+        }
+        self.send_held_call(out);
     }
 
     /// Appends `text` to the item at `index` and sends it as a `kind` delta event; `part` names
@@ -835,8 +941,9 @@ impl StreamEncoding for StreamEncoder {
     /// answer that said nothing still has its (empty) message, as a whole answer does.
     fn finish(&mut self, finish: &FinishReason, u: Usage, out: &mut String) {
         self.start(out);
+        self.send_held(out);
         if self.items.is_empty() {
-            self.open(Kind::Message, out);
+            self.open(Kind::Message, None, out);
         }
         self.close_all(out);
         let (status, incomplete) = ending(finish);
@@ -848,6 +955,7 @@ impl StreamEncoding for StreamEncoder {
     /// `error` event, which the SDK throws; no `response.completed`.
     fn fail(&mut self, error: &GatewayError, out: &mut String) {
         self.start(out);
+        self.send_held(out);
         let outcome = Outcome { status: "failed", incomplete: None, error: Some(error), usage: None };
         self.response_event(out, "response.failed", &outcome);
         // The flat fields are the event's documented shape; `error` nests the full error body as
@@ -865,26 +973,59 @@ impl StreamEncoding for StreamEncoder {
     fn delta(&mut self, delta: &Delta, out: &mut String) {
         self.start(out);
         match delta {
+            Delta::ToolCallState { index: call, state } => {
+                if let Some((Kind::Call { call: held, call_id, .. }, _)) = &mut self.held_call {
+                    if held == call {
+                        *call_id = state_id::encode(call_id, Some(state), &[]);
+                    }
+                }
+                return;
+            }
+            Delta::Reasoning { text } => {
+                self.send_held_call(out);
+                self.held_reasoning.push_str(text);
+                return;
+            }
+            // A state ends its reasoning item (one of no text, if none came), and is its id.
+            Delta::ReasoningState { state } => {
+                self.send_held_call(out);
+                return self.reasoning_item(Some(state), out);
+            }
+            _ => self.send_held(out),
+        }
+        match delta {
             Delta::Text { text } if !text.is_empty() => {
                 let index = self.run(Kind::Message, out);
                 self.item_delta(out, index, "response.output_text.delta", Some("content_index"), text);
             }
-            Delta::Reasoning { text } if !text.is_empty() => {
-                let index = self.run(Kind::Reasoning, out);
-                self.item_delta(out, index, "response.reasoning_summary_text.delta", Some("summary_index"), text);
-            }
+            // Providers may interleave parallel calls' arguments (OpenAI Chat numbers each
+            // fragment by call), so a call's item stays open beside the other calls' until a text
+            // or reasoning run or the end, and a later fragment goes to the item its call opened.
             Delta::ToolCall { index: call, id, name, arguments } => {
-                let index = self.call_item(*call, id.as_deref(), name.as_deref(), out);
-                if !arguments.is_empty() {
-                    self.item_delta(out, index, "response.function_call_arguments.delta", None, arguments);
+                let found =
+                    self.items.iter().position(|item| matches!(item.kind, Kind::Call { call: c, .. } if c == *call));
+                match found {
+                    Some(index) if !arguments.is_empty() => {
+                        self.item_delta(out, index, "response.function_call_arguments.delta", None, arguments)
+                    }
+                    Some(_) => {}
+                    None => {
+                        let call_id = call_id(&self.meta, *call, id.as_deref().unwrap_or(""));
+                        let kind = Kind::Call { call: *call, call_id, name: name.clone().unwrap_or_default() };
+                        self.held_call = Some((kind, arguments.clone()));
+                    }
                 }
             }
             Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
             // Empty text says nothing; the engine never delivers a skipped frame (it becomes a
-            // warning event) nor a usage report (it stays on the attempt's leg).
-            Delta::Text { .. } | Delta::Reasoning { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => {}
-            // Reasoning state is not carried to gateway clients yet.
-            Delta::ReasoningState { .. } | Delta::ToolCallState { .. } => {}
+            // warning event) nor a usage report (it stays on the attempt's leg); reasoning and
+            // states are taken above.
+            Delta::Text { .. }
+            | Delta::Reasoning { .. }
+            | Delta::ReasoningState { .. }
+            | Delta::ToolCallState { .. }
+            | Delta::Skipped { .. }
+            | Delta::Usage { .. } => {}
         }
     }
 
@@ -940,6 +1081,17 @@ mod tests {
             })
             .collect();
         Message { tool_calls, ..Message::new(Role::Assistant, text) }
+    }
+
+    #[test]
+    fn reasoning_is_the_requests_reasoning() {
+        let read = |reasoning: Value| {
+            call(json!({"model": "m", "input": "hi", "reasoning": reasoning})).unwrap().request.reasoning
+        };
+        let on = |effort, summary| Some(ReasoningRequest { effort, summary, budget_tokens: None });
+        assert_eq!(read(json!({"effort": "high", "summary": "auto"})), on(Some(crate::chat::Effort::High), Some(true)));
+        assert_eq!(read(json!({"summary": "none"})), on(None, Some(false)));
+        assert_eq!(read(json!({"effort": "none"})), None);
     }
 
     #[test]
@@ -1404,6 +1556,49 @@ mod tests {
             name: opening.map(|(_, name)| name.to_string()),
             arguments: arguments.into(),
         }
+    }
+
+    /// Reasoning items and function calls carry their state in their ids (a Responses item's
+    /// encrypted content in its own field), streamed as whole, and a replayed output gives it
+    /// back; an item whose id carries nothing is dropped.
+    #[test]
+    fn reasoning_items_and_call_ids_carry_the_state_to_the_client_and_back() {
+        let state = |format: &str, opaque| Some(ReasoningState { format: format.into(), model: "m1".into(), opaque });
+        let item = Opaque::Item { id: "rs_up".into(), encrypted_content: Some("enc.1".into()) };
+        let parts = vec![
+            ReasoningPart { text: "plan".into(), state: state(FORMAT, item) },
+            ReasoningPart { text: "hmm".into(), state: state("anthropic_messages", Opaque::Signature("sig.a".into())) },
+        ];
+        let gemini = state("gemini", Opaque::Signature("sig.g".into()));
+        let mut whole = answer("", "planhmm", &[("", "f", "{}")], FinishReason::ToolCalls);
+        whole.reasoning_parts = parts.clone();
+        whole.tool_calls[0].state = gemini.clone();
+        let body: Value = serde_json::from_str(&answer_body(&meta(), &whole)).unwrap();
+        let output = body["output"].as_array().unwrap().clone();
+        assert_eq!(output[0]["encrypted_content"], "enc.1");
+        assert_eq!(output[0]["summary"][0]["text"], "plan");
+        assert!(output[0]["id"].as_str().unwrap().starts_with("bt1_"), "{}", output[0]);
+
+        let mut e = OpenaiResponses::stream_encoder(meta(), false);
+        let mut out = String::new();
+        for part in &parts {
+            e.delta(&Delta::Reasoning { text: part.text.clone() }, &mut out);
+            e.delta(&Delta::ReasoningState { state: part.state.clone().unwrap() }, &mut out);
+        }
+        e.delta(&fragment(0, Some(("", "f")), "{}"), &mut out);
+        e.delta(&Delta::ToolCallState { index: 0, state: gemini.clone().unwrap() }, &mut out);
+        e.finish(&FinishReason::ToolCalls, whole.usage, &mut out);
+        let (_, end) = events(&out).pop().unwrap();
+        assert_eq!(end["response"]["output"], body["output"], "the stream's items are the whole answer's");
+
+        let mut input = vec![json!({"role": "user", "content": "q"})];
+        input.extend(output.iter().cloned());
+        input.push(json!({"type": "function_call_output", "call_id": output[2]["call_id"], "output": "sunny"}));
+        let r = call(json!({"model": "m", "input": input})).unwrap().request;
+        assert_eq!(r.messages[1].reasoning, parts);
+        assert_eq!(r.messages[1].tool_calls[0].state, gemini);
+        assert_eq!(r.messages[2].tool_call_id.as_deref(), Some(r.messages[1].tool_calls[0].id.as_str()));
+        assert!(!r.messages[2].tool_call_id.as_deref().unwrap().starts_with("bt1_"));
     }
 
     #[test]

@@ -160,7 +160,7 @@ fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest, stream: bo
     w.end_object();
 }
 
-const FORMAT: &str = "openai_responses";
+pub(super) const FORMAT: &str = "openai_responses";
 
 /// An assistant message's reasoning items, before its message and calls: those `model` issued
 /// (OpenAI ties encrypted reasoning to the model), with their summary text. Reasoning from

@@ -11,6 +11,7 @@
 
 use std::fmt;
 
+use llm_baton_wire::float::parse_f64;
 use llm_baton_wire::json::{self, Json, JsonError};
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
@@ -275,7 +276,7 @@ fn display_digits(n: f64, shortest: &str, point: i32) -> String {
     let upper = exact[..shortest.len()].parse::<u128>().map_or(0, |d| d + 1).to_string();
     // The upper candidate must be as short and read back as `n` (a power of two's lower
     // neighbour is closer than its upper one).
-    let reads_back = format!("0.{upper}e{point}").parse::<f64>() == Ok(n);
+    let reads_back = parse_f64(&format!("0.{upper}e{point}")) == Some(n);
     if upper.len() == shortest.len() && reads_back {
         upper.trim_end_matches('0').to_string()
     } else {

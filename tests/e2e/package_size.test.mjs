@@ -43,3 +43,11 @@ test("an app without telemetry does not download telemetry.js", async () => {
     assert.ok(s.eagerInputs.some((input) => input.endsWith("/core.js")), `${s.name}'s eager chunks hold core.js (the inputs are read)`);
   }
 });
+
+test("an app that imports only createGateway bundles neither Baton nor HealthState", async () => {
+  // Each class builds its wasm class by name (core.js's rebuildable); the Baton's bundle names
+  // every one (baton.fetch builds a gateway).
+  const [baton, gateway] = await entrySizes();
+  assert.deepEqual(baton.wasmClasses, ["WasmBaton", "WasmGateway", "WasmHealth"], "the Baton's bundle");
+  assert.deepEqual(gateway.wasmClasses, ["WasmGateway"], "the createGateway-only bundle");
+});

@@ -334,7 +334,10 @@ function staleTargets(ask) {
   return [(maxAgeMs) => (targets = ask(maxAgeMs)) !== undefined, () => targets];
 }
 
-export class Baton {
+// Baton and HealthState are made by a pure call, so a bundle that does not use one drops it
+// (an app of llm-baton/gateway's createGateway alone): esbuild keeps a class with a symbol-keyed
+// member ([TRAP], [PROBE_LEASE_MS]) whether or not it is used.
+export const Baton = /* @__PURE__ */ (() => class Baton {
   #runtime;
   #instance;
   #health;
@@ -585,7 +588,7 @@ export class Baton {
   [TRAP]() {
     this.#runtime.host.armTrap();
   }
-}
+})();
 
 /**
  * A call's handler that also feeds its trace: the reader's items (a restart's `reset`), the
@@ -617,7 +620,7 @@ function traced(handler, trace) {
  * that keeps the shared state: the Durable Object of `llm-baton/durable`, a browser tab answering
  * for the others. `policy` is a config's `health` section (undefined: the defaults).
  */
-export class HealthState {
+export const HealthState = /* @__PURE__ */ (() => class HealthState {
   #runtime;
   #instance;
 
@@ -649,7 +652,7 @@ export class HealthState {
     const wasm = this.#instance();
     return guard(this.#runtime, () => wasm.probeLeaseMs());
   }
-}
+})();
 
 /**
  * A wasm object of `runtime` (class `className`: "WasmBaton", "WasmGateway", "WasmHealth") built

@@ -5,6 +5,7 @@
 //! health breakers only read the wait it produced.
 
 use crate::value::MAX_MS;
+use llm_baton_wire::float::parse_f64;
 
 /// The server-requested wait, in ms: `retry-after-ms` (OpenAI's) wins, else `retry-after` as
 /// delta-seconds or an HTTP date (resolved against the wall clock `now_epoch_ms`). Clamped to
@@ -12,11 +13,11 @@ use crate::value::MAX_MS;
 /// value then exceeds the default `maxRetryAfterMs` and is not waited on. A past date is 0.
 pub fn retry_after_ms(retry_after_ms: Option<&str>, retry_after: Option<&str>, now_epoch_ms: u64) -> Option<u64> {
     let clamp = |ms: f64| ms.ceil().min(MAX_MS as f64) as u64;
-    if let Some(ms) = retry_after_ms.and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite() && *v >= 0.0) {
+    if let Some(ms) = retry_after_ms.and_then(parse_f64).filter(|v| v.is_finite() && *v >= 0.0) {
         return Some(clamp(ms));
     }
     let v = retry_after?;
-    if let Ok(secs) = v.parse::<f64>() {
+    if let Some(secs) = parse_f64(v) {
         return (secs.is_finite() && secs >= 0.0).then(|| clamp(secs * 1000.0));
     }
     let at = parse_http_date(v)?;

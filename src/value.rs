@@ -11,6 +11,7 @@
 
 use std::fmt;
 
+use llm_baton_wire::float::parse_f64;
 use llm_baton_wire::json::{self, Json, JsonError};
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
@@ -268,19 +269,44 @@ fn display_digits(n: f64, shortest: &str, point: i32) -> String {
     let Some(exact) = 5u128.checked_pow(k).and_then(|p| p.checked_mul(u128::from(mantissa))) else {
         return shortest.to_string();
     };
-    let exact = exact.to_string();
+    let exact = decimal_digits(exact);
     if exact.len() != shortest.len() + 1 {
         return shortest.to_string();
     }
-    let upper = exact[..shortest.len()].parse::<u128>().map_or(0, |d| d + 1).to_string();
+    let upper = plus_one(&exact[..shortest.len()]);
     // The upper candidate must be as short and read back as `n` (a power of two's lower
     // neighbour is closer than its upper one).
-    let reads_back = format!("0.{upper}e{point}").parse::<f64>() == Ok(n);
+    let reads_back = parse_f64(&format!("0.{upper}e{point}")) == Some(n);
     if upper.len() == shortest.len() && reads_back {
         upper.trim_end_matches('0').to_string()
     } else {
         shortest.to_string()
     }
+}
+
+/// `n`'s decimal digits (u128's Display, without core::fmt's 128-bit code).
+fn decimal_digits(mut n: u128) -> String {
+    let mut digits = Vec::new();
+    loop {
+        digits.push(b'0' + (n % 10) as u8);
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    digits.iter().rev().map(|&d| char::from(d)).collect()
+}
+
+/// The decimal digits `digits` plus one (`"129"` -> `"130"`, `"99"` -> `"100"`).
+fn plus_one(digits: &str) -> String {
+    let mut out = digits.as_bytes().to_vec();
+    let carried = out.iter_mut().rev().all(|d| {
+        let nine = *d == b'9';
+        *d = if nine { b'0' } else { *d + 1 };
+        nine
+    });
+    let lead = if carried { "1" } else { "" };
+    lead.chars().chain(out.iter().map(|&d| char::from(d))).collect()
 }
 
 /// One step of a path from a document's root: a field by name, or a list item.
@@ -375,6 +401,15 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
+
+    #[test]
+    fn decimal_digits_and_plus_one() {
+        assert_eq!(decimal_digits(0), "0");
+        assert_eq!(decimal_digits(u128::MAX), u128::MAX.to_string());
+        for (digits, next) in [("0", "1"), ("129", "130"), ("199", "200"), ("99", "100"), ("9", "10"), ("", "1")] {
+            assert_eq!(plus_one(digits), next, "{digits}");
+        }
+    }
 
     #[test]
     fn floats_as_display_writes_them() {

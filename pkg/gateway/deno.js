@@ -1,9 +1,10 @@
 // llm-baton/gateway for Deno: the gateway's wasm (the Baton's engine plus the gateway), read
 // from the package's wasm/ folder (wasm_files.js; needs --allow-read) and instantiated at import.
 import * as wasm from "../wasm/llm_baton_gateway.js";
-import { gatewayApi } from "./api.js";
+import { installGateway } from "./api.js";
 import { GATEWAY_WASM } from "../wasm_files.js";
 
 wasm.initSync({ module: Deno.readFileSync(GATEWAY_WASM) });
-export const { Baton, HealthState, createGateway } = gatewayApi(wasm);
+installGateway(wasm);
+export { Baton, HealthState, createGateway } from "./api.js";
 export { BatonError } from "../core.js";

@@ -3,9 +3,10 @@
 // endpoints; a `Baton` made here runs on this wasm, so its `fetch` needs no second load.
 import { readFileSync } from "node:fs";
 import * as wasm from "../wasm/llm_baton_gateway.js";
-import { gatewayApi } from "./api.js";
+import { installGateway } from "./api.js";
 import { GATEWAY_WASM } from "../wasm_files.js";
 
 wasm.initSync({ module: readFileSync(GATEWAY_WASM) });
-export const { Baton, HealthState, createGateway } = gatewayApi(wasm);
+installGateway(wasm);
+export { Baton, HealthState, createGateway } from "./api.js";
 export { BatonError } from "../core.js";

@@ -3,8 +3,9 @@
 // allows; nothing here fetches or sets a timer.
 import wasmModule from "../wasm/llm_baton_gateway_bg.wasm";
 import * as wasm from "../wasm/llm_baton_gateway.js";
-import { gatewayApi } from "./api.js";
+import { installGateway } from "./api.js";
 
 wasm.initSync({ module: wasmModule });
-export const { Baton, HealthState, createGateway } = gatewayApi(wasm, { oneTimer: false });
+installGateway(wasm, { oneTimer: false });
+export { Baton, HealthState, createGateway } from "./api.js";
 export { BatonError } from "../core.js";

@@ -1,6 +1,7 @@
 //! The deadline a client asks for: `x-baton-deadline-ms` (the header one llm-baton sends
 //! another), shortened to the timeout an official SDK says it will wait (`x-stainless-timeout`).
 
+use llm_baton_wire::float::parse_f64;
 use llm_baton_wire::write::ToJson;
 use serde_json::Value;
 
@@ -44,13 +45,13 @@ fn number(raw: &str) -> Option<f64> {
     if raw.is_empty() {
         return Some(0.0);
     }
-    raw.parse::<f64>().ok().filter(|n| !n.is_nan())
+    parse_f64(raw).filter(|n| !n.is_nan())
 }
 
 /// Reads `x-baton-deadline-ms`: absent means the config's `deadlineMs`.
 pub fn parse_deadline_header(value: Option<&str>) -> Result<Option<u64>, GatewayError> {
     let Some(raw) = value else { return Ok(None) };
-    let parsed = raw.trim().parse::<f64>().ok().filter(|n| n.is_finite()).and_then(|n| parse_ms(&Value::from(n)));
+    let parsed = parse_f64(raw.trim()).filter(|n| n.is_finite()).and_then(|n| parse_ms(&Value::from(n)));
     parsed.map(Some).ok_or_else(|| {
         GatewayError::invalid(format!(
             "{DEADLINE_HEADER} must be a positive number of milliseconds up to {} (got {}); omit it to use the gateway's deadlineMs",

@@ -8,6 +8,7 @@
 //! [`Plan::body`] on what was read (at most one byte past the cap), which refuses a body that
 //! is too large, unreadable or not UTF-8.
 
+use llm_baton_wire::float::parse_f64;
 use llm_baton_wire::write::{JsonWriter, ToJson};
 
 use super::access::{allow_origin, authorized, cors_origin, preflight};
@@ -215,7 +216,7 @@ pub fn decide(config: &Config, site: Site, head: &Head<'_>) -> Decision {
                 return refuse(415, format!("{} {path} {problem}", head.method));
             }
             let limit = config.gateway.max_body_bytes;
-            let declared = (head.header)("content-length").and_then(|n| n.trim().parse::<f64>().ok());
+            let declared = (head.header)("content-length").and_then(|n| parse_f64(n.trim()));
             if declared.is_some_and(|n| n > limit as f64) {
                 return Decision::Reply(refusal(too_large(limit)));
             }

@@ -19,9 +19,10 @@ export const ENTRIES = [
 const gzipped = (bytes) => gzipSync(bytes, { level: 9 }).length;
 
 /**
- * Each entry's download: `{ name, jsRaw, jsGzip, wasmRaw, wasmGzip, totalGzip, lazyGzip, eagerInputs }`,
- * where `lazyGzip` is the JavaScript of chunks loaded only by a dynamic import (not in the total)
- * and `eagerInputs` the source files bundled into the rest (paths as esbuild names them).
+ * Each entry's download: `{ name, jsRaw, jsGzip, wasmRaw, wasmGzip, totalGzip, lazyGzip, eagerInputs, wasmClasses }`,
+ * where `lazyGzip` is the JavaScript of chunks loaded only by a dynamic import (not in the total),
+ * `eagerInputs` the source files bundled into the rest (paths as esbuild names them) and
+ * `wasmClasses` the wasm classes the rest builds by name (core.js's `rebuildable`: "WasmBaton"...).
  */
 export async function entrySizes() {
   const sizes = [];
@@ -57,17 +58,19 @@ export async function entrySizes() {
     let jsGzip = 0;
     let lazyGzip = 0;
     const eagerInputs = [];
+    const wasmClasses = new Set();
     for (const name of Object.keys(outputs).filter((o) => o.endsWith(".js"))) {
       const bytes = text.get(byName(name.split("/").pop()));
       if (eager.has(name)) {
         jsRaw += bytes.length;
         jsGzip += gzipped(bytes);
         eagerInputs.push(...Object.keys(outputs[name].inputs));
+        for (const [, wasmClass] of new TextDecoder().decode(bytes).matchAll(/"(Wasm[A-Za-z]+)"/g)) wasmClasses.add(wasmClass);
       } else lazyGzip += gzipped(bytes);
     }
     const wasm = readFileSync(`${pkgDir}${entry.wasm}`);
     const wasmGzip = gzipped(wasm);
-    sizes.push({ name: entry.name, jsRaw, jsGzip, wasmRaw: wasm.length, wasmGzip, totalGzip: jsGzip + wasmGzip, lazyGzip, eagerInputs });
+    sizes.push({ name: entry.name, jsRaw, jsGzip, wasmRaw: wasm.length, wasmGzip, totalGzip: jsGzip + wasmGzip, lazyGzip, eagerInputs, wasmClasses: [...wasmClasses].sort() });
   }
   return sizes;
 }

@@ -769,7 +769,7 @@ impl<'a> Number<'a> {
 
     /// The nearest `f64`; infinite beyond its range (`1e400`), as `JSON.parse` reads it.
     pub fn as_f64(&self) -> Option<f64> {
-        self.0.parse().ok()
+        crate::float::parse_f64(&self.0)
     }
 
     /// Whether the number is written as an integer (no fraction or exponent).

@@ -129,8 +129,9 @@ pub enum Action {
     /// Show this to the caller.
     Event(Event),
     /// A stream committed to this attempt: its first visible content follows in `Deliver`, and
-    /// nothing is retried from here on. A gateway sends its 200 and headers now.
-    Commit { attempt: AttemptId, target: usize },
+    /// nothing is retried from here on. A gateway sends its 200 and headers now. `attempts` were
+    /// sent so far: this one, those before it, and every leg a hedge raced beside it.
+    Commit { attempt: AttemptId, target: usize, attempts: u32 },
     /// Show these deltas to a stream's reader, in order. Tool-call `index`es are dense positions.
     Deliver(Vec<Delta>),
     /// A resumed stream's new content follows. After a restart the reader must first discard
@@ -731,7 +732,7 @@ impl Call {
         if self.stream && !self.committed {
             self.committed = true;
             self.contributors.push((attempt, target));
-            self.actions.push_back(Action::Commit { attempt, target });
+            self.actions.push_back(Action::Commit { attempt, target, attempts: self.attempts });
         }
     }
 

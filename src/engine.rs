@@ -1264,7 +1264,7 @@ impl Call {
         let health = lock(&self.health);
         let samples = health.latencies(&self.config.targets[target].name);
         // From the longest streak down: the times before it, sorted, gain one at each step.
-        let mut before: Vec<u32> = Vec::with_capacity(samples.len());
+        let mut before: Vec<u32> = Vec::new();
         let mut found = None;
         for streak in (SLOW_STREAK..=samples.len()).rev() {
             let start = samples.len() - streak;
@@ -1278,7 +1278,7 @@ impl Call {
         drop(health);
         let (streak, threshold_ms) = found?;
         (self.random.next_unit() >= EXPLORE_SHARE).then(|| {
-            format!("it is slow: its last {streak} times to first token passed {threshold_ms} ms, the hedge threshold before them; the next member goes first (1 call in 20 still tries it)")
+            format!("slow: its last {streak} times to first token passed {threshold_ms} ms, its hedge threshold before them")
         })
     }
 

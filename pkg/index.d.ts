@@ -554,8 +554,8 @@ export type CallEvent =
   /** Attempt `attempt` on `to` starts beside `from`'s, which showed nothing in `afterMs`. */
   | { type: "hedge"; from: string; to: string; attempt: number; afterMs: number; threshold: "fixed" | "learned" }
   | { type: "leg"; leg: Leg; cause?: Cause }
-  /** A member was passed over: its circuit breaker is open. */
-  | { type: "skip"; target: string; reason: string; reopensInMs: number; cause?: Cause }
+  /** A member was passed over: its circuit breaker is open, or (no `reopensInMs`) a hedging fallback knows it slow. */
+  | { type: "skip"; target: string; reason: string; reopensInMs?: number; cause?: Cause }
   /** A broken stream goes on at `attempt` on `to`; `keptChars` of text continued (0 for a restart). */
   | { type: "resume"; mode: "continue" | "restart"; from: string; to: string; attempt: number; cause: Cause; keptChars: number }
   /** A malformed stream frame was skipped, or a broken stream was not resumed; `message` says why. */

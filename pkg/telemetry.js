@@ -468,7 +468,7 @@ class CallTrace {
           this.#spanEvent("baton.skip", {
             "baton.target": event.target,
             "baton.reason": event.reason,
-            "baton.reopens_in_ms": event.reopensInMs,
+            ...(event.reopensInMs !== undefined ? { "baton.reopens_in_ms": event.reopensInMs } : {}),
             ...(event.cause ? causeAttributes(event.cause) : {}),
           });
           break;

@@ -44,9 +44,11 @@ use crate::chat::{Answer, Delta, Usage};
 use crate::config::{Config, FieldError, Timeouts};
 use crate::delivery::Delivery;
 use crate::gate::{self, Move};
-use crate::health::{latency_sample, Admission, Health, HealthSnapshot, HealthView, Outcome};
+use crate::health::{
+    latency_sample, percentile_of, sorted_percentile, Admission, Health, HealthSnapshot, HealthView, Outcome,
+};
 use crate::outcome::{Failure, FailureInfo, Limit};
-use crate::policy::{AfterStart, Hedge, ResumeMode, Strategy, EXPLORE_SHARE};
+use crate::policy::{AfterStart, Hedge, ResumeMode, Strategy, EXPLORE_SHARE, SLOW_STREAK};
 use crate::record::{Event, Leg, ResumedFrom};
 use crate::secret::Redactor;
 use crate::value::plain_f64;
@@ -127,8 +129,9 @@ pub enum Action {
     /// Show this to the caller.
     Event(Event),
     /// A stream committed to this attempt: its first visible content follows in `Deliver`, and
-    /// nothing is retried from here on. A gateway sends its 200 and headers now.
-    Commit { attempt: AttemptId, target: usize },
+    /// nothing is retried from here on. A gateway sends its 200 and headers now. `attempts` were
+    /// sent so far: this one, those before it, and every leg a hedge raced beside it.
+    Commit { attempt: AttemptId, target: usize, attempts: u32 },
     /// Show these deltas to a stream's reader, in order. Tool-call `index`es are dense positions.
     Deliver(Vec<Delta>),
     /// A resumed stream's new content follows. After a restart the reader must first discard
@@ -653,13 +656,21 @@ impl Call {
     /// threshold up) once enough is known, else `afterMs`. Never after the stream committed, nor
     /// past the hedging fallback's `max`.
     fn hedge_at(&self, target: usize, now: u64) -> Option<(u64, bool)> {
+        let health = lock(&self.health);
+        let samples = health.latencies(&self.config.targets[target].name);
+        let (ms, learned) = self.hedge_threshold(|p, min| percentile_of(samples, p, min))?;
+        Some((now.saturating_add(ms), learned))
+    }
+
+    /// The hedge threshold in ms, and whether it is learned, given `percentile(p, min_samples)`
+    /// of the target's times to first token; see [`Self::hedge_at`].
+    fn hedge_threshold(&self, percentile: impl FnOnce(f64, u32) -> Option<u64>) -> Option<(u64, bool)> {
         let (_, policy, _) = self.hedge_node().filter(|(_, p, _)| !self.committed && self.hedges < p.max)?;
-        let name = &self.config.targets[target].name;
         let learned = policy
             .after_percentile
-            .and_then(|p| lock(&self.health).latency_percentile(name, p, policy.min_samples))
+            .and_then(|p| percentile(p, policy.min_samples))
             .map(|ms| (ms.max(policy.floor_ms).min(policy.after_ms.unwrap_or(u64::MAX)), true));
-        learned.or(policy.after_ms.map(|ms| (ms, false))).map(|(ms, learned)| (now.saturating_add(ms), learned))
+        learned.or(policy.after_ms.map(|ms| (ms, false)))
     }
 
     /// The attempt `a` has shown nothing by its hedge threshold: the next admitted member of the
@@ -721,7 +732,7 @@ impl Call {
         if self.stream && !self.committed {
             self.committed = true;
             self.contributors.push((attempt, target));
-            self.actions.push_back(Action::Commit { attempt, target });
+            self.actions.push_back(Action::Commit { attempt, target, attempts: self.attempts });
         }
     }
 
@@ -1185,19 +1196,37 @@ impl Call {
         a
     }
 
-    /// [`Self::descend`], passing over members whose breaker is open (a `skip` event each): a
-    /// fallback or round robin moves on at once. When nothing is left: if this call has tried
-    /// nothing and more than one target was skipped, the one that reopens soonest is tried
-    /// anyway; otherwise the error is the breaker's last failure (and its target).
+    /// [`Self::descend`], passing over members whose breaker is open, and members a hedging
+    /// fallback knows slow ([`Self::known_slow`]), a `skip` event each: a fallback or round robin
+    /// moves on at once. When nothing is left: a member passed over as slow is tried after all;
+    /// else, if this call has tried nothing and more than one target was skipped, the one that
+    /// reopens soonest is tried anyway; otherwise the error is the breaker's last failure (and its
+    /// target).
     fn descend_admitted(&mut self, now: u64) -> Result<usize, (Failure, Option<String>)> {
         let mut skipped: Vec<(usize, Vec<Frame>, u64, Option<Failure>)> = Vec::new();
+        let mut slow: Option<(usize, Vec<Frame>)> = None;
         loop {
             let target = self.descend();
-            let Admission::Skip { reopens_in_ms, cause } = self.admission(target, now) else { return Ok(target) };
-            self.skip_event(target, reopens_in_ms, cause.clone());
-            skipped.push((target, self.frames.clone(), reopens_in_ms, cause));
+            match self.admission(target, now) {
+                Admission::Skip { reopens_in_ms, cause } => {
+                    self.skip_event(target, reopens_in_ms, cause.clone());
+                    skipped.push((target, self.frames.clone(), reopens_in_ms, cause));
+                }
+                _ => match self.known_slow(target) {
+                    None => return Ok(target),
+                    Some(reason) => {
+                        let name = self.config.targets[target].name.clone();
+                        self.event(Event::Skip { target: name, reason, reopens_in_ms: None, cause: None });
+                        slow.get_or_insert((target, self.frames.clone()));
+                    }
+                },
+            }
             if self.move_past_skip() {
                 continue;
+            }
+            if let Some((target, frames)) = slow {
+                self.frames = frames;
+                return Ok(target);
             }
             let more_than_one = skipped.iter().any(|s| s.0 != skipped[0].0);
             if self.attempts == 0 && more_than_one {
@@ -1223,13 +1252,48 @@ impl Call {
         }
     }
 
+    /// Why a hedging fallback passes over `target`, if it does: its last times to first token (at
+    /// least [`SLOW_STREAK`]) all passed the hedge threshold the times before them give (`afterMs`
+    /// when too few are left to learn from), so it turned slow, and hedging every call to it would spend a request
+    /// each; the next member goes first instead. The threshold is taken from before the streak
+    /// because a learned one rises with the streak itself (a lost leg's time is its hedge's
+    /// threshold plus the winner's first token) and would soon never be passed. One call in
+    /// twenty ([`EXPLORE_SHARE`]) tries it anyway, hedged as usual, so that its recovery is seen:
+    /// one time under the threshold ends the streak.
+    fn known_slow(&mut self, target: usize) -> Option<String> {
+        let health = lock(&self.health);
+        let samples = health.latencies(&self.config.targets[target].name);
+        // From the longest streak down: the times before it, sorted, gain one at each step.
+        let mut before: Vec<u32> = Vec::new();
+        let mut found = None;
+        for streak in (SLOW_STREAK..=samples.len()).rev() {
+            let start = samples.len() - streak;
+            let threshold = self.hedge_threshold(|p, min| sorted_percentile(&before, p, min));
+            if let Some((ms, _)) = threshold.filter(|(ms, _)| samples[start..].iter().all(|s| u64::from(*s) > *ms)) {
+                found = Some((streak, ms));
+                break;
+            }
+            before.insert(before.partition_point(|s| *s <= samples[start]), samples[start]);
+        }
+        drop(health);
+        let (streak, threshold_ms) = found?;
+        (self.random.next_unit() >= EXPLORE_SHARE).then(|| {
+            format!("slow: its last {streak} times to first token passed {threshold_ms} ms, its hedge threshold before them")
+        })
+    }
+
     fn skip_event(&mut self, target: usize, reopens_in_ms: u64, cause: Option<Failure>) {
         let name = self.config.targets[target].name.clone();
         let reason = match &cause {
             Some(f) => format!("its circuit breaker is open after {f}; it reopens in {reopens_in_ms} ms"),
             None => format!("its circuit breaker is open; it reopens in {reopens_in_ms} ms"),
         };
-        self.event(Event::Skip { target: name, reason, reopens_in_ms, cause: cause.map(FailureInfo) });
+        self.event(Event::Skip {
+            target: name,
+            reason,
+            reopens_in_ms: Some(reopens_in_ms),
+            cause: cause.map(FailureInfo),
+        });
     }
 
     /// After a skipped target: moves the innermost fallback to its next member, or a round robin

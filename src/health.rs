@@ -235,15 +235,12 @@ impl Health {
     /// The `percentile` (0 to 100) of `target`'s recent times to first token (nearest rank),
     /// once at least `min_samples` are known.
     pub fn latency_percentile(&self, target: &str, percentile: f64, min_samples: u32) -> Option<u64> {
-        let samples = &self.breakers.get(target)?.latency;
-        if samples.is_empty() || samples.len() < min_samples as usize {
-            return None;
-        }
-        // The smallest sample with at least `rank` samples at or below it. Quadratic over at most
-        // MAX_LATENCY_SAMPLES, and smaller in the wasm than a sort.
-        let rank = (((percentile / 100.0) * samples.len() as f64).ceil() as usize).max(1);
-        let at_or_below = |x: u32| samples.iter().filter(|s| **s <= x).count();
-        samples.iter().copied().filter(|x| at_or_below(*x) >= rank).min().map(u64::from)
+        percentile_of(self.latencies(target), percentile, min_samples)
+    }
+
+    /// `target`'s recent times to first token, oldest first.
+    pub fn latencies(&self, target: &str) -> &[u32] {
+        self.breakers.get(target).map_or(&[], |b| &b.latency)
     }
 
     /// What a store answers a replica about `targets`: an admission each, probes granted to the
@@ -654,6 +651,28 @@ pub struct Report {
     pub outcome: Outcome,
     /// Its time to first token, as [`latency_sample`] reads it.
     pub latency_ms: Option<u64>,
+}
+
+/// The `percentile` (0 to 100) of `samples` (nearest rank), once at least `min_samples` are
+/// there.
+pub fn percentile_of(samples: &[u32], percentile: f64, min_samples: u32) -> Option<u64> {
+    if samples.is_empty() || samples.len() < min_samples as usize {
+        return None;
+    }
+    // The smallest sample with at least `rank` samples at or below it. Quadratic over at most
+    // MAX_LATENCY_SAMPLES, and smaller in the wasm than a sort.
+    let rank = (((percentile / 100.0) * samples.len() as f64).ceil() as usize).max(1);
+    let at_or_below = |x: u32| samples.iter().filter(|s| **s <= x).count();
+    samples.iter().copied().filter(|x| at_or_below(*x) >= rank).min().map(u64::from)
+}
+
+/// [`percentile_of`] samples sorted in ascending order, without its quadratic count.
+pub fn sorted_percentile(sorted: &[u32], percentile: f64, min_samples: u32) -> Option<u64> {
+    if sorted.is_empty() || sorted.len() < min_samples as usize {
+        return None;
+    }
+    let rank = (((percentile / 100.0) * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    Some(u64::from(sorted[rank - 1]))
 }
 
 /// The time to first token a leg tells of: its `ttftMs`, or else the whole time of an attempt

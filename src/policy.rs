@@ -42,8 +42,13 @@ pub enum Strategy {
 pub const MAX_LATENCY_SAMPLES: usize = 64;
 
 /// The share of `fastest` calls that try a member other than the fastest first, so a member
-/// that got faster is noticed: one call in twenty.
+/// that got faster is noticed: one call in twenty. Also the share of calls that still try a
+/// member a hedging fallback passes over as slow.
 pub const EXPLORE_SHARE: f64 = 0.05;
+
+/// A hedging fallback passes over a member whose last this many times to first token all passed
+/// its hedge threshold: it turned slow, and hedging it would spend a request on every call.
+pub const SLOW_STREAK: usize = 3;
 
 /// A fallback's `hedge`: when the member in flight has shown no content after a threshold, the
 /// next member starts too, and the first to show content wins.

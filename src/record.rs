@@ -84,8 +84,9 @@ pub enum Event {
     /// An attempt ended (successfully or not); `cause` says why it failed. Health stores take
     /// these as their reports.
     Leg { leg: Leg, cause: Option<FailureInfo> },
-    /// A member was passed over because its circuit breaker is open.
-    Skip { target: String, reason: String, reopens_in_ms: u64, cause: Option<FailureInfo> },
+    /// A member was passed over: its circuit breaker is open (it reopens in `reopens_in_ms`), or
+    /// a hedging fallback knows it slow (no `reopens_in_ms`; `reason` says so).
+    Skip { target: String, reason: String, reopens_in_ms: Option<u64>, cause: Option<FailureInfo> },
     /// The same member will be tried again after `delay_ms`. `attempt` is the 1-based attempt
     /// of this retry strategy that failed, `of` the attempts it allows.
     Retry { target: String, attempt: u32, of: u32, delay_ms: u64, cause: FailureInfo },
@@ -123,7 +124,7 @@ impl ToJson for Event {
                 w.field("type", "skip");
                 w.field("target", target);
                 w.field("reason", reason);
-                w.field("reopensInMs", reopens_in_ms);
+                w.opt_field("reopensInMs", reopens_in_ms.as_ref());
                 w.opt_field("cause", cause.as_ref());
             }
             Event::Retry { target, attempt, of, delay_ms, cause } => {

@@ -1,7 +1,7 @@
 //! Hedged fallbacks on the fake clock: when the next member starts beside a silent one, which
 //! leg wins, what the loser leaves behind, and the races (content in the same instant, a hedge
 //! that fails first, the deadline or the caller's cancel while two legs run, a resume after a
-//! hedge), then the learned threshold and the `fastest` strategy.
+//! hedge), then the learned threshold, a member passed over as slow, and the `fastest` strategy.
 
 mod support;
 
@@ -296,15 +296,102 @@ fn a_learned_threshold_applies_once_enough_is_known_and_never_below_its_floor() 
     let run = sim.run("chat", stream());
     assert_eq!(hedges(&run), vec![("p".into(), "b".into(), 2, 150, true)]);
 
-    // A target slow for a while teaches a threshold past afterMs, which caps it.
+    // A target slow for a while teaches a threshold past afterMs, which caps it (its last answer
+    // came in time, so it is not passed over as slow).
     let route = r#"{"fallback": ["p", "b"], "hedge": {"afterPercentile": 50, "afterMs": 1000, "minSamples": 3}}"#;
     let mut sim = Sim::new(&config(route, "")).script("b", vec![shows_at(1)]).script("p", vec![shows_at(4000)]);
-    for _ in 0..3 {
+    for _ in 0..2 {
         sim.run("chat", stream());
     }
+    sim.scripts.insert("p".into(), vec![shows_at(100)]);
+    sim.run("chat", stream());
     sim.scripts.insert("p".into(), vec![Behavior::Stall]);
     let run = sim.run("chat", stream());
     assert_eq!(hedges(&run), vec![("p".into(), "b".into(), 2, 1000, true)]);
+}
+
+fn skips(run: &Run) -> Vec<(&str, &str, Option<u64>)> {
+    run.events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Skip { target, reason, reopens_in_ms, .. } => {
+                Some((target.as_str(), reason.as_str(), *reopens_in_ms))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_member_that_turned_slow_is_passed_over_not_hedged_until_a_probe_finds_it_fast() {
+    let mut sim = Sim::new(&config(HEDGED, "")).script("p", vec![shows_at(3000)]).script("b", vec![shows_at(200)]);
+    // Three calls in a row find p silent past its threshold: each is hedged, and p's lost legs
+    // (700 ms, lower bounds) all passed 500 ms.
+    for _ in 0..3 {
+        assert_eq!(sim.run("chat", stream()).sent_targets(), vec!["p", "b"]);
+    }
+    // From now on a call goes to b at once: one request, and b's usual time to first token.
+    let run = sim.run("chat", stream());
+    assert_eq!(run.sends, vec![(0, "b".to_string())]);
+    assert!(hedges(&run).is_empty());
+    let reason = "slow: its last 3 times to first token passed 500 ms, its hedge threshold before them";
+    assert_eq!(skips(&run), vec![("p", reason, None)]);
+    assert_eq!(run.finished_at, 220);
+
+    // About one call in twenty still tries p, hedged as usual; once p answers in time, the streak
+    // is over and calls go to p first again.
+    sim.scripts.insert("p".into(), vec![shows_at(100)]);
+    let mut passed_over = 0;
+    let probe = (0..200)
+        .find(|seed| {
+            sim.seed = *seed;
+            let run = sim.run("chat", stream());
+            passed_over += usize::from(run.sent_targets() == ["b"]);
+            run.sent_targets() == ["p"]
+        })
+        .expect("a call in 200 probes p");
+    assert!(probe >= 5 && passed_over == probe as usize, "probe at seed {probe}, {passed_over} passed over");
+    sim.seed = 1;
+    assert_eq!(sim.run("chat", stream()).sent_targets(), vec!["p"]);
+}
+
+#[test]
+fn a_member_that_turned_slow_is_passed_over_although_its_learned_threshold_rose_with_it() {
+    let route = r#"{"fallback": ["p", "b"], "hedge": {"afterPercentile": 90, "afterMs": 5000, "minSamples": 10}}"#;
+    let mut sim = Sim::new(&config(route, "")).script("p", vec![shows_at(100)]).script("b", vec![shows_at(200)]);
+    for _ in 0..10 {
+        sim.run("chat", stream());
+    }
+    // p turns slow: each call is hedged at its 90th percentile, and each lost leg's time (that
+    // threshold plus b's 200 ms) pushes the percentile up: 100, 100, then 300 ms. The 90th
+    // percentile of all 13 times is now 300 ms, which the last three (300, 300, 500) do not pass.
+    sim.scripts.insert("p".into(), vec![shows_at(3000)]);
+    for after_ms in [100, 100, 300] {
+        assert_eq!(hedges(&sim.run("chat", stream())), vec![("p".into(), "b".into(), 2, after_ms, true)]);
+    }
+    // The times before them give 100 ms, which they all passed: p is passed over.
+    let run = sim.run("chat", stream());
+    assert_eq!(run.sent_targets(), vec!["b"]);
+    assert!(skips(&run)[0].1.starts_with("slow: its last 3 times to first token passed 100 ms,"), "{:?}", skips(&run));
+}
+
+#[test]
+fn a_member_known_slow_is_tried_after_all_when_every_other_is_skipped() {
+    let route = r#"{"fallback": ["p", "b"], "hedge": {"afterMs": 500}}"#;
+    let health = r#", "health": {"failures": 1}"#;
+    let mut sim = Sim::new(&config(route, health)).script("p", vec![shows_at(3000)]).script("b", vec![shows_at(200)]);
+    for _ in 0..3 {
+        sim.run("chat", stream());
+    }
+    // b's breaker opens; p, slow but the only one left, serves the call.
+    sim.scripts.insert("b".into(), vec![status(1, 503)]);
+    sim.run("b", stream());
+    let run = sim.run("chat", stream());
+    assert_eq!(run.sent_targets(), vec!["p"]);
+    assert_eq!(run.served_by(sim.config()), "p");
+    // p passed over as slow, b as open, and b again by p's hedge at 500 ms.
+    let skipped: Vec<&str> = skips(&run).iter().map(|s| s.0).collect();
+    assert_eq!(skipped, vec!["p", "b", "b"]);
 }
 
 #[test]

@@ -55,7 +55,7 @@ fn commit_comes_once_before_the_first_delivery_and_the_answer_is_what_was_delive
     assert!(drain(&mut call).is_empty(), "a tool call's opening alone is held, not shown");
     call.on_deltas(a, 30, [tool(4_294_967_295, None, "{\"q\":"), text("")]);
     let first = drain(&mut call);
-    assert!(matches!(first[0], Action::Commit { attempt, target: 0 } if attempt == a));
+    assert!(matches!(first[0], Action::Commit { attempt, target: 0, .. } if attempt == a));
     let Action::Deliver(shown) = &first[1] else { panic!("deliver follows the commit: {first:?}") };
     assert_eq!(shown, &[tool(0, Some("lookup"), ""), tool(0, None, "{\"q\":")]);
     call.on_deltas(a, 40, [tool(10_000_000, Some("second"), "{}"), tool(4_294_967_295, None, "1}"), done()]);

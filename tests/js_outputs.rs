@@ -88,8 +88,14 @@ fn lines() -> Vec<String> {
     }
     let events = [
         Event::Attempt { target: "p".into(), attempt: 1 },
-        Event::Skip { target: "p".into(), reason: "circuit open".into(), reopens_in_ms: 900, cause: None },
-        Event::Skip { target: "p".into(), reason: "circuit open".into(), reopens_in_ms: 0, cause: Some(cause(0)) },
+        Event::Skip { target: "p".into(), reason: "circuit open".into(), reopens_in_ms: Some(900), cause: None },
+        Event::Skip {
+            target: "p".into(),
+            reason: "circuit open".into(),
+            reopens_in_ms: Some(0),
+            cause: Some(cause(0)),
+        },
+        Event::Skip { target: "p".into(), reason: "it is slow".into(), reopens_in_ms: None, cause: None },
         Event::Retry { target: "p".into(), attempt: 1, of: 4, delay_ms: 500, cause: cause(1) },
         Event::Failover { from: "p".into(), to: "b".into(), cause: cause(3) },
         Event::Resume {

@@ -130,8 +130,12 @@ export function failureShort(cause) {
   }
 }
 
-/** A `skip` event: "Skipped primary: its circuit breaker is open after HTTP 503; it reopens in 4.2 s". */
+/**
+ * A `skip` event: "Skipped primary: its circuit breaker is open after HTTP 503; it reopens in 4.2 s",
+ * or, for a member a hedging fallback knows slow (no reopensInMs), the engine's reason.
+ */
 export function skipNotice(ev) {
+  if (ev.reopensInMs === undefined) return `Skipped ${ev.target}: ${ev.reason}`;
   const after = ev.cause ? ` after ${failureShort(ev.cause)}` : "";
   return `Skipped ${ev.target}: its circuit breaker is open${after}; it reopens in ${seconds(ev.reopensInMs)}`;
 }

@@ -315,11 +315,11 @@ async fn serve_stream(
     let mut text = String::new();
     let outcome = run_call(call, config, propagation, &request, true, &mut |output| match output {
         CallOutput::Event(_) => report_event(&output, reports, trace),
-        CallOutput::Commit { attempt, target } => {
+        CallOutput::Commit { target, attempts } => {
             committed = true;
             let target = &config.targets[target];
             encoder.set_model(&target.model);
-            let head = plan.caller.dressed(Reply::new(200, SSE, &target.name, attempt.0 as usize, String::new()));
+            let head = plan.caller.dressed(Reply::new(200, SSE, &target.name, attempts as usize, String::new()));
             host::emit(to_js(&Output::Commit { headers: &head.headers }));
         }
         CallOutput::Splice(splice) => host::emit_bytes(splice_comment(splice).as_bytes()),

@@ -399,11 +399,12 @@ async fn drive(
 /// What a call shows while it runs.
 pub(crate) enum CallOutput<'a> {
     Event(&'a Event),
-    /// A stream committed to an attempt of `target`: its first deltas follow (the gateway's).
+    /// A stream committed to an attempt of `target`, after `attempts` were sent: its first deltas
+    /// follow (the gateway's).
     #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
     Commit {
-        attempt: AttemptId,
         target: usize,
+        attempts: u32,
     },
     /// Deltas for the reader, as the engine let them through (tool calls at dense positions).
     Deltas(&'a [Delta]),
@@ -468,7 +469,7 @@ pub(crate) async fn run_call(
                 }
                 Action::Abort { attempt, .. } => in_flight.retain(|f| f.id != attempt),
                 Action::Event(event) => on_output(CallOutput::Event(&event)),
-                Action::Commit { attempt, target } => on_output(CallOutput::Commit { attempt, target }),
+                Action::Commit { target, attempts, .. } => on_output(CallOutput::Commit { target, attempts }),
                 Action::Deliver(deltas) => on_output(CallOutput::Deltas(&deltas)),
                 Action::Splice(splice) => on_output(CallOutput::Splice(&splice)),
                 Action::Finish(outcome) => return outcome,

@@ -33,9 +33,7 @@ pub mod openai_responses;
 use llm_baton_wire::write::ToJson;
 use serde_json::{Map, Value};
 
-#[cfg(test)]
-use crate::chat::FinishReason;
-use crate::chat::{Answer, ChatRequest, Delta, Part, Usage};
+use crate::chat::{Answer, ChatRequest, Delta, FinishReason, Part, Usage};
 use crate::outcome::Failure;
 pub use crate::outcome::{FailureClass, ProviderSaid};
 pub use crate::secret::is_secret_header;
@@ -248,6 +246,40 @@ pub struct Endpoint<'a> {
     pub extra_body: Option<&'a Map<String, Value>>,
 }
 
+impl Endpoint<'_> {
+    /// The POST of `body` to `path` under the base URL that every format sends, with
+    /// `content-type`, the credential (only when the endpoint has a key), the format's own
+    /// `defaults`, then the endpoint's configured headers. A configured header replaces a default
+    /// of the same name, except the credential: a configured key always wins.
+    pub(crate) fn post(
+        &self,
+        path: &str,
+        credential: Option<(&str, String)>,
+        defaults: &[(&str, &str)],
+        body: String,
+    ) -> HttpRequest {
+        let credential_name = credential.as_ref().map(|(name, _)| *name);
+        let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
+        headers.extend(credential.map(|(name, value)| (name.to_string(), value)));
+        headers.extend(defaults.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        for (name, value) in self.headers {
+            if Some(name.as_str()) == credential_name {
+                continue;
+            }
+            match headers.iter_mut().find(|(k, _)| k == name) {
+                Some(existing) => existing.1 = value.clone(),
+                None => headers.push((name.clone(), value.clone())),
+            }
+        }
+        HttpRequest { method: "POST", url: join_url(self.base_url, path), headers, body }
+    }
+
+    /// The credential both OpenAI APIs take: `authorization: Bearer <key>`.
+    pub(crate) fn bearer(&self) -> Option<(&'static str, String)> {
+        self.api_key.map(|key| ("authorization", format!("Bearer {}", key.expose())))
+    }
+}
+
 /// An HTTP request for the driver to send.
 #[derive(Clone, PartialEq)]
 pub struct HttpRequest {
@@ -389,8 +421,24 @@ fn with_extra_body(body: &str, extra: &Map<String, Value>) -> String {
     }
 }
 
+/// A dialect's words for Stop, Length, ToolCalls and ContentFilter, in that order: what its
+/// clients are told ([`finish_word`]), and what its reader reads back at least.
+pub(crate) type FinishWords = [&'static str; 4];
+
+/// The word a dialect with `words` writes for `finish`; another dialect's own reason passes as
+/// it is.
+pub(crate) fn finish_word<'a>(finish: &'a FinishReason, words: &FinishWords) -> &'a str {
+    match finish {
+        FinishReason::Stop => words[0],
+        FinishReason::Length => words[1],
+        FinishReason::ToolCalls => words[2],
+        FinishReason::ContentFilter => words[3],
+        FinishReason::Other(s) => s,
+    }
+}
+
 /// Joins a base URL and a path with exactly one slash between them.
-pub(crate) fn join_url(base: &str, path: &str) -> String {
+fn join_url(base: &str, path: &str) -> String {
     format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))
 }
 
@@ -405,7 +453,7 @@ pub(crate) fn provider(status: u16, message: &str, code: Option<&str>, class: Op
 /// as it is.
 #[cfg(test)]
 pub(crate) fn check_finish_words(
-    words: [&str; 4],
+    words: FinishWords,
     write: fn(&FinishReason) -> &str,
     read: fn(Option<&str>, bool) -> FinishReason,
 ) {

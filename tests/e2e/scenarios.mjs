@@ -1230,37 +1230,48 @@ export const scenarios = {
     await upstream(env, b, { requests: 1, clientClosed: 1, completed: 0 });
   },
 
-  async "hedge through the gateway: the backup's answer, x-baton-attempts 2, the primary's socket closed"(env) {
+  async "hedge through the gateway: the winner's answer, x-baton-attempts 2 (both legs sent), the loser's socket closed"(env) {
     if (typeof env.createGateway !== "function") fail("the runner passed no createGateway");
-    const p = await script(env, "gw-hedge-primary", [{ headersDelayMs: 3000, text: "too late" }]);
+    const slow = [{ headersDelayMs: 3000, text: "too late" }];
+    const p = await script(env, "gw-hedge-primary", slow);
     const b = await script(env, "gw-hedge-backup", [{ text: "from backup" }]);
-    const gateway = env.createGateway({
-      targets: { primary: target(env, p), backup: target(env, b) },
-      routes: { main: { fallback: ["primary", "backup"], hedge: { afterMs: 200 } } },
-      gateway: { apiKeys: ["gw-test-key"] },
-    });
     // The answer's text: the message of a whole answer, or every chunk's delta of a stream.
     const answerText = (body, stream) => stream
       ? body.split("\n").filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)).choices[0]?.delta?.content ?? "").join("")
       : JSON.parse(body).choices[0].message.content;
-    for (const stream of [false, true]) {
-      await rescript(env, p, [{ headersDelayMs: 3000, text: "too late" }]);
-      await rescript(env, b, [{ text: "from backup" }]);
-      const t0 = performance.now();
-      const res = await gateway.fetch(new Request("http://gateway.test/v1/chat/completions", {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: "Bearer gw-test-key" },
-        body: JSON.stringify({ model: "main", stream, messages: [{ role: "user", content: "Say hello." }] }),
-      }));
-      const body = await res.text();
-      const what = stream ? "a streamed gateway call" : "a gateway call";
-      eq(res.status, 200, `${what}: status`);
-      eq(res.headers.get("x-baton-target"), "backup", `${what}: x-baton-target`);
-      if (!stream) eq(res.headers.get("x-baton-attempts"), "2", `${what}: x-baton-attempts`);
-      eq(answerText(body, stream), "from backup", `${what}: the answer`);
-      took(performance.now() - t0, 200, what, { hi: 200 + SLACK_MS + 200 });
-      await upstream(env, p, { requests: 1, clientClosed: 1, completed: 0 });
-      await upstream(env, b, { requests: 1, completed: 1 });
+    // The backup wins, then the primary (its first word at 400 ms, after the hedge went out at
+    // 200 ms): either way two requests were sent, and a stream says so when it commits.
+    const races = [
+      { winner: "backup", primary: slow, backup: [{ text: "from backup" }], at: 200 },
+      { winner: "primary", primary: [{ firstChunkDelayMs: 400, text: "from primary" }], backup: slow, at: 400 },
+    ];
+    for (const race of races) {
+      // A gateway of its own: the primary's times past 200 ms would soon mark it slow.
+      const gateway = env.createGateway({
+        targets: { primary: target(env, p), backup: target(env, b) },
+        routes: { main: { fallback: ["primary", "backup"], hedge: { afterMs: 200 } } },
+        gateway: { apiKeys: ["gw-test-key"] },
+      });
+      for (const stream of [false, true]) {
+        await rescript(env, p, race.primary);
+        await rescript(env, b, race.backup);
+        const t0 = performance.now();
+        const res = await gateway.fetch(new Request("http://gateway.test/v1/chat/completions", {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: "Bearer gw-test-key" },
+          body: JSON.stringify({ model: "main", stream, messages: [{ role: "user", content: "Say hello." }] }),
+        }));
+        const body = await res.text();
+        const what = `${stream ? "a streamed gateway call" : "a gateway call"} won by the ${race.winner}`;
+        eq(res.status, 200, `${what}: status`);
+        eq(res.headers.get("x-baton-target"), race.winner, `${what}: x-baton-target`);
+        eq(res.headers.get("x-baton-attempts"), "2", `${what}: x-baton-attempts`);
+        eq(answerText(body, stream), `from ${race.winner}`, `${what}: the answer`);
+        took(performance.now() - t0, race.at, what, { hi: race.at + SLACK_MS + 200 });
+        const [winner, loser] = race.winner === "backup" ? [b, p] : [p, b];
+        await upstream(env, loser, { requests: 1, clientClosed: 1, completed: 0 });
+        await upstream(env, winner, { requests: 1, completed: 1 });
+      }
     }
   },
 };

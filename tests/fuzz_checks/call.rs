@@ -455,7 +455,7 @@ fn run(plan: &Plan, bodies: &[&[u8]]) {
                     resume_announced = true;
                 }
                 Action::Event(_) => {}
-                Action::Commit { attempt, target } => {
+                Action::Commit { attempt, target, .. } => {
                     assert!(plan.stream, "a whole answer committed");
                     assert!(!shown.committed, "a second Commit");
                     assert!(target < 2, "Commit to target {target} of 2");

@@ -12,6 +12,7 @@ pub(crate) use provider::{reasoning_warning, uncarried, unsendable_reasoning};
 pub use provider::{AnthropicMessages, StreamDecoder};
 
 use crate::chat::FinishReason;
+use crate::format::{finish_word, FinishWords};
 use crate::outcome::FailureClass;
 
 /// Normalizes `stop_reason`; a tool call without one stopped to call it.
@@ -26,15 +27,12 @@ pub(crate) fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReas
     }
 }
 
+/// Anthropic's `stop_reason` words.
+const STOP_WORDS: FinishWords = ["end_turn", "max_tokens", "tool_use", "refusal"];
+
 /// The `stop_reason` an Anthropic client is told; another dialect's own reason passes as it is.
 pub(crate) fn stop_reason(finish: &FinishReason) -> &str {
-    match finish {
-        FinishReason::Stop => "end_turn",
-        FinishReason::Length => "max_tokens",
-        FinishReason::ToolCalls => "tool_use",
-        FinishReason::ContentFilter => "refusal",
-        FinishReason::Other(s) => s,
-    }
+    finish_word(finish, &STOP_WORDS)
 }
 
 // Anthropic's error body is `{"type": "error", "error": {"type", "message"}}`, and its "Errors"
@@ -110,7 +108,7 @@ mod tests {
 
     #[test]
     fn stop_reasons_round_trip() {
-        check_finish_words(["end_turn", "max_tokens", "tool_use", "refusal"], stop_reason, finish_reason);
+        check_finish_words(STOP_WORDS, stop_reason, finish_reason);
     }
 
     #[test]

@@ -36,10 +36,9 @@ use crate::chat::{
     Answer, ChatRequest, Delta, Message, Opaque, Part, ReasoningPart, ReasoningState, ResponseFormat, Role, Source,
     ToolCall, ToolChoice, Usage,
 };
-use crate::format::openai_chat::provider::{non_pdf, request_headers};
+use crate::format::openai_chat::provider::non_pdf;
 use crate::format::{
-    join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
-    Uncarried,
+    json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
 use crate::value::{from_tree, parse_value};
@@ -59,12 +58,7 @@ impl ProviderDialect for AnthropicMessages {
         let mut body = JsonWriter::new();
         write_body(&mut body, endpoint.model, request, stream);
         let credential = endpoint.api_key.map(|key| ("x-api-key", key.expose().to_string()));
-        HttpRequest {
-            method: "POST",
-            url: join_url(endpoint.base_url, "messages"),
-            headers: request_headers(endpoint, credential, &[("anthropic-version", API_VERSION)]),
-            body: body.finish(),
-        }
+        endpoint.post("messages", credential, &[("anthropic-version", API_VERSION)], body.finish())
     }
 
     /// A whole answer is read once per call, so it goes through the shared `Value` parser (see

@@ -37,9 +37,8 @@ use crate::chat::{
     Role, Source, ToolCall, ToolChoice, Usage,
 };
 use crate::format::frame;
-use crate::format::openai_chat::provider::request_headers;
 use crate::format::{
-    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
+    json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
     StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
@@ -62,12 +61,7 @@ impl ProviderDialect for Gemini {
         let mut body = JsonWriter::new();
         write_body(&mut body, request, endpoint.model);
         let credential = endpoint.api_key.map(|key| ("x-goog-api-key", key.expose().to_string()));
-        HttpRequest {
-            method: "POST",
-            url: join_url(endpoint.base_url, &path),
-            headers: request_headers(endpoint, credential, &[]),
-            body: body.finish(),
-        }
+        endpoint.post(&path, credential, &[], body.finish())
     }
 
     fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {

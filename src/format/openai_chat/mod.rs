@@ -12,6 +12,7 @@ pub(crate) use provider::uncarried;
 pub use provider::{OpenaiChat, StreamDecoder};
 
 use crate::chat::FinishReason;
+use crate::format::{finish_word, FinishWords};
 use crate::outcome::FailureClass;
 
 /// Normalizes `finish_reason`. Some compatible servers say "stop" (or nothing) after tool calls.
@@ -26,15 +27,12 @@ pub(crate) fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReas
     }
 }
 
+/// OpenAI's `finish_reason` words.
+const FINISH_WORDS: FinishWords = ["stop", "length", "tool_calls", "content_filter"];
+
 /// The `finish_reason` an OpenAI client is told; another dialect's own reason passes as it is.
 pub(crate) fn wire_finish_reason(finish: &FinishReason) -> &str {
-    match finish {
-        FinishReason::Stop => "stop",
-        FinishReason::Length => "length",
-        FinishReason::ToolCalls => "tool_calls",
-        FinishReason::ContentFilter => "content_filter",
-        FinishReason::Other(s) => s,
-    }
+    finish_word(finish, &FINISH_WORDS)
 }
 
 /// OpenAI's names for the failure classes, as its error `code`s and `type`s use them (the
@@ -76,7 +74,7 @@ mod tests {
 
     #[test]
     fn finish_reasons_round_trip() {
-        check_finish_words(["stop", "length", "tool_calls", "content_filter"], wire_finish_reason, finish_reason);
+        check_finish_words(FINISH_WORDS, wire_finish_reason, finish_reason);
     }
 
     #[test]

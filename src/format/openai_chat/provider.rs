@@ -40,7 +40,7 @@ use crate::chat::{
 };
 use crate::format::frame;
 use crate::format::{
-    join_url, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
+    json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
     StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
@@ -56,13 +56,7 @@ impl ProviderDialect for OpenaiChat {
     fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
         let mut body = JsonWriter::new();
         write_body(&mut body, endpoint.model, request, stream);
-        let credential = endpoint.api_key.map(|key| ("authorization", format!("Bearer {}", key.expose())));
-        HttpRequest {
-            method: "POST",
-            url: join_url(endpoint.base_url, "chat/completions"),
-            headers: request_headers(endpoint, credential, &[]),
-            body: body.finish(),
-        }
+        endpoint.post("chat/completions", endpoint.bearer(), &[], body.finish())
     }
 
     /// A whole answer is read once per call, so it goes through the shared `Value` parser (see
@@ -85,30 +79,6 @@ impl ProviderDialect for OpenaiChat {
         };
         (!said.message.trim().is_empty()).then_some(said)
     }
-}
-
-/// The headers every format sends: `content-type`, the credential (only when the endpoint has a
-/// key), the format's own defaults, then the endpoint's configured headers. A configured header
-/// replaces a default of the same name, except the credential: a configured key always wins.
-pub(crate) fn request_headers(
-    endpoint: &Endpoint,
-    credential: Option<(&str, String)>,
-    defaults: &[(&str, &str)],
-) -> Vec<(String, String)> {
-    let credential_name = credential.as_ref().map(|(name, _)| *name);
-    let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
-    headers.extend(credential.map(|(name, value)| (name.to_string(), value)));
-    headers.extend(defaults.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    for (name, value) in endpoint.headers {
-        if Some(name.as_str()) == credential_name {
-            continue;
-        }
-        match headers.iter_mut().find(|(k, _)| k == name) {
-            Some(existing) => existing.1 = value.clone(),
-            None => headers.push((name.clone(), value.clone())),
-        }
-    }
-    headers
 }
 
 /// The request body, written straight from the request; a `None` or an empty list is left out.

@@ -36,9 +36,9 @@ use crate::chat::{
     self, Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, ReasoningState, Role, Source, ToolCall,
     ToolChoice, Usage,
 };
-use crate::format::openai_chat::provider::{default_filename, provider_error, request_headers, JsonSchema, OpenaiChat};
+use crate::format::openai_chat::provider::{default_filename, provider_error, JsonSchema, OpenaiChat};
 use crate::format::{
-    join_url, json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
+    json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
 };
 use crate::sse::SseEvent;
 use crate::value::from_tree;
@@ -54,13 +54,7 @@ impl ProviderDialect for OpenaiResponses {
     fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
         let mut body = JsonWriter::new();
         write_body(&mut body, endpoint.model, request, stream);
-        let credential = endpoint.api_key.map(|key| ("authorization", format!("Bearer {}", key.expose())));
-        HttpRequest {
-            method: "POST",
-            url: join_url(endpoint.base_url, "responses"),
-            headers: request_headers(endpoint, credential, &[]),
-            body: body.finish(),
-        }
+        endpoint.post("responses", endpoint.bearer(), &[], body.finish())
     }
 
     /// A whole answer is read once per call, so it goes through the shared `Value` parser (see

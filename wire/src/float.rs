@@ -2,11 +2,28 @@
 //!
 //! core's parser tries an exact fast path, then the Eisel-Lemire algorithm, whose table of 651
 //! 128-bit powers of five is 10.4 KB of the wasm that gzip cannot shrink. The numbers this
-//! package reads (a temperature, a Retry-After, a token count written `12.0`) take the fast path;
-//! everything else takes core's own fallback, Simple Decimal Conversion (Nigel Tao and Ken
-//! Thompson; ported below from core's `dec2flt/slow.rs` and `decimal_seq.rs`), which is slower
-//! but always rounds to the nearest `f64` as well. So the answers are core's, bit for bit; only
-//! the table is gone.
+//! package reads (a temperature, a Retry-After, a token count written `12.0`) take Clinger's fast
+//! path: at most 19 digits and a power of ten up to 1e22, both exact in an f64, so the one
+//! rounding of a multiply or divide is the correct one.
+//!
+//! Everything else is read exactly, in integers, which is short to write and cannot be wrong by
+//! an ulp: the text is `D x 10^E` with `D` an integer, so the value is the fraction `N / M` with
+//! `N = D x 10^max(E, 0)` and `M = 10^max(-E, 0)`. Both are scaled by a power of two until
+//! their quotient lies in [1/2, 2); then 55 steps of schoolbook binary long division (compare,
+//! subtract, double) give the quotient's first 55 bits, and the remainder says whether anything
+//! follows them. Those bits, the first one cut off and that "anything follows" are all
+//! round-to-nearest-even needs, for normal and subnormal results alike; carrying into the
+//! exponent field makes overflow infinity. (Clinger's Algorithm R starts from a guess and
+//! corrects it by big-integer comparisons; dividing exactly needs no guess, so no loop that
+//! must be shown to end.) Written from the arithmetic above, not ported from any parser.
+//!
+//! The work is bounded whatever the input. A value under 10^-325 is below half the smallest
+//! subnormal (about 2.47e-324), so zero; one of 10^310 or more is infinity. In between, only
+//! the first [`KEPT_DIGITS`] significant digits are read into the integer: every point halfway
+//! between two f64s is `odd x 2^k` with `k >= -1075`, which has at most 768 significant digits,
+//! so none lies strictly between the kept digits and the next number at their last place. The
+//! digits past them therefore only matter as "some are nonzero", which is read as one more
+//! digit `1`. The integers stay under 4,000 bits, and a megabyte of digits costs one pass.
 
 /// `text` read as `str::parse::<f64>` reads it: an optional sign, then `inf`, `infinity`, `nan`
 /// (any case) or digits with an optional point and exponent; `None` where it would be an error.
@@ -64,6 +81,7 @@ fn magnitude(text: &[u8]) -> Option<f64> {
     if digits == 0 {
         return None;
     }
+    let digits_end = at;
     if let Some(b'e' | b'E') = text.get(at) {
         at += 1;
         let negative = text.get(at) == Some(&b'-');
@@ -73,7 +91,11 @@ fn magnitude(text: &[u8]) -> Option<f64> {
         let start = at;
         let mut written: i64 = 0;
         while let Some(d @ b'0'..=b'9') = text.get(at) {
-            written = (written * 10 + i64::from(d - b'0')).min(1 << 20);
+            // core stops adding an exponent's digits once it is 65,536 or more (found by trying
+            // it; only a number with that many digits of its own can come back into range).
+            if written < 1 << 16 {
+                written = written * 10 + i64::from(d - b'0');
+            }
             at += 1;
         }
         if at == start {
@@ -93,7 +115,9 @@ fn magnitude(text: &[u8]) -> Option<f64> {
         let m = mantissa as f64;
         return Some(if exponent < 0 { m / power } else { m * power });
     }
-    Some(f64::from_bits(slow_bits(text)))
+    // The digits are d1 d2 d3 ... x 10^exponent with the point after the first 19 (or all).
+    let point = exponent + significant.min(19) as i64;
+    Some(f64::from_bits(slow_bits(&text[..digits_end], point)))
 }
 
 /// 1e0 to 1e22, every one exact in an f64.
@@ -102,328 +126,139 @@ const POWERS_OF_TEN: [f64; 23] = [
     1e21, 1e22,
 ];
 
-const SIG_BITS: u32 = 52;
-const EXP_MIN: i32 = -1022;
-const INFINITE_POWER: i32 = 0x7ff;
+const EXPONENT_FIELD: u32 = 52;
+/// Biased exponent 1 holds 2^-1022, so an ulp of a subnormal (and of the first binade) is 2^-1074.
+const SMALLEST_ULP_POWER: i64 = -1074;
+/// Quotient bits computed: 53 of mantissa, at least one to round on, one more for where the
+/// leading bit falls.
+const QUOTIENT_BITS: i64 = 55;
+/// Significant digits read exactly; the module doc says why no halfway point needs more.
+const KEPT_DIGITS: usize = 800;
 
-/// The bits of the nearest f64 to a valid unsigned decimal (core's `parse_long_mantissa`): the
-/// digits shifted by powers of two into [1/2, 1), then rounded at the mantissa's last bit.
-fn slow_bits(text: &[u8]) -> u64 {
-    const MAX_SHIFT: usize = 60;
-    const POWERS: [u8; 19] = [0, 3, 6, 9, 13, 16, 19, 23, 26, 29, 33, 36, 39, 43, 46, 49, 53, 56, 59];
-    let shift_for = |n: usize| POWERS.get(n).map_or(MAX_SHIFT, |&s| s as usize);
-    let infinity = (INFINITE_POWER as u64) << SIG_BITS;
-
-    let mut d = Decimal::read(text);
-    if d.num_digits == 0 || d.decimal_point < -324 {
+/// The bits of the nearest f64 to `0.d1d2d3... x 10^point`, where `digits` is the text before
+/// any exponent (digits and perhaps a point, one digit at least nonzero).
+fn slow_bits(digits: &[u8], point: i64) -> u64 {
+    let infinity = f64::INFINITY.to_bits();
+    if point < -324 {
         return 0;
-    } else if d.decimal_point >= 310 {
+    }
+    if point > 310 {
         return infinity;
     }
-    let mut exp2 = 0_i32;
-    while d.decimal_point > 0 {
-        let shift = shift_for(d.decimal_point as usize);
-        d.right_shift(shift);
-        if d.decimal_point < -Decimal::DECIMAL_POINT_RANGE {
-            return 0;
+    // The kept digits as an integer, nine at a time, and whether any nonzero digit follows.
+    let mut numerator = Vec::new();
+    let (mut kept, mut chunk, mut chunk_digits) = (0usize, 0u32, 0u32);
+    for &d in digits {
+        if d == b'.' || (kept == 0 && d == b'0') {
+            continue;
         }
-        exp2 += shift as i32;
-    }
-    while d.decimal_point <= 0 {
-        let shift = if d.decimal_point == 0 {
-            match d.digits[0] {
-                digit if digit >= 5 => break,
-                0 | 1 => 2,
-                _ => 1,
-            }
+        let digit = if kept < KEPT_DIGITS {
+            u32::from(d - b'0')
+        } else if d != b'0' {
+            1
         } else {
-            shift_for((-d.decimal_point) as usize)
+            continue;
         };
-        d.left_shift(shift);
-        if d.decimal_point > Decimal::DECIMAL_POINT_RANGE {
-            return infinity;
+        chunk = chunk * 10 + digit;
+        chunk_digits += 1;
+        kept += 1;
+        if chunk_digits == 9 || kept > KEPT_DIGITS {
+            mul_add(&mut numerator, 10u32.pow(chunk_digits), chunk);
+            (chunk, chunk_digits) = (0, 0);
         }
-        exp2 -= shift as i32;
-    }
-    // In [1/2, 1); the binary format's mantissa is in [1, 2).
-    exp2 -= 1;
-    while EXP_MIN > exp2 {
-        let n = ((EXP_MIN - exp2) as usize).min(MAX_SHIFT);
-        d.right_shift(n);
-        exp2 += n as i32;
-    }
-    if (exp2 - EXP_MIN + 1) >= INFINITE_POWER {
-        return infinity;
-    }
-    d.left_shift(SIG_BITS as usize + 1);
-    let mut mantissa = d.round();
-    if mantissa >= (1_u64 << (SIG_BITS + 1)) {
-        // Rounding carried into the next bit.
-        d.right_shift(1);
-        exp2 += 1;
-        mantissa = d.round();
-        if (exp2 - EXP_MIN + 1) >= INFINITE_POWER {
-            return infinity;
+        if kept > KEPT_DIGITS {
+            break;
         }
     }
-    let mut power2 = exp2 - EXP_MIN + 1;
-    if mantissa < (1_u64 << SIG_BITS) {
-        power2 -= 1;
+    mul_add(&mut numerator, 10u32.pow(chunk_digits), chunk);
+    let decimal_exponent = point - kept as i64;
+    let mut denominator = vec![1];
+    times_ten_to(if decimal_exponent < 0 { &mut denominator } else { &mut numerator }, decimal_exponent.unsigned_abs());
+
+    // Scale by 2^-shift so the quotient lies in [1/2, 2), then divide bit by bit: after the
+    // loop, quotient = floor(value x 2^scale) has 54 or 55 bits.
+    let shift = bit_length(&numerator) - bit_length(&denominator);
+    if shift > 0 {
+        shift_left(&mut denominator, shift.unsigned_abs());
+    } else {
+        shift_left(&mut numerator, shift.unsigned_abs());
     }
-    (mantissa & ((1_u64 << SIG_BITS) - 1)) | ((power2 as u64) << SIG_BITS)
+    let mut quotient: u64 = 0;
+    for _ in 0..QUOTIENT_BITS {
+        quotient <<= 1;
+        if compare(&numerator, &denominator).is_ge() {
+            subtract(&mut numerator, &denominator);
+            quotient |= 1;
+        }
+        mul_add(&mut numerator, 2, 0);
+    }
+    let more_follows = !numerator.is_empty();
+    let scale = QUOTIENT_BITS - 1 - shift;
+
+    // value in [2^leading, 2^(leading+1)); its f64 is mantissa x 2^ulp_power.
+    let leading = i64::from(63 - quotient.leading_zeros()) - scale;
+    let ulp_power = (leading - i64::from(EXPONENT_FIELD)).max(SMALLEST_ULP_POWER);
+    // At least 1, since the quotient has 54 bits or more; at most 60, since point >= -324 keeps
+    // the value at 10^-325 or more.
+    let cut = (ulp_power + scale) as u32;
+    let mut mantissa = quotient >> cut;
+    let rest = quotient & ((1 << cut) - 1);
+    let half = 1 << (cut - 1);
+    if rest > half || (rest == half && (more_follows || mantissa & 1 == 1)) {
+        mantissa += 1;
+    }
+    // A mantissa of 2^53 (or 2^52 from a subnormal) carries into the exponent field, and past
+    // its largest value into infinity.
+    let field = (ulp_power - SMALLEST_ULP_POWER) as u64;
+    ((field << EXPONENT_FIELD) + mantissa).min(infinity)
 }
 
-/// A decimal as its digits and the point's place: `digits[..num_digits]` are 0 to 9, the value
-/// is 0.d1d2d3... * 10^decimal_point, and `truncated` says nonzero digits were dropped.
-struct Decimal {
-    num_digits: usize,
-    decimal_point: i32,
-    truncated: bool,
-    digits: [u8; Decimal::MAX_DIGITS],
-}
-
-impl Decimal {
-    /// The digits that can decide the rounding of an f64 (767), and one more.
-    const MAX_DIGITS: usize = 768;
-    /// The digits that fit in a u64.
-    const MAX_DIGITS_WITHOUT_OVERFLOW: usize = 19;
-    const DECIMAL_POINT_RANGE: i32 = 2047;
-
-    fn add_digit(&mut self, digit: u8) {
-        if self.num_digits < Self::MAX_DIGITS {
-            self.digits[self.num_digits] = digit;
-        }
-        self.num_digits += 1;
+/// `number = number x factor + add`, the number as little-endian u32 limbs with no zero on top
+/// (so zero is empty).
+fn mul_add(number: &mut Vec<u32>, factor: u32, add: u32) {
+    let mut carry = u64::from(add);
+    for limb in number.iter_mut() {
+        let wide = u64::from(*limb) * u64::from(factor) + carry;
+        *limb = wide as u32;
+        carry = wide >> 32;
     }
-
-    /// A valid unsigned decimal (`magnitude` has checked it).
-    fn read(text: &[u8]) -> Decimal {
-        let mut d = Decimal { num_digits: 0, decimal_point: 0, truncated: false, digits: [0; Self::MAX_DIGITS] };
-        let mut s = text;
-        while let [b'0', rest @ ..] = s {
-            s = rest;
-        }
-        while let [c @ b'0'..=b'9', rest @ ..] = s {
-            d.add_digit(c - b'0');
-            s = rest;
-        }
-        if let [b'.', rest @ ..] = s {
-            s = rest;
-            let first = s.len();
-            if d.num_digits == 0 {
-                while let [b'0', rest @ ..] = s {
-                    s = rest;
-                }
-            }
-            while let [c @ b'0'..=b'9', rest @ ..] = s {
-                d.add_digit(c - b'0');
-                s = rest;
-            }
-            d.decimal_point = s.len() as i32 - first as i32;
-        }
-        if d.num_digits != 0 {
-            let read = &text[..text.len() - s.len()];
-            let trailing_zeros = read.iter().rev().filter(|&&c| c != b'.').take_while(|&&c| c == b'0').count();
-            d.decimal_point += trailing_zeros as i32;
-            d.num_digits -= trailing_zeros;
-            d.decimal_point += d.num_digits as i32;
-            if d.num_digits > Self::MAX_DIGITS {
-                d.truncated = true;
-                d.num_digits = Self::MAX_DIGITS;
-            }
-        }
-        if let [b'e' | b'E', rest @ ..] = s {
-            s = rest;
-            let negative = s.first() == Some(&b'-');
-            if let [b'-' | b'+', rest @ ..] = s {
-                s = rest;
-            }
-            let mut written = 0_i32;
-            for &c in s {
-                if written < 0x10000 {
-                    written = 10 * written + i32::from(c - b'0');
-                }
-            }
-            d.decimal_point += if negative { -written } else { written };
-        }
-        d
-    }
-
-    fn trim(&mut self) {
-        while self.num_digits != 0 && self.digits[self.num_digits - 1] == 0 {
-            self.num_digits -= 1;
-        }
-    }
-
-    /// The integer part, rounded half to even (a dropped nonzero digit breaks the tie upwards).
-    fn round(&self) -> u64 {
-        if self.num_digits == 0 || self.decimal_point < 0 {
-            return 0;
-        } else if self.decimal_point >= Self::MAX_DIGITS_WITHOUT_OVERFLOW as i32 {
-            return u64::MAX;
-        }
-        let dp = self.decimal_point as usize;
-        let mut n = 0_u64;
-        for i in 0..dp {
-            n *= 10;
-            if i < self.num_digits {
-                n += u64::from(self.digits[i]);
-            }
-        }
-        let mut round_up = false;
-        if dp < self.num_digits {
-            round_up = self.digits[dp] >= 5;
-            if self.digits[dp] == 5 && dp + 1 == self.num_digits {
-                round_up = self.truncated || (dp != 0 && self.digits[dp - 1] & 1 != 0);
-            }
-        }
-        n + u64::from(round_up)
-    }
-
-    /// Multiplies by 2^shift.
-    fn left_shift(&mut self, shift: usize) {
-        if self.num_digits == 0 {
-            return;
-        }
-        let new_digits = self.new_digits_of_left_shift(shift);
-        let mut read = self.num_digits;
-        let mut write = self.num_digits + new_digits;
-        let mut n = 0_u64;
-        let put = |d: &mut Decimal, write: usize, n: u64| {
-            let (quotient, remainder) = (n / 10, n % 10);
-            if write < Self::MAX_DIGITS {
-                d.digits[write] = remainder as u8;
-            } else if remainder > 0 {
-                d.truncated = true;
-            }
-            quotient
-        };
-        while read != 0 {
-            read -= 1;
-            write -= 1;
-            n += u64::from(self.digits[read]) << shift;
-            n = put(self, write, n);
-        }
-        while n > 0 {
-            write -= 1;
-            n = put(self, write, n);
-        }
-        self.num_digits = (self.num_digits + new_digits).min(Self::MAX_DIGITS);
-        self.decimal_point += new_digits as i32;
-        self.trim();
-    }
-
-    /// Divides by 2^shift.
-    fn right_shift(&mut self, shift: usize) {
-        let mut read = 0;
-        let mut write = 0;
-        let mut n = 0_u64;
-        while (n >> shift) == 0 {
-            if read < self.num_digits {
-                n = 10 * n + u64::from(self.digits[read]);
-                read += 1;
-            } else if n == 0 {
-                return;
-            } else {
-                while (n >> shift) == 0 {
-                    n *= 10;
-                    read += 1;
-                }
-                break;
-            }
-        }
-        self.decimal_point -= read as i32 - 1;
-        if self.decimal_point < -Self::DECIMAL_POINT_RANGE {
-            self.num_digits = 0;
-            self.decimal_point = 0;
-            self.truncated = false;
-            return;
-        }
-        let mask = (1_u64 << shift) - 1;
-        while read < self.num_digits {
-            let digit = (n >> shift) as u8;
-            n = 10 * (n & mask) + u64::from(self.digits[read]);
-            read += 1;
-            self.digits[write] = digit;
-            write += 1;
-        }
-        while n > 0 {
-            let digit = (n >> shift) as u8;
-            n = 10 * (n & mask);
-            if write < Self::MAX_DIGITS {
-                self.digits[write] = digit;
-                write += 1;
-            } else if digit > 0 {
-                self.truncated = true;
-            }
-        }
-        self.num_digits = write;
-        self.trim();
-    }
-
-    /// How many digits multiplying by 2^shift adds: the digits of 5^shift, and one fewer if
-    /// this decimal's digits are below 5^shift's.
-    fn new_digits_of_left_shift(&self, shift: usize) -> usize {
-        let shift = shift & 63;
-        let (a, b) = (LEFT_SHIFT[shift], LEFT_SHIFT[shift + 1]);
-        let new_digits = usize::from(a >> 11);
-        let pow5 = &POW5_DIGITS[usize::from(a & 0x7ff)..usize::from(b & 0x7ff)];
-        for (i, &p5) in pow5.iter().enumerate() {
-            if i >= self.num_digits || self.digits[i] < p5 {
-                return new_digits - 1;
-            } else if self.digits[i] > p5 {
-                return new_digits;
-            }
-        }
-        new_digits
+    if carry != 0 {
+        number.push(carry as u32);
     }
 }
 
-/// Per shift: the digits a left shift adds (top 5 bits) and where 5^shift's digits start in
-/// `POW5_DIGITS` (low 11 bits).
-#[rustfmt::skip]
-const LEFT_SHIFT: [u16; 65] = [
-    0x0000, 0x0800, 0x0801, 0x0803, 0x1006, 0x1009, 0x100D, 0x1812, 0x1817, 0x181D, 0x2024,
-    0x202B, 0x2033, 0x203C, 0x2846, 0x2850, 0x285B, 0x3067, 0x3073, 0x3080, 0x388E, 0x389C,
-    0x38AB, 0x38BB, 0x40CC, 0x40DD, 0x40EF, 0x4902, 0x4915, 0x4929, 0x513E, 0x5153, 0x5169,
-    0x5180, 0x5998, 0x59B0, 0x59C9, 0x61E3, 0x61FD, 0x6218, 0x6A34, 0x6A50, 0x6A6D, 0x6A8B,
-    0x72AA, 0x72C9, 0x72E9, 0x7B0A, 0x7B2B, 0x7B4D, 0x8370, 0x8393, 0x83B7, 0x83DC, 0x8C02,
-    0x8C28, 0x8C4F, 0x9477, 0x949F, 0x94C8, 0x9CF2, 0x051C, 0x051C, 0x051C, 0x051C,
-];
-
-/// The decimal digits of 5^1, 5^2, ... 5^60, one after another.
-static POW5_DIGITS: [u8; 0x051C] = pow5_digits();
-
-/// Built at compile time, so the wasm holds the digits and not the code that makes them.
-const fn pow5_digits() -> [u8; 0x051C] {
-    let mut out = [0u8; 0x051C];
-    let mut power = [0u8; 64]; // 5^k, least significant digit first
-    power[0] = 1;
-    let mut len = 1;
-    let mut at = 0;
-    let mut k = 1;
-    while k <= 60 {
-        let mut carry = 0;
-        let mut i = 0;
-        while i < len {
-            let v = power[i] * 5 + carry;
-            power[i] = v % 10;
-            carry = v / 10;
-            i += 1;
-        }
-        if carry > 0 {
-            power[len] = carry;
-            len += 1;
-        }
-        let mut j = len;
-        while j > 0 {
-            j -= 1;
-            out[at] = power[j];
-            at += 1;
-        }
-        k += 1;
+fn times_ten_to(number: &mut Vec<u32>, mut power: u64) {
+    while power > 0 {
+        let step = power.min(9);
+        mul_add(number, 10u32.pow(step as u32), 0);
+        power -= step;
     }
-    out
+}
+
+fn shift_left(number: &mut Vec<u32>, bits: u64) {
+    mul_add(number, 1 << (bits % 32), 0);
+    number.splice(0..0, core::iter::repeat_n(0, (bits / 32) as usize));
+}
+
+fn bit_length(number: &[u32]) -> i64 {
+    number.last().map_or(0, |top| number.len() as i64 * 32 - i64::from(top.leading_zeros()))
+}
+
+fn compare(a: &[u32], b: &[u32]) -> core::cmp::Ordering {
+    a.len().cmp(&b.len()).then_with(|| a.iter().rev().cmp(b.iter().rev()))
+}
+
+/// `a = a - b`, for `a >= b`.
+fn subtract(a: &mut Vec<u32>, b: &[u32]) {
+    let mut borrow = 0;
+    for (at, limb) in a.iter_mut().enumerate() {
+        let wide = i64::from(*limb) - i64::from(b.get(at).copied().unwrap_or(0)) - borrow;
+        *limb = wide as u32;
+        borrow = i64::from(wide < 0);
+    }
+    while a.last() == Some(&0) {
+        a.pop();
+    }
 }
 
 #[cfg(test)]
@@ -435,19 +270,6 @@ mod tests {
         let ours = parse_f64(text);
         let core = text.parse::<f64>().ok();
         assert_eq!(ours.map(f64::to_bits), core.map(f64::to_bits), "{text:?}: {ours:?} against core's {core:?}");
-    }
-
-    #[test]
-    fn the_table_is_the_digits_of_the_powers_of_five() {
-        // 5^1 to 5^55, as far as a u128 goes.
-        let mut expected = Vec::new();
-        let mut power: u128 = 1;
-        for _ in 1..=55 {
-            power *= 5;
-            expected.extend(power.to_string().bytes().map(|b| b - b'0'));
-        }
-        assert_eq!(&POW5_DIGITS[..expected.len()], &expected[..]);
-        assert_eq!(POW5_DIGITS.len(), usize::from(LEFT_SHIFT[61] & 0x7ff), "the table ends where 5^60's digits end");
     }
 
     #[test]
@@ -530,6 +352,136 @@ mod tests {
         same(&format!("{half}.{}", "0".repeat(800)));
         same(&format!("{half}.{}1", "0".repeat(800)));
         same(&format!("9007199254740992.{}1", "9".repeat(800)));
+    }
+
+    /// `(terms[0] + terms[1] + ...) / 2` written out exactly: each term in full (1076 places
+    /// after the point hold any f64 and any half of one), added and halved digit by digit.
+    fn half_of_sum(terms: &[f64]) -> String {
+        let written: Vec<Vec<u8>> = terms.iter().map(|x| format!("{x:01400.1076}").into_bytes()).collect();
+        let mut sum = written[0].clone();
+        for term in &written[1..] {
+            let mut carry = 0;
+            for at in (0..sum.len()).rev().filter(|&at| term[at] != b'.') {
+                let digit = sum[at] - b'0' + term[at] - b'0' + carry;
+                (sum[at], carry) = (b'0' + digit % 10, digit / 10);
+            }
+            assert_eq!(carry, 0, "1400 places hold the sum");
+        }
+        let mut remainder = 0;
+        let half: String = sum
+            .iter()
+            .map(|&d| {
+                if d == b'.' {
+                    return '.';
+                }
+                let value = remainder * 10 + d - b'0';
+                remainder = value % 2;
+                char::from(b'0' + value / 2)
+            })
+            .collect();
+        assert_eq!(remainder, 0, "1076 places hold half of any sum of f64s");
+        half.trim_start_matches('0').trim_end_matches('0').trim_end_matches('.').to_owned()
+    }
+
+    fn next_up(x: f64) -> f64 {
+        f64::from_bits(x.to_bits() + 1)
+    }
+
+    /// A decimal exactly halfway between two f64s, as an integer times a power of ten too, then a
+    /// hair below and a hair above it, the hair hundreds of digits out.
+    fn same_around_halfway(halfway: &str) {
+        same(halfway);
+        let (whole, places) = halfway.split_once('.').unwrap_or((halfway, ""));
+        same(&format!("{whole}{places}e-{}", places.len()));
+        let mut below = halfway.to_owned().into_bytes();
+        if places.is_empty() {
+            below.push(b'.');
+        }
+        for digit in below.iter_mut().rev().filter(|d| **d != b'.') {
+            if *digit > b'0' {
+                *digit -= 1;
+                break;
+            }
+            *digit = b'9';
+        }
+        same(&format!("{}{}", String::from_utf8(below).unwrap(), "9".repeat(900)));
+        same(&format!("{halfway}{}{}1", if places.is_empty() { "." } else { "" }, "0".repeat(900)));
+    }
+
+    #[test]
+    fn rounds_halfway_points_as_core_does() {
+        let largest_subnormal = f64::from_bits((1 << 52) - 1);
+        for low in [
+            0.0,
+            5e-324,
+            1e-323,
+            largest_subnormal,
+            f64::MIN_POSITIVE,
+            next_up(f64::MIN_POSITIVE),
+            1e-300,
+            0.1,
+            1.0,
+            9007199254740992.0,
+            1e300,
+            f64::from_bits(f64::MAX.to_bits() - 1),
+        ] {
+            same_around_halfway(&half_of_sum(&[low, next_up(low)]));
+        }
+        // Between f64::MAX and 2^1024: ties to even go up, to infinity.
+        let top_half_ulp = 2f64.powi(970);
+        same_around_halfway(&half_of_sum(&[f64::MAX, f64::MAX, 2.0 * top_half_ulp]));
+        let two_to_1024 = half_of_sum(&[2f64.powi(1023); 4]);
+        same(&two_to_1024);
+        same(&format!("{two_to_1024}e-1"));
+        // 2^-1075, half the smallest subnormal, and its first 17 digits either side.
+        same(&half_of_sum(&[0.0, 5e-324]));
+        same("2.4703282292062327e-324");
+        same("2.4703282292062328e-324");
+        same("1e-324");
+        same("4.4501477170144023e-308");
+        same("2.2250738585072009e-308");
+        same("2.2250738585072012e-308");
+    }
+
+    #[test]
+    fn reads_long_and_hostile_digit_strings_as_core_does() {
+        let halfway_above_one = half_of_sum(&[1.0, next_up(1.0)]);
+        same(&format!("{halfway_above_one}{}", "0".repeat(100_000)));
+        same(&format!("{halfway_above_one}{}1", "0".repeat(100_000)));
+        same(&format!("1{}e-100000", "0".repeat(100_000)));
+        same(&format!("0.{}1e100001", "0".repeat(100_000)));
+        // A megabyte of digits is one pass: no quadratic work and no megabyte-sized integer.
+        for digit in ["1", "5", "9"] {
+            let megabyte = digit.repeat(1 << 20);
+            same(&megabyte);
+            same(&format!("{megabyte}e-1048576"));
+            same(&format!("0.{megabyte}"));
+            same(&format!("{megabyte}e-1048890"));
+        }
+        same(&format!("0.{}1", "0".repeat(1 << 20)));
+        // core reads an exponent's digits only until it reaches 65,536.
+        same(&format!("{}e-1996910", "1".repeat(200_000)));
+        same(&format!("0.{}1e700050", "0".repeat(70_000)));
+        same(&format!("{}e-1048576", "0".repeat(1 << 20)));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1_000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn any_f64_written_in_many_digits_or_halfway_to_the_next_reads_as_core_reads_it(
+            bits in 0..f64::MAX.to_bits(), digits in 17usize..800
+        ) {
+            let x = f64::from_bits(bits);
+            same(&format!("{x:.digits$e}"));
+            same(&format!("{x:.1076}"));
+            same_around_halfway(&half_of_sum(&[x, next_up(x)]));
+        }
+
+        #[test]
+        fn any_long_decimal_text_reads_as_core_reads_it(text in "[0-9]{1,400}(\\.[0-9]{0,600})?([eE]-?[0-9]{1,3})?") {
+            same(&text);
+        }
     }
 
     proptest! {

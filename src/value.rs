@@ -351,6 +351,11 @@ pub(crate) fn wrong(path: &str, expected: &str, got: &Value) -> FieldError {
     FieldError::new(path, format!("must be {expected} (got {})", show_kind(got)))
 }
 
+/// Like [`wrong`], but the value is shown whatever its kind: a field with a fixed set of values.
+pub(crate) fn wrong_value(path: &str, expected: &str, got: &Value) -> FieldError {
+    FieldError::new(path, format!("must be {expected} (got {})", show(got)))
+}
+
 /// `{path} is missing; give {expected}`.
 pub(crate) fn missing(path: &str, expected: &str) -> FieldError {
     FieldError::new(path, format!("is missing; give {expected}"))

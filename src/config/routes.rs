@@ -13,7 +13,7 @@ use crate::outcome::FailureClass;
 use crate::policy::{
     AfterStart, Backoff, Conditions, Hedge, Jitter, ResumeMode, RetryPolicy, Strategy, MAX_LATENCY_SAMPLES,
 };
-use crate::value::{child, read_number, read_whole, show, show_kind, FieldError, Obj, MAX_MS};
+use crate::value::{child, read_number, read_whole, show, wrong, wrong_value, FieldError, Obj, MAX_MS};
 
 /// The most attempts one retry node may make.
 const MAX_ATTEMPTS: u64 = 100;
@@ -195,10 +195,7 @@ impl<'a> RouteBuilder<'a> {
                     ))
                 }
             }
-            other => Err(FieldError::new(
-                path,
-                format!("must be a target name or a strategy object (got {})", show_kind(other)),
-            )),
+            other => Err(wrong(path, "a target name or a strategy object", other)),
         }
     }
 
@@ -226,9 +223,7 @@ impl<'a> RouteBuilder<'a> {
     fn members(&mut self, v: &Value, path: &str, key: &str) -> Result<Vec<Strategy>, FieldError> {
         let list = match v {
             Value::Array(list) => list,
-            other => {
-                return Err(FieldError::new(path, format!("must be a list of strategies (got {})", show_kind(other))))
-            }
+            other => return Err(wrong(path, "a list of strategies", other)),
         };
         if list.is_empty() {
             return Err(FieldError::new(
@@ -310,12 +305,7 @@ fn parse_hedge(v: &Value, path: &str) -> Result<Hedge, FieldError> {
 }
 
 fn parse_weights(v: &Value, path: &str, members: usize) -> Result<Vec<u32>, FieldError> {
-    let list = v.as_array().ok_or_else(|| {
-        FieldError::new(
-            path,
-            format!("must be a list of positive whole numbers, one per member (got {})", show_kind(v)),
-        )
-    })?;
+    let list = v.as_array().ok_or_else(|| wrong(path, "a list of positive whole numbers, one per member", v))?;
     if list.len() != members {
         return Err(FieldError::new(
             path,
@@ -354,23 +344,14 @@ fn parse_backoff(v: &Value, path: &str) -> Result<Backoff, FieldError> {
         Some(Value::String(s)) if s == "equal" => Jitter::Equal,
         Some(Value::String(s)) if s == "full" => Jitter::Full,
         Some(Value::String(s)) if s == "none" => Jitter::None,
-        Some(x) => {
-            return Err(FieldError::new(
-                child(path, "jitter"),
-                format!("must be \"equal\", \"full\" or \"none\" (got {})", show(x)),
-            ))
-        }
+        Some(x) => return Err(wrong_value(&child(path, "jitter"), "\"equal\", \"full\" or \"none\"", x)),
     };
     Ok(Backoff { initial_ms, multiplier, max_ms, jitter })
 }
 
 fn parse_conditions(v: &Value, path: &str) -> Result<Conditions, FieldError> {
-    let list = v.as_array().ok_or_else(|| {
-        FieldError::new(
-            path,
-            format!("must be a list such as [\"transport\", \"timeout\", 429, \"5xx\"] (got {})", show_kind(v)),
-        )
-    })?;
+    let list =
+        v.as_array().ok_or_else(|| wrong(path, "a list such as [\"transport\", \"timeout\", 429, \"5xx\"]", v))?;
     let mut c = Conditions::default();
     for (i, item) in list.iter().enumerate() {
         let class = item.as_str().and_then(FailureClass::parse);

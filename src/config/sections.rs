@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::target::header_value_problem;
 use crate::policy::{HealthPolicy, RetryBudgetPolicy};
 use crate::secret::Secret;
-use crate::value::{child, kind, read_number, read_whole, show, show_kind, FieldError, Obj};
+use crate::value::{child, kind, read_number, read_whole, show, wrong, wrong_value, FieldError, Obj};
 
 /// The largest gateway request body that may be allowed.
 const MAX_BODY_BYTES: u64 = 1_000_000_000;
@@ -93,9 +93,7 @@ pub(super) fn parse_gateway(v: &Value) -> Result<GatewayConfig, FieldError> {
     let o = Obj::new(v, "gateway", &["apiKeys", "maxBodyBytes", "cors"])?;
     let mut g = GatewayConfig::default();
     if let Some(keys) = o.get("apiKeys") {
-        let list = keys.as_array().ok_or_else(|| {
-            FieldError::new("gateway.apiKeys", format!("must be a list of key strings (got {})", show_kind(keys)))
-        })?;
+        let list = keys.as_array().ok_or_else(|| wrong("gateway.apiKeys", "a list of key strings", keys))?;
         for (i, k) in list.iter().enumerate() {
             match k {
                 Value::String(s) if !s.is_empty() => match header_value_problem(s, true) {
@@ -126,12 +124,10 @@ pub(super) fn parse_gateway(v: &Value) -> Result<GatewayConfig, FieldError> {
             Value::Bool(true) => Cors::AnyOrigin,
             Value::Array(list) => read_cors_origins(list)?,
             other => {
-                return Err(FieldError::new(
+                return Err(wrong_value(
                     "gateway.cors",
-                    format!(
-                        "must be true (any origin), false, or a list of exact origins where \"*\" means any origin (got {})",
-                        show(other)
-                    ),
+                    "true (any origin), false, or a list of exact origins where \"*\" means any origin",
+                    other,
                 ))
             }
         };
@@ -159,13 +155,7 @@ fn read_cors_origins(list: &[Value]) -> Result<Cors, FieldError> {
             }
             Value::String(s) if is_origin(s) => origins.push(s.to_ascii_lowercase()),
             other => {
-                return Err(FieldError::new(
-                    path,
-                    format!(
-                        "must be an origin (scheme, host and optional port, no path) such as \"https://app.example\", or \"*\" for any origin (got {})",
-                        show(other)
-                    ),
-                ))
+                return Err(wrong_value(&path, "an origin (scheme, host and optional port, no path) such as \"https://app.example\", or \"*\" for any origin", other))
             }
         }
     }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::format::{Endpoint, Format};
 use crate::secret::{is_secret_header, Secret, REDACTED};
-use crate::value::{as_object, child, kind, show, show_kind, FieldError, Obj};
+use crate::value::{as_object, child, kind, show, show_kind, wrong_value, FieldError, Obj};
 
 /// A provider endpoint and model. Neither `api_key` nor a credential header ever prints.
 #[derive(Clone, PartialEq)]
@@ -189,12 +189,10 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         None | Some(Value::Null) => false,
         Some(Value::Bool(strict)) => *strict,
         Some(other) => {
-            return Err(FieldError::new(
-                child(path, "strictFrames"),
-                format!(
-                    "must be true (a malformed stream frame fails the attempt) or false (it is skipped with a warning) (got {})",
-                    show(other)
-                ),
+            return Err(wrong_value(
+                &child(path, "strictFrames"),
+                "true (a malformed stream frame fails the attempt) or false (it is skipped with a warning)",
+                other,
             ))
         }
     };
@@ -202,12 +200,10 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         None | Some(Value::Null) => false,
         Some(Value::Bool(prefill)) => *prefill,
         Some(other) => {
-            return Err(FieldError::new(
-                child(path, "prefill"),
-                format!(
-                    "must be true (the model continues a final assistant message) or false (default) (got {})",
-                    show(other)
-                ),
+            return Err(wrong_value(
+                &child(path, "prefill"),
+                "true (the model continues a final assistant message) or false (default)",
+                other,
             ))
         }
     };

@@ -39,9 +39,13 @@ impl fmt::Display for FieldError {
 impl std::error::Error for FieldError {}
 
 impl FieldError {
-    pub fn new(path: impl Into<String>, what: impl fmt::Display) -> Self {
-        let path = path.into();
-        let message = if path.is_empty() { what.to_string() } else { format!("{path} {what}") };
+    pub fn new(path: impl Into<String>, what: impl Into<String>) -> Self {
+        Self::joined(path.into(), what.into())
+    }
+
+    /// [`FieldError::new`]'s body, one copy for every pair of argument types.
+    fn joined(path: String, what: String) -> Self {
+        let message = if path.is_empty() { what } else { format!("{path} {what}") };
         FieldError { path, message }
     }
 }

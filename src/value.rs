@@ -331,6 +331,11 @@ pub(crate) fn child(path: &str, key: &str) -> String {
     }
 }
 
+/// The path of item `i` of the list at `path`: `a[3]`.
+pub(crate) fn index_path(path: &str, i: usize) -> String {
+    format!("{path}[{i}]")
+}
+
 /// A value as the user wrote it, shortened.
 pub(crate) fn show(v: &Value) -> String {
     let s = v.to_json();

@@ -8,7 +8,9 @@ use super::{
     ChatRequest, Effort, Message, Opaque, Part, ReasoningPart, ReasoningRequest, ReasoningState, ResponseFormat, Role,
     Source, Tool, ToolCall, ToolChoice, UnmetChoice,
 };
-use crate::value::{child, parse_json, read_number, read_whole, show, show_kind, wrong, wrong_value, FieldError, Obj};
+use crate::value::{
+    child, index_path, parse_json, read_number, read_whole, show, show_kind, wrong, wrong_value, FieldError, Obj,
+};
 
 /// The largest whole number a JavaScript number holds exactly (2^53 - 1).
 const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
@@ -43,7 +45,7 @@ impl ChatRequest {
             Some(Value::Array(list)) if !list.is_empty() => list
                 .iter()
                 .enumerate()
-                .map(|(i, m)| read_message(m, &format!("request.messages[{i}]")))
+                .map(|(i, m)| read_message(m, &index_path("request.messages", i)))
                 .collect::<Result<_, _>>()?,
             Some(Value::Array(_)) => return Err(FieldError::new("request.messages", "must hold at least one message")),
             None => {
@@ -79,7 +81,7 @@ impl ChatRequest {
                 .map(|(i, s)| {
                     s.as_str()
                         .map(str::to_string)
-                        .ok_or_else(|| wrong_value(&format!("request.stop[{i}]"), "a string", s))
+                        .ok_or_else(|| wrong_value(&index_path("request.stop", i), "a string", s))
                 })
                 .collect::<Result<_, _>>()?,
             Some(v) => return Err(wrong("request.stop", "a string or a list of strings", v)),
@@ -89,7 +91,7 @@ impl ChatRequest {
             Some(Value::Array(list)) => list
                 .iter()
                 .enumerate()
-                .map(|(i, t)| read_tool(t, &format!("request.tools[{i}]")))
+                .map(|(i, t)| read_tool(t, &index_path("request.tools", i)))
                 .collect::<Result<_, _>>()?,
             Some(v) => return Err(wrong("request.tools", "a list of tools", v)),
         };
@@ -385,7 +387,7 @@ pub(crate) fn read_carried(v: &Value) -> Result<(String, Option<ReasoningState>,
         Some(Value::Array(parts)) => parts
             .iter()
             .enumerate()
-            .map(|(i, p)| read_reasoning_part(p, &format!("id.reasoning[{i}]"), Role::Assistant))
+            .map(|(i, p)| read_reasoning_part(p, &index_path("id.reasoning", i), Role::Assistant))
             .collect::<Result<_, _>>()?,
         Some(other) => return Err(wrong(&o.path_of("reasoning"), "a list", other)),
     };

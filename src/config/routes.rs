@@ -13,7 +13,7 @@ use crate::outcome::FailureClass;
 use crate::policy::{
     AfterStart, Backoff, Conditions, Hedge, Jitter, ResumeMode, RetryPolicy, Strategy, MAX_LATENCY_SAMPLES,
 };
-use crate::value::{child, read_number, read_whole, show, wrong, wrong_value, FieldError, Obj, MAX_MS};
+use crate::value::{child, index_path, read_number, read_whole, show, wrong, wrong_value, FieldError, Obj, MAX_MS};
 
 /// The most attempts one retry node may make.
 const MAX_ATTEMPTS: u64 = 100;
@@ -231,7 +231,7 @@ impl<'a> RouteBuilder<'a> {
                 format!("must list at least one member (got []); a {key} of nothing can never answer"),
             ));
         }
-        list.iter().enumerate().map(|(i, m)| self.strategy(m, &format!("{path}[{i}]"))).collect()
+        list.iter().enumerate().map(|(i, m)| self.strategy(m, &index_path(path, i))).collect()
     }
 }
 
@@ -314,7 +314,7 @@ fn parse_weights(v: &Value, path: &str, members: usize) -> Result<Vec<u32>, Fiel
     }
     list.iter()
         .enumerate()
-        .map(|(i, w)| read_whole(w, &format!("{path}[{i}]"), "a whole number", 1, MAX_WEIGHT).map(|n| n as u32))
+        .map(|(i, w)| read_whole(w, &index_path(path, i), "a whole number", 1, MAX_WEIGHT).map(|n| n as u32))
         .collect()
 }
 
@@ -365,7 +365,7 @@ fn parse_conditions(v: &Value, path: &str) -> Result<Conditions, FieldError> {
             Value::Number(n) if n.as_u64().is_some_and(|s| (100..=599).contains(&s)) => c.statuses.push(n.as_u64().unwrap() as u16),
             other => {
                 return Err(FieldError::new(
-                    format!("{path}[{i}]"),
+                    index_path(path, i),
                     format!("must be \"transport\", \"timeout\", \"protocol\", \"4xx\", \"5xx\", a failure class ({}) or an HTTP status from 100 to 599 (got {})", FailureClass::ALL.map(|c| format!("\"{}\"", c.as_str())).join(", "), show(other)),
                 ))
             }

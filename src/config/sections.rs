@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::target::header_value_problem;
 use crate::policy::{HealthPolicy, RetryBudgetPolicy};
 use crate::secret::Secret;
-use crate::value::{child, kind, read_number, read_whole, show, wrong, wrong_value, FieldError, Obj};
+use crate::value::{child, index_path, kind, read_number, read_whole, show, wrong, wrong_value, FieldError, Obj};
 
 /// The largest gateway request body that may be allowed.
 const MAX_BODY_BYTES: u64 = 1_000_000_000;
@@ -101,14 +101,14 @@ pub(super) fn parse_gateway(v: &Value) -> Result<GatewayConfig, FieldError> {
                     None => g.api_keys.push(Secret::new(s.clone())),
                     Some(problem) => {
                         return Err(FieldError::new(
-                            format!("gateway.apiKeys[{i}]"),
+                            index_path("gateway.apiKeys", i),
                             format!("must be usable as an HTTP header value, but it {problem} (the key is not shown)"),
                         ))
                     }
                 },
                 other => {
                     return Err(FieldError::new(
-                        format!("gateway.apiKeys[{i}]"),
+                        index_path("gateway.apiKeys", i),
                         format!("must be a non-empty string (got {})", kind(other)),
                     ))
                 }
@@ -141,7 +141,7 @@ pub(super) fn parse_gateway(v: &Value) -> Result<GatewayConfig, FieldError> {
 fn read_cors_origins(list: &[Value]) -> Result<Cors, FieldError> {
     let mut origins = Vec::with_capacity(list.len());
     for (i, item) in list.iter().enumerate() {
-        let path = format!("gateway.cors[{i}]");
+        let path = index_path("gateway.cors", i);
         match item {
             Value::String(s) if s == "*" => return Ok(Cors::AnyOrigin),
             Value::String(s) if s.contains('*') => {

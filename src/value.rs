@@ -112,7 +112,7 @@ impl<'a> Obj<'a> {
             Value::Object(map) => map,
             other => {
                 let name = if path.is_empty() { "config" } else { path };
-                return Err(FieldError::new(name, format!("must be {what} (got {})", show_kind(other))));
+                return Err(wrong(name, what, other));
             }
         };
         for key in map.keys() {
@@ -140,7 +140,7 @@ impl<'a> Obj<'a> {
         match self.get(key) {
             Some(Value::String(s)) if !s.is_empty() => Ok(s),
             None => Err(missing(&self.path_of(key), expected)),
-            Some(other) => Err(FieldError::new(self.path_of(key), format!("must be {expected} (got {})", show(other)))),
+            Some(other) => Err(wrong_value(&self.path_of(key), expected, other)),
         }
     }
 

@@ -192,7 +192,7 @@ fn read_response_format(v: &Value) -> Result<Option<ResponseFormat>, FieldError>
     const KINDS: &str = r#"{"type": "json"}, {"type": "json", "schema": {...}} or {"type": "text"}"#;
     let kind = match v {
         Value::Object(map) => map.get("type"),
-        other => return Err(FieldError::new(PATH, format!("must be {KINDS} (got {})", show_kind(other)))),
+        other => return Err(wrong(PATH, KINDS, other)),
     };
     match kind.and_then(Value::as_str) {
         Some("text") => {
@@ -246,12 +246,7 @@ fn read_message(v: &Value, path: &str) -> Result<Message, FieldError> {
         "user" => Role::User,
         "assistant" => Role::Assistant,
         "tool" => Role::Tool,
-        other => {
-            return Err(FieldError::new(
-                child(path, "role"),
-                format!("must be {ROLES} (got {})", show(&Value::from(other))),
-            ))
-        }
+        other => return Err(wrong_value(&child(path, "role"), ROLES, &Value::from(other))),
     };
     let mut reasoning = Vec::new();
     let content = match o.get("content") {
@@ -449,12 +444,7 @@ fn read_part(v: &Value, path: &str, role: Role) -> Result<Part, FieldError> {
         None if kind.is_none() => {
             return Err(FieldError::new(child(path, "type"), format!("is missing; give {KINDS}")))
         }
-        _ => {
-            return Err(FieldError::new(
-                child(path, "type"),
-                format!("must be {KINDS} (got {})", show(kind.unwrap_or(&Value::Null))),
-            ))
-        }
+        _ => return Err(wrong_value(&child(path, "type"), KINDS, kind.unwrap_or(&Value::Null))),
     };
     match part.misplaced_in(role) {
         Some(why) => Err(FieldError::new(path, why)),

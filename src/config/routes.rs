@@ -252,12 +252,7 @@ fn parse_after_start(v: &Value, path: &str) -> Result<AfterStart, FieldError> {
     let mode = match o.required_str("mode", MODES)? {
         "continue" => ResumeMode::Continue,
         "restart" => ResumeMode::Restart,
-        other => {
-            return Err(FieldError::new(
-                child(path, "mode"),
-                format!("must be {MODES} (got {})", show(&Value::from(other))),
-            ))
-        }
+        other => return Err(wrong_value(&child(path, "mode"), MODES, &Value::from(other))),
     };
     let attempts = match o.get("attempts") {
         None | Some(Value::Null) => 1,

@@ -36,12 +36,10 @@ pub enum Cors {
 pub fn parse_health(v: &Value) -> Result<HealthPolicy, FieldError> {
     let path = "health";
     if !v.is_object() {
-        return Err(FieldError::new(
+        return Err(wrong_value(
             path,
-            format!(
-                r#"must be an object such as {{"cooldownMs": 5000}}, or false to turn breakers and the retry budget off (got {})"#,
-                show(v)
-            ),
+            r#"an object such as {"cooldownMs": 5000}, or false to turn breakers and the retry budget off"#,
+            v,
         ));
     }
     let o = Obj::new(v, path, &["failures", "failureRatio", "windowMs", "minRequests", "cooldownMs", "retryBudget"])?;
@@ -68,12 +66,10 @@ pub fn parse_health(v: &Value) -> Result<HealthPolicy, FieldError> {
 
 fn parse_retry_budget(v: &Value, path: &str) -> Result<RetryBudgetPolicy, FieldError> {
     if !v.is_object() {
-        return Err(FieldError::new(
+        return Err(wrong_value(
             path,
-            format!(
-                r#"must be an object such as {{"ratio": 0.2, "minPerSecond": 10}}, or false for no budget (got {})"#,
-                show(v)
-            ),
+            r#"an object such as {"ratio": 0.2, "minPerSecond": 10}, or false for no budget"#,
+            v,
         ));
     }
     let o = Obj::new(v, path, &["ratio", "minPerSecond"])?;

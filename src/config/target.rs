@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::format::{Endpoint, Format};
 use crate::secret::{is_secret_header, Secret, REDACTED};
-use crate::value::{as_object, child, kind, show, show_kind, wrong_value, FieldError, Obj};
+use crate::value::{as_object, child, kind, show, wrong, wrong_value, FieldError, Obj};
 
 /// A provider endpoint and model. Neither `api_key` nor a credential header ever prints.
 #[derive(Clone, PartialEq)]
@@ -213,12 +213,10 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         Some(Value::Bool(false)) => PropagateDeadline::Never,
         Some(Value::String(s)) if s == "auto" => PropagateDeadline::Auto,
         Some(other) => {
-            return Err(FieldError::new(
-                child(path, "propagateDeadline"),
-                format!(
-                    r#"must be true (send the call's remaining budget in x-baton-deadline-ms), false, or "auto" (the default: once the target answered as an llm-baton gateway) (got {})"#,
-                    show(other)
-                ),
+            return Err(wrong_value(
+                &child(path, "propagateDeadline"),
+                r#"true (send the call's remaining budget in x-baton-deadline-ms), false, or "auto" (the default: once the target answered as an llm-baton gateway)"#,
+                other,
             ))
         }
     };
@@ -234,12 +232,10 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
             Some(fields.clone())
         }
         Some(other) => {
-            return Err(FieldError::new(
-                child(path, "extraBody"),
-                format!(
-                    r#"must be an object of fields to set in the provider's request body, e.g. {{"top_k": 40}} (got {})"#,
-                    show_kind(other)
-                ),
+            return Err(wrong(
+                &child(path, "extraBody"),
+                r#"an object of fields to set in the provider's request body, e.g. {"top_k": 40}"#,
+                other,
             ))
         }
     };

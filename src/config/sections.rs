@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::target::header_value_problem;
+use super::target::{header_value_problem, unusable_key};
 use crate::policy::{HealthPolicy, RetryBudgetPolicy};
 use crate::secret::Secret;
 use crate::value::{child, index_path, kind, read_number, read_whole, show, wrong, wrong_value, FieldError, Obj};
@@ -95,12 +95,7 @@ pub(super) fn parse_gateway(v: &Value) -> Result<GatewayConfig, FieldError> {
                 Value::String(s) if !s.is_empty() => match header_value_problem(s, true) {
                     // A client sends the key in a header: one no header can carry never matches.
                     None => g.api_keys.push(Secret::new(s.clone())),
-                    Some(problem) => {
-                        return Err(FieldError::new(
-                            index_path("gateway.apiKeys", i),
-                            format!("must be usable as an HTTP header value, but it {problem} (the key is not shown)"),
-                        ))
-                    }
+                    Some(problem) => return Err(unusable_key(&index_path("gateway.apiKeys", i), &problem)),
                 },
                 other => {
                     return Err(FieldError::new(

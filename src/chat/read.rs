@@ -230,9 +230,9 @@ fn read_response_format(v: &Value) -> Result<Option<ResponseFormat>, FieldError>
             };
             Ok(Some(ResponseFormat::Json { schema, name, description, strict }))
         }
-        None if kind.is_none() => Err(FieldError::new(format!("{PATH}.type"), r#"is missing; give "json" or "text""#)),
+        None if kind.is_none() => Err(FieldError::new(child(PATH, "type"), r#"is missing; give "json" or "text""#)),
         _ => Err(FieldError::new(
-            format!("{PATH}.type"),
+            child(PATH, "type"),
             format!(r#"must be "json" or "text" (got {})"#, show(kind.unwrap_or(&Value::Null))),
         )),
     }

@@ -151,6 +151,14 @@ impl<'a> Obj<'a> {
             Some(v) => read_ms(v, &self.path_of(key), omit_hint).map(Some),
         }
     }
+
+    /// [`Obj::opt_ms`] with its default, which the hint names ("omit it for the default of …").
+    pub(crate) fn opt_ms_or(&self, key: &str, default: u64) -> Result<u64, FieldError> {
+        match self.get(key) {
+            None | Some(Value::Null) => Ok(default),
+            Some(v) => read_ms(v, &self.path_of(key), &format!("omit it for the default of {default}")),
+        }
+    }
 }
 
 /// A positive number of milliseconds no longer than a timer can wait, rounded up to whole ms.

@@ -216,7 +216,7 @@ impl<'a> RouteBuilder<'a> {
             Some(b) => parse_backoff(b, &child(path, "backoff"))?,
         };
         let retry_on = o.get("retryOn").map(|c| parse_conditions(c, &child(path, "retryOn"))).transpose()?;
-        let max_retry_after_ms = o.opt_ms("maxRetryAfterMs", "omit it for the default of 60000")?.unwrap_or(60_000);
+        let max_retry_after_ms = o.opt_ms_or("maxRetryAfterMs", 60_000)?;
         Ok(Strategy::Retry(Box::new(RetryPolicy { inner, attempts, backoff, retry_on, max_retry_after_ms })))
     }
 
@@ -258,9 +258,7 @@ fn parse_after_start(v: &Value, path: &str) -> Result<AfterStart, FieldError> {
         None | Some(Value::Null) => 1,
         Some(a) => read_whole(a, &child(path, "attempts"), "a whole number of resumes", 1, MAX_RESUMES)? as u32,
     };
-    let min_remaining_ms = o
-        .opt_ms("minRemainingMs", &format!("omit it for the default of {DEFAULT_MIN_REMAINING_MS}"))?
-        .unwrap_or(DEFAULT_MIN_REMAINING_MS);
+    let min_remaining_ms = o.opt_ms_or("minRemainingMs", DEFAULT_MIN_REMAINING_MS)?;
     Ok(AfterStart { mode, attempts, min_remaining_ms })
 }
 
@@ -283,9 +281,7 @@ fn parse_hedge(v: &Value, path: &str) -> Result<Hedge, FieldError> {
             "needs afterMs (a fixed threshold, e.g. 2000), afterPercentile (learned from the target's recent times to first token, e.g. 95), or both (afterMs until enough is learned)",
         ));
     }
-    let floor_ms = o
-        .opt_ms("floorMs", &format!("omit it for the default of {DEFAULT_HEDGE_FLOOR_MS}"))?
-        .unwrap_or(DEFAULT_HEDGE_FLOOR_MS);
+    let floor_ms = o.opt_ms_or("floorMs", DEFAULT_HEDGE_FLOOR_MS)?;
     let min_samples = match o.get("minSamples") {
         None | Some(Value::Null) => DEFAULT_HEDGE_MIN_SAMPLES,
         Some(n) => {

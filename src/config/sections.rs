@@ -54,8 +54,8 @@ pub fn parse_health(v: &Value) -> Result<HealthPolicy, FieldError> {
         None | Some(Value::Null) => d.failure_ratio,
         Some(n) => read_number(n, &child(path, "failureRatio"), "a share of failures", (0.01, 1.0), "")?,
     };
-    let window_ms = o.opt_ms("windowMs", "omit it for the default of 30000")?.unwrap_or(d.window_ms);
-    let cooldown_ms = o.opt_ms("cooldownMs", "omit it for the default of 5000")?.unwrap_or(d.cooldown_ms);
+    let window_ms = o.opt_ms_or("windowMs", d.window_ms)?;
+    let cooldown_ms = o.opt_ms_or("cooldownMs", d.cooldown_ms)?;
     let retry_budget = match o.get("retryBudget") {
         None | Some(Value::Null) => d.retry_budget,
         Some(Value::Bool(false)) => None,

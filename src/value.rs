@@ -39,9 +39,13 @@ impl fmt::Display for FieldError {
 impl std::error::Error for FieldError {}
 
 impl FieldError {
-    pub fn new(path: impl Into<String>, what: impl fmt::Display) -> Self {
-        let path = path.into();
-        let message = if path.is_empty() { what.to_string() } else { format!("{path} {what}") };
+    pub fn new(path: impl Into<String>, what: impl Into<String>) -> Self {
+        Self::joined(path.into(), what.into())
+    }
+
+    /// [`FieldError::new`]'s body, one copy for every pair of argument types.
+    fn joined(path: String, what: String) -> Self {
+        let message = if path.is_empty() { what } else { format!("{path} {what}") };
         FieldError { path, message }
     }
 }
@@ -108,7 +112,7 @@ impl<'a> Obj<'a> {
             Value::Object(map) => map,
             other => {
                 let name = if path.is_empty() { "config" } else { path };
-                return Err(FieldError::new(name, format!("must be {what} (got {})", show_kind(other))));
+                return Err(wrong(name, what, other));
             }
         };
         for key in map.keys() {
@@ -136,7 +140,7 @@ impl<'a> Obj<'a> {
         match self.get(key) {
             Some(Value::String(s)) if !s.is_empty() => Ok(s),
             None => Err(missing(&self.path_of(key), expected)),
-            Some(other) => Err(FieldError::new(self.path_of(key), format!("must be {expected} (got {})", show(other)))),
+            Some(other) => Err(wrong_value(&self.path_of(key), expected, other)),
         }
     }
 
@@ -145,6 +149,14 @@ impl<'a> Obj<'a> {
         match self.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(v) => read_ms(v, &self.path_of(key), omit_hint).map(Some),
+        }
+    }
+
+    /// [`Obj::opt_ms`] with its default, which the hint names ("omit it for the default of …").
+    pub(crate) fn opt_ms_or(&self, key: &str, default: u64) -> Result<u64, FieldError> {
+        match self.get(key) {
+            None | Some(Value::Null) => Ok(default),
+            Some(v) => read_ms(v, &self.path_of(key), &format!("omit it for the default of {default}")),
         }
     }
 }
@@ -327,6 +339,11 @@ pub(crate) fn child(path: &str, key: &str) -> String {
     }
 }
 
+/// The path of item `i` of the list at `path`: `a[3]`.
+pub(crate) fn index_path(path: &str, i: usize) -> String {
+    format!("{path}[{i}]")
+}
+
 /// A value as the user wrote it, shortened.
 pub(crate) fn show(v: &Value) -> String {
     let s = v.to_json();
@@ -349,6 +366,11 @@ pub(crate) fn show_kind(v: &Value) -> String {
 /// `{path} must be {expected} (got …)`: a field of the wrong type or value.
 pub(crate) fn wrong(path: &str, expected: &str, got: &Value) -> FieldError {
     FieldError::new(path, format!("must be {expected} (got {})", show_kind(got)))
+}
+
+/// Like [`wrong`], but the value is shown whatever its kind: a field with a fixed set of values.
+pub(crate) fn wrong_value(path: &str, expected: &str, got: &Value) -> FieldError {
+    FieldError::new(path, format!("must be {expected} (got {})", show(got)))
 }
 
 /// `{path} is missing; give {expected}`.

@@ -8,7 +8,9 @@ use super::{
     ChatRequest, Effort, Message, Opaque, Part, ReasoningPart, ReasoningRequest, ReasoningState, ResponseFormat, Role,
     Source, Tool, ToolCall, ToolChoice, UnmetChoice,
 };
-use crate::value::{child, parse_json, read_number, read_whole, show, show_kind, FieldError, Obj};
+use crate::value::{
+    child, index_path, parse_json, read_number, read_whole, show, show_kind, wrong, wrong_value, FieldError, Obj,
+};
 
 /// The largest whole number a JavaScript number holds exactly (2^53 - 1).
 const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
@@ -43,7 +45,7 @@ impl ChatRequest {
             Some(Value::Array(list)) if !list.is_empty() => list
                 .iter()
                 .enumerate()
-                .map(|(i, m)| read_message(m, &format!("request.messages[{i}]")))
+                .map(|(i, m)| read_message(m, &index_path("request.messages", i)))
                 .collect::<Result<_, _>>()?,
             Some(Value::Array(_)) => return Err(FieldError::new("request.messages", "must hold at least one message")),
             None => {
@@ -52,12 +54,7 @@ impl ChatRequest {
                     r#"is missing; give a list such as [{"role": "user", "content": "Hello"}]"#,
                 ))
             }
-            Some(v) => {
-                return Err(FieldError::new(
-                    "request.messages",
-                    format!("must be a list of messages (got {})", show_kind(v)),
-                ))
-            }
+            Some(v) => return Err(wrong("request.messages", "a list of messages", v)),
         };
         let max_tokens = match o.get("maxTokens") {
             None | Some(Value::Null) => None,
@@ -82,28 +79,21 @@ impl ChatRequest {
                 .iter()
                 .enumerate()
                 .map(|(i, s)| {
-                    s.as_str().map(str::to_string).ok_or_else(|| {
-                        FieldError::new(format!("request.stop[{i}]"), format!("must be a string (got {})", show(s)))
-                    })
+                    s.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| wrong_value(&index_path("request.stop", i), "a string", s))
                 })
                 .collect::<Result<_, _>>()?,
-            Some(v) => {
-                return Err(FieldError::new(
-                    "request.stop",
-                    format!("must be a string or a list of strings (got {})", show_kind(v)),
-                ))
-            }
+            Some(v) => return Err(wrong("request.stop", "a string or a list of strings", v)),
         };
         let tools: Vec<Tool> = match o.get("tools") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(list)) => list
                 .iter()
                 .enumerate()
-                .map(|(i, t)| read_tool(t, &format!("request.tools[{i}]")))
+                .map(|(i, t)| read_tool(t, &index_path("request.tools", i)))
                 .collect::<Result<_, _>>()?,
-            Some(v) => {
-                return Err(FieldError::new("request.tools", format!("must be a list of tools (got {})", show_kind(v))))
-            }
+            Some(v) => return Err(wrong("request.tools", "a list of tools", v)),
         };
         let tool_choice = match o.get("toolChoice") {
             None | Some(Value::Null) => None,
@@ -113,12 +103,10 @@ impl ChatRequest {
             None | Some(Value::Null) => None,
             Some(Value::Bool(b)) => Some(*b),
             Some(other) => {
-                return Err(FieldError::new(
+                return Err(wrong_value(
                     "request.parallelToolCalls",
-                    format!(
-                        "must be true (the model may call several tools at once) or false (at most one) (got {})",
-                        show(other)
-                    ),
+                    "true (the model may call several tools at once) or false (at most one)",
+                    other,
                 ))
             }
         };
@@ -204,7 +192,7 @@ fn read_response_format(v: &Value) -> Result<Option<ResponseFormat>, FieldError>
     const KINDS: &str = r#"{"type": "json"}, {"type": "json", "schema": {...}} or {"type": "text"}"#;
     let kind = match v {
         Value::Object(map) => map.get("type"),
-        other => return Err(FieldError::new(PATH, format!("must be {KINDS} (got {})", show_kind(other)))),
+        other => return Err(wrong(PATH, KINDS, other)),
     };
     match kind.and_then(Value::as_str) {
         Some("text") => {
@@ -216,12 +204,7 @@ fn read_response_format(v: &Value) -> Result<Option<ResponseFormat>, FieldError>
             let schema = match o.get("schema") {
                 None | Some(Value::Null) => None,
                 Some(s @ Value::Object(_)) => Some(s.clone()),
-                Some(other) => {
-                    return Err(FieldError::new(
-                        o.path_of("schema"),
-                        format!("must be a JSON Schema object (got {})", show_kind(other)),
-                    ))
-                }
+                Some(other) => return Err(wrong(&o.path_of("schema"), "a JSON Schema object", other)),
             };
             let name = match o.get("name") {
                 None | Some(Value::Null) => None,
@@ -231,38 +214,25 @@ fn read_response_format(v: &Value) -> Result<Option<ResponseFormat>, FieldError>
                 {
                     Some(s.clone())
                 }
-                Some(other) => {
-                    return Err(FieldError::new(
-                        o.path_of("name"),
-                        format!("must be 1 to 64 letters, digits, _ or - (got {})", show(other)),
-                    ))
-                }
+                Some(other) => return Err(wrong_value(&o.path_of("name"), "1 to 64 letters, digits, _ or -", other)),
             };
             let description = match o.get("description") {
                 None | Some(Value::Null) => None,
                 Some(Value::String(s)) => Some(s.clone()),
-                Some(other) => {
-                    return Err(FieldError::new(
-                        o.path_of("description"),
-                        format!("must be a string (got {})", show_kind(other)),
-                    ))
-                }
+                Some(other) => return Err(wrong(&o.path_of("description"), "a string", other)),
             };
             let strict = match o.get("strict") {
                 None | Some(Value::Null) => None,
                 Some(Value::Bool(b)) => Some(*b),
                 Some(other) => {
-                    return Err(FieldError::new(
-                        o.path_of("strict"),
-                        format!("must be true (enforce the schema exactly) or false (got {})", show(other)),
-                    ))
+                    return Err(wrong_value(&o.path_of("strict"), "true (enforce the schema exactly) or false", other))
                 }
             };
             Ok(Some(ResponseFormat::Json { schema, name, description, strict }))
         }
-        None if kind.is_none() => Err(FieldError::new(format!("{PATH}.type"), r#"is missing; give "json" or "text""#)),
+        None if kind.is_none() => Err(FieldError::new(child(PATH, "type"), r#"is missing; give "json" or "text""#)),
         _ => Err(FieldError::new(
-            format!("{PATH}.type"),
+            child(PATH, "type"),
             format!(r#"must be "json" or "text" (got {})"#, show(kind.unwrap_or(&Value::Null))),
         )),
     }
@@ -276,12 +246,7 @@ fn read_message(v: &Value, path: &str) -> Result<Message, FieldError> {
         "user" => Role::User,
         "assistant" => Role::Assistant,
         "tool" => Role::Tool,
-        other => {
-            return Err(FieldError::new(
-                child(path, "role"),
-                format!("must be {ROLES} (got {})", show(&Value::from(other))),
-            ))
-        }
+        other => return Err(wrong_value(&child(path, "role"), ROLES, &Value::from(other))),
     };
     let mut reasoning = Vec::new();
     let content = match o.get("content") {
@@ -300,12 +265,7 @@ fn read_message(v: &Value, path: &str) -> Result<Message, FieldError> {
             }
             content
         }
-        Some(other) => {
-            return Err(FieldError::new(
-                child(path, "content"),
-                format!("must be a string or a list of parts (got {})", show_kind(other)),
-            ))
-        }
+        Some(other) => return Err(wrong(&child(path, "content"), "a string or a list of parts", other)),
     };
     let tool_calls = match o.get("toolCalls") {
         None | Some(Value::Null) => Vec::new(),
@@ -323,19 +283,12 @@ fn read_message(v: &Value, path: &str) -> Result<Message, FieldError> {
                 })
             })
             .collect::<Result<_, FieldError>>()?,
-        Some(other) => {
-            return Err(FieldError::new(child(path, "toolCalls"), format!("must be a list (got {})", show_kind(other))))
-        }
+        Some(other) => return Err(wrong(&child(path, "toolCalls"), "a list", other)),
     };
     let tool_call_id = match o.get("toolCallId") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
-        Some(other) => {
-            return Err(FieldError::new(
-                child(path, "toolCallId"),
-                format!("must be a non-empty string (got {})", show(other)),
-            ))
-        }
+        Some(other) => return Err(wrong_value(&child(path, "toolCallId"), "a non-empty string", other)),
     };
     if role == Role::Tool && tool_call_id.is_none() {
         return Err(FieldError::new(
@@ -368,9 +321,10 @@ fn read_reasoning(v: &Value) -> Result<ReasoningRequest, FieldError> {
         None | Some(Value::Null) => None,
         Some(Value::Bool(b)) => Some(*b),
         Some(other) => {
-            return Err(FieldError::new(
-                o.path_of("summary"),
-                format!("must be true (ask for the reasoning's summary as text) or false (got {})", show(other)),
+            return Err(wrong_value(
+                &o.path_of("summary"),
+                "true (ask for the reasoning's summary as text) or false",
+                other,
             ))
         }
     };
@@ -389,9 +343,7 @@ fn read_reasoning_part(v: &Value, path: &str, role: Role) -> Result<ReasoningPar
     let text = match o.get("text") {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(text)) => text.clone(),
-        Some(other) => {
-            return Err(FieldError::new(o.path_of("text"), format!("must be a string (got {})", show_kind(other))))
-        }
+        Some(other) => return Err(wrong(&o.path_of("text"), "a string", other)),
     };
     Ok(ReasoningPart { text, state: read_opt_state(&o)? })
 }
@@ -430,11 +382,9 @@ pub(crate) fn read_carried(v: &Value) -> Result<(String, Option<ReasoningState>,
         Some(Value::Array(parts)) => parts
             .iter()
             .enumerate()
-            .map(|(i, p)| read_reasoning_part(p, &format!("id.reasoning[{i}]"), Role::Assistant))
+            .map(|(i, p)| read_reasoning_part(p, &index_path("id.reasoning", i), Role::Assistant))
             .collect::<Result<_, _>>()?,
-        Some(other) => {
-            return Err(FieldError::new(o.path_of("reasoning"), format!("must be a list (got {})", show_kind(other))))
-        }
+        Some(other) => return Err(wrong(&o.path_of("reasoning"), "a list", other)),
     };
     Ok((id, read_opt_state(&o)?, reasoning))
 }
@@ -457,12 +407,7 @@ fn read_part(v: &Value, path: &str, role: Role) -> Result<Part, FieldError> {
             match o.get("text") {
                 Some(Value::String(text)) => Part::Text { text: text.clone() },
                 None => return Err(FieldError::new(o.path_of("text"), "is missing; give the part's text")),
-                Some(other) => {
-                    return Err(FieldError::new(
-                        o.path_of("text"),
-                        format!("must be a string (got {})", show_kind(other)),
-                    ))
-                }
+                Some(other) => return Err(wrong(&o.path_of("text"), "a string", other)),
             }
         }
         Some("image") => {
@@ -499,12 +444,7 @@ fn read_part(v: &Value, path: &str, role: Role) -> Result<Part, FieldError> {
         None if kind.is_none() => {
             return Err(FieldError::new(child(path, "type"), format!("is missing; give {KINDS}")))
         }
-        _ => {
-            return Err(FieldError::new(
-                child(path, "type"),
-                format!("must be {KINDS} (got {})", show(kind.unwrap_or(&Value::Null))),
-            ))
-        }
+        _ => return Err(wrong_value(&child(path, "type"), KINDS, kind.unwrap_or(&Value::Null))),
     };
     match part.misplaced_in(role) {
         Some(why) => Err(FieldError::new(path, why)),
@@ -570,12 +510,7 @@ fn read_source(o: &Obj, path: &str, kind: &str) -> Result<Source, FieldError> {
                 Source::Data { data: data.to_string(), media_type }
             }
             Value::String(url) if !url.is_empty() => Source::Url { url: url.clone(), media_type },
-            other => {
-                return Err(FieldError::new(
-                    o.path_of("url"),
-                    format!("must be a URL or a data: URL (got {})", show(other)),
-                ))
-            }
+            other => return Err(wrong_value(&o.path_of("url"), "a URL or a data: URL", other)),
         },
         (None, Some(data)) => match data {
             Value::String(data) if !data.is_empty() => {
@@ -631,12 +566,7 @@ fn read_tool(v: &Value, path: &str) -> Result<Tool, FieldError> {
     let description = match o.get("description") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
-        Some(other) => {
-            return Err(FieldError::new(
-                child(path, "description"),
-                format!("must be a string (got {})", show_kind(other)),
-            ))
-        }
+        Some(other) => return Err(wrong(&child(path, "description"), "a string", other)),
     };
     let parameters = match o.get("parameters") {
         None | Some(Value::Null) => {
@@ -648,12 +578,7 @@ fn read_tool(v: &Value, path: &str) -> Result<Tool, FieldError> {
             Value::Object(schema)
         }
         Some(p @ Value::Object(_)) => p.clone(),
-        Some(other) => {
-            return Err(FieldError::new(
-                child(path, "parameters"),
-                format!("must be a JSON Schema object (got {})", show_kind(other)),
-            ))
-        }
+        Some(other) => return Err(wrong(&child(path, "parameters"), "a JSON Schema object", other)),
     };
     Ok(Tool { name, description, parameters })
 }

@@ -13,7 +13,7 @@ use crate::outcome::FailureClass;
 use crate::policy::{
     AfterStart, Backoff, Conditions, Hedge, Jitter, ResumeMode, RetryPolicy, Strategy, MAX_LATENCY_SAMPLES,
 };
-use crate::value::{child, read_number, read_whole, show, show_kind, FieldError, Obj, MAX_MS};
+use crate::value::{child, index_path, read_number, read_whole, show, wrong, wrong_value, FieldError, Obj, MAX_MS};
 
 /// The most attempts one retry node may make.
 const MAX_ATTEMPTS: u64 = 100;
@@ -195,10 +195,7 @@ impl<'a> RouteBuilder<'a> {
                     ))
                 }
             }
-            other => Err(FieldError::new(
-                path,
-                format!("must be a target name or a strategy object (got {})", show_kind(other)),
-            )),
+            other => Err(wrong(path, "a target name or a strategy object", other)),
         }
     }
 
@@ -219,16 +216,14 @@ impl<'a> RouteBuilder<'a> {
             Some(b) => parse_backoff(b, &child(path, "backoff"))?,
         };
         let retry_on = o.get("retryOn").map(|c| parse_conditions(c, &child(path, "retryOn"))).transpose()?;
-        let max_retry_after_ms = o.opt_ms("maxRetryAfterMs", "omit it for the default of 60000")?.unwrap_or(60_000);
+        let max_retry_after_ms = o.opt_ms_or("maxRetryAfterMs", 60_000)?;
         Ok(Strategy::Retry(Box::new(RetryPolicy { inner, attempts, backoff, retry_on, max_retry_after_ms })))
     }
 
     fn members(&mut self, v: &Value, path: &str, key: &str) -> Result<Vec<Strategy>, FieldError> {
         let list = match v {
             Value::Array(list) => list,
-            other => {
-                return Err(FieldError::new(path, format!("must be a list of strategies (got {})", show_kind(other))))
-            }
+            other => return Err(wrong(path, "a list of strategies", other)),
         };
         if list.is_empty() {
             return Err(FieldError::new(
@@ -236,7 +231,7 @@ impl<'a> RouteBuilder<'a> {
                 format!("must list at least one member (got []); a {key} of nothing can never answer"),
             ));
         }
-        list.iter().enumerate().map(|(i, m)| self.strategy(m, &format!("{path}[{i}]"))).collect()
+        list.iter().enumerate().map(|(i, m)| self.strategy(m, &index_path(path, i))).collect()
     }
 }
 
@@ -257,20 +252,13 @@ fn parse_after_start(v: &Value, path: &str) -> Result<AfterStart, FieldError> {
     let mode = match o.required_str("mode", MODES)? {
         "continue" => ResumeMode::Continue,
         "restart" => ResumeMode::Restart,
-        other => {
-            return Err(FieldError::new(
-                child(path, "mode"),
-                format!("must be {MODES} (got {})", show(&Value::from(other))),
-            ))
-        }
+        other => return Err(wrong_value(&child(path, "mode"), MODES, &Value::from(other))),
     };
     let attempts = match o.get("attempts") {
         None | Some(Value::Null) => 1,
         Some(a) => read_whole(a, &child(path, "attempts"), "a whole number of resumes", 1, MAX_RESUMES)? as u32,
     };
-    let min_remaining_ms = o
-        .opt_ms("minRemainingMs", &format!("omit it for the default of {DEFAULT_MIN_REMAINING_MS}"))?
-        .unwrap_or(DEFAULT_MIN_REMAINING_MS);
+    let min_remaining_ms = o.opt_ms_or("minRemainingMs", DEFAULT_MIN_REMAINING_MS)?;
     Ok(AfterStart { mode, attempts, min_remaining_ms })
 }
 
@@ -293,9 +281,7 @@ fn parse_hedge(v: &Value, path: &str) -> Result<Hedge, FieldError> {
             "needs afterMs (a fixed threshold, e.g. 2000), afterPercentile (learned from the target's recent times to first token, e.g. 95), or both (afterMs until enough is learned)",
         ));
     }
-    let floor_ms = o
-        .opt_ms("floorMs", &format!("omit it for the default of {DEFAULT_HEDGE_FLOOR_MS}"))?
-        .unwrap_or(DEFAULT_HEDGE_FLOOR_MS);
+    let floor_ms = o.opt_ms_or("floorMs", DEFAULT_HEDGE_FLOOR_MS)?;
     let min_samples = match o.get("minSamples") {
         None | Some(Value::Null) => DEFAULT_HEDGE_MIN_SAMPLES,
         Some(n) => {
@@ -310,12 +296,7 @@ fn parse_hedge(v: &Value, path: &str) -> Result<Hedge, FieldError> {
 }
 
 fn parse_weights(v: &Value, path: &str, members: usize) -> Result<Vec<u32>, FieldError> {
-    let list = v.as_array().ok_or_else(|| {
-        FieldError::new(
-            path,
-            format!("must be a list of positive whole numbers, one per member (got {})", show_kind(v)),
-        )
-    })?;
+    let list = v.as_array().ok_or_else(|| wrong(path, "a list of positive whole numbers, one per member", v))?;
     if list.len() != members {
         return Err(FieldError::new(
             path,
@@ -324,7 +305,7 @@ fn parse_weights(v: &Value, path: &str, members: usize) -> Result<Vec<u32>, Fiel
     }
     list.iter()
         .enumerate()
-        .map(|(i, w)| read_whole(w, &format!("{path}[{i}]"), "a whole number", 1, MAX_WEIGHT).map(|n| n as u32))
+        .map(|(i, w)| read_whole(w, &index_path(path, i), "a whole number", 1, MAX_WEIGHT).map(|n| n as u32))
         .collect()
 }
 
@@ -354,23 +335,14 @@ fn parse_backoff(v: &Value, path: &str) -> Result<Backoff, FieldError> {
         Some(Value::String(s)) if s == "equal" => Jitter::Equal,
         Some(Value::String(s)) if s == "full" => Jitter::Full,
         Some(Value::String(s)) if s == "none" => Jitter::None,
-        Some(x) => {
-            return Err(FieldError::new(
-                child(path, "jitter"),
-                format!("must be \"equal\", \"full\" or \"none\" (got {})", show(x)),
-            ))
-        }
+        Some(x) => return Err(wrong_value(&child(path, "jitter"), "\"equal\", \"full\" or \"none\"", x)),
     };
     Ok(Backoff { initial_ms, multiplier, max_ms, jitter })
 }
 
 fn parse_conditions(v: &Value, path: &str) -> Result<Conditions, FieldError> {
-    let list = v.as_array().ok_or_else(|| {
-        FieldError::new(
-            path,
-            format!("must be a list such as [\"transport\", \"timeout\", 429, \"5xx\"] (got {})", show_kind(v)),
-        )
-    })?;
+    let list =
+        v.as_array().ok_or_else(|| wrong(path, "a list such as [\"transport\", \"timeout\", 429, \"5xx\"]", v))?;
     let mut c = Conditions::default();
     for (i, item) in list.iter().enumerate() {
         let class = item.as_str().and_then(FailureClass::parse);
@@ -384,7 +356,7 @@ fn parse_conditions(v: &Value, path: &str) -> Result<Conditions, FieldError> {
             Value::Number(n) if n.as_u64().is_some_and(|s| (100..=599).contains(&s)) => c.statuses.push(n.as_u64().unwrap() as u16),
             other => {
                 return Err(FieldError::new(
-                    format!("{path}[{i}]"),
+                    index_path(path, i),
                     format!("must be \"transport\", \"timeout\", \"protocol\", \"4xx\", \"5xx\", a failure class ({}) or an HTTP status from 100 to 599 (got {})", FailureClass::ALL.map(|c| format!("\"{}\"", c.as_str())).join(", "), show(other)),
                 ))
             }

@@ -3,10 +3,10 @@
 
 use serde_json::Value;
 
-use super::target::header_value_problem;
+use super::target::{header_value_problem, unusable_key};
 use crate::policy::{HealthPolicy, RetryBudgetPolicy};
 use crate::secret::Secret;
-use crate::value::{child, kind, read_number, read_whole, show, show_kind, FieldError, Obj};
+use crate::value::{child, index_path, kind, read_number, read_whole, show, wrong, wrong_value, FieldError, Obj};
 
 /// The largest gateway request body that may be allowed.
 const MAX_BODY_BYTES: u64 = 1_000_000_000;
@@ -36,12 +36,10 @@ pub enum Cors {
 pub fn parse_health(v: &Value) -> Result<HealthPolicy, FieldError> {
     let path = "health";
     if !v.is_object() {
-        return Err(FieldError::new(
+        return Err(wrong_value(
             path,
-            format!(
-                r#"must be an object such as {{"cooldownMs": 5000}}, or false to turn breakers and the retry budget off (got {})"#,
-                show(v)
-            ),
+            r#"an object such as {"cooldownMs": 5000}, or false to turn breakers and the retry budget off"#,
+            v,
         ));
     }
     let o = Obj::new(v, path, &["failures", "failureRatio", "windowMs", "minRequests", "cooldownMs", "retryBudget"])?;
@@ -56,8 +54,8 @@ pub fn parse_health(v: &Value) -> Result<HealthPolicy, FieldError> {
         None | Some(Value::Null) => d.failure_ratio,
         Some(n) => read_number(n, &child(path, "failureRatio"), "a share of failures", (0.01, 1.0), "")?,
     };
-    let window_ms = o.opt_ms("windowMs", "omit it for the default of 30000")?.unwrap_or(d.window_ms);
-    let cooldown_ms = o.opt_ms("cooldownMs", "omit it for the default of 5000")?.unwrap_or(d.cooldown_ms);
+    let window_ms = o.opt_ms_or("windowMs", d.window_ms)?;
+    let cooldown_ms = o.opt_ms_or("cooldownMs", d.cooldown_ms)?;
     let retry_budget = match o.get("retryBudget") {
         None | Some(Value::Null) => d.retry_budget,
         Some(Value::Bool(false)) => None,
@@ -68,12 +66,10 @@ pub fn parse_health(v: &Value) -> Result<HealthPolicy, FieldError> {
 
 fn parse_retry_budget(v: &Value, path: &str) -> Result<RetryBudgetPolicy, FieldError> {
     if !v.is_object() {
-        return Err(FieldError::new(
+        return Err(wrong_value(
             path,
-            format!(
-                r#"must be an object such as {{"ratio": 0.2, "minPerSecond": 10}}, or false for no budget (got {})"#,
-                show(v)
-            ),
+            r#"an object such as {"ratio": 0.2, "minPerSecond": 10}, or false for no budget"#,
+            v,
         ));
     }
     let o = Obj::new(v, path, &["ratio", "minPerSecond"])?;
@@ -93,24 +89,17 @@ pub(super) fn parse_gateway(v: &Value) -> Result<GatewayConfig, FieldError> {
     let o = Obj::new(v, "gateway", &["apiKeys", "maxBodyBytes", "cors"])?;
     let mut g = GatewayConfig::default();
     if let Some(keys) = o.get("apiKeys") {
-        let list = keys.as_array().ok_or_else(|| {
-            FieldError::new("gateway.apiKeys", format!("must be a list of key strings (got {})", show_kind(keys)))
-        })?;
+        let list = keys.as_array().ok_or_else(|| wrong("gateway.apiKeys", "a list of key strings", keys))?;
         for (i, k) in list.iter().enumerate() {
             match k {
                 Value::String(s) if !s.is_empty() => match header_value_problem(s, true) {
                     // A client sends the key in a header: one no header can carry never matches.
                     None => g.api_keys.push(Secret::new(s.clone())),
-                    Some(problem) => {
-                        return Err(FieldError::new(
-                            format!("gateway.apiKeys[{i}]"),
-                            format!("must be usable as an HTTP header value, but it {problem} (the key is not shown)"),
-                        ))
-                    }
+                    Some(problem) => return Err(unusable_key(&index_path("gateway.apiKeys", i), &problem)),
                 },
                 other => {
                     return Err(FieldError::new(
-                        format!("gateway.apiKeys[{i}]"),
+                        index_path("gateway.apiKeys", i),
                         format!("must be a non-empty string (got {})", kind(other)),
                     ))
                 }
@@ -126,12 +115,10 @@ pub(super) fn parse_gateway(v: &Value) -> Result<GatewayConfig, FieldError> {
             Value::Bool(true) => Cors::AnyOrigin,
             Value::Array(list) => read_cors_origins(list)?,
             other => {
-                return Err(FieldError::new(
+                return Err(wrong_value(
                     "gateway.cors",
-                    format!(
-                        "must be true (any origin), false, or a list of exact origins where \"*\" means any origin (got {})",
-                        show(other)
-                    ),
+                    "true (any origin), false, or a list of exact origins where \"*\" means any origin",
+                    other,
                 ))
             }
         };
@@ -145,7 +132,7 @@ pub(super) fn parse_gateway(v: &Value) -> Result<GatewayConfig, FieldError> {
 fn read_cors_origins(list: &[Value]) -> Result<Cors, FieldError> {
     let mut origins = Vec::with_capacity(list.len());
     for (i, item) in list.iter().enumerate() {
-        let path = format!("gateway.cors[{i}]");
+        let path = index_path("gateway.cors", i);
         match item {
             Value::String(s) if s == "*" => return Ok(Cors::AnyOrigin),
             Value::String(s) if s.contains('*') => {
@@ -159,13 +146,7 @@ fn read_cors_origins(list: &[Value]) -> Result<Cors, FieldError> {
             }
             Value::String(s) if is_origin(s) => origins.push(s.to_ascii_lowercase()),
             other => {
-                return Err(FieldError::new(
-                    path,
-                    format!(
-                        "must be an origin (scheme, host and optional port, no path) such as \"https://app.example\", or \"*\" for any origin (got {})",
-                        show(other)
-                    ),
-                ))
+                return Err(wrong_value(&path, "an origin (scheme, host and optional port, no path) such as \"https://app.example\", or \"*\" for any origin", other))
             }
         }
     }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::format::{Endpoint, Format};
 use crate::secret::{is_secret_header, Secret, REDACTED};
-use crate::value::{as_object, child, kind, show, show_kind, FieldError, Obj};
+use crate::value::{as_object, child, kind, show, wrong, wrong_value, FieldError, Obj};
 
 /// A provider endpoint and model. Neither `api_key` nor a credential header ever prints.
 #[derive(Clone, PartialEq)]
@@ -115,12 +115,10 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
     let format_name =
         o.required_str("format", "one of \"openai_chat\", \"anthropic_messages\", \"openai_responses\", \"gemini\"")?;
     let format = Format::parse(format_name).ok_or_else(|| {
-        FieldError::new(
-            child(path, "format"),
-            format!(
-                "must be one of \"openai_chat\", \"anthropic_messages\", \"openai_responses\", \"gemini\" (got {})",
-                show(&Value::String(format_name.into()))
-            ),
+        wrong_value(
+            &child(path, "format"),
+            "one of \"openai_chat\", \"anthropic_messages\", \"openai_responses\", \"gemini\"",
+            &Value::String(format_name.into()),
         )
     })?;
     let base_url = o.required_str("baseUrl", "an http(s) URL such as \"https://api.openai.com/v1\"")?;
@@ -130,12 +128,7 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if !s.is_empty() => match header_value_problem(s, true) {
             None => Some(Secret::new(s.clone())),
-            Some(problem) => {
-                return Err(FieldError::new(
-                    child(path, "apiKey"),
-                    format!("must be usable as an HTTP header value, but it {problem} (the key is not shown)"),
-                ))
-            }
+            Some(problem) => return Err(unusable_key(&child(path, "apiKey"), &problem)),
         },
         Some(_) => {
             return Err(FieldError::new(
@@ -189,12 +182,10 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         None | Some(Value::Null) => false,
         Some(Value::Bool(strict)) => *strict,
         Some(other) => {
-            return Err(FieldError::new(
-                child(path, "strictFrames"),
-                format!(
-                    "must be true (a malformed stream frame fails the attempt) or false (it is skipped with a warning) (got {})",
-                    show(other)
-                ),
+            return Err(wrong_value(
+                &child(path, "strictFrames"),
+                "true (a malformed stream frame fails the attempt) or false (it is skipped with a warning)",
+                other,
             ))
         }
     };
@@ -202,12 +193,10 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         None | Some(Value::Null) => false,
         Some(Value::Bool(prefill)) => *prefill,
         Some(other) => {
-            return Err(FieldError::new(
-                child(path, "prefill"),
-                format!(
-                    "must be true (the model continues a final assistant message) or false (default) (got {})",
-                    show(other)
-                ),
+            return Err(wrong_value(
+                &child(path, "prefill"),
+                "true (the model continues a final assistant message) or false (default)",
+                other,
             ))
         }
     };
@@ -217,12 +206,10 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         Some(Value::Bool(false)) => PropagateDeadline::Never,
         Some(Value::String(s)) if s == "auto" => PropagateDeadline::Auto,
         Some(other) => {
-            return Err(FieldError::new(
-                child(path, "propagateDeadline"),
-                format!(
-                    r#"must be true (send the call's remaining budget in x-baton-deadline-ms), false, or "auto" (the default: once the target answered as an llm-baton gateway) (got {})"#,
-                    show(other)
-                ),
+            return Err(wrong_value(
+                &child(path, "propagateDeadline"),
+                r#"true (send the call's remaining budget in x-baton-deadline-ms), false, or "auto" (the default: once the target answered as an llm-baton gateway)"#,
+                other,
             ))
         }
     };
@@ -238,12 +225,10 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
             Some(fields.clone())
         }
         Some(other) => {
-            return Err(FieldError::new(
-                child(path, "extraBody"),
-                format!(
-                    r#"must be an object of fields to set in the provider's request body, e.g. {{"top_k": 40}} (got {})"#,
-                    show_kind(other)
-                ),
+            return Err(wrong(
+                &child(path, "extraBody"),
+                r#"an object of fields to set in the provider's request body, e.g. {"top_k": 40}"#,
+                other,
             ))
         }
     };
@@ -276,6 +261,12 @@ fn unconfigurable_header(name: &str) -> Option<&'static str> {
     }
 }
 
+/// `{path} must be usable as an HTTP header value, but it {problem}`: an API key no header can
+/// carry, not shown.
+pub(super) fn unusable_key(path: &str, problem: &str) -> FieldError {
+    FieldError::new(path, format!("must be usable as an HTTP header value, but it {problem} (the key is not shown)"))
+}
+
 /// Why `value` cannot be an HTTP field value (RFC 9110 field-value, as fetch's Latin-1
 /// `Headers` take it), or `None` when it can. The answer never holds the value; for a `secret`
 /// one not even the offending character, only its position (counted in characters from 0).
@@ -303,17 +294,14 @@ const CREDENTIAL_PARAMS: [&str; 11] =
 /// Checks a target's `baseUrl`: http or https in any letter case, a host, a port if any, and no
 /// credentials. Returns it with the scheme in lower case. Messages show it without its query.
 fn read_base_url(url: &str, path: &str) -> Result<String, FieldError> {
-    let shown = || show(&Value::String(redact_url(url)));
+    let bad = |what: &str| FieldError::new(path, format!("{what} (got {})", show(&Value::String(redact_url(url)))));
     let (scheme, rest) = url
         .split_once("://")
         .map(|(scheme, rest)| (scheme.to_ascii_lowercase(), rest))
         .filter(|(scheme, _)| scheme == "http" || scheme == "https")
-        .ok_or_else(|| FieldError::new(path, format!("must be an http:// or https:// URL (got {})", shown())))?;
+        .ok_or_else(|| bad("must be an http:// or https:// URL"))?;
     if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(FieldError::new(
-            path,
-            format!("must be a URL without spaces or control characters (got {})", shown()),
-        ));
+        return Err(bad("must be a URL without spaces or control characters"));
     }
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
     let query = rest.split_once('?').map(|(_, q)| q.split('#').next().unwrap_or("")).unwrap_or("");
@@ -342,17 +330,11 @@ fn read_base_url(url: &str, path: &str) -> Result<String, FieldError> {
         },
     };
     if host.is_empty() {
-        return Err(FieldError::new(
-            path,
-            format!("must name a host, as in \"https://api.openai.com/v1\" (got {})", shown()),
-        ));
+        return Err(bad("must name a host, as in \"https://api.openai.com/v1\""));
     }
     if let Some(port) = port.filter(|p| !p.is_empty()) {
         if !port.bytes().all(|b| b.is_ascii_digit()) || port.parse::<u32>().map_or(true, |p| p > 65_535) {
-            return Err(FieldError::new(
-                path,
-                format!("must have a port from 0 to 65535 after the host (got {})", shown()),
-            ));
+            return Err(bad("must have a port from 0 to 65535 after the host"));
         }
     }
     Ok(format!("{scheme}://{rest}"))

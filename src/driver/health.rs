@@ -12,6 +12,7 @@ use super::{config_error, js_value, now, to_js};
 use crate::config::{parse_health, FieldError};
 use crate::health::{read_report, Health};
 use crate::policy::HealthPolicy;
+use crate::value::index_path;
 
 #[wasm_bindgen]
 pub struct WasmHealth {
@@ -63,7 +64,7 @@ impl WasmHealth {
         };
         let at = now();
         for (i, report) in list.iter().enumerate() {
-            let report = read_report(report).map_err(|m| config_error(FieldError::new(format!("reports[{i}]"), m)))?;
+            let report = read_report(report).map_err(|m| config_error(FieldError::new(index_path("reports", i), m)))?;
             self.health.report(&report.target, &report.outcome, at);
             if let Some(ms) = report.latency_ms {
                 self.health.record_latency(&report.target, ms);

@@ -23,7 +23,7 @@ pub(crate) type Read<T> = Result<T, FieldError>;
 /// syntax error. A number beyond `f64`'s range becomes the string of its digits
 /// ([`crate::value::from_tree`]).
 pub(crate) fn parse(body: &[u8]) -> Read<Value> {
-    crate::value::parse_value(text(body)?).map_err(|e| FieldError::new("", e))
+    crate::value::parse_value(text(body)?).map_err(|e| FieldError::new("", e.to_string()))
 }
 
 /// The largest count reported as known: JavaScript numbers hold every integer up to here.
@@ -55,7 +55,7 @@ pub(crate) fn count_field(v: &Value, key: &str) -> Option<Option<u64>> {
 
 /// A body as text for `from_str`.
 pub(crate) fn text(body: &[u8]) -> Read<&str> {
-    std::str::from_utf8(body).map_err(|e| FieldError::new("", e))
+    std::str::from_utf8(body).map_err(|e| FieldError::new("", e.to_string()))
 }
 
 /// `v[key]`, with `null` read as absent.

@@ -30,7 +30,7 @@ use crate::format::client::field::{self, child};
 use crate::format::client::state_id;
 use crate::format::client::{media, sse, ClientCall, ClientDialect, Conversation, GatewayError, Meta, StreamEncoding};
 use crate::format::openai_chat::client::schema;
-use crate::value::FieldError;
+use crate::value::{index_path, FieldError};
 
 fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
     let o = field::object(body, "body")?;
@@ -55,7 +55,7 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         return Err(FieldError::new("messages", "must hold at least one message (got [])"));
     }
     for (i, m) in list.iter().enumerate() {
-        turn(m, &format!("messages[{i}]"), &mut conversation)?;
+        turn(m, &index_path("messages", i), &mut conversation)?;
     }
     let tools = field::opt_list(o, "tools", "a list of tools", tool)?;
     let (tool_choice, parallel_tool_calls) = match field::opt(o, "tool_choice") {
@@ -117,7 +117,7 @@ fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), FieldError>
     let mut thinking: Vec<(Opaque, String)> = Vec::new();
     let mut carried = Vec::new();
     for (i, block) in blocks.iter().enumerate() {
-        let bp = format!("{cp}[{i}]");
+        let bp = index_path(&cp, i);
         let b = field::object(block, &bp)?;
         let allowed: &[&str] = if assistant {
             &["text", "tool_use", "thinking", "redacted_thinking"]
@@ -328,7 +328,7 @@ fn document(b: &Map<String, Value>, path: &str) -> Result<Part, FieldError> {
 fn text_blocks(v: &Value, path: &str) -> Result<String, FieldError> {
     let mut text = String::new();
     for (i, block) in field::array(v, path, "a string or a list of text blocks")?.iter().enumerate() {
-        let bp = format!("{path}[{i}]");
+        let bp = index_path(path, i);
         let b = field::object(block, &bp)?;
         field::one_of(b, "type", &bp, &["text"])?;
         text.push_str(field::string(b, "text", &bp, "the block's text")?);

@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 
 use crate::chat::Effort;
 
-use crate::value::FieldError;
 pub(crate) use crate::value::{child, missing, wrong};
+use crate::value::{index_path, FieldError};
 
 pub fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>, FieldError> {
     v.as_object().ok_or_else(|| wrong(path, "an object", v))
@@ -57,7 +57,7 @@ pub fn opt_list<T>(
     read: impl Fn(&Value, &str) -> Result<T, FieldError>,
 ) -> Result<Vec<T>, FieldError> {
     let Some(v) = opt(o, key) else { return Ok(Vec::new()) };
-    array(v, key, expected)?.iter().enumerate().map(|(i, item)| read(item, &format!("{key}[{i}]"))).collect()
+    array(v, key, expected)?.iter().enumerate().map(|(i, item)| read(item, &index_path(key, i))).collect()
 }
 
 pub fn opt_tokens(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<u32>, FieldError> {
@@ -120,7 +120,7 @@ pub fn opt_stop(o: &Map<String, Value>, key: &str, path: &str) -> Result<Vec<Str
         Some(Value::Array(list)) => list
             .iter()
             .enumerate()
-            .map(|(i, s)| s.as_str().map(str::to_string).ok_or_else(|| wrong(&format!("{p}[{i}]"), "a string", s)))
+            .map(|(i, s)| s.as_str().map(str::to_string).ok_or_else(|| wrong(&index_path(&p, i), "a string", s)))
             .collect(),
         Some(other) => Err(wrong(&p, "a string or a list of strings", other)),
     }

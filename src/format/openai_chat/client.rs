@@ -24,7 +24,7 @@ use crate::format::client::state_id;
 use crate::format::client::{
     media, sse, string_or_null, ClientCall, ClientDialect, GatewayError, Meta, PartOrigin, StreamEncoding,
 };
-use crate::value::FieldError;
+use crate::value::{index_path, FieldError};
 
 fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
     let o = field::object(body, "body")?;
@@ -47,7 +47,7 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         return Err(FieldError::new("messages", "must hold at least one message (got [])"));
     }
     let messages =
-        list.iter().enumerate().map(|(i, m)| message(m, &format!("messages[{i}]"))).collect::<Result<_, _>>()?;
+        list.iter().enumerate().map(|(i, m)| message(m, &index_path("messages", i))).collect::<Result<_, _>>()?;
     // One message per client message, one part per element of a content list.
     let origins = list
         .iter()
@@ -105,7 +105,7 @@ fn message(v: &Value, path: &str) -> Result<Message, FieldError> {
             m.tool_calls = field::array(calls, &p, "a list of tool calls")?
                 .iter()
                 .enumerate()
-                .map(|(i, c)| tool_call(c, &format!("{p}[{i}]"), &mut m.reasoning))
+                .map(|(i, c)| tool_call(c, &index_path(&p, i), &mut m.reasoning))
                 .collect::<Result<_, _>>()?;
         }
     }
@@ -123,7 +123,7 @@ fn content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec<Part>, 
         None => Ok(Vec::new()),
         Some(Value::String(s)) => Ok(Message::new(role, s.clone()).content),
         Some(Value::Array(parts)) => {
-            parts.iter().enumerate().map(|(i, v)| content_part(v, role, &format!("{p}[{i}]"))).collect()
+            parts.iter().enumerate().map(|(i, v)| content_part(v, role, &index_path(&p, i))).collect()
         }
         Some(other) => Err(field::wrong(&p, "a string, null or a list of content parts", other)),
     }

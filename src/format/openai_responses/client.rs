@@ -45,7 +45,7 @@ use crate::format::client::{
 };
 use crate::format::openai_chat::client::{schema, write_error_object};
 use crate::format::openai_chat::OpenaiChat;
-use crate::value::FieldError;
+use crate::value::{index_path, FieldError};
 
 /// The request fields that name state stored at OpenAI, each refused by name with what to send
 /// instead.
@@ -95,7 +95,7 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
                 return Err(FieldError::new("input", "must hold at least one item (got [])"));
             }
             for (i, item) in items.iter().enumerate() {
-                input_item(item, &format!("input[{i}]"), &mut conversation)?;
+                input_item(item, &index_path("input", i), &mut conversation)?;
             }
         }
     }
@@ -258,7 +258,7 @@ fn reasoning_item(o: &Map<String, Value>, path: &str, out: &mut Conversation) ->
     let mut text = String::new();
     if let Some(v) = field::opt(o, "summary") {
         for (i, part) in field::array(v, &sp, "a list of summary_text parts")?.iter().enumerate() {
-            let pp = format!("{sp}[{i}]");
+            let pp = index_path(&sp, i);
             text.push_str(field::string(field::object(part, &pp)?, "text", &pp, "the summary's text")?);
         }
     }
@@ -294,7 +294,7 @@ fn message_content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec
                 .iter()
                 .enumerate()
                 .map(|(i, part)| {
-                    let pp = format!("{cp}[{i}]");
+                    let pp = index_path(&cp, i);
                     media::check_part(content_part(part, &pp, allowed)?, role, &pp)
                 })
                 .collect()
@@ -306,7 +306,7 @@ fn message_content(o: &Map<String, Value>, role: Role, path: &str) -> Result<Vec
 fn text_parts(parts: &[Value], path: &str) -> Result<String, FieldError> {
     let mut text = String::new();
     for (i, part) in parts.iter().enumerate() {
-        let pp = format!("{path}[{i}]");
+        let pp = index_path(path, i);
         if let Part::Text { text: t } = content_part(part, &pp, &["input_text"])? {
             text.push_str(&t);
         }

@@ -68,11 +68,12 @@ const PACKAGE_FILES = [
 
 /**
  * Bytes: the .tgz a user downloads, and what it unpacks to in node_modules. A little above today's
- * (427.7 KB packed, 1,084.2 KB unpacked, 35 files; down from 452.6 / 1,110.6 KB when the float
- * parser's table left both wasm files); most of it is the two wasm files, which
+ * (433.0 KB packed, 1,100.3 KB unpacked, 35 files; 452.6 / 1,110.6 KB before the float parser's
+ * table left both wasm files, 427.7 / 1,084.2 KB before the gateway's clients got reasoning state
+ * and the AI SDK model kept it); most of it is the two wasm files, which
  * package_size.test.mjs holds too. Lower them as the package shrinks.
  */
-const BUDGET = { packed: 431_000, unpacked: 1_088_000 };
+const BUDGET = { packed: 435_000, unpacked: 1_104_000 };
 
 /** The Node binaries to install and run the package on: this one, then 22 and 24 where present. */
 const NODES = [

@@ -20,10 +20,10 @@
 //! it; tests/architecture.rs reads this list and fails on a `crate::` path that reaches up, or
 //! on modules that use each other in a circle.
 //!
-//! 1. **values and failures** (`value`, `outcome`, `retry_after`, `secret`, `sse`,
+//! 1. **values and failures** (`value`, `outcome`, `retry_after`, `secret`, `base64`, `sse`,
 //!    `trace_context`): JSON values read with a field path, what can go wrong with an attempt
 //!    (and the caller's view of it), the server's Retry-After, credentials and their redaction,
-//!    SSE events, trace headers.
+//!    base64, SSE events, trace headers.
 //! 2. **policy** (`policy`, `backoff`, `gate`): what the config says to do (the route's
 //!    strategies, retry, backoff, resume, health), and the two decisions made from it alone:
 //!    whether a failure may be tried again, and after how long.
@@ -43,6 +43,7 @@
 //! 9. **driver** (`driver`): on wasm32 only, fetch, timers and the JS API around the engine.
 
 pub mod backoff;
+pub mod base64;
 pub mod body;
 pub mod budget;
 pub mod chat;

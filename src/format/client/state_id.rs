@@ -20,6 +20,7 @@
 
 use llm_baton_wire::write::JsonWriter;
 
+use crate::base64::{self, Alphabet};
 use crate::chat::{read_carried, ReasoningPart, ReasoningState};
 use crate::value::parse_json;
 
@@ -60,16 +61,16 @@ pub fn encode(id: &str, call: Option<&ReasoningState>, reasoning: &[ReasoningPar
     if PREFIX.len() + bytes.len().div_ceil(3) * 4 > MAX_ID_LEN {
         return id.to_string();
     }
-    let mut out = String::from(PREFIX);
-    base64url(&bytes, &mut out);
-    out
+    PREFIX.to_string() + &base64::encode(&bytes, Alphabet::Url, false)
 }
 
 /// What a client's id carries; an id that carries nothing readable is itself, with no state.
 pub fn decode(id: &str) -> Carried {
     let plain = || Carried { id: id.to_string(), ..Carried::default() };
     let Some(encoded) = id.strip_prefix(PREFIX).filter(|_| id.len() <= MAX_ID_LEN) else { return plain() };
-    let Some(bytes) = from_base64url(encoded) else { return plain() };
+    let Some(bytes) = base64::decode(encoded, Alphabet::Url).filter(|d| d.canonical).map(|d| d.bytes) else {
+        return plain();
+    };
     let Some((json, check)) = bytes.split_last_chunk::<4>() else { return plain() };
     if fnv1a(json) != u32::from_be_bytes(*check) {
         return plain();
@@ -88,51 +89,6 @@ pub fn original_id(id: &str) -> String {
 
 fn fnv1a(bytes: &[u8]) -> u32 {
     bytes.iter().fold(0x811c_9dc5, |hash, b| (hash ^ u32::from(*b)).wrapping_mul(0x0100_0193))
-}
-
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-fn base64url(bytes: &[u8], out: &mut String) {
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        for i in 0..=chunk.len() {
-            out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-        }
-    }
-}
-
-/// A base64url character's value, in constant time per character (an id may be 16 KiB).
-fn sextet(c: u8) -> Option<u32> {
-    let value = match c {
-        b'A'..=b'Z' => c - b'A',
-        b'a'..=b'z' => c - b'a' + 26,
-        b'0'..=b'9' => c - b'0' + 52,
-        b'-' => 62,
-        b'_' => 63,
-        _ => return None,
-    };
-    Some(u32::from(value))
-}
-
-/// The bytes of unpadded base64url, or `None` for any other character or a length no encoding
-/// has.
-fn from_base64url(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 4 == 1 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(text.len() / 4 * 3 + 2);
-    for chunk in text.as_bytes().chunks(4) {
-        let mut n = 0u32;
-        for (i, c) in chunk.iter().enumerate() {
-            n |= sextet(*c)? << (18 - 6 * i);
-        }
-        // The bits past the last byte are zero in the one encoding of these bytes.
-        if n & (0xFF_FFFF >> (8 * (chunk.len() - 1))) != 0 {
-            return None;
-        }
-        out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
-    }
-    Some(out)
 }
 
 #[cfg(test)]
@@ -201,8 +157,7 @@ mod tests {
         // Ours in form, with a check that holds, but not the shape of a state: still just an id.
         let mut bytes = br#"{"id":"x","state":{"format":"gemini"}}"#.to_vec();
         bytes.extend_from_slice(&fnv1a(&bytes.clone()).to_be_bytes());
-        let mut odd = String::from(PREFIX);
-        base64url(&bytes, &mut odd);
+        let odd = format!("{PREFIX}{}", base64::encode(&bytes, Alphabet::Url, false));
         assert_eq!(decode(&odd), plain(&odd));
     }
 
@@ -215,16 +170,5 @@ mod tests {
         assert_eq!(encode("call_1", Some(&big(MAX_ID_LEN)), &[]), "call_1");
         let too_long = format!("{PREFIX}{}", "A".repeat(MAX_ID_LEN));
         assert_eq!(decode(&too_long).state, None);
-    }
-
-    #[test]
-    fn base64url_round_trips_every_length() {
-        let bytes: Vec<u8> = (0..=255u8).collect();
-        for len in 0..40 {
-            let mut text = String::new();
-            base64url(&bytes[..len], &mut text);
-            assert_eq!(text.len(), (len * 4).div_ceil(3));
-            assert_eq!(from_base64url(&text).as_deref(), Some(&bytes[..len]));
-        }
     }
 }

@@ -656,23 +656,25 @@ pub struct Report {
 /// The `percentile` (0 to 100) of `samples` (nearest rank), once at least `min_samples` are
 /// there.
 pub fn percentile_of(samples: &[u32], percentile: f64, min_samples: u32) -> Option<u64> {
-    if samples.is_empty() || samples.len() < min_samples as usize {
-        return None;
-    }
+    let rank = nearest_rank(samples.len(), percentile, min_samples)?;
     // The smallest sample with at least `rank` samples at or below it. Quadratic over at most
     // MAX_LATENCY_SAMPLES, and smaller in the wasm than a sort.
-    let rank = (((percentile / 100.0) * samples.len() as f64).ceil() as usize).max(1);
     let at_or_below = |x: u32| samples.iter().filter(|s| **s <= x).count();
     samples.iter().copied().filter(|x| at_or_below(*x) >= rank).min().map(u64::from)
 }
 
 /// [`percentile_of`] samples sorted in ascending order, without its quadratic count.
 pub fn sorted_percentile(sorted: &[u32], percentile: f64, min_samples: u32) -> Option<u64> {
-    if sorted.is_empty() || sorted.len() < min_samples as usize {
+    nearest_rank(sorted.len(), percentile, min_samples).map(|rank| u64::from(sorted[rank - 1]))
+}
+
+/// The 1-based nearest rank of `percentile` among `len` samples, once at least `min_samples`
+/// (and one) are there.
+fn nearest_rank(len: usize, percentile: f64, min_samples: u32) -> Option<usize> {
+    if len == 0 || len < min_samples as usize {
         return None;
     }
-    let rank = (((percentile / 100.0) * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    Some(u64::from(sorted[rank - 1]))
+    Some((((percentile / 100.0) * len as f64).ceil() as usize).clamp(1, len))
 }
 
 /// The time to first token a leg tells of: its `ttftMs`, or else the whole time of an attempt

@@ -184,7 +184,9 @@ class BatonLanguageModel {
    */
   #prepare(options, rawEvent) {
     const warnings = [];
-    const request = { messages: toMessages(options.prompt) };
+    const origins = [];
+    const request = { messages: toMessages(options.prompt, origins) };
+    messageOrigins.set(request, origins);
     if (options.maxOutputTokens !== undefined) request.maxTokens = options.maxOutputTokens;
     if (options.temperature !== undefined) request.temperature = options.temperature;
     if (options.topP !== undefined) request.topP = options.topP;
@@ -318,19 +320,28 @@ class StreamParts {
 
 // ---- The prompt ---------------------------------------------------------------------------------
 
-/** The AI SDK's prompt as llm-baton messages. */
-function toMessages(prompt) {
+/**
+ * Where each request's messages came from in the AI SDK's prompt (`prompt[i]`, or a tool result's
+ * `prompt[i].content[j]`): the prompt's tool messages are split into one message per result, so
+ * llm-baton's `request.messages[k]` in an error is not always the prompt's `k`.
+ */
+const messageOrigins = new WeakMap();
+
+/** The AI SDK's prompt as llm-baton messages; `origins` gets where each one came from. */
+function toMessages(prompt, origins) {
   const messages = [];
   prompt.forEach((message, i) => {
     const where = `prompt[${i}]`;
     switch (message.role) {
       case "system":
         messages.push({ role: "system", content: message.content });
+        origins.push(where);
         return;
       case "user": {
         const parts = message.content.map((part, j) => userPart(part, `${where}.content[${j}]`, prompt));
         const textOnly = parts.every((p) => p.type === "text");
         messages.push({ role: "user", content: textOnly ? parts.map((p) => p.text).join("") : parts });
+        origins.push(where);
         return;
       }
       case "assistant": {
@@ -355,12 +366,14 @@ function toMessages(prompt) {
         const out = { role: "assistant", content: reasoning.length ? [...reasoning, ...(text ? [{ type: "text", text }] : [])] : text };
         if (toolCalls.length) out.toolCalls = toolCalls;
         messages.push(out);
+        origins.push(where);
         return;
       }
       case "tool":
         message.content.forEach((part, j) => {
           if (part.type === "tool-result") {
             messages.push({ role: "tool", toolCallId: part.toolCallId, content: toolOutput(part.output, `${where}.content[${j}]`, prompt) });
+            origins.push(`${where}.content[${j}]`);
           } else if (part.type !== "tool-approval-response") {
             throw new InvalidPromptError({ prompt, message: `${where}.content[${j}] is a tool ${part.type} part, which llm-baton cannot send` });
           }
@@ -511,6 +524,13 @@ function isAbort(error) {
   return error?.name === "AbortError" || error?.name === "TimeoutError";
 }
 
+/** `message` about `path`, saying which part of the AI SDK's prompt its `request.messages[k]` is. */
+function withOrigin(message, path, origins) {
+  const k = /^request\.messages\[(\d+)\]/.exec(path)?.[1];
+  const origin = k === undefined ? undefined : origins?.[Number(k)];
+  return origin === undefined ? message : `${message} (request.messages[${k}] is the AI SDK's ${origin})`;
+}
+
 /**
  * A BatonError as the AI SDK's own error: the caller's abort as the signal's reason (or an
  * AbortError), a config error about the request as InvalidPromptError and any other as
@@ -525,7 +545,7 @@ function toAiSdkError(e, route, request, signal) {
     return new DOMException(`the call to route ${JSON.stringify(route)} was aborted`, "AbortError");
   }
   if (e.kind === "config") {
-    if (e.path?.startsWith("request")) return new InvalidPromptError({ prompt: request, message: e.message, cause: e });
+    if (e.path?.startsWith("request")) return new InvalidPromptError({ prompt: request, message: withOrigin(e.message, e.path, messageOrigins.get(request)), cause: e });
     return new InvalidArgumentError({ argument: e.path ?? "config", message: e.message, cause: e });
   }
   const data = json({ kind: e.kind, status: e.status, code: e.code, class: e.class, timeout: e.timeout, retryAfterMs: e.retryAfterMs, target: e.target, legs: e.legs, billedUsage: e.billedUsage });

@@ -180,6 +180,27 @@ export const scenarios = {
     await requests(env, id, 0, "the target");
   },
 
+  async "an error about a message after split tool results names the AI SDK's prompt index too"(env) {
+    const id = await script(env, "bad-state-index", [{}]);
+    const baton = new env.llm.Baton({ targets: { t: target(env, id, { format: "anthropic_messages", model: "claude-sonnet-4-5" }) } });
+    const call = (toolCallId) => ({ type: "tool-call", toolCallId, toolName: "weather", input: { city: "Oslo" } });
+    const result = (toolCallId) => ({ type: "tool-result", toolCallId, toolName: "weather", output: { type: "text", value: "Cold." } });
+    const error = await createBatonProvider(baton)("t").doGenerate({
+      prompt: [
+        { role: "user", content: [{ type: "text", text: "Weather in Oslo, twice?" }] },
+        { role: "assistant", content: [call("c1"), call("c2")] },
+        // One AI SDK message, two llm-baton tool messages: prompt[3] becomes request.messages[4].
+        { role: "tool", content: [result("c1"), result("c2")] },
+        { role: "assistant", content: [{ type: "reasoning", text: "Hmm.", providerOptions: { baton: { state: { format: "anthropic_messages" } } } }, { type: "text", text: "Cold twice." }] },
+        { role: "user", content: [{ type: "text", text: "Thanks." }] },
+      ],
+    }).then(() => null, (e) => e);
+    if (!InvalidPromptError.isInstance(error)) fail(`expected InvalidPromptError, got ${error?.name}: ${error?.message}`);
+    if (!error.message.includes("request.messages[4].content[0].state")) fail(`the message should name the state: ${error.message}`);
+    if (!error.message.includes("(request.messages[4] is the AI SDK's prompt[3])")) fail(`the message should name the prompt's message: ${error.message}`);
+    await requests(env, id, 0, "the target");
+  },
+
   async "streamText with a tool: the tool runs, the answer, tool call and usage come through the failover"(env) {
     const { p, b, batonAi } = await setup(env, "stream-tool", [
       { toolCall: { name: "weather", arguments: '{"city":"Paris"}' } },

@@ -1,24 +1,10 @@
-// The floor under any JavaScript gateway in workerd, for the gateway bench: a Worker that
-// forwards the client's body to env.UPSTREAM and pipes the answer back through a JavaScript
-// ReadableStream, one enqueue per chunk read, parsing and deciding nothing (the same proxy as
-// gateway-floor-deno.mjs). What llm-baton's gateway costs above this in workerd is its own work;
+// The floor under any JavaScript gateway in workerd, for the gateway bench: a Worker with the
+// same proxy as gateway-floor-deno.mjs (gateway-floor.mjs: the client's body forwarded to
+// env.UPSTREAM, the answer piped back through a JavaScript ReadableStream, one enqueue per chunk
+// read, nothing parsed). What llm-baton's gateway costs above this in workerd is its own work;
 // what this costs is workerd's. bench/gateway.mjs runs it in Miniflare.
+import { passThrough } from "./gateway-floor.mjs";
+
 export default {
-  async fetch(request, env) {
-    const res = await fetch(`${env.UPSTREAM}${new URL(request.url).pathname}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: await request.arrayBuffer(),
-    });
-    const reader = res.body.getReader();
-    const body = new ReadableStream({
-      async pull(controller) {
-        const { done, value } = await reader.read();
-        if (done) controller.close();
-        else controller.enqueue(value);
-      },
-      cancel: (reason) => reader.cancel(reason),
-    });
-    return new Response(body, { status: res.status, headers: { "content-type": res.headers.get("content-type") ?? "application/json" } });
-  },
+  fetch: (request, env) => passThrough(request, env.UPSTREAM),
 };

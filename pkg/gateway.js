@@ -116,9 +116,8 @@ function serve({ wasm, runtime, instance }, plan, body, request, inProcess, tele
     const stop = () => {
       if (task !== null) runtime.cancel(task);
     };
-    // A deployed workerd gateway hands the socket a native stream; in process the caller's code
-    // reads it, and may see it errored with its own abort reason.
-    const client = !inProcess && typeof IdentityTransformStream === "function" ? nativeClientStream(stop) : jsClientStream(stop);
+    // The client's stream, made when the call commits to one (a whole answer needs none).
+    let client = null;
     const signal = request.signal;
     // In process, settle as a network fetch would before the cancelled call's own reply can.
     const abort = () => {
@@ -150,6 +149,9 @@ function serve({ wasm, runtime, instance }, plan, body, request, inProcess, tele
         else if (out.type === "request") trace?.request(out.request);
         else if (out.type === "commit") {
           committed = true;
+          // A deployed workerd gateway hands the socket a native stream; in process the caller's
+          // code reads it, and may see it errored with its own abort reason.
+          client = !inProcess && typeof IdentityTransformStream === "function" ? nativeClientStream(stop) : jsClientStream(stop);
           resolve(new Response(client.body, { status: 200, headers: out.headers }));
         } else if (out.type === "reply") {
           // A request refused before its call started (a bad body, an unknown model).
@@ -159,7 +161,7 @@ function serve({ wasm, runtime, instance }, plan, body, request, inProcess, tele
       },
       trapped: (cause) => broken(runtime.internalError(cause)),
       attemptHeaders: trace && ((target, attempt) => trace.attemptHeaders(target, attempt)),
-      room: client.room,
+      room: () => client?.room(),
     };
     const begin = (waitedMs) => {
       try {

@@ -3,10 +3,11 @@
 // bench/package-lock.json, on Node), LiteLLM proxy (PyPI, pinned below, in bench/.venv, made
 // here; skipped with the reason when it cannot be installed) and direct, each in front of the
 // same fake OpenAI upstream (lib/gateway-upstream.mjs: 60 deltas written at once) with the same
-// route: a primary tried twice, then a backup; and `floor`, a bare JavaScript pass-through on
-// Deno (lib/gateway-floor-deno.mjs: what Deno itself costs per stream). Per gateway: whole and
-// streamed answers at 1, 16 and 64 connections, then a round whose primary answers 503, counting
-// upstream calls (not for floor and direct). Writes
+// route: a primary tried twice, then a backup; and `floor` and `floor-workerd`, a bare JavaScript
+// pass-through on Deno and in workerd (lib/gateway-floor-deno.mjs, lib/gateway-floor-workerd.mjs:
+// what the runtime itself costs per stream). Per gateway: whole and streamed answers at 1, 16
+// and 64 connections, then a round whose primary answers 503, counting upstream calls (not for
+// the pass-throughs and direct). Writes
 // bench/.work/gateway.json; `node gateway.mjs deno portkey` runs only those.
 //
 // GATEWAY_BENCH_SECONDS (default 5) and GATEWAY_BENCH_WARMUP_SECONDS (default 1) size each cell;
@@ -18,6 +19,7 @@ import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { loadNow } from "./lib/common.mjs";
 import { cpuSeconds, peakRssMiB, processTree, runCell } from "./lib/gateway-load.mjs";
+import { Miniflare } from "miniflare";
 import { spawnAnnounced } from "../tests/e2e/provider.mjs";
 import { startDenoGateway, startNodeGateway, startWorkerdGateway } from "../tests/e2e/gateway_hosts.mjs";
 
@@ -120,18 +122,47 @@ function litellmYaml() {
     `litellm_settings:\n  telemetry: false\n  drop_params: true\n`;
 }
 
+/** Starts a Miniflare gateway with `start()` and adds the pid of the workerd process it spawned, for CPU and RSS. */
+async function withWorkerdPid(start) {
+  const before = new Set(processTree(process.pid));
+  const gw = await start();
+  const workerd = processTree(process.pid).filter((p) => !before.has(p) && /workerd/.test(readFileSync(`/proc/${p}/cmdline`, "utf8")));
+  return { ...gw, pid: workerd[0] ?? null };
+}
+
+/** lib/gateway-floor-workerd.mjs in Miniflare, served on a direct socket as the workerd gateway is. */
+async function startWorkerdFloor() {
+  const mf = new Miniflare({
+    modules: true,
+    scriptPath: `${here}lib/gateway-floor-workerd.mjs`,
+    compatibilityDate: "2025-06-01",
+    bindings: { UPSTREAM: `${UP}/ok` },
+    unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
+  });
+  await mf.ready;
+  return { url: (await mf.unsafeGetDirectURL()).href.replace(/\/$/, ""), stop: () => mf.dispose() };
+}
+
+const miniflareVersion = () => `miniflare ${JSON.parse(readFileSync(`${repo}node_modules/miniflare/package.json`, "utf8")).version}`;
+
 /** Each gateway: how to start it, and what a request through it says. */
 const GATEWAYS = {
   floor: {
     label: "JS pass-through (Deno)",
     start: () => spawnAnnounced(`${repo}node_modules/.bin/deno`, ["run", "--no-lock", "--allow-net=127.0.0.1", "--allow-env", `${here}lib/gateway-floor-deno.mjs`], {
       name: "the Deno pass-through", variable: "GATEWAY_URL", spawnOptions: { env: { ...process.env, UPSTREAM: `${UP}/ok`, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" } } }),
-    model: "bench-model", headers: {},
+    model: "bench-model", headers: {}, passThrough: true,
+  },
+  "floor-workerd": {
+    label: "JS pass-through (workerd, Miniflare)",
+    start: () => withWorkerdPid(startWorkerdFloor),
+    model: "bench-model", headers: {}, passThrough: true,
+    version: miniflareVersion,
   },
   direct: {
     label: "direct",
     start: async () => ({ url: `${UP}/ok`, pid: null, stop: () => {} }),
-    model: "bench-model", headers: {},
+    model: "bench-model", headers: {}, passThrough: true,
   },
   deno: {
     label: "llm-baton (Deno)",
@@ -141,14 +172,9 @@ const GATEWAYS = {
   },
   workerd: {
     label: "llm-baton (workerd, Miniflare)",
-    start: async () => {
-      const before = new Set(processTree(process.pid));
-      const gw = await startWorkerdGateway(batonConfig);
-      const workerd = processTree(process.pid).filter((p) => !before.has(p) && /workerd/.test(readFileSync(`/proc/${p}/cmdline`, "utf8")));
-      return { ...gw, pid: workerd[0] ?? null };
-    },
+    start: () => withWorkerdPid(() => startWorkerdGateway(batonConfig)),
     ...batonRoutes,
-    version: () => `miniflare ${JSON.parse(readFileSync(`${repo}node_modules/miniflare/package.json`, "utf8")).version}`,
+    version: miniflareVersion,
   },
   node: {
     label: "llm-baton (Node server)",
@@ -215,7 +241,7 @@ try {
           await cell(`${stream ? "stream" : "whole"}-${connections}`, { body: message(g.model, stream), headers: g.headers, connections, check: stream ? streamOk : wholeOk });
         }
       }
-      if (key !== "direct" && key !== "floor" && wantCell("fault")) {
+      if (!g.passThrough && wantCell("fault")) {
         const before = await counts();
         const r = await cell(`fault-${FAULT_CONNECTIONS}`, { body: message(g.faultModel, false), headers: g.faultHeaders, connections: FAULT_CONNECTIONS, check: wholeOk });
         const after = await counts();

@@ -1,4 +1,4 @@
-// The gateway's stream to a client that reads slowly or not at all, in Node: the gateway must
+// The gateway's stream to a client that reads slowly or not at all, in Node and in workerd: the gateway must
 // not buffer the whole upstream answer for it (pkg/gateway.js's OUTPUT_QUEUE_BYTES holds the
 // call's reads of the upstream once that much waits), must deliver every byte in order once the
 // client reads, and the call's deadline must still end a held stream on time.
@@ -8,10 +8,16 @@
 //
 //   node --test tests/e2e/gateway_streaming.test.mjs      (make test runs it)
 import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { after, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { after, before, describe, test } from "node:test";
+import { Miniflare } from "miniflare";
 import { createGateway } from "../../pkg/gateway/node.js";
 import { OUTPUT_QUEUE_BYTES } from "../../pkg/gateway.js";
+import { resolveEntry, WORKERD_CONDITIONS, WORKERD_MODULE_RULES } from "./resolve.mjs";
+
+const repo = fileURLToPath(new URL("../../", import.meta.url));
 
 const PIECE = "x".repeat(1000);
 const event = (i) => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: `${i}:${PIECE} ` }, finish_reason: null }] })}\n\n`;
@@ -47,30 +53,46 @@ before(async () => {
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   base = `http://127.0.0.1:${server.address().port}`;
-  // The upstream's body through a byte stream that reads it only when the gateway reads.
-  globalThis.fetch = async (input, init) => {
-    const res = await realFetch(input, init);
-    const path = new URL(typeof input === "string" ? input : input.url).pathname;
-    const reader = res.body.getReader();
-    pulled.set(path, 0);
-    const body = new ReadableStream({
-      type: "bytes",
-      async pull(controller) {
-        const { done, value } = await reader.read();
-        if (done) return controller.close();
-        pulled.set(path, pulled.get(path) + value.byteLength);
-        controller.enqueue(value);
-      },
-      cancel: (reason) => reader.cancel(reason),
-    });
-    return new Response(body, { status: res.status, headers: res.headers });
-  };
+  globalThis.fetch = countingFetch;
 });
 after(() => {
   globalThis.fetch = realFetch;
   server?.close();
   server?.closeAllConnections();
 });
+
+/**
+ * The global fetch, with the upstream's body through a byte stream that reads it only when the
+ * gateway reads, counting its bytes into `pulled`. Self-contained but for `realFetch` and
+ * `pulled`, so the workerd Worker below has it as its source.
+ */
+async function countingFetch(input, init) {
+  const res = await realFetch(input, init);
+  const path = new URL(typeof input === "string" ? input : input.url).pathname;
+  const reader = res.body.getReader();
+  pulled.set(path, 0);
+  const body = new ReadableStream({
+    type: "bytes",
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) return controller.close();
+      pulled.set(path, pulled.get(path) + value.byteLength);
+      controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  return new Response(body, { status: res.status, headers: res.headers });
+}
+
+/** The long answer's size in bytes. */
+const longTotal = () => Array.from({ length: EVENTS }, (_, i) => event(i).length).reduce((a, b) => a + b, END.length);
+
+/** `text` is the long answer as the gateway's client gets it: every delta in order, then [DONE]. */
+function assertWholeLongAnswer(text) {
+  const contents = [...text.matchAll(/^data: (\{.*\})$/gm)].map((m) => JSON.parse(m[1]).choices[0].delta.content ?? "");
+  assert.equal(contents.join(""), Array.from({ length: EVENTS }, (_, i) => `${i}:${PIECE} `).join(""), "every delta, in order");
+  assert.ok(text.endsWith("data: [DONE]\n\n"));
+}
 
 function gatewayFor(path, deadlineMs) {
   const quiet = console.warn;
@@ -91,7 +113,7 @@ const ask = (model) =>
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Waits until `read()` has not grown for 200 ms (or 5 s passed); returns its value. */
+/** Waits until `read()` has not grown for 200 ms (or 5 s passed); returns its value. Self-contained but for `sleep`. */
 async function settled(read) {
   const until = performance.now() + 5000;
   let last = read();
@@ -108,16 +130,13 @@ test("a client that reads nothing holds the upstream at the queue's limit, then 
   const res = await gateway.fetch(ask("t"));
   assert.equal(res.status, 200);
   const held = await settled(() => pulled.get("/long/v1/chat/completions") ?? 0);
-  const total = Array.from({ length: EVENTS }, (_, i) => event(i).length).reduce((a, b) => a + b, END.length);
+  const total = longTotal();
   t.diagnostic(`the gateway read ${held} of the upstream's ${total} bytes while its client read nothing`);
   // The queue's limit, plus what one read and the byte stream above hold: far below the answer.
   assert.ok(held > 0 && held <= OUTPUT_QUEUE_BYTES + (256 << 10), `the gateway read ${held} bytes for a client that read none`);
   assert.ok(!closedAt.has("/long/v1/chat/completions"), "the upstream call stays open while held");
 
-  const text = await res.text();
-  const contents = [...text.matchAll(/^data: (\{.*\})$/gm)].map((m) => JSON.parse(m[1]).choices[0].delta.content ?? "");
-  assert.equal(contents.join(""), Array.from({ length: EVENTS }, (_, i) => `${i}:${PIECE} `).join(""), "every delta, in order");
-  assert.ok(text.endsWith("data: [DONE]\n\n"));
+  assertWholeLongAnswer(await res.text());
   assert.equal(pulled.get("/long/v1/chat/completions"), total);
 });
 
@@ -137,4 +156,79 @@ test("the deadline ends a stream held for a client that reads nothing, on time, 
   const text = await res.text();
   assert.match(text, /"error"/, "the stream ends with an error event");
   assert.ok(!text.includes("[DONE]"), "and no success marker");
+});
+
+// The same two holds in workerd, where the client's stream is workerd's own byte stream
+// (IdentityTransformStream): the Worker below runs each scenario inside one request (a stream
+// belongs to the request that made it), with the same counting fetch, and answers what it saw.
+describe("in workerd", () => {
+  let mf;
+  before(async () => {
+    const dir = `${repo}tests/e2e/artifacts/gateway-streaming`;
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      `${dir}/worker.mjs`,
+      `// Generated by tests/e2e/gateway_streaming.test.mjs.
+import { createGateway } from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS, "./gateway").slice(2)}";
+const pulled = new Map();
+const realFetch = globalThis.fetch;
+globalThis.fetch = ${countingFetch.toString()};
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+export default {
+  async fetch(request) {
+    const url = new URL(request.url);
+    const upstream = url.searchParams.get("upstream");
+    const gateway = createGateway({
+      targets: { t: { format: "openai_chat", baseUrl: upstream, model: "m", apiKey: "k" } },
+      deadlineMs: Number(url.searchParams.get("deadlineMs")),
+      health: false,
+      gateway: { apiKeys: ["gk"] },
+    });
+    const path = new URL(upstream).pathname + "/chat/completions";
+    const start = performance.now();
+    const res = await gateway.fetch(new Request("http://gw.example/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer gk" },
+      body: JSON.stringify({ model: "t", stream: true, messages: [{ role: "user", content: "hi" }] }),
+    }));
+    const held = await (${settled.toString()})(() => pulled.get(path) ?? 0);
+    // The client starts reading no sooner than readAfterMs after the request.
+    await sleep(start + Number(url.searchParams.get("readAfterMs")) - performance.now());
+    const text = await res.text();
+    return Response.json({ status: res.status, held, text, pulled: pulled.get(path) });
+  },
+};
+`,
+    );
+    mf = new Miniflare({ modules: true, modulesRoot: repo, scriptPath: `${dir}/worker.mjs`, modulesRules: WORKERD_MODULE_RULES, compatibilityDate: "2025-06-01" });
+    await mf.ready;
+  });
+  after(async () => {
+    await mf?.dispose();
+  });
+  const hold = async (path, deadlineMs, readAfterMs) =>
+    (await mf.dispatchFetch(`http://worker.test/?upstream=${encodeURIComponent(`${base}${path}`)}&deadlineMs=${deadlineMs}&readAfterMs=${readAfterMs}`)).json();
+
+  test("a client that reads nothing holds the upstream at the queue's limit, then gets every byte in order", async (t) => {
+    const seen = await hold("/long/workerd/v1", 60_000, 0);
+    assert.equal(seen.status, 200);
+    t.diagnostic(`the gateway read ${seen.held} of the upstream's ${longTotal()} bytes while its client read nothing`);
+    assert.ok(seen.held > 0 && seen.held <= OUTPUT_QUEUE_BYTES + (256 << 10), `the gateway read ${seen.held} bytes for a client that read none`);
+    assertWholeLongAnswer(seen.text);
+    assert.equal(seen.pulled, longTotal());
+  });
+
+  test("the deadline ends a stream held for a client that reads nothing, on time, and closes the upstream", async () => {
+    const deadlineMs = 800;
+    const start = performance.now();
+    // The client reads only once the deadline has passed.
+    const seen = await hold("/endless/workerd/v1", deadlineMs, deadlineMs + 1000);
+    const closed = closedAt.get("/endless/workerd/v1/chat/completions");
+    assert.ok(closed !== undefined, "the upstream connection was closed");
+    const late = closed - start - deadlineMs;
+    assert.ok(late > -50 && late < 1500, `the upstream closed ${late.toFixed(0)} ms after the deadline`);
+    assert.ok(seen.pulled <= OUTPUT_QUEUE_BYTES + (256 << 10), "held at the limit until then");
+    assert.match(seen.text, /"error"/, "the stream ends with an error event");
+    assert.ok(!seen.text.includes("[DONE]"), "and no success marker");
+  });
 });

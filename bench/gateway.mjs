@@ -4,7 +4,8 @@
 // here; skipped with the reason when it cannot be installed) and direct, each in front of the
 // same fake OpenAI upstream (lib/gateway-upstream.mjs: 60 deltas written at once) with the same
 // route: a primary tried twice, then a backup; and `floor`, a bare JavaScript pass-through on
-// Deno (lib/gateway-floor-deno.mjs: what Deno itself costs per stream). Per gateway: whole and
+// Deno (lib/gateway-floor-deno.mjs: what Deno itself costs per stream), `floor-byob` the same
+// reading the upstream into one reused buffer as llm-baton does. Per gateway: whole and
 // streamed answers at 1, 16 and 64 connections, then a round whose primary answers 503, counting
 // upstream calls (not for floor and direct). Writes
 // bench/.work/gateway.json; `node gateway.mjs deno portkey` runs only those.
@@ -120,12 +121,20 @@ function litellmYaml() {
     `litellm_settings:\n  telemetry: false\n  drop_params: true\n`;
 }
 
+/** The bare pass-through on Deno, reading the upstream with the `reader` named (FLOOR_READER). */
+const startFloor = (reader) => spawnAnnounced(`${repo}node_modules/.bin/deno`, ["run", "--no-lock", "--allow-net=127.0.0.1", "--allow-env", `${here}lib/gateway-floor-deno.mjs`], {
+  name: "the Deno pass-through", variable: "GATEWAY_URL", spawnOptions: { env: { ...process.env, UPSTREAM: `${UP}/ok`, FLOOR_READER: reader, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" } } });
+
 /** Each gateway: how to start it, and what a request through it says. */
 const GATEWAYS = {
   floor: {
     label: "JS pass-through (Deno)",
-    start: () => spawnAnnounced(`${repo}node_modules/.bin/deno`, ["run", "--no-lock", "--allow-net=127.0.0.1", "--allow-env", `${here}lib/gateway-floor-deno.mjs`], {
-      name: "the Deno pass-through", variable: "GATEWAY_URL", spawnOptions: { env: { ...process.env, UPSTREAM: `${UP}/ok`, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" } } }),
+    start: () => startFloor("default"),
+    model: "bench-model", headers: {},
+  },
+  "floor-byob": {
+    label: "JS pass-through, BYOB reads (Deno)",
+    start: () => startFloor("byob"),
     model: "bench-model", headers: {},
   },
   direct: {
@@ -215,7 +224,7 @@ try {
           await cell(`${stream ? "stream" : "whole"}-${connections}`, { body: message(g.model, stream), headers: g.headers, connections, check: stream ? streamOk : wholeOk });
         }
       }
-      if (key !== "direct" && key !== "floor" && wantCell("fault")) {
+      if (key !== "direct" && !key.startsWith("floor") && wantCell("fault")) {
         const before = await counts();
         const r = await cell(`fault-${FAULT_CONNECTIONS}`, { body: message(g.faultModel, false), headers: g.faultHeaders, connections: FAULT_CONNECTIONS, check: wholeOk });
         const after = await counts();

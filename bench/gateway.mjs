@@ -5,9 +5,10 @@
 // same fake OpenAI upstream (lib/gateway-upstream.mjs: 60 deltas written at once) with the same
 // route: a primary tried twice, then a backup; and `floor` and `floor-workerd`, a bare JavaScript
 // pass-through on Deno and in workerd (lib/gateway-floor-deno.mjs, lib/gateway-floor-workerd.mjs:
-// what the runtime itself costs per stream). Per gateway: whole and streamed answers at 1, 16
-// and 64 connections, then a round whose primary answers 503, counting upstream calls (not for
-// the pass-throughs and direct). Writes
+// what the runtime itself costs per stream), `floor-byob` Deno's reading the upstream into one
+// reused buffer as llm-baton does. Per gateway: whole and streamed answers at 1, 16 and 64
+// connections, then a round whose primary answers 503, counting upstream calls (not for the
+// pass-throughs and direct). Writes
 // bench/.work/gateway.json; `node gateway.mjs deno portkey` runs only those.
 //
 // GATEWAY_BENCH_SECONDS (default 5) and GATEWAY_BENCH_WARMUP_SECONDS (default 1) size each cell;
@@ -145,12 +146,20 @@ async function startWorkerdFloor() {
 
 const miniflareVersion = () => `miniflare ${JSON.parse(readFileSync(`${repo}node_modules/miniflare/package.json`, "utf8")).version}`;
 
+/** The bare pass-through on Deno, reading the upstream with the `reader` named (FLOOR_READER). */
+const startFloor = (reader) => spawnAnnounced(`${repo}node_modules/.bin/deno`, ["run", "--no-lock", "--allow-net=127.0.0.1", "--allow-env", `${here}lib/gateway-floor-deno.mjs`], {
+  name: "the Deno pass-through", variable: "GATEWAY_URL", spawnOptions: { env: { ...process.env, UPSTREAM: `${UP}/ok`, FLOOR_READER: reader, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" } } });
+
 /** Each gateway: how to start it, and what a request through it says. */
 const GATEWAYS = {
   floor: {
     label: "JS pass-through (Deno)",
-    start: () => spawnAnnounced(`${repo}node_modules/.bin/deno`, ["run", "--no-lock", "--allow-net=127.0.0.1", "--allow-env", `${here}lib/gateway-floor-deno.mjs`], {
-      name: "the Deno pass-through", variable: "GATEWAY_URL", spawnOptions: { env: { ...process.env, UPSTREAM: `${UP}/ok`, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" } } }),
+    start: () => startFloor("default"),
+    model: "bench-model", headers: {}, passThrough: true,
+  },
+  "floor-byob": {
+    label: "JS pass-through, BYOB reads (Deno)",
+    start: () => startFloor("byob"),
     model: "bench-model", headers: {}, passThrough: true,
   },
   "floor-workerd": {

@@ -59,7 +59,9 @@ chromium:
 # and specialize it, instead of calling the copy some upstream crate happened to export (which
 # one depends on the dependency graph: dropping serde's derive feature moved <[&str]>::contains
 # to a larger copy in wasm_bindgen_shared). 25 KB off the Baton's wasm (351.0 -> 325.9 KB).
-WASM_STD_ENV := RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zshare-generics=n"
+# -Zlocation-detail=none: a panic's file, line and column, which an immediate abort never shows,
+# are not written into the wasm (0.3 KB gzipped off each).
+WASM_STD_ENV := RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zshare-generics=n -Zlocation-detail=none"
 WASM_STD_FLAGS := -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size
 
 # The two wasm builds for pkg/, each cargo -> wasm-bindgen (web target) -> wasm-opt -Oz

@@ -20,10 +20,10 @@
 //! it; tests/architecture.rs reads this list and fails on a `crate::` path that reaches up, or
 //! on modules that use each other in a circle.
 //!
-//! 1. **values and failures** (`value`, `outcome`, `retry_after`, `secret`, `base64`, `sse`,
-//!    `trace_context`): JSON values read with a field path, what can go wrong with an attempt
-//!    (and the caller's view of it), the server's Retry-After, credentials and their redaction,
-//!    base64, SSE events, trace headers.
+//! 1. **values and failures** (`value`, `float`, `outcome`, `retry_after`, `secret`, `base64`,
+//!    `sse`, `trace_context`): JSON values read with a field path, decimal text as an `f64`, what
+//!    can go wrong with an attempt (and the caller's view of it), the server's Retry-After,
+//!    credentials and their redaction, base64, SSE events, trace headers.
 //! 2. **policy** (`policy`, `backoff`, `gate`): what the config says to do (the route's
 //!    strategies, retry, backoff, resume, health), and the two decisions made from it alone:
 //!    whether a failure may be tried again, and after how long.
@@ -50,6 +50,7 @@ pub mod chat;
 pub mod config;
 pub mod delivery;
 pub mod engine;
+pub mod float;
 pub mod format;
 pub mod gate;
 pub mod gateway;

@@ -4,8 +4,8 @@
 //! On the ground floor beside the failures it fills in: the backoff (src/backoff.rs) and the
 //! health breakers only read the wait it produced.
 
+use crate::float::parse_f64;
 use crate::value::MAX_MS;
-use llm_baton_wire::float::parse_f64;
 
 /// The server-requested wait, in ms: `retry-after-ms` (OpenAI's) wins, else `retry-after` as
 /// delta-seconds or an HTTP date (resolved against the wall clock `now_epoch_ms`). Clamped to

@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use llm_baton_wire::float::parse_f64;
+use crate::float::parse_f64;
 use llm_baton_wire::json::{self, Json, JsonError};
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
@@ -66,8 +66,7 @@ pub(crate) fn from_tree(v: &Json) -> Value {
         Json::Number(n) => match (n.as_u64(), n.as_i64()) {
             (Some(u), _) => Value::from(u),
             (None, Some(i)) => Value::from(i),
-            _ => n
-                .as_f64()
+            _ => parse_f64(n.as_str())
                 .and_then(serde_json::Number::from_f64)
                 .map_or_else(|| Value::String(n.as_str().to_string()), Value::Number),
         },

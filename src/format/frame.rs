@@ -22,7 +22,7 @@ use llm_baton_wire::json::Json;
 /// stream whose text was already shown.
 pub(crate) fn count(v: &Json) -> Option<u64> {
     let n = v.as_number()?;
-    super::json::count_of_number(n.as_u64(), || n.as_f64())
+    super::json::count_of_number(n.as_u64(), || crate::float::parse_f64(n.as_str()))
 }
 
 #[cfg(test)]

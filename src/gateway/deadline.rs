@@ -1,7 +1,7 @@
 //! The deadline a client asks for: `x-baton-deadline-ms` (the header one llm-baton sends
 //! another), shortened to the timeout an official SDK says it will wait (`x-stainless-timeout`).
 
-use llm_baton_wire::float::parse_f64;
+use crate::float::parse_f64;
 use llm_baton_wire::write::ToJson;
 use serde_json::Value;
 

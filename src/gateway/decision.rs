@@ -8,7 +8,7 @@
 //! [`Plan::body`] on what was read (at most one byte past the cap), which refuses a body that
 //! is too large, unreadable or not UTF-8.
 
-use llm_baton_wire::float::parse_f64;
+use crate::float::parse_f64;
 use llm_baton_wire::write::{JsonWriter, ToJson};
 
 use super::access::{allow_origin, authorized, cors_origin, preflight};

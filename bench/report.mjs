@@ -311,7 +311,37 @@ md.splice(md.indexOf(md.find((l) => l.startsWith("## 1.")) ?? md.length), 0,
   `## Targets (issues 7, 10, 13, 16 and 29)`, ``, `| target | measured | met |`, `|---|---|---|`, ...targets.map(([t, m, ok]) => `| ${t} | ${m} | ${ok ? "yes" : "**no**"} |`), ``,
   ...whyLines);
 
-writeFileSync(`${here}RESULTS.md`, md.join("\n") + "\n");
+// Figures measured by hand (profiles, A/B runs, quiet-machine reruns) live in RESULTS.md between
+// HAND_OPEN and HAND_CLOSE lines; a run of this script keeps each such block at the end of the
+// section it was in, or at the end of the file when that section is not generated this time.
+const HAND_OPEN = /^<!-- measured by hand, kept by report\.mjs at the end of section (\d+) -->$/;
+const HAND_CLOSE = "<!-- end of measured by hand -->";
+function handBlocks(previous) {
+  const blocks = [];
+  let open = null;
+  for (const line of previous.split("\n")) {
+    const start = line.match(HAND_OPEN);
+    if (open === null && start) open = { section: start[1], lines: [line] };
+    else if (open !== null) {
+      open.lines.push(line);
+      if (line === HAND_CLOSE) {
+        blocks.push(open);
+        open = null;
+      }
+    }
+  }
+  if (open !== null) throw new Error(`bench/RESULTS.md: a block opened by "${open.lines[0]}" has no "${HAND_CLOSE}" line; close it, or this run would drop its text`);
+  return blocks;
+}
+const resultsPath = `${here}RESULTS.md`;
+for (const block of existsSync(resultsPath) ? handBlocks(readFileSync(resultsPath, "utf8")) : []) {
+  const heading = md.findIndex((l) => l.startsWith(`## ${block.section}.`));
+  const next = heading < 0 ? -1 : md.findIndex((l, i) => i > heading && l.startsWith("## "));
+  const at = heading < 0 || next < 0 ? md.length : next;
+  md.splice(at, 0, ...block.lines, ``);
+}
+
+writeFileSync(resultsPath, md.join("\n") + "\n");
 
 // ---- The chart --------------------------------------------------------------------------------
 if (faults) {

@@ -22,6 +22,12 @@ const SCENARIO_LIMIT_MS = Number(globalThis.process?.env?.BATON_HOSTILE_LIMIT_MS
 const FORMATS = ["openai_chat", "anthropic_messages", "openai_responses", "gemini"];
 /** The cap on a whole answer is documented as about 16 MiB; this is well past it. */
 const HUGE_ANSWER_BYTES = 40 << 20;
+/**
+ * The huge answer arrives in ten 4 MiB pieces over this time. Sent at once, loopback's receive
+ * buffer (up to 32 MiB here) and the runtime's own could take all of it before the client stops
+ * reading, and the provider would count a completed answer the client never read.
+ */
+const HUGE_ANSWER_DRIP_MS = 3000;
 
 function randomTag() {
   return Math.random().toString(36).slice(2, 12);
@@ -384,7 +390,7 @@ const cases = {
 
   // Finding 6: no cap on a whole answer or an error body.
   async "hostile 40 MiB answer: protocol error naming the cap, body not read to the end"(env) {
-    const id = await script(env, "huge-answer", [{ text: "huge", padToBytes: HUGE_ANSWER_BYTES }]);
+    const id = await script(env, "huge-answer", [{ text: "huge", padToBytes: HUGE_ANSWER_BYTES, dripMs: HUGE_ANSWER_DRIP_MS }]);
     const baton = new env.Baton({ targets: { t: target(env, id) } });
     const [e, ms] = await rejects(env, () => baton.complete("t", ASK, { deadlineMs: 20000 }), { kind: "protocol" }, "40 MiB answer");
     if (!/\d[\d,_ ]*-?\s*(bytes?|KiB|MiB|KB|MB)\b/i.test(e.message)) fail(`the message should name the cap (a size), got ${JSON.stringify(e.message.slice(0, 300))}`);

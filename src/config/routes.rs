@@ -58,7 +58,8 @@ pub(super) struct RouteBuilder<'a> {
     /// The deepest level reached while building the current route.
     deepest: usize,
     /// The levels each built route spans, so naming it again counts the same as building it.
-    levels: BTreeMap<String, usize>,
+    /// A list: routes are few, and a second map type would be more code in the wasm.
+    levels: Vec<(String, usize)>,
 }
 
 impl<'a> RouteBuilder<'a> {
@@ -73,7 +74,7 @@ impl<'a> RouteBuilder<'a> {
             steps: 0,
             depth: 0,
             deepest: 0,
-            levels: BTreeMap::new(),
+            levels: Vec::new(),
         }
     }
 
@@ -81,7 +82,8 @@ impl<'a> RouteBuilder<'a> {
         if let Some(s) = self.done.get(name) {
             let steps = steps_in(s);
             self.take_steps(steps, path)?;
-            self.enter_levels(self.levels[name], path)?;
+            let levels = self.levels.iter().find(|(built, _)| built == name).map_or(0, |&(_, levels)| levels);
+            self.enter_levels(levels, path)?;
             return Ok(self.done[name].clone());
         }
         if let Some(at) = self.resolving.iter().position(|r| r == name) {
@@ -96,7 +98,7 @@ impl<'a> RouteBuilder<'a> {
         let value = &self.raw[name];
         let outer_deepest = std::mem::replace(&mut self.deepest, self.depth);
         let strategy = self.strategy(value, &child("routes", name))?;
-        self.levels.insert(name.to_string(), self.deepest - self.depth);
+        self.levels.push((name.to_string(), self.deepest - self.depth));
         self.deepest = self.deepest.max(outer_deepest);
         self.resolving.pop();
         self.done.insert(name.to_string(), strategy.clone());

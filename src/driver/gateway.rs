@@ -13,7 +13,6 @@
 //! goes on, with an SSE comment at the seam.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -27,8 +26,8 @@ use super::{
 use crate::config::Config;
 use crate::engine::{Baton, CallError, CallOptions, Served, Splice};
 use crate::gateway::{
-    answer_body, decide, models_body, parse_request, write_headers, BodyRead, Caller, ClientFormat, Decision,
-    GatewayError, Head, Listing, Meta, Plan, Reply, Site, StreamEncoder, SSE,
+    answer_body, decide, models_body, parse_request, BodyRead, Caller, ClientFormat, Decision, GatewayError, Head,
+    Headers, Listing, Meta, Plan, Reply, Site, StreamEncoder, SSE,
 };
 use crate::propagation::DeadlinePropagation;
 
@@ -177,7 +176,7 @@ enum Output<'a> {
         event: &'a crate::record::Event,
     },
     Commit {
-        headers: &'a BTreeMap<&'static str, String>,
+        headers: &'a Headers,
     },
     Reply {
         reply: &'a Reply,
@@ -198,8 +197,7 @@ impl ToJson for Output<'_> {
             }
             Output::Commit { headers } => {
                 w.field("type", "commit");
-                w.key("headers");
-                write_headers(w, headers);
+                w.field("headers", *headers);
             }
             Output::Reply { reply } => {
                 w.field("type", "reply");

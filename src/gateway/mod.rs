@@ -28,7 +28,7 @@ pub use access::{authorized, cors_origin};
 pub use deadline::{parse_deadline_header, requested_deadline, DEADLINE_HEADER, SDK_TIMEOUT_HEADER};
 pub use decision::{decide, BodyRead, Caller, Decision, Head, Listing, Plan, Site};
 pub use models::models_body;
-pub use reply::{write_headers, Reply, SSE};
+pub use reply::{Headers, Reply, SSE};
 
 #[cfg(test)]
 mod tests {

@@ -1,8 +1,6 @@
 //! A complete HTTP response as the gateway decides it, which JavaScript only turns into a
 //! `Response`: `{ status, headers, body }`.
 
-use std::collections::BTreeMap;
-
 use llm_baton_wire::write::{JsonWriter, ToJson};
 
 use super::{ClientFormat, GatewayError};
@@ -15,15 +13,54 @@ pub const SSE: &str = "text/event-stream; charset=utf-8";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reply {
     pub status: u16,
-    pub headers: BTreeMap<&'static str, String>,
+    pub headers: Headers,
     pub body: String,
+}
+
+/// A reply's headers, each name once. A list: a reply has a handful, and a map type of its own
+/// would be more code in the wasm.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Headers(Vec<(&'static str, String)>);
+
+impl Headers {
+    /// Sets `name` to `value`, replacing what it held.
+    pub fn insert(&mut self, name: &'static str, value: String) {
+        match self.0.iter_mut().find(|(held, _)| *held == name) {
+            Some((_, held)) => *held = value,
+            None => self.0.push((name, value)),
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&String> {
+        self.0.iter().find(|(held, _)| *held == name).map(|(_, value)| value)
+    }
+}
+
+#[cfg(test)]
+impl std::ops::Index<&str> for Headers {
+    type Output = String;
+
+    fn index(&self, name: &str) -> &String {
+        self.get(name).unwrap_or_else(|| panic!("no {name} header"))
+    }
+}
+
+/// Headers as an object, in the order they were set.
+impl ToJson for Headers {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        for (name, value) in &self.0 {
+            w.field(name, value);
+        }
+        w.end_object();
+    }
 }
 
 impl Reply {
     /// A response whose `target` (the target that served, or was tried last; empty when none
     /// was tried) took `attempts`.
     pub fn new(status: u16, content_type: &str, target: &str, attempts: usize, body: String) -> Reply {
-        let mut headers = BTreeMap::new();
+        let mut headers = Headers::default();
         headers.insert("content-type", content_type.to_string());
         headers.insert("x-baton-target", target.to_string());
         headers.insert(GATEWAY_MARK_HEADER, attempts.to_string());
@@ -35,7 +72,7 @@ impl Reply {
 
     /// A status with no headers and no body (a CORS preflight's 204).
     pub fn bare(status: u16) -> Reply {
-        Reply { status, headers: BTreeMap::new(), body: String::new() }
+        Reply { status, headers: Headers::default(), body: String::new() }
     }
 
     pub fn json(status: u16, target: &str, attempts: usize, body: String) -> Reply {
@@ -60,8 +97,7 @@ impl ToJson for Reply {
     fn write_json(&self, w: &mut JsonWriter) {
         w.begin_object();
         w.field("status", &self.status);
-        w.key("headers");
-        write_headers(w, &self.headers);
+        w.field("headers", &self.headers);
         // A null-body status (204) must have no body at all, not an empty one, for `Response`.
         w.key("body");
         if self.status == 204 {
@@ -71,13 +107,4 @@ impl ToJson for Reply {
         }
         w.end_object();
     }
-}
-
-/// Headers as an object, in name order.
-pub fn write_headers(w: &mut JsonWriter, headers: &BTreeMap<&'static str, String>) {
-    w.begin_object();
-    for (name, value) in headers {
-        w.field(name, value);
-    }
-    w.end_object();
 }

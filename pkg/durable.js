@@ -8,10 +8,13 @@
 //   keeps each object's load to the calls of one provider, and a probe grant exclusive: only the
 //   object decides it.
 // - `durableHealthStore(namespace)`, the HealthStore a Baton is given: it asks each target's
-//   object in parallel before a call and forwards each attempt's leg event after it. It never
+//   object in parallel before a call and forwards the attempts' leg events after it. It never
 //   makes a call wait on a slow or missing object: each request is capped (`timeoutMs`), and
 //   anything that goes wrong reads as "pass" (fail open: a breaker that cannot be reached must
-//   not stop traffic).
+//   not stop traffic). The legs an isolate reports within REPORT_WINDOW_MS go to each object in
+//   one request: a busy isolate ends many calls at once, each object takes about a thousand
+//   requests a second, and every request is billed, while a breaker that hears 50 ms later
+//   decides the same.
 // - The retry budget is one for the whole deployment, so it cannot live in the per-target
 //   objects (each sees only its target's legs): one more object, `prefix + "#retry-budget"`,
 //   receives every leg and answers the balance with each admission.
@@ -36,6 +39,10 @@ const STORE_OPTIONS = ["config", "timeoutMs", "prefix"];
 const CALLER = "durableHealthStore";
 /** The object that keeps the deployment's retry budget is named `prefix + BUDGET_OBJECT`. */
 const BUDGET_OBJECT = "#retry-budget";
+/** Legs reported within this long of the first go to each object in one request. */
+const REPORT_WINDOW_MS = 50;
+/** A batch of this many legs goes at once, so a request stays far below MAX_BODY_BYTES. */
+const REPORT_BATCH_MAX = 500;
 
 /**
  * The Durable Object. Bind it in wrangler.toml (see examples/gateway) and export it from the
@@ -247,6 +254,24 @@ export function durableHealthStore(namespace, options = {}) {
           return typeof balance === "number" && Number.isFinite(balance) ? balance : null;
         });
 
+  /** The legs waiting for the window to end, by target; null when none wait. */
+  let batch = null;
+  function newBatch() {
+    let settle;
+    const sent = new Promise((resolve) => (settle = resolve));
+    return { byTarget: new Map(), legs: 0, sent, settle, timer: setTimeout(sendBatch, REPORT_WINDOW_MS) };
+  }
+  /** Each target's legs to its object, and all of them to the budget's; settles when all have. */
+  function sendBatch() {
+    const { byTarget, timer, settle } = batch;
+    batch = null;
+    clearTimeout(timer);
+    const done = (res) => res.body?.cancel();
+    const sends = [...byTarget].map(([target, group]) => send(target, "/report", { events: group }, done));
+    if (sharesBudget) sends.push(send(BUDGET_OBJECT, "/report", { events: [...byTarget.values()].flat() }, done));
+    settle(Promise.all(sends));
+  }
+
   return {
     async admit(targets) {
       const names = [...new Set(Array.from(targets ?? [], String))];
@@ -254,21 +279,21 @@ export function durableHealthStore(namespace, options = {}) {
       return balance === null ? { targets: entries } : { targets: entries, retryBudget: balance };
     },
     report(events) {
-      const byTarget = new Map();
+      let kept = null;
       for (const event of Array.isArray(events) ? events : []) {
         const target = event?.leg?.target;
         if (typeof target !== "string") continue;
-        if (!byTarget.has(target)) byTarget.set(target, []);
         // What health learns from: the leg's target, outcome and place in its call (a retry or
         // a hop after the first), and the failure's cause. Usage and timings stay here.
         const report = { leg: { target, outcome: event.leg.outcome, attempt: event.leg.attempt } };
         if (event.cause !== undefined) report.cause = event.cause;
-        byTarget.get(target).push(report);
-      }
-      const all = [...byTarget.values()].flat();
-      if (sharesBudget && all.length > 0) keepAlive(send(BUDGET_OBJECT, "/report", { events: all }, (res) => res.body?.cancel()));
-      for (const [target, group] of byTarget) {
-        keepAlive(send(target, "/report", { events: group }, (res) => res.body?.cancel()));
+        batch ??= newBatch();
+        if (!batch.byTarget.has(target)) batch.byTarget.set(target, []);
+        batch.byTarget.get(target).push(report);
+        batch.legs += 1;
+        // Each request that adds to a batch waits for it: whichever ends first, none is cut.
+        if (kept !== batch.sent) keepAlive((kept = batch.sent));
+        if (batch.legs >= REPORT_BATCH_MAX) sendBatch();
       }
     },
   };

@@ -10,10 +10,11 @@
 // call from one cooldown after the recovery on is served by the primary.
 //
 // Then a burst: when a cooldown ends, six calls at once over the three instances send the
-// primary one probe (the object grants it to one asker). Then the object itself: malformed
-// messages get a 4xx and leave it working, and a store whose object does not answer fails open
-// within its timeout. Last, examples/gateway bundles with wrangler as a deploy would (skipped
-// unless wrangler is installed there: it has its own lockfile).
+// primary one probe (the object grants it to one asker); and the legs of calls that end together
+// reach each object in one request. Then the object itself: malformed messages get a 4xx and
+// leave it working, and a store whose object does not answer fails open within its timeout.
+// Last, examples/gateway bundles with wrangler as a deploy would (skipped unless wrangler is
+// installed there: it has its own lockfile).
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -79,6 +80,38 @@ export default {
       } catch (e) {
         return Response.json({ ok: false, isolate, error: String(e && e.message), legs: legsOf(e && e.legs) });
       }
+    }
+    if (url.pathname === "/burst") {
+      // Calls that end together, through a namespace that counts the requests each object gets.
+      const { config, calls, prefix } = await request.json();
+      const sent = {};
+      const names = new Map();
+      const counting = {
+        idFromName(name) {
+          const id = env.BATON_HEALTH.idFromName(name);
+          names.set(id.toString(), name);
+          return id;
+        },
+        get(id) {
+          const stub = env.BATON_HEALTH.get(id);
+          const name = names.get(id.toString());
+          return {
+            fetch(input, init) {
+              const key = name.slice(prefix.length) + " " + new URL(input).pathname;
+              sent[key] = (sent[key] ?? 0) + 1;
+              return stub.fetch(input, init);
+            },
+          };
+        },
+      };
+      const healthStore = durableHealthStore(counting, { config: config.health, prefix });
+      const baton = new Baton(config, { healthStore, healthWaitMs: 1000 });
+      const served = await Promise.all(
+        Array.from({ length: calls }, () => baton.complete("solo", ASK).then((done) => done.target, (e) => String(e && e.message))),
+      );
+      // Ten times the store's window for the last report to be sent.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      return Response.json({ served, sent });
     }
     if (url.pathname === "/fail-open") {
       // A store over objects that never answer: admit() must still settle, all pass.
@@ -276,10 +309,39 @@ describe("durable: shared health across Worker instances", { concurrency: 1 }, (
     assert.equal(primary.length, 2, `the primary saw ${primary.length} requests: the opening failure and one probe; the burst tried ${tried.join(", ")}`);
     // The deployment's retry budget, kept by one object from every instance's legs: at least the
     // two hops to the backup (after the opening failure, after the probe) were spent from it.
-    const budget = await (await (await host()).fetch(`http://h/do/${encodeURIComponent("llm-baton-health:#retry-budget")}/snapshot`)).json();
+    // The legs reach the objects up to the store's 50 ms window after the calls end.
+    let budget;
+    for (const until = performance.now() + 2000; ; await sleep(50)) {
+      budget = await (await (await host()).fetch(`http://h/do/${encodeURIComponent("llm-baton-health:#retry-budget")}/snapshot`)).json();
+      if (budget.retryBudget?.spent >= 2 || performance.now() > until) break;
+    }
     assert.ok(budget.retryBudget?.spent >= 2, `the budget object's snapshot: ${JSON.stringify(budget.retryBudget)}`);
     console.log(`durable: the shared retry budget after the burst: ${JSON.stringify(budget.retryBudget)}`);
     console.log(`durable: a burst of 6 calls over 3 instances after the cooldown sent the primary ${primary.length - 1} probe; tried ${tried.join(", ")}`);
+  });
+
+  test("legs of calls that end together reach each object in one request, none lost", async () => {
+    const stamp = Date.now().toString(36);
+    const id = `durable-batch-${stamp}`;
+    const prefix = `batch-${stamp}:`;
+    const calls = 8;
+    await putScenario(provider.url, id, [{}]);
+    const config = {
+      targets: { solo: { format: "openai_chat", baseUrl: `${provider.url}/s/${id}/v1`, model: "scripted-model", apiKey: "sk-test-not-a-secret" } },
+      deadlineMs: 5000,
+    };
+    const res = await (await instance(0)).fetch("http://i/burst", { method: "POST", body: JSON.stringify({ config, calls, prefix }) });
+    const { served, sent } = await res.json();
+    console.log(`durable: ${calls} calls that end together sent the objects ${JSON.stringify(sent)}`);
+    assert.deepEqual(served, Array(calls).fill("solo"));
+    // One window may close between the first legs and the last: two requests at most, not one per leg.
+    for (const object of ["solo", "#retry-budget"]) {
+      const reports = sent[`${object} /report`] ?? 0;
+      assert.ok(reports >= 1 && reports <= 2, `${object}'s object got ${reports} report requests for ${calls} legs: ${JSON.stringify(sent)}`);
+    }
+    const snapshot = await (await (await host()).fetch(`http://h/do/${encodeURIComponent(`${prefix}solo`)}/snapshot`)).json();
+    const window = snapshot.targets.find((t) => t.target === "solo")?.window;
+    assert.deepEqual(window, { outcomes: calls, failures: 0 }, `the object's view: ${JSON.stringify(snapshot)}`);
   });
 
   test("the object answers malformed messages with a 4xx and keeps working", async () => {

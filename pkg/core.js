@@ -284,33 +284,52 @@ function readHealthOptions(settings, where) {
  * Connects a wasm object's breakers to a health store. Before a call, `admit(targets)` asks the
  * store when this replica's word on them is stale (or a cooldown ended: only the store grants
  * probes), waiting at most `waitMs`; a store that is slow, fails or answers nonsense fails open
- * (the targets pass). Resolves to the milliseconds waited, which the call's budget pays.
- * `report(event)` forwards a `leg` event; the store's errors never reach the call.
+ * (the targets pass). Calls that find the word stale while an ask about their targets is under
+ * way wait for that answer instead of asking again: a burst of calls asks the store once.
+ * Resolves to the milliseconds waited, which the call's budget pays. `report(event)` forwards a
+ * `leg` event; the store's errors never reach the call.
  */
 function healthLink(settings, wasm) {
   if (!settings) return null;
   const { store, waitMs, cacheMs } = settings;
+  /** The ask under way: the targets it asks about, and its end. */
+  let asking = null;
+  const ask = async (targets) => {
+    let timer;
+    const late = new Promise((resolve) => {
+      timer = setTimeout(resolve, waitMs, null);
+    });
+    let view = null;
+    try {
+      view = await Promise.race([Promise.resolve().then(() => store.admit(targets)), late]);
+    } catch {
+      view = null;
+    } finally {
+      clearTimeout(timer);
+    }
+    const open = { targets: targets.map((target) => ({ target, state: "closed" })) };
+    try {
+      wasm().absorb(view ?? open);
+    } catch {
+      wasm().absorb(open);
+    }
+  };
   return {
     async admit(stale, targets) {
       const began = performance.now();
       if (!stale(cacheMs)) return 0;
-      let timer;
-      const late = new Promise((resolve) => {
-        timer = setTimeout(resolve, waitMs, null);
-      });
-      let view = null;
-      try {
-        view = await Promise.race([Promise.resolve().then(() => store.admit(targets())), late]);
-      } catch {
-        view = null;
-      } finally {
-        clearTimeout(timer);
-      }
-      const open = { targets: targets().map((target) => ({ target, state: "closed" })) };
-      try {
-        wasm().absorb(view ?? open);
-      } catch {
-        wasm().absorb(open);
+      const wanted = targets();
+      if (asking !== null && wanted.every((target) => asking.targets.has(target))) {
+        // One view absorbed once: a probe the store grants goes to one call, not to each.
+        await asking.done;
+      } else {
+        const done = ask(wanted);
+        asking = { targets: new Set(wanted), done };
+        try {
+          await done;
+        } finally {
+          if (asking?.done === done) asking = null;
+        }
       }
       return performance.now() - began;
     },

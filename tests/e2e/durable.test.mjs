@@ -10,9 +10,10 @@
 // call from one cooldown after the recovery on is served by the primary.
 //
 // Then a burst: when a cooldown ends, six calls at once over the three instances send the
-// primary one probe (the object grants it to one asker); and the legs of calls that end together
-// reach each object in one request. Then the object itself: malformed messages get a 4xx and
-// leave it working, and a store whose object does not answer fails open within its timeout.
+// primary one probe (the object grants it to one asker); and calls that start together ask each
+// object once, and their legs reach it in one request. Then the object itself: malformed
+// messages get a 4xx and leave it working, and a store whose object does not answer fails open
+// within its timeout.
 // Last, examples/gateway bundles with wrangler as a deploy would (skipped unless wrangler is
 // installed there: it has its own lockfile).
 import { describe, test, before, after } from "node:test";
@@ -320,7 +321,7 @@ describe("durable: shared health across Worker instances", { concurrency: 1 }, (
     console.log(`durable: a burst of 6 calls over 3 instances after the cooldown sent the primary ${primary.length - 1} probe; tried ${tried.join(", ")}`);
   });
 
-  test("legs of calls that end together reach each object in one request, none lost", async () => {
+  test("calls that start and end together ask each object once and report to it in one request, none lost", async () => {
     const stamp = Date.now().toString(36);
     const id = `durable-batch-${stamp}`;
     const prefix = `batch-${stamp}:`;
@@ -334,8 +335,10 @@ describe("durable: shared health across Worker instances", { concurrency: 1 }, (
     const { served, sent } = await res.json();
     console.log(`durable: ${calls} calls that end together sent the objects ${JSON.stringify(sent)}`);
     assert.deepEqual(served, Array(calls).fill("solo"));
-    // One window may close between the first legs and the last: two requests at most, not one per leg.
     for (const object of ["solo", "#retry-budget"]) {
+      // The calls that found the Baton's copy stale waited for the one ask under way.
+      assert.equal(sent[`${object} /admit`], 1, `${object}'s object was asked ${sent[`${object} /admit`]} times by ${calls} calls: ${JSON.stringify(sent)}`);
+      // One window may close between the first legs and the last: two requests at most, not one per leg.
       const reports = sent[`${object} /report`] ?? 0;
       assert.ok(reports >= 1 && reports <= 2, `${object}'s object got ${reports} report requests for ${calls} legs: ${JSON.stringify(sent)}`);
     }

@@ -10,10 +10,9 @@
 //! builder (src/config/routes.rs), and the health and gateway sections (src/config/sections.rs);
 //! the policy types they fill in are in src/policy.rs.
 
-use std::collections::BTreeMap;
-
 use serde_json::{Map, Value};
 
+use crate::by_name::ByName;
 use crate::chat::ChatRequest;
 use crate::format::Format;
 use crate::policy::{HealthPolicy, Strategy};
@@ -36,7 +35,7 @@ pub use target::{redact_url, PropagateDeadline, Target, Timeouts};
 pub struct Config {
     pub targets: Vec<Target>,
     /// Route name -> its strategy, references to other routes already inlined.
-    pub routes: BTreeMap<String, Strategy>,
+    pub routes: ByName<Strategy>,
     pub deadline_ms: Option<u64>,
     pub gateway: GatewayConfig,
     /// How many round-robin nodes the routes hold (each keeps its own rotation).
@@ -187,9 +186,9 @@ impl Config {
 
     /// Every name a call (or a gateway client's `model`) may use.
     pub fn route_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.routes.keys().cloned().collect();
+        let mut names: Vec<String> = self.routes.names().cloned().collect();
         for t in &self.targets {
-            if !self.routes.contains_key(&t.name) {
+            if !self.routes.contains(&t.name) {
                 names.push(t.name.clone());
             }
         }

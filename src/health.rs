@@ -16,11 +16,12 @@
 //! which a hedge's learned threshold and the `fastest` strategy read, shared through the same
 //! stores: a store learns them from the legs it is told about and hands them out in its view.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::Value;
 
+use crate::by_name::ByName;
 use crate::outcome::{Failure, FailureClass, FailureInfo, Limit};
 use crate::policy::{HealthPolicy, RetryBudgetPolicy, MAX_LATENCY_SAMPLES};
 
@@ -131,7 +132,7 @@ impl Default for Breaker {
 #[derive(Debug, Clone)]
 pub struct Health {
     policy: Option<HealthPolicy>,
-    breakers: BTreeMap<String, Breaker>,
+    breakers: ByName<Breaker>,
     budget: Option<RetryBudget>,
     /// The state is shared through a store that decides probes: an open target whose cooldown
     /// ended is skipped until the store grants this replica a probe.
@@ -142,7 +143,7 @@ impl Health {
     /// `None`: health is off (`"health": false`); every target passes and nothing is counted.
     pub fn new(policy: Option<HealthPolicy>) -> Health {
         let budget = policy.and_then(|p| p.retry_budget).map(RetryBudget::new);
-        Health { policy, breakers: BTreeMap::new(), budget, follower: false }
+        Health { policy, breakers: ByName::default(), budget, follower: false }
     }
 
     /// Makes this a replica of a shared store's state (see [`Health::absorb`]).
@@ -154,7 +155,7 @@ impl Health {
     pub fn admit(&mut self, target: &str, now: u64) -> Admission {
         let Some(policy) = self.policy else { return Admission::Pass };
         let follower = self.follower;
-        let b = breaker(&mut self.breakers, target);
+        let b = self.breakers.get_or_insert_with(target, Breaker::default);
         let skip = |until: u64, b: &Breaker| Admission::Skip {
             reopens_in_ms: until.saturating_sub(now),
             cause: b.last_failure.clone(),
@@ -178,7 +179,7 @@ impl Health {
         if *outcome == Outcome::Neutral {
             return;
         }
-        let b = breaker(&mut self.breakers, target);
+        let b = self.breakers.get_or_insert_with(target, Breaker::default);
         while b.window.front().is_some_and(|(at, _)| at.saturating_add(policy.window_ms) <= now) {
             b.window.pop_front();
         }
@@ -225,7 +226,7 @@ impl Health {
 
     /// Keeps one time to first token of `target` (see [`latency_sample`]), health on or off.
     pub fn record_latency(&mut self, target: &str, ms: u64) {
-        let samples = &mut breaker(&mut self.breakers, target).latency;
+        let samples = &mut self.breakers.get_or_insert_with(target, Breaker::default).latency;
         if samples.len() == MAX_LATENCY_SAMPLES {
             samples.remove(0);
         }
@@ -250,7 +251,7 @@ impl Health {
             .iter()
             .map(|t| {
                 let admission = self.admit(t, now);
-                let b = &self.breakers[t];
+                let b = self.breakers.get_or_insert_with(t, Breaker::default);
                 let (state, probe, reopens_in_ms) = match admission {
                     Admission::Pass => (BreakerState::Closed, false, None),
                     Admission::Probe => (BreakerState::HalfOpen, true, None),
@@ -276,7 +277,7 @@ impl Health {
             b.shared = Some((balance, now));
         }
         for t in &view.targets {
-            let b = breaker(&mut self.breakers, &t.target);
+            let b = self.breakers.get_or_insert_with(&t.target, Breaker::default);
             let until = now.saturating_add(t.reopens_in_ms.unwrap_or(0));
             b.state = match (t.state, t.probe) {
                 (BreakerState::Closed, _) => State::Closed,
@@ -315,7 +316,7 @@ impl Health {
 
     /// The targets this state has heard of, in name order.
     pub fn known_targets(&self) -> Vec<String> {
-        self.breakers.keys().cloned().collect()
+        self.breakers.names().cloned().collect()
     }
 
     /// Every target's breaker, for `baton.health()`.
@@ -376,15 +377,6 @@ impl Health {
             b.spent_elsewhere(now);
         }
     }
-}
-
-/// The target's breaker, created closed when first asked about. Calls ask about targets the
-/// breakers already know, so this allocates a name only once per target.
-fn breaker<'a>(breakers: &'a mut BTreeMap<String, Breaker>, target: &str) -> &'a mut Breaker {
-    if !breakers.contains_key(target) {
-        breakers.insert(target.to_string(), Breaker::default());
-    }
-    breakers.get_mut(target).expect("inserted above")
 }
 
 impl State {

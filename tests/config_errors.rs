@@ -156,7 +156,9 @@ fn nested_strategies_are_inlined_with_their_settings() {
     let c = Config::from_json(&json).unwrap();
     assert_eq!(c.targets[1].timeouts.total_ms, Some(2), "fractions round up to whole ms");
     assert_eq!(c.targets[1].headers, vec![("x-team".to_string(), "a".to_string())]);
-    let Strategy::Fallback { members, fallback_on, .. } = &c.routes["chat"] else { panic!("fallback expected") };
+    let Strategy::Fallback { members, fallback_on, .. } = c.routes.get("chat").unwrap() else {
+        panic!("fallback expected")
+    };
     assert_eq!(fallback_on.as_deref().unwrap().statuses, vec![503]);
     let Strategy::Retry(p) = &members[0] else { panic!("retry inlined") };
     assert_eq!((p.attempts, p.backoff.initial_ms, p.backoff.jitter), (4, 0, Jitter::None));
@@ -174,7 +176,9 @@ fn condition_lists_name_failure_classes() {
             "chat": {"fallback": ["primary", "p"], "fallbackOn": ["context_length", "content_filter", "quota", "auth", 500]}}"#,
     );
     let c = Config::from_json(&json).unwrap();
-    let Strategy::Fallback { members, fallback_on, .. } = &c.routes["chat"] else { panic!("fallback expected") };
+    let Strategy::Fallback { members, fallback_on, .. } = c.routes.get("chat").unwrap() else {
+        panic!("fallback expected")
+    };
     let fallback_on = fallback_on.as_deref().unwrap();
     use FailureClass::*;
     assert_eq!(fallback_on.classes, vec![ContextLength, ContentFilter, Quota, Auth]);
@@ -402,7 +406,7 @@ fn jitter_names_and_the_equal_default() {
     for (jitter, expected) in cases {
         let routes = format!(r#"{{"chat": {{"retry": "p", "attempts": 2, "backoff": {{"initialMs": 10{jitter}}}}}}}"#);
         let c = Config::from_json(&with_targets("", &routes)).unwrap();
-        let Strategy::Retry(p) = &c.routes["chat"] else { panic!("retry expected") };
+        let Strategy::Retry(p) = c.routes.get("chat").unwrap() else { panic!("retry expected") };
         assert_eq!(p.backoff.jitter, expected, "{jitter}");
     }
 }
@@ -442,7 +446,7 @@ fn hedge_is_read_with_its_defaults_and_mistakes_name_the_field() {
     let route = |hedge: &str| with_targets("", &format!(r#"{{"chat": {{"fallback": ["p"], "hedge": {hedge}}}}}"#));
     let read = |hedge: &str| {
         let c = Config::from_json(&route(hedge)).unwrap();
-        let Strategy::Fallback { hedge: Some(h), .. } = &c.routes["chat"] else { panic!("hedge expected") };
+        let Strategy::Fallback { hedge: Some(h), .. } = c.routes.get("chat").unwrap() else { panic!("hedge expected") };
         **h
     };
     let h = read(r#"{"afterMs": 2000}"#);
@@ -489,10 +493,14 @@ fn hedge_is_read_with_its_defaults_and_mistakes_name_the_field() {
 fn after_start_is_read_with_its_defaults_and_mistakes_name_the_field() {
     let route = |after: &str| with_targets("", &format!(r#"{{"chat": {{"fallback": ["p"], "afterStart": {after}}}}}"#));
     let c = Config::from_json(&route(r#"{"mode": "continue"}"#)).unwrap();
-    let Strategy::Fallback { after_start: Some(a), .. } = &c.routes["chat"] else { panic!("afterStart expected") };
+    let Strategy::Fallback { after_start: Some(a), .. } = c.routes.get("chat").unwrap() else {
+        panic!("afterStart expected")
+    };
     assert_eq!((a.mode, a.attempts, a.min_remaining_ms), (ResumeMode::Continue, 1, 1000));
     let c = Config::from_json(&route(r#"{"mode": "restart", "attempts": 3, "minRemainingMs": 2500}"#)).unwrap();
-    let Strategy::Fallback { after_start: Some(a), .. } = &c.routes["chat"] else { panic!("afterStart expected") };
+    let Strategy::Fallback { after_start: Some(a), .. } = c.routes.get("chat").unwrap() else {
+        panic!("afterStart expected")
+    };
     assert_eq!((a.mode, a.attempts, a.min_remaining_ms), (ResumeMode::Restart, 3, 2500));
     let cases = [
         (

@@ -4,11 +4,10 @@
 //! the retry, fallback, round-robin and fastest settings too (backoff, `retryOn`, `afterStart`,
 //! `hedge`).
 
-use std::collections::BTreeMap;
-
 use serde_json::{Map, Value};
 
 use super::Target;
+use crate::by_name::ByName;
 use crate::outcome::FailureClass;
 use crate::policy::{
     AfterStart, Backoff, Conditions, Hedge, Jitter, ResumeMode, RetryPolicy, Strategy, MAX_LATENCY_SAMPLES,
@@ -50,7 +49,7 @@ pub(super) struct RouteBuilder<'a> {
     pub(super) fastest_nodes: usize,
     /// Routes being resolved, outermost first: a name met again here is a cycle.
     resolving: Vec<String>,
-    pub(super) done: BTreeMap<String, Strategy>,
+    pub(super) done: ByName<Strategy>,
     /// Targets and strategies built or copied so far, against [`MAX_ROUTE_STEPS`].
     steps: usize,
     /// Levels open now (strategies and route names), against [`MAX_ROUTE_DEPTH`].
@@ -70,7 +69,7 @@ impl<'a> RouteBuilder<'a> {
             round_robin_nodes: 0,
             fastest_nodes: 0,
             resolving: Vec::new(),
-            done: BTreeMap::new(),
+            done: ByName::default(),
             steps: 0,
             depth: 0,
             deepest: 0,
@@ -80,11 +79,11 @@ impl<'a> RouteBuilder<'a> {
 
     pub(super) fn route(&mut self, name: &str, path: &str) -> Result<Strategy, FieldError> {
         if let Some(s) = self.done.get(name) {
-            let steps = steps_in(s);
+            let (steps, s) = (steps_in(s), s.clone());
             self.take_steps(steps, path)?;
             let levels = self.levels.iter().find(|(built, _)| built == name).map_or(0, |&(_, levels)| levels);
             self.enter_levels(levels, path)?;
-            return Ok(self.done[name].clone());
+            return Ok(s);
         }
         if let Some(at) = self.resolving.iter().position(|r| r == name) {
             let mut cycle: Vec<&str> = self.resolving[at..].iter().map(String::as_str).collect();
@@ -101,7 +100,7 @@ impl<'a> RouteBuilder<'a> {
         self.levels.push((name.to_string(), self.deepest - self.depth));
         self.deepest = self.deepest.max(outer_deepest);
         self.resolving.pop();
-        self.done.insert(name.to_string(), strategy.clone());
+        self.done.insert(name, strategy.clone());
         Ok(strategy)
     }
 

@@ -11,11 +11,10 @@
 //
 // Then a burst: when a cooldown ends, six calls at once over the three instances send the
 // primary one probe (the object grants it to one asker); and calls that start together ask each
-// object once, and their legs reach it in one request. Then the object itself: malformed
-// messages get a 4xx and leave it working, and a store whose object does not answer fails open
-// within its timeout.
-// Last, examples/gateway bundles with wrangler as a deploy would (skipped unless wrangler is
-// installed there: it has its own lockfile).
+// object once, and their legs reach it in one request (two past 500 legs). Then the object
+// itself: malformed messages get a 4xx and leave it working, and a store whose object does not
+// answer fails open within its timeout. Last, examples/gateway bundles with wrangler as a deploy
+// would (skipped unless wrangler is installed there: it has its own lockfile).
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -86,33 +85,22 @@ export default {
       // Calls that end together, through a namespace that counts the requests each object gets.
       const { config, calls, prefix } = await request.json();
       const sent = {};
-      const names = new Map();
-      const counting = {
-        idFromName(name) {
-          const id = env.BATON_HEALTH.idFromName(name);
-          names.set(id.toString(), name);
-          return id;
-        },
-        get(id) {
-          const stub = env.BATON_HEALTH.get(id);
-          const name = names.get(id.toString());
-          return {
-            fetch(input, init) {
-              const key = name.slice(prefix.length) + " " + new URL(input).pathname;
-              sent[key] = (sent[key] ?? 0) + 1;
-              return stub.fetch(input, init);
-            },
-          };
-        },
-      };
-      const healthStore = durableHealthStore(counting, { config: config.health, prefix });
+      const healthStore = durableHealthStore(countingNamespace(env.BATON_HEALTH, prefix, sent), { config: config.health, prefix });
       const baton = new Baton(config, { healthStore, healthWaitMs: 1000 });
       const served = await Promise.all(
         Array.from({ length: calls }, () => baton.complete("solo", ASK).then((done) => done.target, (e) => String(e && e.message))),
       );
-      // Ten times the store's window for the last report to be sent.
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await afterTheWindow();
       return Response.json({ served, sent });
+    }
+    if (url.pathname === "/report-many") {
+      // One report of more legs than a batch holds, straight to the store.
+      const { legs, prefix } = await request.json();
+      const sent = {};
+      const store = durableHealthStore(countingNamespace(env.BATON_HEALTH, prefix, sent), { prefix });
+      store.report(Array.from({ length: legs }, () => ({ type: "leg", leg: { target: "many", outcome: "ok", attempt: 0 } })));
+      await afterTheWindow();
+      return Response.json({ sent });
     }
     if (url.pathname === "/fail-open") {
       // A store over objects that never answer: admit() must still settle, all pass.
@@ -145,6 +133,34 @@ export default {
     return new Response("not found", { status: 404 });
   },
 };
+
+/** The namespace, counting in sent the requests each object gets ("target /path"). */
+function countingNamespace(namespace, prefix, sent) {
+  const names = new Map();
+  return {
+    idFromName(name) {
+      const id = namespace.idFromName(name);
+      names.set(id.toString(), name);
+      return id;
+    },
+    get(id) {
+      const stub = namespace.get(id);
+      const name = names.get(id.toString());
+      return {
+        fetch(input, init) {
+          const key = name.slice(prefix.length) + " " + new URL(input).pathname;
+          sent[key] = (sent[key] ?? 0) + 1;
+          return stub.fetch(input, init);
+        },
+      };
+    },
+  };
+}
+
+/** Ten times the store's 50 ms window, for the last report to be sent. */
+function afterTheWindow() {
+  return new Promise((resolve) => setTimeout(resolve, 500));
+}
 `;
 
 // The host defines the namespace, and lets the test talk to one object: /do/NAME/PATH.
@@ -345,6 +361,19 @@ describe("durable: shared health across Worker instances", { concurrency: 1 }, (
     const snapshot = await (await (await host()).fetch(`http://h/do/${encodeURIComponent(`${prefix}solo`)}/snapshot`)).json();
     const window = snapshot.targets.find((t) => t.target === "solo")?.window;
     assert.deepEqual(window, { outcomes: calls, failures: 0 }, `the object's view: ${JSON.stringify(snapshot)}`);
+  });
+
+  test("a report of more legs than a batch holds goes in two requests, none lost", async () => {
+    const stamp = Date.now().toString(36);
+    const prefix = `many-${stamp}:`;
+    const legs = 501;
+    const res = await (await instance(0)).fetch("http://i/report-many", { method: "POST", body: JSON.stringify({ legs, prefix }) });
+    const { sent } = await res.json();
+    // 500 legs at once, the last one when the window ends.
+    assert.deepEqual(sent, { "many /report": 2, "#retry-budget /report": 2 }, JSON.stringify(sent));
+    const snapshot = await (await (await host()).fetch(`http://h/do/${encodeURIComponent(`${prefix}many`)}/snapshot`)).json();
+    const window = snapshot.targets.find((t) => t.target === "many")?.window;
+    assert.deepEqual(window, { outcomes: legs, failures: 0 }, `the object's view: ${JSON.stringify(snapshot)}`);
   });
 
   test("the object answers malformed messages with a 4xx and keeps working", async () => {

@@ -70,7 +70,7 @@ export function createHost(wasm, { oneTimer = true } = {}) {
     },
     clearTimer(timer) {
       if (!oneTimer) return clearTimeout(timer);
-      // Its slot is freed now and may be reused: a fire() that has already taken it skips it.
+      // Its slot is freed now: a fire() that has already taken it skips it, without entering the wasm.
       timer.cleared = true;
       const group = dueAt.get(timer.at);
       if (!group?.delete(timer) || group.size > 0) return;

@@ -20,10 +20,11 @@
 //! it; tests/architecture.rs reads this list and fails on a `crate::` path that reaches up, or
 //! on modules that use each other in a circle.
 //!
-//! 1. **values and failures** (`value`, `float`, `by_name`, `outcome`, `retry_after`, `secret`,
-//!    `base64`, `sse`, `trace_context`): JSON values read with a field path, decimal text as an
-//!    `f64`, values by name, what can go wrong with an attempt (and the caller's view of it), the
-//!    server's Retry-After, credentials and their redaction, base64, SSE events, trace headers.
+//! 1. **values and failures** (`value`, `float`, `by_name`, `by_id`, `outcome`, `retry_after`,
+//!    `secret`, `base64`, `sse`, `trace_context`): JSON values read with a field path, decimal
+//!    text as an `f64`, values by name and by id, what can go wrong with an attempt (and the
+//!    caller's view of it), the server's Retry-After, credentials and their redaction, base64,
+//!    SSE events, trace headers.
 //! 2. **policy** (`policy`, `backoff`, `gate`): what the config says to do (the route's
 //!    strategies, retry, backoff, resume, health), and the two decisions made from it alone:
 //!    whether a failure may be tried again, and after how long.
@@ -46,6 +47,7 @@ pub mod backoff;
 pub mod base64;
 pub mod body;
 pub mod budget;
+pub mod by_id;
 pub mod by_name;
 pub mod chat;
 pub mod config;

@@ -125,7 +125,7 @@ impl WasmGateway {
         reports: bool,
         traced: bool,
         content: bool,
-    ) -> u32 {
+    ) -> host::Id {
         let plan = self.plan(format, deadline_ms, origin);
         let read = match &body {
             Some(bytes) => BodyRead::Bytes(bytes),

@@ -17,9 +17,7 @@
 //! poll that handled many upstream events hands JavaScript one chunk to write.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::future::Future;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
@@ -27,6 +25,9 @@ use std::task::{Context, Poll, Wake, Waker};
 use js_sys::{Array, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use web_sys::{AbortController, AbortSignal};
+
+use crate::by_id::ById;
+pub use crate::by_id::Id;
 
 /// The wasm's allocator: talc, a maintained allocator made for wasm, instead of Rust's default
 /// dlmalloc: 7 KB less wasm, and faster in talc's own benchmarks. Its heap grows the wasm memory
@@ -41,15 +42,15 @@ extern "C" {
 
     /// Poll `task` soon (from a fresh microtask, never from inside the wasm).
     #[wasm_bindgen(method)]
-    fn schedule(this: &Host, task: u32);
+    fn schedule(this: &Host, task: Id);
 
     /// When `promise` settles, call `settleSlot(slot, ok, value)`.
     #[wasm_bindgen(method)]
-    fn watch(this: &Host, promise: &Promise, slot: u32);
+    fn watch(this: &Host, promise: &Promise, slot: Id);
 
     /// After `ms`, call `settleSlot(slot, true, undefined)`. Returns the timer's handle.
     #[wasm_bindgen(method, js_name = setTimer)]
-    fn set_timer(this: &Host, ms: f64, slot: u32) -> JsValue;
+    fn set_timer(this: &Host, ms: f64, slot: Id) -> JsValue;
 
     #[wasm_bindgen(method, js_name = clearTimer)]
     fn clear_timer(this: &Host, handle: &JsValue);
@@ -64,13 +65,13 @@ extern "C" {
     /// The trace headers for attempt `attempt` of `task` on `target`, being sent now: an object
     /// `{traceparent, tracestate?}` from a call that traces, else undefined. Never throws.
     #[wasm_bindgen(method, js_name = attemptHeaders)]
-    fn attempt_headers(this: &Host, task: u32, target: &str, attempt: u32) -> JsValue;
+    fn attempt_headers(this: &Host, task: Id, target: &str, attempt: u32) -> JsValue;
 
     /// A promise that settles once `task`'s reader has room for more (a gateway's client that
     /// stopped reading), or undefined when it has room now. Never throws.
     #[cfg(feature = "gateway")]
     #[wasm_bindgen(method)]
-    fn room(this: &Host, task: u32) -> JsValue;
+    fn room(this: &Host, task: Id) -> JsValue;
 }
 
 /// A task's work: one call, from start to its `done` output.
@@ -101,49 +102,21 @@ impl Output {
 
 /// What a promise or timer delivered, waiting for its task to take it.
 struct Slot {
-    task: u32,
+    task: Id,
     value: Option<Result<JsValue, JsValue>>,
 }
 
 #[derive(Default)]
 struct Loop {
     tasks: ById<Task>,
-    next_task: u32,
     slots: ById<Slot>,
-    next_slot: u32,
-}
-
-/// Entries by id, found in constant time however many calls run at once (a server may run
-/// thousands). The ids are our own counters, not keys an attacker chooses, so they need no
-/// SipHash (the default hasher, which would add its code to the wasm): [`IdHasher`] spreads them.
-type ById<T> = HashMap<u32, T, BuildHasherDefault<IdHasher>>;
-
-/// A counter id times the 64-bit golden ratio (Fibonacci hashing), so consecutive ids differ in
-/// the high bits the table uses too.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
-        }
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.0 = u64::from(n);
-    }
 }
 
 thread_local! {
     static HOST: RefCell<Option<Host>> = const { RefCell::new(None) };
     static LOOP: RefCell<Loop> = RefCell::new(Loop::default());
     /// The task being polled: futures it creates register their slots under it.
-    static CURRENT: Cell<u32> = const { Cell::new(0) };
+    static CURRENT: Cell<Id> = const { Cell::new(0.0) };
     /// The task being polled woke itself (a signal its own attempt sent): poll it again at once.
     static WOKEN: Cell<bool> = const { Cell::new(false) };
     static TRAP_ARMED: Cell<bool> = const { Cell::new(false) };
@@ -164,20 +137,15 @@ pub fn set_host(host: Host) {
 }
 
 /// Registers a task; the host starts it with `pollTask(id)`.
-pub fn spawn(future: impl Future<Output = ()> + 'static) -> u32 {
-    with_loop(|l| {
-        l.next_task = l.next_task.wrapping_add(1).max(1);
-        let id = l.next_task;
-        l.tasks.insert(id, Task { future: Some(Box::pin(future)), outputs: Vec::new(), cancelled: false });
-        id
-    })
+pub fn spawn(future: impl Future<Output = ()> + 'static) -> Id {
+    with_loop(|l| l.tasks.insert(Task { future: Some(Box::pin(future)), outputs: Vec::new(), cancelled: false }))
 }
 
 /// Queues an output of the task being polled.
 pub fn emit(output: JsValue) {
     let id = CURRENT.get();
     with_loop(|l| {
-        if let Some(t) = l.tasks.get_mut(&id) {
+        if let Some(t) = l.tasks.get_mut(id) {
             t.outputs.push(Output::Value(output));
         }
     });
@@ -189,7 +157,7 @@ pub fn emit(output: JsValue) {
 pub fn emit_bytes(bytes: &[u8]) {
     let id = CURRENT.get();
     with_loop(|l| {
-        if let Some(t) = l.tasks.get_mut(&id) {
+        if let Some(t) = l.tasks.get_mut(id) {
             match t.outputs.last_mut() {
                 Some(Output::Bytes(queued)) => queued.extend_from_slice(bytes),
                 _ => t.outputs.push(Output::Bytes(bytes.to_vec())),
@@ -205,12 +173,12 @@ const MAX_REPOLLS: u32 = 16;
 /// Runs task `id` until it waits; returns its outputs since the last poll (the last one is its
 /// `done` output when it finished). An unknown task (finished, or never spawned) has none.
 #[wasm_bindgen(js_name = pollTask)]
-pub fn poll_task(id: u32) -> Array {
+pub fn poll_task(id: Id) -> Array {
     if TRAP_ARMED.replace(false) {
         // The test-only trap (see `armTrap`): exactly what a panic does under panic = "abort".
         core::arch::wasm32::unreachable();
     }
-    let Some(mut future) = with_loop(|l| l.tasks.get_mut(&id).and_then(|t| t.future.take())) else {
+    let Some(mut future) = with_loop(|l| l.tasks.get_mut(id).and_then(|t| t.future.take())) else {
         return Array::new();
     };
     let outer = CURRENT.replace(id);
@@ -235,10 +203,10 @@ pub fn poll_task(id: u32) -> Array {
     let outputs = with_loop(|l| {
         // A finished future has dropped its promises and timers, and with them their slots.
         if finished {
-            l.tasks.remove(&id).map(|t| t.outputs).unwrap_or_default()
+            l.tasks.remove(id).map(|t| t.outputs).unwrap_or_default()
         } else {
             l.tasks
-                .get_mut(&id)
+                .get_mut(id)
                 .map(|t| {
                     t.future = Some(future);
                     std::mem::take(&mut t.outputs)
@@ -252,9 +220,9 @@ pub fn poll_task(id: u32) -> Array {
 /// A promise or timer the host watched has settled. Returns the task to poll now, if it still
 /// waits for this slot.
 #[wasm_bindgen(js_name = settleSlot)]
-pub fn settle_slot(slot: u32, ok: bool, value: JsValue) -> Option<u32> {
+pub fn settle_slot(slot: Id, ok: bool, value: JsValue) -> Option<Id> {
     with_loop(|l| {
-        let s = l.slots.get_mut(&slot)?;
+        let s = l.slots.get_mut(slot)?;
         s.value = Some(if ok { Ok(value) } else { Err(value) });
         Some(s.task)
     })
@@ -262,8 +230,8 @@ pub fn settle_slot(slot: u32, ok: bool, value: JsValue) -> Option<u32> {
 
 /// The caller cancelled task `id`. Returns whether it is still running (then poll it).
 #[wasm_bindgen(js_name = cancelTask)]
-pub fn cancel_task(id: u32) -> bool {
-    with_loop(|l| l.tasks.get_mut(&id).map(|t| t.cancelled = true).is_some())
+pub fn cancel_task(id: Id) -> bool {
+    with_loop(|l| l.tasks.get_mut(id).map(|t| t.cancelled = true).is_some())
 }
 
 /// Test only: the next `pollTask` traps, as a bug would. Proves that a trap settles every call
@@ -276,7 +244,7 @@ pub fn arm_trap() {
 /// Whether the caller cancelled the task being polled.
 pub fn cancelled() -> bool {
     let id = CURRENT.get();
-    with_loop(|l| l.tasks.get(&id).is_some_and(|t| t.cancelled))
+    with_loop(|l| l.tasks.get_mut(id).is_some_and(|t| t.cancelled))
 }
 
 /// The W3C trace headers the task being polled adds to the attempt it sends now (none unless the
@@ -297,7 +265,7 @@ pub fn attempt_headers(target: &str, attempt: u32) -> Vec<(String, String)> {
 /// Wakes a task by asking the host to poll it, or, woken from inside its own poll (its attempt
 /// sent the call loop a signal), by having `pollTask` poll it again before returning: a read's
 /// deltas cost one entry into the wasm, not two.
-struct TaskWaker(u32);
+struct TaskWaker(Id);
 
 impl Wake for TaskWaker {
     fn wake(self: Arc<Self>) {
@@ -322,27 +290,22 @@ pub async fn room() {
     }
 }
 
-fn new_slot() -> u32 {
+fn new_slot() -> Id {
     let task = CURRENT.get();
-    with_loop(|l| {
-        l.next_slot = l.next_slot.wrapping_add(1).max(1);
-        let id = l.next_slot;
-        l.slots.insert(id, Slot { task, value: None });
-        id
-    })
+    with_loop(|l| l.slots.insert(Slot { task, value: None }))
 }
 
-fn take_slot(slot: u32) -> Option<Result<JsValue, JsValue>> {
-    with_loop(|l| l.slots.get_mut(&slot).and_then(|s| s.value.take()))
+fn take_slot(slot: Id) -> Option<Result<JsValue, JsValue>> {
+    with_loop(|l| l.slots.get_mut(slot).and_then(|s| s.value.take()))
 }
 
-fn free_slot(slot: u32) {
-    with_loop(|l| l.slots.remove(&slot));
+fn free_slot(slot: Id) {
+    with_loop(|l| l.slots.remove(slot));
 }
 
 /// A JS promise, awaited through the host.
 pub struct Awaited {
-    slot: u32,
+    slot: Id,
 }
 
 impl Awaited {
@@ -370,7 +333,7 @@ impl Drop for Awaited {
 /// A host timer; dropping it clears the timer, so nothing keeps the host alive for a call that
 /// has ended.
 pub struct Sleep {
-    slot: u32,
+    slot: Id,
     handle: JsValue,
 }
 

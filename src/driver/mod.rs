@@ -132,7 +132,7 @@ impl WasmBaton {
         stream: Option<bool>,
         events: bool,
         waited_ms: f64,
-    ) -> Result<u32, JsValue> {
+    ) -> Result<host::Id, JsValue> {
         let deadline_ms = read_deadline(&deadline_ms)?;
         let request = read_request(&request)?;
         self.baton.borrow().config().check_request(&route, &request).map_err(config_error)?;

@@ -65,9 +65,10 @@ WASM_STD_ENV := RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zunstable-options -Cpanic=immediat
 WASM_STD_FLAGS := -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size
 
 # The two wasm builds for pkg/, each cargo -> wasm-bindgen (web target) -> wasm-opt -Oz
-# --converge (the producers section stripped) -> short import names: llm_baton (the Baton, what
-# `llm-baton` loads) and llm_baton_gateway (the same plus the gateway, the `gateway` feature; what `llm-baton/gateway` and `baton.fetch` load). Both are
-# built from one crate, so cargo rebuilds it when the feature set changes.
+# --converge (the producers section stripped) -> short import names: llm_baton (the engine and the
+# Baton's API, what `llm-baton` loads) and llm_baton_gateway (the engine and the gateway, without
+# the Baton's API: the `gateway` feature; what `llm-baton/gateway` and `baton.fetch` load). Both
+# are built from one crate, so cargo rebuilds it when the feature set changes.
 # --low-memory-unused lets wasm-opt fold a constant added to a pointer into the access's offset:
 # true of Rust's wasm, whose stack fills the first MiB below its data, so address 0 to 1023 is never
 # used (0.9 KB gzipped off each).

@@ -2,11 +2,12 @@
 // browser.js, and gateway/*.js for `llm-baton/gateway`). The entries only instantiate a wasm and
 // hand it over as a runtime (`useRuntime`); everything the caller sees is here.
 //
-// There are two wasm builds. The Baton's (what `llm-baton` loads) has no gateway; the gateway's
-// (`llm-baton/gateway`) is the same engine plus the gateway. A Baton runs on the Baton's wasm
-// until its `fetch`, the gateway in process, is first called: then it loads the gateway's wasm
-// (or finds it loaded) and moves there for good, so a page that never calls `fetch` never
-// downloads the gateway.
+// There are two wasm builds of one engine. The Baton's (what `llm-baton` loads) has the Baton's
+// API and no gateway; the gateway's (`llm-baton/gateway`) has the gateway and not the Baton's API,
+// so an app of createGateway alone downloads neither the Baton's request reader nor its outputs.
+// A Baton's `fetch`, the gateway in process, loads the gateway's wasm at its first call (or finds
+// it loaded) and runs its gateway there, following the Baton's breakers and retry budget (see
+// fetchLink), so a page that never calls `fetch` never downloads the gateway.
 //
 // The wasm does the real work (deadline, gate, limits, fetch + AbortController), run by the loop
 // in host.js. This file adds what it cannot: errors that are real `Error`s (`instanceof
@@ -36,8 +37,8 @@ export function hasRuntime() {
 }
 
 /**
- * The static key under which an entry's subclass names its runtime: `llm-baton/gateway`'s Baton
- * runs on the gateway's wasm from the start.
+ * The static key under which an entry's subclass names its runtime: `llm-baton/gateway`'s
+ * HealthState runs on the gateway's wasm.
  */
 export const RUNTIME = Symbol("llm-baton runtime");
 /** HealthState's probe lease, for pkg/broadcast.js (not public API). */
@@ -48,6 +49,14 @@ function runtimeFor(made) {
   const runtime = made[RUNTIME] ?? batonRuntime ?? gatewayRuntime;
   if (!runtime) throw new Error("llm-baton: import the package through one of its entries (\"llm-baton\" or \"llm-baton/gateway\"), not pkg/core.js");
   return runtime;
+}
+
+/** The Baton's runtime: only its wasm has the Baton's API. */
+function batonRuntimeFor() {
+  if (batonRuntime) return batonRuntime;
+  throw new Error(gatewayRuntime
+    ? "llm-baton: a Baton runs on the Baton's wasm; import it from \"llm-baton\" (llm-baton/gateway's wasm has the gateway only)"
+    : "llm-baton: import the package through one of its entries (\"llm-baton\" or \"llm-baton/gateway\"), not pkg/core.js");
 }
 
 /** Fields of a driver error worth keeping on a BatonError (see index.d.ts for their meaning). */
@@ -353,12 +362,53 @@ function staleTargets(ask) {
   return [(maxAgeMs) => (targets = ask(maxAgeMs)) !== undefined, () => targets];
 }
 
+/**
+ * `baton.fetch`'s health link: its gateway (on the gateway's wasm) follows the Baton (on its own)
+ * as a replica follows a store. Before each request the gateway takes the Baton's view of its
+ * targets (a probe the Baton grants goes to that request), and each leg it ends is the Baton's
+ * too, so a breaker either opens is open for both, and one retry budget pays for both. A Baton
+ * with a health store of its own has its gateway ask that store as another replica, and tells
+ * the Baton each leg as well, so `baton.health()` counts the SDK's calls.
+ */
+function fetchLink(batonRuntime, baton, store, gatewayRuntime, gateway) {
+  const tell = (event) => {
+    try {
+      guard(batonRuntime, () => baton().report([event]));
+    } catch {
+      // A leg the Baton cannot read is not the request's trouble.
+    }
+  };
+  const shared = healthLink(store, gateway);
+  if (shared) {
+    return {
+      admit: shared.admit,
+      report(event) {
+        tell(event);
+        shared.report(event);
+      },
+    };
+  }
+  return {
+    async admit(stale, targets) {
+      // The Baton is in process: its word is never old, so it is asked each time.
+      if (stale(0)) {
+        const view = guard(batonRuntime, () => baton().view(targets()));
+        guard(gatewayRuntime, () => gateway().absorb(view));
+      }
+      return 0;
+    },
+    report: tell,
+  };
+}
+
 // Baton and HealthState are made by a pure call, so a bundle that does not use one drops it
 // (an app of llm-baton/gateway's createGateway alone): esbuild keeps a class with a symbol-keyed
 // member ([TRAP], [PROBE_LEASE_MS]) whether or not it is used.
 export const Baton = /* @__PURE__ */ (() => class Baton {
   #runtime;
   #instance;
+  /** The health store's settings (readBatonOptions), and the link to it; null without one. */
+  #store;
   #health;
   #telemetry;
   #fetch = null;
@@ -370,8 +420,9 @@ export const Baton = /* @__PURE__ */ (() => class Baton {
    */
   constructor(config, options) {
     const { health, telemetry } = readBatonOptions(options, "options");
-    this.#runtime = runtimeFor(new.target);
+    this.#runtime = batonRuntimeFor();
     this.#instance = rebuildable(this.#runtime, "WasmBaton", config, health ? (wasm) => wasm.followStore() : undefined);
+    this.#store = health;
     this.#health = healthLink(health, () => this.#instance());
     this.#telemetry = telemetry && lazyTelemetry(telemetry, this.#instance.config);
   }
@@ -475,7 +526,6 @@ export const Baton = /* @__PURE__ */ (() => class Baton {
     const trace = telemetry?.call({ route: String(route), stream, parent: settings.context, request });
     if (trace) handler = traced(handler, trace);
     const events = settings.onEvent != null || health !== null || trace !== undefined;
-    // The runtime the call starts on: a move to the gateway's wasm leaves it there.
     const runtime = this.#runtime;
     const instance = this.#instance;
     const { spawn, cancel } = runtime.host;
@@ -541,9 +591,9 @@ export const Baton = /* @__PURE__ */ (() => class Baton {
 
   /**
    * A standard fetch serving the gateway's endpoints in process, for an official SDK's `fetch`
-   * option (docs/official-sdks.md). An arrow property: it works unbound. The first
-   * call moves this Baton onto the gateway's wasm (loading it, unless `llm-baton/gateway` was
-   * imported), so the SDK's calls and this Baton's own share one engine, breakers and budget.
+   * option (docs/official-sdks.md). An arrow property: it works unbound. The first call loads the
+   * gateway's wasm (unless `llm-baton/gateway` was imported); its gateway follows this Baton's
+   * breakers and retry budget, so the SDK's calls and this Baton's own share them.
    */
   fetch = async (input, init) => {
     if (this.#fetch === null) {
@@ -556,45 +606,16 @@ export const Baton = /* @__PURE__ */ (() => class Baton {
     return (await this.#fetch)(input, init);
   };
 
-  /**
-   * The gateway logic over this Baton's engine (a WasmGateway sharing the WasmBaton, made again
-   * when a trap rebuilt it), with this Baton's health link.
-   */
+  /** The gateway logic for `fetch`, on the gateway's wasm, over this Baton's config and health. */
   async #inProcessFetch() {
-    if (!this.#runtime.gateway) await this.#runtime.loadGateway();
+    if (!gatewayRuntime) await this.#runtime.loadGateway();
     const runtime = gatewayRuntime;
-    if (runtime !== this.#runtime) this.#moveTo(runtime);
-    let made = null;
-    let from = null;
-    const gateway = () => {
-      const wasm = this.#instance();
-      if (from !== wasm) {
-        made = wasm.gateway();
-        from = wasm;
-      }
-      return made;
-    };
-    return runtime.gateway.inProcessFetch(gateway, gatewayServices(runtime, gateway, this.#health, this.#telemetry));
-  }
-
-  /**
-   * Rebuilds this Baton's engine on `runtime` from its config, carrying each breaker's state
-   * (closed, open or half-open, when it reopens, its last failure) over; its counts start afresh.
-   * Calls in progress finish where they started.
-   */
-  #moveTo(runtime) {
-    const from = this.#instance();
-    const config = this.#instance.config;
-    const before = guard(this.#runtime, () => from.health());
-    const view = {
-      targets: before.targets.map(({ target, state, reopensInMs, lastFailure }) => ({ target, state, probe: false, reopensInMs, lastFailure })),
-    };
-    const follows = this.#health !== null;
-    this.#runtime = runtime;
-    this.#instance = rebuildable(runtime, "WasmBaton", config, (wasm) => {
-      if (follows) wasm.followStore();
-      wasm.absorb(view);
+    const gateway = rebuildable(runtime, "WasmGateway", this.#instance.config, (wasm) => {
+      wasm.inProcess();
+      wasm.followStore();
     });
+    const link = fetchLink(this.#runtime, this.#instance, this.#store, runtime, gateway);
+    return runtime.gateway.inProcessFetch(gateway, gatewayServices(runtime, gateway, link, this.#telemetry));
   }
 
   /** Every name `complete` and `stream` accept: the routes, then targets not shadowed by one. */
@@ -603,9 +624,9 @@ export const Baton = /* @__PURE__ */ (() => class Baton {
     return guard(this.#runtime, () => wasm.routes());
   }
 
-  /** Test only: the wasm traps at its next poll, as a bug would. */
-  [TRAP]() {
-    this.#runtime.host.armTrap();
+  /** Test only: the wasm traps at its next poll, as a bug would (`"fetch"`: the wasm `fetch` runs on). */
+  [TRAP](which) {
+    (which === "fetch" ? gatewayRuntime : this.#runtime)?.host.armTrap();
   }
 })();
 

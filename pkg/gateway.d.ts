@@ -1,12 +1,12 @@
-// Types of `llm-baton/gateway`: the gateway (createGateway) and the same Baton, on the gateway's wasm.
+// Types of `llm-baton/gateway`: the gateway (createGateway) and HealthState, on the gateway's wasm
+// (a Baton is `llm-baton`'s: this wasm has the gateway, not the Baton's API).
 import type * as baton from "./index.d.ts";
 import type { BatonOptions, Config } from "./index.d.ts";
 
 export type * from "./index.d.ts";
-// The same classes, as values and types. Not `export { Baton } from "./index.d.ts"`: TypeScript
-// refuses a value export from a declaration file's path (TS2846) wherever skipLibCheck is off.
-export declare const Baton: typeof baton.Baton;
-export type Baton = baton.Baton;
+// The same classes, as values and types. Not `export { BatonError } from "./index.d.ts"`:
+// TypeScript refuses a value export from a declaration file's path (TS2846) wherever skipLibCheck
+// is off.
 export declare const BatonError: typeof baton.BatonError;
 export type BatonError = baton.BatonError;
 export declare const HealthState: typeof baton.HealthState;

@@ -654,10 +654,10 @@ export declare class Baton {
    * A standard fetch for an official SDK's `fetch` option (`new OpenAI({ apiKey: "-", fetch:
    * baton.fetch, maxRetries: 0 })`): serves `POST …/chat/completions`, `POST …/messages`,
    * `POST …/responses` and `GET …/models` (matched on the path's end, any host) in process, through
-   * the gateway's logic on this Baton's engine, breakers and retry budget. Error replies say
+   * the gateway's logic, which shares this Baton's breakers and retry budget. Error replies say
    * `x-should-retry: false`. Rejects only when the request's signal aborts (or, as fetch does,
    * when `input` is not a valid request). Works unbound. The first call loads the gateway's wasm
-   * (unless `llm-baton/gateway` is imported) and moves this Baton onto it, breakers included.
+   * (unless `llm-baton/gateway` is imported).
    */
   readonly fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 }

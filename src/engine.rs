@@ -214,6 +214,17 @@ impl Baton {
         lock(&self.health).absorb(view, now);
     }
 
+    /// This Baton's answer to a replica that follows it as a store, at `now` ([`Health::view`]).
+    pub fn health_view(&self, targets: &[String], now: u64) -> HealthView {
+        lock(&self.health).view(targets, now)
+    }
+
+    /// Runs `f` on the breakers and retry budget, for what a replica that follows this Baton
+    /// reports.
+    pub fn with_health<R>(&self, f: impl FnOnce(&mut Health) -> R) -> R {
+        f(&mut lock(&self.health))
+    }
+
     /// The names of every target a call on `route` may reach (none for an unknown route), read
     /// from the route in place, without copying it.
     pub fn route_targets(&self, route: &str) -> Vec<String> {

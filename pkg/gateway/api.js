@@ -1,9 +1,10 @@
 // What every llm-baton/gateway entry exports, over the gateway's wasm once the entry has
 // instantiated it (`installGateway`): each runtime loads the wasm its own way, the rest is here.
 // The entries re-export these bindings, so a bundler keeps only the ones an app imports: an app
-// that imports only createGateway downloads neither class.
+// that imports only createGateway does not download HealthState. A Baton is the Baton's entry's
+// (`llm-baton`): this wasm has the gateway, not the Baton's API.
 import { createHost } from "../host.js";
-import { Baton as CoreBaton, gatewayOn, HealthState as CoreHealthState, RUNTIME, useRuntime } from "../core.js";
+import { gatewayOn, HealthState as CoreHealthState, RUNTIME, useRuntime } from "../core.js";
 import * as gateway from "../gateway.js";
 
 /** The gateway's runtime (core.js's `{ wasm, host, gateway }`), once an entry has installed it. */
@@ -22,9 +23,10 @@ export const createGateway = (config, options) => gatewayOn(runtime, config, opt
 
 /**
  * `base` on the gateway's runtime. The class is anonymous (the export names it): esbuild,
- * wrangler's bundler, renames the imported CoreBaton to Baton and so writes `class Baton extends
- * Baton`, a ReferenceError at startup, when a class expression is named Baton (evanw/esbuild#4273).
- * Called with a pure annotation, so a bundle that does not use the class drops the call.
+ * wrangler's bundler, renames an imported class to its export's name and so writes `class
+ * HealthState extends HealthState`, a ReferenceError at startup, when a class expression has
+ * that name (evanw/esbuild#4273). Called with a pure annotation, so a bundle that does not use
+ * the class drops the call.
  */
 function onGateway(base) {
   return class extends base {
@@ -34,6 +36,4 @@ function onGateway(base) {
   };
 }
 
-/** The Baton on this wasm: its `fetch` runs here from the start. */
-export const Baton = /* @__PURE__ */ onGateway(CoreBaton);
 export const HealthState = /* @__PURE__ */ onGateway(CoreHealthState);

@@ -1,4 +1,4 @@
-// llm-baton/gateway for browsers and bundlers: streams the gateway's wasm (the Baton's engine plus
+// llm-baton/gateway for browsers and bundlers: streams the gateway's wasm (the engine and
 // the gateway) with a top-level await. A page loads it only by importing this entry or calling
 // `baton.fetch`.
 import * as wasm from "../wasm/llm_baton_gateway.js";
@@ -7,5 +7,5 @@ import { GATEWAY_WASM } from "../wasm_files.js";
 
 await wasm.default({ module_or_path: GATEWAY_WASM });
 installGateway(wasm);
-export { Baton, HealthState, createGateway } from "./api.js";
+export { HealthState, createGateway } from "./api.js";
 export { BatonError } from "../core.js";

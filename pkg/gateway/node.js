@@ -1,6 +1,5 @@
-// llm-baton/gateway for Node: the gateway's wasm (the Baton's engine plus the gateway),
-// instantiated synchronously at import. `createGateway` serves the OpenAI- and Anthropic-compatible
-// endpoints; a `Baton` made here runs on this wasm, so its `fetch` needs no second load.
+// llm-baton/gateway for Node: the gateway's wasm (the engine and the gateway), instantiated
+// synchronously at import. `createGateway` serves the OpenAI- and Anthropic-compatible endpoints.
 import { readFileSync } from "node:fs";
 import * as wasm from "../wasm/llm_baton_gateway.js";
 import { installGateway } from "./api.js";
@@ -8,5 +7,5 @@ import { GATEWAY_WASM } from "../wasm_files.js";
 
 wasm.initSync({ module: readFileSync(GATEWAY_WASM) });
 installGateway(wasm);
-export { Baton, HealthState, createGateway } from "./api.js";
+export { HealthState, createGateway } from "./api.js";
 export { BatonError } from "../core.js";

@@ -7,5 +7,5 @@ import { installGateway } from "./api.js";
 
 wasm.initSync({ module: wasmModule });
 installGateway(wasm, { oneTimer: false });
-export { Baton, HealthState, createGateway } from "./api.js";
+export { HealthState, createGateway } from "./api.js";
 export { BatonError } from "../core.js";

@@ -20,8 +20,7 @@ use llm_baton_wire::write::{JsonWriter, ToJson};
 use wasm_bindgen::prelude::*;
 
 use super::{
-    absorb_view, host, now, read_config, run_call, to_js, CallOutput, Completion, ErrorView, MathRandom,
-    Output as BatonOutput,
+    absorb_view, host, now, read_config, run_call, to_js, CallOutput, Completion, ErrorView, MathRandom, Settled,
 };
 use crate::config::Config;
 use crate::engine::{Baton, CallError, CallOptions, Served, Splice};
@@ -33,7 +32,7 @@ use crate::propagation::DeadlinePropagation;
 
 #[wasm_bindgen]
 pub struct WasmGateway {
-    baton: Rc<RefCell<Baton>>,
+    baton: RefCell<Baton>,
     config: Arc<Config>,
     propagation: Rc<DeadlinePropagation>,
     site: Site,
@@ -48,7 +47,7 @@ impl WasmGateway {
         let baton = read_config(&config, "createGateway")?;
         let config = baton.shared_config();
         let propagation = Rc::new(DeadlinePropagation::new(&config));
-        Ok(WasmGateway { baton: Rc::new(RefCell::new(baton)), config, propagation, site: Site::Http })
+        Ok(WasmGateway { baton: RefCell::new(baton), config, propagation, site: Site::Http })
     }
 
     /// The first step of every request: a reply `{status, headers, body}`, the whole response (a
@@ -78,6 +77,13 @@ impl WasmGateway {
     #[wasm_bindgen(js_name = followStore)]
     pub fn follow_store(&self) {
         self.baton.borrow_mut().follow_store();
+    }
+
+    /// Serves `baton.fetch` from now on, in process: no CORS, no key, no body cap, errors for
+    /// the SDK that called (its Baton's config was validated already).
+    #[wasm_bindgen(js_name = inProcess)]
+    pub fn in_process(&mut self) {
+        self.site = Site::InProcess;
     }
 
     /// The targets a health store must be asked about before the next request (all of them:
@@ -213,13 +219,6 @@ impl ToJson for Output<'_> {
 }
 
 impl WasmGateway {
-    /// A gateway over a `WasmBaton`'s engine (`baton.fetch`): its calls share that Baton's
-    /// breakers, retry budget and learned gateway targets.
-    pub(super) fn sharing(baton: Rc<RefCell<Baton>>, propagation: Rc<DeadlinePropagation>) -> WasmGateway {
-        let config = baton.borrow().shared_config();
-        WasmGateway { baton, config, propagation, site: Site::InProcess }
-    }
-
     /// The plan `decide` gave, as JavaScript carried it back: the caller follows from where
     /// this gateway serves, the limit from its config.
     fn plan(&self, format: &str, deadline_ms: Option<f64>, origin: Option<String>) -> Plan {
@@ -383,8 +382,8 @@ fn report_event(output: &CallOutput<'_>, reports: bool, trace: Option<Trace>) {
 fn report_settled(outcome: &Result<Served, CallError>, config: &Config, trace: Option<Trace>) {
     let Some(Trace { content }) = trace else { return };
     let output = match outcome {
-        Ok(served) => BatonOutput::Done { summary: Completion::of(served, config, content) },
-        Err(e) => BatonOutput::Failed { error: ErrorView::of(e) },
+        Ok(served) => Settled::Done { summary: Completion::of(served, config, content) },
+        Err(e) => Settled::Failed { error: ErrorView::of(e) },
     };
     host::emit(to_js(&output));
 }

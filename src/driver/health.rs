@@ -58,24 +58,31 @@ impl WasmHealth {
     /// `{kind: "config", path: "reports[i]", message}` for one it cannot read, after learning
     /// from those before it.
     pub fn report(&mut self, reports: JsValue) -> Result<(), JsValue> {
-        let value = js_value::read_js(&reports, "reports").map_err(config_error)?;
-        let Value::Array(list) = value else {
-            return Err(config_error(FieldError::new("reports", "must be a list of leg events")));
-        };
-        let at = now();
-        for (i, report) in list.iter().enumerate() {
-            let report = read_report(report).map_err(|m| config_error(FieldError::new(index_path("reports", i), m)))?;
-            self.health.report(&report.target, &report.outcome, at);
-            if let Some(ms) = report.latency_ms {
-                self.health.record_latency(&report.target, ms);
-            }
-            self.health.count_in_budget(report.attempt, &report.outcome, at);
-        }
-        Ok(())
+        learn(&mut self.health, &reports)
     }
 
     /// Every target it has heard of, as `baton.health()` shows them.
     pub fn snapshot(&self) -> JsValue {
         to_js(&self.health.snapshot(&self.health.known_targets(), now()))
     }
+}
+
+/// Learns from `leg` events (`{leg, cause?}`, the `type` may stay): each attempt's outcome for
+/// its breaker, its time to first token, and the retry budget. Throws `{kind: "config", path:
+/// "reports[i]", message}` for one it cannot read, after learning from those before it.
+pub(super) fn learn(health: &mut Health, reports: &JsValue) -> Result<(), JsValue> {
+    let value = js_value::read_js(reports, "reports").map_err(config_error)?;
+    let Value::Array(list) = value else {
+        return Err(config_error(FieldError::new("reports", "must be a list of leg events")));
+    };
+    let at = now();
+    for (i, report) in list.iter().enumerate() {
+        let report = read_report(report).map_err(|m| config_error(FieldError::new(index_path("reports", i), m)))?;
+        health.report(&report.target, &report.outcome, at);
+        if let Some(ms) = report.latency_ms {
+            health.record_latency(&report.target, ms);
+        }
+        health.count_in_budget(report.attempt, &report.outcome, at);
+    }
+    Ok(())
 }

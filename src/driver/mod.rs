@@ -8,8 +8,14 @@
 //! once a second) still ends the attempt at its limit and never turns a late answer into an
 //! on-time success. Each call is a task of the [`host`] loop, which pkg/host.js runs under one
 //! try/catch. Nothing runs at module load: workerd forbids timers and fetch at the top level.
+//!
+//! Each wasm exports what its entries use: the Baton's the Baton's JS API (`baton`), the
+//! gateway's the gateway (`gateway`); both have the health store's `WasmHealth` and run calls
+//! through [`run_call`].
 
 mod attempt;
+#[cfg(not(feature = "gateway"))]
+mod baton;
 #[cfg(feature = "gateway")]
 mod gateway;
 mod health;
@@ -18,8 +24,6 @@ mod js_value;
 
 use std::cell::RefCell;
 use std::future::poll_fn;
-use std::rc::Rc;
-use std::sync::Arc;
 use std::task::Poll;
 
 use futures::channel::mpsc;
@@ -29,10 +33,9 @@ use wasm_bindgen::prelude::*;
 
 use crate::backoff::RandomSource;
 use crate::chat::{ChatRequest, Delta, FinishReason, Message, ToolCall, Usage};
-use crate::config::{parse_deadline_option, Config, FieldError, MAX_MS};
-use crate::engine::{Action, AttemptId, Baton, Call, CallError, CallOptions, Served, Splice};
+use crate::config::{Config, FieldError, MAX_MS};
+use crate::engine::{Action, AttemptId, Baton, Call, CallError, Served, Splice};
 use crate::outcome::{Failure, FailureInfo};
-use crate::policy::ResumeMode;
 use crate::propagation::{DeadlinePropagation, DEADLINE_HEADER};
 use crate::record::{Event, Leg};
 use attempt::AttemptSignal;
@@ -58,94 +61,6 @@ impl RandomSource for MathRandom {
     }
 }
 
-/// The object behind the JS `Baton` class (pkg/core.js wraps it).
-#[wasm_bindgen]
-pub struct WasmBaton {
-    baton: Rc<RefCell<Baton>>,
-    /// Which targets get the call's remaining budget, shared with `baton.fetch`'s gateway.
-    propagation: Rc<DeadlinePropagation>,
-}
-
-#[wasm_bindgen]
-impl WasmBaton {
-    /// Validates the config document. Throws `{kind: "config", path, message}`.
-    #[wasm_bindgen(constructor)]
-    pub fn new(config: JsValue) -> Result<WasmBaton, JsValue> {
-        let baton = read_config(&config, "new Baton")?;
-        let propagation = Rc::new(DeadlinePropagation::new(baton.config()));
-        Ok(WasmBaton { baton: Rc::new(RefCell::new(baton)), propagation })
-    }
-
-    /// Every target's breaker and the retry budget (`baton.health()`).
-    pub fn health(&self) -> JsValue {
-        to_js(&self.baton.borrow().health(now()))
-    }
-
-    /// From now on a health store decides probes; this Baton's breakers are its replica.
-    #[wasm_bindgen(js_name = followStore)]
-    pub fn follow_store(&self) {
-        self.baton.borrow_mut().follow_store();
-    }
-
-    /// The targets a call on `route` may reach, when a health store must be asked about them
-    /// before the call; undefined while this Baton's word on them is fresh.
-    #[wasm_bindgen(js_name = staleTargets)]
-    pub fn stale_targets(&self, route: &str, max_age_ms: f64) -> Option<Vec<String>> {
-        let baton = self.baton.borrow();
-        let targets = baton.route_targets(route);
-        baton.health_stale(&targets, now(), max_age_ms.max(0.0) as u64).then_some(targets)
-    }
-
-    /// Takes a store's view (`{targets: [...]}`) as this Baton's breakers. Throws
-    /// `{kind: "config", path: "healthView", message}` for a view it cannot read.
-    pub fn absorb(&self, view: JsValue) -> Result<(), JsValue> {
-        absorb_view(&self.baton, &view)
-    }
-
-    /// The gateway logic over this Baton's engine, for `baton.fetch` (pkg/core.js): the same
-    /// engine, breakers and retry budget, no second copy.
-    #[cfg(feature = "gateway")]
-    pub fn gateway(&self) -> gateway::WasmGateway {
-        gateway::WasmGateway::sharing(Rc::clone(&self.baton), Rc::clone(&self.propagation))
-    }
-
-    /// Every name a call may use: the routes, then targets that are not routes.
-    pub fn routes(&self) -> Vec<String> {
-        self.baton.borrow().config().route_names()
-    }
-
-    /// Starts a call and returns its task (pkg/host.js polls it). Its outputs, in order:
-    /// `{type: "event", event}`, for a stream `{type: "deltas", deltas}` (one per network read,
-    /// its texts joined; a restarted stream's `{type: "reset", …}` item comes first in its
-    /// batch), then `{type: "done", summary}` or `{type: "failed", error}`. Events only when `events`
-    /// (the caller passed `onEvent`, or a health store reads the legs): nobody pays for
-    /// writing what nobody reads. `waitedMs`: how long the caller already waited (for a
-    /// health store), taken from the call's budget. `stream`: undefined for a whole answer; for
-    /// a stream, whether its reader can discard what it was given (handles `reset` items), so a
-    /// broken stream may restart, not only continue. Throws
-    /// `{kind: "config"}` for a bad route, request or deadline, before anything is sent.
-    pub fn start(
-        &self,
-        route: String,
-        request: JsValue,
-        deadline_ms: JsValue,
-        stream: Option<bool>,
-        events: bool,
-        waited_ms: f64,
-    ) -> Result<host::Id, JsValue> {
-        let deadline_ms = read_deadline(&deadline_ms)?;
-        let request = read_request(&request)?;
-        self.baton.borrow().config().check_request(&route, &request).map_err(config_error)?;
-        let waited_ms = waited_ms.max(0.0) as u64;
-        let (stream, resettable) = (stream.is_some(), stream.unwrap_or(true));
-        let call_options = CallOptions { deadline_ms, stream, resettable, waited_ms };
-        let call =
-            self.baton.borrow_mut().start(&route, call_options, now(), Box::new(MathRandom)).map_err(config_error)?;
-        let config = self.baton.borrow().shared_config();
-        Ok(host::spawn(drive(call, config, Rc::clone(&self.propagation), request, stream, events)))
-    }
-}
-
 /// Takes a health store's view as `baton`'s breakers (a Baton's or a gateway's). Throws
 /// `{kind: "config", path: "healthView", message}` for a view it cannot read.
 fn absorb_view(baton: &RefCell<Baton>, view: &JsValue) -> Result<(), JsValue> {
@@ -153,15 +68,6 @@ fn absorb_view(baton: &RefCell<Baton>, view: &JsValue) -> Result<(), JsValue> {
     let view = crate::health::read_view(&value).map_err(|m| config_error(FieldError::new("healthView", m)))?;
     baton.borrow_mut().absorb(&view, now());
     Ok(())
-}
-
-/// A call's `deadlineMs` option. NaN and the infinities are refused, never read as "omitted".
-fn read_deadline(value: &JsValue) -> Result<Option<u64>, JsValue> {
-    if value.is_undefined() {
-        return Ok(None);
-    }
-    let value = js_value::read_js(value, "options.deadlineMs").map_err(config_error)?;
-    parse_deadline_option(Some(&value)).map_err(config_error)
 }
 
 /// Validates a JS config document into a Baton for `entry` (`new Baton`, `createGateway`, named
@@ -175,11 +81,6 @@ fn read_config(config: &JsValue, entry: &str) -> Result<Baton, JsValue> {
         .map_err(|e| if e.path.is_empty() { FieldError::new("config", e.message) } else { e })
         .map_err(config_error)?;
     Ok(Baton::new(Config::from_value(&value).map_err(config_error)?))
-}
-
-fn read_request(request: &JsValue) -> Result<ChatRequest, JsValue> {
-    let value = js_value::read_js(request, "request").map_err(config_error)?;
-    ChatRequest::from_value(&value).map_err(config_error)
 }
 
 /// `value` as a JS value: written as JSON text, which `JSON.parse` reads faster than the values
@@ -229,27 +130,6 @@ impl ToJson for ErrorView<'_> {
         w.opt_field("target", self.target);
         w.field("legs", self.legs);
         w.field("billedUsage", &self.billed_usage);
-        w.end_object();
-    }
-}
-
-/// A restarted stream's first item: the reader discards what it showed, then the new answer
-/// follows. `{type: "reset", from, to, cause, discardedChars}`.
-struct ResetView<'a> {
-    from: &'a str,
-    to: &'a str,
-    cause: FailureInfo,
-    discarded_chars: usize,
-}
-
-impl ToJson for ResetView<'_> {
-    fn write_json(&self, w: &mut JsonWriter) {
-        w.begin_object();
-        w.field("type", "reset");
-        w.field("from", self.from);
-        w.field("to", self.to);
-        w.field("cause", &self.cause);
-        w.field("discardedChars", &self.discarded_chars);
         w.end_object();
     }
 }
@@ -312,88 +192,28 @@ impl ToJson for Completion<'_> {
     }
 }
 
-/// What a `Baton` call task hands pkg/core.js: `{type, ...}`.
-enum Output<'a> {
-    Event {
-        event: &'a Event,
-    },
-    /// One batch of deltas, as the engine delivered them (texts already joined: see
-    /// `Delivery::deliver`).
-    Deltas {
-        deltas: &'a [Delta],
-    },
-    /// A reset goes out as an item of the stream (`type: "deltas"`), in order with the deltas
-    /// around it.
-    Reset {
-        reset: ResetView<'a>,
-    },
-    Done {
-        summary: Completion<'a>,
-    },
-    Failed {
-        error: ErrorView<'a>,
-    },
+/// How a call task ends for pkg/core.js: `{type: "done", summary}` or `{type: "failed", error}`
+/// (a Baton's call, and a traced gateway request's trace).
+enum Settled<'a> {
+    Done { summary: Completion<'a> },
+    Failed { error: ErrorView<'a> },
 }
 
-impl ToJson for Output<'_> {
+impl ToJson for Settled<'_> {
     fn write_json(&self, w: &mut JsonWriter) {
         w.begin_object();
         match self {
-            Output::Event { event } => {
-                w.field("type", "event");
-                w.field("event", *event);
-            }
-            Output::Deltas { deltas } => {
-                w.field("type", "deltas");
-                w.field("deltas", *deltas);
-            }
-            Output::Reset { reset } => {
-                w.field("type", "deltas");
-                w.field("deltas", &[reset][..]);
-            }
-            Output::Done { summary } => {
+            Settled::Done { summary } => {
                 w.field("type", "done");
                 w.field("summary", summary);
             }
-            Output::Failed { error } => {
+            Settled::Failed { error } => {
                 w.field("type", "failed");
                 w.field("error", error);
             }
         }
         w.end_object();
     }
-}
-
-/// Runs one call for the JS API, emitting its events, deltas and outcome as task outputs.
-async fn drive(
-    call: Call,
-    config: Arc<Config>,
-    propagation: Rc<DeadlinePropagation>,
-    request: ChatRequest,
-    stream: bool,
-    events: bool,
-) {
-    let outcome = run_call(call, &config, &propagation, &request, stream, &mut |output| match output {
-        CallOutput::Event(event) if events => host::emit(to_js(&Output::Event { event })),
-        CallOutput::Event(_) => {}
-        CallOutput::Deltas(deltas) => host::emit(to_js(&Output::Deltas { deltas })),
-        CallOutput::Splice(splice) if splice.mode == ResumeMode::Restart => {
-            let reset = ResetView {
-                from: &splice.from,
-                to: &splice.to,
-                cause: FailureInfo(splice.cause.clone()),
-                discarded_chars: splice.discarded_chars,
-            };
-            host::emit(to_js(&Output::Reset { reset }));
-        }
-        CallOutput::Splice(_) | CallOutput::Commit { .. } => {}
-    })
-    .await;
-    let output = match &outcome {
-        Ok(served) => Output::Done { summary: Completion::of(served, &config, true) },
-        Err(e) => Output::Failed { error: ErrorView::of(e) },
-    };
-    host::emit(to_js(&output));
 }
 
 /// What a call shows while it runs.

@@ -24,7 +24,8 @@ WebAssembly.Instance = function CountingInstance(module, imports) {
   }
   return { exports };
 };
-const { Baton, createGateway } = await import("../../pkg/gateway/node.js");
+const { createGateway } = await import("../../pkg/gateway/node.js");
+const { Baton } = await import("../../pkg/node.js");
 
 /** The task loop's entries, the same for a gateway request as for a Baton call. */
 const LOOP = new Set(["pollTask", "settleSlot", "cancelTask"]);
@@ -123,14 +124,17 @@ test("a refusal, a preflight and a model list are one entry each", async () => {
   }
 });
 
-test("baton.fetch enters twice per request too", async () => {
-  await baton.fetch("http://sdk.example/v1/models"); // loads the gateway's engine for this Baton
+test("baton.fetch enters its gateway twice per request, and takes and gives its Baton's health once each", async () => {
+  await baton.fetch("http://sdk.example/v1/models"); // loads the gateway's wasm for this Baton
   const { request } = await entries(async () => {
     const res = await baton.fetch(post("http://sdk.example/v1/chat/completions", { model: "t", ...ask }, { "x-stainless-timeout": "30" }));
     assert.equal(res.status, 200);
     await res.text();
   });
-  assert.deepEqual(request, TWO);
+  // The gateway follows the Baton's breakers: it asks which targets to sync (staleTargets), takes
+  // the Baton's view of them (view, absorb) and gives the Baton the request's one leg (report).
+  const FOLLOW = { wasmgateway_staleTargets: 1, wasmbaton_view: 1, wasmgateway_absorb: 1, wasmbaton_report: 1 };
+  assert.deepEqual(request, { ...TWO, ...FOLLOW });
 });
 
 test("a stream's events that arrive together cross into the wasm together, and go out in order as one write", async (t) => {

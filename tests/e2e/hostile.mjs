@@ -82,10 +82,11 @@ async function everyCase(cases) {
 }
 
 /** The test-only trap hook of a Baton or gateway object. */
-function armTrap(object, what) {
+/** Arms the trap of `object`'s wasm, or of the one its `fetch` runs on when `which` is "fetch". */
+function armTrap(object, what, which) {
   const hook = object?.[TRAP];
   if (typeof hook !== "function") fail(`${what}[Symbol.for("llm-baton.test.trap")] is ${typeof hook}, expected the test-only function that arms a wasm trap`);
-  hook.call(object);
+  hook.call(object, which);
 }
 
 function checkInternal(env, e, what) {
@@ -470,7 +471,7 @@ const cases = {
     });
     const pending = ask();
     await sleep(300);
-    armTrap(baton, "baton");
+    armTrap(baton, "baton", "fetch");
     const res = await pending;
     eq(res.status, 500, "status of the in-flight request");
     eq(res.headers.get("x-should-retry"), "false", "x-should-retry of the 500");

@@ -140,24 +140,33 @@ export const scenarios = {
     eq(primary?.consecutiveFailures, 1, "baton.health(): the primary's consecutive failures");
   },
 
-  async "the first baton.fetch moves the Baton onto the gateway's wasm with its breakers: an open primary stays skipped"(env) {
-    const { p, b, baton } = await setup(env, "move", [{ text: TEXT }], { config: { health: { failures: 1, cooldownMs: 60000 } } });
+  async "baton.fetch shares the Baton's breakers both ways: a primary opened by either stays skipped by both"(env) {
+    const health = { failures: 1, cooldownMs: 60000 };
     const ask = { messages: [{ role: "user", content: "Say hello." }] };
-    // One call on the Baton's own wasm: the primary's 503 opens its breaker, the backup answers.
-    eq((await baton.complete("chat", ask)).text, TEXT, "the first call's text");
-    const before = baton.health().targets.find((t) => t.target === "primary");
-    eq(before?.state, "open", "the primary's breaker before baton.fetch");
-    const done = await openai(baton).chat.completions.create({ model: "chat", messages: ask.messages });
-    eq(done.choices[0].message.content, TEXT, "text through baton.fetch");
-    // The open breaker moved with the Baton: neither the SDK's call nor a later one of its own
-    // asked the primary again.
-    eq((await baton.complete("chat", ask)).text, TEXT, "a call after the move");
-    const after = baton.health().targets.find((t) => t.target === "primary");
-    eq(after?.state, "open", "the primary's breaker after the move");
-    if (!(after.reopensInMs > 50000 && after.reopensInMs <= before.reopensInMs)) fail(`the cooldown did not carry over: ${before.reopensInMs} ms before, ${after.reopensInMs} ms after`);
-    eq(after.lastFailure?.status, 503, "the primary's last failure carried over");
-    await requests(env, p, 1, "primary");
-    await requests(env, b, 3, "backup");
+    const primaryOf = (baton) => baton.health().targets.find((t) => t.target === "primary");
+
+    // The Baton's own call opens the primary's breaker: the SDK's call skips it.
+    const first = await setup(env, "share-baton", [{ text: TEXT }], { config: { health } });
+    eq((await first.baton.complete("chat", ask)).text, TEXT, "the Baton's call");
+    eq(primaryOf(first.baton)?.state, "open", "the primary's breaker after the Baton's call");
+    const viaSdk = await openai(first.baton).chat.completions.create({ model: "chat", messages: ask.messages });
+    eq(viaSdk.choices[0].message.content, TEXT, "text through baton.fetch");
+    eq((await first.baton.complete("chat", ask)).text, TEXT, "a later call of the Baton's");
+    await requests(env, first.p, 1, "primary, opened by the Baton");
+    await requests(env, first.b, 3, "backup");
+
+    // The SDK's call opens it: the Baton's own calls skip it, and its health shows why.
+    const second = await setup(env, "share-fetch", [{ text: TEXT }], { config: { health } });
+    const opened = await openai(second.baton).chat.completions.create({ model: "chat", messages: ask.messages });
+    eq(opened.choices[0].message.content, TEXT, "the SDK's call, failed over");
+    const after = primaryOf(second.baton);
+    eq(after?.state, "open", "the primary's breaker in baton.health() after the SDK's call");
+    eq(after?.lastFailure?.status, 503, "its last failure");
+    if (!(after.reopensInMs > 50000)) fail(`the cooldown did not start: reopens in ${after.reopensInMs} ms`);
+    eq((await second.baton.complete("chat", ask)).text, TEXT, "the Baton's call after the SDK's");
+    eq((await openai(second.baton).chat.completions.create({ model: "chat", messages: ask.messages })).choices[0].message.content, TEXT, "a second SDK call");
+    await requests(env, second.p, 1, "primary, opened by the SDK's call");
+    await requests(env, second.b, 3, "backup");
   },
 
   async "openai chat.completions.create and models.list via baton.fetch, any baseURL, unbound"(env) {

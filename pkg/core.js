@@ -407,7 +407,7 @@ function fetchLink(batonRuntime, baton, store, gatewayRuntime, gateway) {
 export const Baton = /* @__PURE__ */ (() => class Baton {
   #runtime;
   #instance;
-  /** The health store's settings (readBatonOptions), and the link to it; null without one. */
+  /** The health store's settings (readBatonOptions; null without one): `fetch`'s gateway asks it too. */
   #store;
   #health;
   #telemetry;

@@ -364,8 +364,9 @@ function staleTargets(ask) {
 
 /**
  * `baton.fetch`'s health link: its gateway (on the gateway's wasm) follows the Baton (on its own)
- * as a replica follows a store. Before each request the gateway takes the Baton's view of its
- * targets (a probe the Baton grants goes to that request), and each leg it ends is the Baton's
+ * as a replica follows a store. Before each request the gateway takes the Baton's view of the
+ * targets of the request's route (a probe the Baton grants goes to that request, which may take
+ * it), and each leg it ends is the Baton's
  * too, so a breaker either opens is open for both, and one retry budget pays for both. A Baton
  * with a health store of its own has its gateway ask that store as another replica, and tells
  * the Baton each leg as well, so `baton.health()` counts the SDK's calls.
@@ -762,7 +763,8 @@ export function gatewayOn(runtime, config, options) {
  * the current WasmGateway.
  */
 function gatewayServices(runtime, instance, link, telemetry) {
-  const admit = link && (() => link.admit(...staleTargets((maxAgeMs) => guard(runtime, () => instance().staleTargets(maxAgeMs)))));
+  // The request's body: the store is asked about the targets of the route its model names.
+  const admit = link && ((body) => link.admit(...staleTargets((maxAgeMs) => guard(runtime, () => instance().staleTargets(maxAgeMs, body)))));
   const { spawn, cancel, armTrap } = runtime.host;
   return {
     spawn,

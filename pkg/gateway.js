@@ -180,7 +180,7 @@ function serve({ wasm, runtime, instance }, plan, body, request, inProcess, tele
       else signal?.addEventListener("abort", abort, { once: true });
     };
     // With a health store, the request starts once the store answered (or the wait ran out).
-    if (runtime.health) runtime.health.admit().catch(() => 0).then(begin);
+    if (runtime.health) runtime.health.admit(body.bytes).catch(() => 0).then(begin);
     else begin(0);
   });
 }

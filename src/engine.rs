@@ -194,11 +194,6 @@ impl Baton {
         lock(&self.health).snapshot(&self.target_names, now)
     }
 
-    /// Every target's name, in config order.
-    pub fn target_names(&self) -> &[String] {
-        &self.target_names
-    }
-
     /// Shares health through a store: from now on the store decides probes ([`Health::follow`]).
     pub fn follow_store(&mut self) {
         lock(&self.health).follow();

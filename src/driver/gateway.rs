@@ -25,8 +25,8 @@ use super::{
 use crate::config::Config;
 use crate::engine::{Baton, CallError, CallOptions, Served, Splice};
 use crate::gateway::{
-    answer_body, decide, models_body, parse_request, BodyRead, Caller, ClientFormat, Decision, GatewayError, Head,
-    Headers, Listing, Meta, Plan, Reply, Site, StreamEncoder, SSE,
+    answer_body, decide, models_body, parse_request, requested_model, BodyRead, Caller, ClientFormat, Decision,
+    GatewayError, Head, Headers, Listing, Meta, Plan, Reply, Site, StreamEncoder, SSE,
 };
 use crate::propagation::DeadlinePropagation;
 
@@ -86,13 +86,16 @@ impl WasmGateway {
         self.site = Site::InProcess;
     }
 
-    /// The targets a health store must be asked about before the next request (all of them:
-    /// any may serve it), or undefined while this gateway's word on them is fresh.
+    /// The targets a health store must be asked about before `body` is served: those of the route
+    /// its `model` names, when this gateway's word on any of them is stale; undefined while it is
+    /// fresh, or for a body that names no model (which `serve` refuses). Only the route's, so a
+    /// probe the store grants goes to a request that may take it.
     #[wasm_bindgen(js_name = staleTargets)]
-    pub fn stale_targets(&self, max_age_ms: f64) -> Option<Vec<String>> {
+    pub fn stale_targets(&self, max_age_ms: f64, body: Option<Vec<u8>>) -> Option<Vec<String>> {
+        let model = requested_model(&body?)?;
         let baton = self.baton.borrow();
-        let targets = baton.target_names();
-        baton.health_stale(targets, now(), max_age_ms.max(0.0) as u64).then(|| targets.to_vec())
+        let targets = baton.route_targets(&model);
+        (!targets.is_empty() && baton.health_stale(&targets, now(), max_age_ms.max(0.0) as u64)).then_some(targets)
     }
 
     /// Takes a store's view as this gateway's breakers (see `WasmBaton.absorb`).

@@ -9,6 +9,7 @@
 //! is too large, unreadable or not UTF-8.
 
 use crate::float::parse_f64;
+use llm_baton_wire::json::{Cursor, Kind};
 use llm_baton_wire::write::{JsonWriter, ToJson};
 
 use super::access::{allow_origin, authorized, cors_origin, preflight};
@@ -126,6 +127,29 @@ impl Plan {
         self.caller.dressed(Reply::error(self.format, e, target, attempts))
     }
 }
+
+/// The `model` a request's body names, read without parsing the rest (every client format has it
+/// at the top level): whose targets a health store is asked about before the request is served,
+/// so a probe the store grants goes to a request that may take it. None for a body that is not a
+/// JSON object naming its model as a string (`serve` refuses it, so nothing is asked).
+pub fn requested_model(body: &[u8]) -> Option<String> {
+    let body = body.strip_prefix("\u{feff}".as_bytes()).unwrap_or(body);
+    let mut cursor = Cursor::new(std::str::from_utf8(body).ok()?, MODEL_SCAN_DEPTH);
+    cursor.enter_object().ok()?;
+    while let Some(key) = cursor.next_key().ok()? {
+        if key == "model" {
+            return match cursor.peek().ok()? {
+                Kind::String => cursor.string().ok().map(|model| model.into_owned()),
+                _ => None,
+            };
+        }
+        cursor.skip().ok()?;
+    }
+    None
+}
+
+/// How deep the fields before `model` may nest for [`requested_model`] to read past them.
+const MODEL_SCAN_DEPTH: usize = 128;
 
 impl ToJson for Plan {
     /// `{format, deadlineMs?, origin?, limit?}`: what JavaScript carries from the decision to

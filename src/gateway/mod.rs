@@ -26,7 +26,7 @@ pub use crate::format::client::{
 };
 pub use access::{authorized, cors_origin};
 pub use deadline::{parse_deadline_header, requested_deadline, DEADLINE_HEADER, SDK_TIMEOUT_HEADER};
-pub use decision::{decide, BodyRead, Caller, Decision, Head, Listing, Plan, Site};
+pub use decision::{decide, requested_model, BodyRead, Caller, Decision, Head, Listing, Plan, Site};
 pub use models::models_body;
 pub use reply::{Headers, Reply, SSE};
 
@@ -35,6 +35,24 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn the_model_a_body_names_is_read_past_every_field_before_it() {
+        let cases: [(&[u8], Option<&str>); 9] = [
+            (br#"{"model": "chat", "messages": []}"#, Some("chat")),
+            (br#"{"messages": [{"role": "user", "content": [{"type": "text", "text": "}\"model\": \"x\""}]}], "stream": true, "model": "chat"}"#, Some("chat")),
+            ("\u{feff}{\"model\": \"caf\u{e9}\"}".as_bytes(), Some("caf\u{e9}")),
+            (br#"{"model": "a\u0062c"}"#, Some("abc")),
+            (br#"{"model": 5}"#, None),
+            (br#"{"messages": []}"#, None),
+            (br#"["model", "chat"]"#, None),
+            (br#"{"messages": [}"#, None),
+            (b"{\"model\": \"\xff\"}", None),
+        ];
+        for (body, model) in cases {
+            assert_eq!(requested_model(body).as_deref(), model, "{}", String::from_utf8_lossy(body));
+        }
+    }
 
     #[test]
     fn a_part_no_target_can_carry_is_named_as_the_client_wrote_it() {

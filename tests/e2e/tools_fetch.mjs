@@ -169,6 +169,24 @@ export const scenarios = {
     await requests(env, second.b, 3, "backup");
   },
 
+  async "baton.fetch asks the Baton about its request's route only: a probe the Baton grants goes to a call that can take it"(env) {
+    const x = await script(env, "probe-x", [{ status: 503, message: "x is down" }, { text: "x is back" }]);
+    const y = await script(env, "probe-y", [{ text: "y answers" }]);
+    const baton = new env.llm.Baton({ targets: { x: target(env, x), y: target(env, y) }, health: { failures: 1, cooldownMs: 300 } });
+    const ask = { messages: [{ role: "user", content: "Say hello." }] };
+    await thrown(() => baton.complete("x", ask), "x's first call");
+    eq(baton.health().targets.find((t) => t.target === "x")?.state, "open", "x's breaker after its 503");
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    // x's cooldown is over: the next call to x is its probe. An SDK call to y comes first; had it
+    // been granted x's probe, which it cannot take, the Baton's call to x would find x leased.
+    const viaSdk = await openai(baton).chat.completions.create({ model: "y", messages: ask.messages });
+    eq(viaSdk.choices[0].message.content, "y answers", "the SDK's call to y");
+    eq((await baton.complete("x", ask)).text, "x is back", "the Baton's probe of x");
+    eq(baton.health().targets.find((t) => t.target === "x")?.state, "closed", "x's breaker after the probe");
+    await requests(env, x, 2, "x");
+    await requests(env, y, 1, "y");
+  },
+
   async "openai chat.completions.create and models.list via baton.fetch, any baseURL, unbound"(env) {
     const { p, b, baton } = await setup(env, "chat-whole", [{ text: TEXT }]);
     const { fetch } = baton;
@@ -238,6 +256,29 @@ export const scenarios = {
     const up = await requests(env, b, 1, "backup");
     const sent = up.log[0].body.messages;
     eq(sent.map((m) => m.role), ["system", "user"], "the backup's messages (instructions as the system message)");
+  },
+
+  async "a gateway with a health store asks it about the targets of its request's route only"(env) {
+    const x = await script(env, "ask-x", [{ text: "x answers" }]);
+    const y = await script(env, "ask-y", [{ text: "y answers" }]);
+    const asked = [];
+    const store = {
+      admit: (targets) => {
+        asked.push([...targets]);
+        return { targets: targets.map((t) => ({ target: t, state: "closed", probe: false })) };
+      },
+      report: () => {},
+    };
+    const config = { targets: { x: target(env, x), y: target(env, y) }, routes: { both: { fallback: ["x", "y"] } }, gateway: { apiKeys: ["gw-key"] } };
+    const gateway = env.llm.createGateway(config, { healthStore: store, healthCacheMs: 0 });
+    const handler = (url, init) => gateway.fetch(new Request(url, init));
+    const client = new OpenAI({ apiKey: "gw-key", baseURL: `${NOWHERE}/v1`, fetch: handler, maxRetries: 0, dangerouslyAllowBrowser: true });
+    const ask = (model) => client.chat.completions.create({ model, messages: [{ role: "user", content: "Say hello." }] });
+    eq((await ask("y")).choices[0].message.content, "y answers", "model y");
+    eq((await ask("both")).choices[0].message.content, "x answers", "model both");
+    const unknown = await thrown(() => ask("nowhere"), "an unknown model");
+    eq(unknown.status, 404, "an unknown model's status");
+    eq(asked, [["y"], ["x", "y"]], "the targets the store was asked about, per request (none for an unknown model)");
   },
 
   async "openai chat.completions.stream and responses.stream through the gateway's handler (createGateway, keyed) in this runtime"(env) {

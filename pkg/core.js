@@ -44,10 +44,13 @@ export const RUNTIME = Symbol("llm-baton runtime");
 /** HealthState's probe lease, for pkg/broadcast.js (not public API). */
 export const PROBE_LEASE_MS = Symbol("llm-baton probe lease");
 
+/** Why no runtime is there: core.js was imported past the entries that install one. */
+const NO_ENTRY = "llm-baton: import the package through one of its entries (\"llm-baton\" or \"llm-baton/gateway\"), not pkg/core.js";
+
 /** The runtime a new object of class `made` (new.target) runs on. */
 function runtimeFor(made) {
   const runtime = made[RUNTIME] ?? batonRuntime ?? gatewayRuntime;
-  if (!runtime) throw new Error("llm-baton: import the package through one of its entries (\"llm-baton\" or \"llm-baton/gateway\"), not pkg/core.js");
+  if (!runtime) throw new Error(NO_ENTRY);
   return runtime;
 }
 
@@ -56,7 +59,7 @@ function batonRuntimeFor() {
   if (batonRuntime) return batonRuntime;
   throw new Error(gatewayRuntime
     ? "llm-baton: a Baton runs on the Baton's wasm; import it from \"llm-baton\" (llm-baton/gateway's wasm has the gateway only)"
-    : "llm-baton: import the package through one of its entries (\"llm-baton\" or \"llm-baton/gateway\"), not pkg/core.js");
+    : NO_ENTRY);
 }
 
 /** Fields of a driver error worth keeping on a BatonError (see index.d.ts for their meaning). */
@@ -366,10 +369,10 @@ function staleTargets(ask) {
  * `baton.fetch`'s health link: its gateway (on the gateway's wasm) follows the Baton (on its own)
  * as a replica follows a store. Before each request the gateway takes the Baton's view of the
  * targets of the request's route (a probe the Baton grants goes to that request, which may take
- * it), and each leg it ends is the Baton's
- * too, so a breaker either opens is open for both, and one retry budget pays for both. A Baton
- * with a health store of its own has its gateway ask that store as another replica, and tells
- * the Baton each leg as well, so `baton.health()` counts the SDK's calls.
+ * it), and each leg it ends is the Baton's too, so a breaker either opens is open for both, and
+ * one retry budget pays for both. A Baton with a health store of its own has its gateway ask
+ * that store as another replica, and tells the Baton each leg as well, so `baton.health()`
+ * counts the SDK's calls.
  */
 function fetchLink(batonRuntime, baton, store, gatewayRuntime, gateway) {
   const tell = (event) => {

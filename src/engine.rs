@@ -199,9 +199,13 @@ impl Baton {
         lock(&self.health).follow();
     }
 
-    /// Whether the store must be asked before a call to these targets (see [`Health::stale`]).
-    pub fn health_stale(&self, targets: &[String], now: u64, max_age_ms: u64) -> bool {
-        lock(&self.health).stale(targets, now, max_age_ms)
+    /// The names of every target a call on `route` may reach (read from the route in place), when
+    /// the store must be asked about them before the call (see [`Health::stale`]); none while
+    /// this Baton's word on them is fresh, or for an unknown route.
+    pub fn stale_targets(&self, route: &str, now: u64, max_age_ms: u64) -> Option<Vec<String>> {
+        let targets: Vec<String> =
+            self.config.route_targets(route).into_iter().map(|t| self.config.targets[t].name.clone()).collect();
+        lock(&self.health).stale(&targets, now, max_age_ms).then_some(targets)
     }
 
     /// Takes a store's view as this Baton's state.
@@ -218,12 +222,6 @@ impl Baton {
     /// reports.
     pub fn with_health<R>(&self, f: impl FnOnce(&mut Health) -> R) -> R {
         f(&mut lock(&self.health))
-    }
-
-    /// The names of every target a call on `route` may reach (none for an unknown route), read
-    /// from the route in place, without copying it.
-    pub fn route_targets(&self, route: &str) -> Vec<String> {
-        self.config.route_targets(route).into_iter().map(|t| self.config.targets[t].name.clone()).collect()
     }
 
     pub fn config(&self) -> &Config {

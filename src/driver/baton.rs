@@ -57,9 +57,7 @@ impl WasmBaton {
     /// before the call; undefined while this Baton's word on them is fresh.
     #[wasm_bindgen(js_name = staleTargets)]
     pub fn stale_targets(&self, route: &str, max_age_ms: f64) -> Option<Vec<String>> {
-        let baton = self.baton.borrow();
-        let targets = baton.route_targets(route);
-        baton.health_stale(&targets, now(), max_age_ms.max(0.0) as u64).then_some(targets)
+        self.baton.borrow().stale_targets(route, now(), max_age_ms.max(0.0) as u64)
     }
 
     /// Takes a store's view (`{targets: [...]}`) as this Baton's breakers. Throws

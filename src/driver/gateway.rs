@@ -93,9 +93,7 @@ impl WasmGateway {
     #[wasm_bindgen(js_name = staleTargets)]
     pub fn stale_targets(&self, max_age_ms: f64, body: Option<Vec<u8>>) -> Option<Vec<String>> {
         let model = requested_model(&body?)?;
-        let baton = self.baton.borrow();
-        let targets = baton.route_targets(&model);
-        (!targets.is_empty() && baton.health_stale(&targets, now(), max_age_ms.max(0.0) as u64)).then_some(targets)
+        self.baton.borrow().stale_targets(&model, now(), max_age_ms.max(0.0) as u64)
     }
 
     /// Takes a store's view as this gateway's breakers (see `WasmBaton.absorb`).

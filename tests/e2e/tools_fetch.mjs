@@ -5,7 +5,7 @@
 // from a primary that answers 503.
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
-import { fail, requests, sameJson as eq, script } from "./scenarios.mjs";
+import { fail, requests, sameJson as eq, script, sleep } from "./scenarios.mjs";
 import { checkResent, LOOP, MODELS, QUESTION, TOOLS } from "./agents.mjs";
 
 const KEY = "sk-test-fetch-not-a-secret";
@@ -43,6 +43,9 @@ async function setup(env, label, backupSteps, { options, backupFormat, config = 
 // is "-" and llm-baton holds the provider's.
 const openai = (baton, options = {}) => new OpenAI({ apiKey: "-", baseURL: `${NOWHERE}/v1`, fetch: baton.fetch, maxRetries: 0, dangerouslyAllowBrowser: true, ...options });
 const anthropic = (baton, options = {}) => new Anthropic({ apiKey: "-", baseURL: NOWHERE, fetch: baton.fetch, maxRetries: 0, dangerouslyAllowBrowser: true, ...options });
+
+/** `target`'s breaker, as `baton.health()` shows it. */
+const breaker = (baton, target) => baton.health().targets.find((t) => t.target === target);
 
 /** A health store that grants everything and keeps what it is told. */
 function recordingStore() {
@@ -135,20 +138,19 @@ export const scenarios = {
     const up = await requests(env, b, 1, "backup");
     eq(up.log[0].stream, true, "backup request streamed");
     eq(store.legs, ["primary http 503", "backup ok"], "leg events the Baton's health store received");
-    // The same engine: this Baton's breaker counted the primary's failure.
-    const primary = baton.health().targets.find((t) => t.target === "primary");
+    // The Baton is told the SDK's legs too: its breaker counted the primary's failure.
+    const primary = breaker(baton, "primary");
     eq(primary?.consecutiveFailures, 1, "baton.health(): the primary's consecutive failures");
   },
 
   async "baton.fetch shares the Baton's breakers both ways: a primary opened by either stays skipped by both"(env) {
     const health = { failures: 1, cooldownMs: 60000 };
     const ask = { messages: [{ role: "user", content: "Say hello." }] };
-    const primaryOf = (baton) => baton.health().targets.find((t) => t.target === "primary");
 
     // The Baton's own call opens the primary's breaker: the SDK's call skips it.
     const first = await setup(env, "share-baton", [{ text: TEXT }], { config: { health } });
     eq((await first.baton.complete("chat", ask)).text, TEXT, "the Baton's call");
-    eq(primaryOf(first.baton)?.state, "open", "the primary's breaker after the Baton's call");
+    eq(breaker(first.baton, "primary")?.state, "open", "the primary's breaker after the Baton's call");
     const viaSdk = await openai(first.baton).chat.completions.create({ model: "chat", messages: ask.messages });
     eq(viaSdk.choices[0].message.content, TEXT, "text through baton.fetch");
     eq((await first.baton.complete("chat", ask)).text, TEXT, "a later call of the Baton's");
@@ -159,7 +161,7 @@ export const scenarios = {
     const second = await setup(env, "share-fetch", [{ text: TEXT }], { config: { health } });
     const opened = await openai(second.baton).chat.completions.create({ model: "chat", messages: ask.messages });
     eq(opened.choices[0].message.content, TEXT, "the SDK's call, failed over");
-    const after = primaryOf(second.baton);
+    const after = breaker(second.baton, "primary");
     eq(after?.state, "open", "the primary's breaker in baton.health() after the SDK's call");
     eq(after?.lastFailure?.status, 503, "its last failure");
     if (!(after.reopensInMs > 50000)) fail(`the cooldown did not start: reopens in ${after.reopensInMs} ms`);
@@ -175,14 +177,14 @@ export const scenarios = {
     const baton = new env.llm.Baton({ targets: { x: target(env, x), y: target(env, y) }, health: { failures: 1, cooldownMs: 300 } });
     const ask = { messages: [{ role: "user", content: "Say hello." }] };
     await thrown(() => baton.complete("x", ask), "x's first call");
-    eq(baton.health().targets.find((t) => t.target === "x")?.state, "open", "x's breaker after its 503");
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    eq(breaker(baton, "x")?.state, "open", "x's breaker after its 503");
+    await sleep(400);
     // x's cooldown is over: the next call to x is its probe. An SDK call to y comes first; had it
     // been granted x's probe, which it cannot take, the Baton's call to x would find x leased.
     const viaSdk = await openai(baton).chat.completions.create({ model: "y", messages: ask.messages });
     eq(viaSdk.choices[0].message.content, "y answers", "the SDK's call to y");
     eq((await baton.complete("x", ask)).text, "x is back", "the Baton's probe of x");
-    eq(baton.health().targets.find((t) => t.target === "x")?.state, "closed", "x's breaker after the probe");
+    eq(breaker(baton, "x")?.state, "closed", "x's breaker after the probe");
     await requests(env, x, 2, "x");
     await requests(env, y, 1, "y");
   },

@@ -15,6 +15,8 @@
 
 use serde_json::Value;
 
+use super::DecodeError;
+use crate::chat::Answer;
 use crate::value::FieldError;
 
 pub(crate) type Read<T> = Result<T, FieldError>;
@@ -24,6 +26,16 @@ pub(crate) type Read<T> = Result<T, FieldError>;
 /// ([`crate::value::from_tree`]).
 pub(crate) fn parse(body: &[u8]) -> Read<Value> {
     crate::value::parse_value(text(body)?).map_err(|e| FieldError::new("", e.to_string()))
+}
+
+/// A whole answer: `body` parsed and handed to `read`. A body that is not JSON, or whose fields
+/// `read` finds of the wrong type, is a protocol error: the answer `is_not` what it should be.
+pub(crate) fn answer(
+    body: &[u8],
+    read: fn(&Value) -> Read<Result<Answer, DecodeError>>,
+    is_not: &str,
+) -> Result<Answer, DecodeError> {
+    parse(body).and_then(|v| read(&v)).unwrap_or_else(|e| Err(DecodeError::Protocol(format!("{is_not}: {e}"))))
 }
 
 /// The largest count reported as known: JavaScript numbers hold every integer up to here.

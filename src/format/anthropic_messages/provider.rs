@@ -64,9 +64,7 @@ impl ProviderDialect for AnthropicMessages {
     /// A whole answer is read once per call, so it goes through the shared `Value` parser (see
     /// `format::json`) rather than a derived deserializer of its own.
     fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
-        json::parse(body)
-            .and_then(|v| read_answer(&v))
-            .unwrap_or_else(|e| Err(DecodeError::Protocol(format!("anthropic_messages answer is not a message: {e}"))))
+        json::answer(body, read_answer, "anthropic_messages answer is not a message")
     }
 
     /// The provider's words, code (its error `type`) and class from an Anthropic error body; None

@@ -62,9 +62,7 @@ impl ProviderDialect for OpenaiChat {
     /// A whole answer is read once per call, so it goes through the shared `Value` parser (see
     /// `format::json`) rather than a derived deserializer of its own.
     fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
-        json::parse(body)
-            .and_then(|v| read_answer(&v))
-            .unwrap_or_else(|e| Err(DecodeError::Protocol(format!("openai_chat answer is not a chat.completion: {e}"))))
+        json::answer(body, read_answer, "openai_chat answer is not a chat.completion")
     }
 
     /// The provider's words, code and class from an OpenAI error body (`{"error": {...}}`, or the

@@ -60,9 +60,7 @@ impl ProviderDialect for OpenaiResponses {
     /// A whole answer is read once per call, so it goes through the shared `Value` parser (see
     /// `format::json`) rather than a derived deserializer of its own.
     fn decode_answer(body: &[u8]) -> Result<Answer, DecodeError> {
-        json::parse(body)
-            .and_then(|v| read_answer(&v))
-            .unwrap_or_else(|e| Err(DecodeError::Protocol(format!("openai_responses answer is not a response: {e}"))))
+        json::answer(body, read_answer, "openai_responses answer is not a response")
     }
 
     /// Responses errors have Chat Completions' shape.

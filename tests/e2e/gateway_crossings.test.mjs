@@ -183,3 +183,40 @@ test("a stream's events that arrive together cross into the wasm together, and g
   assert.ok(writes <= reads, `${writes} writes to the client for ${reads} reads`);
   t.diagnostic(`300 events: ${reads} reads, ${loop} loop entries, ${writes} writes to the client`);
 });
+
+test("calls one after another read their bodies into the buffer an earlier one left, not a fresh 64 KiB each", async (t) => {
+  // A read takes its buffer over and hands it back in its result's view; a buffer that no read
+  // handed back is one the wasm allocated (and the runtime zeroed).
+  const byobRead = ReadableStreamBYOBReader.prototype.read;
+  const handedBack = new WeakSet();
+  let reads = 0;
+  let fresh = 0;
+  ReadableStreamBYOBReader.prototype.read = function watchedRead(view, ...rest) {
+    reads += 1;
+    if (!handedBack.has(view.buffer)) fresh += 1;
+    return byobRead.call(this, view, ...rest).then((result) => {
+      if (result.value) handedBack.add(result.value.buffer);
+      return result;
+    });
+  };
+  const run = async (stream) => {
+    const res = await gateway.fetch(post("http://gw.example/v1/chat/completions", { model: "t", stream, ...ask }));
+    assert.equal(res.status, 200);
+    await res.text();
+    if (stream) for await (const _ of baton.stream("t", ask));
+    else await baton.complete("t", ask);
+  };
+  try {
+    // Each wasm (the gateway's, the Baton's) keeps its own spares: the first call of each may
+    // allocate one.
+    await run(false);
+    reads = 0;
+    fresh = 0;
+    for (const stream of [false, true, false, true]) await run(stream);
+  } finally {
+    ReadableStreamBYOBReader.prototype.read = byobRead;
+  }
+  assert.ok(reads >= 8, `${reads} reads`);
+  assert.equal(fresh, 0, `${fresh} of ${reads} reads were given a fresh buffer`);
+  t.diagnostic(`8 calls: ${reads} reads, ${fresh} into a fresh buffer`);
+});

@@ -3,7 +3,9 @@
 // bench/package-lock.json, on Node), LiteLLM proxy (PyPI, pinned below, in bench/.venv, made
 // here; skipped with the reason when it cannot be installed) and direct, each in front of the
 // same fake OpenAI upstream (lib/gateway-upstream.mjs: 60 deltas written at once) with the same
-// route: a primary tried twice, then a backup; and `floor` and `floor-workerd`, a bare JavaScript
+// route: a primary tried twice, then a backup (`workerd` is the example Worker, its breakers
+// shared through the Durable Object; `workerd-local` the same Worker with them in the isolate,
+// as Deno and Node keep them); and `floor` and `floor-workerd`, a bare JavaScript
 // pass-through on Deno and in workerd (lib/gateway-floor-deno.mjs, lib/gateway-floor-workerd.mjs:
 // what the runtime itself costs per stream), `floor-byob` Deno's reading the upstream into one
 // reused buffer as llm-baton does. Per gateway: whole and streamed answers at 1, 16 and 64
@@ -180,8 +182,14 @@ const GATEWAYS = {
     version: () => execFileSync(`${repo}node_modules/.bin/deno`, ["--version"]).toString().split(" ").slice(0, 2).join(" "),
   },
   workerd: {
-    label: "llm-baton (workerd, Miniflare)",
+    label: "llm-baton (workerd, Miniflare, Durable Object health)",
     start: () => withWorkerdPid(() => startWorkerdGateway(batonConfig)),
+    ...batonRoutes,
+    version: miniflareVersion,
+  },
+  "workerd-local": {
+    label: "llm-baton (workerd, breakers in the isolate)",
+    start: () => withWorkerdPid(() => startWorkerdGateway(batonConfig, { sharedHealth: false })),
     ...batonRoutes,
     version: miniflareVersion,
   },

@@ -18,15 +18,21 @@ let nodeConfigs = 0;
  * does it), so the worker is copied with "llm-baton/gateway" pointing at the entry wrangler would pick.
  * A direct socket serves it without Miniflare's entry worker in between, so a client's
  * disconnect reaches the Worker as it would on Cloudflare. Its Durable Object bindings come from
- * wrangler.toml, as wrangler dev would bind them.
+ * wrangler.toml, as wrangler dev would bind them. `sharedHealth: false` leaves the example's
+ * health store out, so breakers stay in the isolate (the bench's `workerd-local`).
  */
-export async function startWorkerdGateway(config) {
+export async function startWorkerdGateway(config, { sharedHealth = true } = {}) {
   const dir = `${repo}tests/e2e/artifacts/gateway`;
   mkdirSync(dir, { recursive: true });
-  const source = readFileSync(`${example}/worker.js`, "utf8")
+  let source = readFileSync(`${example}/worker.js`, "utf8")
     .replaceAll(`from "llm-baton/durable"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS, "./durable").slice(2)}"`)
     .replace(`from "llm-baton/gateway"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS, "./gateway").slice(2)}"`)
     .replace(`from "llm-baton/gateway/env"`, `from "../../../../pkg/${resolveEntry(WORKERD_CONDITIONS, "./gateway/env").slice(2)}"`);
+  if (!sharedHealth) {
+    const local = source.replace(/createGateway\(config, \{[\s\S]*?\n\}\)/, "createGateway(config)");
+    if (local === source) throw new Error("examples/gateway/worker.js no longer ends in createGateway(config, { healthStore }): update startWorkerdGateway");
+    source = local;
+  }
   writeFileSync(`${dir}/worker.mjs`, `// Generated from examples/gateway/worker.js by tests/e2e/gateway_hosts.mjs.\n${source}`);
   const toml = readFileSync(`${example}/wrangler.toml`, "utf8");
   const mf = new Miniflare({

@@ -221,7 +221,7 @@ impl Body {
             // the stream was cancelled).
             let filled = chunk.get_value().dyn_into::<Uint8Array>().ok();
             *buffer = filled.as_ref().map(|view| Uint8Array::new(&view.buffer()));
-            return Ok(filled.filter(|_| !done).map(|view| view.to_vec()));
+            return Ok(if done { None } else { filled.map(|view| view.to_vec()) });
         }
         if done {
             return Ok(None);

@@ -15,7 +15,8 @@ export interface Timeouts {
   headersMs?: number;
   /** From dispatch to the first visible content delta (streams only). */
   firstTokenMs?: number;
-  /** Between visible content deltas, after the first (streams only). */
+  /** Streams: between visible content deltas, after the first. Whole answers: from the response
+   * headers, and between body bytes after them. */
   idleMs?: number;
 }
 

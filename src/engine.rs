@@ -369,6 +369,8 @@ struct Attempt {
     headers_at: Option<u64>,
     first_content_at: Option<u64>,
     last_content_at: Option<u64>,
+    /// A whole answer's body: when its latest bytes arrived, as the driver reported them.
+    body_at: Option<u64>,
     skipped_frames: u32,
     /// The token counts its provider reported so far.
     usage: Option<Usage>,
@@ -497,6 +499,17 @@ impl Call {
         self.settle(now);
         if let Some(a) = self.current(attempt) {
             a.headers_at.get_or_insert(now);
+        }
+    }
+
+    /// Bytes of a whole answer's body had arrived by `at`: they restart its idle limit. The driver
+    /// reports this when a timer is due rather than on every read, so a whole answer costs no
+    /// extra wake-up; `at` is when the bytes came, so the limit is measured from them. Streams
+    /// restart it with visible deltas instead.
+    pub fn on_body(&mut self, attempt: AttemptId, at: u64) {
+        let stream = self.stream;
+        if let Some(a) = self.current(attempt).filter(|_| !stream) {
+            a.body_at = a.body_at.max(Some(at));
         }
     }
 
@@ -847,7 +860,8 @@ impl Call {
             member(Limit::Total, Some(a.started_at), t.total_ms),
             member(Limit::Headers, a.headers_at.is_none().then_some(a.started_at), t.headers_ms),
             member(Limit::FirstToken, waiting_for_content.then_some(a.started_at), t.first_token_ms),
-            member(Limit::Idle, if self.stream { a.last_content_at } else { None }, t.idle_ms),
+            // A stream goes idle between visible deltas; a whole answer's body, between its bytes.
+            member(Limit::Idle, if self.stream { a.last_content_at } else { a.body_at.or(a.headers_at) }, t.idle_ms),
         ];
         candidates.into_iter().flatten().fold(None, |best: Option<(u64, Failure)>, c| match best {
             Some(b) if b.0 <= c.0 => Some(b),
@@ -1351,6 +1365,7 @@ impl Call {
             headers_at: None,
             first_content_at: None,
             last_content_at: None,
+            body_at: None,
             skipped_frames: 0,
             usage: None,
             resumed_from,

@@ -275,7 +275,9 @@ impl fmt::Display for Failure {
                 Limit::Total => write!(f, "attempt did not finish within {limit_ms} ms (totalMs)"),
                 Limit::Headers => write!(f, "no response headers within {limit_ms} ms (headersMs)"),
                 Limit::FirstToken => write!(f, "no content within {limit_ms} ms of sending (firstTokenMs)"),
-                Limit::Idle => write!(f, "no content for {limit_ms} ms after the last delta (idleMs)"),
+                Limit::Idle => {
+                    write!(f, "nothing arrived for {limit_ms} ms after the last delta or body bytes (idleMs)")
+                }
             },
             Failure::Cancelled => f.write_str("the caller cancelled the call"),
             Failure::Protocol { message } => write!(f, "{PROTOCOL}{}", without_prefix(message, PROTOCOL)),

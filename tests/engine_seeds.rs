@@ -543,3 +543,33 @@ fn events_and_legs_never_carry_credentials() {
     let all = format!("{:?} {:?} {:?} {}", run, sim.config(), sim.baton, run.events.to_json());
     assert!(!all.contains("SECRET"), "a credential leaked: {all}");
 }
+
+// ---- the soak of issue 41: a whole answer's body that stalls after its headers ----
+
+/// A whole answer's headers can come long before its body is done (a provider that sends
+/// whitespace while it generates, a proxy that flushes its headers first). `headersMs` ends at
+/// the headers and `idleMs` bounds the body from there: a body that goes silent fails over
+/// within `idleMs` of its last bytes, not at the deadline, and one that keeps coming is never cut.
+#[test]
+fn a_whole_answers_silent_body_fails_over_within_idle_ms() {
+    let routes = r#"{"chat": {"fallback": ["a", "b"]}}"#;
+    let cfg = two_targets(r#"{"headersMs": 300, "idleMs": 1000}"#, "{}", routes, r#", "deadlineMs": 20000"#);
+    // Headers at 100, body bytes at 150 and 400, then silence.
+    let stalled = Behavior::Answer { headers_at: 100, content: vec![150, 400], done_at: None };
+    let mut sim = Sim::new(&cfg).script("a", vec![stalled]).script("b", vec![ok_at(40)]);
+    let run = sim.run("chat", invoke());
+    assert_eq!(run.served_by(sim.config()), "b");
+    assert_eq!(run.sends[1].0, 1400, "failed over 1.0 s after the last body bytes");
+    assert_eq!(run.legs()[0].timeout, Some(Limit::Idle));
+    // Headers and then nothing at all: idle from the headers.
+    let silent = Behavior::Answer { headers_at: 100, content: vec![], done_at: None };
+    let mut sim = Sim::new(&cfg).script("a", vec![silent]).script("b", vec![ok_at(40)]);
+    assert_eq!(sim.run("chat", invoke()).sends[1].0, 1100);
+    // A body that trickles for 5 s with gaps under the limit is read to its end.
+    let trickle =
+        Behavior::Answer { headers_at: 100, content: (1..=10).map(|i| 100 + i * 500).collect(), done_at: Some(5200) };
+    let mut sim = Sim::new(&cfg).script("a", vec![trickle]).script("b", vec![ok_at(40)]);
+    let run = sim.run("chat", invoke());
+    assert_eq!(run.served_by(sim.config()), "a");
+    assert_eq!(run.finished_at, 5200);
+}

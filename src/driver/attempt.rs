@@ -9,6 +9,9 @@
 //! The attempt's own view of that rejection is never consulted for the reason: the engine
 //! already knows it as a typed `Failure`.
 
+use std::cell::Cell;
+use std::rc::Rc;
+
 use futures::channel::mpsc::UnboundedSender;
 use js_sys::{Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -88,6 +91,11 @@ pub enum AttemptSignal {
     Failed(Failure),
 }
 
+/// When the latest bytes of a whole answer's body arrived (`performance.now()`, 0 for none
+/// yet). The call loop reads it only when a timer is due, so reading a body costs no wake-up
+/// per chunk; the engine measures the body's idle limit from it.
+pub type BodyClock = Rc<Cell<u64>>;
+
 /// Runs one attempt to its end, sending signals as it goes. Errors after the receiver is gone
 /// (the attempt was aborted) are dropped: nobody is listening, by design.
 pub async fn run(
@@ -96,8 +104,9 @@ pub async fn run(
     format: Format,
     stream: bool,
     tx: UnboundedSender<AttemptSignal>,
+    body_at: BodyClock,
 ) {
-    if let Err(failure) = exchange(&request, &signal, format, stream, &tx).await {
+    if let Err(failure) = exchange(&request, &signal, format, stream, &tx, &body_at).await {
         let _ = tx.unbounded_send(AttemptSignal::Failed(failure));
     }
 }
@@ -108,6 +117,7 @@ async fn exchange(
     format: Format,
     stream: bool,
     tx: &UnboundedSender<AttemptSignal>,
+    body_at: &BodyClock,
 ) -> Result<(), Failure> {
     let headers = js_sys::Object::new();
     for (name, value) in &request.headers {
@@ -122,7 +132,7 @@ async fn exchange(
     let response: Response = Awaited::new(&promise).await.map_err(transport)?.unchecked_into();
     let baton_gateway = response.headers().has(GATEWAY_MARK_HEADER).unwrap_or(false);
     let _ = tx.unbounded_send(AttemptSignal::Headers { baton_gateway });
-    let mut body = Body::new(&response);
+    let mut body = Body::new(&response, body_at);
 
     let status = response.status();
     if !(200..300).contains(&status) {
@@ -173,11 +183,13 @@ async fn exchange(
 /// Node and workerd), into one buffer reused from read to read and then by the next body
 /// ([`SPARE`]), which takes all the bytes that have arrived at once and spares the runtime a
 /// fresh zeroed buffer per read.
-struct Body {
+struct Body<'a> {
     reader: Option<Reader>,
+    /// Set as each whole body's chunk arrives.
+    arrived_at: &'a BodyClock,
 }
 
-impl Drop for Body {
+impl Drop for Body<'_> {
     fn drop(&mut self) {
         if let Some(Reader::Byob { buffer: Some(buffer), .. }) = self.reader.take() {
             spare(buffer);
@@ -194,8 +206,8 @@ enum Reader {
     Default(ReadableStreamDefaultReader),
 }
 
-impl Body {
-    fn new(response: &Response) -> Body {
+impl<'a> Body<'a> {
+    fn new(response: &Response, arrived_at: &'a BodyClock) -> Body<'a> {
         let reader = response.body().map(|stream| {
             let options = js_sys::Object::new();
             let _ = Reflect::set(&options, &"mode".into(), &"byob".into());
@@ -204,7 +216,7 @@ impl Body {
                 Err(_) => Reader::Default(stream.get_reader().unchecked_into()),
             }
         });
-        Body { reader }
+        Body { reader, arrived_at }
     }
 
     /// The next chunk, or `None` at the end.
@@ -241,6 +253,7 @@ impl Body {
     /// when the attempt's guard drops).
     async fn read_whole(&mut self, whole: &mut WholeBody) -> Result<(), Failure> {
         while let Some(chunk) = self.read().await? {
+            self.arrived_at.set(super::now().max(1));
             if !whole.feed(&chunk)? {
                 break;
             }

@@ -240,6 +240,7 @@ struct InFlight {
     /// `None` once the attempt's future has finished (its last signals may still be queued).
     work: Option<host::TaskFuture>,
     signals: mpsc::UnboundedReceiver<AttemptSignal>,
+    body_at: attempt::BodyClock,
     _guard: AbortGuard,
 }
 
@@ -284,8 +285,16 @@ pub(crate) async fn run_call(
                     http.headers.extend(host::attempt_headers(&t.name, attempt.0));
                     let guard = AbortGuard::new();
                     let (tx, rx) = mpsc::unbounded();
-                    let work = Box::pin(attempt::run(http, guard.signal(), t.format, stream, tx));
-                    in_flight.push(InFlight { id: attempt, target, work: Some(work), signals: rx, _guard: guard });
+                    let body_at = attempt::BodyClock::default();
+                    let work = Box::pin(attempt::run(http, guard.signal(), t.format, stream, tx, body_at.clone()));
+                    in_flight.push(InFlight {
+                        id: attempt,
+                        target,
+                        work: Some(work),
+                        signals: rx,
+                        body_at,
+                        _guard: guard,
+                    });
                 }
                 Action::Abort { attempt, .. } => in_flight.retain(|f| f.id != attempt),
                 Action::Event(event) => on_output(CallOutput::Event(&event)),
@@ -331,6 +340,10 @@ pub(crate) async fn run_call(
             Wake::Cancelled => call.cancel(now),
             Wake::Timer => {
                 timer = None;
+                // A whole body that went on arriving since the timer was armed is not idle.
+                for f in in_flight.iter().filter(|f| f.body_at.get() > 0) {
+                    call.on_body(f.id, f.body_at.get());
+                }
                 call.handle_timeout(now);
             }
             Wake::Signal(id, signal) => match signal {

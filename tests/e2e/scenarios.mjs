@@ -341,6 +341,26 @@ export const scenarios = {
     await upstream(env, b, { requests: 0 });
   },
 
+  // The soak of issue 41: a whole answer whose body stalls after its headers waited for the
+  // deadline. idleMs bounds a whole body from its headers and between its bytes, so it fails over.
+  async "complete(): a body that stalls after its headers fails over at idleMs 500"(env) {
+    const t = await script(env, "body-stall", [{ text: "hello from the primary", dripMs: 100, stallAfterEvents: 2, stallMs: 5000 }]);
+    const b = await script(env, "body-stall-backup", [{ text: "backup" }]);
+    const baton = new env.Baton({
+      targets: { t: target(env, t, { timeouts: { headersMs: 2000, idleMs: 500 } }), backup: target(env, b) },
+      routes: { main: { fallback: ["t", "backup"] } },
+      deadlineMs: 10000,
+    });
+    const t0 = performance.now();
+    const out = await baton.complete("main", ASK);
+    const ms = performance.now() - t0;
+    eq(out.text, "backup", "answered by the backup");
+    checkLegs(out.legs, [{ target: "t", outcome: "timeout" }, { target: "backup", outcome: "ok" }], "legs");
+    eq(out.legs[0].timeout, "idle", "the primary's leg ended by its idle limit");
+    took(ms, 520, "the primary's headers and two pieces 10 ms apart, then 500 ms of silence");
+    await upstream(env, t, { requests: 1, clientClosed: 1 });
+  },
+
   // Switchyard: one deadline across attempts and backoff.
   async "a 1.5 s deadline around retries of a 5 s stall ends at 1.5 s"(env) {
     const t = await script(env, "deadline-retry", [{ headersDelayMs: 5000 }]);

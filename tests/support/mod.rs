@@ -244,8 +244,8 @@ impl Sim {
                 let id = *id;
                 match input {
                     Input::Headers => call.on_headers(id, now),
-                    // A whole answer's body pieces are not content the engine sees.
-                    Input::Content if !options.stream => {}
+                    // A whole answer's body pieces restart its idle limit, nothing more.
+                    Input::Content if !options.stream => call.on_body(id, now),
                     Input::Content => call.on_deltas(id, now, [Delta::Text { text: "word ".into() }]),
                     Input::Success if options.stream => call.on_deltas(id, now, [done()]),
                     Input::Success => call.on_answer(id, now, answer()),

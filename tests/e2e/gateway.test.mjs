@@ -46,6 +46,7 @@ function gatewayConfig(providerUrl, host) {
       upstream_error: oa("upstream_error"),
       refused: { format: "openai_chat", baseUrl: "http://127.0.0.1:9/v1", model: "m" },
       slow: oa("slow"),
+      body_stall: oa("body_stall", { timeouts: { idleMs: 400 } }),
       load_a: oa("load_a", loadLimits),
       load_b: an("load_b", loadLimits),
       resume_primary: oa("resume_primary"),
@@ -54,6 +55,7 @@ function gatewayConfig(providerUrl, host) {
     },
     routes: {
       failover: { fallback: ["down", "backup"] },
+      body_stall: { fallback: ["body_stall", "backup"] },
       load: { fallback: [{ retry: "load_a", attempts: 2, backoff: { initialMs: 20, maxMs: 100 } }, "load_b"] },
       resume: { fallback: ["resume_primary", "resume_backup"], afterStart: { mode: "continue" } },
       resume_refused: { fallback: ["resume_primary", "resume_refusing"], afterStart: { mode: "continue" } },
@@ -347,6 +349,19 @@ for (const [host, start] of Object.entries(HOSTS)) {
       const r = await upstream(P(), id("stall"));
       assert.equal(r.requests, 3);
       assert.equal(r.clientClosed, 3, "every stalled upstream request was closed by the gateway");
+    });
+
+    test("a whole answer whose body stalls after its headers fails over at idleMs, not at the deadline", async () => {
+      await putScenario(P(), id("body_stall"), [{ text: "never finished", dripMs: 100, stallAfterEvents: 2, stallMs: 600000 }]);
+      await putScenario(P(), id("backup"), [{ text: "Backup here" }]);
+      const t0 = performance.now();
+      const { data, response } = await openai.chat.completions.create({ model: "body_stall", messages: ASK }).withResponse();
+      const ms = performance.now() - t0;
+      assert.equal(data.choices[0].message.content, "Backup here");
+      checkBatonHeaders(response.headers, "backup", 2);
+      assert.ok(ms >= 400 && ms <= 420 + SLACK_MS, `took ${ms.toFixed(0)} ms, expected about 420 (two pieces, then idleMs 400)`);
+      const r = await upstream(P(), id("body_stall"));
+      assert.equal(r.clientClosed, 1, "the stalled body's request was closed by the gateway");
     });
 
     test("a stream that stalls after visible text: the client sees the text, then an error, never a success", async () => {

@@ -13,6 +13,8 @@ export function isDriverError(e) {
   return e !== null && typeof e === "object" && !(e instanceof Error) && typeof e.kind === "string";
 }
 
+const encoder = new TextEncoder();
+
 /** Dropped controllers wait for a timer due this soon (see flushAborts)... */
 const ABORT_WINDOW_MS = 10;
 /** ...but never longer than this in all, so a socket still closes promptly. */
@@ -22,9 +24,10 @@ export const ABORT_MAX_WAIT_MS = 50;
  * The loop for one wasm-bindgen module (`wasm`: the Baton's, or the gateway's), whose instance it
  * owns: `attach` it once the module is instantiated. Each module has its own tasks, generation
  * and controllers, so a trap in one never touches the other. `oneTimer: false` gives each timer
- * its own runtime timer (workerd), instead of one per instant (see dueAt).
+ * its own runtime timer (workerd), instead of one per instant (see dueAt). `streamBodies: true`
+ * sends each attempt's body as a stream (Deno; see services.fetch).
  */
-export function createHost(wasm, { oneTimer = true } = {}) {
+export function createHost(wasm, { oneTimer = true, streamBodies = false } = {}) {
   /** Bumped each time the instance is replaced; objects built on an older one rebuild. */
   let generation = 0;
   /** Why the instance could not be replaced after a trap, if it could not. */
@@ -81,6 +84,27 @@ export function createHost(wasm, { oneTimer = true } = {}) {
       const controller = new AbortController();
       controllers.add(controller);
       return controller;
+    },
+    /**
+     * Sends an attempt with the runtime's fetch, looked up at each call (an app or a test may
+     * replace it). Deno's fetch sends a request again by itself when a connection it reused is
+     * reset before the response headers, so the provider gets (and may bill) a request no attempt
+     * counts; it does so only for a body it can replay, which a stream is not. So there the body
+     * goes as a stream of one chunk, and such a reset reaches the engine as a failed attempt, which
+     * the gate counts and may retry (docs/errors.md). Node and workerd send a request once.
+     */
+    fetch(url, init) {
+      if (streamBodies) {
+        const bytes = encoder.encode(init.body);
+        init.body = new ReadableStream({
+          start(c) {
+            c.enqueue(bytes);
+            c.close();
+          },
+        });
+        init.duplex = "half";
+      }
+      return globalThis.fetch(url, init);
     },
     abort(controller) {
       controllers.delete(controller);

@@ -5,6 +5,6 @@ import { installGateway } from "./api.js";
 import { GATEWAY_WASM } from "../wasm_files.js";
 
 wasm.initSync({ module: Deno.readFileSync(GATEWAY_WASM) });
-installGateway(wasm);
+installGateway(wasm, { streamBodies: true });
 export { HealthState, createGateway } from "./api.js";
 export { BatonError } from "../core.js";

@@ -27,10 +27,6 @@ use crate::propagation::GATEWAY_MARK_HEADER;
 
 #[wasm_bindgen]
 extern "C" {
-    /// The global `fetch`, whatever the host (never `window.fetch`: workers have no window).
-    #[wasm_bindgen(js_name = fetch, catch)]
-    fn global_fetch(url: &str, init: &RequestInit) -> Result<Promise, JsValue>;
-
     /// A response's body, as a stream that may be a byte stream.
     type BodyStream;
 
@@ -128,7 +124,7 @@ async fn exchange(
     init.set_headers(&headers);
     init.set_body(&JsValue::from_str(&request.body));
     init.set_signal(Some(signal));
-    let promise = global_fetch(&request.url, &init).map_err(transport)?;
+    let promise = super::host::fetch(&request.url, &init).map_err(transport)?;
     let response: Response = Awaited::new(&promise).await.map_err(transport)?.unchecked_into();
     let baton_gateway = response.headers().has(GATEWAY_MARK_HEADER).unwrap_or(false);
     let _ = tx.unbounded_send(AttemptSignal::Headers { baton_gateway });

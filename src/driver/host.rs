@@ -24,7 +24,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use js_sys::{Array, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
-use web_sys::{AbortController, AbortSignal};
+use web_sys::{AbortController, AbortSignal, RequestInit};
 
 use crate::by_id::ById;
 pub use crate::by_id::Id;
@@ -61,6 +61,11 @@ extern "C" {
 
     #[wasm_bindgen(method)]
     fn abort(this: &Host, controller: &AbortController);
+
+    /// Sends an attempt: the runtime's `fetch(url, init)`, as this runtime must be called so
+    /// that it sends the request once (in Deno, with the body as a stream).
+    #[wasm_bindgen(method, js_name = fetch, catch)]
+    fn send(this: &Host, url: &str, init: &RequestInit) -> Result<Promise, JsValue>;
 
     /// The trace headers for attempt `attempt` of `task` on `target`, being sent now: an object
     /// `{traceparent, tracestate?}` from a call that traces, else undefined. Never throws.
@@ -239,6 +244,11 @@ pub fn cancel_task(id: Id) -> bool {
 #[wasm_bindgen(js_name = armTrap)]
 pub fn arm_trap() {
     TRAP_ARMED.set(true);
+}
+
+/// Sends an attempt's request through the host's `fetch` (see [`Host::send`]).
+pub fn fetch(url: &str, init: &RequestInit) -> Result<Promise, JsValue> {
+    host(|h| h.send(url, init))
 }
 
 /// Whether the caller cancelled the task being polled.

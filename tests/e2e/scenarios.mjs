@@ -361,6 +361,52 @@ export const scenarios = {
     await upstream(env, t, { requests: 1, clientClosed: 1 });
   },
 
+  // The soak of issue 41: Deno's fetch sent a POST again by itself when a reused keep-alive
+  // connection was reset before the response headers, so the provider saw (and could bill) more
+  // requests than the attempts llm-baton counted. Each case answers one request on a connection
+  // the client keeps, then breaks the next request, which the client sends on that connection;
+  // the provider must see exactly one request per attempt llm-baton reports.
+  async "one provider request per counted attempt: resets on reused connections"(env) {
+    const cases = [
+      ["before headers", false, [{ reset: true }]],
+      ["after headers", false, [{ text: "never whole", dripMs: 50, stallAfterEvents: 0, stallMs: 10 }]],
+      ["mid-stream", true, [{ text: "cut after one word", stallAfterEvents: 1, stallMs: 10 }]],
+    ];
+    for (const [label, stream, broken] of cases) {
+      const t = await script(env, `resend-${label.replace(" ", "-")}`, [{ keepAlive: true, text: "first" }, { keepAlive: true, text: "first" }, ...broken, { text: "again" }]);
+      const baton = new env.Baton({
+        targets: { t: target(env, t) },
+        routes: { main: { retry: "t", attempts: 3, backoff: { initialMs: 10, jitter: "none" } } },
+        deadlineMs: 5000,
+      });
+      let attempts = 0;
+      for (let call = 0; call < 3; call++) {
+        // Node's pool takes a connection back a moment after its answer was read, and may first
+        // reconnect a client whose connection was closed: two answers leave one to reuse.
+        if (call > 0) await sleep(50);
+        try {
+          if (stream) {
+            for await (const ev of baton.stream("main", ASK)) if (ev.type === "done") attempts += ev.legs.length;
+          } else {
+            attempts += (await baton.complete("main", ASK)).legs.length;
+          }
+        } catch (e) {
+          if (!(e instanceof env.BatonError)) throw e;
+          attempts += e.legs.length;
+        }
+      }
+      const r = await upstream(env, t);
+      // Where a runtime re-sends: the reset must hit a connection it reused (workerd reuses none for streams).
+      if (label === "before headers" && !(r.log[2]?.onConnection > 1)) {
+        fail(`${label}: the third call's request went on a new connection, not a reused one`, r.log.map((l) => [l.onConnection, l.outcome]));
+      }
+      // Chromium sends it again by itself, and a page cannot stop it: a streamed request body, which
+      // Deno does not replay, needs HTTP/2 there (docs/errors.md). This fails if Chromium changes.
+      const resent = env.runtime === "browser" && label === "before headers" ? 1 : 0;
+      eq(r.requests, attempts + resent, `${label}: requests the provider received, against the attempts llm-baton counted${resent ? " and Chromium's own re-send" : ""}`);
+    }
+  },
+
   // Switchyard: one deadline across attempts and backoff.
   async "a 1.5 s deadline around retries of a 5 s stall ends at 1.5 s"(env) {
     const t = await script(env, "deadline-retry", [{ headersDelayMs: 5000 }]);

@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::num::NonZeroUsize;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
@@ -74,6 +74,10 @@ pub struct Step {
     /// Read the request, then close the connection with an RST and no answer.
     #[serde(default)]
     pub reset: bool,
+    /// Leave the connection open after this answer, for the client to reuse (every other answer
+    /// says `connection: close`).
+    #[serde(default)]
+    pub keep_alive: bool,
     /// Streams: after some content events, send the format's in-stream error event and end.
     pub stream_error: Option<StreamErrorSpec>,
     /// Streams: end cleanly but without the success marker (`[DONE]`, `message_stop`,
@@ -297,6 +301,8 @@ pub struct RequestInfo {
     /// Request headers; the values of key headers are replaced by `[redacted]`.
     pub headers: Map<String, Value>,
     pub body: Value,
+    /// The request's place on its TCP connection: above 1, the client reused the connection.
+    pub on_connection: u32,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -502,6 +508,7 @@ impl Registry {
                     "keyInUrl": request.key_in_url,
                     "headers": request.headers,
                     "body": request.body,
+                    "onConnection": request.on_connection,
                     "startedMs": entry.started_ms,
                     "headersMs": entry.headers_ms,
                     "endedMs": entry.ended_ms,
@@ -547,7 +554,7 @@ impl Registry {
     /// Counts a newly accepted TCP connection, idle until [`ConnectionCount::request_arrived`].
     pub fn connection_accepted(self: &Arc<Self>) -> ConnectionCount {
         self.connections_idle.fetch_add(1, Ordering::SeqCst);
-        ConnectionCount { registry: Arc::clone(self), carried_request: AtomicBool::new(false) }
+        ConnectionCount { registry: Arc::clone(self), carried_request: AtomicBool::new(false), requests: AtomicU32::new(0) }
     }
 }
 
@@ -555,14 +562,18 @@ impl Registry {
 pub struct ConnectionCount {
     registry: Arc<Registry>,
     carried_request: AtomicBool,
+    requests: AtomicU32,
 }
 
 impl ConnectionCount {
-    pub fn request_arrived(&self) {
+    /// Counts a request on this connection; returns its place there (1 for the first).
+    pub fn request_arrived(&self) -> u32 {
+        let on_connection = self.requests.fetch_add(1, Ordering::SeqCst) + 1;
         if !self.carried_request.swap(true, Ordering::SeqCst) {
             self.registry.connections_idle.fetch_sub(1, Ordering::SeqCst);
             self.registry.connections_open.fetch_add(1, Ordering::SeqCst);
         }
+        on_connection
     }
 }
 

@@ -94,6 +94,9 @@ pub async fn play(step: Arc<Step>, ask: Ask, mut tracker: RequestTracker, reset:
     };
     let mut response = Response::new(ScriptedBody::new(plan.pieces, plan.ending, Some(tracker)));
     *response.status_mut() = status;
+    if step.keep_alive {
+        response.extensions_mut().insert(crate::server::KeepAlive);
+    }
     if status.canonical_reason().is_none() {
         // hyper would write `529 <none>`.
         response.extensions_mut().insert(ReasonPhrase::from_static(b"Scripted Error"));

@@ -1,8 +1,11 @@
 //! HTTP: one hyper connection per TCP connection, routing, CORS and the control API.
 //!
-//! Keep-alive is off: every request has its own connection, which the server closes after the
-//! response. So a connection closed early always means that one request was abandoned, and
-//! `connectionsOpen` drops to 0 as soon as the answers are out, with no idle pooled sockets left.
+//! Every answer says `connection: close` unless its step says `keepAlive`: each request has its own
+//! connection, which the server closes after the response. So a connection closed early always
+//! means that one request was abandoned, and `connectionsOpen` drops to 0 as soon as the answers
+//! are out, with no idle pooled sockets left. A `keepAlive` step leaves its connection open for
+//! the client's pool, so a later step can reset a connection the client reused (the request log
+//! says each request's place on its connection: `onConnection`).
 
 use std::convert::Infallible;
 use std::os::fd::AsFd;
@@ -12,7 +15,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
+use hyper::header::{HeaderName, HeaderValue, CONNECTION, CONTENT_TYPE};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
@@ -44,13 +47,14 @@ pub async fn serve_connection(stream: TcpStream, registry: Arc<Registry>) {
     };
     let reset = Notify::new();
     let (registry, reset, counted) = (&registry, &reset, &counted);
-    let service = service_fn(move |request| {
-        counted.request_arrived();
+    let service = service_fn(move |mut request: Request<Incoming>| {
+        let on_connection = counted.request_arrived();
+        request.extensions_mut().insert(OnConnection(on_connection));
         async move { Ok::<_, Infallible>(handle(request, registry, reset).await) }
     });
     // hyper reads while it waits for the handler or the body, so it notices the client closing
     // at any point and drops them: that is what `RequestTracker` observes.
-    let connection = http1::Builder::new().keep_alive(false).serve_connection(TokioIo::new(stream), service);
+    let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
     // Errors here are clients going away mid-answer, which is what the tests provoke.
     let reset_requested = tokio::select! {
         _ = connection => false,
@@ -62,6 +66,14 @@ pub async fn serve_connection(stream: TcpStream, registry: Arc<Registry>) {
         }
     }
 }
+
+/// A request's place on its connection: 1 for the first, 2 for the first one on a reused connection.
+#[derive(Clone, Copy)]
+struct OnConnection(u32);
+
+/// Marks an answer whose connection stays open for the client's next request (a `keepAlive` step).
+#[derive(Clone, Copy)]
+pub struct KeepAlive;
 
 async fn handle(request: Request<Incoming>, registry: &Arc<Registry>, reset: &Notify) -> Response<ScriptedBody> {
     let mut response = if request.method() == Method::OPTIONS {
@@ -75,6 +87,9 @@ async fn handle(request: Request<Incoming>, registry: &Arc<Registry>, reset: &No
         route(request, registry, reset).await
     };
     allow_any_origin(response.headers_mut());
+    if response.extensions().get::<KeepAlive>().is_none() {
+        response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+    }
     response
 }
 
@@ -235,6 +250,7 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
         key_in_url: query_value(query, "key").is_some(),
         headers: recorded_headers(&parts.headers),
         body,
+        on_connection: parts.extensions.get::<OnConnection>().map_or(1, |n| n.0),
     };
     let (step, serial, tracker) = registry.begin(endpoint.scenario, info);
     let ask = Ask {

@@ -13,6 +13,8 @@ import { parseJson } from "../gateway/json-text.js";
 import { serve } from "../gateway/node-server.js";
 
 const NAME = "llm-baton-gateway";
+/** How often a gateway started by npm checks that npm is still there. */
+const PARENT_CHECK_MS = 200;
 const FLAGS = ["config", "host", "port", "help"];
 const USAGE = `Usage: ${NAME} [--config FILE] [--host HOST] [--port PORT]
 
@@ -34,7 +36,8 @@ Options:
 
 Once listening it prints GATEWAY_URL=http://HOST:PORT on stdout. On SIGTERM or SIGINT it stops
 accepting connections and exits 0 once the requests in flight have finished, each within its own
-deadline; a second signal exits at once.
+deadline; a second signal exits at once. Started by npx or npm start, it does the same when npm
+exits (a signal to npm never reaches it).
 `;
 
 /** A reason not to start: printed as one line, then exit with `code`. */
@@ -169,17 +172,31 @@ async function main(argv) {
     throw new Refusal(`cannot listen on ${at}: ${why}`);
   }
   let stopping = false;
+  /** Stops accepting and exits once the requests in flight are done; `again` says how to cut them. */
+  const drain = (why, again) => {
+    stopping = true;
+    process.stderr.write(`${NAME}: ${why}: no longer accepting connections; finishing ${running.inFlight} request(s) in flight${again}\n`);
+    running.close().then(() => process.exit(0));
+  };
   for (const signal of ["SIGTERM", "SIGINT"]) {
     process.on(signal, () => {
-      if (stopping) {
-        process.stderr.write(`${NAME}: ${signal} again: exiting now, ${running.inFlight} request(s) cut off\n`);
-        running.closeNow();
-        process.exit(128 + constants.signals[signal]);
-      }
-      stopping = true;
-      process.stderr.write(`${NAME}: ${signal}: no longer accepting connections; finishing ${running.inFlight} request(s) in flight (send ${signal} again to exit now)\n`);
-      running.close().then(() => process.exit(0));
+      if (!stopping) return drain(signal, ` (send ${signal} again to exit now)`);
+      process.stderr.write(`${NAME}: ${signal} again: exiting now, ${running.inFlight} request(s) cut off\n`);
+      running.closeNow();
+      process.exit(128 + constants.signals[signal]);
     });
+  }
+  // `npx llm-baton-gateway` (npm exec) and `npm start` run the command under `sh -c`: a signal to
+  // npm ends npm and that shell, and never reaches node, which would go on serving alone. Started
+  // by npm, the gateway watches its parent, and drains as on SIGTERM once the parent is gone.
+  if (process.env.npm_command) {
+    const parent = process.ppid;
+    const watch = setInterval(() => {
+      if (process.ppid === parent || stopping) return;
+      clearInterval(watch);
+      drain(`npm (process ${parent}) exited`, "");
+    }, PARENT_CHECK_MS);
+    watch.unref();
   }
   process.stdout.write(`GATEWAY_URL=${running.url}\n`);
 }

@@ -109,57 +109,21 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
     let temperature = field::opt_temperature(o, "temperature", "")?;
     let top_p = field::opt_top_p(o, "top_p", "")?;
     let parallel_tool_calls = field::opt_flag(o, "parallel_tool_calls", "")?;
-    // Built by hand: json! converts each value through serde (to_value), which would link
-    // serde_json's value serializer into the gateway for this one object. Inserted one by one:
-    // collecting into a Map sorts the pairs first, which links a stable sort.
-    let object = |fields: Vec<(&str, Value)>| {
-        let mut map = Map::new();
-        for (key, value) in fields {
-            map.insert(key.to_string(), value);
+    for key in ["frequency_penalty", "presence_penalty", "top_logprobs"] {
+        if let Some(v) = field::opt(o, key).filter(|v| !v.is_null() && !v.is_number()) {
+            return Err(field::wrong(key, "a number", v));
         }
-        Value::Object(map)
-    };
-    // The settings as the response object repeats them: the request's, else the API's
-    // defaults, so that every field the reference requires is there with its type.
-    let given = |key: &str, default: Value| field::opt(o, key).filter(|v| !v.is_null()).cloned().unwrap_or(default);
-    let mut tools_echo = field::opt(o, "tools").cloned().unwrap_or_else(|| Value::Array(Vec::new()));
-    // A function tool's `description` and `parameters` are null when not given, and `strict`
-    // defaults to true (the reference's default for function tools).
-    let tool_defaults = [("description", Value::Null), ("parameters", Value::Null), ("strict", Value::from(true))];
-    fill_defaults(tools_echo.as_array_mut().into_iter().flatten(), &tool_defaults);
-    let mut text_echo = match field::opt(o, "text") {
-        Some(text) if field::opt(field::object(text, "text")?, "format").is_some() => text.clone(),
-        _ => object(vec![("format", object(vec![("type", Value::from("text"))]))]),
-    };
-    // A json_schema format's `description` is null when not given; `strict` defaults to false.
-    let format = text_echo.get_mut("format").filter(|f| f.get("type").and_then(Value::as_str) == Some("json_schema"));
-    fill_defaults(format, &[("description", Value::Null), ("strict", Value::from(false))]);
-    let reasoning_echo = field::opt(o, "reasoning").and_then(Value::as_object);
-    let reasoning_setting = |key: &str| reasoning_echo.and_then(|r| r.get(key)).cloned().unwrap_or(Value::Null);
-    let echo = object(vec![
-        ("background", Value::from(false)),
-        ("frequency_penalty", number(o, "frequency_penalty", 0)?),
-        ("instructions", instructions.map_or(Value::Null, Value::from)),
-        ("max_output_tokens", max_tokens.map_or(Value::Null, Value::from)),
-        ("max_tool_calls", given("max_tool_calls", Value::Null)),
-        ("parallel_tool_calls", Value::from(parallel_tool_calls.unwrap_or(true))),
-        ("presence_penalty", number(o, "presence_penalty", 0)?),
-        ("previous_response_id", Value::Null),
-        ("prompt_cache_key", given("prompt_cache_key", Value::Null)),
-        ("reasoning", object(vec![("effort", reasoning_setting("effort")), ("summary", reasoning_setting("summary"))])),
-        ("safety_identifier", given("safety_identifier", Value::Null)),
-        ("service_tier", given("service_tier", Value::from("default"))),
-        ("store", Value::from(false)),
-        ("temperature", Value::from(temperature.unwrap_or(1.0))),
-        ("text", text_echo),
-        ("tool_choice", field::opt(o, "tool_choice").cloned().unwrap_or_else(|| Value::from("auto"))),
-        ("tools", tools_echo),
-        ("top_logprobs", number(o, "top_logprobs", 0)?),
-        ("top_p", Value::from(top_p.unwrap_or(1.0))),
-        ("truncation", Value::from("disabled")),
-        ("user", given("user", Value::Null)),
-        ("metadata", field::opt(o, "metadata").cloned().unwrap_or_else(|| Value::Object(Map::new()))),
-    ]);
+    }
+    // The settings the response repeats, as sent (each read above, where the gateway reads it);
+    // write_response gives those not sent their defaults. Inserted one by one: collecting into a
+    // Map sorts the pairs first, which links a stable sort.
+    let mut echo = Map::new();
+    for key in REPEATED {
+        if let Some(v) = field::opt(o, key).filter(|v| !v.is_null()) {
+            echo.insert(key.to_string(), v.clone());
+        }
+    }
+    let echo = Value::Object(echo);
     let Conversation { messages, origins } = conversation;
     let request = ChatRequest {
         messages,
@@ -176,25 +140,27 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
     Ok(ClientCall { model, stream, include_usage: false, request, echo, origins })
 }
 
-/// Gives each object of `objects` the `defaults` it lacks.
-fn fill_defaults<'a>(objects: impl IntoIterator<Item = &'a mut Value>, defaults: &[(&str, Value)]) {
-    for fields in objects.into_iter().filter_map(Value::as_object_mut) {
-        for (key, default) in defaults {
-            if !fields.contains_key(*key) {
-                fields.insert(key.to_string(), default.clone());
-            }
-        }
-    }
-}
-
-/// A numeric setting the response repeats: the request's number, else `default`.
-fn number(o: &Map<String, Value>, key: &str, default: u32) -> Result<Value, FieldError> {
-    match field::opt(o, key) {
-        None | Some(Value::Null) => Ok(Value::from(default)),
-        Some(n @ Value::Number(_)) => Ok(n.clone()),
-        Some(other) => Err(field::wrong(key, "a number", other)),
-    }
-}
+/// The request's settings a response repeats as they were sent.
+const REPEATED: [&str; 18] = [
+    "frequency_penalty",
+    "instructions",
+    "max_output_tokens",
+    "max_tool_calls",
+    "metadata",
+    "parallel_tool_calls",
+    "presence_penalty",
+    "prompt_cache_key",
+    "reasoning",
+    "safety_identifier",
+    "service_tier",
+    "temperature",
+    "text",
+    "tool_choice",
+    "tools",
+    "top_logprobs",
+    "top_p",
+    "user",
+];
 
 /// `reasoning: {effort?, summary?}`, as the request's `reasoning`; a summary other than `"none"`
 /// asks for one.
@@ -529,38 +495,57 @@ struct Outcome<'a> {
     usage: Option<Usage>,
 }
 
-/// The request's settings the response object repeats ([`ClientCall::echo`]), in the
-/// order they take among the response's own fields.
-const ECHOED_AFTER_STATUS: &[&str] = &["background"];
-const ECHOED_AFTER_ERROR: &[&str] = &["frequency_penalty"];
-const ECHOED_BEFORE_MODEL: &[&str] = &["instructions", "max_output_tokens", "max_tool_calls"];
-const ECHOED_BEFORE_USAGE: &[&str] = &[
-    "parallel_tool_calls",
-    "presence_penalty",
-    "previous_response_id",
-    "prompt_cache_key",
-    "reasoning",
-    "safety_identifier",
-    "service_tier",
-    "store",
-    "temperature",
-    "text",
-    "tool_choice",
-    "tools",
-    "top_logprobs",
-    "top_p",
-    "truncation",
-];
-const ECHOED_LAST: &[&str] = &["user", "metadata"];
+/// What a response says of a setting the request did not send: OpenAI's documented default.
+#[derive(Clone, Copy)]
+enum Unsent {
+    Null,
+    False,
+    True,
+    Zero,
+    One,
+    Text(&'static str),
+}
+
+impl Unsent {
+    fn write(self, w: &mut JsonWriter) {
+        match self {
+            Unsent::Null => w.null(),
+            Unsent::False => w.bool(false),
+            Unsent::True => w.bool(true),
+            Unsent::Zero => w.u64(0),
+            Unsent::One => w.u64(1),
+            Unsent::Text(text) => w.string(text),
+        }
+    }
+}
+
+/// `object`'s fields, then each of `defaults` it lacks.
+fn write_with_defaults(w: &mut JsonWriter, object: &Map<String, Value>, defaults: &[(&str, Unsent)]) {
+    w.begin_object();
+    for (key, value) in object {
+        w.field(key, value);
+    }
+    for (key, default) in defaults.iter().filter(|(key, _)| !object.contains_key(*key)) {
+        w.key(key);
+        default.write(w);
+    }
+    w.end_object();
+}
 
 /// The response object, keys in the order OpenAI writes them (`id`, `object`, `created_at`,
-/// `status`, `background`, `completed_at`, `error`, …, `usage`, `user`, `metadata`), the
-/// request's echo in its places. `output` holds `items`, each `incomplete` if still open.
-/// `completed_at` is the time the answer ended once it is `completed`, else null.
+/// `status`, then alphabetically, `metadata` last). Each setting the request sent is repeated
+/// ([`ClientCall::echo`]), else its default; a function tool's `strict` defaults to true, a
+/// json_schema format's to false, and `background`, `previous_response_id`, `store` and
+/// `truncation` say what the gateway does (it runs nothing in the background, stores nothing and
+/// truncates nothing). `output` holds `items`, each `incomplete` if still open; `completed_at` is
+/// the time the answer ended once it is `completed`, else null.
 fn write_response(w: &mut JsonWriter, meta: &Meta, items: &[Item], outcome: &Outcome) {
-    let echoed = |w: &mut JsonWriter, keys: &[&str]| {
-        for key in keys {
-            w.opt_field(key, meta.echo.get(key));
+    let echo = |key: &str| meta.echo.get(key);
+    let setting = |w: &mut JsonWriter, key: &str, default: Unsent| {
+        w.key(key);
+        match echo(key) {
+            Some(v) => w.value(v),
+            None => default.write(w),
         }
     };
     w.begin_object();
@@ -568,7 +553,7 @@ fn write_response(w: &mut JsonWriter, meta: &Meta, items: &[Item], outcome: &Out
     w.field("object", "response");
     w.field("created_at", &meta.created);
     w.field("status", outcome.status);
-    echoed(w, ECHOED_AFTER_STATUS);
+    w.field("background", &false);
     w.key("completed_at");
     match meta.completed.filter(|_| outcome.status == "completed") {
         Some(seconds) => w.value(&seconds),
@@ -584,7 +569,7 @@ fn write_response(w: &mut JsonWriter, meta: &Meta, items: &[Item], outcome: &Out
         }
         None => w.null(),
     }
-    echoed(w, ECHOED_AFTER_ERROR);
+    setting(w, "frequency_penalty", Unsent::Zero);
     w.key("incomplete_details");
     match outcome.incomplete {
         Some(reason) => {
@@ -594,7 +579,9 @@ fn write_response(w: &mut JsonWriter, meta: &Meta, items: &[Item], outcome: &Out
         }
         None => w.null(),
     }
-    echoed(w, ECHOED_BEFORE_MODEL);
+    setting(w, "instructions", Unsent::Null);
+    setting(w, "max_output_tokens", Unsent::Null);
+    setting(w, "max_tool_calls", Unsent::Null);
     w.field("model", &meta.model);
     w.key("output");
     w.begin_array();
@@ -602,7 +589,44 @@ fn write_response(w: &mut JsonWriter, meta: &Meta, items: &[Item], outcome: &Out
         item.write(w, if item.open { "incomplete" } else { "completed" });
     }
     w.end_array();
-    echoed(w, ECHOED_BEFORE_USAGE);
+    setting(w, "parallel_tool_calls", Unsent::True);
+    setting(w, "presence_penalty", Unsent::Zero);
+    w.key("previous_response_id");
+    w.null();
+    setting(w, "prompt_cache_key", Unsent::Null);
+    w.key("reasoning");
+    let asked = echo("reasoning").and_then(Value::as_object).cloned().unwrap_or_default();
+    write_with_defaults(w, &asked, &[("effort", Unsent::Null), ("summary", Unsent::Null)]);
+    setting(w, "safety_identifier", Unsent::Null);
+    setting(w, "service_tier", Unsent::Text("default"));
+    w.field("store", &false);
+    setting(w, "temperature", Unsent::One);
+    w.key("text");
+    w.begin_object();
+    let text = echo("text").and_then(Value::as_object);
+    for (key, value) in text.into_iter().flatten().filter(|(key, _)| *key != "format") {
+        w.field(key, value);
+    }
+    w.key("format");
+    match text.and_then(|t| t.get("format")).and_then(Value::as_object) {
+        Some(format) if format.get("type").and_then(Value::as_str) == Some("json_schema") => {
+            write_with_defaults(w, format, &[("description", Unsent::Null), ("strict", Unsent::False)])
+        }
+        Some(format) => w.value(format),
+        None => write_with_defaults(w, &Map::new(), &[("type", Unsent::Text("text"))]),
+    }
+    w.end_object();
+    setting(w, "tool_choice", Unsent::Text("auto"));
+    w.key("tools");
+    w.begin_array();
+    for tool in echo("tools").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_object) {
+        let defaults = [("description", Unsent::Null), ("parameters", Unsent::Null), ("strict", Unsent::True)];
+        write_with_defaults(w, tool, &defaults);
+    }
+    w.end_array();
+    setting(w, "top_logprobs", Unsent::Zero);
+    setting(w, "top_p", Unsent::One);
+    w.field("truncation", "disabled");
     match outcome.usage {
         Some(usage) => write_usage(w, usage),
         None => {
@@ -610,7 +634,15 @@ fn write_response(w: &mut JsonWriter, meta: &Meta, items: &[Item], outcome: &Out
             w.null();
         }
     }
-    echoed(w, ECHOED_LAST);
+    setting(w, "user", Unsent::Null);
+    w.key("metadata");
+    match echo("metadata") {
+        Some(v) => w.value(v),
+        None => {
+            w.begin_object();
+            w.end_object();
+        }
+    }
     w.end_object();
 }
 
@@ -1185,6 +1217,11 @@ mod tests {
         }
     }
 
+    /// The response object a whole answer with `echo` is: what it repeats of the request.
+    fn repeated(echo: Value) -> Value {
+        serde_json::from_str(&answer_body(&Meta { echo, ..meta() }, &answer("", "", &[], FinishReason::Stop))).unwrap()
+    }
+
     fn call(body: Value) -> Result<ClientCall, GatewayError> {
         parse(ClientFormat::OpenaiResponses, &body.to_string())
     }
@@ -1338,13 +1375,13 @@ mod tests {
             r.tools,
             vec![Tool { name: "f".into(), description: Some("d".into()), parameters: json!({"type": "object"}) }]
         );
-        let echo = &c.echo;
+        let echo = &repeated(c.echo);
         assert_eq!(echo["instructions"], "be brief");
         assert_eq!((echo["top_p"].clone(), echo["parallel_tool_calls"].clone()), (json!(0.9), json!(false)));
         assert_eq!(echo["tool_choice"], json!({"type": "function", "name": "f"}));
         assert_eq!(echo["text"]["format"]["name"], "a");
         assert_eq!((echo["store"].clone(), echo["metadata"].clone()), (json!(false), json!({"k": "v"})));
-        let plain = call(json!({"model": "chat", "input": "Hi"})).unwrap().echo;
+        let plain = repeated(call(json!({"model": "chat", "input": "Hi"})).unwrap().echo);
         assert_eq!(
             (plain["tool_choice"].clone(), plain["parallel_tool_calls"].clone(), plain["text"].clone()),
             (json!("auto"), json!(true), json!({"format": {"type": "text"}}))
@@ -1375,16 +1412,16 @@ mod tests {
     /// request's value, else the API's default; tools and a json_schema format have each field.
     #[test]
     fn the_response_repeats_every_setting_or_its_default() {
-        let plain = call(json!({"model": "chat", "input": "Hi"})).unwrap().echo;
+        let plain = repeated(call(json!({"model": "chat", "input": "Hi"})).unwrap().echo);
         let defaults = json!({
             "background": false, "frequency_penalty": 0, "max_tool_calls": null, "presence_penalty": 0,
             "prompt_cache_key": null, "reasoning": {"effort": null, "summary": null}, "safety_identifier": null,
-            "service_tier": "default", "temperature": 1.0, "top_logprobs": 0, "top_p": 1.0, "user": null,
+            "service_tier": "default", "temperature": 1, "top_logprobs": 0, "top_p": 1, "user": null,
         });
         for (key, value) in defaults.as_object().unwrap() {
             assert_eq!(&plain[key], value, "{key}");
         }
-        let given = call(json!({
+        let given = repeated(call(json!({
             "model": "chat", "input": "Hi", "temperature": 0.2, "top_p": 0.5, "presence_penalty": 0.5,
             "frequency_penalty": -1, "top_logprobs": 3, "max_tool_calls": 4, "service_tier": "flex",
             "safety_identifier": "s", "prompt_cache_key": "k", "user": "u",
@@ -1396,7 +1433,7 @@ mod tests {
             "text": {"format": {"type": "json_schema", "name": "a", "schema": {"type": "object"}}, "verbosity": "low"},
         }))
         .unwrap()
-        .echo;
+        .echo);
         let expected = json!({
             "temperature": 0.2, "top_p": 0.5, "presence_penalty": 0.5, "frequency_penalty": -1, "top_logprobs": 3,
             "max_tool_calls": 4, "service_tier": "flex", "safety_identifier": "s", "prompt_cache_key": "k",
@@ -1674,18 +1711,16 @@ mod tests {
                 r#""status":"completed","role":"assistant","content":[{"type":"output_text","text":"Hello","annotations":[],"#,
                 r#""logprobs":[]}]}],"parallel_tool_calls":true,"presence_penalty":0,"previous_response_id":null,"#,
                 r#""prompt_cache_key":null,"reasoning":{"effort":null,"summary":null},"safety_identifier":null,"#,
-                r#""service_tier":"default","store":false,"temperature":1.0,"text":{"format":{"type":"text"}},"#,
-                r#""tool_choice":"auto","tools":[],"top_logprobs":0,"top_p":1.0,"truncation":"disabled","#,
+                r#""service_tier":"default","store":false,"temperature":1,"text":{"format":{"type":"text"}},"#,
+                r#""tool_choice":"auto","tools":[],"top_logprobs":0,"top_p":1,"truncation":"disabled","#,
                 r#""usage":{"input_tokens":3,"input_tokens_details":{"cached_tokens":0},"output_tokens":4,"#,
                 r#""output_tokens_details":{"reasoning_tokens":0},"total_tokens":7},"user":null,"metadata":{"k":"v"}}"#
             )
         );
-        let every_echoed: usize =
-            [ECHOED_AFTER_STATUS, ECHOED_AFTER_ERROR, ECHOED_BEFORE_MODEL, ECHOED_BEFORE_USAGE, ECHOED_LAST]
-                .iter()
-                .map(|k| k.len())
-                .sum();
-        assert_eq!(meta.echo.as_object().unwrap().len(), every_echoed, "an echoed setting has no place");
+        let written: Value = serde_json::from_str(&body).unwrap();
+        for key in REPEATED {
+            assert!(written.get(key).is_some(), "{key} is repeated in the response");
+        }
         let mut e = OpenaiResponses::stream_encoder(meta, false);
         let mut out = String::new();
         e.delta(&text("Hi"), &mut out);

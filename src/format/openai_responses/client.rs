@@ -11,14 +11,17 @@
 //! state and runs no tools, so each of those is a 400 naming the field rather than a silent
 //! change of meaning.
 //!
-//! Answers are a response object whose `output` holds a `reasoning` item per piece of reasoning
-//! (its text as one summary part), a `message` item and one `function_call` item per call; a
+//! Answers are the whole Response object of OpenAI's reference and the Open Responses spec (every
+//! field either requires, the request's settings or their documented defaults: `write_response`),
+//! whose `output` holds a `reasoning` item per piece of reasoning (raw reasoning as its one
+//! `reasoning_text` content part, a summary as its one summary part), a `message` item and one
+//! `function_call` item per call; a
 //! reasoning item's state rides in its `id` and a call's in its `call_id`
 //! (src/format/client/state_id.rs), the encrypted content of a Responses target's item in its
 //! own `encrypted_content`; a replayed reasoning item whose id carries no state (one another
 //! server wrote) is dropped, as state from elsewhere is. An item's id is in its
 //! `output_item.added` and never changes (the SDK checks), so a stream holds a reasoning item
-//! until the state that ends it (its summary then comes in one delta) and a call's item until
+//! until the state that ends it (its text then comes in one delta) and a call's item until
 //! the delta after it, which may be its state. A length cut is
 //! `status: "incomplete"` with `incomplete_details.reason`. A stream is the API's semantic
 //! events, each with its `sequence_number`, in the order the `openai` SDK's `responses.stream()`

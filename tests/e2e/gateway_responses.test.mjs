@@ -306,6 +306,9 @@ for (const [host, start] of Object.entries(HOSTS)) {
       });
       const raw = await res.text();
       assert.ok(!raw.includes("response.completed"), raw);
+      const failed = await readEvents(new Response(raw));
+      assert.deepEqual(failed.errors, [], "response.failed and the error event are Open Responses events");
+      assert.equal(failed.finalResponse.status, "failed");
       const frames = raw.trim().split("\n\n");
       assert.match(frames.at(-2), /^event: response\.failed\n/);
       assert.match(frames.at(-1), /^event: error\ndata: \{.*"code":"upstream_timeout"/);

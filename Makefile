@@ -119,7 +119,8 @@ provider:
 # types_fixtures.test.mjs checks index.d.ts against what real calls return. tools.test.mjs runs the
 # tests/e2e/tools_*.mjs scenarios (the AI SDK, the official SDKs over baton.fetch) in Node, workerd
 # and Chromium, and their Node part again on Node 22 and 24 (ai 7 and openai 7 ask for 22), with the
-# llm-baton-gateway command's own tests.
+# llm-baton-gateway command's own tests. responses_compliance.test.mjs runs the Open Responses
+# compliance test (a port of its public runner, tests/e2e/open_responses.mjs) against the Node gateway.
 # readme.test.mjs runs the README's examples as written (Node, Deno, wrangler + workerd, Vite +
 # Chromium, curl against the Deno gateway).
 # bundlers.test.mjs builds a browser app with esbuild and Vite and runs each build in Chromium;
@@ -136,7 +137,7 @@ test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package
 	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs tests/e2e/workerd.test.mjs \
 	  tests/e2e/browser.test.mjs tests/e2e/www.test.mjs tests/e2e/broadcast.test.mjs tests/e2e/gateway.test.mjs \
 	  tests/e2e/gateway_node.test.mjs tests/e2e/gateway_latency.test.mjs tests/e2e/gateway_crossings.test.mjs tests/e2e/gateway_streaming.test.mjs \
-	  tests/e2e/deadline_aborts.test.mjs tests/e2e/durable.test.mjs tests/e2e/tools.test.mjs tests/e2e/telemetry.test.mjs tests/e2e/types_fixtures.test.mjs \
+	  tests/e2e/responses_compliance.test.mjs tests/e2e/deadline_aborts.test.mjs tests/e2e/durable.test.mjs tests/e2e/tools.test.mjs tests/e2e/telemetry.test.mjs tests/e2e/types_fixtures.test.mjs \
 	  tests/e2e/package_size.test.mjs tests/e2e/tarball.test.mjs tests/e2e/readme.test.mjs \
 	  tests/e2e/bundlers.test.mjs tests/e2e/wrangler_dev.test.mjs || status=1; \
 	for v in 22 24; do \

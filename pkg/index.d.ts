@@ -361,6 +361,12 @@ export type ReasoningState =
 export interface ReasoningPart {
   type: "reasoning";
   text: string;
+  /**
+   * The text is the model's own reasoning (OpenAI Chat's reasoning fields, a Responses item's
+   * `reasoning_text` content); without it, a summary of its reasoning (Responses summaries,
+   * Anthropic thinking, Gemini thought summaries).
+   */
+  raw?: boolean;
   state?: ReasoningState;
 }
 
@@ -592,8 +598,11 @@ export interface StreamOptions extends CallOptions {
 /** What `Baton.stream` yields, in order: deltas as they arrive, then exactly one "done". */
 export type StreamEvent =
   | { type: "text"; text: string }
-  /** With `state`, the state that ends this piece of reasoning (its `text` is then empty). */
-  | { type: "reasoning"; text: string; state?: ReasoningState }
+  /**
+   * With `state`, the state that ends this piece of reasoning (its `text` is then empty). `raw`:
+   * the text is the model's own reasoning, not a summary of it (README, "Agents and reasoning").
+   */
+  | { type: "reasoning"; text: string; raw?: true; state?: ReasoningState }
   /** With `state`, the state of the call at `index` (its `arguments` are then empty). */
   | { type: "tool_call"; index: number; id?: string; name?: string; arguments: string; state?: ReasoningState }
   /**

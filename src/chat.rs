@@ -23,7 +23,7 @@ mod reasoning;
 
 pub use answer::{Answer, Delta, FinishReason, ToolCall, Usage};
 pub(crate) use read::{is_media_type, read_carried};
-pub use reasoning::{Effort, Opaque, ReasoningPart, ReasoningRequest, ReasoningState};
+pub use reasoning::{Effort, Opaque, ReasoningKind, ReasoningPart, ReasoningRequest, ReasoningState};
 
 /// One chat turn, in the shape the JS API and the gateway accept.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -4,7 +4,9 @@
 //! the request reader and config check say what is wrong with a reasoning field, and where.
 
 use llm_baton::backoff::SplitMix64;
-use llm_baton::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Opaque, ReasoningState, Role, Usage};
+use llm_baton::chat::{
+    Answer, ChatRequest, Delta, FinishReason, Message, Opaque, ReasoningKind, ReasoningState, Role, Usage,
+};
 use llm_baton::config::Config;
 use llm_baton::engine::{Action, Baton, CallOptions, Served};
 use llm_baton::format::Format;
@@ -191,7 +193,7 @@ fn streamed_state_names_the_target_that_issued_it() {
         .expect("sent");
     let state = ReasoningState::new(Opaque::Signature("sig".into()));
     let deltas = [
-        Delta::Reasoning { text: "hmm".into() },
+        Delta::Reasoning { text: "hmm".into(), kind: ReasoningKind::Summary },
         Delta::ReasoningState { state: state.clone() },
         Delta::Text { text: "Hi".into() },
         Delta::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), model: None },

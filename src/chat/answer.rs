@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use llm_baton_wire::write::{JsonWriter, ToJson};
 
-use super::{Message, ReasoningPart, ReasoningState, Role};
+use super::{Message, ReasoningKind, ReasoningPart, ReasoningState, Role};
 
 /// A complete tool call: `arguments` is the JSON text the model produced.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -80,8 +80,10 @@ pub enum Delta {
     Text {
         text: String,
     },
+    /// Reasoning text, raw or a summary ([`ReasoningKind`]).
     Reasoning {
         text: String,
+        kind: ReasoningKind,
     },
     /// The state the provider issued with the reasoning just streamed: it ends that piece of
     /// reasoning (see [`ReasoningPart::push_state`]). Not visible.
@@ -164,9 +166,10 @@ impl ToJson for Delta {
                 w.field("type", "text");
                 w.field("text", text);
             }
-            Delta::Reasoning { text } => {
+            Delta::Reasoning { text, kind } => {
                 w.field("type", "reasoning");
                 w.field("text", text);
+                kind.write_mark(w);
             }
             Delta::ReasoningState { state } => {
                 w.field("type", "reasoning");
@@ -217,11 +220,11 @@ impl Delta {
         }
     }
 
-    /// [`push_text`](Self::push_text) for reasoning.
-    pub fn push_reasoning(out: &mut Vec<Delta>, fragment: Cow<'_, str>) {
+    /// [`push_text`](Self::push_text) for reasoning of `kind`, joined to reasoning of that kind.
+    pub fn push_reasoning(out: &mut Vec<Delta>, kind: ReasoningKind, fragment: Cow<'_, str>) {
         match out.last_mut() {
-            Some(Delta::Reasoning { text }) => text.push_str(&fragment),
-            _ => out.push(Delta::Reasoning { text: fragment.into_owned() }),
+            Some(Delta::Reasoning { text, kind: last }) if *last == kind => text.push_str(&fragment),
+            _ => out.push(Delta::Reasoning { text: fragment.into_owned(), kind }),
         }
     }
 
@@ -230,7 +233,7 @@ impl Delta {
     pub fn push(out: &mut Vec<Delta>, delta: Delta) {
         match delta {
             Delta::Text { text } => Delta::push_text(out, Cow::Owned(text)),
-            Delta::Reasoning { text } => Delta::push_reasoning(out, Cow::Owned(text)),
+            Delta::Reasoning { text, kind } => Delta::push_reasoning(out, kind, Cow::Owned(text)),
             other => out.push(other),
         }
     }
@@ -240,7 +243,7 @@ impl Delta {
     /// usage reports are not content.
     pub fn is_visible(&self) -> bool {
         match self {
-            Delta::Text { text } | Delta::Reasoning { text } => !text.is_empty(),
+            Delta::Text { text } | Delta::Reasoning { text, .. } => !text.is_empty(),
             Delta::ToolCall { arguments, .. } => !arguments.is_empty(),
             Delta::ReasoningState { .. }
             | Delta::ToolCallState { .. }
@@ -289,16 +292,19 @@ mod tests {
         let mut out = Vec::new();
         Delta::push_text(&mut out, "a".into());
         Delta::push_text(&mut out, Cow::Owned("b".into()));
-        Delta::push_reasoning(&mut out, "c".into());
-        Delta::push_reasoning(&mut out, "d".into());
+        let (raw, summary) = (ReasoningKind::Raw, ReasoningKind::Summary);
+        Delta::push_reasoning(&mut out, raw, "c".into());
+        Delta::push_reasoning(&mut out, raw, "d".into());
+        Delta::push_reasoning(&mut out, summary, "s".into());
         out.push(Delta::Usage { usage: Usage::default() });
-        Delta::push_reasoning(&mut out, "e".into());
+        Delta::push_reasoning(&mut out, raw, "e".into());
         Delta::push_text(&mut out, "f".into());
         let expected = [
             Delta::Text { text: "ab".into() },
-            Delta::Reasoning { text: "cd".into() },
+            Delta::Reasoning { text: "cd".into(), kind: raw },
+            Delta::Reasoning { text: "s".into(), kind: summary },
             Delta::Usage { usage: Usage::default() },
-            Delta::Reasoning { text: "e".into() },
+            Delta::Reasoning { text: "e".into(), kind: raw },
             Delta::Text { text: "f".into() },
         ];
         assert_eq!(out, expected);

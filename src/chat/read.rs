@@ -5,8 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::{
-    ChatRequest, Effort, Message, Opaque, Part, ReasoningPart, ReasoningRequest, ReasoningState, ResponseFormat, Role,
-    Source, Tool, ToolCall, ToolChoice, UnmetChoice,
+    ChatRequest, Effort, Message, Opaque, Part, ReasoningKind, ReasoningPart, ReasoningRequest, ReasoningState,
+    ResponseFormat, Role, Source, Tool, ToolCall, ToolChoice, UnmetChoice,
 };
 use crate::value::{
     child, index_path, parse_json, read_number, read_whole, show, show_kind, wrong, wrong_value, FieldError, Obj,
@@ -331,9 +331,9 @@ fn read_reasoning(v: &Value) -> Result<ReasoningRequest, FieldError> {
     Ok(ReasoningRequest { effort, budget_tokens, summary })
 }
 
-/// A `{type: "reasoning", text, state?}` part, which only an assistant message holds.
+/// A `{type: "reasoning", text, raw?, state?}` part, which only an assistant message holds.
 fn read_reasoning_part(v: &Value, path: &str, role: Role) -> Result<ReasoningPart, FieldError> {
-    let o = Obj::new(v, path, &["type", "text", "state"])?;
+    let o = Obj::new(v, path, &["type", "text", "raw", "state"])?;
     if role != Role::Assistant {
         return Err(FieldError::new(
             path,
@@ -345,7 +345,15 @@ fn read_reasoning_part(v: &Value, path: &str, role: Role) -> Result<ReasoningPar
         Some(Value::String(text)) => text.clone(),
         Some(other) => return Err(wrong(&o.path_of("text"), "a string", other)),
     };
-    Ok(ReasoningPart { text, state: read_opt_state(&o)? })
+    let kind = match o.get("raw") {
+        None | Some(Value::Null | Value::Bool(false)) => ReasoningKind::Summary,
+        Some(Value::Bool(true)) => ReasoningKind::Raw,
+        Some(other) => {
+            let expected = "true (the text is the model's raw reasoning) or false (a summary of it)";
+            return Err(wrong(&o.path_of("raw"), expected, other));
+        }
+    };
+    Ok(ReasoningPart { text, kind, state: read_opt_state(&o)? })
 }
 
 /// The `state` of a reasoning part or a tool call, as an answer gave it: `{format, model}` and

@@ -155,7 +155,8 @@ impl WasmGateway {
             }
             let meta = Meta {
                 id: response_id(format),
-                created: (js_sys::Date::now() / 1000.0) as u64,
+                created: unix_seconds(),
+                completed: None,
                 model: client.model,
                 echo: client.echo,
             };
@@ -273,6 +274,11 @@ struct Trace {
     content: bool,
 }
 
+/// The clock as a response's `created` and `completed_at` give it.
+fn unix_seconds() -> u64 {
+    (js_sys::Date::now() / 1000.0) as u64
+}
+
 async fn serve_whole(
     call: crate::engine::Call,
     serving: &Serving<'_>,
@@ -288,6 +294,7 @@ async fn serve_whole(
         Ok(done) => {
             let target = &config.targets[done.target];
             meta.model = done.answer.model.clone().unwrap_or_else(|| target.model.clone());
+            meta.completed = Some(unix_seconds());
             Reply::json(200, &target.name, done.legs.len(), answer_body(format, &meta, &done.answer))
         }
         Err(e) => {
@@ -323,6 +330,9 @@ async fn serve_stream(
         CallOutput::Splice(splice) => host::emit_bytes(splice_comment(splice).as_bytes()),
         CallOutput::Deltas(deltas) => {
             text.clear();
+            if deltas.iter().any(|d| matches!(d, crate::chat::Delta::Done { .. })) {
+                encoder.set_completed(unix_seconds());
+            }
             for delta in deltas {
                 encoder.delta(delta, &mut text);
             }
@@ -338,6 +348,7 @@ async fn serve_stream(
             if !committed {
                 encoder.set_model(&target.model);
             }
+            encoder.set_completed(unix_seconds());
             encoder.finish(&done.answer.finish_reason, done.answer.usage, &mut out);
             Reply::new(200, SSE, &target.name, done.legs.len(), out)
         }

@@ -336,7 +336,7 @@ impl Shown {
                     self.bytes += text.len();
                     self.text.push_str(&text);
                 }
-                Delta::Reasoning { text } => {
+                Delta::Reasoning { text, .. } => {
                     self.bytes += text.len();
                     self.reasoning.push_str(&text);
                 }
@@ -570,7 +570,7 @@ fn assemble(decoded: &[Delta]) -> Shown {
     for delta in decoded {
         match delta {
             Delta::Text { text } => whole.text.push_str(text),
-            Delta::Reasoning { text } => whole.reasoning.push_str(text),
+            Delta::Reasoning { text, .. } => whole.reasoning.push_str(text),
             Delta::ToolCall { index, id, name, arguments } => {
                 let call = call_of(&mut whole, &mut indexes, *index);
                 if let Some(id) = id {

@@ -211,7 +211,9 @@ fn carried_reasoning(parts: &[ReasoningPart]) -> Vec<ReasoningPart> {
     parts
         .iter()
         .map(|p| match &p.state {
-            Some(state) if state.format == FORMAT => ReasoningPart { text: String::new(), state: p.state.clone() },
+            Some(state) if state.format == FORMAT => {
+                ReasoningPart { text: String::new(), kind: p.kind, state: p.state.clone() }
+            }
             _ => p.clone(),
         })
         .collect()
@@ -644,8 +646,8 @@ impl StreamEncoding for StreamEncoder {
                 let index = self.run(Block::Text, "text", out);
                 Self::block_delta(out, index, "text_delta", "text", text);
             }
-            Delta::Reasoning { text } => {
-                ReasoningPart::push_text(&mut self.reasoning, text);
+            Delta::Reasoning { text, kind } => {
+                ReasoningPart::push_text(&mut self.reasoning, *kind, text);
                 let index = self.run(Block::Thinking, "thinking", out);
                 Self::block_delta(out, index, "thinking_delta", "thinking", text);
             }
@@ -690,11 +692,12 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::chat::ReasoningKind;
     use crate::chat::Source;
     use crate::format::client::{parse_request as parse, ClientFormat};
 
     fn meta() -> Meta {
-        Meta { id: "msg_1".into(), created: 9, model: "m".into(), echo: Value::Null }
+        Meta { id: "msg_1".into(), created: 9, completed: None, model: "m".into(), echo: Value::Null }
     }
 
     fn err(body: Value) -> String {
@@ -983,8 +986,16 @@ mod tests {
     fn thinking_blocks_and_carried_state_go_to_the_client_and_back() {
         let state = |format: &str, opaque| Some(ReasoningState { format: format.into(), model: "m1".into(), opaque });
         let parts = vec![
-            ReasoningPart { text: "hmm".into(), state: state(FORMAT, Opaque::Signature("sig.a".into())) },
-            ReasoningPart { text: String::new(), state: state(FORMAT, Opaque::Redacted("red.a".into())) },
+            ReasoningPart {
+                kind: ReasoningKind::Summary,
+                text: "hmm".into(),
+                state: state(FORMAT, Opaque::Signature("sig.a".into())),
+            },
+            ReasoningPart {
+                kind: ReasoningKind::Summary,
+                text: String::new(),
+                state: state(FORMAT, Opaque::Redacted("red.a".into())),
+            },
         ];
         let gemini = state("gemini", Opaque::Signature("sig.g".into()));
         let call = |id: &str, state| ToolCall { id: id.into(), name: "f".into(), arguments: "{}".into(), state };
@@ -1004,7 +1015,7 @@ mod tests {
 
         let mut e = AnthropicMessages::stream_encoder(meta(), false);
         let mut out = String::new();
-        e.delta(&Delta::Reasoning { text: "hmm".into() }, &mut out);
+        e.delta(&Delta::Reasoning { kind: ReasoningKind::Summary, text: "hmm".into() }, &mut out);
         for part in &parts {
             e.delta(&Delta::ReasoningState { state: part.state.clone().unwrap() }, &mut out);
         }
@@ -1042,7 +1053,7 @@ mod tests {
     fn stream_with_blocks_tool_use_and_stop() {
         let mut e = AnthropicMessages::stream_encoder(meta(), false);
         let mut out = String::new();
-        e.delta(&Delta::Reasoning { text: "hmm".into() }, &mut out);
+        e.delta(&Delta::Reasoning { kind: ReasoningKind::Summary, text: "hmm".into() }, &mut out);
         e.delta(&Delta::Text { text: "Hi".into() }, &mut out);
         e.delta(&Delta::Text { text: " there".into() }, &mut out);
         e.delta(

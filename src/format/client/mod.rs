@@ -114,7 +114,7 @@ mod tests {
 
     #[test]
     fn finish_reasons_written_to_a_client_read_back() {
-        let meta = Meta { id: "x".into(), created: 1, model: "m".into(), echo: Value::Null };
+        let meta = Meta { id: "x".into(), created: 1, completed: None, model: "m".into(), echo: Value::Null };
         for finish in [FinishReason::Stop, FinishReason::Length, FinishReason::ToolCalls, FinishReason::ContentFilter] {
             let tool_calls = match finish {
                 FinishReason::ToolCalls => {

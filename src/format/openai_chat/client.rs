@@ -505,8 +505,8 @@ impl StreamEncoding for StreamEncoder {
         self.send_opening(out);
         match delta {
             Delta::Text { text } => self.chunk(out, &|w| w.field("content", text), None),
-            Delta::Reasoning { text } => {
-                ReasoningPart::push_text(&mut self.reasoning, text);
+            Delta::Reasoning { text, kind } => {
+                ReasoningPart::push_text(&mut self.reasoning, *kind, text);
                 self.chunk(out, &|w| w.field("reasoning_content", text), None)
             }
             Delta::ReasoningState { state } => ReasoningPart::push_state(&mut self.reasoning, state.clone()),
@@ -546,11 +546,12 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::chat::ReasoningKind;
     use crate::chat::Source;
     use crate::format::client::{parse_request as parse, ClientFormat};
 
     fn meta() -> Meta {
-        Meta { id: "chatcmpl-1".into(), created: 9, model: "m".into(), echo: Value::Null }
+        Meta { id: "chatcmpl-1".into(), created: 9, completed: None, model: "m".into(), echo: Value::Null }
     }
 
     fn err(body: Value) -> String {
@@ -862,6 +863,7 @@ mod tests {
         use crate::chat::Opaque;
         let thinking = ReasoningPart {
             text: "hmm".into(),
+            kind: ReasoningKind::Summary,
             state: signed("anthropic_messages", "claude", Opaque::Signature("sig.a".into())),
         };
         let gemini = signed("gemini", "gemini-3-pro-preview", Opaque::Signature("sig.g".into()));
@@ -880,7 +882,7 @@ mod tests {
 
         let mut e = OpenaiChat::stream_encoder(meta(), false);
         let mut out = String::new();
-        e.delta(&Delta::Reasoning { text: "hmm".into() }, &mut out);
+        e.delta(&Delta::Reasoning { kind: ReasoningKind::Summary, text: "hmm".into() }, &mut out);
         e.delta(&Delta::ReasoningState { state: thinking.state.clone().unwrap() }, &mut out);
         e.delta(&Delta::ToolCall { index: 0, id: None, name: Some("f".into()), arguments: "{}".into() }, &mut out);
         e.delta(&Delta::ToolCallState { index: 0, state: gemini.clone().unwrap() }, &mut out);

@@ -36,7 +36,8 @@ use serde_json::Value;
 
 use super::{class_named, finish_reason};
 use crate::chat::{
-    Answer, ChatRequest, Delta, Message, Part, ReasoningPart, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, Message, Part, ReasoningKind, ReasoningPart, ResponseFormat, Role, Source, ToolCall,
+    ToolChoice, Usage,
 };
 use crate::format::frame;
 use crate::format::{
@@ -332,7 +333,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     Ok(Ok(Answer {
         finish_reason: finish_reason(finish, !message.tool_calls.is_empty()),
         text: message.text,
-        reasoning_parts: ReasoningPart::unsigned(&message.reasoning),
+        reasoning_parts: ReasoningPart::unsigned(ReasoningKind::Raw, &message.reasoning),
         reasoning: message.reasoning,
         tool_calls: message.tool_calls,
         usage,
@@ -361,7 +362,7 @@ fn read_message(m: &Value) -> json::Read<AnswerMessage> {
             for piece in content_parts(parts)? {
                 match piece {
                     Delta::Text { text: piece } => text.push_str(&piece),
-                    Delta::Reasoning { text: piece } => reasoning.push_str(&piece),
+                    Delta::Reasoning { text: piece, .. } => reasoning.push_str(&piece),
                     _ => {}
                 }
             }
@@ -404,7 +405,7 @@ fn content_parts(parts: &Value) -> json::Read<Vec<Delta>> {
         for text in texts {
             if let Some(text) = json::str_field(text, "text")?.filter(|t| !t.is_empty()) {
                 match thinking {
-                    true => Delta::push_reasoning(&mut out, text.into()),
+                    true => Delta::push_reasoning(&mut out, ReasoningKind::Raw, text.into()),
                     false => Delta::push_text(&mut out, text.into()),
                 }
             }
@@ -557,7 +558,7 @@ impl StreamDecoder {
 
     fn on_delta(&mut self, delta: ChunkDelta, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         if let Some(text) = delta.reasoning_content.or(delta.reasoning).filter(|t| !t.is_empty()) {
-            Delta::push_reasoning(out, text);
+            Delta::push_reasoning(out, ReasoningKind::Raw, text);
         }
         if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
             self.content = true;
@@ -1027,7 +1028,7 @@ mod tests {
         d.on_event(&event(r#"{"choices":[{"delta":{"reasoning_content":"a"}}]}"#), &mut out).expect("ok");
         d.on_event(&event(r#"{"choices":[{"delta":{"reasoning":"b"}}]}"#), &mut out).expect("ok");
         // Fragments of one read join into one delta.
-        assert_eq!(out, [Delta::Reasoning { text: "ab".into() }]);
+        assert_eq!(out, [Delta::Reasoning { text: "ab".into(), kind: ReasoningKind::Raw }]);
     }
 
     #[test]
@@ -1053,10 +1054,10 @@ mod tests {
         assert_eq!(
             out,
             [
-                Delta::Reasoning { text: "Count".into() },
-                Delta::Reasoning { text: " the r's.".into() },
+                Delta::Reasoning { text: "Count".into(), kind: ReasoningKind::Raw },
+                Delta::Reasoning { text: " the r's.".into(), kind: ReasoningKind::Raw },
                 Delta::Text { text: "There are".into() },
-                Delta::Reasoning { text: " Three.".into() },
+                Delta::Reasoning { text: " Three.".into(), kind: ReasoningKind::Raw },
                 Delta::Text { text: " 3.".into() },
                 Delta::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), model: None },
             ]

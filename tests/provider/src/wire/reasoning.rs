@@ -85,13 +85,15 @@ pub fn chat_refusal(style: ChatStyle, messages: &[Value], model: &str) -> Option
     })?;
     Some(match style {
         ChatStyle::Deepseek => format!(
-            "Missing `reasoning_content` field in the assistant message at message index {i}. For more              information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"
+            "Missing `reasoning_content` field in the assistant message at message index {i}. For more \
+             information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"
         ),
         ChatStyle::Kimi => {
             format!("thinking is enabled but reasoning_content is missing in assistant tool call message at index {i}")
         }
         ChatStyle::Glm => format!(
-            "messages[{i}].reasoning_content: interleaved thinking with tools needs the reasoning_content this model              returned, complete and unmodified (got {})",
+            "messages[{i}].reasoning_content: interleaved thinking with tools needs the reasoning_content this model \
+             returned, complete and unmodified (got {})",
             turn.get("reasoning_content").map_or("none".to_owned(), Value::to_string)
         ),
         ChatStyle::Reasoning => return None,
@@ -326,13 +328,19 @@ pub fn stream(
         }
         Format::OpenAiChat => {
             let mut chunk = events.preamble[0].clone_json();
-            // In two deltas, as a server streams it.
+            // In two deltas before anything else (the first with the role), as a server streams
+            // it: the first chunk may open a tool call, which comes after the reasoning.
             let text = chat_text(model, style);
             let (first, rest) = text.split_at(text.len() / 2);
-            for piece in [first, rest] {
-                chunk["choices"][0]["delta"] = json!({ chat_field(style): piece });
-                events.preamble.push(Event::data(chunk.clone()));
-            }
+            let mut delta = |delta: Value| {
+                chunk["choices"][0]["delta"] = delta;
+                Event::data(chunk.clone())
+            };
+            let pieces = [
+                delta(json!({"role": "assistant", chat_field(style): first})),
+                delta(json!({ chat_field(style): rest })),
+            ];
+            events.preamble.splice(0..0, pieces);
         }
     }
     events

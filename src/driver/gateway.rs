@@ -62,7 +62,11 @@ impl WasmGateway {
             Decision::Read(plan) => return to_js(&plan),
             Decision::Reply(reply) => reply,
             Decision::Get(Listing::Models { id, anthropic }, caller) => {
-                let created = (js_sys::Date::now() / 1000.0) as u64;
+                // The SDKs encode the id as a path segment (a route may be "openai/gpt-4o").
+                let id = id.map(|id| js_sys::decode_uri_component(&id).map_or(id, String::from));
+                let now = js_sys::Date::new_0();
+                let iso = String::from(now.to_iso_string());
+                let created = ((now.get_time() / 1000.0) as u64, iso.as_str());
                 caller.dressed(models_reply(&self.config.route_names(), created, id.as_deref(), anthropic))
             }
             Decision::Get(Listing::Health, caller) => {

@@ -13,14 +13,17 @@ use llm_baton_wire::write::JsonWriter;
 use super::{ClientFormat, GatewayError, Reply};
 
 /// The reply to a models request: the list, or the model `id` names, in the client's shape.
-pub fn models_reply(names: &[String], created: u64, id: Option<&str>, anthropic: bool) -> Reply {
+/// `created` is now in both forms the shapes take, seconds since 1970 and RFC 3339 (`created_at`),
+/// from the host's clock.
+pub fn models_reply(names: &[String], created: (u64, &str), id: Option<&str>, anthropic: bool) -> Reply {
+    let (created, created_at) = created;
     let model = |w: &mut JsonWriter, name: &str| {
         w.begin_object();
         if anthropic {
             w.field("type", "model");
             w.field("id", name);
             w.field("display_name", name);
-            w.field("created_at", &rfc3339(created));
+            w.field("created_at", created_at);
         } else {
             w.field("id", name);
             w.field("object", "model");
@@ -58,20 +61,6 @@ pub fn models_reply(names: &[String], created: u64, id: Option<&str>, anthropic:
     Reply::json(200, "", 0, w.finish())
 }
 
-/// `YYYY-MM-DDThh:mm:ssZ` for seconds since 1970 (Howard Hinnant's civil-from-days).
-fn rfc3339(secs: u64) -> String {
-    let (days, rest) = ((secs / 86_400) as i64 + 719_468, secs % 86_400);
-    let (era, doe) = (days.div_euclid(146_097), days.rem_euclid(146_097));
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let (h, m, s) = (rest / 3600, rest / 60 % 60, rest % 60);
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}Z")
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::{json, Value};
@@ -79,7 +68,8 @@ mod tests {
     use super::*;
 
     fn reply(id: Option<&str>, anthropic: bool) -> (u16, Value) {
-        let reply = models_reply(&["chat".into(), "fast".into()], 1_767_225_600, id, anthropic);
+        let reply =
+            models_reply(&["chat".into(), "fast".into()], (1_767_225_600, "2026-01-01T00:00:00.000Z"), id, anthropic);
         (reply.status, serde_json::from_str(&reply.body).unwrap())
     }
 
@@ -95,14 +85,15 @@ mod tests {
     #[test]
     fn anthropic_list_and_model() {
         let (status, list) = reply(None, true);
-        let chat = json!({"type": "model", "id": "chat", "display_name": "chat", "created_at": "2026-01-01T00:00:00Z"});
+        let chat =
+            json!({"type": "model", "id": "chat", "display_name": "chat", "created_at": "2026-01-01T00:00:00.000Z"});
         assert_eq!(status, 200);
         assert_eq!(
             list,
             json!({"data": [chat, list["data"][1]], "has_more": false, "first_id": "chat", "last_id": "fast"})
         );
         assert_eq!(reply(Some("chat"), true), (200, chat));
-        let empty: Value = serde_json::from_str(&models_reply(&[], 0, None, true).body).unwrap();
+        let empty: Value = serde_json::from_str(&models_reply(&[], (0, ""), None, true).body).unwrap();
         assert_eq!(empty, json!({"data": [], "has_more": false}));
     }
 
@@ -120,17 +111,5 @@ mod tests {
             (404, &json!("error"), &json!("not_found_error"))
         );
         assert_eq!(anthropic["error"]["message"], named);
-    }
-
-    #[test]
-    fn rfc3339_dates() {
-        let cases = [
-            (0, "1970-01-01T00:00:00Z"),
-            (951_782_400, "2000-02-29T00:00:00Z"),
-            (1_709_251_199, "2024-02-29T23:59:59Z"),
-        ];
-        for (secs, date) in cases {
-            assert_eq!(rfc3339(secs), date);
-        }
     }
 }

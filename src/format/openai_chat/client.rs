@@ -114,12 +114,10 @@ fn message(v: &Value, path: &str) -> Result<Message, FieldError> {
                 .map(|(i, c)| tool_call(c, &index_path(&p, i), &mut m.reasoning))
                 .collect::<Result<_, _>>()?;
         }
+        // A Chat target's reasoning: the id named its issuer, the client's field holds its text.
         if let Some(part) = m.reasoning.iter_mut().find(|p| p.state.as_ref().is_some_and(|s| s.opaque == Opaque::Plain))
         {
-            let text = match field::opt_string(o, "reasoning_content", path)? {
-                Some(text) => Some(text),
-                None => field::opt_string(o, "reasoning", path)?,
-            };
+            let text = o.get("reasoning_content").or(o.get("reasoning")).and_then(Value::as_str);
             part.text = text.unwrap_or("").to_string();
         }
     }

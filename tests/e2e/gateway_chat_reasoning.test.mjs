@@ -173,6 +173,25 @@ for (const [host, start] of Object.entries(HOSTS)) {
       }
     });
 
+    test("the Anthropic SDK's tool loop against the DeepSeek-style upstream: its reasoning rides as an unsigned thinking block", async () => {
+      await putScenario(P(), id("deepseek"), [{ chatReasoning: "deepseek", ...call("Paris") }, { chatReasoning: "deepseek", ...call("Lyon") }, { chatReasoning: "deepseek", text: "Sunny in both." }]);
+      const tools = [{ name: "get_weather", input_schema: TOOLS[0].function.parameters }];
+      const messages = [QUESTION];
+      let final;
+      for (let turn = 1; turn <= 3; turn++) {
+        final = await anthropic.messages.stream({ model: "deepseek", max_tokens: 4096, messages, tools }).finalMessage();
+        messages.push({ role: "assistant", content: final.content });
+        const calls = final.content.filter((b) => b.type === "tool_use");
+        if (calls.length) messages.push({ role: "user", content: calls.map((c) => ({ type: "tool_result", tool_use_id: c.id, content: "sunny" })) });
+      }
+      assert.equal(final.content.find((b) => b.type === "text").text, "Sunny in both.");
+      // Streamed, the SDK keeps a thinking block without a signature_delta as it started: unsigned.
+      assert.deepEqual([final.content[0].type, final.content[0].thinking], ["thinking", thought(STYLES.deepseek)]);
+      const r = await upstream(P(), id("deepseek"));
+      const sent = r.log[2].body.messages.filter((m) => m.tool_calls).map((m) => m.reasoning_content);
+      assert.deepEqual(sent, [thought(STYLES.deepseek), thought(STYLES.deepseek)]);
+    });
+
     test("the control: a tool turn whose ids name no issuer reaches DeepSeek without reasoning_content, and its 400 reaches the client", async () => {
       await putScenario(P(), id("deepseek"), [{ chatReasoning: "deepseek", text: "unreached" }]);
       const history = [

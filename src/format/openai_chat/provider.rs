@@ -319,7 +319,7 @@ fn write_part(w: &mut JsonWriter, part: &Part) {
     w.end_object();
 }
 
-pub(crate) const FORMAT: &str = "openai_chat";
+const FORMAT: &str = "openai_chat";
 
 /// The reasoning of an assistant message that `model`, a Chat target, issued: its text, sent back
 /// as `reasoning_content`, the name DeepSeek, Kimi and GLM document for it in a request (vLLM

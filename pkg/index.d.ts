@@ -348,11 +348,13 @@ export interface ToolCall {
 /**
  * What a provider issued with its reasoning, to be sent back unchanged in the next turn: an
  * Anthropic thinking block's `signature` (or a redacted one's `redactedData`), a Gemini
- * `thoughtSignature`, a Responses reasoning item's `id` and `encryptedContent`. It names the
- * target's format and model that issued it, and is sent only to a target of the same format and
- * model (README, "Agents and reasoning").
+ * `thoughtSignature`, a Responses reasoning item's `id` and `encryptedContent`; for Chat
+ * Completions reasoning, nothing but its issuer (its text goes back as `reasoning_content`). It
+ * names the target's format and model that issued it, and is sent only to a target of the same
+ * format and model (README, "Agents and reasoning").
  */
 export type ReasoningState =
+  | { format: Format; model: string }
   | { format: Format; model: string; signature: string }
   | { format: Format; model: string; redactedData: string }
   | { format: Format; model: string; id: string; encryptedContent?: string };

@@ -219,6 +219,45 @@ fn streamed_state_names_the_target_that_issued_it() {
     );
 }
 
+/// DeepSeek's thinking mode, Kimi K2 thinking and GLM want a tool turn's `reasoning_content`
+/// back; it is the text, so only its issuer gets it: not another Chat model, not Claude.
+#[test]
+fn a_chat_members_reasoning_goes_back_to_it_alone() {
+    let config = r#"{
+      "targets": {
+        "deepseek": {"format": "openai_chat", "baseUrl": "http://127.0.0.1:1/v1", "model": "deepseek-reasoner"},
+        "kimi": {"format": "openai_chat", "baseUrl": "http://127.0.0.1:1/v1", "model": "kimi-k2-thinking"},
+        "claude": {"format": "anthropic_messages", "baseUrl": "http://127.0.0.1:1/v1", "model": "claude-sonnet-4-5"}
+      },
+      "routes": {"agent": {"fallback": ["deepseek", "kimi", "claude"]}}
+    }"#;
+    let mut baton = Baton::new(Config::from_json(config).expect("config"));
+    let deepseek = decoded(
+        Format::OpenaiChat,
+        json!({"model": "deepseek-reasoner", "choices": [{"finish_reason": "tool_calls", "message": {"role": "assistant",
+            "content": null, "reasoning_content": "Paris first.",
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}}]}),
+    );
+    let (_, one) = call(&mut baton, &request(&[]), "deepseek", &deepseek);
+    let state = one.answer.reasoning_parts[0].state.clone().expect("Chat reasoning names its issuer");
+    assert_eq!(
+        state,
+        ReasoningState { format: "openai_chat".into(), model: "deepseek-reasoner".into(), opaque: Opaque::Plain }
+    );
+    let history = vec![one.answer.message(), tool_result(&one)];
+    // As a library caller keeps it: `{type: "reasoning", text, raw: true, state: {format, model}}`.
+    let kept = json!({"messages": [{"role": "assistant", "content": [{"type": "reasoning", "text": "Paris first.",
+        "raw": true, "state": {"format": "openai_chat", "model": "deepseek-reasoner"}}]}]});
+    assert_eq!(ChatRequest::from_value(&kept).expect("reads").messages[0].reasoning, one.answer.reasoning_parts);
+
+    let (sent, _) = call(&mut baton, &request(&history), "claude", &claude_answer());
+    assert_eq!(sent.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>(), ["deepseek", "kimi", "claude"]);
+    assert_eq!(sent[0].1["messages"][1]["reasoning_content"], "Paris first.", "{}", sent[0].1);
+    for (target, body) in &sent[1..] {
+        assert!(!text(body).contains("Paris first."), "{target} is sent no reasoning it did not issue: {body}");
+    }
+}
+
 #[test]
 fn reasoning_fields_that_are_wrong_say_where_and_what_would_be_right() {
     let message = |value: Value| ChatRequest::from_value(&value).expect_err("refused").to_string();

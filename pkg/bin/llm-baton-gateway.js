@@ -19,7 +19,7 @@ const FLAGS = ["config", "host", "port", "help"];
 const USAGE = `Usage: ${NAME} [--config FILE] [--host HOST] [--port PORT]
 
 Serves llm-baton's OpenAI- and Anthropic-compatible gateway over HTTP: POST /v1/chat/completions,
-/v1/messages and /v1/responses; GET /v1/models and /v1/health.
+/v1/messages and /v1/responses; GET /v1/models (and /v1/models/{id}) and /v1/health.
 
 Options:
   --config FILE  the config document: a .json file, or a .js/.mjs module whose default export is

@@ -357,9 +357,10 @@ fn read_reasoning_part(v: &Value, path: &str, role: Role) -> Result<ReasoningPar
 }
 
 /// The `state` of a reasoning part or a tool call, as an answer gave it: `{format, model}` and
-/// one of `signature`, `redactedData`, or `id` with `encryptedContent?`.
+/// one of `signature`, `redactedData`, or `id` with `encryptedContent?`; or `{format, model}`
+/// alone (Chat Completions reasoning, whose text is all there is).
 fn read_opt_state(o: &Obj) -> Result<Option<ReasoningState>, FieldError> {
-    const KINDS: &str = r#"give the state as the answer gave it: {format, model} with "signature", "redactedData", or "id" (and "encryptedContent")"#;
+    const KINDS: &str = r#"give the state as the answer gave it: {format, model} alone or with "signature", "redactedData", or "id" (and "encryptedContent")"#;
     let v = match o.get("state") {
         None | Some(Value::Null) => return Ok(None),
         Some(v) => v,
@@ -375,6 +376,7 @@ fn read_opt_state(o: &Obj) -> Result<Option<ReasoningState>, FieldError> {
         (None, Some(Some(data)), None, None) => Opaque::Redacted(data),
         (None, None, Some(Some(id)), None) => Opaque::Item { id, encrypted_content: None },
         (None, None, Some(Some(id)), Some(Some(content))) => Opaque::Item { id, encrypted_content: Some(content) },
+        (None, None, None, None) => Opaque::Plain,
         _ => return Err(FieldError::new(path, KINDS)),
     };
     Ok(Some(ReasoningState { format, model, opaque }))

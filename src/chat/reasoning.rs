@@ -82,6 +82,10 @@ pub enum Opaque {
     Redacted(String),
     /// An OpenAI Responses reasoning item: its `id` and `encrypted_content`.
     Item { id: String, encrypted_content: Option<String> },
+    /// None: the reasoning's own text is what its issuer wants back, a Chat Completions
+    /// server's `reasoning_content` (DeepSeek's thinking mode, Kimi K2 and GLM in a tool loop).
+    /// The state only names the issuer, so the text goes to no other target.
+    Plain,
 }
 
 impl ReasoningState {
@@ -111,6 +115,7 @@ impl ReasoningState {
         let opaque = match &self.opaque {
             Opaque::Signature(s) | Opaque::Redacted(s) => s.len(),
             Opaque::Item { id, encrypted_content } => id.len() + encrypted_content.as_ref().map_or(0, String::len),
+            Opaque::Plain => 0,
         };
         self.format.len() + self.model.len() + opaque
     }
@@ -184,8 +189,8 @@ impl ReasoningPart {
     }
 }
 
-/// `{format, model, signature}`, `{format, model, redactedData}` or `{format, model, id,
-/// encryptedContent?}`.
+/// `{format, model, signature}`, `{format, model, redactedData}`, `{format, model, id,
+/// encryptedContent?}` or, for Chat Completions reasoning, `{format, model}`.
 impl ToJson for ReasoningState {
     fn write_json(&self, w: &mut JsonWriter) {
         w.begin_object();
@@ -198,6 +203,7 @@ impl ToJson for ReasoningState {
                 w.field("id", id);
                 w.opt_field("encryptedContent", encrypted_content.as_ref());
             }
+            Opaque::Plain => {}
         }
         w.end_object();
     }

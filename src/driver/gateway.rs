@@ -25,7 +25,7 @@ use super::{
 use crate::config::Config;
 use crate::engine::{Baton, CallError, CallOptions, Served, Splice};
 use crate::gateway::{
-    answer_body, decide, models_body, parse_request, requested_model, BodyRead, Caller, ClientFormat, Decision,
+    answer_body, decide, models_reply, parse_request, requested_model, BodyRead, Caller, ClientFormat, Decision,
     GatewayError, Head, Headers, Listing, Meta, Plan, Reply, Site, StreamEncoder, SSE,
 };
 use crate::propagation::DeadlinePropagation;
@@ -61,9 +61,13 @@ impl WasmGateway {
         let reply = match decision {
             Decision::Read(plan) => return to_js(&plan),
             Decision::Reply(reply) => reply,
-            Decision::Get(Listing::Models, caller) => {
-                let created = (js_sys::Date::now() / 1000.0) as u64;
-                caller.dressed(Reply::json(200, "", 0, models_body(&self.config.route_names(), created)))
+            Decision::Get(Listing::Models { id, anthropic }, caller) => {
+                // The SDKs encode the id as a path segment (a route may be "openai/gpt-4o").
+                let id = id.map(|id| js_sys::decode_uri_component(&id).map_or(id, String::from));
+                let now = js_sys::Date::new_0();
+                let iso = String::from(now.to_iso_string());
+                let created = ((now.get_time() / 1000.0) as u64, iso.as_str());
+                caller.dressed(models_reply(&self.config.route_names(), created, id.as_deref(), anthropic))
             }
             Decision::Get(Listing::Health, caller) => {
                 let body = self.baton.borrow().health(now()).to_json();

@@ -19,6 +19,8 @@ import "./gateway_corpus.test.mjs";
 import "./gateway_health.test.mjs";
 // POST /v1/responses through the openai SDK's responses.create() and responses.stream().
 import "./gateway_responses.test.mjs";
+// Chat reasoning under both names and back to its issuer; GET /v1/models/{id}; both SDKs and the AI SDK's OpenAI-compatible provider.
+import "./gateway_chat_reasoning.test.mjs";
 
 const KEY = "gw-test-key";
 const SLACK_MS = 400;

@@ -158,13 +158,12 @@ fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), FieldError>
                 m.tool_call_id = Some(state_id::original_id(id));
                 results.push((m, child(&bp, "content")));
             }
-            // Unsigned thinking (a client's own stream reader may leave the signature out) has
-            // nothing to verify it: it is dropped below.
+            // Unsigned thinking (a client's own stream reader may leave the signature out) is a
+            // Chat target's, when the ids name one; else nothing verifies it: it is dropped below.
             "thinking" => {
                 let text = field::string(b, "thinking", &bp, "the thinking's text")?;
-                if let Some(signature) = field::opt_string(b, "signature", &bp)? {
-                    thinking.push((Opaque::Signature(signature.to_string()), text.to_string()));
-                }
+                let signature = field::opt_string(b, "signature", &bp)?.unwrap_or("");
+                thinking.push((Opaque::Signature(signature.to_string()), text.to_string()));
             }
             _ => thinking.push((
                 Opaque::Redacted(field::string(b, "data", &bp, "the data Anthropic gave it")?.to_string()),
@@ -190,8 +189,10 @@ fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), FieldError>
 
 /// A replayed turn's reasoning: what its ids carried, each thinking block's text as the client
 /// sent the block (a carried Anthropic part holds its signature, which names the block, and its
-/// issuer); a carried Anthropic part whose block is gone is dropped with it.
+/// issuer; a Chat target's is the unsigned block); a carried Anthropic part whose block is gone
+/// is dropped with it.
 fn replayed_reasoning(carried: Vec<ReasoningPart>, thinking: &[(Opaque, String)]) -> Vec<ReasoningPart> {
+    let unsigned = Opaque::Signature(String::new());
     carried
         .into_iter()
         .filter_map(|mut part| match &part.state {
@@ -200,18 +201,24 @@ fn replayed_reasoning(carried: Vec<ReasoningPart>, thinking: &[(Opaque, String)]
                 part.text.clone_from(text);
                 Some(part)
             }
+            Some(state) if state.opaque == Opaque::Plain => {
+                if let Some((_, text)) = thinking.iter().find(|(opaque, _)| *opaque == unsigned) {
+                    part.text.clone_from(text);
+                }
+                Some(part)
+            }
             _ => Some(part),
         })
         .collect()
 }
 
-/// The turn's reasoning as its first call's id carries it: an Anthropic part without its text,
-/// which its thinking block holds.
+/// The turn's reasoning as its first call's id carries it: an Anthropic part, or a Chat target's
+/// (DeepSeek's thinking can be long), without its text, which its thinking block holds.
 fn carried_reasoning(parts: &[ReasoningPart]) -> Vec<ReasoningPart> {
     parts
         .iter()
         .map(|p| match &p.state {
-            Some(state) if state.format == FORMAT => {
+            Some(state) if state.format == FORMAT || state.opaque == Opaque::Plain => {
                 ReasoningPart { text: String::new(), kind: p.kind, state: p.state.clone() }
             }
             _ => p.clone(),
@@ -1047,6 +1054,51 @@ mod tests {
         foreign["messages"][1]["content"][2]["id"] = json!("toolu_x");
         let r = parse(ClientFormat::AnthropicMessages, &foreign.to_string()).unwrap().request;
         assert_eq!(r.messages[1].reasoning, []);
+    }
+
+    /// A Chat target's reasoning reaches an Anthropic client as an unsigned thinking block, its
+    /// issuer in the id without the text, and comes back with the block's text.
+    #[test]
+    fn a_chat_targets_reasoning_rides_in_its_thinking_block() {
+        let plain = Some(ReasoningState {
+            format: "openai_chat".into(),
+            model: "deepseek-reasoner".into(),
+            opaque: Opaque::Plain,
+        });
+        let think = "Paris first. ".repeat(1500);
+        let answer = Answer {
+            text: String::new(),
+            reasoning: think.clone(),
+            reasoning_parts: vec![ReasoningPart {
+                text: think.clone(),
+                kind: ReasoningKind::Raw,
+                state: plain.clone(),
+            }],
+            tool_calls: vec![ToolCall { id: "call_1".into(), name: "f".into(), arguments: "{}".into(), state: None }],
+            finish_reason: FinishReason::ToolCalls,
+            usage: Usage::default(),
+            model: None,
+        };
+        let whole: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
+        let content = whole["content"].as_array().unwrap().clone();
+        assert_eq!(content[0], json!({"type": "thinking", "thinking": think, "signature": ""}));
+        let id = content[1]["id"].as_str().unwrap();
+        assert!(id.starts_with("bt1_") && id.len() < 200, "the id names the issuer, not the text: {}", id.len());
+        let body = json!({"model": "m", "max_tokens": 9, "messages": [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": content},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "sunny"}]},
+        ]});
+        let r = parse(ClientFormat::AnthropicMessages, &body.to_string()).unwrap().request;
+        assert_eq!(
+            r.messages[1].reasoning,
+            [ReasoningPart { text: think.clone(), kind: ReasoningKind::Raw, state: plain.clone() }]
+        );
+        // A stream reader may keep the block without its (empty) signature.
+        let mut unsigned = body.clone();
+        unsigned["messages"][1]["content"][0].as_object_mut().unwrap().remove("signature");
+        let r = parse(ClientFormat::AnthropicMessages, &unsigned.to_string()).unwrap().request;
+        assert_eq!(r.messages[1].reasoning, [ReasoningPart { text: think, kind: ReasoningKind::Raw, state: plain }]);
     }
 
     #[test]

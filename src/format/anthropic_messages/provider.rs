@@ -385,7 +385,7 @@ fn thinking_blocks<'a>(m: &'a Message, model: Option<&str>) -> Vec<Block<'a>> {
         .filter_map(|part| match signed_by(part, model)? {
             Opaque::Signature(signature) => Some(Block::Thinking { thinking: &part.text, signature }),
             Opaque::Redacted(data) => Some(Block::RedactedThinking { data }),
-            Opaque::Item { .. } => None,
+            Opaque::Item { .. } | Opaque::Plain => None,
         })
         .collect()
 }

@@ -9,6 +9,12 @@
 //! `file_id`, `n` > 1) is refused by name. A stream is chunks of `chat.completion.chunk`
 //! (the first carries the role), a chunk with `finish_reason`, a usage-only chunk when the client
 //! asked with `stream_options.include_usage`, then `data: [DONE]`.
+//!
+//! Reasoning goes out under both names compatible servers use, `reasoning_content` (DeepSeek's)
+//! and `reasoning` (vLLM's, OpenRouter's), so a client reading either finds it. A Chat target's
+//! reasoning comes back in the assistant message's `reasoning_content` (or `reasoning`), and the
+//! first tool call's id names its issuer (text left out: the client holds it), so it goes back
+//! to that target alone.
 
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
@@ -16,8 +22,8 @@ use serde_json::{Map, Value};
 use super::provider::write_tool_call;
 use super::{wire_finish_reason, OpenaiChat};
 use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Part, ReasoningPart, ReasoningRequest, ResponseFormat, Role,
-    Tool, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, ReasoningPart, ReasoningRequest, ResponseFormat,
+    Role, Tool, ToolCall, ToolChoice, Usage,
 };
 use crate::format::client::field::{self, child};
 use crate::format::client::state_id;
@@ -107,6 +113,12 @@ fn message(v: &Value, path: &str) -> Result<Message, FieldError> {
                 .enumerate()
                 .map(|(i, c)| tool_call(c, &index_path(&p, i), &mut m.reasoning))
                 .collect::<Result<_, _>>()?;
+        }
+        // A Chat target's reasoning: the id named its issuer, the client's field holds its text.
+        if let Some(part) = m.reasoning.iter_mut().find(|p| p.state.as_ref().is_some_and(|s| s.opaque == Opaque::Plain))
+        {
+            let text = o.get("reasoning_content").or(o.get("reasoning")).and_then(Value::as_str);
+            part.text = text.unwrap_or("").to_string();
         }
     }
     if role == Role::Tool {
@@ -326,13 +338,14 @@ fn answer_body(meta: &Meta, answer: &Answer) -> String {
     string_or_null(&mut w, "content", (!calls_only).then_some(answer.text.as_str()));
     w.key("refusal");
     w.null();
+    w.text_field("reasoning", &answer.reasoning);
     w.text_field("reasoning_content", &answer.reasoning);
     if !answer.tool_calls.is_empty() {
         w.key("tool_calls");
         w.begin_array();
         for (i, c) in answer.tool_calls.iter().enumerate() {
-            let reasoning = if i == 0 { answer.reasoning_parts.as_slice() } else { &[] };
-            let id = state_id::encode(&call_id(meta, i as u32, &c.id), c.state.as_ref(), reasoning);
+            let reasoning = if i == 0 { carried(&answer.reasoning_parts) } else { Vec::new() };
+            let id = state_id::encode(&call_id(meta, i as u32, &c.id), c.state.as_ref(), &reasoning);
             write_tool_call(&mut w, &id, &c.name, &c.arguments);
         }
         w.end_array();
@@ -346,6 +359,20 @@ fn answer_body(meta: &Meta, answer: &Answer) -> String {
     write_usage(&mut w, answer.usage);
     w.end_object();
     w.finish()
+}
+
+/// The reasoning a turn's first call id carries: a Chat target's without its text, which the
+/// client has as `reasoning_content` and sends back there.
+fn carried(parts: &[ReasoningPart]) -> Vec<ReasoningPart> {
+    let text_in_id = |p: &ReasoningPart| p.state.as_ref().is_some_and(|s| s.opaque != Opaque::Plain);
+    parts
+        .iter()
+        .map(|p| ReasoningPart {
+            text: if text_in_id(p) { p.text.clone() } else { String::new() },
+            kind: p.kind,
+            state: p.state.clone(),
+        })
+        .collect()
 }
 
 impl ClientDialect for OpenaiChat {
@@ -448,8 +475,11 @@ impl StreamEncoder {
     /// call, the reasoning before it).
     fn send_opening(&mut self, out: &mut String) {
         let Some((call, index)) = self.opening.take() else { return };
-        let reasoning =
-            if self.opened_calls.first() == Some(&index) { std::mem::take(&mut self.reasoning) } else { Vec::new() };
+        let reasoning = if self.opened_calls.first() == Some(&index) {
+            carried(&std::mem::take(&mut self.reasoning))
+        } else {
+            Vec::new()
+        };
         let id = state_id::encode(&call.id, call.state.as_ref(), &reasoning);
         self.call_chunk(out, index, Some(&id), &call.name, &call.arguments);
     }
@@ -507,7 +537,11 @@ impl StreamEncoding for StreamEncoder {
             Delta::Text { text } => self.chunk(out, &|w| w.field("content", text), None),
             Delta::Reasoning { text, kind } => {
                 ReasoningPart::push_text(&mut self.reasoning, *kind, text);
-                self.chunk(out, &|w| w.field("reasoning_content", text), None)
+                let both = |w: &mut JsonWriter| {
+                    w.field("reasoning", text);
+                    w.field("reasoning_content", text);
+                };
+                self.chunk(out, &both, None)
             }
             Delta::ReasoningState { state } => ReasoningPart::push_state(&mut self.reasoning, state.clone()),
             Delta::ToolCall { index, id, name, arguments } if !self.opened_calls.contains(index) => {
@@ -908,6 +942,71 @@ mod tests {
         assert_eq!(request.messages[1].tool_calls, [call("call_1_0", gemini), call("toolu_2", None)]);
         let answered: Vec<_> = request.messages[2..].iter().map(|m| m.tool_call_id.clone().unwrap()).collect();
         assert_eq!(answered, ["call_1_0", "toolu_2"]);
+    }
+
+    /// A Chat target's reasoning reaches the client as both `reasoning` and `reasoning_content`,
+    /// whole and streamed; the first call's id names its issuer without the text, and the
+    /// client's `reasoning_content` (or `reasoning`) is the text that goes back.
+    #[test]
+    fn a_chat_targets_reasoning_goes_out_under_both_names_and_comes_back_to_its_issuer() {
+        use crate::chat::Opaque;
+        let plain = signed("openai_chat", "deepseek-reasoner", Opaque::Plain);
+        let think = "Paris first. ".repeat(400);
+        let answer = Answer {
+            text: String::new(),
+            reasoning: think.clone(),
+            reasoning_parts: vec![ReasoningPart {
+                text: think.clone(),
+                kind: ReasoningKind::Raw,
+                state: plain.clone(),
+            }],
+            tool_calls: vec![ToolCall { id: "call_9".into(), name: "f".into(), arguments: "{}".into(), state: None }],
+            finish_reason: FinishReason::ToolCalls,
+            usage: Usage::default(),
+            model: None,
+        };
+        let whole: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
+        let whole = whole["choices"][0]["message"].clone();
+        assert_eq!((&whole["reasoning"], &whole["reasoning_content"]), (&json!(think), &json!(think)));
+        let id = whole["tool_calls"][0]["id"].as_str().unwrap();
+        assert!(id.starts_with("bt1_") && id.len() < 200, "the id names the issuer, not the text: {id}");
+
+        let mut e = OpenaiChat::stream_encoder(meta(), false);
+        let mut out = String::new();
+        e.delta(&Delta::Reasoning { text: think.clone(), kind: ReasoningKind::Raw }, &mut out);
+        e.delta(&Delta::ReasoningState { state: plain.clone().unwrap() }, &mut out);
+        e.delta(
+            &Delta::ToolCall { index: 0, id: Some("call_9".into()), name: Some("f".into()), arguments: "{}".into() },
+            &mut out,
+        );
+        e.finish(&FinishReason::ToolCalls, Usage::default(), &mut out);
+        let chunks: Vec<Value> = frames(&out).iter().filter_map(|f| serde_json::from_str(f).ok()).collect();
+        let delta = &chunks[1]["choices"][0]["delta"];
+        assert_eq!((&delta["reasoning"], &delta["reasoning_content"]), (&json!(think), &json!(think)));
+        assert_eq!(chunks[2]["choices"][0]["delta"]["tool_calls"][0]["id"], whole["tool_calls"][0]["id"]);
+
+        // Back: the client's own field is the text, under either name; without one, the
+        // issuer still gets its turn's reasoning, empty.
+        let sent_back = [("reasoning_content", "edited"), ("reasoning", "from reasoning"), ("neither", "")];
+        for (field, text) in sent_back {
+            let mut message = whole.clone();
+            let o = message.as_object_mut().unwrap();
+            o.remove("reasoning");
+            o.remove("reasoning_content");
+            if field != "neither" {
+                o.insert(field.into(), json!(text));
+            }
+            let request = replay(&message);
+            assert_eq!(
+                request.messages[1].reasoning,
+                [ReasoningPart { text: text.into(), kind: ReasoningKind::Raw, state: plain.clone() }]
+            );
+            assert_eq!(request.messages[1].tool_calls[0].id, "call_9");
+        }
+        // Reasoning text with no id naming its issuer is from elsewhere: not kept.
+        let request = replay(&json!({"role": "assistant", "content": null, "reasoning_content": "r",
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}));
+        assert_eq!(request.messages[1].reasoning, []);
     }
 
     fn frames(out: &str) -> Vec<String> {

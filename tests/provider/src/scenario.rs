@@ -21,6 +21,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 use serde_json::{json, Map, Value};
 
+use crate::wire::reasoning::ChatStyle;
 use crate::wire::Format;
 
 /// The body of `PUT /_scenarios/{id}`.
@@ -117,6 +118,11 @@ pub struct Step {
     /// provider's own 400 (wire/reasoning.rs).
     #[serde(default)]
     pub reasoning: bool,
+    /// A Chat Completions reasoning model of a known server's style (`"deepseek"`, `"kimi"`,
+    /// `"glm"`, `"reasoning"` for vLLM, OpenRouter and gpt-oss; wire/reasoning.rs): its reasoning
+    /// in that server's field, and its refusal of a tool turn sent back without it. Implies
+    /// `reasoning`.
+    pub chat_reasoning: Option<ChatStyle>,
     /// Send this body verbatim instead of an answer in the endpoint's format (any hostile frame).
     pub raw: Option<RawBody>,
     /// Error answers (`status`, `streamError`): append the request's credentials to the message,
@@ -129,6 +135,11 @@ pub struct Step {
 }
 
 impl Step {
+    /// Whether the answer carries reasoning.
+    pub fn reasons(&self) -> bool {
+        self.reasoning || self.chat_reasoning.is_some()
+    }
+
     /// Field combinations that cannot mean anything, refused when the scenario is defined.
     fn check(&self) -> Result<(), String> {
         if self.continue_from.is_some() {
@@ -554,7 +565,11 @@ impl Registry {
     /// Counts a newly accepted TCP connection, idle until [`ConnectionCount::request_arrived`].
     pub fn connection_accepted(self: &Arc<Self>) -> ConnectionCount {
         self.connections_idle.fetch_add(1, Ordering::SeqCst);
-        ConnectionCount { registry: Arc::clone(self), carried_request: AtomicBool::new(false), requests: AtomicU32::new(0) }
+        ConnectionCount {
+            registry: Arc::clone(self),
+            carried_request: AtomicBool::new(false),
+            requests: AtomicU32::new(0),
+        }
     }
 }
 
@@ -666,6 +681,7 @@ mod tests {
             key_in_url: false,
             headers: Map::new(),
             body: Value::Null,
+            on_connection: 1,
         }
     }
 

@@ -60,6 +60,8 @@ pub struct Ask {
     pub history_refused: Option<String>,
     /// A Responses request asked for `reasoning.encrypted_content`.
     pub encrypted_reasoning: bool,
+    /// A Chat request's `messages`, which a [`reasoning::ChatStyle`] checks.
+    pub chat_messages: Vec<Value>,
 }
 
 /// Answers one request as its step says. `reset` is the connection's abort switch: a `reset`
@@ -124,8 +126,13 @@ fn answer_text(step: &Step, ask: &Ask) -> Result<String, String> {
     if step.refuse_prefill && matches!(ask.last_turn, LastTurn::Assistant { .. }) {
         return Err(PREFILL_REFUSED.to_owned());
     }
-    if let Some(refused) = ask.history_refused.as_ref().filter(|_| step.reasoning) {
+    if let Some(refused) = ask.history_refused.as_ref().filter(|_| step.reasons()) {
         return Err(refused.clone());
+    }
+    if let Some(style) = step.chat_reasoning.filter(|_| ask.format == Format::OpenAiChat) {
+        if let Some(refused) = reasoning::chat_refusal(style, &ask.chat_messages, &ask.model) {
+            return Err(refused);
+        }
     }
     let end_only = match ask.format {
         Format::AnthropicMessages => Some("message_delta"),
@@ -210,8 +217,11 @@ fn error_body(status: StatusCode, ask: &Ask, step: &Step) -> String {
 /// A whole answer, its text padded so the body has at least `padToBytes` bytes, and its usage.
 fn whole_body(ask: &Ask, step: &Step, text: String) -> (String, Usage) {
     let mut answer = answer(ask, step, text);
-    let whole = |answer: &Answer| match step.reasoning {
-        true => reasoning::whole(ask.format, answer, ask.format.whole(answer), ask.encrypted_reasoning).to_string(),
+    let whole = |answer: &Answer| match step.reasons() {
+        true => {
+            let body = ask.format.whole(answer);
+            reasoning::whole(ask.format, answer, body, ask.encrypted_reasoning, step.chat_reasoning).to_string()
+        }
         false => ask.format.whole(answer).to_string(),
     };
     let body = whole(&answer);
@@ -411,8 +421,11 @@ fn raw_plan(raw: &RawBody, ask: &Ask, step: &Step) -> Plan {
 /// `stallAfterEvents` and `streamError.afterEvents` beyond the content count act after all content.
 fn stream_plan(ask: &Ask, step: &Step, text: String) -> Plan {
     let answer = answer(ask, step, text);
-    let events = match step.reasoning {
-        true => reasoning::stream(ask.format, &answer, ask.format.stream(&answer), ask.encrypted_reasoning),
+    let events = match step.reasons() {
+        true => {
+            let events = ask.format.stream(&answer);
+            reasoning::stream(ask.format, &answer, events, ask.encrypted_reasoning, step.chat_reasoning)
+        }
         false => ask.format.stream(&answer),
     };
     let content_count = events.content.len();

@@ -241,6 +241,10 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
     let history_refused = reasoning::refusal(format, &body, &answered_model);
     let encrypted_reasoning =
         body["include"].as_array().is_some_and(|i| i.iter().any(|v| v == "reasoning.encrypted_content"));
+    let chat_messages = match format {
+        Format::OpenAiChat => body["messages"].as_array().cloned().unwrap_or_default(),
+        _ => Vec::new(),
+    };
     let info = RequestInfo {
         path: path.to_owned(),
         format,
@@ -263,6 +267,7 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
         last_turn,
         history_refused,
         encrypted_reasoning,
+        chat_messages,
     };
     play(step, ask, tracker, reset).await
 }

@@ -267,7 +267,9 @@ pub(crate) async fn run_call(
             match action {
                 Action::Send { attempt, target, prefill, remaining_ms } => {
                     let t = &config.targets[target];
-                    if let Some(message) = t.format.reasoning_warning(request, &t.model) {
+                    let warnings =
+                        [t.format.reasoning_warning(request, &t.model), t.format.dropped_warning(request, &t.name)];
+                    for message in warnings.into_iter().flatten() {
                         let warning = Event::Warning { target: t.name.clone(), attempt: attempt.0, message };
                         on_output(CallOutput::Event(&warning));
                     }

@@ -11,8 +11,9 @@
 //! replayed thinking block goes on unchanged, as the client sent it, when the turn's first id
 //! names its issuer; one whose issuer is not known is dropped, as the rules for state from
 //! elsewhere drop it. `tool_choice` (`disable_parallel_tool_use` included), `top_p` and structured output
-//! (`output_config.format`, or the beta's `output_format`) are read; `top_k` and other
-//! provider-specific fields are ignored (a target's `extraBody` sends them).
+//! (`output_config.format`, or the beta's `output_format`) are read; the other fields
+//! (`metadata`, `service_tier`, `top_k`…) go on unchanged to an anthropic_messages member, and
+//! are dropped with a warning for a member of another format (docs/parameters.md).
 //! A stream is `message_start`, one content block per text run, thinking run or tool call
 //! (`content_block_start` / `_delta` / `_stop`, tool arguments as `input_json_delta`),
 //! `message_delta` with the stop reason and usage, then `message_stop`.
@@ -32,12 +33,48 @@ use crate::format::client::{media, sse, ClientCall, ClientDialect, Conversation,
 use crate::format::openai_chat::client::schema;
 use crate::value::{index_path, FieldError};
 
+/// The request fields this dialect reads (maps into the request, or refuses); the others go
+/// on unchanged to an anthropic_messages member ([`field::passthrough`]).
+pub(crate) const READ: &[&str] = &[
+    "model",
+    "max_tokens",
+    "stream",
+    "system",
+    "messages",
+    "tools",
+    "tool_choice",
+    "temperature",
+    "top_p",
+    "stop_sequences",
+    "output_config",
+    "output_format",
+    "thinking",
+    "thread",
+    "compaction",
+];
+
+/// The request fields whose answer the gateway could not give as Anthropic would, each refused
+/// by name with why.
+const REFUSED: &[(&str, &str)] = &[
+    (
+        "thread",
+        "it keeps the conversation's state at Anthropic under an id the gateway does not give; send the          whole conversation in messages instead",
+    ),
+    (
+        "compaction",
+        "its answer is a compaction block, which the gateway does not carry; compact the conversation          yourself, or call Anthropic directly",
+    ),
+];
+
 fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
     let o = field::object(body, "body")?;
     let model = field::string(o, "model", "", "the name of a route, e.g. \"chat\"")?.to_string();
     let max_tokens = field::opt_tokens(o, "max_tokens", "")?
         .ok_or_else(|| field::missing("max_tokens", "the most tokens to generate, e.g. 1024"))?;
     let stream = field::opt_bool(o, "stream", "")?;
+    if let Some((key, why)) = REFUSED.iter().find(|(key, _)| field::opt(o, key).is_some()) {
+        return Err(FieldError::new(*key, format!("is not supported: {why}")));
+    }
     let mut conversation = Conversation::default();
     match field::opt(o, "system") {
         None => {}
@@ -77,6 +114,7 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         parallel_tool_calls,
         response_format: output_format(o)?,
         reasoning: thinking(o)?,
+        passthrough: field::passthrough(o, READ, FORMAT),
         ..ChatRequest::default()
     };
     Ok(ClientCall { model, stream, include_usage: false, request, echo: Value::Null, origins })
@@ -666,7 +704,8 @@ impl StreamEncoding for StreamEncoder {
             Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
             // The engine never delivers a skipped frame (it becomes a warning event) nor a usage
             // report (it stays on the attempt's leg); a call's state is taken above.
-            Delta::Skipped { .. } | Delta::Usage { .. } | Delta::ToolCallState { .. } => {}
+            // Logprobs are another format's: this one has none.
+            Delta::Skipped { .. } | Delta::Usage { .. } | Delta::ToolCallState { .. } | Delta::Logprobs { .. } => {}
         }
     }
 
@@ -942,6 +981,7 @@ mod tests {
     #[test]
     fn whole_answer() {
         let answer = Answer {
+            logprobs: None,
             text: "Let me check.".into(),
             reasoning: String::new(),
             tool_calls: vec![ToolCall {
@@ -989,6 +1029,7 @@ mod tests {
         let gemini = state("gemini", Opaque::Signature("sig.g".into()));
         let call = |id: &str, state| ToolCall { id: id.into(), name: "f".into(), arguments: "{}".into(), state };
         let answer = Answer {
+            logprobs: None,
             text: String::new(),
             reasoning: "hmm".into(),
             reasoning_parts: parts.clone(),

@@ -55,6 +55,29 @@ const STATEFUL: &[(&str, &str)] = &[
     ("prompt", "send the prompt's text as instructions and input instead"),
 ];
 
+/// The request fields this dialect reads (maps into the request, or refuses: `store` and
+/// `background` when true, the [`STATEFUL`] ones); the others go on unchanged to an
+/// openai_responses member ([`field::passthrough`]).
+pub(crate) const READ: &[&str] = &[
+    "model",
+    "stream",
+    "store",
+    "background",
+    "previous_response_id",
+    "conversation",
+    "prompt",
+    "instructions",
+    "input",
+    "tools",
+    "tool_choice",
+    "text",
+    "max_output_tokens",
+    "temperature",
+    "top_p",
+    "parallel_tool_calls",
+    "reasoning",
+];
+
 fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
     let o = field::object(body, "body")?;
     let model = field::string(o, "model", "", "the name of a route, e.g. \"chat\"")?.to_string();
@@ -152,6 +175,7 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         parallel_tool_calls,
         response_format,
         reasoning: reasoning(o)?,
+        passthrough: field::passthrough(o, READ, FORMAT),
         ..Default::default()
     };
     Ok(ClientCall { model, stream, include_usage: false, request, echo, origins })
@@ -1025,7 +1049,8 @@ impl StreamEncoding for StreamEncoder {
             | Delta::ReasoningState { .. }
             | Delta::ToolCallState { .. }
             | Delta::Skipped { .. }
-            | Delta::Usage { .. } => {}
+            | Delta::Usage { .. }
+            | Delta::Logprobs { .. } => {}
         }
     }
 
@@ -1362,6 +1387,7 @@ mod tests {
 
     fn answer(text: &str, reasoning: &str, calls: &[(&str, &str, &str)], finish: FinishReason) -> Answer {
         Answer {
+            logprobs: None,
             text: text.into(),
             reasoning: reasoning.into(),
             tool_calls: calling("", calls).tool_calls,

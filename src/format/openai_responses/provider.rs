@@ -371,6 +371,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
         return Ok(Err(DecodeError::Protocol("openai_responses answer has no output".into())));
     }
     Ok(Ok(Answer {
+        logprobs: None,
         text,
         reasoning: reasoning.join("\n\n"),
         reasoning_parts,

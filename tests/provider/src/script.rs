@@ -60,6 +60,8 @@ pub struct Ask {
     pub history_refused: Option<String>,
     /// A Responses request asked for `reasoning.encrypted_content`.
     pub encrypted_reasoning: bool,
+    /// An OpenAI Chat request asked for log probabilities, with this many alternatives each.
+    pub top_logprobs: Option<u64>,
 }
 
 /// Answers one request as its step says. `reset` is the connection's abort switch: a `reset`
@@ -261,6 +263,7 @@ fn answer(ask: &Ask, step: &Step, mut text: String) -> Answer {
         },
         include_usage: ask.include_usage,
         usage_per_event: step.usage_per_event,
+        top_logprobs: ask.top_logprobs,
     }
 }
 

@@ -267,9 +267,12 @@ pub(crate) async fn run_call(
             match action {
                 Action::Send { attempt, target, prefill, remaining_ms } => {
                     let t = &config.targets[target];
-                    let warnings =
-                        [t.format.reasoning_warning(request, &t.model), t.format.dropped_warning(request, &t.name)];
-                    for message in warnings.into_iter().flatten() {
+                    // Only a gateway client's request holds fields to drop.
+                    #[cfg(feature = "gateway")]
+                    let dropped = t.format.dropped_warning(request, &t.name);
+                    #[cfg(not(feature = "gateway"))]
+                    let dropped = None;
+                    for message in [t.format.reasoning_warning(request, &t.model), dropped].into_iter().flatten() {
                         let warning = Event::Warning { target: t.name.clone(), attempt: attempt.0, message };
                         on_output(CallOutput::Event(&warning));
                     }

@@ -147,14 +147,16 @@ impl Format {
     /// a client's fields of another format: they are not sent, and the client should know.
     pub fn dropped_warning(self, request: &ChatRequest, target: &str) -> Option<String> {
         let passed = request.passthrough.as_ref().filter(|p| p.format != self.as_str() && !p.fields.is_empty())?;
-        let names: Vec<&str> = passed.fields.keys().map(String::as_str).collect();
-        Some(format!(
-            "dropped {} for target \"{target}\": it speaks {}, which has no such field{} of {}",
-            names.join(", "),
-            self.as_str(),
-            if names.len() == 1 { "" } else { "s" },
-            passed.format
-        ))
+        let mut warning = String::from("dropped ");
+        for (i, name) in passed.fields.keys().enumerate() {
+            warning.push_str(if i == 0 { "" } else { ", " });
+            warning.push_str(name);
+        }
+        let plural = if passed.fields.len() == 1 { "" } else { "s" };
+        let rest =
+            [" for target \"", target, "\": it speaks ", self.as_str(), ", which has no such field", plural, " of "];
+        rest.into_iter().chain([passed.format]).for_each(|part| warning.push_str(part));
+        Some(warning)
     }
 
     /// Why this format cannot carry `part`, or `None` when it can. A request is checked with
@@ -437,8 +439,13 @@ fn with_extra_body(body: &str, passed: Option<&Map<String, Value>>, extra: Optio
                     (None, _) => {
                         fields.insert(k.clone(), v.clone());
                     }
+                    // A list of names (`include`): each name once.
                     (Some(Value::Array(own)), Value::Array(more)) => {
-                        own.extend(more.iter().filter(|item| !own.contains(item)).cloned().collect::<Vec<_>>())
+                        for item in more {
+                            if !own.iter().any(|o| o.is_string() && o.as_str() == item.as_str()) {
+                                own.push(item.clone());
+                            }
+                        }
                     }
                     (Some(_), _) => {}
                 }

@@ -81,12 +81,10 @@ impl Reply {
     /// (a header holds no other text), at most [`WARNING_BYTES`]; none, no header.
     pub fn warned(mut self, warnings: &[String]) -> Reply {
         let mut value = String::new();
-        let mut said: Vec<&str> = Vec::new();
-        for warning in warnings {
-            if said.contains(&warning.as_str()) {
+        for (i, warning) in warnings.iter().enumerate() {
+            if warnings[..i].contains(warning) {
                 continue;
             }
-            said.push(warning);
             if value.len() + warning.len() > WARNING_BYTES {
                 value.push_str("; and more (see the call's warning events)");
                 break;
@@ -94,7 +92,7 @@ impl Reply {
             if !value.is_empty() {
                 value.push_str("; ");
             }
-            value.extend(warning.chars().map(|c| if c == ' ' || c.is_ascii_graphic() { c } else { '?' }));
+            value.extend(warning.bytes().map(|b| if (b' '..=b'~').contains(&b) { b as char } else { '?' }));
         }
         if !value.is_empty() {
             self.headers.insert(WARNING_HEADER, value);

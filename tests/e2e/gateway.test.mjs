@@ -19,6 +19,8 @@ import "./gateway_corpus.test.mjs";
 import "./gateway_health.test.mjs";
 // POST /v1/responses through the openai SDK's responses.create() and responses.stream().
 import "./gateway_responses.test.mjs";
+// Request parameters passed through, dropped with x-baton-warning, and logprobs back.
+import "./gateway_parameters.test.mjs";
 
 const KEY = "gw-test-key";
 const SLACK_MS = 400;

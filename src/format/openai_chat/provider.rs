@@ -658,8 +658,8 @@ impl StreamDecoder {
             self.model = chunk.model.filter(|m| !m.is_empty()).map(Cow::into_owned);
         }
         for choice in chunk.choice.into_iter().chain(chunk.more_choices) {
-            if let Some(raw) = choice.logprobs {
-                out.push(Delta::Logprobs { logprobs: Logprobs { format: FORMAT, raw: from_tree(&raw) } });
+            if let Some(Ok(raw)) = choice.logprobs.map(parse_value) {
+                out.push(Delta::Logprobs { logprobs: Logprobs { format: FORMAT, raw } });
             }
             if let Some(delta) = choice.delta {
                 self.on_delta(delta, out)?;

@@ -60,7 +60,8 @@ pub struct Ask {
     pub history_refused: Option<String>,
     /// A Responses request asked for `reasoning.encrypted_content`.
     pub encrypted_reasoning: bool,
-    /// An OpenAI Chat request asked for log probabilities, with this many alternatives each.
+    /// An OpenAI Chat or Responses request asked for log probabilities (`logprobs: true`,
+    /// `include: ["message.output_text.logprobs"]`), with this many alternatives each.
     pub top_logprobs: Option<u64>,
 }
 

@@ -226,8 +226,14 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
     let history_refused = reasoning::refusal(format, &body, &answered_model);
     let encrypted_reasoning =
         body["include"].as_array().is_some_and(|i| i.iter().any(|v| v == "reasoning.encrypted_content"));
-    let top_logprobs =
-        (format == Format::OpenAiChat && body["logprobs"] == true).then(|| body["top_logprobs"].as_u64().unwrap_or(0));
+    let asked = match format {
+        Format::OpenAiChat => body["logprobs"] == true,
+        Format::OpenAiResponses => {
+            body["include"].as_array().is_some_and(|i| i.iter().any(|v| v == "message.output_text.logprobs"))
+        }
+        Format::AnthropicMessages | Format::Gemini => false,
+    };
+    let top_logprobs = asked.then(|| body["top_logprobs"].as_u64().unwrap_or(0));
     let info = RequestInfo {
         path: path.to_owned(),
         format,

@@ -37,12 +37,12 @@ pub struct Answer {
     pub include_usage: bool,
     /// Streams (OpenAI Chat, Gemini): cumulative usage on every chunk, output one per content event.
     pub usage_per_event: bool,
-    /// OpenAI Chat only: the request asked for token log probabilities (`logprobs: true`), with
-    /// this many alternatives for each token (`top_logprobs`).
+    /// OpenAI Chat and Responses: the request asked for token log probabilities, with this many
+    /// alternatives for each token (`top_logprobs`).
     pub top_logprobs: Option<u64>,
 }
 
-/// Chat's log probability entries of one content event's text (one made-up token per event):
+/// The log probability entry (Chat's and Responses' alike) of one content event's text (one made-up token per event):
 /// each names its token, a logprob, its bytes and `top` alternatives, the token first.
 pub fn token_logprobs(fragment: &str, top: u64) -> Value {
     let logprob = -(fragment.len() as f64) / 10.0;

@@ -77,22 +77,25 @@ impl Reply {
         Reply { status, headers, body }
     }
 
-    /// This reply with `warnings` in [`WARNING_HEADER`], joined by `"; "`, each once, as ASCII
-    /// (a header holds no other text), at most [`WARNING_BYTES`]; none, no header.
+    /// This reply with `warnings` in [`WARNING_HEADER`], joined by `"; "`, each once, in
+    /// printable ASCII (any other byte is `?`: a header holds no other text), cut after
+    /// [`WARNING_BYTES`]; none, no header.
     pub fn warned(mut self, warnings: &[String]) -> Reply {
         let mut value = String::new();
         for (i, warning) in warnings.iter().enumerate() {
             if warnings[..i].contains(warning) {
                 continue;
             }
-            if value.len() + warning.len() > WARNING_BYTES {
-                value.push_str("; and more (see the call's warning events)");
-                break;
-            }
             if !value.is_empty() {
                 value.push_str("; ");
             }
             value.extend(warning.bytes().map(|b| if (b' '..=b'~').contains(&b) { b as char } else { '?' }));
+            if value.len() > WARNING_BYTES {
+                // ASCII by now, so any byte is a character's end.
+                value.truncate(WARNING_BYTES);
+                value.push_str("... (the rest in the call's warning events)");
+                break;
+            }
         }
         if !value.is_empty() {
             self.headers.insert(WARNING_HEADER, value);
@@ -150,12 +153,13 @@ mod tests {
         let dropped = "dropped logprobs for target \"claude\": it speaks anthropic_messages".to_string();
         let odd = "target \"caf\u{e9}\nx\" said".to_string();
         let said = reply(&[dropped.clone(), odd, dropped.clone()]);
-        assert_eq!(said.headers[WARNING_HEADER], format!("{dropped}; target \"caf??x\" said"));
+        assert_eq!(said.headers[WARNING_HEADER], format!("{dropped}; target \"caf???x\" said"));
+        let cut = "... (the rest in the call's warning events)";
         let many: Vec<String> = (0..100).map(|i| format!("{i}: {}", "w".repeat(40))).collect();
-        let value = reply(&many).headers[WARNING_HEADER].clone();
-        assert!(
-            value.len() <= WARNING_BYTES + 50 && value.ends_with("; and more (see the call's warning events)"),
-            "{value}"
-        );
+        let one = vec![format!("dropped {}", "f, ".repeat(1000))];
+        for warnings in [many, one] {
+            let value = reply(&warnings).headers[WARNING_HEADER].clone();
+            assert_eq!((value.len(), value.ends_with(cut)), (WARNING_BYTES + cut.len(), true), "{value}");
+        }
     }
 }

@@ -1,7 +1,8 @@
 // Request parameters through the gateway (docs/parameters.md), in workerd, Deno and Node, read by
 // clients we did not write: the official `openai` SDK asks a Chat member for logprobs and reads
 // them, whole (`choices[0].logprobs.content`) and streamed (each chunk's), and a Responses member
-// for its output text's (`include`, `top_logprobs`), whole and streamed; the fields the gateway
+// for its output text's (`include`, `top_logprobs`), whole and streamed, as the AI SDK's OpenAI
+// provider (`@ai-sdk/openai`, its `providerMetadata.openai.logprobs`) does too; the fields the gateway
 // does not model (`service_tier`, `metadata`, `prediction`…) reach a member of the client's
 // format unchanged, as `@anthropic-ai/sdk`'s do an Anthropic member; on a member of another
 // format they are dropped, and `x-baton-warning` says which, whole and streamed. Then, in
@@ -11,6 +12,8 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
+import { createOpenAI } from "@ai-sdk/openai";
+import { generateText, streamText } from "ai";
 import { createGateway } from "llm-baton/gateway";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { putScenario, startProvider, upstream } from "./provider.mjs";
@@ -51,11 +54,14 @@ function config(providerUrl, host) {
   };
 }
 
-/** The tokens of Chat `logprobs.content` entries, joined, after checking each has `top` alternatives. */
-function tokens(content, top) {
+/**
+ * The tokens of logprob entries, joined, after checking each has `top` alternatives, the token
+ * first, and its bytes (the AI SDK's schema keeps no `bytes`).
+ */
+function tokens(content, top, { bytes = true } = {}) {
   for (const entry of content) {
     assert.equal(typeof entry.logprob, "number");
-    assert.deepEqual(entry.bytes, [...Buffer.from(entry.token)]);
+    if (bytes) assert.deepEqual(entry.bytes, [...Buffer.from(entry.token)]);
     assert.equal(entry.top_logprobs.length, top);
     assert.equal(entry.top_logprobs[0].token, entry.token);
   }
@@ -133,6 +139,22 @@ for (const [host, start] of Object.entries(HOSTS)) {
 
       const [body] = (await upstream(P(), id("native"))).log.map((e) => e.body);
       for (const [name, value] of Object.entries(extras)) assert.deepEqual(body[name], value, `${name} reaches the Responses member unchanged`);
+    });
+
+    test("the AI SDK's OpenAI provider reads the logprobs, Chat and Responses, whole and streamed", async () => {
+      const ai = createOpenAI({ baseURL: `${gw.url}/v1`, apiKey: KEY });
+      const providerOptions = { openai: { logprobs: 2 } };
+      const ask = { prompt: "Say hello", maxRetries: 0, providerOptions };
+      for (const [target, model, flat] of [["chat", ai.chat("chat"), (l) => l], ["native", ai.responses("native"), (l) => l.flat()]]) {
+        await putScenario(P(), id(target), [{ text: "Hello there friend" }, { text: "Streamed hello back" }]);
+        const whole = await generateText({ model, ...ask });
+        assert.equal(whole.text, "Hello there friend", target);
+        assert.equal(tokens(flat(whole.providerMetadata.openai.logprobs), 2, { bytes: false }), whole.text, target);
+        const streamed = streamText({ model, ...ask });
+        assert.equal(await streamed.text, "Streamed hello back", target);
+        const metadata = await streamed.providerMetadata;
+        assert.equal(tokens(flat(metadata.openai.logprobs), 2, { bytes: false }), "Streamed hello back", target);
+      }
     });
 
     test("a target's extraBody wins over the client's field of the same name", async () => {

@@ -181,3 +181,22 @@ fn nulls_pass_nothing_and_the_warning_names_every_field() {
     .unwrap();
     assert!(config.check_request("p", &call.request).is_ok(), "pass-through fields are no part to check");
 }
+
+#[test]
+fn output_configs_other_members_join_the_format_llm_baton_writes() {
+    let schema = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+    let client = json!({
+        "model": "r", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}],
+        "output_config": {"format": {"type": "json_schema", "schema": schema}, "effort": "high"}
+    });
+    let call = parse_request(ClientFormat::AnthropicMessages, &client.to_string()).unwrap();
+    let sent = body(Format::AnthropicMessages, &call.request);
+    assert_eq!(sent["output_config"], json!({"format": {"type": "json_schema", "schema": schema}, "effort": "high"}));
+    assert_eq!(body(Format::OpenaiChat, &call.request).get("output_config"), None);
+    let warning = Format::OpenaiChat.dropped_warning(&call.request, "c").unwrap();
+    assert!(warning.starts_with("dropped output_config for target \"c\""), "{warning}");
+    let plain = json!({"model": "r", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}],
+        "output_config": {"format": {"type": "json_schema", "schema": schema}}});
+    let call = parse_request(ClientFormat::AnthropicMessages, &plain.to_string()).unwrap();
+    assert_eq!(call.request.passthrough, None, "the format alone is mapped");
+}

@@ -427,7 +427,8 @@ pub(crate) fn malformed_frame(
 /// A request body with a client's `passed` fields added at its top level, then `extra`'s (a
 /// target's `extraBody`) set there (the keys then come out sorted). What the format wrote wins
 /// over a passed field, except that a passed list joins a list the format wrote (Responses'
-/// `include`); the target's `extraBody` wins over both, as the operator's word on its member.
+/// `include`), and a passed object's members join an object's (Anthropic's `output_config`);
+/// the target's `extraBody` wins over both, as the operator's word on its member.
 /// The body is one llm-baton just wrote, so it reads back; it is read without a depth limit,
 /// which guards against hostile input, not against the depth of what llm-baton itself wrote a
 /// moment ago (a tool schema 128 levels deep).
@@ -444,6 +445,14 @@ fn with_extra_body(body: &str, passed: Option<&Map<String, Value>>, extra: Optio
                         for item in more {
                             if !own.iter().any(|o| o.is_string() && o.as_str() == item.as_str()) {
                                 own.push(item.clone());
+                            }
+                        }
+                    }
+                    // An object's other members (Anthropic's `output_config.effort`).
+                    (Some(Value::Object(own)), Value::Object(more)) => {
+                        for (k, v) in more {
+                            if !own.contains_key(k) {
+                                own.insert(k.clone(), v.clone());
                             }
                         }
                     }

@@ -24,8 +24,8 @@ use serde_json::{Map, Value};
 use super::provider::{tool_input, FORMAT};
 use super::{stop_reason, AnthropicMessages};
 use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, ReasoningPart, ReasoningRequest, ReasoningState,
-    ResponseFormat, Role, Source, Tool, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, Passthrough, ReasoningPart, ReasoningRequest,
+    ReasoningState, ResponseFormat, Role, Source, Tool, ToolCall, ToolChoice, Usage,
 };
 use crate::format::client::field::{self, child};
 use crate::format::client::state_id;
@@ -114,10 +114,28 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         parallel_tool_calls,
         response_format: output_format(o)?,
         reasoning: thinking(o)?,
-        passthrough: field::passthrough(o, READ, FORMAT),
+        passthrough: passthrough(o),
         ..ChatRequest::default()
     };
     Ok(ClientCall { model, stream, include_usage: false, request, echo: Value::Null, origins })
+}
+
+/// The fields this dialect does not read, and `output_config`'s members besides the `format`
+/// it maps (`effort`…): they join the `output_config` an anthropic_messages member is sent.
+fn passthrough(o: &Map<String, Value>) -> Option<Passthrough> {
+    // Built by insertion: a map's `remove` and `entry` would each link more of BTreeMap.
+    let mut config = Map::new();
+    if let Some(Value::Object(given)) = field::opt(o, "output_config") {
+        for (key, value) in given.iter().filter(|(key, _)| *key != "format") {
+            config.insert(key.clone(), value.clone());
+        }
+    }
+    let mut passed = field::passthrough(o, READ, FORMAT);
+    if !config.is_empty() {
+        let fields = &mut passed.get_or_insert_with(|| Passthrough { format: FORMAT, fields: Map::new() }).fields;
+        fields.insert("output_config".into(), Value::Object(config));
+    }
+    passed
 }
 
 /// `thinking: {type: "enabled", budget_tokens}` (or `"disabled"`), as the request's `reasoning`.

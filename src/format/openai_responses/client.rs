@@ -609,12 +609,13 @@ struct Item {
     open: bool,
     /// A reasoning item's `encrypted_content`.
     encrypted_content: Option<String>,
-    /// A message's logprobs so far, from a Responses member (docs/parameters.md).
-    logprobs: Vec<Value>,
+    /// A message's logprobs so far, from a Responses member (docs/parameters.md): the entries'
+    /// JSON text, comma-separated (text, not values, so the wasm links no list code for them).
+    logprobs: String,
 }
 
 /// `{"type":"output_text","text",…}`, a message's one content part.
-fn write_output_text(w: &mut JsonWriter, text: &str, logprobs: &[Value]) {
+fn write_output_text(w: &mut JsonWriter, text: &str, logprobs: &str) {
     w.begin_object();
     w.field("type", "output_text");
     w.field("text", text);
@@ -625,19 +626,25 @@ fn write_output_text(w: &mut JsonWriter, text: &str, logprobs: &[Value]) {
     w.end_object();
 }
 
-/// `"logprobs":[…]`, as a Responses member sent them (none from another format).
-fn write_logprobs(w: &mut JsonWriter, logprobs: &[Value]) {
+/// `"logprobs":[…]` of `entries` (JSON text), as a Responses member sent them.
+fn write_logprobs(w: &mut JsonWriter, entries: &str) {
     w.key("logprobs");
     w.begin_array();
-    logprobs.iter().for_each(|l| w.value(l));
+    if !entries.is_empty() {
+        w.raw(entries);
+    }
     w.end_array();
 }
 
-/// The entries of `logprobs` if a Responses member wrote them (a list), else none.
-fn our_logprobs(logprobs: Option<&Logprobs>) -> &[Value] {
-    match logprobs.filter(|l| l.format == FORMAT).map(|l| &l.raw) {
-        Some(Value::Array(entries)) => entries,
-        _ => &[],
+/// Appends the entries of `logprobs`, if a Responses member wrote them (a list), to `text`.
+fn push_logprobs(text: &mut String, logprobs: Option<&Logprobs>) {
+    if let Some(Value::Array(entries)) = logprobs.filter(|l| l.format == FORMAT).map(|l| &l.raw) {
+        for entry in entries {
+            if !text.is_empty() {
+                text.push(',');
+            }
+            text.push_str(&entry.to_json());
+        }
     }
 }
 
@@ -713,7 +720,7 @@ fn answer_items(meta: &Meta, answer: &Answer) -> Vec<Item> {
     let mut items = Vec::new();
     let mut push = |kind: Kind, prefix: &str, text: &str, state: Option<&ReasoningState>| {
         let (id, encrypted_content) = reasoning_id(item_id(meta, prefix, items.len()), state);
-        items.push(Item { kind, id, text: text.to_string(), open: false, encrypted_content, logprobs: Vec::new() });
+        items.push(Item { kind, id, text: text.to_string(), open: false, encrypted_content, logprobs: String::new() });
     };
     if answer.reasoning_parts.is_empty() && !answer.reasoning.is_empty() {
         push(Kind::Reasoning, "rs", &answer.reasoning, None);
@@ -729,7 +736,7 @@ fn answer_items(meta: &Meta, answer: &Answer) -> Vec<Item> {
         push(Kind::Call { call: i as u32, call_id, name: c.name.clone() }, "fc", &c.arguments, None);
     }
     if let Some(message) = items.iter_mut().find(|item| matches!(item.kind, Kind::Message)) {
-        message.logprobs = our_logprobs(answer.logprobs.as_ref()).to_vec();
+        push_logprobs(&mut message.logprobs, answer.logprobs.as_ref());
     }
     items
 }
@@ -768,7 +775,7 @@ impl ClientDialect for OpenaiResponses {
             items: Vec::new(),
             held_reasoning: String::new(),
             held_call: None,
-            logprobs: Vec::new(),
+            logprobs: String::new(),
         }
     }
 }
@@ -787,8 +794,9 @@ pub struct StreamEncoder {
     /// A call's item and first arguments, held until the delta after it: a call's state
     /// follows the call (Gemini's), and its `call_id` carries it.
     held_call: Option<(Kind, String)>,
-    /// The logprobs of the text delta that comes next, which its event carries.
-    logprobs: Vec<Value>,
+    /// The logprobs of the text delta that comes next, which its event carries (as
+    /// [`Item`]'s).
+    logprobs: String,
 }
 
 /// One event: named in its SSE `event:` line and its `type`, then the fields `fields` writes,
@@ -845,7 +853,7 @@ impl StreamEncoder {
             Kind::Call { .. } => "fc",
         };
         let (id, encrypted_content) = reasoning_id(item_id(&self.meta, prefix, index), state);
-        self.items.push(Item { kind, id, text: String::new(), open: true, encrypted_content, logprobs: Vec::new() });
+        self.items.push(Item { kind, id, text: String::new(), open: true, encrypted_content, logprobs: String::new() });
         let item = &self.items[index];
         let sequence = &mut self.sequence;
         event(out, sequence, "response.output_item.added", &|w| {
@@ -857,7 +865,7 @@ impl StreamEncoder {
             Kind::Message => event(out, sequence, "response.content_part.added", &|w| {
                 write_at(w, item, index, Some("content_index"));
                 w.key("part");
-                write_output_text(w, "", &[]);
+                write_output_text(w, "", "");
             }),
             Kind::Reasoning => event(out, sequence, "response.reasoning_summary_part.added", &|w| {
                 write_at(w, item, index, Some("summary_index"));
@@ -976,7 +984,11 @@ impl StreamEncoder {
                 write_logprobs(w, &logprobs);
             }
         });
-        self.items[index].logprobs.extend(logprobs);
+        let held = &mut self.items[index].logprobs;
+        if !held.is_empty() && !logprobs.is_empty() {
+            held.push(',');
+        }
+        held.push_str(&logprobs);
     }
 }
 
@@ -1061,7 +1073,7 @@ impl StreamEncoding for StreamEncoder {
                 }
             }
             Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
-            Delta::Logprobs { logprobs } => self.logprobs.extend_from_slice(our_logprobs(Some(logprobs))),
+            Delta::Logprobs { logprobs } => push_logprobs(&mut self.logprobs, Some(logprobs)),
             // Empty text says nothing; the engine never delivers a skipped frame (it becomes a
             // warning event) nor a usage report (it stays on the attempt's leg); reasoning and
             // states are taken above.

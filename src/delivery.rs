@@ -179,7 +179,9 @@ impl Delivery {
                 call.arguments.push_str(&arguments);
                 Delta::ToolCall { index: position as u32, id, name, arguments }
             }
-            other @ (Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. }) => other,
+            other @ (Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } | Delta::Logprobs { .. }) => {
+                other
+            }
         })
     }
 
@@ -194,6 +196,7 @@ impl Delivery {
             finish_reason,
             usage,
             model,
+            logprobs: None,
         }
     }
 
@@ -233,7 +236,8 @@ fn content_bytes(delta: &Delta) -> usize {
             id.as_ref().map_or(0, String::len) + name.as_ref().map_or(0, String::len) + arguments.len()
         }
         Delta::ReasoningState { state } | Delta::ToolCallState { state, .. } => state.byte_len(),
-        Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => 0,
+        // Passed on and not kept: a streamed answer's summary has no logprobs.
+        Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } | Delta::Logprobs { .. } => 0,
     }
 }
 

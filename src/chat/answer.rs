@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 
 use llm_baton_wire::write::{JsonWriter, ToJson};
+use serde_json::Value;
 
 use super::{Message, ReasoningKind, ReasoningPart, ReasoningState, Role};
 
@@ -59,6 +60,17 @@ pub enum FinishReason {
     Other(String),
 }
 
+/// Token log probabilities as a provider wrote them, with the name of its format: no other
+/// format has the same shape, so only a gateway client of that format is shown them
+/// (docs/parameters.md).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Logprobs {
+    /// The provider format that wrote them (`"openai_chat"`...).
+    pub format: &'static str,
+    /// Chat's `choices[0].logprobs` object, or Responses' list of an output text's logprobs.
+    pub raw: Value,
+}
+
 /// A whole, non-streamed answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
@@ -72,6 +84,8 @@ pub struct Answer {
     pub usage: Usage,
     /// The model the provider says answered, when it says.
     pub model: Option<String>,
+    /// The text's token log probabilities, when the provider was asked for them.
+    pub logprobs: Option<Logprobs>,
 }
 
 /// One normalized piece of a streamed answer.
@@ -94,6 +108,11 @@ pub enum Delta {
     ToolCallState {
         index: u32,
         state: ReasoningState,
+    },
+    /// The log probabilities of the text that follows (the same provider frame's). Not
+    /// visible.
+    Logprobs {
+        logprobs: Logprobs,
     },
     /// A fragment of a tool call; `index` groups the fragments of one call.
     ToolCall {
@@ -195,6 +214,11 @@ impl ToJson for Delta {
                 w.field("usage", usage);
                 w.opt_field("model", model.as_ref());
             }
+            Delta::Logprobs { logprobs } => {
+                w.field("type", "logprobs");
+                w.field("format", logprobs.format);
+                w.field("logprobs", &logprobs.raw);
+            }
             Delta::Skipped { reason } => {
                 w.field("type", "skipped");
                 w.field("reason", reason);
@@ -247,6 +271,7 @@ impl Delta {
             Delta::ToolCall { arguments, .. } => !arguments.is_empty(),
             Delta::ReasoningState { .. }
             | Delta::ToolCallState { .. }
+            | Delta::Logprobs { .. }
             | Delta::Done { .. }
             | Delta::Skipped { .. }
             | Delta::Usage { .. } => false,

@@ -130,6 +130,7 @@ impl ChatRequest {
             parallel_tool_calls,
             response_format,
             reasoning,
+            passthrough: None,
         })
     }
 }

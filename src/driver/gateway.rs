@@ -291,10 +291,14 @@ async fn serve_whole(
 ) -> Reply {
     let Serving { config, propagation, plan, reports, trace } = *serving;
     let format = plan.format;
-    let outcome =
-        run_call(call, config, propagation, &request, false, &mut |output| report_event(&output, reports, trace)).await;
+    let mut warnings = Vec::new();
+    let outcome = run_call(call, config, propagation, &request, false, &mut |output| {
+        keep_warning(&output, &mut warnings);
+        report_event(&output, reports, trace)
+    })
+    .await;
     report_settled(&outcome, config, trace);
-    match outcome {
+    let reply = match outcome {
         Ok(done) => {
             let target = &config.targets[done.target];
             meta.model = done.answer.model.clone().unwrap_or_else(|| target.model.clone());
@@ -305,7 +309,8 @@ async fn serve_whole(
             let error = GatewayError::from_failure(&e.failure, e.target.as_deref());
             Reply::error(format, &error, e.target.as_deref().unwrap_or(""), e.legs.len())
         }
-    }
+    };
+    reply.warned(&warnings)
 }
 
 async fn serve_stream(
@@ -322,13 +327,21 @@ async fn serve_stream(
     let mut committed = false;
     // The SSE of one delivery, reused: the bytes are copied out as they are emitted.
     let mut text = String::new();
+    // The warnings before the head: after it, only the call's events can tell them.
+    let mut warnings = Vec::new();
     let outcome = run_call(call, config, propagation, &request, true, &mut |output| match output {
-        CallOutput::Event(_) => report_event(&output, reports, trace),
+        CallOutput::Event(_) => {
+            if !committed {
+                keep_warning(&output, &mut warnings);
+            }
+            report_event(&output, reports, trace)
+        }
         CallOutput::Commit { target, attempts } => {
             committed = true;
             let target = &config.targets[target];
             encoder.set_model(&target.model);
-            let head = plan.caller.dressed(Reply::new(200, SSE, &target.name, attempts as usize, String::new()));
+            let head = Reply::new(200, SSE, &target.name, attempts as usize, String::new()).warned(&warnings);
+            let head = plan.caller.dressed(head);
             host::emit(to_js(&Output::Commit { headers: &head.headers }));
         }
         CallOutput::Splice(splice) => host::emit_bytes(splice_comment(splice).as_bytes()),
@@ -354,7 +367,7 @@ async fn serve_stream(
             }
             encoder.set_completed(unix_seconds());
             encoder.finish(&done.answer.finish_reason, done.answer.usage, &mut out);
-            Reply::new(200, SSE, &target.name, done.legs.len(), out)
+            Reply::new(200, SSE, &target.name, done.legs.len(), out).warned(&warnings)
         }
         Err(e) => {
             let error = GatewayError::from_failure(&e.failure, e.target.as_deref());
@@ -363,7 +376,7 @@ async fn serve_stream(
                 encoder.fail(&error, &mut out);
                 Reply::new(200, SSE, target, e.legs.len(), out)
             } else {
-                Reply::error(format, &error, target, e.legs.len())
+                Reply::error(format, &error, target, e.legs.len()).warned(&warnings)
             }
         }
     }
@@ -382,6 +395,13 @@ fn splice_comment(splice: &Splice) -> String {
     );
     let line: String = line.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     format!(": {line}\n\n")
+}
+
+/// Keeps a `warning` event's message for the reply's `x-baton-warning`.
+fn keep_warning(output: &CallOutput<'_>, warnings: &mut Vec<String>) {
+    if let CallOutput::Event(crate::record::Event::Warning { message, .. }) = output {
+        warnings.push(message.clone());
+    }
 }
 
 /// Hands an event to JS: every event for a trace, else a `leg` event for a health store.

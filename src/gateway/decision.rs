@@ -422,7 +422,10 @@ mod tests {
         );
         let (status, _, headers) = refused(decide_on(&cors, Site::Http, "POST", "/v1/chat/completions", &[page, JSON]));
         assert_eq!((status, headers["vary"].as_str()), (401, "origin"));
-        assert_eq!(headers["access-control-expose-headers"], "x-baton-target, x-baton-attempts, retry-after");
+        assert_eq!(
+            headers["access-control-expose-headers"],
+            "x-baton-target, x-baton-attempts, x-baton-warning, retry-after"
+        );
         // Another origin gets no CORS headers, and no preflight.
         let other = ("origin", "https://evil.example");
         let (status, _, headers) = refused(decide_on(&cors, Site::Http, "OPTIONS", "/v1/chat/completions", &[other]));

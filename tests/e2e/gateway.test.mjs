@@ -21,6 +21,8 @@ import "./gateway_health.test.mjs";
 import "./gateway_responses.test.mjs";
 // Chat reasoning under both names and back to its issuer; GET /v1/models/{id}; both SDKs and the AI SDK's OpenAI-compatible provider.
 import "./gateway_chat_reasoning.test.mjs";
+// Request parameters passed through, dropped with x-baton-warning, and logprobs back.
+import "./gateway_parameters.test.mjs";
 
 const KEY = "gw-test-key";
 const SLACK_MS = 400;

@@ -358,6 +358,8 @@ impl Shown {
                     panic!("Deliver carried {usage:?}; usage is the leg's, not the reader's")
                 }
                 Delta::ReasoningState { state } => self.bytes += state.byte_len(),
+                // Passed on to the reader, not part of the answer's content.
+                Delta::Logprobs { .. } => {}
                 Delta::ToolCallState { index, state } => {
                     self.bytes += state.byte_len();
                     self.call_at(index).state = Some(state);
@@ -581,7 +583,7 @@ fn assemble(decoded: &[Delta]) -> Shown {
                 }
                 call.arguments.push_str(arguments);
             }
-            Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => {}
+            Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } | Delta::Logprobs { .. } => {}
             Delta::ReasoningState { .. } => {}
             Delta::ToolCallState { index, state } => {
                 call_of(&mut whole, &mut indexes, *index).state = Some(state.clone());

@@ -11,8 +11,9 @@
 //! replayed thinking block goes on unchanged, as the client sent it, when the turn's first id
 //! names its issuer; one whose issuer is not known is dropped, as the rules for state from
 //! elsewhere drop it. `tool_choice` (`disable_parallel_tool_use` included), `top_p` and structured output
-//! (`output_config.format`, or the beta's `output_format`) are read; `top_k` and other
-//! provider-specific fields are ignored (a target's `extraBody` sends them).
+//! (`output_config.format`, or the beta's `output_format`) are read; the other fields
+//! (`metadata`, `service_tier`, `top_k`…) go on unchanged to an anthropic_messages member, and
+//! are dropped with a warning for a member of another format (docs/parameters.md).
 //! A stream is `message_start`, one content block per text run, thinking run or tool call
 //! (`content_block_start` / `_delta` / `_stop`, tool arguments as `input_json_delta`),
 //! `message_delta` with the stop reason and usage, then `message_stop`.
@@ -23,8 +24,8 @@ use serde_json::{Map, Value};
 use super::provider::{tool_input, FORMAT};
 use super::{stop_reason, AnthropicMessages};
 use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, ReasoningPart, ReasoningRequest, ReasoningState,
-    ResponseFormat, Role, Source, Tool, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, Passthrough, ReasoningPart, ReasoningRequest,
+    ReasoningState, ResponseFormat, Role, Source, Tool, ToolCall, ToolChoice, Usage,
 };
 use crate::format::client::field::{self, child};
 use crate::format::client::state_id;
@@ -32,12 +33,48 @@ use crate::format::client::{media, sse, ClientCall, ClientDialect, Conversation,
 use crate::format::openai_chat::client::schema;
 use crate::value::{index_path, FieldError};
 
+/// The request fields this dialect reads (maps into the request, or refuses); the others go
+/// on unchanged to an anthropic_messages member ([`field::passthrough`]).
+pub(crate) const READ: &[&str] = &[
+    "model",
+    "max_tokens",
+    "stream",
+    "system",
+    "messages",
+    "tools",
+    "tool_choice",
+    "temperature",
+    "top_p",
+    "stop_sequences",
+    "output_config",
+    "output_format",
+    "thinking",
+    "thread",
+    "compaction",
+];
+
+/// The request fields whose answer the gateway could not give as Anthropic would, each refused
+/// by name with why.
+const REFUSED: &[(&str, &str)] = &[
+    (
+        "thread",
+        "it keeps the conversation's state at Anthropic under an id the gateway does not give; send the          whole conversation in messages instead",
+    ),
+    (
+        "compaction",
+        "its answer is a compaction block, which the gateway does not carry; compact the conversation          yourself, or call Anthropic directly",
+    ),
+];
+
 fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
     let o = field::object(body, "body")?;
     let model = field::string(o, "model", "", "the name of a route, e.g. \"chat\"")?.to_string();
     let max_tokens = field::opt_tokens(o, "max_tokens", "")?
         .ok_or_else(|| field::missing("max_tokens", "the most tokens to generate, e.g. 1024"))?;
     let stream = field::opt_bool(o, "stream", "")?;
+    if let Some((key, why)) = REFUSED.iter().find(|(key, _)| field::opt(o, key).is_some()) {
+        return Err(FieldError::new(*key, format!("is not supported: {why}")));
+    }
     let mut conversation = Conversation::default();
     match field::opt(o, "system") {
         None => {}
@@ -77,9 +114,28 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         parallel_tool_calls,
         response_format: output_format(o)?,
         reasoning: thinking(o)?,
+        passthrough: passthrough(o),
         ..ChatRequest::default()
     };
     Ok(ClientCall { model, stream, include_usage: false, request, echo: Value::Null, origins })
+}
+
+/// The fields this dialect does not read, and `output_config`'s members besides the `format`
+/// it maps (`effort`…): they join the `output_config` an anthropic_messages member is sent.
+fn passthrough(o: &Map<String, Value>) -> Option<Passthrough> {
+    // Built by insertion: a map's `remove` and `entry` would each link more of BTreeMap.
+    let mut config = Map::new();
+    if let Some(Value::Object(given)) = field::opt(o, "output_config") {
+        for (key, value) in given.iter().filter(|(key, _)| *key != "format") {
+            config.insert(key.clone(), value.clone());
+        }
+    }
+    let mut passed = field::passthrough(o, READ, FORMAT);
+    if !config.is_empty() {
+        let fields = &mut passed.get_or_insert_with(|| Passthrough { format: FORMAT, fields: Map::new() }).fields;
+        fields.insert("output_config".into(), Value::Object(config));
+    }
+    passed
 }
 
 /// `thinking: {type: "enabled", budget_tokens}` (or `"disabled"`), as the request's `reasoning`.
@@ -675,7 +731,8 @@ impl StreamEncoding for StreamEncoder {
             Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
             // The engine never delivers a skipped frame (it becomes a warning event) nor a usage
             // report (it stays on the attempt's leg); a call's state is taken above.
-            Delta::Skipped { .. } | Delta::Usage { .. } | Delta::ToolCallState { .. } => {}
+            // Logprobs are another format's: this one has none.
+            Delta::Skipped { .. } | Delta::Usage { .. } | Delta::ToolCallState { .. } | Delta::Logprobs { .. } => {}
         }
     }
 
@@ -952,6 +1009,7 @@ mod tests {
     #[test]
     fn whole_answer() {
         let answer = Answer {
+            logprobs: None,
             text: "Let me check.".into(),
             reasoning: String::new(),
             tool_calls: vec![ToolCall {
@@ -1007,6 +1065,7 @@ mod tests {
         let gemini = state("gemini", Opaque::Signature("sig.g".into()));
         let call = |id: &str, state| ToolCall { id: id.into(), name: "f".into(), arguments: "{}".into(), state };
         let answer = Answer {
+            logprobs: None,
             text: String::new(),
             reasoning: "hmm".into(),
             reasoning_parts: parts.clone(),
@@ -1078,6 +1137,7 @@ mod tests {
             finish_reason: FinishReason::ToolCalls,
             usage: Usage::default(),
             model: None,
+            logprobs: None,
         };
         let whole: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
         let content = whole["content"].as_array().unwrap().clone();

@@ -556,6 +556,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
         return Ok(Err(DecodeError::Protocol("anthropic_messages answer has no content".into())));
     }
     Ok(Ok(Answer {
+        logprobs: None,
         text,
         reasoning,
         reasoning_parts,

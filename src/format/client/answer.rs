@@ -96,6 +96,7 @@ mod tests {
     fn unknown_usage_is_sent_as_zero_where_clients_need_a_number() {
         let meta = Meta { id: "x".into(), created: 1, completed: None, model: "m".into(), echo: Value::Null };
         let answer = Answer {
+            logprobs: None,
             text: "Hi".into(),
             reasoning: String::new(),
             tool_calls: Vec::new(),

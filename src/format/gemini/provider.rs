@@ -79,6 +79,7 @@ impl ProviderDialect for Gemini {
             if blocked {
                 let (text, reasoning, tool_calls) = (String::new(), String::new(), Vec::new());
                 return Ok(Answer {
+                    logprobs: None,
                     text,
                     reasoning,
                     reasoning_parts: Vec::new(),
@@ -111,6 +112,7 @@ impl ProviderDialect for Gemini {
             }
         }
         Ok(Answer {
+            logprobs: None,
             text,
             reasoning,
             reasoning_parts,

@@ -4,9 +4,10 @@
 //! (`text`; in a user message also `image_url`, by URL or a `data:` URL, and `file` with its
 //! `file_data`), `developer` as a system turn, `max_completion_tokens` as `max_tokens`, tools as
 //! `{type: "function", function}`, `top_p`, `seed`, `tool_choice`, `parallel_tool_calls` and
-//! `response_format`. Fields the gateway has no use for (`user`, `logprobs`…) are ignored rather
-//! than refused, as compatible servers do; what it cannot honour (`input_audio`, a stored
-//! `file_id`, `n` > 1) is refused by name. A stream is chunks of `chat.completion.chunk`
+//! `response_format`. The other fields (`logprobs`, `user`, `service_tier`…) go on unchanged to an
+//! openai_chat member, and are dropped with a warning for a member of another format
+//! (docs/parameters.md); what it cannot honour (`input_audio`, a stored `file_id`, `n` > 1) is
+//! refused by name. A stream is chunks of `chat.completion.chunk`
 //! (the first carries the role), a chunk with `finish_reason`, a usage-only chunk when the client
 //! asked with `stream_options.include_usage`, then `data: [DONE]`.
 //!
@@ -22,15 +23,37 @@ use serde_json::{Map, Value};
 use super::provider::write_tool_call;
 use super::{wire_finish_reason, OpenaiChat};
 use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, ReasoningPart, ReasoningRequest, ResponseFormat,
-    Role, Tool, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, FinishReason, Logprobs, Message, Opaque, Part, ReasoningPart, ReasoningRequest,
+    ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
 };
 use crate::format::client::field::{self, child};
 use crate::format::client::state_id;
 use crate::format::client::{
     media, sse, string_or_null, ClientCall, ClientDialect, GatewayError, Meta, PartOrigin, StreamEncoding,
 };
+use crate::format::Format;
 use crate::value::{index_path, FieldError};
+
+/// The request fields this dialect reads (maps into the request, or refuses); the others go
+/// on unchanged to an openai_chat member ([`field::passthrough`]).
+pub(crate) const READ: &[&str] = &[
+    "model",
+    "stream",
+    "stream_options",
+    "n",
+    "messages",
+    "tools",
+    "max_completion_tokens",
+    "max_tokens",
+    "tool_choice",
+    "temperature",
+    "top_p",
+    "seed",
+    "stop",
+    "parallel_tool_calls",
+    "response_format",
+    "reasoning_effort",
+];
 
 fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
     let o = field::object(body, "body")?;
@@ -84,6 +107,7 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         parallel_tool_calls: field::opt_flag(o, "parallel_tool_calls", "")?,
         response_format: response_format(field::opt(o, "response_format"))?,
         reasoning: reasoning(o)?,
+        passthrough: field::passthrough(o, READ, crate::format::Format::OpenaiChat.as_str()),
     };
     Ok(ClientCall { model, stream, include_usage, request, echo: Value::Null, origins })
 }
@@ -351,8 +375,7 @@ fn answer_body(meta: &Meta, answer: &Answer) -> String {
         w.end_array();
     }
     w.end_object();
-    w.key("logprobs");
-    w.null();
+    write_logprobs(&mut w, answer.logprobs.as_ref().map(|l| &l.raw).filter(|_| ours(answer.logprobs.as_ref())));
     w.field("finish_reason", wire_finish_reason(&answer.finish_reason));
     w.end_object();
     w.end_array();
@@ -373,6 +396,20 @@ fn carried(parts: &[ReasoningPart]) -> Vec<ReasoningPart> {
             state: p.state.clone(),
         })
         .collect()
+}
+
+/// Whether `logprobs` are this format's, which a client of it reads as they came.
+fn ours(logprobs: Option<&Logprobs>) -> bool {
+    logprobs.is_some_and(|l| l.format == Format::OpenaiChat.as_str())
+}
+
+/// A choice's `"logprobs"`: the provider's, or null.
+fn write_logprobs(w: &mut JsonWriter, logprobs: Option<&Value>) {
+    w.key("logprobs");
+    match logprobs {
+        Some(raw) => w.value(raw),
+        None => w.null(),
+    }
 }
 
 impl ClientDialect for OpenaiChat {
@@ -402,6 +439,7 @@ impl ClientDialect for OpenaiChat {
             opened_calls: Vec::new(),
             reasoning: Vec::new(),
             opening: None,
+            logprobs: None,
         }
     }
 }
@@ -418,11 +456,15 @@ pub struct StreamEncoder {
     /// A call's opening fragment, held until the delta after it: a call's state follows the
     /// call (Gemini's), and its id carries it.
     opening: Option<(ToolCall, u32)>,
+    /// The logprobs of the delta that comes next, which its chunk carries (as the provider's
+    /// chunk did).
+    logprobs: Option<Value>,
 }
 
 impl StreamEncoder {
     /// A chunk of one choice, whose delta's fields `delta` writes.
-    fn chunk(&self, out: &mut String, delta: &dyn Fn(&mut JsonWriter), finish: Option<&str>) {
+    fn chunk(&mut self, out: &mut String, delta: &dyn Fn(&mut JsonWriter), finish: Option<&str>) {
+        let logprobs = self.logprobs.take();
         sse(out, None, &|w| {
             begin_completion(w, &self.meta, "chat.completion.chunk");
             w.key("choices");
@@ -433,8 +475,7 @@ impl StreamEncoder {
             w.begin_object();
             delta(w);
             w.end_object();
-            w.key("logprobs");
-            w.null();
+            write_logprobs(w, logprobs.as_ref());
             string_or_null(w, "finish_reason", finish);
             w.end_object();
             w.end_array();
@@ -448,7 +489,7 @@ impl StreamEncoder {
 
     /// A `tool_calls` chunk: one fragment of the call at `index`; its opening one (`id` given)
     /// also names the call.
-    fn call_chunk(&self, out: &mut String, index: u32, id: Option<&str>, name: &str, arguments: &str) {
+    fn call_chunk(&mut self, out: &mut String, index: u32, id: Option<&str>, name: &str, arguments: &str) {
         let call = |w: &mut JsonWriter| {
             w.key("tool_calls");
             w.begin_array();
@@ -544,6 +585,13 @@ impl StreamEncoding for StreamEncoder {
                 self.chunk(out, &both, None)
             }
             Delta::ReasoningState { state } => ReasoningPart::push_state(&mut self.reasoning, state.clone()),
+            Delta::Logprobs { logprobs } if ours(Some(logprobs)) => {
+                // Two in a row: the first goes in a chunk of its own.
+                if self.logprobs.is_some() {
+                    self.chunk(out, &|_| {}, None);
+                }
+                self.logprobs = Some(logprobs.raw.clone());
+            }
             Delta::ToolCall { index, id, name, arguments } if !self.opened_calls.contains(index) => {
                 self.opened_calls.push(*index);
                 let id = call_id(&self.meta, *index, id.as_deref().unwrap_or(""));
@@ -554,7 +602,8 @@ impl StreamEncoding for StreamEncoder {
             Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
             // The engine never delivers a skipped frame (it becomes a warning event) nor a usage
             // report (it stays on the attempt's leg); a call's state is taken above.
-            Delta::Skipped { .. } | Delta::Usage { .. } | Delta::ToolCallState { .. } => {}
+            // Another format's logprobs have no place here.
+            Delta::Skipped { .. } | Delta::Usage { .. } | Delta::ToolCallState { .. } | Delta::Logprobs { .. } => {}
         }
     }
 
@@ -854,6 +903,7 @@ mod tests {
     #[test]
     fn whole_answer() {
         let answer = Answer {
+            logprobs: None,
             text: String::new(),
             reasoning: String::new(),
             tool_calls: vec![ToolCall {
@@ -903,6 +953,7 @@ mod tests {
         let gemini = signed("gemini", "gemini-3-pro-preview", Opaque::Signature("sig.g".into()));
         let call = |id: &str, state| ToolCall { id: id.into(), name: "f".into(), arguments: "{}".into(), state };
         let answer = Answer {
+            logprobs: None,
             text: String::new(),
             reasoning: "hmm".into(),
             reasoning_parts: vec![thinking.clone()],
@@ -964,6 +1015,7 @@ mod tests {
             finish_reason: FinishReason::ToolCalls,
             usage: Usage::default(),
             model: None,
+            logprobs: None,
         };
         let whole: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
         let whole = whole["choices"][0]["message"].clone();
@@ -1059,6 +1111,54 @@ mod tests {
             r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":9,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]},"logprobs":null,"finish_reason":null}],"usage":null}"#
         );
         assert_eq!(f[2], r#"{"error":{"message":"broken","type":"api_error","param":null,"code":null}}"#);
+    }
+
+    /// A Chat member's logprobs reach a Chat client as they came: in the whole answer's choice,
+    /// and in the chunk of the text they describe; another format's are null.
+    #[test]
+    fn logprobs_of_a_chat_member_are_written_whole_and_with_their_chunk() {
+        let raw = json!({"content": [{"token": "Hi", "logprob": -0.1, "bytes": [72, 105], "top_logprobs": []}], "refusal": null});
+        let ours = Logprobs { format: "openai_chat", raw: raw.clone() };
+        let theirs = Logprobs { format: "openai_responses", raw: json!([]) };
+        for (logprobs, expected) in [(ours.clone(), raw.clone()), (theirs.clone(), Value::Null)] {
+            let answer = Answer {
+                text: "Hi".into(),
+                reasoning: String::new(),
+                reasoning_parts: Vec::new(),
+                tool_calls: Vec::new(),
+                finish_reason: FinishReason::Stop,
+                usage: Usage::default(),
+                model: None,
+                logprobs: Some(logprobs),
+            };
+            let body: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
+            assert_eq!(body["choices"][0]["logprobs"], expected);
+        }
+
+        let mut e = OpenaiChat::stream_encoder(meta(), false);
+        let mut out = String::new();
+        e.delta(&Delta::Logprobs { logprobs: ours.clone() }, &mut out);
+        e.delta(&Delta::Text { text: "Hi".into() }, &mut out);
+        e.delta(&Delta::Logprobs { logprobs: theirs }, &mut out);
+        e.delta(&Delta::Text { text: "!".into() }, &mut out);
+        e.delta(&Delta::Logprobs { logprobs: ours.clone() }, &mut out);
+        e.delta(&Delta::Logprobs { logprobs: ours }, &mut out);
+        e.finish(&FinishReason::Stop, Usage::default(), &mut out);
+        let chunks: Vec<Value> = frames(&out).iter().filter_map(|f| serde_json::from_str(f).ok()).collect();
+        let seen: Vec<(Value, Value)> =
+            chunks.iter().map(|c| (c["choices"][0]["delta"].clone(), c["choices"][0]["logprobs"].clone())).collect();
+        assert_eq!(
+            seen,
+            [
+                (json!({"role": "assistant", "content": ""}), Value::Null),
+                (json!({"content": "Hi"}), raw.clone()),
+                (json!({"content": "!"}), Value::Null),
+                (json!({}), raw.clone()),
+                (json!({}), raw),
+            ],
+            "two in a row: the first in a chunk of its own, the second with the finish"
+        );
+        assert_eq!(chunks[4]["choices"][0]["finish_reason"], "stop");
     }
 
     #[test]

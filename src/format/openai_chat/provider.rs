@@ -43,8 +43,8 @@ use serde_json::Value;
 
 use super::{class_named, finish_reason};
 use crate::chat::{
-    Answer, ChatRequest, Delta, Message, Opaque, Part, ReasoningKind, ReasoningPart, ReasoningState, ResponseFormat,
-    Role, Source, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, Logprobs, Message, Opaque, Part, ReasoningKind, ReasoningPart, ReasoningState,
+    ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
 use crate::format::frame;
 use crate::format::{
@@ -319,6 +319,7 @@ fn write_part(w: &mut JsonWriter, part: &Part) {
     w.end_object();
 }
 
+/// This format's name, which its reasoning states and logprobs carry.
 const FORMAT: &str = "openai_chat";
 
 /// The reasoning of an assistant message that `model`, a Chat target, issued: its text, sent back
@@ -356,12 +357,13 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     for choice in json::objects_field(v, "choices")?.unwrap_or_default() {
         let message = json::object_field(choice, "message")?.map(read_message).transpose()?;
         let finish = json::str_field(choice, "finish_reason")?;
-        first.get_or_insert((message, finish));
+        let logprobs = json::field(choice, "logprobs");
+        first.get_or_insert((message, finish, logprobs));
     }
     if let Some(error) = json::field(v, "error") {
         return Ok(Err(provider_error(error)));
     }
-    let Some((Some(message), finish)) = first else {
+    let Some((Some(message), finish, logprobs)) = first else {
         return Ok(Err(DecodeError::Protocol("openai_chat answer has no choices[0].message".into())));
     };
     let finish = if message.refused { refused(finish) } else { finish };
@@ -377,6 +379,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
         tool_calls: message.tool_calls,
         usage,
         model,
+        logprobs: logprobs.map(|raw| Logprobs { format: FORMAT, raw: raw.clone() }),
     }))
 }
 
@@ -713,6 +716,9 @@ impl StreamDecoder {
             self.model = chunk.model.filter(|m| !m.is_empty()).map(Cow::into_owned);
         }
         for choice in chunk.choice.into_iter().chain(chunk.more_choices) {
+            if let Some(Ok(raw)) = choice.logprobs.map(parse_value) {
+                out.push(Delta::Logprobs { logprobs: Logprobs { format: FORMAT, raw } });
+            }
             if let Some(delta) = choice.delta {
                 self.on_delta(delta, out)?;
             }
@@ -1066,6 +1072,34 @@ mod tests {
                     usage: Usage { input_tokens: Some(5), output_tokens: Some(7) },
                     model: None,
                 },
+            ]
+        );
+    }
+
+    /// Kept as the provider wrote them, for a Chat client: whole, and in a stream before the
+    /// text of the same chunk; a chunk whose `logprobs` is null has none.
+    #[test]
+    fn logprobs_are_kept_whole_and_before_their_chunks_text() {
+        let token = json!({"token": "Hi", "logprob": -0.1, "bytes": [72, 105], "top_logprobs": []});
+        let logprobs = json!({"content": [token], "refusal": null});
+        let body = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi"},
+            "logprobs": logprobs, "finish_reason": "stop"}]});
+        let answer = OpenaiChat::decode_answer(body.to_string().as_bytes()).unwrap();
+        assert_eq!(answer.logprobs, Some(Logprobs { format: "openai_chat", raw: logprobs.clone() }));
+        let null = body.to_string().replace(&logprobs.to_string(), "null");
+        assert_eq!(OpenaiChat::decode_answer(null.as_bytes()).unwrap().logprobs, None);
+
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        let chunk =
+            json!({"choices": [{"index": 0, "delta": {"content": "Hi"}, "logprobs": logprobs, "finish_reason": null}]});
+        d.on_event(&event(&chunk.to_string()), &mut out).unwrap();
+        d.on_event(&event(r#"{"choices":[{"index":0,"delta":{"content":"!"},"logprobs":null}]}"#), &mut out).unwrap();
+        assert_eq!(
+            out,
+            [
+                Delta::Logprobs { logprobs: Logprobs { format: "openai_chat", raw: logprobs } },
+                Delta::Text { text: "Hi!".into() },
             ]
         );
     }

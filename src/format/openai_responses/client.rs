@@ -38,8 +38,8 @@ use serde_json::{Map, Value};
 use super::provider::FORMAT;
 use super::{ending, OpenaiResponses};
 use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, ReasoningKind, ReasoningPart, ReasoningRequest,
-    ReasoningState, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, FinishReason, Logprobs, Message, Opaque, Part, ReasoningKind, ReasoningPart,
+    ReasoningRequest, ReasoningState, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
 };
 use crate::format::client::field::{self, child};
 use crate::format::client::state_id;
@@ -56,6 +56,29 @@ const STATEFUL: &[(&str, &str)] = &[
     ("previous_response_id", "send the earlier turns in input instead"),
     ("conversation", "send the conversation's turns in input instead"),
     ("prompt", "send the prompt's text as instructions and input instead"),
+];
+
+/// The request fields this dialect reads (maps into the request, or refuses: `store` and
+/// `background` when true, the [`STATEFUL`] ones); the others go on unchanged to an
+/// openai_responses member ([`field::passthrough`]).
+pub(crate) const READ: &[&str] = &[
+    "model",
+    "stream",
+    "store",
+    "background",
+    "previous_response_id",
+    "conversation",
+    "prompt",
+    "instructions",
+    "input",
+    "tools",
+    "tool_choice",
+    "text",
+    "max_output_tokens",
+    "temperature",
+    "top_p",
+    "parallel_tool_calls",
+    "reasoning",
 ];
 
 fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
@@ -138,6 +161,7 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         parallel_tool_calls,
         response_format,
         reasoning: reasoning(o)?,
+        passthrough: field::passthrough(o, READ, FORMAT),
         ..Default::default()
     };
     Ok(ClientCall { model, stream, include_usage: false, request, echo, origins })
@@ -686,20 +710,43 @@ struct Item {
     open: bool,
     /// A reasoning item's `encrypted_content`.
     encrypted_content: Option<String>,
+    /// A message's logprobs so far, from a Responses member (docs/parameters.md): the entries'
+    /// JSON text, comma-separated (text, not values, so the wasm links no list code for them).
+    logprobs: String,
 }
 
 /// `{"type":"output_text","text",…}`, a message's one content part.
-fn write_output_text(w: &mut JsonWriter, text: &str) {
+fn write_output_text(w: &mut JsonWriter, text: &str, logprobs: &str) {
     w.begin_object();
     w.field("type", "output_text");
     w.field("text", text);
     w.key("annotations");
     w.begin_array();
     w.end_array();
+    write_logprobs(w, logprobs);
+    w.end_object();
+}
+
+/// `"logprobs":[…]` of `entries` (JSON text), as a Responses member sent them.
+fn write_logprobs(w: &mut JsonWriter, entries: &str) {
     w.key("logprobs");
     w.begin_array();
+    if !entries.is_empty() {
+        w.raw(entries);
+    }
     w.end_array();
-    w.end_object();
+}
+
+/// Appends the entries of `logprobs`, if a Responses member wrote them (a list), to `text`.
+fn push_logprobs(text: &mut String, logprobs: Option<&Logprobs>) {
+    if let Some(Value::Array(entries)) = logprobs.filter(|l| l.format == FORMAT).map(|l| &l.raw) {
+        for entry in entries {
+            if !text.is_empty() {
+                text.push(',');
+            }
+            text.push_str(&entry.to_json());
+        }
+    }
 }
 
 /// `{"type":"summary_text","text"}` or `{"type":"reasoning_text","text"}`: a reasoning item's
@@ -769,7 +816,7 @@ impl Item {
                 w.field("role", "assistant");
                 w.key("content");
                 w.begin_array();
-                write_output_text(w, &self.text);
+                write_output_text(w, &self.text, &self.logprobs);
                 w.end_array();
             }
             Kind::Reasoning(kind) => {
@@ -827,7 +874,7 @@ fn answer_items(meta: &Meta, answer: &Answer) -> Vec<Item> {
     let mut items = Vec::new();
     let mut push = |kind: Kind, prefix: &str, text: &str, state: Option<&ReasoningState>| {
         let (id, encrypted_content) = reasoning_id(item_id(meta, prefix, items.len()), state);
-        items.push(Item { kind, id, text: text.to_string(), open: false, encrypted_content });
+        items.push(Item { kind, id, text: text.to_string(), open: false, encrypted_content, logprobs: String::new() });
     };
     if answer.reasoning_parts.is_empty() && !answer.reasoning.is_empty() {
         push(Kind::Reasoning(ReasoningKind::default()), "rs", &answer.reasoning, None);
@@ -841,6 +888,9 @@ fn answer_items(meta: &Meta, answer: &Answer) -> Vec<Item> {
     for (i, c) in answer.tool_calls.iter().enumerate() {
         let call_id = state_id::encode(&call_id(meta, i as u32, &c.id), c.state.as_ref(), &[]);
         push(Kind::Call { call: i as u32, call_id, name: c.name.clone() }, "fc", &c.arguments, None);
+    }
+    if let Some(message) = items.iter_mut().find(|item| matches!(item.kind, Kind::Message)) {
+        push_logprobs(&mut message.logprobs, answer.logprobs.as_ref());
     }
     items
 }
@@ -880,6 +930,7 @@ impl ClientDialect for OpenaiResponses {
             held_reasoning: String::new(),
             held_kind: ReasoningKind::default(),
             held_call: None,
+            logprobs: String::new(),
         }
     }
 }
@@ -900,6 +951,9 @@ pub struct StreamEncoder {
     /// A call's item and first arguments, held until the delta after it: a call's state
     /// follows the call (Gemini's), and its `call_id` carries it.
     held_call: Option<(Kind, String)>,
+    /// The logprobs of the text delta that comes next, which its event carries (as
+    /// [`Item`]'s).
+    logprobs: String,
 }
 
 /// One event: named in its SSE `event:` line and its `type`, then the fields `fields` writes,
@@ -956,7 +1010,7 @@ impl StreamEncoder {
             Kind::Call { .. } => "fc",
         };
         let (id, encrypted_content) = reasoning_id(item_id(&self.meta, prefix, index), state);
-        self.items.push(Item { kind, id, text: String::new(), open: true, encrypted_content });
+        self.items.push(Item { kind, id, text: String::new(), open: true, encrypted_content, logprobs: String::new() });
         let item = &self.items[index];
         let sequence = &mut self.sequence;
         event(out, sequence, "response.output_item.added", &|w| {
@@ -968,7 +1022,7 @@ impl StreamEncoder {
             Kind::Message => event(out, sequence, "response.content_part.added", &|w| {
                 write_at(w, item, index, Some("content_index"));
                 w.key("part");
-                write_output_text(w, "");
+                write_output_text(w, "", "");
             }),
             Kind::Reasoning(kind) => {
                 let words = ReasoningWords::of(kind);
@@ -993,14 +1047,12 @@ impl StreamEncoder {
                 event(out, sequence, "response.output_text.done", &|w| {
                     write_at(w, item, index, Some("content_index"));
                     w.field("text", &item.text);
-                    w.key("logprobs");
-                    w.begin_array();
-                    w.end_array();
+                    write_logprobs(w, &item.logprobs);
                 });
                 event(out, sequence, "response.content_part.done", &|w| {
                     write_at(w, item, index, Some("content_index"));
                     w.key("part");
-                    write_output_text(w, &item.text);
+                    write_output_text(w, &item.text, &item.logprobs);
                 });
             }
             Kind::Reasoning(kind) => {
@@ -1086,16 +1138,20 @@ impl StreamEncoder {
     fn item_delta(&mut self, out: &mut String, index: usize, kind: &str, part: Option<&str>, text: &str) {
         let item = &mut self.items[index];
         item.text.push_str(text);
+        let logprobs = std::mem::take(&mut self.logprobs);
         let item = &*item;
         event(out, &mut self.sequence, kind, &|w| {
             write_at(w, item, index, part);
             w.field("delta", text);
             if kind == "response.output_text.delta" {
-                w.key("logprobs");
-                w.begin_array();
-                w.end_array();
+                write_logprobs(w, &logprobs);
             }
         });
+        let held = &mut self.items[index].logprobs;
+        if !held.is_empty() && !logprobs.is_empty() {
+            held.push(',');
+        }
+        held.push_str(&logprobs);
     }
 }
 
@@ -1185,6 +1241,7 @@ impl StreamEncoding for StreamEncoder {
                 }
             }
             Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
+            Delta::Logprobs { logprobs } => push_logprobs(&mut self.logprobs, Some(logprobs)),
             // Empty text says nothing; the engine never delivers a skipped frame (it becomes a
             // warning event) nor a usage report (it stays on the attempt's leg); reasoning and
             // states are taken above.
@@ -1608,6 +1665,7 @@ mod tests {
 
     fn answer(text: &str, reasoning: &str, calls: &[(&str, &str, &str)], finish: FinishReason) -> Answer {
         Answer {
+            logprobs: None,
             text: text.into(),
             reasoning: reasoning.into(),
             tool_calls: calling("", calls).tool_calls,
@@ -1732,6 +1790,49 @@ mod tests {
             delta,
             "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"item_id\":\"msg_1_0\",\
              \"output_index\":0,\"content_index\":0,\"delta\":\"Hi\",\"logprobs\":[],\"sequence_number\":4}"
+        );
+    }
+
+    /// A Responses member's output-text logprobs reach a Responses client as they came: in the
+    /// whole answer's part, and streamed in the delta of the text they describe, then in the
+    /// part's `done` events and the completed response; another format's are not shown.
+    #[test]
+    fn logprobs_of_a_responses_member_are_written_whole_and_streamed() {
+        let entry = |token: &str| json!({"token": token, "logprob": -0.5, "bytes": [], "top_logprobs": []});
+        let ours =
+            |tokens: &[&str]| Logprobs { format: FORMAT, raw: Value::Array(tokens.iter().map(|t| entry(t)).collect()) };
+        let answer = |logprobs| Answer {
+            text: "Hi you".into(),
+            reasoning: String::new(),
+            reasoning_parts: Vec::new(),
+            tool_calls: Vec::new(),
+            finish_reason: FinishReason::Stop,
+            usage: Usage::default(),
+            model: None,
+            logprobs: Some(logprobs),
+        };
+        let whole: Value = serde_json::from_str(&answer_body(&meta(), &answer(ours(&["Hi", " you"])))).unwrap();
+        assert_eq!(whole["output"][0]["content"][0]["logprobs"], json!([entry("Hi"), entry(" you")]));
+        let chat = Logprobs { format: "openai_chat", raw: json!({"content": []}) };
+        let whole: Value = serde_json::from_str(&answer_body(&meta(), &answer(chat.clone()))).unwrap();
+        assert_eq!(whole["output"][0]["content"][0]["logprobs"], json!([]));
+
+        let mut e = OpenaiResponses::stream_encoder(meta(), false);
+        let mut out = String::new();
+        e.delta(&Delta::Logprobs { logprobs: ours(&["Hi"]) }, &mut out);
+        e.delta(&Delta::Text { text: "Hi".into() }, &mut out);
+        e.delta(&Delta::Logprobs { logprobs: chat }, &mut out);
+        e.delta(&Delta::Text { text: " you".into() }, &mut out);
+        e.finish(&FinishReason::Stop, Usage::default(), &mut out);
+        let events = events(&out);
+        let of = |kind: &str| events.iter().filter(|(k, _)| k == kind).map(|(_, d)| d.clone()).collect::<Vec<_>>();
+        let deltas: Vec<Value> = of("response.output_text.delta").iter().map(|d| d["logprobs"].clone()).collect();
+        assert_eq!(deltas, [json!([entry("Hi")]), json!([])]);
+        assert_eq!(of("response.output_text.done")[0]["logprobs"], json!([entry("Hi")]));
+        assert_eq!(of("response.content_part.done")[0]["part"]["logprobs"], json!([entry("Hi")]));
+        assert_eq!(
+            of("response.completed")[0]["response"]["output"][0]["content"][0]["logprobs"],
+            json!([entry("Hi")])
         );
     }
 

@@ -34,15 +34,15 @@ use serde_json::{Map, Value};
 
 use super::finish_reason;
 use crate::chat::{
-    self, Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, ReasoningKind, ReasoningState, Role, Source,
-    ToolCall, ToolChoice, Usage,
+    self, Answer, ChatRequest, Delta, FinishReason, Logprobs, Message, Opaque, Part, ReasoningKind, ReasoningState,
+    Role, Source, ToolCall, ToolChoice, Usage,
 };
 use crate::format::openai_chat::provider::{default_filename, provider_error, JsonSchema, OpenaiChat};
 use crate::format::{
     json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
 };
 use crate::sse::SseEvent;
-use crate::value::from_tree;
+use crate::value::{from_tree, parse_value};
 
 /// OpenAI Responses, as a [`ProviderDialect`].
 #[derive(Debug, Clone, Copy)]
@@ -313,6 +313,8 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     let output = json::objects_field(v, "output")?;
     let (mut text, mut reasoning, mut tool_calls) = (String::new(), Vec::new(), Vec::new());
     let mut reasoning_parts = Vec::new();
+    // The output texts' logprobs, one list across the message's parts.
+    let mut logprobs: Vec<Value> = Vec::new();
     let mut said = Said::default();
     for item in output.unwrap_or_default() {
         let content = json::objects_field(item, "content")?.unwrap_or_default();
@@ -333,6 +335,11 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
         );
         match json::str_field(item, "type")?.ok_or_else(|| json::missing("type", "an output item"))? {
             "message" => {
+                for part in content {
+                    if let Some(Value::Array(list)) = json::field(part, "logprobs") {
+                        logprobs.extend(list.iter().cloned());
+                    }
+                }
                 for (kind, part_text, refusal) in &parts[summary.len()..] {
                     match kind {
                         Some("output_text") => {
@@ -387,6 +394,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
         return Ok(Err(DecodeError::Protocol("openai_responses answer has no output".into())));
     }
     Ok(Ok(Answer {
+        logprobs: (!logprobs.is_empty()).then_some(Logprobs { format: FORMAT, raw: Value::Array(logprobs) }),
         text,
         reasoning: reasoning.join("\n\n"),
         reasoning_parts,
@@ -591,6 +599,12 @@ impl StreamDecoder {
         }
         match kind {
             "response.output_text.delta" | "response.refusal.delta" => {
+                // Every delta has a list, empty unless the client asked (`include`).
+                match data.logprobs.map(parse_value) {
+                    Some(Ok(Value::Array(list))) if list.is_empty() => {}
+                    Some(Ok(raw)) => out.push(Delta::Logprobs { logprobs: Logprobs { format: FORMAT, raw } }),
+                    _ => {}
+                }
                 if let Some(text) = data.delta.filter(|t| !t.is_empty()) {
                     match kind {
                         "response.refusal.delta" => self.said.refusal = true,
@@ -755,6 +769,42 @@ mod tests {
 
     fn event(name: &str, data: &str) -> SseEvent {
         SseEvent { event: name.into(), data: data.into(), id: None }
+    }
+
+    /// The output texts' logprobs, kept as the provider wrote them for a Responses client: whole
+    /// (one list across the parts), and streamed before the text of their delta; none when the
+    /// lists are empty (as every answer has them).
+    #[test]
+    fn logprobs_are_kept_whole_and_before_their_deltas_text() {
+        let entry = |token: &str| json!({"token": token, "logprob": -0.5, "bytes": [], "top_logprobs": []});
+        let part = |text: &str, logprobs: Value| json!({"type": "output_text", "text": text, "annotations": [], "logprobs": logprobs});
+        let body = |parts: Value| {
+            json!({"status": "completed", "output": [{"type": "message", "role": "assistant", "content": parts}]})
+                .to_string()
+        };
+        let answer = OpenaiResponses::decode_answer(
+            body(json!([part("Hi", json!([entry("Hi")])), part(" you", json!([entry(" you")]))])).as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(answer.logprobs, Some(Logprobs { format: FORMAT, raw: json!([entry("Hi"), entry(" you")]) }));
+        let plain = OpenaiResponses::decode_answer(body(json!([part("Hi", json!([]))])).as_bytes()).unwrap();
+        assert_eq!(plain.logprobs, None);
+
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        let delta = |text: &str, logprobs: Value| {
+            json!({"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "delta": text, "logprobs": logprobs})
+                .to_string()
+        };
+        d.on_event(&event("response.output_text.delta", &delta("Hi", json!([entry("Hi")]))), &mut out).unwrap();
+        d.on_event(&event("response.output_text.delta", &delta("!", json!([]))), &mut out).unwrap();
+        assert_eq!(
+            out,
+            [
+                Delta::Logprobs { logprobs: Logprobs { format: FORMAT, raw: json!([entry("Hi")]) } },
+                Delta::Text { text: "Hi!".into() },
+            ]
+        );
     }
 
     #[test]

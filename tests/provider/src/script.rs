@@ -62,6 +62,9 @@ pub struct Ask {
     pub encrypted_reasoning: bool,
     /// A Chat request's `messages`, which a [`reasoning::ChatStyle`] checks.
     pub chat_messages: Vec<Value>,
+    /// An OpenAI Chat or Responses request asked for log probabilities (`logprobs: true`,
+    /// `include: ["message.output_text.logprobs"]`), with this many alternatives each.
+    pub top_logprobs: Option<u64>,
 }
 
 /// Answers one request as its step says. `reset` is the connection's abort switch: a `reset`
@@ -274,6 +277,7 @@ fn answer(ask: &Ask, step: &Step, mut text: String) -> Answer {
         },
         include_usage: ask.include_usage,
         usage_per_event: step.usage_per_event,
+        top_logprobs: ask.top_logprobs,
     }
 }
 

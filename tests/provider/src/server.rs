@@ -245,6 +245,14 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
         Format::OpenAiChat => body["messages"].as_array().cloned().unwrap_or_default(),
         _ => Vec::new(),
     };
+    let asked = match format {
+        Format::OpenAiChat => body["logprobs"] == true,
+        Format::OpenAiResponses => {
+            body["include"].as_array().is_some_and(|i| i.iter().any(|v| v == "message.output_text.logprobs"))
+        }
+        Format::AnthropicMessages | Format::Gemini => false,
+    };
+    let top_logprobs = asked.then(|| body["top_logprobs"].as_u64().unwrap_or(0));
     let info = RequestInfo {
         path: path.to_owned(),
         format,
@@ -268,6 +276,7 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
         history_refused,
         encrypted_reasoning,
         chat_messages,
+        top_logprobs,
     };
     play(step, ask, tracker, reset).await
 }

@@ -37,6 +37,22 @@ pub struct Answer {
     pub include_usage: bool,
     /// Streams (OpenAI Chat, Gemini): cumulative usage on every chunk, output one per content event.
     pub usage_per_event: bool,
+    /// OpenAI Chat and Responses: the request asked for token log probabilities, with this many
+    /// alternatives for each token (`top_logprobs`).
+    pub top_logprobs: Option<u64>,
+}
+
+/// The log probability entry (Chat's and Responses' alike) of one content event's text (one made-up token per event):
+/// each names its token, a logprob, its bytes and `top` alternatives, the token first.
+pub fn token_logprobs(fragment: &str, top: u64) -> Value {
+    let logprob = -(fragment.len() as f64) / 10.0;
+    let entry = |token: &str, logprob: f64| json!({"token": token, "logprob": logprob, "bytes": token.as_bytes()});
+    let alternatives: Vec<Value> = (0..top)
+        .map(|i| if i == 0 { entry(fragment, logprob) } else { entry(&format!("alt{i}"), logprob - i as f64) })
+        .collect();
+    let mut token = entry(fragment, logprob);
+    token["top_logprobs"] = Value::Array(alternatives);
+    token
 }
 
 pub enum Output {

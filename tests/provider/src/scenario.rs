@@ -79,6 +79,11 @@ pub struct Step {
     /// says `connection: close`).
     #[serde(default)]
     pub keep_alive: bool,
+    /// As `reset`, for a request that came on a connection the client reused; any other request
+    /// plays the rest of the step. With `keepAlive`, the step that breaks the next request on a
+    /// kept connection, however the client's pool picks its connections.
+    #[serde(default)]
+    pub reset_reused: bool,
     /// Streams: after some content events, send the format's in-stream error event and end.
     pub stream_error: Option<StreamErrorSpec>,
     /// Streams: end cleanly but without the success marker (`[DONE]`, `message_stop`,

@@ -65,6 +65,8 @@ pub struct Ask {
     /// An OpenAI Chat or Responses request asked for log probabilities (`logprobs: true`,
     /// `include: ["message.output_text.logprobs"]`), with this many alternatives each.
     pub top_logprobs: Option<u64>,
+    /// The request came on a connection the client reused (its second or later there).
+    pub reused_connection: bool,
 }
 
 /// Answers one request as its step says. `reset` is the connection's abort switch: a `reset`
@@ -74,7 +76,7 @@ pub async fn play(step: Arc<Step>, ask: Ask, mut tracker: RequestTracker, reset:
         sleep(Duration::from_millis(step.headers_delay_ms)).await;
     }
     let text = answer_text(&step, &ask);
-    if step.reset && text.is_ok() {
+    if (step.reset || (step.reset_reused && ask.reused_connection)) && text.is_ok() {
         tracker.finish(Outcome::Reset);
         reset.notify_one();
         return std::future::pending().await;

@@ -253,6 +253,7 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
         Format::AnthropicMessages | Format::Gemini => false,
     };
     let top_logprobs = asked.then(|| body["top_logprobs"].as_u64().unwrap_or(0));
+    let on_connection = parts.extensions.get::<OnConnection>().map_or(1, |n| n.0);
     let info = RequestInfo {
         path: path.to_owned(),
         format,
@@ -262,9 +263,10 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
         key_in_url: query_value(query, "key").is_some(),
         headers: recorded_headers(&parts.headers),
         body,
-        on_connection: parts.extensions.get::<OnConnection>().map_or(1, |n| n.0),
+        on_connection,
     };
     let (step, serial, tracker) = registry.begin(endpoint.scenario, info);
+    let reused_connection = on_connection > 1;
     let ask = Ask {
         format,
         stream,
@@ -277,6 +279,7 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
         encrypted_reasoning,
         chat_messages,
         top_logprobs,
+        reused_connection,
     };
     play(step, ask, tracker, reset).await
 }

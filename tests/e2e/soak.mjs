@@ -37,10 +37,12 @@ const SLOW_ABORT_MS = 250;
 
 /**
  * The fault mix: [name, weight, step]. Mid-answer faults (`stallAfterEvents`) cut or stall a
- * stream after 3 content events and a whole answer after 3 of its 10 pieces (`dripMs`).
+ * stream after 3 content events and a whole answer after 3 of its 10 pieces (`dripMs`). A healthy
+ * stream takes about 240 ms, so a client that disconnects after its first text leaves its
+ * upstream request running for the gateway to abort.
  */
 export const FAULTS = [
-  ["ok", 60, { echo: true, chunkDelayMs: 5 }],
+  ["ok", 60, { echo: true, chunkDelayMs: 20 }],
   ["503", 5, { status: 503 }],
   ["429 with Retry-After", 4, { status: 429, headers: { "retry-after": "1" } }],
   ["reset before headers", 4, { reset: true }],
@@ -52,7 +54,7 @@ export const FAULTS = [
   ["slow trickle", 11, { echo: true, chunkDelayMs: 40, dripMs: 500 }],
 ];
 
-/** A seeded generator (mulberry32): the same seed, the same run. */
+/** A seeded uniform source (mulberry32): the same seed, the same run (bench/tail.mjs's tail too). */
 export function random(seed) {
   let a = seed >>> 0;
   return () => {
@@ -111,11 +113,8 @@ const BAD_REQUESTS = [
  * `model` and `headers` for its route.
  */
 export function httpClient({ url, model = "chat", headers = {} }) {
-  const call = async ({ text, stream, disconnect, bad, limitMs }) => {
-    const controller = new AbortController();
-    let hung = false;
-    const timer = setTimeout(() => { hung = true; controller.abort(); }, limitMs);
-    const out = { attempts: null, disconnectedAt: null };
+  const call = (plan) => limited(plan.limitMs, async (controller, out) => {
+    const { text, stream, disconnect, bad } = plan;
     try {
       const body = bad ?? JSON.stringify({ model, stream, messages: [{ role: "user", content: text }], max_tokens: 100 });
       const res = await fetch(`${url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body, signal: controller.signal });
@@ -165,22 +164,17 @@ export function httpClient({ url, model = "chat", headers = {} }) {
       if (errorEvent) return { ...out, kind: text.startsWith(got) ? "error" : "garbled" };
       return { ...out, ...judge(got, text, done) };
     } catch (e) {
-      if (hung) return { ...out, kind: "hang" };
+      if (controller.signal.aborted) throw e;
       return { ...out, kind: "cut", detail: String(e?.cause?.code ?? e?.message ?? e) };
-    } finally {
-      clearTimeout(timer);
     }
-  };
+  });
   return { call, bad: BAD_BODIES };
 }
 
 /** A Baton in this process, called on `route`; bad input goes in as a malformed ChatRequest. */
 export function batonClient({ baton, BatonError, route = "chat" }) {
-  const call = async ({ text, stream, disconnect, bad, limitMs }) => {
-    const controller = new AbortController();
-    let hung = false;
-    const timer = setTimeout(() => { hung = true; controller.abort(); }, limitMs);
-    const out = { attempts: null, disconnectedAt: null };
+  const call = (plan) => limited(plan.limitMs, async (controller, out) => {
+    const { text, stream, disconnect, bad } = plan;
     try {
       const request = bad ?? { messages: [{ role: "user", content: text }], maxTokens: 100 };
       if (!stream) {
@@ -206,15 +200,32 @@ export function batonClient({ baton, BatonError, route = "chat" }) {
       }
       return { ...out, kind: "truncated" };
     } catch (e) {
-      if (hung) return { ...out, kind: "hang" };
+      if (controller.signal.aborted) throw e;
       if (!(e instanceof BatonError)) return { ...out, kind: "cut", detail: String(e?.message ?? e) };
       out.attempts = e.legs?.length ?? 0;
       return { ...out, status: e.kind === "config" ? 400 : 502, kind: "error", batonKind: e.kind };
-    } finally {
-      clearTimeout(timer);
     }
-  };
+  });
   return { call, bad: BAD_REQUESTS };
+}
+
+/**
+ * Runs one request, `attempt(controller, out)`, with `controller` aborted after `limitMs`: a
+ * request that has not ended by then is a hang (what `attempt` throws once it aborted).
+ */
+async function limited(limitMs, attempt) {
+  const controller = new AbortController();
+  let hung = false;
+  const timer = setTimeout(() => { hung = true; controller.abort(); }, limitMs);
+  const out = { attempts: null, disconnectedAt: null };
+  try {
+    return await attempt(controller, out);
+  } catch (e) {
+    if (hung) return { ...out, kind: "hang" };
+    return { ...out, kind: "cut", detail: String(e?.message ?? e) };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A success's text against the nonce's: exact, truncated (a strict prefix) or garbled. */

@@ -342,9 +342,12 @@ export async function runSoak({ providerUrl, scenario, client, requests, clients
   return total;
 }
 
-/** p50, p99 and max of the disconnect-to-upstream-end latencies (ms), or nulls without any. */
+/**
+ * p50, p99 and max of the disconnect-to-upstream-end latencies (ms) that ended, or nulls without
+ * any, and how many never ended (`open`: an upstream request still open when the run settled).
+ */
 export function abortStats(ms) {
-  const s = [...ms].sort((a, b) => a - b);
+  const s = ms.filter(Number.isFinite).sort((a, b) => a - b);
   const q = (p) => (s.length ? s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)] : null);
-  return { n: s.length, p50: q(0.5), p99: q(0.99), max: s.length ? s[s.length - 1] : null };
+  return { n: s.length, open: ms.length - s.length, p50: q(0.5), p99: q(0.99), max: s.length ? s[s.length - 1] : null };
 }

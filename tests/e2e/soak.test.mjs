@@ -34,7 +34,7 @@ async function soak(name, scenario, client) {
   const t = await runSoak({ providerUrl: provider.url, scenario, client, requests: REQUESTS, chunk: REQUESTS, seed: 41, settleMs });
   const abort = abortStats(t.abortMs);
   const summary = `${name}: ${JSON.stringify({ ...t, abortMs: abort, examples: t.examples })}`;
-  console.log(`${name}: ${t.exact} exact, ${t.error} explicit errors, ${t.disconnected} disconnected (upstream ended after p50 ${abort.p50?.toFixed(0)} ms, max ${abort.max?.toFixed(0)} ms; ${t.ranOn} ran on to their end), ${t.badRefused}/${t.bad} bad inputs refused, ${t.providerRequests} provider requests`);
+  console.log(`${name}: ${t.exact} exact, ${t.error} explicit errors, ${t.disconnected} disconnected (upstream ended after p50 ${abort.p50?.toFixed(0)} ms, max ${abort.max?.toFixed(0)} ms; ${t.ranOn} ended by the provider before the abort), ${t.badRefused}/${t.bad} bad inputs refused, ${t.providerRequests} provider requests`);
   assert.equal(t.requests, REQUESTS, summary);
   assert.equal(t.truncated, 0, `truncated successes: ${summary}`);
   assert.equal(t.garbled, 0, `duplicated or interleaved text: ${summary}`);

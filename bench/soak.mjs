@@ -135,6 +135,8 @@ const rssRow = out.rows.node;
 if (rssRow?.rss?.length) lines.push(`RSS of the Node gateway after every 1,000 requests (MiB): ${rssRow.rss.map(([, m]) => m).join(", ")}.`, ``);
 const slow = Object.values(out.rows).filter((r) => r.slowAborts?.length);
 if (slow.length) lines.push(`Disconnects whose upstream took longer than 250 ms to end, with the faults of their provider requests (at most 10 a row): ${slow.map((r) => `${r.label}: ${r.slowAborts.map((a) => `${a.ms} ms (${a.faults.join(", ")})`).join("; ")}`).join(". ")}.`, ``);
+const leaky = Object.values(out.rows).filter((r) => r.leaks?.length);
+if (leaky.length) lines.push(`Provider requests still open ${SETTLE_MS / 1000} s after their chunk's last client was done, with their fault and what their client saw (at most 10 a row): ${leaky.map((r) => `${r.label}: ${r.leaks.map((l) => `${l.fault} (${l.client ?? "no nonce"})`).join("; ")}`).join(". ")}.`, ``);
 lines.push(SOAK_CLOSE);
 const resultsPath = `${here}RESULTS.md`;
 const previous = existsSync(resultsPath) ? readFileSync(resultsPath, "utf8") : "";

@@ -16,7 +16,8 @@
 //   (duplicated, interleaved or another request's words); cut: a connection closed without an
 //   answer or error, or an error that is not JSON;
 // - hang: no end within the deadline plus HANG_MARGIN_MS;
-// - leaked: a provider request of the run still open once every client is done and SETTLE_MS passed;
+// - leaked: a provider request of the run still open once every client is done and SETTLE_MS passed
+//   (the first 10 listed in `leaks`, with their fault and what their client saw);
 // - attempts: provider requests carrying the nonce against `x-baton-attempts` (a Baton: its legs);
 // - abort latency: for a streaming client that disconnects after its first text delta, how long
 //   after the disconnect each of its provider requests still open then ended, and whether one of
@@ -252,7 +253,7 @@ async function providerClock(providerUrl, scenario) {
   return best;
 }
 
-const tally = () => ({ requests: 0, exact: 0, error: 0, truncated: 0, garbled: 0, cut: 0, hang: 0, disconnected: 0, ranOn: 0, bad: 0, badRefused: 0, leaked: 0, attemptChecks: 0, attemptMismatches: 0, providerRequests: 0, countedAttempts: 0, abortMs: [], sentAfterBadInput: 0, examples: [], slowAborts: [] });
+const tally = () => ({ requests: 0, exact: 0, error: 0, truncated: 0, garbled: 0, cut: 0, hang: 0, disconnected: 0, ranOn: 0, bad: 0, badRefused: 0, leaked: 0, attemptChecks: 0, attemptMismatches: 0, providerRequests: 0, countedAttempts: 0, abortMs: [], sentAfterBadInput: 0, examples: [], slowAborts: [], leaks: [] });
 
 /**
  * Runs `requests` requests from `clients` concurrent clients through `client` (httpClient or
@@ -304,6 +305,11 @@ export async function runSoak({ providerUrl, scenario, client, requests, clients
     }
     total.providerRequests += report.log.length;
     total.leaked += report.open;
+    const outcomes = new Map(plans.map((plan, k) => [plan.i, results[k].kind]));
+    for (const e of report.log.filter((e) => e.outcome === "open").slice(0, 10 - total.leaks.length)) {
+      const m = NONCE.exec(JSON.stringify(e.body));
+      total.leaks.push({ fault: faults[Math.min(e.step, faults.length - 1)][0], client: m ? outcomes.get(Number(m[2])) : null, startedMs: e.startedMs, headersMs: e.headersMs, settledAfterMs: settleMs });
+    }
     for (let k = 0; k < count; k++) {
       const plan = plans[k];
       const r = results[k];

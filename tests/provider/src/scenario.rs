@@ -56,6 +56,11 @@ pub struct Step {
     pub headers_delay_ms: u64,
     /// The answer's text (default "Hello from the scripted provider.").
     pub text: Option<String>,
+    /// The answer's text is the text of the request's last user turn: a client that puts a nonce
+    /// there can tell that each answer is its own, whole and once (the soak, bench/soak.mjs). A
+    /// request without a user turn holding text gets a 400 that says so. Replaces `text`.
+    #[serde(default)]
+    pub echo: bool,
     /// How many content events the text or tool arguments is split into, at most one per
     /// character (default: one per word, each keeping the space before it; tool arguments in
     /// fragments of 8 characters).
@@ -154,6 +159,7 @@ impl Step {
                 ("raw", self.raw.is_some()),
                 ("status", self.status.is_some()),
                 ("refusePrefill", self.refuse_prefill),
+                ("echo", self.echo),
             ];
             if let Some((field, _)) = excluded.iter().find(|(_, given)| *given) {
                 return Err(format!(
@@ -161,6 +167,9 @@ impl Step {
                      it cannot be combined with {field}"
                 ));
             }
+        }
+        if self.echo && self.text.is_some() {
+            return Err("echo answers the text of the request's last user turn; it cannot be combined with text".into());
         }
         if self.usage_per_event && (self.raw.is_some() || self.status.is_some()) {
             let field = if self.raw.is_some() { "raw" } else { "status" };

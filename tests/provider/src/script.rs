@@ -67,6 +67,8 @@ pub struct Ask {
     pub top_logprobs: Option<u64>,
     /// The request came on a connection the client reused (its second or later there).
     pub reused_connection: bool,
+    /// The text of the request's last user turn (what an `echo` step answers).
+    pub last_user_text: Option<String>,
 }
 
 /// Answers one request as its step says. `reset` is the connection's abort switch: a `reset`
@@ -151,9 +153,14 @@ fn answer_text(step: &Step, ask: &Ask) -> Result<String, String> {
             ask.format.name()
         ));
     }
-    match &step.continue_from {
-        Some(full) => continued_text(full, &ask.last_turn).map(str::to_owned),
-        None => Ok(step.text.clone().unwrap_or_else(|| DEFAULT_TEXT.to_owned())),
+    match (&step.continue_from, step.echo) {
+        (Some(full), _) => continued_text(full, &ask.last_turn).map(str::to_owned),
+        (None, true) => ask.last_user_text.clone().ok_or_else(|| {
+            "echo: the request has no user turn with text to answer with (its last `role: \"user\"` \
+             item in messages, input or contents)"
+                .to_owned()
+        }),
+        (None, false) => Ok(step.text.clone().unwrap_or_else(|| DEFAULT_TEXT.to_owned())),
     }
 }
 

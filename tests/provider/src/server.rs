@@ -236,6 +236,7 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
     };
     let include_usage = body["stream_options"]["include_usage"] == true;
     let last_turn = format.last_turn(&body);
+    let last_user_text = format.last_user_text(&body);
     let answered_model = model.clone().unwrap_or_else(|| MODEL_WHEN_UNNAMED.to_owned());
     let credentials = credentials_echo(&parts.headers, query_value(query, "key"));
     let history_refused = reasoning::refusal(format, &body, &answered_model);
@@ -280,6 +281,7 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
         chat_messages,
         top_logprobs,
         reused_connection,
+        last_user_text,
     };
     play(step, ask, tracker, reset).await
 }

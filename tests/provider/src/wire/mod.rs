@@ -160,6 +160,29 @@ impl Format {
         }
     }
 
+    /// The text of the request's last user turn (`messages`, Responses `input` also as a plain
+    /// string, Gemini `contents`), joined from its text parts; `None` without one.
+    pub fn last_user_text(self, body: &Value) -> Option<String> {
+        let list = match self {
+            Format::OpenAiChat | Format::AnthropicMessages => "messages",
+            Format::OpenAiResponses => "input",
+            Format::Gemini => "contents",
+        };
+        let items = match body.get(list)? {
+            Value::String(text) if self == Format::OpenAiResponses => return Some(text.clone()),
+            Value::Array(items) => items,
+            _ => return None,
+        };
+        let last = items.iter().rev().find(|item| item.get("role").and_then(Value::as_str) == Some("user"))?;
+        match self {
+            Format::Gemini => last["parts"].as_array().and_then(|parts| {
+                parts.iter().map(|part| part.get("text").and_then(Value::as_str)).collect::<Option<String>>()
+            }),
+            Format::OpenAiResponses => joined_text(&last["content"], &["input_text"]),
+            Format::OpenAiChat | Format::AnthropicMessages => joined_text(&last["content"], &["text"]),
+        }
+    }
+
     /// How the request's conversation ends: its last `messages` (Responses: `input`, Gemini:
     /// `contents`) item, and whether that is an assistant turn with text.
     pub fn last_turn(self, body: &Value) -> LastTurn {

@@ -299,16 +299,22 @@ function nativeClientStream(cancelled) {
   };
 }
 
+/** Marks a config configFromEnv assembled from provider variables: its warning names GATEWAY_API_KEYS. */
+export const FROM_ENVIRONMENT = Symbol("llm-baton: a config from the environment's variables");
+
 /**
- * The warning to print once when a gateway is created without `gateway.apiKeys` (WasmGateway's
- * `open()`): such a gateway serves anyone who can reach it, with the provider keys it holds.
+ * The warning to print once when a gateway is created from `config` without `gateway.apiKeys`
+ * (WasmGateway's `open()`): such a gateway serves anyone who can reach it, with the provider keys
+ * it holds. It names the setting the user wrote the config with.
  */
-export function openGatewayWarning() {
+export function openGatewayWarning(config) {
+  const send = "(clients send one as `Authorization: Bearer <key>` or `x-api-key: <key>`)";
+  const fix = config?.[FROM_ENVIRONMENT]
+    ? `Set GATEWAY_API_KEYS to a comma-separated list of keys ${send}`
+    : `Set gateway.apiKeys to a list of keys ${send}, e.g. { gateway: { apiKeys: [process.env.GATEWAY_KEY] } }`;
   return (
     "llm-baton gateway: no gateway.apiKeys are configured, so anyone who can reach this gateway can spend " +
-    "its provider keys. Set gateway.apiKeys to a list of keys (clients send one as `Authorization: Bearer <key>` " +
-    "or `x-api-key: <key>`), e.g. { gateway: { apiKeys: [process.env.GATEWAY_KEY] } }, or keep the gateway " +
-    "on a network only you can reach."
+    `its provider keys. ${fix}, or keep the gateway on a network only you can reach.`
   );
 }
 

@@ -157,6 +157,13 @@ describe("llm-baton-gateway: the command line", () => {
     const exit = await gw.exited;
     assert.equal(exit.code, 0, exit.stderr);
     assert.equal(exit.stderr.match(/no gateway\.apiKeys are configured, so anyone who can reach this gateway can spend/g)?.length, 1, exit.stderr);
+    assert.match(exit.stderr, /Set gateway\.apiKeys to a list of keys/);
+    // Configured from the environment, the fix is the variable the user sets.
+    const fromEnv = await start(["--port", "0"], { OPENAI_API_KEY: SECRET, OPENAI_BASE_URL: `${provider.url}/s/open/v1` });
+    fromEnv.child.kill("SIGTERM");
+    const envExit = await fromEnv.exited;
+    assert.match(envExit.stderr, /no gateway\.apiKeys are configured.*Set GATEWAY_API_KEYS to a comma-separated list of keys/);
+    assert.ok(!envExit.stderr.includes(SECRET), "the provider key reached stderr");
   });
 
   test("a port in use: exit 1 saying to choose another", async () => {

@@ -65,11 +65,34 @@ function gatewayCore(instance, runtime) {
 /** The deployed gateway: the wasm decides; an admitted body is read up to the plan's cap. */
 async function serveHttp(core, request) {
   const step = core.wasm.decide(request);
-  if (step.status !== undefined) return respond(step);
+  if (step.status !== undefined) {
+    if (step.status === 403 && request.method === "OPTIONS") logRefusedPreflight(request, step);
+    return respond(step);
+  }
   const body = await readBody(request, step.limit);
   // The first traced request waits while telemetry.js is imported (core.js's lazyTelemetry).
   const telemetry = core.runtime.telemetry;
   return serve(core, step, body, request, false, telemetry && (telemetry.current ?? (await telemetry.load())));
+}
+
+/** Origins whose refused preflight was logged: a page that retries logs once (up to 100 origins). */
+const loggedOrigins = new Set();
+
+/**
+ * Logs a CORS preflight the gateway refused, with its reason (which names the origin and the
+ * gateway.cors that would let it in): the page itself only sees "Failed to fetch".
+ */
+function logRefusedPreflight(request, reply) {
+  const origin = request.headers.get("origin") ?? "";
+  if (loggedOrigins.has(origin) || loggedOrigins.size >= 100) return;
+  loggedOrigins.add(origin);
+  let reason;
+  try {
+    reason = JSON.parse(reply.body).error.message;
+  } catch {
+    reason = `HTTP ${reply.status}`;
+  }
+  console.warn(`llm-baton gateway: refused a CORS preflight for ${new URL(request.url).pathname}: ${reason}`);
 }
 
 /**

@@ -15,7 +15,7 @@ use llm_baton_wire::write::{JsonWriter, ToJson};
 use super::access::{allow_origin, authorized, cors_origin, preflight};
 use super::deadline::{requested_deadline, DEADLINE_HEADER, SDK_TIMEOUT_HEADER};
 use super::{ClientFormat, GatewayError, Reply};
-use crate::config::Config;
+use crate::config::{Config, Cors};
 
 /// Where the gateway serves: behind HTTP (a Worker, `Deno.serve`), where the gateway key, CORS
 /// and the body cap apply, or in process as `baton.fetch`, whose caller is trusted and already
@@ -195,6 +195,22 @@ fn in_process(endpoint: &Endpoint) -> Option<&'static str> {
     (endpoint.listing != Some(Listing::Health)).then(|| &endpoint.path["/v1".len()..])
 }
 
+/// Why a preflight from `origin` is refused, and the `gateway.cors` that would let it in.
+fn refused_origin(cors: &Cors, origin: &str) -> String {
+    let origin = origin.to_json();
+    match cors {
+        Cors::Origins(list) => {
+            format!(
+                "the origin {origin} is not in gateway.cors ({}): add it there to let its pages call this gateway",
+                list.to_json()
+            )
+        }
+        _ => format!(
+            "gateway.cors is not set, so no page may call this gateway: set it to a list of origins, e.g. [{origin}]"
+        ),
+    }
+}
+
 /// Decides what to do with a request from its head (see the module doc).
 pub fn decide(config: &Config, site: Site, head: &Head<'_>) -> Decision {
     let path = head.path.trim_end_matches('/');
@@ -214,9 +230,16 @@ pub fn decide(config: &Config, site: Site, head: &Head<'_>) -> Decision {
     );
     let refusal = |e: GatewayError| caller.dressed(Reply::error(format, &e, "", 0));
     let refuse = |status: u16, message: String| Decision::Reply(refusal(GatewayError::new(status, message)));
-    if let Caller::Http { origin: Some(origin) } = &caller {
-        if head.method == "OPTIONS" {
-            return Decision::Reply(preflight(origin));
+    if let Caller::Http { origin } = &caller {
+        match (origin, head.method) {
+            (Some(origin), "OPTIONS") => return Decision::Reply(preflight(origin)),
+            // A browser's preflight from an origin CORS leaves out: the page only sees "Failed to
+            // fetch", so the refusal (in its network panel, and logged by pkg/gateway.js) says why.
+            (None, "OPTIONS") if (head.header)("access-control-request-method").is_some() => {
+                let from = (head.header)("origin").unwrap_or_default();
+                return refuse(403, refused_origin(&config.gateway.cors, &from));
+            }
+            _ => {}
         }
     }
     let Some(endpoint) = endpoint else {
@@ -430,6 +453,22 @@ mod tests {
         let other = ("origin", "https://evil.example");
         let (status, _, headers) = refused(decide_on(&cors, Site::Http, "OPTIONS", "/v1/chat/completions", &[other]));
         assert_eq!((status, headers.get("access-control-allow-origin").is_some()), (405, false));
+        // A browser's preflight from it is refused saying which origin and which field would let it in.
+        let asks = ("access-control-request-method", "POST");
+        let (status, body, headers) =
+            refused(decide_on(&cors, Site::Http, "OPTIONS", "/v1/chat/completions", &[other, asks]));
+        assert_eq!((status, headers.get("access-control-allow-origin").is_some()), (403, false));
+        assert!(
+            body.starts_with(
+                r#"the origin "https://evil.example" is not in gateway.cors (["https://app.example"]): add it"#
+            ),
+            "{body}"
+        );
+        let closed = config(r#"{"apiKeys": ["k"]}"#);
+        let (status, body, _) = refused(decide_on(&closed, Site::Http, "OPTIONS", "/v1/messages", &[other, asks]));
+        assert_eq!(status, 403);
+        let fix = r#"gateway.cors is not set, so no page may call this gateway: set it to a list of origins, e.g. ["https://evil.example"]"#;
+        assert_eq!(body, fix);
         let Decision::Get(Listing::Models { .. }, caller) =
             decide_on(&cors, Site::Http, "GET", "/v1/models", &[page, ("x-api-key", "k")])
         else {

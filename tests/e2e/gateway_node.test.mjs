@@ -166,6 +166,31 @@ describe("llm-baton-gateway: the command line", () => {
     assert.ok(!envExit.stderr.includes(SECRET), "the provider key reached stderr");
   });
 
+  test("a CORS preflight from an origin not in gateway.cors: a 403 naming the origin and the field, logged once", async () => {
+    const cors = file("cors.json", JSON.stringify({ targets: { a: target("cors") }, gateway: { apiKeys: [KEY], cors: ["http://localhost:5173"] } }));
+    const gw = await start(["--config", cors, "--port", "0"]);
+    const preflight = (origin) =>
+      fetch(`${gw.url}/v1/chat/completions`, {
+        method: "OPTIONS",
+        headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" },
+      });
+    const allowed = await preflight("http://localhost:5173");
+    assert.equal(allowed.status, 204);
+    assert.equal(allowed.headers.get("access-control-allow-origin"), "http://localhost:5173");
+    // The page opened at 127.0.0.1 instead of localhost: another origin.
+    for (let i = 0; i < 2; i++) {
+      const res = await preflight("http://127.0.0.1:5173");
+      assert.equal(res.status, 403);
+      assert.equal(res.headers.get("access-control-allow-origin"), null);
+      const { error } = await res.json();
+      assert.equal(error.message, 'the origin "http://127.0.0.1:5173" is not in gateway.cors (["http://localhost:5173"]): add it there to let its pages call this gateway');
+    }
+    gw.child.kill("SIGTERM");
+    const exit = await gw.exited;
+    const logged = exit.stderr.split("\n").filter((l) => l.includes("refused a CORS preflight"));
+    assert.deepEqual(logged, ['llm-baton gateway: refused a CORS preflight for /v1/chat/completions: the origin "http://127.0.0.1:5173" is not in gateway.cors (["http://localhost:5173"]): add it there to let its pages call this gateway']);
+  });
+
   test("a port in use: exit 1 saying to choose another", async () => {
     const config = file("inuse.json", JSON.stringify({ targets: { a: target("inuse") }, gateway: { apiKeys: [KEY] } }));
     const first = await start(["--config", config, "--port", "0"]);

@@ -195,6 +195,15 @@ fn in_process(endpoint: &Endpoint) -> Option<&'static str> {
     (endpoint.listing != Some(Listing::Health)).then(|| &endpoint.path["/v1".len()..])
 }
 
+/// `GET /healthz`: a load balancer's liveness probe, answered without a key and saying nothing
+/// but that the gateway is up (`/v1/health`, behind the key, tells the targets' health).
+fn alive() -> Reply {
+    let mut reply = Reply::bare(200);
+    reply.headers.insert("content-type", "text/plain; charset=utf-8".into());
+    reply.body = "ok\n".into();
+    reply
+}
+
 /// Why a preflight from `origin` is refused, and the `gateway.cors` that would let it in.
 fn refused_origin(cors: &Cors, origin: &str) -> String {
     let origin = origin.to_json();
@@ -230,6 +239,9 @@ pub fn decide(config: &Config, site: Site, head: &Head<'_>) -> Decision {
     );
     let refusal = |e: GatewayError| caller.dressed(Reply::error(format, &e, "", 0));
     let refuse = |status: u16, message: String| Decision::Reply(refusal(GatewayError::new(status, message)));
+    if site == Site::Http && path == "/healthz" && matches!(head.method, "GET" | "HEAD") {
+        return Decision::Reply(alive());
+    }
     if let Caller::Http { origin } = &caller {
         match (origin, head.method) {
             (Some(origin), "OPTIONS") => return Decision::Reply(preflight(origin)),
@@ -428,6 +440,23 @@ mod tests {
         // The anthropic shape for a path that looks like Messages.
         let Decision::Reply(reply) = decide_on(&keyed, Site::Http, "POST", "/x/messages", &[key]) else { panic!() };
         assert!(reply.body.starts_with(r#"{"type":"error""#), "{}", reply.body);
+    }
+
+    #[test]
+    fn healthz_answers_anyone_and_tells_nothing() {
+        let keyed = config(r#"{"apiKeys": ["k"], "cors": ["https://app.example"]}"#);
+        for method in ["GET", "HEAD"] {
+            let Decision::Reply(reply) = decide_on(&keyed, Site::Http, method, "/healthz", &[("origin", "https://x")])
+            else {
+                panic!("{method} /healthz is not a reply")
+            };
+            assert_eq!((reply.status, reply.body.as_str()), (200, "ok\n"));
+            assert_eq!(reply.headers.to_json(), r#"{"content-type":"text/plain; charset=utf-8"}"#);
+        }
+        let (status, _, _) = refused(decide_on(&keyed, Site::Http, "POST", "/healthz", &[]));
+        assert_eq!(status, 404);
+        let (status, _, _) = refused(decide_on(&keyed, Site::InProcess, "GET", "/healthz", &[]));
+        assert_eq!(status, 404, "baton.fetch serves no probe");
     }
 
     #[test]

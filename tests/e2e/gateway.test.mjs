@@ -502,6 +502,17 @@ for (const [host, start] of Object.entries(HOSTS)) {
       await method.arrayBuffer();
     });
 
+    test("GET /healthz: a load balancer's probe, answered without a key, telling nothing else", async () => {
+      for (const method of ["GET", "HEAD"]) {
+        const res = await fetch(`${gw.url}/healthz`, { method });
+        assert.equal(res.status, 200, method);
+        assert.equal(await res.text(), method === "GET" ? "ok\n" : "");
+        assert.equal(res.headers.get("x-baton-target"), null);
+        assert.equal(res.headers.get("x-baton-attempts"), null);
+      }
+      assert.equal((await fetch(`${gw.url}/v1/health`)).status, 401, "the targets' health stays behind the key");
+    });
+
     test("GET /v1/models lists the routes; CORS for the configured origin only", async () => {
       const models = [];
       for await (const m of openai.models.list()) models.push(m.id);

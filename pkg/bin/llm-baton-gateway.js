@@ -15,11 +15,12 @@ import { serve } from "../gateway/node-server.js";
 const NAME = "llm-baton-gateway";
 /** How often a gateway started by npm checks that npm is still there. */
 const PARENT_CHECK_MS = 200;
-const FLAGS = ["config", "host", "port", "help"];
-const USAGE = `Usage: ${NAME} [--config FILE] [--host HOST] [--port PORT]
+const FLAGS = ["config", "host", "port", "log", "help"];
+const LOG_FORMATS = ["text", "json", "off"];
+const USAGE = `Usage: ${NAME} [--config FILE] [--host HOST] [--port PORT] [--log text|json|off]
 
 Serves llm-baton's OpenAI- and Anthropic-compatible gateway over HTTP: POST /v1/chat/completions,
-/v1/messages and /v1/responses; GET /v1/models (and /v1/models/{id}) and /v1/health.
+/v1/messages and /v1/responses; GET /v1/models (and /v1/models/{id}), /v1/health and /healthz.
 
 Options:
   --config FILE  the config document: a .json file, or a .js/.mjs module whose default export is
@@ -32,6 +33,9 @@ Options:
                    DEADLINE_MS        the default budget of one request (default 30000)
   --host HOST    the address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)
   --port PORT    the port to listen on (default 8787; 0 picks a free one)
+  --log FORMAT   one access-log line per request on stdout: text (default), json, or off.
+                 Method, path (no query string), status, time taken, the target that served and
+                 its attempts; never a header, a body or a key
   -h, --help     print this help and exit
 
 Once listening it prints GATEWAY_URL=http://HOST:PORT on stdout. On SIGTERM or SIGINT it stops
@@ -50,7 +54,7 @@ class Refusal extends Error {
 
 /** `{ help }` or `{ config?, host, port }` from the command line, or a Refusal (exit 2). */
 function parseFlags(argv) {
-  const flags = { host: "127.0.0.1", port: 8787 };
+  const flags = { host: "127.0.0.1", port: 8787, log: "text" };
   const seen = new Set();
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
@@ -78,13 +82,15 @@ function parseFlags(argv) {
       const port = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
       if (!(port <= 65535)) throw new Refusal(`--port must be a port number from 0 to 65535, 0 for any free port (got ${JSON.stringify(value)})`, 2);
       flags.port = port;
+    } else if (flag === "log" && !LOG_FORMATS.includes(value)) {
+      throw new Refusal(`--log must be text, json or off (got ${JSON.stringify(value)})`, 2);
     } else flags[flag] = value;
   }
   return flags;
 }
 
 function example(flag) {
-  return { config: "--config baton.json", host: "--host 127.0.0.1", port: "--port 8787" }[flag];
+  return { config: "--config baton.json", host: "--host 127.0.0.1", port: "--port 8787", log: "--log json" }[flag];
 }
 
 function editDistance(a, b) {
@@ -139,6 +145,16 @@ async function importConfig(path) {
   }
 }
 
+/** The access log `--log` asks for: a line on stdout per ended exchange, or none. */
+function accessLog(format) {
+  if (format === "off") return undefined;
+  if (format === "json") return (record) => process.stdout.write(`${JSON.stringify(record)}\n`);
+  return (r) => {
+    const served = r.target ? ` target=${r.target} attempts=${r.attempts}` : "";
+    process.stdout.write(`${r.time} ${r.method} ${r.path} ${r.status} ${r.ms}ms${served}${r.complete ? "" : " incomplete"}\n`);
+  };
+}
+
 function messageOf(e) {
   return e instanceof Error ? e.message : String(e);
 }
@@ -160,7 +176,7 @@ async function main(argv) {
   }
   let running;
   try {
-    running = await serve(gateway, { host: flags.host, port: flags.port });
+    running = await serve(gateway, { host: flags.host, port: flags.port, onExchange: accessLog(flags.log) });
   } catch (e) {
     const at = `${flags.host}:${flags.port}`;
     const why = {

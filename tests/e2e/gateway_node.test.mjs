@@ -191,6 +191,35 @@ describe("llm-baton-gateway: the command line", () => {
     assert.deepEqual(logged, ['llm-baton gateway: refused a CORS preflight for /v1/chat/completions: the origin "http://127.0.0.1:5173" is not in gateway.cors (["http://localhost:5173"]): add it there to let its pages call this gateway']);
   });
 
+  test("an access-log line per request on stdout, as text, as JSON or none; never a key", async () => {
+    await putScenario(provider.url, "log", [{ text: "Logged." }]);
+    const logged = file("log.json", JSON.stringify({ targets: { a: target("log") }, gateway: { apiKeys: [KEY] }, health: false }));
+    const lines = {};
+    for (const format of ["text", "json", "off"]) {
+      const gw = await start(["--config", logged, "--port", "0", "--log", format]);
+      const ok = await post(`${gw.url}`, { model: "a", messages: ASK });
+      assert.equal(ok.status, 200);
+      await ok.text();
+      const refused = await fetch(`${gw.url}/v1/models?key=${SECRET}`, { headers: { authorization: "Bearer wrong-key" } });
+      assert.equal(refused.status, 401);
+      await refused.text();
+      gw.child.kill("SIGTERM");
+      await gw.exited;
+      lines[format] = gw.stdout().split("\n").filter((l) => l && !l.startsWith("GATEWAY_URL="));
+      for (const line of lines[format]) {
+        for (const secret of [SECRET, KEY, "wrong-key"]) assert.ok(!line.includes(secret), `a key in the access log: ${line}`);
+      }
+    }
+    assert.equal(lines.text.length, 2, lines.text.join("\n"));
+    assert.match(lines.text[0], /^\d{4}-\d\d-\d\dT[\d:.]+Z POST \/v1\/chat\/completions 200 [\d.]+ms target=a attempts=1$/);
+    assert.match(lines.text[1], /^\S+ GET \/v1\/models 401 [\d.]+ms$/);
+    const [ok, refused] = lines.json.map((l) => JSON.parse(l));
+    assert.deepEqual({ ...ok, time: "t", ms: 0 }, { time: "t", method: "POST", path: "/v1/chat/completions", status: 200, ms: 0, target: "a", attempts: 1, complete: true });
+    assert.deepEqual([refused.path, refused.status, refused.target], ["/v1/models", 401, undefined]);
+    assert.deepEqual(lines.off, []);
+    assertRefusal(run(["--log", "yaml"]), 2, /--log must be text, json or off \(got "yaml"\)/);
+  });
+
   test("a port in use: exit 1 saying to choose another", async () => {
     const config = file("inuse.json", JSON.stringify({ targets: { a: target("inuse") }, gateway: { apiKeys: [KEY] } }));
     const first = await start(["--config", config, "--port", "0"]);

@@ -10,7 +10,7 @@ WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[
 CARGO_BIN := $(HOME)/.cargo/bin
 WASM_BINDGEN := $(CARGO_BIN)/wasm-bindgen
 
-.PHONY: test test-rust test-e2e build package clean-wasm tools rust-tools js-deps chromium provider demo bench soak fuzz
+.PHONY: test test-rust test-e2e build package clean-wasm tools rust-tools build-tools js-deps chromium provider demo bench soak fuzz
 
 # Rust first (fast, and the e2e suite needs a sound core), then the four JS runtimes.
 test: test-rust test-e2e
@@ -37,8 +37,20 @@ NODE_BIN := node_modules/.bin
 WASM_OPT_FEATURES := --enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int \
   --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue
 
-# Dev tooling from the lockfile (binaryen's wasm-opt, deno, miniflare/workerd, playwright-core,
-# the official SDKs). npm ci again whenever package-lock.json is newer than the install.
+# What the wasm builds need from npm: binaryen's wasm-opt alone, in its own lockfile
+# (scripts/build-tools), so `make build` and `make package` install 104 MB and not the test tooling
+# below (579 MB, some of it for Node 22 and later, which warns on Node 20).
+BUILD_TOOLS := scripts/build-tools
+WASM_OPT := $(BUILD_TOOLS)/node_modules/.bin/wasm-opt
+
+build-tools: $(BUILD_TOOLS)/node_modules/.package-lock.json
+
+$(BUILD_TOOLS)/node_modules/.package-lock.json: $(BUILD_TOOLS)/package-lock.json $(BUILD_TOOLS)/package.json
+	cd $(BUILD_TOOLS) && npm ci --no-audit --no-fund
+	@touch $@
+
+# Dev tooling from the lockfile (deno, esbuild, miniflare/workerd, playwright-core, the official
+# SDKs). npm ci again whenever package-lock.json is newer than the install.
 js-deps: node_modules/.package-lock.json
 
 node_modules/.package-lock.json: package-lock.json package.json
@@ -79,7 +91,7 @@ WASM_STD_FLAGS := -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_
 define wasm_build
 	$(WASM_STD_ENV) cargo build --release --target $(WASM_TARGET) -p llm-baton $(2) $(WASM_STD_FLAGS)
 	$(WASM_BINDGEN) --target web --experimental-reset-state-function --out-dir pkg/wasm --out-name $(1) target/$(WASM_TARGET)/release/llm_baton.wasm
-	$(NODE_BIN)/wasm-opt -Oz --converge --strip-producers --low-memory-unused $(WASM_OPT_FEATURES) pkg/wasm/$(1)_bg.wasm -o pkg/wasm/$(1)_bg.wasm
+	$(WASM_OPT) -Oz --converge --strip-producers --low-memory-unused $(WASM_OPT_FEATURES) pkg/wasm/$(1)_bg.wasm -o pkg/wasm/$(1)_bg.wasm
 	node scripts/short-imports.mjs pkg/wasm/$(1)
 	@ls -l pkg/wasm/$(1)_bg.wasm | awk '{print "pkg/wasm/$(1)_bg.wasm: " $$5 " bytes"}'
 endef
@@ -92,10 +104,10 @@ WASM_SOURCES := Cargo.toml Cargo.lock wire/Cargo.toml $(shell find src wire/src 
 
 build: pkg/wasm/llm_baton_bg.wasm pkg/wasm/llm_baton_gateway_bg.wasm
 
-pkg/wasm/llm_baton_bg.wasm: $(WASM_SOURCES) | rust-tools js-deps
+pkg/wasm/llm_baton_bg.wasm: $(WASM_SOURCES) | rust-tools build-tools
 	$(call wasm_build,llm_baton,)
 
-pkg/wasm/llm_baton_gateway_bg.wasm: $(WASM_SOURCES) | rust-tools js-deps pkg/wasm/llm_baton_bg.wasm
+pkg/wasm/llm_baton_gateway_bg.wasm: $(WASM_SOURCES) | rust-tools build-tools pkg/wasm/llm_baton_bg.wasm
 	$(call wasm_build,llm_baton_gateway,--features gateway)
 
 clean-wasm:
@@ -155,7 +167,7 @@ test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package
 # The main job on the embedded default: a streamed answer through a fallback chain whose primary
 # hangs, against the scripted provider (or a real one when OPENAI_API_KEY / ANTHROPIC_API_KEY is set).
 # Then the browser chat UI (www/) and the scripted provider, served on loopback until Ctrl-C.
-demo: build provider
+demo: build provider js-deps
 	node examples/demo.mjs
 	node www/serve.mjs
 

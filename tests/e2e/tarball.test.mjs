@@ -68,7 +68,8 @@ const PACKAGE_FILES = [
 
 /**
  * Bytes: the .tgz a user downloads, and what it unpacks to in node_modules. A little above today's
- * (421.1 KB packed, 1,066.8 KB unpacked, 35 files, with issue 38's drop-in surfaces; 409.8 / 1,044.0
+ * (423.1 KB packed, 1,072.8 KB unpacked, 35 files, with issue 38's drop-in surfaces and the gateway's
+ * /healthz, preflight reasons and access log; 409.8 / 1,044.0
  * KB before them, 410.7 / 1,042.8 KB before read buffers were kept
  * from body to body and one reader served the providers' whole answers, 420.3 / 1,069.1 KB before
  * the gateway's wasm left the Baton's API out, 423.7 / 1,076.7 KB before the task loop's HashMap
@@ -78,7 +79,7 @@ const PACKAGE_FILES = [
  * clients got reasoning state and the AI SDK model kept it); most of it is the two wasm files,
  * which package_size.test.mjs holds too. Lower them as the package shrinks.
  */
-const BUDGET = { packed: 421_600, unpacked: 1_067_300 };
+const BUDGET = { packed: 424_000, unpacked: 1_074_500 };
 
 /** The Node binaries to install and run the package on: this one, then 22 and 24 where present. */
 const NODES = [

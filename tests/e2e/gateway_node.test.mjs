@@ -119,8 +119,8 @@ describe("llm-baton-gateway: the command line", () => {
       const r = run([flag]);
       assert.equal(r.status, 0, r.stderr);
       assert.equal(r.stderr, "");
-      assert.match(r.stdout, /^Usage: llm-baton-gateway \[--config FILE\] \[--host HOST\] \[--port PORT\]\n/);
-      for (const word of ["--config FILE", "--host HOST", "--port PORT", "BATON_CONFIG", "OPENAI_API_KEY", "GATEWAY_URL=http://HOST:PORT", "SIGTERM"]) {
+      assert.match(r.stdout, /^Usage: llm-baton-gateway \[--config FILE\] \[--host HOST\] \[--port PORT\] \[--log text\|json\|off\]\n/);
+      for (const word of ["--config FILE", "--host HOST", "--port PORT", "--log FORMAT", "/healthz", "BATON_CONFIG", "OPENAI_API_KEY", "GATEWAY_URL=http://HOST:PORT", "SIGTERM", "npx"]) {
         assert.ok(r.stdout.includes(word), `the usage mentions ${word}`);
       }
     }

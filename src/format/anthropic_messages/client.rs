@@ -58,11 +58,13 @@ pub(crate) const READ: &[&str] = &[
 const REFUSED: &[(&str, &str)] = &[
     (
         "thread",
-        "it keeps the conversation's state at Anthropic under an id the gateway does not give; send the          whole conversation in messages instead",
+        "it keeps the conversation's state at Anthropic under an id the gateway does not give; send the \
+         whole conversation in messages instead",
     ),
     (
         "compaction",
-        "its answer is a compaction block, which the gateway does not carry; compact the conversation          yourself, or call Anthropic directly",
+        "its answer is a compaction block, which the gateway does not carry; compact the conversation \
+         yourself, or call Anthropic directly",
     ),
 ];
 
@@ -766,6 +768,21 @@ mod tests {
 
     fn err(body: Value) -> String {
         parse(ClientFormat::AnthropicMessages, &body.to_string()).unwrap_err().message
+    }
+
+    #[test]
+    fn state_kept_at_anthropic_is_refused_saying_what_to_send_instead() {
+        let body = |key: &str| json!({"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}], key: {}});
+        assert_eq!(
+            err(body("thread")),
+            "thread is not supported: it keeps the conversation's state at Anthropic under an id the gateway does not \
+             give; send the whole conversation in messages instead"
+        );
+        assert_eq!(
+            err(body("compaction")),
+            "compaction is not supported: its answer is a compaction block, which the gateway does not carry; compact \
+             the conversation yourself, or call Anthropic directly"
+        );
     }
 
     #[test]

@@ -347,9 +347,6 @@ async fn serve_stream(
         CallOutput::Splice(splice) => host::emit_bytes(splice_comment(splice).as_bytes()),
         CallOutput::Deltas(deltas) => {
             text.clear();
-            if deltas.iter().any(|d| matches!(d, crate::chat::Delta::Done { .. })) {
-                encoder.set_completed(unix_seconds());
-            }
             for delta in deltas {
                 encoder.delta(delta, &mut text);
             }

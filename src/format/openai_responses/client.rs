@@ -808,6 +808,18 @@ impl Item {
         w.field("status", status);
     }
 
+    /// Opens a reasoning item of `kind` up to the key of the list its one part goes in (`summary`
+    /// or `content`). A raw item's `summary` is there, empty: the API requires it.
+    fn begin_reasoning(&self, w: &mut JsonWriter, kind: ReasoningKind, status: &str) {
+        self.begin(w, "reasoning", status);
+        if kind == ReasoningKind::Raw {
+            w.key("summary");
+            w.begin_array();
+            w.end_array();
+        }
+        w.key(ReasoningWords::of(kind).list);
+    }
+
     /// The item as `output` lists it; `status` is `in_progress`, `completed` or `incomplete`.
     fn write(&self, w: &mut JsonWriter, status: &str) {
         match &self.kind {
@@ -820,14 +832,7 @@ impl Item {
                 w.end_array();
             }
             Kind::Reasoning(kind) => {
-                self.begin(w, "reasoning", status);
-                // A raw item's summary is there, empty: the API requires it.
-                if *kind == ReasoningKind::Raw {
-                    w.key("summary");
-                    w.begin_array();
-                    w.end_array();
-                }
-                w.key(ReasoningWords::of(*kind).list);
+                self.begin_reasoning(w, *kind, status);
                 w.begin_array();
                 write_reasoning_text(w, *kind, &self.text);
                 w.end_array();
@@ -852,15 +857,7 @@ impl Item {
                 w.field("role", "assistant");
                 w.key("content");
             }
-            Kind::Reasoning(kind) => {
-                self.begin(w, "reasoning", "in_progress");
-                if *kind == ReasoningKind::Raw {
-                    w.key("summary");
-                    w.begin_array();
-                    w.end_array();
-                }
-                w.key(ReasoningWords::of(*kind).list);
-            }
+            Kind::Reasoning(kind) => self.begin_reasoning(w, *kind, "in_progress"),
             Kind::Call { .. } => return self.write(w, "in_progress"),
         }
         w.begin_array();

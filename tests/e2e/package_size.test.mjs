@@ -20,7 +20,7 @@
 // Issue 38's drop-in surfaces then added 2.9 and 6.4 KB (the complete Response object and raw
 // reasoning, Chat reasoning under both names with its issuer, the models endpoints, pass-through
 // with its warnings and logprobs): 158.6 and 193.3 KB, the gateway 2.3 KB over its target; then
-// /healthz, the refused preflight's reason and the warning naming its setting: 193.9 KB.
+// /healthz, the refused preflight's reason and the warning naming its setting: 194.0 KB.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { entrySizes } from "./package_size.mjs";
@@ -28,7 +28,7 @@ import { entrySizes } from "./package_size.mjs";
 /** Bytes, gzipped, js + wasm, per entry. */
 const BUDGETS = {
   "llm-baton (Baton)": 158_700,
-  "llm-baton/gateway (createGateway)": 194_000,
+  "llm-baton/gateway (createGateway)": 194_300,
 };
 
 test("each entry's download stays within its budget", async () => {

@@ -91,7 +91,7 @@ class BatonLanguageModel {
     } catch (e) {
       throw toAiSdkError(e, this.modelId, request, origins, options.abortSignal);
     }
-    const content = out.message.content.filter((part) => part.type === "reasoning").map((part) => ({ type: "reasoning", text: part.text, ...stateMetadata(part.state) }));
+    const content = out.message.content.filter((part) => part.type === "reasoning").map((part) => ({ type: "reasoning", text: part.text, ...reasoningMetadata(part.raw, part.state) }));
     if (out.text) content.push({ type: "text", text: out.text });
     for (const call of out.toolCalls ?? []) content.push(toolCallPart(call.id, call));
     return {
@@ -260,12 +260,13 @@ class StreamParts {
         // its own when none is open (redacted thinking, a signature on Gemini's text).
         if (event.state) {
           if (this.#open?.kind !== "reasoning") this.#openBlock("reasoning", enqueue);
-          enqueue({ type: "reasoning-end", id: this.#open.id, ...stateMetadata(event.state) });
+          enqueue({ type: "reasoning-end", id: this.#open.id, ...reasoningMetadata(this.#open.raw, event.state) });
           this.#open = null;
           return;
         }
         if (!event.text) return;
-        if (this.#open?.kind !== event.type) this.#openBlock(event.type, enqueue);
+        // Raw reasoning and a summary are parts of their own, so each keeps its kind.
+        if (this.#open?.kind !== event.type || this.#open.raw !== event.raw) this.#openBlock(event.type, enqueue, event.raw);
         enqueue({ type: `${event.type}-delta`, id: this.#open.id, delta: event.text });
         return;
       }
@@ -306,14 +307,15 @@ class StreamParts {
     this.#tools = [];
   }
 
-  #openBlock(kind, enqueue) {
+  /** Opens a text or reasoning part; `raw` marks reasoning that is the model's own, not a summary. */
+  #openBlock(kind, enqueue, raw) {
     this.#closeBlock(enqueue);
-    this.#open = { kind, id: `${kind}-${this.#blocks++}` };
-    enqueue({ type: `${kind}-start`, id: this.#open.id });
+    this.#open = { kind, id: `${kind}-${this.#blocks++}`, raw };
+    enqueue({ type: `${kind}-start`, id: this.#open.id, ...reasoningMetadata(raw) });
   }
 
   #closeBlock(enqueue) {
-    if (this.#open) enqueue({ type: `${this.#open.kind}-end`, id: this.#open.id });
+    if (this.#open) enqueue({ type: `${this.#open.kind}-end`, id: this.#open.id, ...reasoningMetadata(this.#open.raw) });
     this.#open = null;
   }
 }
@@ -353,7 +355,7 @@ function toMessages(prompt, origins) {
           } else if (part.type === "reasoning") {
             // Sent back with its state; llm-baton sends each state only to the format and model
             // that issued it, and leaves reasoning without one out.
-            reasoning.push(withState({ type: "reasoning", text: part.text }, part));
+            reasoning.push(withState({ type: "reasoning", text: part.text, ...(part.providerOptions?.baton?.raw === true && { raw: true }) }, part));
           } else if (part.type !== "reasoning-file") {
             // A reasoning file (an image the model made while thinking) is left out: llm-baton's
             // messages have no place for it.
@@ -480,6 +482,15 @@ function randomId() {
 /** `providerMetadata.baton.state` for a part that carries a reasoning state (none for no state). */
 function stateMetadata(state) {
   return state ? { providerMetadata: { baton: { state } } } : {};
+}
+
+/**
+ * A reasoning part's `providerMetadata.baton`: its state, and `raw: true` when the text is the
+ * model's own reasoning rather than a summary, so a replayed prompt sends it back as such.
+ */
+function reasoningMetadata(raw, state) {
+  if (!raw) return stateMetadata(state);
+  return { providerMetadata: { baton: { raw: true, ...(state && { state }) } } };
 }
 
 function toolCallPart(id, call) {

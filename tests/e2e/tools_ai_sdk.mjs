@@ -277,6 +277,32 @@ export const scenarios = {
 
     const out = await generateText({ model: batonAi("chat"), prompt: "Think, then answer." });
     eq([out.reasoningText, out.text, out.usage.outputTokens, out.response.modelId], ["Thinking.", "Answer.", 6, "thinker-1"], "whole reasoning, text, usage and model");
+    // Chat's reasoning_content is the model's own reasoning, not a summary: the parts say so.
+    const rawMarks = (content) => content.filter((p) => p.type === "reasoning").map((p) => p.providerMetadata?.baton?.raw);
+    eq([rawMarks(await result.content), rawMarks(out.content)], [[true], [true]], "providerMetadata.baton.raw on the streamed and the whole reasoning part");
+  },
+
+  async "raw reasoning replays as raw: a Responses item's reasoning_text goes back as content, not as a summary"(env) {
+    const answer = {
+      id: "resp_1", object: "response", created_at: 1, status: "completed", model: "thinker-1",
+      output: [
+        { type: "reasoning", id: "rs_1", encrypted_content: "enc-1", summary: [], content: [{ type: "reasoning_text", text: "Thinking." }] },
+        { type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Answer.", annotations: [] }] },
+      ],
+      usage: { input_tokens: 4, output_tokens: 6, total_tokens: 10 },
+    };
+    const json = (body) => ({ raw: { contentType: "application/json", chunks: [JSON.stringify(body)] } });
+    const id = await script(env, "raw-replay", [json(answer), json({ ...answer, id: "resp_2", output: [answer.output[1]] })]);
+    const baton = new env.llm.Baton({
+      targets: { thinker: { format: "openai_responses", baseUrl: `${env.providerUrl}/s/${id}/v1`, model: "thinker-1", apiKey: KEY } },
+      routes: { chat: { fallback: ["thinker"] } },
+    });
+    const batonAi = createBatonProvider(baton);
+    const first = await generateText({ model: batonAi("chat"), prompt: "Think, then answer." });
+    eq(first.content.filter((p) => p.type === "reasoning").map((p) => p.providerMetadata?.baton?.raw), [true], "the reasoning part is marked raw");
+    await generateText({ model: batonAi("chat"), messages: [{ role: "user", content: "Think, then answer." }, ...first.response.messages, { role: "user", content: "Again." }] });
+    const sent = (await requests(env, id, 2, "the Responses target")).log[1].body.input.find((item) => item.type === "reasoning");
+    eq([sent?.id, sent?.encrypted_content, sent?.content, sent?.summary], ["rs_1", "enc-1", [{ type: "reasoning_text", text: "Thinking." }], []], "the replayed reasoning item");
   },
 
   async "generateText with a JSON schema (Output.object): the object, and the provider got the schema"(env) {

@@ -19,8 +19,9 @@ test-rust: rust-tools
 	cargo fmt --all --check
 	cargo test --workspace
 	cargo clippy --workspace --all-targets -- -D warnings
-	cargo clippy --release --target $(WASM_TARGET) -p llm-baton -- -D warnings
-	cargo clippy --release --target $(WASM_TARGET) -p llm-baton --features gateway -- -D warnings
+	cargo test -p llm-baton --no-default-features --lib
+	cargo clippy --release --target $(WASM_TARGET) -p llm-baton --no-default-features -- -D warnings
+	cargo clippy --release --target $(WASM_TARGET) -p llm-baton --no-default-features --features gateway,clouds -- -D warnings
 
 rust-tools:
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
@@ -76,11 +77,14 @@ chromium:
 WASM_STD_ENV := RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zshare-generics=n -Zlocation-detail=none"
 WASM_STD_FLAGS := -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size
 
-# The two wasm builds for pkg/, each cargo -> wasm-bindgen (web target) -> wasm-opt -Oz
+# The four wasm builds for pkg/, each cargo -> wasm-bindgen (web target) -> wasm-opt -Oz
 # --converge (the producers section stripped) -> short import names: llm_baton (the engine and the
 # Baton's API, what `llm-baton` loads) and llm_baton_gateway (the engine and the gateway, without
-# the Baton's API: the `gateway` feature; what `llm-baton/gateway` and `baton.fetch` load). Both
-# are built from one crate, so cargo rebuilds it when the feature set changes.
+# the Baton's API: the `gateway` feature; what `llm-baton/gateway` and `baton.fetch` load), and
+# each again with the `clouds` feature (llm_baton_clouds, llm_baton_gateway_clouds: what
+# `llm-baton/clouds` and `llm-baton/gateway/clouds` load), so an app that reaches no cloud
+# downloads none of their code. All are built from one crate, so cargo rebuilds it when the
+# feature set changes.
 # --low-memory-unused lets wasm-opt fold a constant added to a pointer into the access's offset:
 # true of Rust's wasm, whose stack fills the first MiB below its data, so address 0 to 1023 is never
 # used (0.9 KB gzipped off each).
@@ -97,18 +101,25 @@ define wasm_build
 endef
 
 # Each wasm is a file target on the Rust sources it is built from, so a second `make build` (or
-# `make demo`) with nothing changed starts at once. The two builds share cargo's output file, so the
-# gateway's waits for the Baton's (never both at once under -j). A change to the flags above is not
+# `make demo`) with nothing changed starts at once. The builds share cargo's output file, so each
+# waits for the one before (never two at once under -j). A change to the flags above is not
 # seen: run `make clean-wasm` after one.
 WASM_SOURCES := Cargo.toml Cargo.lock wire/Cargo.toml $(shell find src wire/src -type f -name '*.rs')
 
-build: pkg/wasm/llm_baton_bg.wasm pkg/wasm/llm_baton_gateway_bg.wasm
+build: pkg/wasm/llm_baton_bg.wasm pkg/wasm/llm_baton_gateway_bg.wasm pkg/wasm/llm_baton_clouds_bg.wasm \
+  pkg/wasm/llm_baton_gateway_clouds_bg.wasm
 
 pkg/wasm/llm_baton_bg.wasm: $(WASM_SOURCES) | rust-tools build-tools
-	$(call wasm_build,llm_baton,)
+	$(call wasm_build,llm_baton,--no-default-features)
 
 pkg/wasm/llm_baton_gateway_bg.wasm: $(WASM_SOURCES) | rust-tools build-tools pkg/wasm/llm_baton_bg.wasm
-	$(call wasm_build,llm_baton_gateway,--features gateway)
+	$(call wasm_build,llm_baton_gateway,--no-default-features --features gateway)
+
+pkg/wasm/llm_baton_clouds_bg.wasm: $(WASM_SOURCES) | rust-tools build-tools pkg/wasm/llm_baton_gateway_bg.wasm
+	$(call wasm_build,llm_baton_clouds,--no-default-features --features clouds)
+
+pkg/wasm/llm_baton_gateway_clouds_bg.wasm: $(WASM_SOURCES) | rust-tools build-tools pkg/wasm/llm_baton_clouds_bg.wasm
+	$(call wasm_build,llm_baton_gateway_clouds,--no-default-features --features gateway,clouds)
 
 clean-wasm:
 	rm -rf pkg/wasm

@@ -17,18 +17,24 @@
 import { isDriverError } from "./host.js";
 
 /**
- * The runtimes the entries installed: `{ wasm, host, loadGateway?, gateway? }`, where `wasm` is a
- * wasm-bindgen module, `host` its loop (host.js), `loadGateway()` (the Baton's runtime only)
- * imports the gateway's entry, which installs the gateway's runtime, and `gateway` (the
- * gateway's runtime only) is gateway.js.
+ * The runtimes the entries installed: `{ wasm, host, clouds?, loadGateway?, gateway? }`, where
+ * `wasm` is a wasm-bindgen module, `host` its loop (host.js), `clouds` true for a build with the
+ * clouds (llm-baton/clouds, llm-baton/gateway/clouds), `loadGateway()` (the Baton's runtime only)
+ * imports the gateway's entry of the same build, which installs the gateway's runtime, and
+ * `gateway` (the gateway's runtime only) is gateway.js.
  */
 let batonRuntime = null;
 let gatewayRuntime = null;
 
-/** Called by each entry once its wasm is instantiated. */
+/**
+ * Called by each entry once its wasm is instantiated. An app that imports an entry with the
+ * clouds and one without (its own code and a library's) keeps the clouds' build: it reads every
+ * config the other does.
+ */
 export function useRuntime(runtime) {
-  if (runtime.gateway) gatewayRuntime = runtime;
-  else batonRuntime = runtime;
+  if (runtime.gateway) {
+    if (!gatewayRuntime?.clouds || runtime.clouds) gatewayRuntime = runtime;
+  } else if (!batonRuntime?.clouds || runtime.clouds) batonRuntime = runtime;
 }
 
 /** Whether an entry has installed a runtime yet. */
@@ -45,7 +51,7 @@ export const RUNTIME = Symbol("llm-baton runtime");
 export const PROBE_LEASE_MS = Symbol("llm-baton probe lease");
 
 /** Why no runtime is there: core.js was imported past the entries that install one. */
-const NO_ENTRY = "llm-baton: import the package through one of its entries (\"llm-baton\" or \"llm-baton/gateway\"), not pkg/core.js";
+const NO_ENTRY = "llm-baton: import the package through one of its entries (\"llm-baton\", \"llm-baton/gateway\", \"llm-baton/clouds\" or \"llm-baton/gateway/clouds\"), not pkg/core.js";
 
 /** The runtime a new object of class `made` (new.target) runs on. */
 function runtimeFor(made) {
@@ -612,7 +618,7 @@ export const Baton = /* @__PURE__ */ (() => class Baton {
 
   /** The gateway logic for `fetch`, on the gateway's wasm, over this Baton's config and health. */
   async #inProcessFetch() {
-    if (!gatewayRuntime) await this.#runtime.loadGateway();
+    if (!gatewayRuntime || (this.#runtime.clouds && !gatewayRuntime.clouds)) await this.#runtime.loadGateway();
     const runtime = gatewayRuntime;
     const gateway = rebuildable(runtime, "WasmGateway", this.#instance.config, (wasm) => {
       wasm.inProcess();

@@ -159,6 +159,13 @@ function messageOf(e) {
   return e instanceof Error ? e.message : String(e);
 }
 
+/** Whether a target of `config` names a cloud (`cloud`, or Bedrock's own `bedrock_converse` format). */
+function reachesCloud(config) {
+  const targets = config?.targets;
+  if (targets === null || typeof targets !== "object") return false;
+  return Object.values(targets).some((t) => t !== null && typeof t === "object" && (t.cloud !== undefined || t.format === "bedrock_converse"));
+}
+
 async function main(argv) {
   const flags = parseFlags(argv);
   if (flags.help) {
@@ -166,8 +173,9 @@ async function main(argv) {
     return;
   }
   const [config, where] = await loadConfig(flags.config);
-  // Loaded only now: --help and a bad flag need no wasm.
-  const { createGateway } = await import("../gateway/node.js");
+  // Loaded only now: --help and a bad flag need no wasm; a config that reaches a cloud gets the
+  // build with the clouds.
+  const { createGateway } = await (reachesCloud(config) ? import("../gateway/clouds/node.js") : import("../gateway/node.js"));
   let gateway;
   try {
     gateway = createGateway(config);

@@ -10,11 +10,16 @@ import * as gateway from "../gateway.js";
 /** The gateway's runtime (core.js's `{ wasm, host, gateway }`), once an entry has installed it. */
 let runtime = null;
 
-/** Installs the instantiated wasm-bindgen module `wasm`; `hostOptions` go to createHost (pkg/host.js). */
-export function installGateway(wasm, hostOptions) {
+/**
+ * Installs the instantiated wasm-bindgen module `wasm`; `hostOptions` go to createHost
+ * (pkg/host.js); `clouds`: the build has the clouds (llm-baton/gateway/clouds). With both builds
+ * imported, createGateway runs on the clouds' one, which reads every config the other does.
+ */
+export function installGateway(wasm, hostOptions, clouds = false) {
+  if (runtime?.clouds && !clouds) return;
   const host = createHost(wasm, hostOptions);
   host.attach();
-  runtime = { wasm, host, gateway };
+  runtime = { wasm, host, gateway, clouds };
   useRuntime(runtime);
 }
 

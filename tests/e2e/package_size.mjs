@@ -14,6 +14,8 @@ const repo = fileURLToPath(new URL("../../", import.meta.url));
 export const ENTRIES = [
   { name: "llm-baton (Baton)", code: `export { Baton } from "llm-baton";`, wasm: "wasm/llm_baton_bg.wasm" },
   { name: "llm-baton/gateway (createGateway)", code: `export { createGateway } from "llm-baton/gateway";`, wasm: "wasm/llm_baton_gateway_bg.wasm" },
+  { name: "llm-baton/clouds (Baton)", code: `export { Baton } from "llm-baton/clouds";`, wasm: "wasm/llm_baton_clouds_bg.wasm" },
+  { name: "llm-baton/gateway/clouds (createGateway)", code: `export { createGateway } from "llm-baton/gateway/clouds";`, wasm: "wasm/llm_baton_gateway_clouds_bg.wasm" },
 ];
 
 const gzipped = (bytes) => gzipSync(bytes, { level: 9 }).length;

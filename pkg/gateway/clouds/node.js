@@ -1,0 +1,11 @@
+// llm-baton/gateway/clouds for Node: createGateway with the clouds' targets (the gateway's wasm
+// built with them), instantiated synchronously at import.
+import { readFileSync } from "node:fs";
+import * as wasm from "../../wasm/llm_baton_gateway_clouds.js";
+import { installGateway } from "../api.js";
+import { GATEWAY_CLOUDS_WASM } from "../../wasm_files.js";
+
+wasm.initSync({ module: readFileSync(GATEWAY_CLOUDS_WASM) });
+installGateway(wasm, undefined, true);
+export { HealthState, createGateway } from "../api.js";
+export { BatonError } from "../../core.js";

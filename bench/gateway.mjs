@@ -15,12 +15,13 @@
 //
 // GATEWAY_BENCH_SECONDS (default 5) and GATEWAY_BENCH_WARMUP_SECONDS (default 1) size each cell;
 // GATEWAY_BENCH_WRITES=each has the upstream write each stream event on its own turn;
-// GATEWAY_BENCH_CELLS=stream-16,stream-64 runs only the cells named (whole-N, stream-N, fault).
+// GATEWAY_BENCH_CELLS=stream-16,stream-64 runs only the cells named (whole-N, stream-N, fault,
+// fresh). `fresh` starts each gateway FRESH_PASSES times anew and measures it cold (runFresh).
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { loadNow } from "./lib/common.mjs";
-import { cpuSeconds, peakRssMiB, runCell } from "./lib/gateway-load.mjs";
+import { cpuSeconds, peakRssMiB, runCell, runFresh } from "./lib/gateway-load.mjs";
 import { LITELLM_KEY, litellmDeployment, litellmVersion, portkeyVersion, startLitellm, startPortkey, withWorkerdPid } from "./lib/servers.mjs";
 import { Miniflare } from "miniflare";
 import { spawnAnnounced } from "../tests/e2e/provider.mjs";
@@ -33,6 +34,8 @@ const MEASURE_MS = 1000 * Number(process.env.GATEWAY_BENCH_SECONDS ?? 5);
 const WARMUP_MS = 1000 * Number(process.env.GATEWAY_BENCH_WARMUP_SECONDS ?? 1);
 const CONNECTIONS = [1, 16, 64];
 const FAULT_CONNECTIONS = 16;
+/** Fresh processes per gateway in the `fresh` cell; its figure is their median. */
+const FRESH_PASSES = 5;
 const only = process.argv.slice(2);
 const want = (g) => only.length === 0 || only.includes(g);
 const cells = process.env.GATEWAY_BENCH_CELLS?.split(",") ?? null;
@@ -158,12 +161,54 @@ const GATEWAYS = {
   },
 };
 
+/**
+ * The `fresh` cell: FRESH_PASSES new processes of gateway `g`, each measured by runFresh against
+ * the upstream direct. Returns a reason when the gateway cannot start (the rest is skipped too).
+ */
+async function fresh(key, g, result) {
+  const passes = [];
+  for (let pass = 0; pass < FRESH_PASSES; pass++) {
+    let gw;
+    try {
+      gw = await g.start();
+    } catch (e) {
+      gw = { skip: `did not start: ${String(e.message).slice(0, 300)}` };
+    }
+    if (gw.skip) {
+      result.skip = gw.skip;
+      console.log(`${key}: skipped: ${gw.skip}`);
+      return gw.skip;
+    }
+    try {
+      passes.push(await runFresh({
+        url: `${gw.url}/v1/chat/completions`, headers: g.headers, body: message(g.model, false),
+        directUrl: `${UP}/ok/v1/chat/completions`, directBody: message("bench-model", false),
+        check: wholeOk, pid: gw.pid,
+      }));
+    } finally {
+      await gw.stop();
+    }
+  }
+  const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1];
+  result.fresh = {
+    passes,
+    addedMs: median(passes.map((p) => p.addedMs)),
+    cpuMsPerRequest: passes.every((p) => p.cpuMsPerRequest !== null) ? median(passes.map((p) => p.cpuMsPerRequest)) : null,
+  };
+  console.log(`${key} fresh: added ${result.fresh.addedMs.toFixed(2)} ms (passes ${passes.map((p) => p.addedMs.toFixed(2)).join(", ")}), CPU ${result.fresh.cpuMsPerRequest?.toFixed(2) ?? "-"} ms per request`);
+  return null;
+}
+
 const out = { node: process.version, measureMs: MEASURE_MS, warmupMs: WARMUP_MS, deltas: 60, eachWrite: process.env.GATEWAY_BENCH_WRITES === "each", gateways: {} };
 try {
   for (const [key, g] of Object.entries(GATEWAYS)) {
     if (!want(key)) continue;
     const result = { label: g.label, load: [loadNow()], cells: {} };
     out.gateways[key] = result;
+    if (!g.passThrough && wantCell("fresh")) {
+      const skipped = await fresh(key, g, result);
+      if (skipped) continue;
+    }
     let gw;
     try {
       gw = await g.start();

@@ -134,3 +134,38 @@ function statusMiB(pid, field) {
   }
   return kb / 1024;
 }
+
+/**
+ * The fresh-process measure (issue 40's first row, the protocol of a public gateway overhead
+ * benchmark): on a gateway just started, `warmup` requests, then `rounds` rounds of `perRound`
+ * small whole answers one at a time, each gateway request followed by the same request sent
+ * direct. A round's added latency is the median through the gateway minus the median direct; the
+ * result is the median over rounds, and the gateway's CPU over the rounds per gateway request.
+ */
+export async function runFresh({ url, directUrl, headers = {}, directHeaders = {}, body, directBody, check, pid, warmup = 15, rounds = 7, perRound = 25 }) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const directAgent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const must = (res, what) => {
+    if (res.status !== 200 || !check(res)) throw new Error(`${what}: ${res.status} ${res.body.slice(0, 200)}`);
+    return res.ms;
+  };
+  try {
+    for (let i = 0; i < warmup; i++) must(await post(agent, url, headers, body), "a warm-up request");
+    const cpuBefore = cpuSeconds(pid);
+    const added = [];
+    for (let r = 0; r < rounds; r++) {
+      const through = [];
+      const direct = [];
+      for (let i = 0; i < perRound; i++) {
+        through.push(must(await post(agent, url, headers, body), "a request through the gateway"));
+        direct.push(must(await post(directAgent, directUrl, directHeaders, directBody), "a direct request"));
+      }
+      added.push(stats(through).p50 - stats(direct).p50);
+    }
+    const cpu = pid == null ? null : cpuSeconds(pid) - cpuBefore;
+    return { addedMs: stats(added).p50, roundsMs: added, cpuMsPerRequest: cpu === null ? null : (cpu * 1000) / (rounds * perRound) };
+  } finally {
+    agent.destroy();
+    directAgent.destroy();
+  }
+}

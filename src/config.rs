@@ -99,6 +99,10 @@ impl Config {
         let mut secrets: Vec<&str> = Vec::new();
         for target in &self.targets {
             secrets.extend(target.api_key.as_ref().map(Secret::expose));
+            if let Some(aws) = &target.aws {
+                secrets.extend([&aws.access_key_id, &aws.secret_access_key].map(Secret::expose));
+                secrets.extend(aws.session_token.as_ref().map(Secret::expose));
+            }
             secrets.extend(target.headers.iter().filter(|(k, _)| is_secret_header(k)).map(|(_, v)| v.as_str()));
         }
         secrets.extend(self.gateway.api_keys.iter().map(Secret::expose));

@@ -42,7 +42,7 @@ fn messages_are_exact() {
         (
             r#"{"targets": {"p": {"format": "openai", "baseUrl": "https://x/v1", "model": "m"}}}"#.into(),
             "targets.p.format",
-            r#"targets.p.format must be one of "openai_chat", "anthropic_messages", "openai_responses", "gemini" (got "openai")"#,
+            r#"targets.p.format must be one of "openai_chat", "anthropic_messages", "openai_responses", "gemini", "bedrock_converse" (got "openai")"#,
         ),
         (
             r#"{"targets": {"p": {"format": "gemini", "model": "m"}}}"#.into(),

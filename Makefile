@@ -199,7 +199,7 @@ bench/node_modules/.package-lock.json: bench/package-lock.json bench/package.jso
 # The core is safe Rust, so no sanitizer (more runs in the same time). A failing input is
 # written to fuzz/artifacts/<target>/ and stops the run.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := sse decoders config request call
+FUZZ_TARGETS := sse event_stream decoders config request call
 FUZZ_NEW := fuzz/target/new-corpus
 
 fuzz:

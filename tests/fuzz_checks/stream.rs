@@ -79,15 +79,14 @@ fn read_body<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> (Vec<Delta>, Res
     let mut body = StreamBody::new(Format::BedrockConverse);
     let mut deltas: Vec<Delta> = Vec::new();
     let mut out = Vec::new();
-    let mut result = Ok(());
     for chunk in chunks {
-        result = body.feed(chunk, &mut out);
+        let fed = body.feed(chunk, &mut out);
         join_texts(&mut deltas, &mut out);
-        if result.is_err() {
-            return (deltas, result);
+        if fed.is_err() {
+            return (deltas, fed);
         }
     }
-    result = body.finish(&mut out);
+    let result = body.finish(&mut out);
     join_texts(&mut deltas, &mut out);
     (deltas, result)
 }

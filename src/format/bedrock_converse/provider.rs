@@ -72,6 +72,8 @@ impl ProviderDialect for BedrockConverse {
         let class = match (status, code.as_deref()) {
             (403, _) if is_clock_skew(message) => Some(FailureClass::Auth),
             (400, _) if is_context_length(message) => Some(FailureClass::ContextLength),
+            // ServiceQuotaExceededException, named by its header alone: "... exceeds the service quota ...".
+            (400, None) if message.contains("quota") => Some(FailureClass::Quota),
             (_, Some(code)) => exception(code).1.or(FailureClass::of_status(status)),
             _ => match status {
                 503 => Some(FailureClass::Overloaded),
@@ -737,6 +739,8 @@ mod tests {
             (typed.code.as_deref(), typed.class),
             (Some("ServiceQuotaExceededException"), Some(FailureClass::Quota))
         );
+        let quota = said(400, r#"{"message":"Your request exceeds the service quota for your account."}"#);
+        assert_eq!(quota.class, Some(FailureClass::Quota));
         assert_eq!(BedrockConverse::error_body(500, b"not json"), None);
     }
 

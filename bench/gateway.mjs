@@ -16,22 +16,19 @@
 // GATEWAY_BENCH_SECONDS (default 5) and GATEWAY_BENCH_WARMUP_SECONDS (default 1) size each cell;
 // GATEWAY_BENCH_WRITES=each has the upstream write each stream event on its own turn;
 // GATEWAY_BENCH_CELLS=stream-16,stream-64 runs only the cells named (whole-N, stream-N, fault).
-import { spawn, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { loadNow } from "./lib/common.mjs";
-import { cpuSeconds, peakRssMiB, processTree, runCell } from "./lib/gateway-load.mjs";
+import { cpuSeconds, peakRssMiB, runCell } from "./lib/gateway-load.mjs";
+import { LITELLM_KEY, litellmDeployment, litellmVersion, portkeyVersion, startLitellm, startPortkey, withWorkerdPid } from "./lib/servers.mjs";
 import { Miniflare } from "miniflare";
 import { spawnAnnounced } from "../tests/e2e/provider.mjs";
 import { startDenoGateway, startNodeGateway, startWorkerdGateway } from "../tests/e2e/gateway_hosts.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const repo = fileURLToPath(new URL("..", import.meta.url));
-const LITELLM = "litellm[proxy]==1.108.0";
 const KEY = "sk-bench-not-a-secret";
-// LiteLLM refuses to start without a master key; clients send it.
-const LITELLM_KEY = "sk-bench-litellm-not-a-secret";
 const MEASURE_MS = 1000 * Number(process.env.GATEWAY_BENCH_SECONDS ?? 5);
 const WARMUP_MS = 1000 * Number(process.env.GATEWAY_BENCH_WARMUP_SECONDS ?? 1);
 const CONNECTIONS = [1, 16, 64];
@@ -73,64 +70,12 @@ const portkeyConfig = (primary) => JSON.stringify({
   ],
 });
 
-const freePort = () => new Promise((resolve, reject) => {
-  const s = createServer();
-  s.once("error", reject);
-  s.listen(0, "127.0.0.1", () => { const { port } = s.address(); s.close(() => resolve(port)); });
-});
-
-/** Spawns a server that does not announce itself, and waits until `readyPath` answers 200. */
-async function spawnPolled(command, args, { env, url, readyPath, timeoutMs, name }) {
-  const child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...env } });
-  let stderr = "";
-  child.stderr.setEncoding("utf8");
-  child.stderr.on("data", (c) => { stderr = (stderr + c).slice(-2000); });
-  const stop = () => { if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM"); };
-  process.once("exit", stop);
-  const until = performance.now() + timeoutMs;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited (code ${child.exitCode}): ${stderr}`);
-    try {
-      const res = await fetch(`${url}${readyPath}`);
-      await res.arrayBuffer();
-      if (res.status === 200) break;
-    } catch {}
-    if (performance.now() > until) { stop(); throw new Error(`${name} did not answer ${readyPath} within ${timeoutMs} ms: ${stderr}`); }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return { url, pid: child.pid, stop };
-}
-
-/** bench/.venv with LiteLLM proxy, made once; its `litellm` command, or a reason it cannot be had. */
-function litellmCommand() {
-  const venv = `${here}.venv`;
-  const bin = `${venv}/bin/litellm`;
-  const stamp = `${venv}/installed.txt`;
-  if (existsSync(bin) && existsSync(stamp) && readFileSync(stamp, "utf8") === LITELLM) return { bin };
-  try {
-    if (!existsSync(`${venv}/bin/pip`)) execFileSync("python3", ["-m", "venv", venv], { stdio: "inherit" });
-    execFileSync(`${venv}/bin/pip`, ["install", "--disable-pip-version-check", "-q", LITELLM], { stdio: "inherit" });
-    writeFileSync(stamp, LITELLM);
-    return { bin };
-  } catch (e) {
-    return { skip: `pip could not install ${LITELLM} into bench/.venv (${String(e.message).split("\n")[0]})` };
-  }
-}
-
 /** LiteLLM's equivalent: the model group `chat` (retried once: num_retries 1), falling back to `b`. */
 function litellmYaml() {
-  const deployment = (name, path) => `  - model_name: ${name}\n    litellm_params:\n      model: openai/bench-model\n      api_base: ${UP}/${path}/v1\n      api_key: ${KEY}\n`;
+  const deployment = (name, path) => litellmDeployment(name, `${UP}/${path}/v1`, KEY);
   return `model_list:\n${deployment("chat", "ok")}${deployment("chat503", "down")}${deployment("b", "ok")}` +
     `router_settings:\n  num_retries: 1\n  fallbacks: [{"chat": ["b"]}, {"chat503": ["b"]}]\n` +
     `litellm_settings:\n  telemetry: false\n  drop_params: true\n`;
-}
-
-/** Starts a Miniflare gateway with `start()` and adds the pid of the workerd process it spawned, for CPU and RSS. */
-async function withWorkerdPid(start) {
-  const before = new Set(processTree(process.pid));
-  const gw = await start();
-  const workerd = processTree(process.pid).filter((p) => !before.has(p) && /workerd/.test(readFileSync(`/proc/${p}/cmdline`, "utf8")));
-  return { ...gw, pid: workerd[0] ?? null };
 }
 
 /** lib/gateway-floor-workerd.mjs in Miniflare, served on a direct socket as the workerd gateway is. */
@@ -201,27 +146,15 @@ const GATEWAYS = {
   },
   portkey: {
     label: "Portkey gateway",
-    start: async () => {
-      const port = await freePort();
-      return spawnPolled(process.execPath, [`${here}node_modules/@portkey-ai/gateway/build/start-server.js`, `--port=${port}`, "--headless"], {
-        env: { NODE_ENV: "production", TRUSTED_CUSTOM_HOSTS: "127.0.0.1" }, url: `http://127.0.0.1:${port}`, readyPath: "/", timeoutMs: 20_000, name: "Portkey's gateway" });
-    },
+    start: startPortkey,
     model: "bench-model", headers: { "x-portkey-config": portkeyConfig("ok") }, faultModel: "bench-model", faultHeaders: { "x-portkey-config": portkeyConfig("down") },
-    version: () => `${JSON.parse(readFileSync(`${here}node_modules/@portkey-ai/gateway/package.json`, "utf8")).version} on Node ${process.version}`,
+    version: portkeyVersion,
   },
   litellm: {
     label: "LiteLLM proxy",
-    start: async () => {
-      const cmd = litellmCommand();
-      if (cmd.skip) return { skip: cmd.skip };
-      mkdirSync(`${here}.work`, { recursive: true });
-      writeFileSync(`${here}.work/litellm.yaml`, litellmYaml());
-      const port = await freePort();
-      return spawnPolled(cmd.bin, ["--config", `${here}.work/litellm.yaml`, "--host", "127.0.0.1", "--port", String(port), "--num_workers", "1"], {
-        env: { LITELLM_MASTER_KEY: LITELLM_KEY, LITELLM_LOCAL_MODEL_COST_MAP: "True", LITELLM_LOG: "ERROR", NO_DOCS: "True" }, url: `http://127.0.0.1:${port}`, readyPath: "/health/liveliness", timeoutMs: 120_000, name: "LiteLLM proxy" });
-    },
+    start: () => startLitellm(litellmYaml()),
     model: "chat", headers: { authorization: `Bearer ${LITELLM_KEY}` }, faultModel: "chat503", faultHeaders: { authorization: `Bearer ${LITELLM_KEY}` },
-    version: () => execFileSync(`${here}.venv/bin/python`, ["-c", "import importlib.metadata as m; print(m.version('litellm'))"]).toString().trim(),
+    version: litellmVersion,
   },
 };
 

@@ -1,8 +1,10 @@
-// Turns bench/.work/{faults,cost,coldstart,accuracy,load,flapping,gateway,tail}.json into bench/RESULTS.md and bench/results.svg.
+// Turns bench/.work/{faults,cost,coldstart,accuracy,load,flapping,gateway,tail}.json into bench/RESULTS.md and bench/results.svg,
+// keeping the soak's section (make soak) at the end.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
+import { SOAK_CLOSE, SOAK_OPEN } from "./lib/common.mjs";
 import { WORKAROUNDS } from "./lib/libraries.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
@@ -345,12 +347,17 @@ function handBlocks(previous) {
   return blocks;
 }
 const resultsPath = `${here}RESULTS.md`;
-for (const block of existsSync(resultsPath) ? handBlocks(readFileSync(resultsPath, "utf8")) : []) {
+const previous = existsSync(resultsPath) ? readFileSync(resultsPath, "utf8") : "";
+for (const block of handBlocks(previous)) {
   const heading = md.findIndex((l) => l.startsWith(`## ${block.section}.`));
   const next = heading < 0 ? -1 : md.findIndex((l, i) => i > heading && l.startsWith("## "));
   const at = heading < 0 || next < 0 ? md.length : next;
   md.splice(at, 0, ...block.lines, ``);
 }
+// The soak's section (make soak, soak.mjs), as it was.
+const soakAt = previous.indexOf(SOAK_OPEN);
+const soakEnd = previous.indexOf(SOAK_CLOSE);
+if (soakAt >= 0 && soakEnd > soakAt) md.push(previous.slice(soakAt, soakEnd + SOAK_CLOSE.length));
 
 writeFileSync(resultsPath, md.join("\n") + "\n");
 

@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Baton } from "llm-baton";
 import { startProvider, script, quantile, loadNow, KEY, MODEL, PROMPT } from "./lib/common.mjs";
+import { random } from "../tests/e2e/soak.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const CALLS = 1000;
@@ -24,18 +25,6 @@ const ROUTES = {
   "fastest [a, b]": { fastest: ["a", "b"] },
 };
 const loadAtStart = loadNow();
-
-/** A seeded uniform source (mulberry32), so every route meets the same kind of tail. */
-function random(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 /** Time to first token: log-normal around 300 ms, and 3% of answers 0.8 to 4 s. */
 function firstTokenMs(rand) {

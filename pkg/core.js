@@ -755,7 +755,7 @@ export function guard(runtime, make) {
 export function gatewayOn(runtime, config, options) {
   const { health, telemetry } = readBatonOptions(options, "options");
   const instance = rebuildable(runtime, "WasmGateway", config, health ? (wasm) => wasm.followStore() : undefined);
-  if (guard(runtime, () => instance().open())) console.warn(runtime.gateway.openGatewayWarning());
+  if (guard(runtime, () => instance().open())) console.warn(runtime.gateway.openGatewayWarning(config));
   const link = healthLink(health, instance);
   return new runtime.gateway.Gateway(instance, gatewayServices(runtime, instance, link, telemetry && lazyTelemetry(telemetry, instance.config)));
 }

@@ -65,11 +65,34 @@ function gatewayCore(instance, runtime) {
 /** The deployed gateway: the wasm decides; an admitted body is read up to the plan's cap. */
 async function serveHttp(core, request) {
   const step = core.wasm.decide(request);
-  if (step.status !== undefined) return respond(step);
+  if (step.status !== undefined) {
+    if (step.status === 403 && request.method === "OPTIONS") logRefusedPreflight(request, step);
+    return respond(step);
+  }
   const body = await readBody(request, step.limit);
   // The first traced request waits while telemetry.js is imported (core.js's lazyTelemetry).
   const telemetry = core.runtime.telemetry;
   return serve(core, step, body, request, false, telemetry && (telemetry.current ?? (await telemetry.load())));
+}
+
+/** Origins whose refused preflight was logged: a page that retries logs once (up to 100 origins). */
+const loggedOrigins = new Set();
+
+/**
+ * Logs a CORS preflight the gateway refused, with its reason (which names the origin and the
+ * gateway.cors that would let it in): the page itself only sees "Failed to fetch".
+ */
+function logRefusedPreflight(request, reply) {
+  const origin = request.headers.get("origin") ?? "";
+  if (loggedOrigins.has(origin) || loggedOrigins.size >= 100) return;
+  loggedOrigins.add(origin);
+  let reason;
+  try {
+    reason = JSON.parse(reply.body).error.message;
+  } catch {
+    reason = `HTTP ${reply.status}`;
+  }
+  console.warn(`llm-baton gateway: refused a CORS preflight for ${new URL(request.url).pathname}: ${reason}`);
 }
 
 /**
@@ -299,16 +322,22 @@ function nativeClientStream(cancelled) {
   };
 }
 
+/** Marks a config configFromEnv assembled from provider variables: its warning names GATEWAY_API_KEYS. */
+export const FROM_ENVIRONMENT = Symbol("llm-baton: a config from the environment's variables");
+
 /**
- * The warning to print once when a gateway is created without `gateway.apiKeys` (WasmGateway's
- * `open()`): such a gateway serves anyone who can reach it, with the provider keys it holds.
+ * The warning to print once when a gateway is created from `config` without `gateway.apiKeys`
+ * (WasmGateway's `open()`): such a gateway serves anyone who can reach it, with the provider keys
+ * it holds. It names the setting the user wrote the config with.
  */
-export function openGatewayWarning() {
+export function openGatewayWarning(config) {
+  const send = "(clients send one as `Authorization: Bearer <key>` or `x-api-key: <key>`)";
+  const fix = config?.[FROM_ENVIRONMENT]
+    ? `Set GATEWAY_API_KEYS to a comma-separated list of keys ${send}`
+    : `Set gateway.apiKeys to a list of keys ${send}, e.g. { gateway: { apiKeys: [process.env.GATEWAY_KEY] } }`;
   return (
     "llm-baton gateway: no gateway.apiKeys are configured, so anyone who can reach this gateway can spend " +
-    "its provider keys. Set gateway.apiKeys to a list of keys (clients send one as `Authorization: Bearer <key>` " +
-    "or `x-api-key: <key>`), e.g. { gateway: { apiKeys: [process.env.GATEWAY_KEY] } }, or keep the gateway " +
-    "on a network only you can reach."
+    `its provider keys. ${fix}, or keep the gateway on a network only you can reach.`
   );
 }
 

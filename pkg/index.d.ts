@@ -365,11 +365,13 @@ export interface ToolCall {
 /**
  * What a provider issued with its reasoning, to be sent back unchanged in the next turn: an
  * Anthropic thinking block's `signature` (or a redacted one's `redactedData`), a Gemini
- * `thoughtSignature`, a Responses reasoning item's `id` and `encryptedContent`. It names the
- * target's format and model that issued it, and is sent only to a target of the same format and
- * model (README, "Agents and reasoning").
+ * `thoughtSignature`, a Responses reasoning item's `id` and `encryptedContent`; for Chat
+ * Completions reasoning, nothing but its issuer (its text goes back as `reasoning_content`). It
+ * names the target's format and model that issued it, and is sent only to a target of the same
+ * format and model (README, "Agents and reasoning").
  */
 export type ReasoningState =
+  | { format: Format; model: string }
   | { format: Format; model: string; signature: string }
   | { format: Format; model: string; redactedData: string }
   | { format: Format; model: string; id: string; encryptedContent?: string };
@@ -378,6 +380,12 @@ export type ReasoningState =
 export interface ReasoningPart {
   type: "reasoning";
   text: string;
+  /**
+   * The text is the model's own reasoning (OpenAI Chat's reasoning fields, a Responses item's
+   * `reasoning_text` content); without it, a summary of its reasoning (Responses summaries,
+   * Anthropic thinking, Gemini thought summaries).
+   */
+  raw?: boolean;
   state?: ReasoningState;
 }
 
@@ -609,8 +617,11 @@ export interface StreamOptions extends CallOptions {
 /** What `Baton.stream` yields, in order: deltas as they arrive, then exactly one "done". */
 export type StreamEvent =
   | { type: "text"; text: string }
-  /** With `state`, the state that ends this piece of reasoning (its `text` is then empty). */
-  | { type: "reasoning"; text: string; state?: ReasoningState }
+  /**
+   * With `state`, the state that ends this piece of reasoning (its `text` is then empty). `raw`:
+   * the text is the model's own reasoning, not a summary of it (README, "Agents and reasoning").
+   */
+  | { type: "reasoning"; text: string; raw?: true; state?: ReasoningState }
   /** With `state`, the state of the call at `index` (its `arguments` are then empty). */
   | { type: "tool_call"; index: number; id?: string; name?: string; arguments: string; state?: ReasoningState }
   /**

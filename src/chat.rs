@@ -21,9 +21,9 @@ mod answer;
 mod read;
 mod reasoning;
 
-pub use answer::{Answer, Delta, FinishReason, ToolCall, Usage};
+pub use answer::{Answer, Delta, FinishReason, Logprobs, ToolCall, Usage};
 pub(crate) use read::{is_media_type, read_carried};
-pub use reasoning::{Effort, Opaque, ReasoningPart, ReasoningRequest, ReasoningState};
+pub use reasoning::{Effort, Opaque, ReasoningKind, ReasoningPart, ReasoningRequest, ReasoningState};
 
 /// One chat turn, in the shape the JS API and the gateway accept.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -45,6 +45,20 @@ pub struct ChatRequest {
     pub response_format: Option<ResponseFormat>,
     /// Reasoning on, how hard, and its state kept (src/chat/reasoning.rs).
     pub reasoning: Option<ReasoningRequest>,
+    /// The fields a gateway client sent that its dialect does not map into this request
+    /// (`logprobs`, `service_tier`, `metadata`…), for a member of the client's own format.
+    pub passthrough: Option<Passthrough>,
+}
+
+/// A client's request fields this model has no name for, in the words of the client's format:
+/// a member of that format gets them in its body as they came (docs/parameters.md); a member
+/// of another format cannot read them, and the call warns that they were dropped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Passthrough {
+    /// The provider format whose fields these are (`"openai_chat"`...).
+    pub format: &'static str,
+    /// The top-level fields, by name, as the client sent them.
+    pub fields: serde_json::Map<String, Value>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -50,7 +50,7 @@ impl Delivery {
     /// Keeps a delta that is not visible on its own until visible content follows. Empty text
     /// carries nothing and is dropped.
     pub fn hold(&mut self, delta: Delta) -> Result<(), Failure> {
-        if matches!(&delta, Delta::Text { text } | Delta::Reasoning { text } if text.is_empty()) {
+        if matches!(&delta, Delta::Text { text } | Delta::Reasoning { text, .. } if text.is_empty()) {
             return Ok(());
         }
         self.count(&delta)?;
@@ -153,10 +153,10 @@ impl Delivery {
                 self.text.push_str(&text);
                 Delta::Text { text }
             }
-            Delta::Reasoning { text } => {
+            Delta::Reasoning { text, kind } => {
                 self.reasoning.push_str(&text);
-                ReasoningPart::push_text(&mut self.reasoning_parts, &text);
-                Delta::Reasoning { text }
+                ReasoningPart::push_text(&mut self.reasoning_parts, kind, &text);
+                Delta::Reasoning { text, kind }
             }
             Delta::ReasoningState { state } => {
                 ReasoningPart::push_state(&mut self.reasoning_parts, state.clone());
@@ -179,7 +179,9 @@ impl Delivery {
                 call.arguments.push_str(&arguments);
                 Delta::ToolCall { index: position as u32, id, name, arguments }
             }
-            other @ (Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. }) => other,
+            other @ (Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } | Delta::Logprobs { .. }) => {
+                other
+            }
         })
     }
 
@@ -194,6 +196,7 @@ impl Delivery {
             finish_reason,
             usage,
             model,
+            logprobs: None,
         }
     }
 
@@ -228,18 +231,20 @@ pub fn answer_too_large() -> Failure {
 
 fn content_bytes(delta: &Delta) -> usize {
     match delta {
-        Delta::Text { text } | Delta::Reasoning { text } => text.len(),
+        Delta::Text { text } | Delta::Reasoning { text, .. } => text.len(),
         Delta::ToolCall { id, name, arguments, .. } => {
             id.as_ref().map_or(0, String::len) + name.as_ref().map_or(0, String::len) + arguments.len()
         }
         Delta::ReasoningState { state } | Delta::ToolCallState { state, .. } => state.byte_len(),
-        Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => 0,
+        // Passed on and not kept: a streamed answer's summary has no logprobs.
+        Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } | Delta::Logprobs { .. } => 0,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chat::ReasoningKind;
 
     fn call(index: u32, name: Option<&str>, arguments: &str) -> Delta {
         Delta::ToolCall {
@@ -271,7 +276,7 @@ mod tests {
         let mut d = Delivery::default();
         let mut out = Vec::new();
         let text = |t: &str| Delta::Text { text: t.into() };
-        let thought = |t: &str| Delta::Reasoning { text: t.into() };
+        let thought = |t: &str| Delta::Reasoning { kind: ReasoningKind::Summary, text: t.into() };
         for delta in [thought("a"), thought("b"), text("c"), text("d"), call(0, Some("f"), "{}"), text("e")] {
             d.deliver(delta, &mut out).unwrap();
         }

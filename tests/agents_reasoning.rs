@@ -4,7 +4,9 @@
 //! the request reader and config check say what is wrong with a reasoning field, and where.
 
 use llm_baton::backoff::SplitMix64;
-use llm_baton::chat::{Answer, ChatRequest, Delta, FinishReason, Message, Opaque, ReasoningState, Role, Usage};
+use llm_baton::chat::{
+    Answer, ChatRequest, Delta, FinishReason, Message, Opaque, ReasoningKind, ReasoningState, Role, Usage,
+};
 use llm_baton::config::Config;
 use llm_baton::engine::{Action, Baton, CallOptions, Served};
 use llm_baton::format::Format;
@@ -191,7 +193,7 @@ fn streamed_state_names_the_target_that_issued_it() {
         .expect("sent");
     let state = ReasoningState::new(Opaque::Signature("sig".into()));
     let deltas = [
-        Delta::Reasoning { text: "hmm".into() },
+        Delta::Reasoning { text: "hmm".into(), kind: ReasoningKind::Summary },
         Delta::ReasoningState { state: state.clone() },
         Delta::Text { text: "Hi".into() },
         Delta::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), model: None },
@@ -215,6 +217,45 @@ fn streamed_state_names_the_target_that_issued_it() {
         (answer.reasoning_parts[0].text.as_str(), answer.reasoning_parts[0].state.as_ref()),
         ("hmm", Some(&named))
     );
+}
+
+/// DeepSeek's thinking mode, Kimi K2 thinking and GLM want a tool turn's `reasoning_content`
+/// back; it is the text, so only its issuer gets it: not another Chat model, not Claude.
+#[test]
+fn a_chat_members_reasoning_goes_back_to_it_alone() {
+    let config = r#"{
+      "targets": {
+        "deepseek": {"format": "openai_chat", "baseUrl": "http://127.0.0.1:1/v1", "model": "deepseek-reasoner"},
+        "kimi": {"format": "openai_chat", "baseUrl": "http://127.0.0.1:1/v1", "model": "kimi-k2-thinking"},
+        "claude": {"format": "anthropic_messages", "baseUrl": "http://127.0.0.1:1/v1", "model": "claude-sonnet-4-5"}
+      },
+      "routes": {"agent": {"fallback": ["deepseek", "kimi", "claude"]}}
+    }"#;
+    let mut baton = Baton::new(Config::from_json(config).expect("config"));
+    let deepseek = decoded(
+        Format::OpenaiChat,
+        json!({"model": "deepseek-reasoner", "choices": [{"finish_reason": "tool_calls", "message": {"role": "assistant",
+            "content": null, "reasoning_content": "Paris first.",
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}}]}),
+    );
+    let (_, one) = call(&mut baton, &request(&[]), "deepseek", &deepseek);
+    let state = one.answer.reasoning_parts[0].state.clone().expect("Chat reasoning names its issuer");
+    assert_eq!(
+        state,
+        ReasoningState { format: "openai_chat".into(), model: "deepseek-reasoner".into(), opaque: Opaque::Plain }
+    );
+    let history = vec![one.answer.message(), tool_result(&one)];
+    // As a library caller keeps it: `{type: "reasoning", text, raw: true, state: {format, model}}`.
+    let kept = json!({"messages": [{"role": "assistant", "content": [{"type": "reasoning", "text": "Paris first.",
+        "raw": true, "state": {"format": "openai_chat", "model": "deepseek-reasoner"}}]}]});
+    assert_eq!(ChatRequest::from_value(&kept).expect("reads").messages[0].reasoning, one.answer.reasoning_parts);
+
+    let (sent, _) = call(&mut baton, &request(&history), "claude", &claude_answer());
+    assert_eq!(sent.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>(), ["deepseek", "kimi", "claude"]);
+    assert_eq!(sent[0].1["messages"][1]["reasoning_content"], "Paris first.", "{}", sent[0].1);
+    for (target, body) in &sent[1..] {
+        assert!(!text(body).contains("Paris first."), "{target} is sent no reasoning it did not issue: {body}");
+    }
 }
 
 #[test]

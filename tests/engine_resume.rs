@@ -3,7 +3,7 @@
 
 mod support;
 
-use llm_baton::chat::{Delta, FinishReason, ToolCall, Usage};
+use llm_baton::chat::{Delta, FinishReason, ReasoningKind, ToolCall, Usage};
 use llm_baton::outcome::{Failure, Limit};
 use llm_baton::policy::ResumeMode;
 use llm_baton::record::{Event, ResumedFrom};
@@ -200,7 +200,7 @@ fn a_cut_inside_a_tool_call_is_never_continued() {
 fn a_cut_inside_reasoning_is_not_continued() {
     let thinking = Behavior::Steps(vec![
         (10, Step::Headers),
-        (20, Step::Deltas(vec![Delta::Reasoning { text: "Let me think".into() }])),
+        (20, Step::Deltas(vec![Delta::Reasoning { text: "Let me think".into(), kind: ReasoningKind::Raw }])),
         (30, Step::Fail(cut())),
     ]);
     let mut sim =

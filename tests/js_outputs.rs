@@ -6,7 +6,7 @@
 
 use std::fs;
 
-use llm_baton::chat::{Delta, FinishReason, Usage};
+use llm_baton::chat::{Delta, FinishReason, ReasoningKind, Usage};
 use llm_baton::health::{BreakerState, BudgetView, HealthSnapshot, HealthView, TargetHealth, TargetView, WindowCounts};
 use llm_baton::outcome::{Failure, FailureClass, FailureInfo, Limit};
 use llm_baton::policy::ResumeMode;
@@ -111,7 +111,8 @@ fn lines() -> Vec<String> {
     out.extend(events.iter().map(ToJson::to_json));
     let deltas = vec![
         Delta::Text { text: "Hi \"there\"\n".into() },
-        Delta::Reasoning { text: "hmm".into() },
+        Delta::Reasoning { text: "hmm".into(), kind: ReasoningKind::Summary },
+        Delta::Reasoning { text: "first, the units".into(), kind: ReasoningKind::Raw },
         Delta::ToolCall { index: 0, id: Some("call_1".into()), name: Some("f".into()), arguments: "{\"a\":".into() },
         Delta::ToolCall { index: 1, id: None, name: None, arguments: String::new() },
         Delta::Done {

@@ -495,6 +495,7 @@ fn reasoning_state_streams_as_it_reads_whole() {
     }
     // Which fixtures carry state, and how many: a new one is checked above, and listed here.
     let expected = [
+        (Format::OpenaiChat, "reasoning", 1),
         (Format::AnthropicMessages, "reasoning", 1),
         (Format::AnthropicMessages, "redacted_thinking_citations", 2),
         (Format::AnthropicMessages, "redacted_thinking_tool_use", 1),

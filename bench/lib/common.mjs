@@ -60,3 +60,10 @@ export function stats(values) {
   const s = [...values].sort((a, b) => a - b);
   return { n: s.length, p50: quantile(s, 0.5), p99: quantile(s, 0.99), max: s[s.length - 1], min: s[0] };
 }
+
+/**
+ * The soak's section of RESULTS.md lies between these lines: `make soak` (soak.mjs) rewrites it,
+ * and report.mjs (`make bench`) keeps it at the end of the file.
+ */
+export const SOAK_OPEN = "<!-- written by make soak (bench/soak.mjs), kept by report.mjs at the end -->";
+export const SOAK_CLOSE = "<!-- end of the soak -->";

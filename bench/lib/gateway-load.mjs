@@ -120,11 +120,16 @@ export function cpuSeconds(pid) {
 }
 
 /** Peak resident memory (VmHWM) of `pid`'s process tree, summed, in MiB. */
-export function peakRssMiB(pid) {
+export const peakRssMiB = (pid) => statusMiB(pid, "VmHWM");
+
+/** Resident memory now (VmRSS) of `pid`'s process tree, summed, in MiB. */
+export const rssMiB = (pid) => statusMiB(pid, "VmRSS");
+
+function statusMiB(pid, field) {
   let kb = 0;
   for (const p of processTree(pid)) {
     try {
-      kb += Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, "utf8"))[1]);
+      kb += Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${p}/status`, "utf8"))[1]);
     } catch {}
   }
   return kb / 1024;

@@ -13,11 +13,14 @@ import { parseJson } from "../gateway/json-text.js";
 import { serve } from "../gateway/node-server.js";
 
 const NAME = "llm-baton-gateway";
-const FLAGS = ["config", "host", "port", "help"];
-const USAGE = `Usage: ${NAME} [--config FILE] [--host HOST] [--port PORT]
+/** How often a gateway started by npm checks that npm is still there. */
+const PARENT_CHECK_MS = 200;
+const FLAGS = ["config", "host", "port", "log", "help"];
+const LOG_FORMATS = ["text", "json", "off"];
+const USAGE = `Usage: ${NAME} [--config FILE] [--host HOST] [--port PORT] [--log text|json|off]
 
 Serves llm-baton's OpenAI- and Anthropic-compatible gateway over HTTP: POST /v1/chat/completions,
-/v1/messages and /v1/responses; GET /v1/models and /v1/health.
+/v1/messages and /v1/responses; GET /v1/models (and /v1/models/{id}), /v1/health and /healthz.
 
 Options:
   --config FILE  the config document: a .json file, or a .js/.mjs module whose default export is
@@ -30,11 +33,15 @@ Options:
                    DEADLINE_MS        the default budget of one request (default 30000)
   --host HOST    the address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)
   --port PORT    the port to listen on (default 8787; 0 picks a free one)
+  --log FORMAT   one access-log line per request on stdout: text (default), json, or off.
+                 Method, path (no query string), status, time taken, the target that served and
+                 its attempts; never a header, a body or a key
   -h, --help     print this help and exit
 
 Once listening it prints GATEWAY_URL=http://HOST:PORT on stdout. On SIGTERM or SIGINT it stops
 accepting connections and exits 0 once the requests in flight have finished, each within its own
-deadline; a second signal exits at once.
+deadline; a second signal exits at once. Started by npx or npm start, it does the same when npm
+exits (a signal to npm never reaches it).
 `;
 
 /** A reason not to start: printed as one line, then exit with `code`. */
@@ -47,7 +54,7 @@ class Refusal extends Error {
 
 /** `{ help }` or `{ config?, host, port }` from the command line, or a Refusal (exit 2). */
 function parseFlags(argv) {
-  const flags = { host: "127.0.0.1", port: 8787 };
+  const flags = { host: "127.0.0.1", port: 8787, log: "text" };
   const seen = new Set();
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
@@ -75,13 +82,15 @@ function parseFlags(argv) {
       const port = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
       if (!(port <= 65535)) throw new Refusal(`--port must be a port number from 0 to 65535, 0 for any free port (got ${JSON.stringify(value)})`, 2);
       flags.port = port;
+    } else if (flag === "log" && !LOG_FORMATS.includes(value)) {
+      throw new Refusal(`--log must be text, json or off (got ${JSON.stringify(value)})`, 2);
     } else flags[flag] = value;
   }
   return flags;
 }
 
 function example(flag) {
-  return { config: "--config baton.json", host: "--host 127.0.0.1", port: "--port 8787" }[flag];
+  return { config: "--config baton.json", host: "--host 127.0.0.1", port: "--port 8787", log: "--log json" }[flag];
 }
 
 function editDistance(a, b) {
@@ -136,6 +145,16 @@ async function importConfig(path) {
   }
 }
 
+/** The access log `--log` asks for: a line on stdout per ended exchange, or none. */
+function accessLog(format) {
+  if (format === "off") return undefined;
+  if (format === "json") return (record) => process.stdout.write(`${JSON.stringify(record)}\n`);
+  return (r) => {
+    const served = r.target ? ` target=${r.target} attempts=${r.attempts}` : "";
+    process.stdout.write(`${r.time} ${r.method} ${r.path} ${r.status} ${r.ms}ms${served}${r.complete ? "" : " incomplete"}\n`);
+  };
+}
+
 function messageOf(e) {
   return e instanceof Error ? e.message : String(e);
 }
@@ -157,7 +176,7 @@ async function main(argv) {
   }
   let running;
   try {
-    running = await serve(gateway, { host: flags.host, port: flags.port });
+    running = await serve(gateway, { host: flags.host, port: flags.port, onExchange: accessLog(flags.log) });
   } catch (e) {
     const at = `${flags.host}:${flags.port}`;
     const why = {
@@ -169,17 +188,31 @@ async function main(argv) {
     throw new Refusal(`cannot listen on ${at}: ${why}`);
   }
   let stopping = false;
+  /** Stops accepting and exits once the requests in flight are done; `again` says how to cut them. */
+  const drain = (why, again) => {
+    stopping = true;
+    process.stderr.write(`${NAME}: ${why}: no longer accepting connections; finishing ${running.inFlight} request(s) in flight${again}\n`);
+    running.close().then(() => process.exit(0));
+  };
   for (const signal of ["SIGTERM", "SIGINT"]) {
     process.on(signal, () => {
-      if (stopping) {
-        process.stderr.write(`${NAME}: ${signal} again: exiting now, ${running.inFlight} request(s) cut off\n`);
-        running.closeNow();
-        process.exit(128 + constants.signals[signal]);
-      }
-      stopping = true;
-      process.stderr.write(`${NAME}: ${signal}: no longer accepting connections; finishing ${running.inFlight} request(s) in flight (send ${signal} again to exit now)\n`);
-      running.close().then(() => process.exit(0));
+      if (!stopping) return drain(signal, ` (send ${signal} again to exit now)`);
+      process.stderr.write(`${NAME}: ${signal} again: exiting now, ${running.inFlight} request(s) cut off\n`);
+      running.closeNow();
+      process.exit(128 + constants.signals[signal]);
     });
+  }
+  // `npx llm-baton-gateway` (npm exec) and `npm start` run the command under `sh -c`: a signal to
+  // npm ends npm and that shell, and never reaches node, which would go on serving alone. Started
+  // by npm, the gateway watches its parent, and drains as on SIGTERM once the parent is gone.
+  if (process.env.npm_command) {
+    const parent = process.ppid;
+    const watch = setInterval(() => {
+      if (process.ppid === parent || stopping) return;
+      clearInterval(watch);
+      drain(`npm (process ${parent}) exited`, "");
+    }, PARENT_CHECK_MS);
+    watch.unref();
   }
   process.stdout.write(`GATEWAY_URL=${running.url}\n`);
 }

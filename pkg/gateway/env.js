@@ -15,6 +15,7 @@
 // silent OpenAI (no headers or no first token in time) hands over to Anthropic at once, without
 // its second attempt; errors such as a 503 use both.
 
+import { FROM_ENVIRONMENT } from "../gateway.js";
 import { parseJson } from "./json-text.js";
 
 /** A config document for createGateway from an object of string variables. */
@@ -57,5 +58,6 @@ export function configFromEnv(env) {
     routes: { chat: { fallback: chain } },
     deadlineMs,
     gateway: apiKeys.length > 0 ? { apiKeys } : {},
+    [FROM_ENVIRONMENT]: true,
   };
 }

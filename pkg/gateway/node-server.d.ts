@@ -26,5 +26,23 @@ export interface NodeGatewayServer {
  */
 export declare function serve(
   handler: { fetch(request: Request): Promise<Response> | Response } | ((request: Request) => Promise<Response> | Response),
-  options?: { host?: string; port?: number },
+  options?: { host?: string; port?: number; onExchange?: (record: ExchangeRecord) => void },
 ): Promise<NodeGatewayServer>;
+
+/** What an access log records of one ended exchange (`serve`'s `onExchange`); never a key. */
+export interface ExchangeRecord {
+  /** When it ended, ISO 8601. */
+  time: string;
+  method: string;
+  /** The path, without its query string. */
+  path: string;
+  status: number;
+  /** From the request's arrival to the response's end. */
+  ms: number;
+  /** The target that served, or was tried last (x-baton-target). */
+  target?: string;
+  /** The attempts the call took (x-baton-attempts). */
+  attempts?: number;
+  /** False when the connection closed before the response ended. */
+  complete: boolean;
+}

@@ -9,19 +9,26 @@ import { createServer } from "node:http";
 // Bytes of request body read ahead of the handler before the socket is paused.
 const BODY_HIGH_WATER_MARK = 64 * 1024;
 const NO_BODY_STATUS = new Set([204, 205, 304]);
+/** On a response: the x-baton-target and x-baton-attempts it was written with, for its record. */
+const SERVED = Symbol("llm-baton: served by");
 
 /**
  * Serves `handler` (an object with `fetch(request)`, such as createGateway's result, or the
  * fetch function itself) on `host` (default 127.0.0.1) and `port` (default 8787; 0 picks a free
- * one). Resolves once listening with `{ url, server, inFlight, close, closeNow }`.
+ * one). Resolves once listening with `{ url, server, inFlight, close, closeNow }`. `onExchange`,
+ * if given, is called once each exchange has ended, with what an access log records of it
+ * (see exchangeRecord): never a header's value, a body or a query string, so never a key.
  */
-export async function serve(handler, { host = "127.0.0.1", port = 8787 } = {}) {
+export async function serve(handler, { host = "127.0.0.1", port = 8787, onExchange } = {}) {
   const fetchHandler = typeof handler === "function" ? handler : handler?.fetch;
   if (typeof fetchHandler !== "function") {
     throw new TypeError(`serve(handler): handler must have a fetch(request) method, such as createGateway(config)'s result (got ${describe(handler)})`);
   }
   if (!(Number.isInteger(port) && port >= 0 && port <= 65535)) {
     throw new TypeError(`serve(handler, { port }): port must be an integer from 0 to 65535, 0 for any free port (got ${describe(port)})`);
+  }
+  if (onExchange !== undefined && typeof onExchange !== "function") {
+    throw new TypeError(`serve(handler, { onExchange }): onExchange must be a function of one exchange's record (got ${describe(onExchange)})`);
   }
   if (typeof host !== "string" || host === "") {
     throw new TypeError(`serve(handler, { host }): host must be a host name or IP address such as "127.0.0.1" (got ${describe(host)})`);
@@ -37,8 +44,10 @@ export async function serve(handler, { host = "127.0.0.1", port = 8787 } = {}) {
   const server = createServer();
   server.on("request", (req, res) => {
     inFlight.add(res);
+    const started = performance.now();
     res.on("close", () => {
       inFlight.delete(res);
+      if (onExchange) onExchange(exchangeRecord(req, res, started));
       // A keep-alive connection whose last response just ended is idle now: let it go.
       if (closing) setImmediate(() => server.closeIdleConnections());
     });
@@ -124,6 +133,7 @@ async function respond(fetchHandler, req, res, closing) {
   // A body left unread (refused as too large, or never asked for) is not drained: the
   // connection ends with this response. So does every connection once the server is closing.
   if (!req.complete || closing()) headers.connection = "close";
+  res[SERVED] = { target: headers["x-baton-target"], attempts: headers["x-baton-attempts"] };
   res.writeHead(response.status, headers);
 
   if (!response.body || req.method === "HEAD" || NO_BODY_STATUS.has(response.status)) {
@@ -150,6 +160,27 @@ async function respond(fetchHandler, req, res, closing) {
     if (!res.write(chunk.value)) await drained(res);
   }
   if (!res.destroyed) res.end();
+}
+
+/**
+ * What an access log records of one ended exchange: `{ time, method, path, status, ms, target?,
+ * attempts?, complete }`. `path` is without its query string (a client may put a key there);
+ * `target` and `attempts` are the gateway's x-baton-target and x-baton-attempts; `complete` is
+ * false when the connection closed before the response ended (the client left, or it was cut).
+ */
+function exchangeRecord(req, res, started) {
+  const record = {
+    time: new Date().toISOString(),
+    method: req.method,
+    path: (req.url ?? "").split("?")[0],
+    status: res.statusCode,
+    ms: Math.round((performance.now() - started) * 10) / 10,
+  };
+  const { target, attempts } = res[SERVED] ?? {};
+  if (target) record.target = target;
+  if (attempts !== undefined) record.attempts = Number(attempts);
+  record.complete = res.writableFinished;
+  return record;
 }
 
 /** Resolves once `res` can take more ('drain') or its connection is gone ('close'). */

@@ -4,8 +4,9 @@
 use std::borrow::Cow;
 
 use llm_baton_wire::write::{JsonWriter, ToJson};
+use serde_json::Value;
 
-use super::{Message, ReasoningPart, ReasoningState, Role};
+use super::{Message, ReasoningKind, ReasoningPart, ReasoningState, Role};
 
 /// A complete tool call: `arguments` is the JSON text the model produced.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -59,6 +60,17 @@ pub enum FinishReason {
     Other(String),
 }
 
+/// Token log probabilities as a provider wrote them, with the name of its format: no other
+/// format has the same shape, so only a gateway client of that format is shown them
+/// (docs/parameters.md).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Logprobs {
+    /// The provider format that wrote them (`"openai_chat"`...).
+    pub format: &'static str,
+    /// Chat's `choices[0].logprobs` object, or Responses' list of an output text's logprobs.
+    pub raw: Value,
+}
+
 /// A whole, non-streamed answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
@@ -72,6 +84,8 @@ pub struct Answer {
     pub usage: Usage,
     /// The model the provider says answered, when it says.
     pub model: Option<String>,
+    /// The text's token log probabilities, when the provider was asked for them.
+    pub logprobs: Option<Logprobs>,
 }
 
 /// One normalized piece of a streamed answer.
@@ -80,8 +94,10 @@ pub enum Delta {
     Text {
         text: String,
     },
+    /// Reasoning text, raw or a summary ([`ReasoningKind`]).
     Reasoning {
         text: String,
+        kind: ReasoningKind,
     },
     /// The state the provider issued with the reasoning just streamed: it ends that piece of
     /// reasoning (see [`ReasoningPart::push_state`]). Not visible.
@@ -92,6 +108,11 @@ pub enum Delta {
     ToolCallState {
         index: u32,
         state: ReasoningState,
+    },
+    /// The log probabilities of the text that follows (the same provider frame's). Not
+    /// visible.
+    Logprobs {
+        logprobs: Logprobs,
     },
     /// A fragment of a tool call; `index` groups the fragments of one call.
     ToolCall {
@@ -164,9 +185,10 @@ impl ToJson for Delta {
                 w.field("type", "text");
                 w.field("text", text);
             }
-            Delta::Reasoning { text } => {
+            Delta::Reasoning { text, kind } => {
                 w.field("type", "reasoning");
                 w.field("text", text);
+                kind.write_mark(w);
             }
             Delta::ReasoningState { state } => {
                 w.field("type", "reasoning");
@@ -191,6 +213,11 @@ impl ToJson for Delta {
                 w.field("finishReason", finish_reason);
                 w.field("usage", usage);
                 w.opt_field("model", model.as_ref());
+            }
+            Delta::Logprobs { logprobs } => {
+                w.field("type", "logprobs");
+                w.field("format", logprobs.format);
+                w.field("logprobs", &logprobs.raw);
             }
             Delta::Skipped { reason } => {
                 w.field("type", "skipped");
@@ -217,11 +244,11 @@ impl Delta {
         }
     }
 
-    /// [`push_text`](Self::push_text) for reasoning.
-    pub fn push_reasoning(out: &mut Vec<Delta>, fragment: Cow<'_, str>) {
+    /// [`push_text`](Self::push_text) for reasoning of `kind`, joined to reasoning of that kind.
+    pub fn push_reasoning(out: &mut Vec<Delta>, kind: ReasoningKind, fragment: Cow<'_, str>) {
         match out.last_mut() {
-            Some(Delta::Reasoning { text }) => text.push_str(&fragment),
-            _ => out.push(Delta::Reasoning { text: fragment.into_owned() }),
+            Some(Delta::Reasoning { text, kind: last }) if *last == kind => text.push_str(&fragment),
+            _ => out.push(Delta::Reasoning { text: fragment.into_owned(), kind }),
         }
     }
 
@@ -230,7 +257,7 @@ impl Delta {
     pub fn push(out: &mut Vec<Delta>, delta: Delta) {
         match delta {
             Delta::Text { text } => Delta::push_text(out, Cow::Owned(text)),
-            Delta::Reasoning { text } => Delta::push_reasoning(out, Cow::Owned(text)),
+            Delta::Reasoning { text, kind } => Delta::push_reasoning(out, kind, Cow::Owned(text)),
             other => out.push(other),
         }
     }
@@ -240,10 +267,11 @@ impl Delta {
     /// usage reports are not content.
     pub fn is_visible(&self) -> bool {
         match self {
-            Delta::Text { text } | Delta::Reasoning { text } => !text.is_empty(),
+            Delta::Text { text } | Delta::Reasoning { text, .. } => !text.is_empty(),
             Delta::ToolCall { arguments, .. } => !arguments.is_empty(),
             Delta::ReasoningState { .. }
             | Delta::ToolCallState { .. }
+            | Delta::Logprobs { .. }
             | Delta::Done { .. }
             | Delta::Skipped { .. }
             | Delta::Usage { .. } => false,
@@ -289,16 +317,19 @@ mod tests {
         let mut out = Vec::new();
         Delta::push_text(&mut out, "a".into());
         Delta::push_text(&mut out, Cow::Owned("b".into()));
-        Delta::push_reasoning(&mut out, "c".into());
-        Delta::push_reasoning(&mut out, "d".into());
+        let (raw, summary) = (ReasoningKind::Raw, ReasoningKind::Summary);
+        Delta::push_reasoning(&mut out, raw, "c".into());
+        Delta::push_reasoning(&mut out, raw, "d".into());
+        Delta::push_reasoning(&mut out, summary, "s".into());
         out.push(Delta::Usage { usage: Usage::default() });
-        Delta::push_reasoning(&mut out, "e".into());
+        Delta::push_reasoning(&mut out, raw, "e".into());
         Delta::push_text(&mut out, "f".into());
         let expected = [
             Delta::Text { text: "ab".into() },
-            Delta::Reasoning { text: "cd".into() },
+            Delta::Reasoning { text: "cd".into(), kind: raw },
+            Delta::Reasoning { text: "s".into(), kind: summary },
             Delta::Usage { usage: Usage::default() },
-            Delta::Reasoning { text: "e".into() },
+            Delta::Reasoning { text: "e".into(), kind: raw },
             Delta::Text { text: "f".into() },
         ];
         assert_eq!(out, expected);

@@ -5,8 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::{
-    ChatRequest, Effort, Message, Opaque, Part, ReasoningPart, ReasoningRequest, ReasoningState, ResponseFormat, Role,
-    Source, Tool, ToolCall, ToolChoice, UnmetChoice,
+    ChatRequest, Effort, Message, Opaque, Part, ReasoningKind, ReasoningPart, ReasoningRequest, ReasoningState,
+    ResponseFormat, Role, Source, Tool, ToolCall, ToolChoice, UnmetChoice,
 };
 use crate::value::{
     child, index_path, parse_json, read_number, read_whole, show, show_kind, wrong, wrong_value, FieldError, Obj,
@@ -130,6 +130,7 @@ impl ChatRequest {
             parallel_tool_calls,
             response_format,
             reasoning,
+            passthrough: None,
         })
     }
 }
@@ -331,9 +332,9 @@ fn read_reasoning(v: &Value) -> Result<ReasoningRequest, FieldError> {
     Ok(ReasoningRequest { effort, budget_tokens, summary })
 }
 
-/// A `{type: "reasoning", text, state?}` part, which only an assistant message holds.
+/// A `{type: "reasoning", text, raw?, state?}` part, which only an assistant message holds.
 fn read_reasoning_part(v: &Value, path: &str, role: Role) -> Result<ReasoningPart, FieldError> {
-    let o = Obj::new(v, path, &["type", "text", "state"])?;
+    let o = Obj::new(v, path, &["type", "text", "raw", "state"])?;
     if role != Role::Assistant {
         return Err(FieldError::new(
             path,
@@ -345,13 +346,22 @@ fn read_reasoning_part(v: &Value, path: &str, role: Role) -> Result<ReasoningPar
         Some(Value::String(text)) => text.clone(),
         Some(other) => return Err(wrong(&o.path_of("text"), "a string", other)),
     };
-    Ok(ReasoningPart { text, state: read_opt_state(&o)? })
+    let kind = match o.get("raw") {
+        None | Some(Value::Null | Value::Bool(false)) => ReasoningKind::Summary,
+        Some(Value::Bool(true)) => ReasoningKind::Raw,
+        Some(other) => {
+            let expected = "true (the text is the model's raw reasoning) or false (a summary of it)";
+            return Err(wrong(&o.path_of("raw"), expected, other));
+        }
+    };
+    Ok(ReasoningPart { text, kind, state: read_opt_state(&o)? })
 }
 
 /// The `state` of a reasoning part or a tool call, as an answer gave it: `{format, model}` and
-/// one of `signature`, `redactedData`, or `id` with `encryptedContent?`.
+/// one of `signature`, `redactedData`, or `id` with `encryptedContent?`; or `{format, model}`
+/// alone (Chat Completions reasoning, whose text is all there is).
 fn read_opt_state(o: &Obj) -> Result<Option<ReasoningState>, FieldError> {
-    const KINDS: &str = r#"give the state as the answer gave it: {format, model} with "signature", "redactedData", or "id" (and "encryptedContent")"#;
+    const KINDS: &str = r#"give the state as the answer gave it: {format, model} alone or with "signature", "redactedData", or "id" (and "encryptedContent")"#;
     let v = match o.get("state") {
         None | Some(Value::Null) => return Ok(None),
         Some(v) => v,
@@ -367,6 +377,7 @@ fn read_opt_state(o: &Obj) -> Result<Option<ReasoningState>, FieldError> {
         (None, Some(Some(data)), None, None) => Opaque::Redacted(data),
         (None, None, Some(Some(id)), None) => Opaque::Item { id, encrypted_content: None },
         (None, None, Some(Some(id)), Some(Some(content))) => Opaque::Item { id, encrypted_content: Some(content) },
+        (None, None, None, None) => Opaque::Plain,
         _ => return Err(FieldError::new(path, KINDS)),
     };
     Ok(Some(ReasoningState { format, model, opaque }))

@@ -82,6 +82,10 @@ pub enum Opaque {
     Redacted(String),
     /// An OpenAI Responses reasoning item: its `id` and `encrypted_content`.
     Item { id: String, encrypted_content: Option<String> },
+    /// None: the reasoning's own text is what its issuer wants back, a Chat Completions
+    /// server's `reasoning_content` (DeepSeek's thinking mode, Kimi K2 and GLM in a tool loop).
+    /// The state only names the issuer, so the text goes to no other target.
+    Plain,
 }
 
 impl ReasoningState {
@@ -111,36 +115,68 @@ impl ReasoningState {
         let opaque = match &self.opaque {
             Opaque::Signature(s) | Opaque::Redacted(s) => s.len(),
             Opaque::Item { id, encrypted_content } => id.len() + encrypted_content.as_ref().map_or(0, String::len),
+            Opaque::Plain => 0,
         };
         self.format.len() + self.model.len() + opaque
     }
 }
 
+/// What reasoning text is: the model's own reasoning as it thought it, or a summary of it. A
+/// Responses client is told the two apart (a reasoning item's `content` of `reasoning_text`, or
+/// its `summary`); each provider's reader says which it read:
+/// - OpenAI Responses: `summary` parts are a summary, `content` parts of `reasoning_text` raw.
+/// - OpenAI Chat: `reasoning_content` / `reasoning` is raw (what DeepSeek, vLLM, OpenRouter send).
+/// - Anthropic: `thinking` is a summary (Claude 4 models summarize their thinking; only Claude
+///   3.7 Sonnet gave it whole, and the API does not say which it sent).
+/// - Gemini: a `thought` part is a summary (Google calls them thought summaries).
+///
+/// The JS API marks raw reasoning `raw: true`; a part without the mark is a summary, as every
+/// part was before the two were told apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReasoningKind {
+    Raw,
+    #[default]
+    Summary,
+}
+
+impl ReasoningKind {
+    /// `"raw":true` for raw reasoning; nothing for a summary.
+    pub fn write_mark(self, w: &mut JsonWriter) {
+        if self == ReasoningKind::Raw {
+            w.field("raw", &true);
+        }
+    }
+}
+
 /// One piece of an assistant's reasoning: its text (possibly empty, for redacted thinking or a
-/// bare signature) and the state its provider issued with it.
+/// bare signature), what the text is, and the state its provider issued with it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReasoningPart {
     pub text: String,
+    pub kind: ReasoningKind,
     pub state: Option<ReasoningState>,
 }
 
 impl ReasoningPart {
-    /// Appends reasoning text to `parts`: to the last part while it has no state yet (a state
-    /// ends its part), else as a new part. A whole answer and a stream build their parts with
-    /// this and [`ReasoningPart::push_state`], so they agree.
-    pub fn push_text(parts: &mut Vec<ReasoningPart>, text: &str) {
+    /// Appends reasoning text of `kind` to `parts`: to the last part while it has no state yet (a
+    /// state ends its part) and is of the same kind, else as a new part. A whole answer and a
+    /// stream build their parts with this and [`ReasoningPart::push_state`], so they agree.
+    pub fn push_text(parts: &mut Vec<ReasoningPart>, kind: ReasoningKind, text: &str) {
         match parts.last_mut() {
-            Some(last) if last.state.is_none() => last.text.push_str(text),
+            Some(last) if last.state.is_none() && (last.kind == kind || last.text.is_empty()) => {
+                last.kind = kind;
+                last.text.push_str(text)
+            }
             _ if text.is_empty() => {}
-            _ => parts.push(ReasoningPart { text: text.to_string(), state: None }),
+            _ => parts.push(ReasoningPart { text: text.to_string(), kind, state: None }),
         }
     }
 
-    /// Reasoning that came with no state, as the one part a stream of it adds up to (none for
-    /// no text).
-    pub fn unsigned(text: &str) -> Vec<ReasoningPart> {
+    /// Reasoning of `kind` that came with no state, as the one part a stream of it adds up to
+    /// (none for no text).
+    pub fn unsigned(kind: ReasoningKind, text: &str) -> Vec<ReasoningPart> {
         let mut parts = Vec::new();
-        ReasoningPart::push_text(&mut parts, text);
+        ReasoningPart::push_text(&mut parts, kind, text);
         parts
     }
 
@@ -148,13 +184,13 @@ impl ReasoningPart {
     pub fn push_state(parts: &mut Vec<ReasoningPart>, state: ReasoningState) {
         match parts.last_mut() {
             Some(last) if last.state.is_none() => last.state = Some(state),
-            _ => parts.push(ReasoningPart { text: String::new(), state: Some(state) }),
+            _ => parts.push(ReasoningPart { state: Some(state), ..Default::default() }),
         }
     }
 }
 
-/// `{format, model, signature}`, `{format, model, redactedData}` or `{format, model, id,
-/// encryptedContent?}`.
+/// `{format, model, signature}`, `{format, model, redactedData}`, `{format, model, id,
+/// encryptedContent?}` or, for Chat Completions reasoning, `{format, model}`.
 impl ToJson for ReasoningState {
     fn write_json(&self, w: &mut JsonWriter) {
         w.begin_object();
@@ -167,17 +203,19 @@ impl ToJson for ReasoningState {
                 w.field("id", id);
                 w.opt_field("encryptedContent", encrypted_content.as_ref());
             }
+            Opaque::Plain => {}
         }
         w.end_object();
     }
 }
 
-/// `{type: "reasoning", text, state?}`, a part of an assistant message's content.
+/// `{type: "reasoning", text, raw?, state?}`, a part of an assistant message's content.
 impl ToJson for ReasoningPart {
     fn write_json(&self, w: &mut JsonWriter) {
         w.begin_object();
         w.field("type", "reasoning");
         w.field("text", &self.text);
+        self.kind.write_mark(w);
         w.opt_field("state", self.state.as_ref());
         w.end_object();
     }
@@ -206,17 +244,20 @@ mod tests {
 
     #[test]
     fn a_state_ends_its_part_and_text_after_it_opens_the_next() {
+        use ReasoningKind::{Raw, Summary};
         let mut parts = Vec::new();
-        ReasoningPart::push_text(&mut parts, "a");
-        ReasoningPart::push_text(&mut parts, "b");
+        ReasoningPart::push_text(&mut parts, Summary, "a");
+        ReasoningPart::push_text(&mut parts, Summary, "b");
         ReasoningPart::push_state(&mut parts, signed("s1"));
         ReasoningPart::push_state(&mut parts, signed("redacted"));
-        ReasoningPart::push_text(&mut parts, "");
-        ReasoningPart::push_text(&mut parts, "c");
+        ReasoningPart::push_text(&mut parts, Raw, "");
+        ReasoningPart::push_text(&mut parts, Raw, "c");
+        ReasoningPart::push_text(&mut parts, Summary, "d");
         let expected = [
-            ReasoningPart { text: "ab".into(), state: Some(signed("s1")) },
-            ReasoningPart { text: String::new(), state: Some(signed("redacted")) },
-            ReasoningPart { text: "c".into(), state: None },
+            ReasoningPart { text: "ab".into(), kind: Summary, state: Some(signed("s1")) },
+            ReasoningPart { text: String::new(), kind: Summary, state: Some(signed("redacted")) },
+            ReasoningPart { text: "c".into(), kind: Raw, state: None },
+            ReasoningPart { text: "d".into(), kind: Summary, state: None },
         ];
         assert_eq!(parts, expected);
     }

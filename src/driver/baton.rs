@@ -171,7 +171,11 @@ impl ToJson for Progress<'_> {
             }
             Progress::Deltas(deltas) => {
                 w.field("type", "deltas");
-                w.field("deltas", *deltas);
+                w.key("deltas");
+                w.begin_array();
+                // Logprobs are a gateway client's (docs/parameters.md): the JS API shows none.
+                deltas.iter().filter(|d| !matches!(d, Delta::Logprobs { .. })).for_each(|d| w.value(d));
+                w.end_array();
             }
             Progress::Reset(reset) => {
                 w.field("type", "deltas");

@@ -25,7 +25,7 @@ use super::{
 use crate::config::Config;
 use crate::engine::{Baton, CallError, CallOptions, Served, Splice};
 use crate::gateway::{
-    answer_body, decide, models_body, parse_request, requested_model, BodyRead, Caller, ClientFormat, Decision,
+    answer_body, decide, models_reply, parse_request, requested_model, BodyRead, Caller, ClientFormat, Decision,
     GatewayError, Head, Headers, Listing, Meta, Plan, Reply, Site, StreamEncoder, SSE,
 };
 use crate::propagation::DeadlinePropagation;
@@ -61,9 +61,13 @@ impl WasmGateway {
         let reply = match decision {
             Decision::Read(plan) => return to_js(&plan),
             Decision::Reply(reply) => reply,
-            Decision::Get(Listing::Models, caller) => {
-                let created = (js_sys::Date::now() / 1000.0) as u64;
-                caller.dressed(Reply::json(200, "", 0, models_body(&self.config.route_names(), created)))
+            Decision::Get(Listing::Models { id, anthropic }, caller) => {
+                // The SDKs encode the id as a path segment (a route may be "openai/gpt-4o").
+                let id = id.map(|id| js_sys::decode_uri_component(&id).map_or(id, String::from));
+                let now = js_sys::Date::new_0();
+                let iso = String::from(now.to_iso_string());
+                let created = ((now.get_time() / 1000.0) as u64, iso.as_str());
+                caller.dressed(models_reply(&self.config.route_names(), created, id.as_deref(), anthropic))
             }
             Decision::Get(Listing::Health, caller) => {
                 let body = self.baton.borrow().health(now()).to_json();
@@ -155,7 +159,8 @@ impl WasmGateway {
             }
             let meta = Meta {
                 id: response_id(format),
-                created: (js_sys::Date::now() / 1000.0) as u64,
+                created: unix_seconds(),
+                completed: None,
                 model: client.model,
                 echo: client.echo,
             };
@@ -273,6 +278,11 @@ struct Trace {
     content: bool,
 }
 
+/// The clock as a response's `created` and `completed_at` give it.
+fn unix_seconds() -> u64 {
+    (js_sys::Date::now() / 1000.0) as u64
+}
+
 async fn serve_whole(
     call: crate::engine::Call,
     serving: &Serving<'_>,
@@ -281,20 +291,26 @@ async fn serve_whole(
 ) -> Reply {
     let Serving { config, propagation, plan, reports, trace } = *serving;
     let format = plan.format;
-    let outcome =
-        run_call(call, config, propagation, &request, false, &mut |output| report_event(&output, reports, trace)).await;
+    let mut warnings = Vec::new();
+    let outcome = run_call(call, config, propagation, &request, false, &mut |output| {
+        keep_warning(&output, &mut warnings);
+        report_event(&output, reports, trace)
+    })
+    .await;
     report_settled(&outcome, config, trace);
-    match outcome {
+    let reply = match outcome {
         Ok(done) => {
             let target = &config.targets[done.target];
             meta.model = done.answer.model.clone().unwrap_or_else(|| target.model.clone());
+            meta.completed = Some(unix_seconds());
             Reply::json(200, &target.name, done.legs.len(), answer_body(format, &meta, &done.answer))
         }
         Err(e) => {
             let error = GatewayError::from_failure(&e.failure, e.target.as_deref());
             Reply::error(format, &error, e.target.as_deref().unwrap_or(""), e.legs.len())
         }
-    }
+    };
+    reply.warned(&warnings)
 }
 
 async fn serve_stream(
@@ -311,13 +327,21 @@ async fn serve_stream(
     let mut committed = false;
     // The SSE of one delivery, reused: the bytes are copied out as they are emitted.
     let mut text = String::new();
+    // The warnings before the head: after it, only the call's events can tell them.
+    let mut warnings = Vec::new();
     let outcome = run_call(call, config, propagation, &request, true, &mut |output| match output {
-        CallOutput::Event(_) => report_event(&output, reports, trace),
+        CallOutput::Event(_) => {
+            if !committed {
+                keep_warning(&output, &mut warnings);
+            }
+            report_event(&output, reports, trace)
+        }
         CallOutput::Commit { target, attempts } => {
             committed = true;
             let target = &config.targets[target];
             encoder.set_model(&target.model);
-            let head = plan.caller.dressed(Reply::new(200, SSE, &target.name, attempts as usize, String::new()));
+            let head = Reply::new(200, SSE, &target.name, attempts as usize, String::new()).warned(&warnings);
+            let head = plan.caller.dressed(head);
             host::emit(to_js(&Output::Commit { headers: &head.headers }));
         }
         CallOutput::Splice(splice) => host::emit_bytes(splice_comment(splice).as_bytes()),
@@ -338,8 +362,9 @@ async fn serve_stream(
             if !committed {
                 encoder.set_model(&target.model);
             }
+            encoder.set_completed(unix_seconds());
             encoder.finish(&done.answer.finish_reason, done.answer.usage, &mut out);
-            Reply::new(200, SSE, &target.name, done.legs.len(), out)
+            Reply::new(200, SSE, &target.name, done.legs.len(), out).warned(&warnings)
         }
         Err(e) => {
             let error = GatewayError::from_failure(&e.failure, e.target.as_deref());
@@ -348,7 +373,7 @@ async fn serve_stream(
                 encoder.fail(&error, &mut out);
                 Reply::new(200, SSE, target, e.legs.len(), out)
             } else {
-                Reply::error(format, &error, target, e.legs.len())
+                Reply::error(format, &error, target, e.legs.len()).warned(&warnings)
             }
         }
     }
@@ -367,6 +392,13 @@ fn splice_comment(splice: &Splice) -> String {
     );
     let line: String = line.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     format!(": {line}\n\n")
+}
+
+/// Keeps a `warning` event's message for the reply's `x-baton-warning`.
+fn keep_warning(output: &CallOutput<'_>, warnings: &mut Vec<String>) {
+    if let CallOutput::Event(crate::record::Event::Warning { message, .. }) = output {
+        warnings.push(message.clone());
+    }
 }
 
 /// Hands an event to JS: every event for a trace, else a `leg` event for a health store.

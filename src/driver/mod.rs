@@ -268,7 +268,12 @@ pub(crate) async fn run_call(
             match action {
                 Action::Send { attempt, target, prefill, remaining_ms } => {
                     let t = &config.targets[target];
-                    if let Some(message) = t.format.reasoning_warning(request, &t.model) {
+                    // Only a gateway client's request holds fields to drop.
+                    #[cfg(feature = "gateway")]
+                    let dropped = t.format.dropped_warning(request, &t.name);
+                    #[cfg(not(feature = "gateway"))]
+                    let dropped = None;
+                    for message in [t.format.reasoning_warning(request, &t.model), dropped].into_iter().flatten() {
                         let warning = Event::Warning { target: t.name.clone(), attempt: attempt.0, message };
                         on_output(CallOutput::Event(&warning));
                     }

@@ -145,10 +145,28 @@ impl Format {
             Format::Gemini => Gemini::build_request(&endpoint, request, stream),
             Format::BedrockConverse => BedrockConverse::build_request(&endpoint, request, stream),
         };
-        if let Some(extra) = endpoint.extra_body.filter(|fields| !fields.is_empty()) {
-            http.body = with_extra_body(&http.body, extra);
+        let passed = request.passthrough.as_ref().filter(|p| p.format == self.as_str()).map(|p| &p.fields);
+        let extra = endpoint.extra_body;
+        if passed.is_some_and(|f| !f.is_empty()) || extra.is_some_and(|f| !f.is_empty()) {
+            http.body = with_extra_body(&http.body, passed, extra);
         }
         http
+    }
+
+    /// The warning for an attempt on `target`, a member of this format, when the request holds
+    /// a client's fields of another format: they are not sent, and the client should know.
+    pub fn dropped_warning(self, request: &ChatRequest, target: &str) -> Option<String> {
+        let passed = request.passthrough.as_ref().filter(|p| p.format != self.as_str() && !p.fields.is_empty())?;
+        let mut warning = String::from("dropped ");
+        for (i, name) in passed.fields.keys().enumerate() {
+            warning.push_str(if i == 0 { "" } else { ", " });
+            warning.push_str(name);
+        }
+        let plural = if passed.fields.len() == 1 { "" } else { "s" };
+        let rest =
+            [" for target \"", target, "\": it speaks ", self.as_str(), ", which has no such field", plural, " of "];
+        rest.into_iter().chain([passed.format]).for_each(|part| warning.push_str(part));
+        Some(warning)
     }
 
     /// Why this format cannot carry `part`, or `None` when it can. A request is checked with
@@ -424,14 +442,42 @@ pub(crate) fn malformed_frame(
     }
 }
 
-/// A request body with `extra`'s fields set at its top level, replacing any of the same name
-/// (the keys then come out sorted). The body is one llm-baton just wrote, so it reads back; it is
-/// read without a depth limit, which guards against hostile input, not against the depth of what
-/// llm-baton itself wrote a moment ago (a tool schema 128 levels deep).
-fn with_extra_body(body: &str, extra: &Map<String, Value>) -> String {
+/// A request body with a client's `passed` fields added at its top level, then `extra`'s (a
+/// target's `extraBody`) set there (the keys then come out sorted). What the format wrote wins
+/// over a passed field, except that a passed list joins a list the format wrote (Responses'
+/// `include`), and a passed object's members join an object's (Anthropic's `output_config`);
+/// the target's `extraBody` wins over both, as the operator's word on its member.
+/// The body is one llm-baton just wrote, so it reads back; it is read without a depth limit,
+/// which guards against hostile input, not against the depth of what llm-baton itself wrote a
+/// moment ago (a tool schema 128 levels deep).
+fn with_extra_body(body: &str, passed: Option<&Map<String, Value>>, extra: Option<&Map<String, Value>>) -> String {
     match llm_baton_wire::json::parse_with_depth(body, usize::MAX).map(|tree| from_tree(&tree)) {
         Ok(Value::Object(mut fields)) => {
-            fields.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+            for (k, v) in passed.into_iter().flatten() {
+                match (fields.get_mut(k), v) {
+                    (None, _) => {
+                        fields.insert(k.clone(), v.clone());
+                    }
+                    // A list of names (`include`): each name once.
+                    (Some(Value::Array(own)), Value::Array(more)) => {
+                        for item in more {
+                            if !own.iter().any(|o| o.is_string() && o.as_str() == item.as_str()) {
+                                own.push(item.clone());
+                            }
+                        }
+                    }
+                    // An object's other members (Anthropic's `output_config.effort`).
+                    (Some(Value::Object(own)), Value::Object(more)) => {
+                        for (k, v) in more {
+                            if !own.contains_key(k) {
+                                own.insert(k.clone(), v.clone());
+                            }
+                        }
+                    }
+                    (Some(_), _) => {}
+                }
+            }
+            fields.extend(extra.into_iter().flatten().map(|(k, v)| (k.clone(), v.clone())));
             fields.to_json()
         }
         // Not reached: every format writes an object.

@@ -5,8 +5,8 @@ use super::Reply;
 use crate::config::{Cors, GatewayConfig};
 
 /// The response headers a browser page may read: which target served, after how many
-/// attempts, and a provider's Retry-After.
-pub const EXPOSED_HEADERS: &str = "x-baton-target, x-baton-attempts, retry-after";
+/// attempts, what the call left out (`x-baton-warning`), and a provider's Retry-After.
+pub const EXPOSED_HEADERS: &str = "x-baton-target, x-baton-attempts, x-baton-warning, retry-after";
 
 /// What a browser may send, answered to every preflight whatever it asks for: the gateway's own
 /// headers and those the official SDKs (openai, @anthropic-ai/sdk) send from a browser. Anything

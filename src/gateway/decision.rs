@@ -15,7 +15,7 @@ use llm_baton_wire::write::{JsonWriter, ToJson};
 use super::access::{allow_origin, authorized, cors_origin, preflight};
 use super::deadline::{requested_deadline, DEADLINE_HEADER, SDK_TIMEOUT_HEADER};
 use super::{ClientFormat, GatewayError, Reply};
-use crate::config::Config;
+use crate::config::{Config, Cors};
 
 /// Where the gateway serves: behind HTTP (a Worker, `Deno.serve`), where the gateway key, CORS
 /// and the body cap apply, or in process as `baton.fetch`, whose caller is trusted and already
@@ -47,10 +47,12 @@ pub enum Decision {
 }
 
 /// The `GET` endpoints, answered from the engine's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Listing {
-    /// `GET /v1/models`.
-    Models,
+    /// `GET /v1/models`, or `GET /v1/models/{id}` for one (`id` as the path has it, still
+    /// percent-encoded: the host decodes it); in Anthropic's shape for a client that sends
+    /// `anthropic-version`.
+    Models { id: Option<String>, anthropic: bool },
     /// `GET /v1/health`.
     Health,
 }
@@ -178,7 +180,12 @@ const ENDPOINTS: [Endpoint; 5] = [
     Endpoint { path: "/v1/chat/completions", method: "POST", format: ClientFormat::OpenaiChat, listing: None },
     Endpoint { path: "/v1/messages", method: "POST", format: ClientFormat::AnthropicMessages, listing: None },
     Endpoint { path: "/v1/responses", method: "POST", format: ClientFormat::OpenaiResponses, listing: None },
-    Endpoint { path: "/v1/models", method: "GET", format: ClientFormat::OpenaiChat, listing: Some(Listing::Models) },
+    Endpoint {
+        path: "/v1/models",
+        method: "GET",
+        format: ClientFormat::OpenaiChat,
+        listing: Some(Listing::Models { id: None, anthropic: false }),
+    },
     Endpoint { path: "/v1/health", method: "GET", format: ClientFormat::OpenaiChat, listing: Some(Listing::Health) },
 ];
 
@@ -188,13 +195,40 @@ fn in_process(endpoint: &Endpoint) -> Option<&'static str> {
     (endpoint.listing != Some(Listing::Health)).then(|| &endpoint.path["/v1".len()..])
 }
 
+/// `GET /healthz`: a load balancer's liveness probe, answered without a key and saying nothing
+/// but that the gateway is up (`/v1/health`, behind the key, tells the targets' health).
+fn alive() -> Reply {
+    let mut reply = Reply::bare(200);
+    reply.headers.insert("content-type", "text/plain; charset=utf-8".into());
+    reply.body = "ok\n".into();
+    reply
+}
+
+/// Why a preflight from `origin` is refused, and the `gateway.cors` that would let it in.
+fn refused_origin(cors: &Cors, origin: &str) -> String {
+    let origin = origin.to_json();
+    match cors {
+        Cors::Origins(list) => {
+            format!(
+                "the origin {origin} is not in gateway.cors ({}): add it there to let its pages call this gateway",
+                list.to_json()
+            )
+        }
+        _ => format!(
+            "gateway.cors is not set, so no page may call this gateway: set it to a list of origins, e.g. [{origin}]"
+        ),
+    }
+}
+
 /// Decides what to do with a request from its head (see the module doc).
 pub fn decide(config: &Config, site: Site, head: &Head<'_>) -> Decision {
     let path = head.path.trim_end_matches('/');
-    let endpoint = match site {
+    let find = |path: &str| match site {
         Site::Http => ENDPOINTS.iter().find(|e| e.path == path),
         Site::InProcess => ENDPOINTS.iter().find(|e| in_process(e).is_some_and(|end| path.ends_with(end))),
     };
+    let model = find(path).is_none().then(|| one_model(site, path)).flatten();
+    let endpoint = find(model.as_ref().map_or(path, |(models, _)| models));
     let caller = match site {
         Site::Http => Caller::Http { origin: cors_origin(&config.gateway, (head.header)("origin").as_deref()) },
         Site::InProcess => Caller::InProcess,
@@ -205,9 +239,19 @@ pub fn decide(config: &Config, site: Site, head: &Head<'_>) -> Decision {
     );
     let refusal = |e: GatewayError| caller.dressed(Reply::error(format, &e, "", 0));
     let refuse = |status: u16, message: String| Decision::Reply(refusal(GatewayError::new(status, message)));
-    if let Caller::Http { origin: Some(origin) } = &caller {
-        if head.method == "OPTIONS" {
-            return Decision::Reply(preflight(origin));
+    if site == Site::Http && path == "/healthz" && matches!(head.method, "GET" | "HEAD") {
+        return Decision::Reply(alive());
+    }
+    if let Caller::Http { origin } = &caller {
+        match (origin, head.method) {
+            (Some(origin), "OPTIONS") => return Decision::Reply(preflight(origin)),
+            // A browser's preflight from an origin CORS leaves out: the page only sees "Failed to
+            // fetch", so the refusal (in its network panel, and logged by pkg/gateway.js) says why.
+            (None, "OPTIONS") if (head.header)("access-control-request-method").is_some() => {
+                let from = (head.header)("origin").unwrap_or_default();
+                return refuse(403, refused_origin(&config.gateway.cors, &from));
+            }
+            _ => {}
         }
     }
     let Some(endpoint) = endpoint else {
@@ -231,7 +275,13 @@ pub fn decide(config: &Config, site: Site, head: &Head<'_>) -> Decision {
             return refuse(401, message.into());
         }
     }
-    if let Some(listing) = endpoint.listing {
+    if let Some(listing) = &endpoint.listing {
+        let listing = match listing {
+            Listing::Models { .. } => {
+                Listing::Models { id: model.map(|(_, id)| id), anthropic: (head.header)("anthropic-version").is_some() }
+            }
+            Listing::Health => Listing::Health,
+        };
         return Decision::Get(listing, caller);
     }
     let limit = match site {
@@ -256,11 +306,23 @@ pub fn decide(config: &Config, site: Site, head: &Head<'_>) -> Decision {
     }
 }
 
+/// A path naming one model, `/v1/models/{id}` (in process `…/models/{id}`): the models
+/// endpoint's path and the id.
+fn one_model(site: Site, path: &str) -> Option<(&str, String)> {
+    let at = match site {
+        Site::Http => path.starts_with("/v1/models/").then_some(3)?,
+        Site::InProcess => path.find("/models/")?,
+    };
+    let (models, id) = path.split_at(at + "/models".len());
+    let id = &id[1..];
+    (!id.is_empty()).then(|| (models, id.to_string()))
+}
+
 /// What the gateway serves, for a 404 (the endpoints above, as a test checks).
 const SERVED_HTTP: &str =
-    "POST /v1/chat/completions, POST /v1/messages, POST /v1/responses, GET /v1/models, GET /v1/health";
+    "POST /v1/chat/completions, POST /v1/messages, POST /v1/responses, GET /v1/models, GET /v1/models/{id}, GET /v1/health";
 const SERVED_IN_PROCESS: &str =
-    "POST …/chat/completions, POST …/messages, POST …/responses, GET …/models (matched on the path's end, any host)";
+    "POST …/chat/completions, POST …/messages, POST …/responses, GET …/models, GET …/models/{id} (matched on the path's end, any host)";
 
 fn no_endpoint(site: Site, head: &Head<'_>) -> String {
     let (method, path) = (head.method, head.path);
@@ -352,7 +414,7 @@ mod tests {
         let keyed = config(r#"{"apiKeys": ["gw-key"], "maxBodyBytes": 100}"#);
         let key = ("authorization", "Bearer gw-key");
         let cases = [
-            ("POST", "/v2/chat", vec![key, JSON], 404, "no endpoint POST /v2/chat; the gateway serves POST /v1/chat/completions, POST /v1/messages, POST /v1/responses, GET /v1/models, GET /v1/health"),
+            ("POST", "/v2/chat", vec![key, JSON], 404, "no endpoint POST /v2/chat; the gateway serves POST /v1/chat/completions, POST /v1/messages, POST /v1/responses, GET /v1/models, GET /v1/models/{id}, GET /v1/health"),
             ("GET", "/v1/chat/completions/", vec![key], 405, "/v1/chat/completions/ takes POST, not GET"),
             ("POST", "/v1/models", vec![key, JSON], 405, "/v1/models takes GET, not POST"),
             ("POST", "/v1/chat/completions", vec![JSON], 401, "a gateway key is required: send Authorization: Bearer <key> or x-api-key: <key>"),
@@ -381,6 +443,23 @@ mod tests {
     }
 
     #[test]
+    fn healthz_answers_anyone_and_tells_nothing() {
+        let keyed = config(r#"{"apiKeys": ["k"], "cors": ["https://app.example"]}"#);
+        for method in ["GET", "HEAD"] {
+            let Decision::Reply(reply) = decide_on(&keyed, Site::Http, method, "/healthz", &[("origin", "https://x")])
+            else {
+                panic!("{method} /healthz is not a reply")
+            };
+            assert_eq!((reply.status, reply.body.as_str()), (200, "ok\n"));
+            assert_eq!(reply.headers.to_json(), r#"{"content-type":"text/plain; charset=utf-8"}"#);
+        }
+        let (status, _, _) = refused(decide_on(&keyed, Site::Http, "POST", "/healthz", &[]));
+        assert_eq!(status, 404);
+        let (status, _, _) = refused(decide_on(&keyed, Site::InProcess, "GET", "/healthz", &[]));
+        assert_eq!(status, 404, "baton.fetch serves no probe");
+    }
+
+    #[test]
     fn cors_dresses_every_reply_and_answers_preflights() {
         let cors = config(r#"{"cors": ["https://app.example"], "apiKeys": ["k"]}"#);
         let page = ("origin", "https://app.example");
@@ -395,12 +474,31 @@ mod tests {
         );
         let (status, _, headers) = refused(decide_on(&cors, Site::Http, "POST", "/v1/chat/completions", &[page, JSON]));
         assert_eq!((status, headers["vary"].as_str()), (401, "origin"));
-        assert_eq!(headers["access-control-expose-headers"], "x-baton-target, x-baton-attempts, retry-after");
+        assert_eq!(
+            headers["access-control-expose-headers"],
+            "x-baton-target, x-baton-attempts, x-baton-warning, retry-after"
+        );
         // Another origin gets no CORS headers, and no preflight.
         let other = ("origin", "https://evil.example");
         let (status, _, headers) = refused(decide_on(&cors, Site::Http, "OPTIONS", "/v1/chat/completions", &[other]));
         assert_eq!((status, headers.get("access-control-allow-origin").is_some()), (405, false));
-        let Decision::Get(Listing::Models, caller) =
+        // A browser's preflight from it is refused saying which origin and which field would let it in.
+        let asks = ("access-control-request-method", "POST");
+        let (status, body, headers) =
+            refused(decide_on(&cors, Site::Http, "OPTIONS", "/v1/chat/completions", &[other, asks]));
+        assert_eq!((status, headers.get("access-control-allow-origin").is_some()), (403, false));
+        assert!(
+            body.starts_with(
+                r#"the origin "https://evil.example" is not in gateway.cors (["https://app.example"]): add it"#
+            ),
+            "{body}"
+        );
+        let closed = config(r#"{"apiKeys": ["k"]}"#);
+        let (status, body, _) = refused(decide_on(&closed, Site::Http, "OPTIONS", "/v1/messages", &[other, asks]));
+        assert_eq!(status, 403);
+        let fix = r#"gateway.cors is not set, so no page may call this gateway: set it to a list of origins, e.g. ["https://evil.example"]"#;
+        assert_eq!(body, fix);
+        let Decision::Get(Listing::Models { .. }, caller) =
             decide_on(&cors, Site::Http, "GET", "/v1/models", &[page, ("x-api-key", "k")])
         else {
             panic!()
@@ -415,11 +513,14 @@ mod tests {
             panic!()
         };
         assert_eq!((plan.format, plan.limit, plan.caller.clone()), (ClientFormat::OpenaiChat, None, Caller::InProcess));
-        assert!(matches!(decide_on(&keyed, Site::InProcess, "GET", "/models", &[]), Decision::Get(Listing::Models, _)));
+        assert!(matches!(
+            decide_on(&keyed, Site::InProcess, "GET", "/models", &[]),
+            Decision::Get(Listing::Models { .. }, _)
+        ));
         let (status, message, headers) = refused(decide_on(&keyed, Site::InProcess, "GET", "/v1/health", &[]));
         assert_eq!(
             (status, message.as_str()),
-            (404, "baton.fetch has no endpoint GET /v1/health; it serves POST …/chat/completions, POST …/messages, POST …/responses, GET …/models (matched on the path's end, any host)")
+            (404, "baton.fetch has no endpoint GET /v1/health; it serves POST …/chat/completions, POST …/messages, POST …/responses, GET …/models, GET …/models/{id} (matched on the path's end, any host)")
         );
         assert_eq!(headers["x-should-retry"], "false");
         let (status, _, headers) = refused(decide_on(&keyed, Site::InProcess, "GET", "/v1/messages", &[]));
@@ -430,11 +531,40 @@ mod tests {
     }
 
     #[test]
+    fn a_models_path_with_an_id_asks_for_one_model_in_the_clients_shape() {
+        let open = config("{}");
+        // (site, path, the id asked for, whether the client sends anthropic-version)
+        let cases = [
+            (Site::Http, "/v1/models", None, false),
+            (Site::Http, "/v1/models/chat/", Some("chat"), false),
+            (Site::Http, "/v1/models/openai%2Fgpt-4o", Some("openai%2Fgpt-4o"), true),
+            (Site::InProcess, "/api/v1/models/fast", Some("fast"), true),
+            (Site::InProcess, "/models/v1/models", None, false),
+        ];
+        for (site, path, id, anthropic) in cases {
+            let headers: &[(&str, &str)] = if anthropic { &[("anthropic-version", "2023-06-01")] } else { &[] };
+            let decision = decide_on(&open, site, "GET", path, headers);
+            let expected = Listing::Models { id: id.map(str::to_string), anthropic };
+            assert!(matches!(&decision, Decision::Get(listing, _) if *listing == expected), "{path}: {decision:?}");
+        }
+        // A call's path that holds "/models/" is still the call, in process.
+        let decision = decide_on(&open, Site::InProcess, "POST", "/models/v1/chat/completions", &[]);
+        assert!(matches!(decision, Decision::Read(_)), "{decision:?}");
+        let (status, _, headers) = refused(decide_on(&open, Site::Http, "POST", "/v1/models/chat", &[JSON]));
+        assert_eq!((status, headers["allow"].as_str()), (405, "GET"));
+    }
+
+    #[test]
     fn the_404_lists_the_endpoints() {
-        let http: Vec<String> = ENDPOINTS.iter().map(|e| format!("{} {}", e.method, e.path)).collect();
+        // The models endpoint serves one model too, at `{path}/{id}`.
+        let served = |e: &Endpoint, path: &str| match e.listing {
+            Some(Listing::Models { .. }) => format!("{0} {path}, {0} {path}/{{id}}", e.method),
+            _ => format!("{} {path}", e.method),
+        };
+        let http: Vec<String> = ENDPOINTS.iter().map(|e| served(e, e.path)).collect();
         assert_eq!(SERVED_HTTP, http.join(", "));
         let in_process: Vec<String> =
-            ENDPOINTS.iter().filter_map(|e| Some(format!("{} …{}", e.method, in_process(e)?))).collect();
+            ENDPOINTS.iter().filter_map(|e| Some(served(e, &format!("…{}", in_process(e)?)))).collect();
         assert_eq!(SERVED_IN_PROCESS, format!("{} (matched on the path's end, any host)", in_process.join(", ")));
     }
 

@@ -27,7 +27,7 @@ pub use crate::format::client::{
 pub use access::{authorized, cors_origin};
 pub use deadline::{parse_deadline_header, requested_deadline, DEADLINE_HEADER, SDK_TIMEOUT_HEADER};
 pub use decision::{decide, requested_model, BodyRead, Caller, Decision, Head, Listing, Plan, Site};
-pub use models::models_body;
+pub use models::models_reply;
 pub use reply::{Headers, Reply, SSE};
 
 #[cfg(test)]

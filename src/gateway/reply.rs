@@ -9,6 +9,13 @@ use crate::propagation::GATEWAY_MARK_HEADER;
 /// The content type of a streamed answer.
 pub const SSE: &str = "text/event-stream; charset=utf-8";
 
+/// What the call left out that the client should know (a field it sent that the serving
+/// member's format cannot carry...): the call's `warning` events before the reply's head.
+pub const WARNING_HEADER: &str = "x-baton-warning";
+
+/// The most bytes of warnings the header holds; a call that warns more says so at the end.
+const WARNING_BYTES: usize = 2048;
+
 /// A response: its status, its headers by name, and its body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reply {
@@ -70,6 +77,32 @@ impl Reply {
         Reply { status, headers, body }
     }
 
+    /// This reply with `warnings` in [`WARNING_HEADER`], joined by `"; "`, each once, in
+    /// printable ASCII (any other byte is `?`: a header holds no other text), cut after
+    /// [`WARNING_BYTES`]; none, no header.
+    pub fn warned(mut self, warnings: &[String]) -> Reply {
+        let mut value = String::new();
+        for (i, warning) in warnings.iter().enumerate() {
+            if warnings[..i].contains(warning) {
+                continue;
+            }
+            if !value.is_empty() {
+                value.push_str("; ");
+            }
+            value.extend(warning.bytes().map(|b| if (b' '..=b'~').contains(&b) { b as char } else { '?' }));
+            if value.len() > WARNING_BYTES {
+                // ASCII by now, so any byte is a character's end.
+                value.truncate(WARNING_BYTES);
+                value.push_str("... (the rest in the call's warning events)");
+                break;
+            }
+        }
+        if !value.is_empty() {
+            self.headers.insert(WARNING_HEADER, value);
+        }
+        self
+    }
+
     /// A status with no headers and no body (a CORS preflight's 204).
     pub fn bare(status: u16) -> Reply {
         Reply { status, headers: Headers::default(), body: String::new() }
@@ -106,5 +139,27 @@ impl ToJson for Reply {
             w.string(&self.body);
         }
         w.end_object();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warnings_are_said_once_in_printable_ascii_and_bounded() {
+        let reply = |warnings: &[String]| Reply::json(200, "t", 1, String::new()).warned(warnings);
+        assert_eq!(reply(&[]).headers.get(WARNING_HEADER), None);
+        let dropped = "dropped logprobs for target \"claude\": it speaks anthropic_messages".to_string();
+        let odd = "target \"caf\u{e9}\nx\" said".to_string();
+        let said = reply(&[dropped.clone(), odd, dropped.clone()]);
+        assert_eq!(said.headers[WARNING_HEADER], format!("{dropped}; target \"caf???x\" said"));
+        let cut = "... (the rest in the call's warning events)";
+        let many: Vec<String> = (0..100).map(|i| format!("{i}: {}", "w".repeat(40))).collect();
+        let one = vec![format!("dropped {}", "f, ".repeat(1000))];
+        for warnings in [many, one] {
+            let value = reply(&warnings).headers[WARNING_HEADER].clone();
+            assert_eq!((value.len(), value.ends_with(cut)), (WARNING_BYTES + cut.len(), true), "{value}");
+        }
     }
 }

@@ -56,7 +56,8 @@ export function stateIn(format, body) {
     anthropic_messages: ['"type":"thinking"', '"signature":"sig.', '"type":"redacted_thinking"'],
     gemini: ['"thoughtSignature":"sig.'],
     openai_responses: ['"type":"reasoning"', '"encrypted_content":"sig.'],
-    openai_chat: [],
+    // DeepSeek's thinking mode, Kimi K2 and GLM want a tool turn's reasoning back as reasoning_content.
+    openai_chat: ['"reasoning_content":"'],
   };
   return shapes[format].filter((s) => !text.includes(s));
 }

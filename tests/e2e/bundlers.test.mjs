@@ -28,10 +28,10 @@ const outRoot = `${repo}tests/e2e/artifacts/bundlers`;
 const bin = (name) => `${repo}node_modules/.bin/${name}`;
 const installed = `${repo}node_modules/llm-baton`;
 
-/** Runs a bundler's CLI in the app's folder, as a user would; resolves with its output. */
-async function cli(command, args) {
+/** Runs a bundler's CLI in the app's folder (or `cwd`), as a user would; resolves with its output. */
+async function cli(command, args, cwd = app) {
   try {
-    const { stdout, stderr } = await promisify(execFile)(command, args, { cwd: app, env: { ...process.env, NO_COLOR: "1" }, timeout: 120_000 });
+    const { stdout, stderr } = await promisify(execFile)(command, args, { cwd, env: { ...process.env, NO_COLOR: "1" }, timeout: 120_000 });
     return stdout + stderr;
   } catch (e) {
     throw new Error(`${relative(repo, command)} ${args.join(" ")} failed: ${e.message}\n${e.stdout ?? ""}${e.stderr ?? ""}`);
@@ -50,16 +50,32 @@ function copyWasm(out) {
  * An esbuild site: the bundle in assets/ (a folder below the page, as Vite's is, so a module that
  * looks for its wasm anywhere but beside the bundle misses it), the wasm files copied there.
  */
-async function esbuildSite(out, flags) {
-  await cli(bin("esbuild"), ["app.js", ...flags, `--outdir=${out}/assets`]);
+async function esbuildSite(out, flags, { dir = app, entry = "app.js" } = {}) {
+  await cli(bin("esbuild"), [entry, ...flags, `--outdir=${out}/assets`], dir);
   copyWasm(`${out}/assets`);
   const page = readFileSync(`${app}/index.html`, "utf8");
   writeFileSync(`${out}/index.html`, page.replace(`src="./app.js"`, `src="./assets/app.js"`));
 }
 
+/**
+ * The app in a project as `npm init -y` makes one, whose package.json says "type": "commonjs":
+ * esbuild then wraps an entry named .js as CommonJS, where the package's top-level await cannot
+ * run and the page does nothing, so the README names the entry .mjs (or sets "type": "module").
+ */
+function commonjsProject() {
+  const dir = `${outRoot}/commonjs-project`;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(`${dir}/package.json`, JSON.stringify({ name: "commonjs-project", version: "1.0.0", type: "commonjs" }, null, 2));
+  copyFileSync(`${app}/app.js`, `${dir}/app.mjs`);
+  return dir;
+}
+
 /** Each build writes the site into `out` (its index.html at the top). */
 const BUILDS = {
   "esbuild --bundle --format=esm": (out) => esbuildSite(out, ["--bundle", "--format=esm"]),
+  'esbuild --bundle --format=esm, in a "type": "commonjs" project, its entry app.mjs': (out) =>
+    esbuildSite(out, ["--bundle", "--format=esm"], { dir: commonjsProject(), entry: "app.mjs" }),
   "esbuild --bundle --format=esm --splitting --minify": (out) => esbuildSite(out, ["--bundle", "--format=esm", "--splitting", "--minify"]),
   "vite build": async (out) => {
     await cli(bin("vite"), ["build", "--outDir", out, "--emptyOutDir"]);

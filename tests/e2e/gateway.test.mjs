@@ -19,6 +19,10 @@ import "./gateway_corpus.test.mjs";
 import "./gateway_health.test.mjs";
 // POST /v1/responses through the openai SDK's responses.create() and responses.stream().
 import "./gateway_responses.test.mjs";
+// Chat reasoning under both names and back to its issuer; GET /v1/models/{id}; both SDKs and the AI SDK's OpenAI-compatible provider.
+import "./gateway_chat_reasoning.test.mjs";
+// Request parameters passed through, dropped with x-baton-warning, and logprobs back.
+import "./gateway_parameters.test.mjs";
 
 const KEY = "gw-test-key";
 const SLACK_MS = 400;
@@ -443,7 +447,7 @@ for (const [host, start] of Object.entries(HOSTS)) {
         ["/v1/chat/completions", { messages: ASK }, 400, /^model is missing/],
         ["/v1/messages", { model: "claude", messages: ASK }, 400, /^max_tokens is missing/],
         ["/v1/messages", { model: "claude", max_tokens: 5, messages: [{ role: "user", content: [{ type: "text" }] }] }, 400, /^messages\[0\]\.content\[0\]\.text is missing/],
-        ["/v1/chat/completions", { model: "no-such-model", messages: ASK }, 404, /^model "no-such-model" is not a route of this gateway \(known: failover, load, resume, resume_refused, backup, claude, down, gpt/],
+        ["/v1/chat/completions", { model: "no-such-model", messages: ASK }, 404, /^model "no-such-model" is not a route of this gateway \(known: body_stall, failover, load, resume, resume_refused, backup, claude, down, gpt/],
         ["/v1/messages", { model: "no-such-model", max_tokens: 5, messages: ASK }, 404, /is not a route/],
         ["/v1/chat/completions", { model: "gpt", messages: [{ role: "user", content: "x".repeat(70000) }] }, 413, /larger than the gateway's limit of 65536 bytes/],
       ];
@@ -498,10 +502,21 @@ for (const [host, start] of Object.entries(HOSTS)) {
       await method.arrayBuffer();
     });
 
+    test("GET /healthz: a load balancer's probe, answered without a key, telling nothing else", async () => {
+      for (const method of ["GET", "HEAD"]) {
+        const res = await fetch(`${gw.url}/healthz`, { method });
+        assert.equal(res.status, 200, method);
+        assert.equal(await res.text(), method === "GET" ? "ok\n" : "");
+        assert.equal(res.headers.get("x-baton-target"), null);
+        assert.equal(res.headers.get("x-baton-attempts"), null);
+      }
+      assert.equal((await fetch(`${gw.url}/v1/health`)).status, 401, "the targets' health stays behind the key");
+    });
+
     test("GET /v1/models lists the routes; CORS for the configured origin only", async () => {
       const models = [];
       for await (const m of openai.models.list()) models.push(m.id);
-      assert.deepEqual(models.slice(0, 6), ["failover", "load", "resume", "resume_refused", "backup", "claude"]);
+      assert.deepEqual(models.slice(0, 7), ["body_stall", "failover", "load", "resume", "resume_refused", "backup", "claude"]);
       assert.ok(models.includes("claude"));
       const pre = await fetch(`${gw.url}/v1/chat/completions`, {
         method: "OPTIONS",

@@ -54,11 +54,14 @@ function corpus() {
 
 /** The answer a golden's deltas describe; tool calls dense, in the order the provider opened them. */
 function expected({ deltas, end }) {
-  const answer = { ok: end === "ok", end, text: "", reasoning: "", calls: [], finish: undefined, usage: {} };
+  const answer = { ok: end === "ok", end, text: "", reasoning: "", rawReasoning: "", calls: [], finish: undefined, usage: {} };
   const positions = new Map();
   for (const d of deltas) {
     if (d.type === "text") answer.text += d.text;
-    else if (d.type === "reasoning") answer.reasoning += d.text;
+    else if (d.type === "reasoning") {
+      answer.reasoning += d.text;
+      if (d.raw) answer.rawReasoning += d.text;
+    }
     else if (d.type === "tool_call") {
       if (!positions.has(d.index)) {
         positions.set(d.index, answer.calls.length);
@@ -153,7 +156,10 @@ const RESPONSES_END = {
 function checkResponses(final, want, what) {
   const of = (type) => final.output.filter((item) => item.type === type);
   assert.equal(final.output_text, want.text, `${what}: output_text`);
-  assert.equal(of("reasoning").flatMap((r) => r.summary.map((s) => s.text)).join(""), want.reasoning, `${what}: reasoning`);
+  // Raw reasoning is an item's reasoning_text content, a summary its summary parts.
+  const texts = (key) => of("reasoning").flatMap((r) => (r[key] ?? []).map((s) => s.text)).join("");
+  assert.equal(texts("content"), want.rawReasoning, `${what}: raw reasoning`);
+  assert.equal(texts("content") + texts("summary"), want.reasoning, `${what}: reasoning`);
   const [status, reason] = RESPONSES_END[want.finish] ?? ["completed", undefined];
   assert.equal(final.status, status, `${what}: status`);
   assert.equal(final.incomplete_details?.reason, reason, `${what}: incomplete_details`);

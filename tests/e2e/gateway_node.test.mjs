@@ -119,8 +119,8 @@ describe("llm-baton-gateway: the command line", () => {
       const r = run([flag]);
       assert.equal(r.status, 0, r.stderr);
       assert.equal(r.stderr, "");
-      assert.match(r.stdout, /^Usage: llm-baton-gateway \[--config FILE\] \[--host HOST\] \[--port PORT\]\n/);
-      for (const word of ["--config FILE", "--host HOST", "--port PORT", "BATON_CONFIG", "OPENAI_API_KEY", "GATEWAY_URL=http://HOST:PORT", "SIGTERM"]) {
+      assert.match(r.stdout, /^Usage: llm-baton-gateway \[--config FILE\] \[--host HOST\] \[--port PORT\] \[--log text\|json\|off\]\n/);
+      for (const word of ["--config FILE", "--host HOST", "--port PORT", "--log FORMAT", "/healthz", "BATON_CONFIG", "OPENAI_API_KEY", "GATEWAY_URL=http://HOST:PORT", "SIGTERM", "npx"]) {
         assert.ok(r.stdout.includes(word), `the usage mentions ${word}`);
       }
     }
@@ -157,6 +157,67 @@ describe("llm-baton-gateway: the command line", () => {
     const exit = await gw.exited;
     assert.equal(exit.code, 0, exit.stderr);
     assert.equal(exit.stderr.match(/no gateway\.apiKeys are configured, so anyone who can reach this gateway can spend/g)?.length, 1, exit.stderr);
+    assert.match(exit.stderr, /Set gateway\.apiKeys to a list of keys/);
+    // Configured from the environment, the fix is the variable the user sets.
+    const fromEnv = await start(["--port", "0"], { OPENAI_API_KEY: SECRET, OPENAI_BASE_URL: `${provider.url}/s/open/v1` });
+    fromEnv.child.kill("SIGTERM");
+    const envExit = await fromEnv.exited;
+    assert.match(envExit.stderr, /no gateway\.apiKeys are configured.*Set GATEWAY_API_KEYS to a comma-separated list of keys/);
+    assert.ok(!envExit.stderr.includes(SECRET), "the provider key reached stderr");
+  });
+
+  test("a CORS preflight from an origin not in gateway.cors: a 403 naming the origin and the field, logged once", async () => {
+    const cors = file("cors.json", JSON.stringify({ targets: { a: target("cors") }, gateway: { apiKeys: [KEY], cors: ["http://localhost:5173"] } }));
+    const gw = await start(["--config", cors, "--port", "0"]);
+    const preflight = (origin) =>
+      fetch(`${gw.url}/v1/chat/completions`, {
+        method: "OPTIONS",
+        headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" },
+      });
+    const allowed = await preflight("http://localhost:5173");
+    assert.equal(allowed.status, 204);
+    assert.equal(allowed.headers.get("access-control-allow-origin"), "http://localhost:5173");
+    // The page opened at 127.0.0.1 instead of localhost: another origin.
+    for (let i = 0; i < 2; i++) {
+      const res = await preflight("http://127.0.0.1:5173");
+      assert.equal(res.status, 403);
+      assert.equal(res.headers.get("access-control-allow-origin"), null);
+      const { error } = await res.json();
+      assert.equal(error.message, 'the origin "http://127.0.0.1:5173" is not in gateway.cors (["http://localhost:5173"]): add it there to let its pages call this gateway');
+    }
+    gw.child.kill("SIGTERM");
+    const exit = await gw.exited;
+    const logged = exit.stderr.split("\n").filter((l) => l.includes("refused a CORS preflight"));
+    assert.deepEqual(logged, ['llm-baton gateway: refused a CORS preflight for /v1/chat/completions: the origin "http://127.0.0.1:5173" is not in gateway.cors (["http://localhost:5173"]): add it there to let its pages call this gateway']);
+  });
+
+  test("an access-log line per request on stdout, as text, as JSON or none; never a key", async () => {
+    await putScenario(provider.url, "log", [{ text: "Logged." }]);
+    const logged = file("log.json", JSON.stringify({ targets: { a: target("log") }, gateway: { apiKeys: [KEY] }, health: false }));
+    const lines = {};
+    for (const format of ["text", "json", "off"]) {
+      const gw = await start(["--config", logged, "--port", "0", "--log", format]);
+      const ok = await post(`${gw.url}`, { model: "a", messages: ASK });
+      assert.equal(ok.status, 200);
+      await ok.text();
+      const refused = await fetch(`${gw.url}/v1/models?key=${SECRET}`, { headers: { authorization: "Bearer wrong-key" } });
+      assert.equal(refused.status, 401);
+      await refused.text();
+      gw.child.kill("SIGTERM");
+      await gw.exited;
+      lines[format] = gw.stdout().split("\n").filter((l) => l && !l.startsWith("GATEWAY_URL="));
+      for (const line of lines[format]) {
+        for (const secret of [SECRET, KEY, "wrong-key"]) assert.ok(!line.includes(secret), `a key in the access log: ${line}`);
+      }
+    }
+    assert.equal(lines.text.length, 2, lines.text.join("\n"));
+    assert.match(lines.text[0], /^\d{4}-\d\d-\d\dT[\d:.]+Z POST \/v1\/chat\/completions 200 [\d.]+ms target=a attempts=1$/);
+    assert.match(lines.text[1], /^\S+ GET \/v1\/models 401 [\d.]+ms$/);
+    const [ok, refused] = lines.json.map((l) => JSON.parse(l));
+    assert.deepEqual({ ...ok, time: "t", ms: 0 }, { time: "t", method: "POST", path: "/v1/chat/completions", status: 200, ms: 0, target: "a", attempts: 1, complete: true });
+    assert.deepEqual([refused.path, refused.status, refused.target], ["/v1/models", 401, undefined]);
+    assert.deepEqual(lines.off, []);
+    assertRefusal(run(["--log", "yaml"]), 2, /--log must be text, json or off \(got "yaml"\)/);
   });
 
   test("a port in use: exit 1 saying to choose another", async () => {

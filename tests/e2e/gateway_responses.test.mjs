@@ -3,17 +3,22 @@
 // the scripted provider's OpenAI Chat, Anthropic and Responses upstreams: text, a tool call and
 // its result, text.format / tool_choice / top_p upstream, failover from a 503 primary, a stream
 // continued on the backup (one response to the SDK), a stream that breaks after its text, and
-// the fields and parts the gateway refuses by name.
+// the fields and parts the gateway refuses by name. Every whole answer and streamed event of the
+// fidelity test is checked against the Open Responses schema with ajv (open_responses.mjs), and
+// the SDK reads each field the spec requires and raw reasoning, whole and streamed.
 // gateway.test.mjs imports this file; it also runs on its own.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { putScenario, startProvider, upstream } from "./provider.mjs";
 import { startDenoGateway, startNodeGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
+import { readEvents, responseIssues } from "./open_responses.mjs";
 
 const KEY = "gw-responses-key";
 const HOSTS = { workerd: startWorkerdGateway, deno: startDenoGateway, node: startNodeGateway };
 const TOOLS = [{ type: "function", name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }];
+// The scripted provider's thought (tests/provider/src/wire/reasoning.rs).
+const THOUGHT = "The user wants this; a tool may help.";
 // A 60-word answer cut after 40 words, continued by the backup (as in gateway.test.mjs).
 const WORDS = Array.from({ length: 60 }, (_, i) => `word${i + 1}`);
 const FULL = WORDS.join(" ");
@@ -115,6 +120,72 @@ for (const [host, start] of Object.entries(HOSTS)) {
         assert.deepEqual(r.log.map((e) => [e.format, e.stream]), [[format, false], [format, true]], target);
         const system = { openai_chat: (b) => b.messages[0].content, anthropic_messages: (b) => b.system, openai_responses: (b) => b.instructions }[format];
         assert.equal(system(r.log[0].body), "be brief", `${target}: instructions reach the upstream as its system prompt`);
+      }
+    });
+
+    test("fidelity: every answer and event is an Open Responses one; raw reasoning is content, a summary is summary", async () => {
+      const post = (body) =>
+        fetch(`${gw.url}/v1/responses`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+      const tool = { type: "function", name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } };
+      const format = { type: "json_schema", name: "place", schema: { type: "object", properties: { city: { type: "string" } } } };
+      // Chat's reasoning_content is raw reasoning; Anthropic's thinking and a Responses summary are summaries.
+      for (const [target, raw] of [["chat", true], ["claude", false], ["native", false]]) {
+        const steps = [{ reasoning: true, text: '{"city":"Oslo"}' }];
+        await putScenario(P(), id(target), [...steps, ...steps, ...steps, ...steps]);
+        const request = { model: target, input: "Where?", tools: [tool], text: { format }, reasoning: { effort: "low" }, service_tier: "flex", prompt_cache_key: "k1" };
+
+        const whole = await (await post(request)).json();
+        assert.deepEqual(responseIssues(whole), [], `${target}: ${JSON.stringify(whole)}`);
+        const streamed = await readEvents(await post({ ...request, stream: true }));
+        assert.deepEqual(streamed.errors, [], target);
+        assert.deepEqual(responseIssues(streamed.finalResponse), [], target);
+        const reasoning = streamed.events.filter((e) => /reasoning/.test(e.type)).map((e) => e.type);
+        assert.deepEqual(
+          [...new Set(reasoning)],
+          raw
+            ? ["response.reasoning_text.delta", "response.reasoning_text.done"]
+            : ["response.reasoning_summary_part.added", "response.reasoning_summary_text.delta", "response.reasoning_summary_text.done", "response.reasoning_summary_part.done"],
+          target,
+        );
+
+        // The SDK reads every field, whole and streamed.
+        const data = await openai.responses.create(request);
+        assert.equal(data.status, "completed");
+        assert.ok(Number.isInteger(data.completed_at) && data.completed_at >= data.created_at, `${target}: completed_at ${data.completed_at}`);
+        const settings = ({ temperature, top_p, presence_penalty, frequency_penalty, top_logprobs, max_tool_calls, background, service_tier, safety_identifier, prompt_cache_key, reasoning }) =>
+          ({ temperature, top_p, presence_penalty, frequency_penalty, top_logprobs, max_tool_calls, background, service_tier, safety_identifier, prompt_cache_key, reasoning });
+        const expected = {
+          temperature: 1, top_p: 1, presence_penalty: 0, frequency_penalty: 0, top_logprobs: 0, max_tool_calls: null, background: false,
+          service_tier: "flex", safety_identifier: null, prompt_cache_key: "k1", reasoning: { effort: "low", summary: null },
+        };
+        assert.deepEqual(settings(data), expected, target);
+        assert.deepEqual(data.tools, [{ ...tool, description: null, strict: true }], target);
+        assert.deepEqual(data.text.format, { ...format, description: null, strict: false }, target);
+        const item = data.output[0];
+        assert.equal(item.type, "reasoning", target);
+        if (raw) {
+          assert.deepEqual([item.content, item.summary], [[{ type: "reasoning_text", text: THOUGHT }], []], target);
+        } else {
+          assert.deepEqual([item.content, item.summary], [undefined, [{ type: "summary_text", text: THOUGHT }]], target);
+        }
+
+        const stream = openai.responses.stream(request);
+        let thought = "";
+        stream.on("response.reasoning_text.delta", (e) => (thought += e.delta));
+        stream.on("response.reasoning_summary_text.delta", (e) => (thought += e.delta));
+        const final = await stream.finalResponse();
+        assert.equal(thought, THOUGHT, target);
+        assert.deepEqual(settings(final), expected, target);
+        assert.ok(Number.isInteger(final.completed_at), target);
+        // Ids and the encrypted content that signs them differ from one response to the next.
+        const { id: _id, encrypted_content: _e, ...streamedItem } = final.output[0];
+        const { id: _wholeId, encrypted_content: _wholeE, ...wholeItem } = item;
+        assert.deepEqual(streamedItem, wholeItem, `${target}: the stream adds up to the whole answer's reasoning item`);
+        assert.deepEqual(final.output_parsed, { city: "Oslo" }, target);
       }
     });
 
@@ -235,6 +306,9 @@ for (const [host, start] of Object.entries(HOSTS)) {
       });
       const raw = await res.text();
       assert.ok(!raw.includes("response.completed"), raw);
+      const failed = await readEvents(new Response(raw));
+      assert.deepEqual(failed.errors, [], "response.failed and the error event are Open Responses events");
+      assert.equal(failed.finalResponse.status, "failed");
       const frames = raw.trim().split("\n\n");
       assert.match(frames.at(-2), /^event: response\.failed\n/);
       assert.match(frames.at(-1), /^event: error\ndata: \{.*"code":"upstream_timeout"/);

@@ -26,7 +26,7 @@ describe("node", { concurrency: CONCURRENCY }, () => {
   });
 
   for (const [name, run] of Object.entries(scenarios)) {
-    test(name, () => alone.run(false, () => run({ Baton, BatonError, createGateway, providerUrl: provider.url, runtime: "node" })));
+    test(name, () => alone.run(runsAlone(name), () => run({ Baton, BatonError, createGateway, providerUrl: provider.url, runtime: "node" })));
   }
 
   // The hostile scenarios also get Node's inspect and a watch on unhandled errors.

@@ -189,7 +189,7 @@ export const scenarios = {
     await requests(env, y, 1, "y");
   },
 
-  async "openai chat.completions.create and models.list via baton.fetch, any baseURL, unbound"(env) {
+  async "openai chat.completions.create, models.list and both SDKs' models.retrieve via baton.fetch, any baseURL, unbound"(env) {
     const { p, b, baton } = await setup(env, "chat-whole", [{ text: TEXT }]);
     const { fetch } = baton;
     const client = new OpenAI({ apiKey: "-", baseURL: "https://api.example.com/openai", fetch, maxRetries: 0, dangerouslyAllowBrowser: true });
@@ -198,6 +198,12 @@ export const scenarios = {
     const models = [];
     for await (const model of client.models.list()) models.push(model.id);
     eq(models.sort(), ["backup", "chat", "primary"], "models.list (every name a call may use)");
+    const one = await client.models.retrieve("chat");
+    eq([one.id, one.object], ["chat", "model"], "models.retrieve");
+    const claude = await anthropic(baton).models.retrieve("chat");
+    eq([claude.type, claude.id, claude.display_name], ["model", "chat", "chat"], "Anthropic's models.retrieve");
+    const unknown = await client.models.retrieve("gpt-4o").then(() => null, (e) => e);
+    eq([unknown?.status, unknown?.code], [404, "model_not_found"], "an unknown model");
     await requests(env, p, 1, "primary");
     await requests(env, b, 1, "backup");
   },

@@ -336,7 +336,7 @@ impl Shown {
                     self.bytes += text.len();
                     self.text.push_str(&text);
                 }
-                Delta::Reasoning { text } => {
+                Delta::Reasoning { text, .. } => {
                     self.bytes += text.len();
                     self.reasoning.push_str(&text);
                 }
@@ -358,6 +358,8 @@ impl Shown {
                     panic!("Deliver carried {usage:?}; usage is the leg's, not the reader's")
                 }
                 Delta::ReasoningState { state } => self.bytes += state.byte_len(),
+                // Passed on to the reader, not part of the answer's content.
+                Delta::Logprobs { .. } => {}
                 Delta::ToolCallState { index, state } => {
                     self.bytes += state.byte_len();
                     self.call_at(index).state = Some(state);
@@ -570,7 +572,7 @@ fn assemble(decoded: &[Delta]) -> Shown {
     for delta in decoded {
         match delta {
             Delta::Text { text } => whole.text.push_str(text),
-            Delta::Reasoning { text } => whole.reasoning.push_str(text),
+            Delta::Reasoning { text, .. } => whole.reasoning.push_str(text),
             Delta::ToolCall { index, id, name, arguments } => {
                 let call = call_of(&mut whole, &mut indexes, *index);
                 if let Some(id) = id {
@@ -581,7 +583,7 @@ fn assemble(decoded: &[Delta]) -> Shown {
                 }
                 call.arguments.push_str(arguments);
             }
-            Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } => {}
+            Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } | Delta::Logprobs { .. } => {}
             Delta::ReasoningState { .. } => {}
             Delta::ToolCallState { index, state } => {
                 call_of(&mut whole, &mut indexes, *index).state = Some(state.clone());

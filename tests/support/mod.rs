@@ -311,6 +311,7 @@ pub fn done() -> Delta {
 /// A scripted whole answer.
 pub fn answer() -> Answer {
     Answer {
+        logprobs: None,
         text: "Hello.".into(),
         reasoning: String::new(),
         tool_calls: vec![],

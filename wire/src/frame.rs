@@ -109,6 +109,17 @@ impl<'a> Frame<'a> {
         self.0.value().map_err(syntax)
     }
 
+    /// The next value's text, unless it is `null`: a part passed on as it came, read whole only
+    /// by the caller that wants it.
+    #[inline(never)]
+    pub fn raw(&mut self) -> Read<Option<&'a str>> {
+        self.kind()?;
+        let start = self.0.read_so_far().len();
+        self.skip()?;
+        let text = &self.0.read_so_far()[start..];
+        Ok((text != "null").then_some(text))
+    }
+
     #[inline(never)]
     pub fn skip(&mut self) -> Read<()> {
         self.0.skip().map_err(syntax)

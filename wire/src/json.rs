@@ -265,6 +265,11 @@ impl<'a> Cursor<'a> {
         self.value().map(drop)
     }
 
+    /// The text read so far: what follows the last value read starts at its end.
+    pub fn read_so_far(&self) -> &'a str {
+        &self.reader.text[..self.reader.at]
+    }
+
     /// The next value, which [`peek`](Self::peek) said is a string.
     pub fn string(&mut self) -> Result<Cow<'a, str>, JsonError> {
         self.reader.skip_whitespace();

@@ -92,6 +92,13 @@ impl JsonWriter {
         self.comma_due = false;
     }
 
+    /// A value already written as JSON text (or several, comma-separated, in an array).
+    #[inline(never)]
+    pub fn raw(&mut self, json: &str) {
+        self.separate();
+        self.out.push_str(json);
+    }
+
     #[inline(never)]
     pub fn string(&mut self, s: &str) {
         self.separate();

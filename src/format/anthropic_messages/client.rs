@@ -11,8 +11,9 @@
 //! replayed thinking block goes on unchanged, as the client sent it, when the turn's first id
 //! names its issuer; one whose issuer is not known is dropped, as the rules for state from
 //! elsewhere drop it. `tool_choice` (`disable_parallel_tool_use` included), `top_p` and structured output
-//! (`output_config.format`, or the beta's `output_format`) are read; `top_k` and other
-//! provider-specific fields are ignored (a target's `extraBody` sends them).
+//! (`output_config.format`, or the beta's `output_format`) are read; the other fields
+//! (`metadata`, `service_tier`, `top_k`…) go on unchanged to an anthropic_messages member, and
+//! are dropped with a warning for a member of another format (docs/parameters.md).
 //! A stream is `message_start`, one content block per text run, thinking run or tool call
 //! (`content_block_start` / `_delta` / `_stop`, tool arguments as `input_json_delta`),
 //! `message_delta` with the stop reason and usage, then `message_stop`.
@@ -23,8 +24,8 @@ use serde_json::{Map, Value};
 use super::provider::{tool_input, FORMAT};
 use super::{stop_reason, AnthropicMessages};
 use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, ReasoningPart, ReasoningRequest, ReasoningState,
-    ResponseFormat, Role, Source, Tool, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, Passthrough, ReasoningPart, ReasoningRequest,
+    ReasoningState, ResponseFormat, Role, Source, Tool, ToolCall, ToolChoice, Usage,
 };
 use crate::format::client::field::{self, child};
 use crate::format::client::state_id;
@@ -32,12 +33,50 @@ use crate::format::client::{media, sse, ClientCall, ClientDialect, Conversation,
 use crate::format::openai_chat::client::schema;
 use crate::value::{index_path, FieldError};
 
+/// The request fields this dialect reads (maps into the request, or refuses); the others go
+/// on unchanged to an anthropic_messages member ([`field::passthrough`]).
+pub(crate) const READ: &[&str] = &[
+    "model",
+    "max_tokens",
+    "stream",
+    "system",
+    "messages",
+    "tools",
+    "tool_choice",
+    "temperature",
+    "top_p",
+    "stop_sequences",
+    "output_config",
+    "output_format",
+    "thinking",
+    "thread",
+    "compaction",
+];
+
+/// The request fields whose answer the gateway could not give as Anthropic would, each refused
+/// by name with why.
+const REFUSED: &[(&str, &str)] = &[
+    (
+        "thread",
+        "it keeps the conversation's state at Anthropic under an id the gateway does not give; send the \
+         whole conversation in messages instead",
+    ),
+    (
+        "compaction",
+        "its answer is a compaction block, which the gateway does not carry; compact the conversation \
+         yourself, or call Anthropic directly",
+    ),
+];
+
 fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
     let o = field::object(body, "body")?;
     let model = field::string(o, "model", "", "the name of a route, e.g. \"chat\"")?.to_string();
     let max_tokens = field::opt_tokens(o, "max_tokens", "")?
         .ok_or_else(|| field::missing("max_tokens", "the most tokens to generate, e.g. 1024"))?;
     let stream = field::opt_bool(o, "stream", "")?;
+    if let Some((key, why)) = REFUSED.iter().find(|(key, _)| field::opt(o, key).is_some()) {
+        return Err(FieldError::new(*key, format!("is not supported: {why}")));
+    }
     let mut conversation = Conversation::default();
     match field::opt(o, "system") {
         None => {}
@@ -77,9 +116,28 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         parallel_tool_calls,
         response_format: output_format(o)?,
         reasoning: thinking(o)?,
+        passthrough: passthrough(o),
         ..ChatRequest::default()
     };
     Ok(ClientCall { model, stream, include_usage: false, request, echo: Value::Null, origins })
+}
+
+/// The fields this dialect does not read, and `output_config`'s members besides the `format`
+/// it maps (`effort`…): they join the `output_config` an anthropic_messages member is sent.
+fn passthrough(o: &Map<String, Value>) -> Option<Passthrough> {
+    // Built by insertion: a map's `remove` and `entry` would each link more of BTreeMap.
+    let mut config = Map::new();
+    if let Some(Value::Object(given)) = field::opt(o, "output_config") {
+        for (key, value) in given.iter().filter(|(key, _)| *key != "format") {
+            config.insert(key.clone(), value.clone());
+        }
+    }
+    let mut passed = field::passthrough(o, READ, FORMAT);
+    if !config.is_empty() {
+        let fields = &mut passed.get_or_insert_with(|| Passthrough { format: FORMAT, fields: Map::new() }).fields;
+        fields.insert("output_config".into(), Value::Object(config));
+    }
+    passed
 }
 
 /// `thinking: {type: "enabled", budget_tokens}` (or `"disabled"`), as the request's `reasoning`.
@@ -158,13 +216,12 @@ fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), FieldError>
                 m.tool_call_id = Some(state_id::original_id(id));
                 results.push((m, child(&bp, "content")));
             }
-            // Unsigned thinking (a client's own stream reader may leave the signature out) has
-            // nothing to verify it: it is dropped below.
+            // Unsigned thinking (a client's own stream reader may leave the signature out) is a
+            // Chat target's, when the ids name one; else nothing verifies it: it is dropped below.
             "thinking" => {
                 let text = field::string(b, "thinking", &bp, "the thinking's text")?;
-                if let Some(signature) = field::opt_string(b, "signature", &bp)? {
-                    thinking.push((Opaque::Signature(signature.to_string()), text.to_string()));
-                }
+                let signature = field::opt_string(b, "signature", &bp)?.unwrap_or("");
+                thinking.push((Opaque::Signature(signature.to_string()), text.to_string()));
             }
             _ => thinking.push((
                 Opaque::Redacted(field::string(b, "data", &bp, "the data Anthropic gave it")?.to_string()),
@@ -190,8 +247,10 @@ fn turn(v: &Value, path: &str, out: &mut Conversation) -> Result<(), FieldError>
 
 /// A replayed turn's reasoning: what its ids carried, each thinking block's text as the client
 /// sent the block (a carried Anthropic part holds its signature, which names the block, and its
-/// issuer); a carried Anthropic part whose block is gone is dropped with it.
+/// issuer; a Chat target's is the unsigned block); a carried Anthropic part whose block is gone
+/// is dropped with it.
 fn replayed_reasoning(carried: Vec<ReasoningPart>, thinking: &[(Opaque, String)]) -> Vec<ReasoningPart> {
+    let unsigned = Opaque::Signature(String::new());
     carried
         .into_iter()
         .filter_map(|mut part| match &part.state {
@@ -200,18 +259,26 @@ fn replayed_reasoning(carried: Vec<ReasoningPart>, thinking: &[(Opaque, String)]
                 part.text.clone_from(text);
                 Some(part)
             }
+            Some(state) if state.opaque == Opaque::Plain => {
+                if let Some((_, text)) = thinking.iter().find(|(opaque, _)| *opaque == unsigned) {
+                    part.text.clone_from(text);
+                }
+                Some(part)
+            }
             _ => Some(part),
         })
         .collect()
 }
 
-/// The turn's reasoning as its first call's id carries it: an Anthropic part without its text,
-/// which its thinking block holds.
+/// The turn's reasoning as its first call's id carries it: an Anthropic part, or a Chat target's
+/// (DeepSeek's thinking can be long), without its text, which its thinking block holds.
 fn carried_reasoning(parts: &[ReasoningPart]) -> Vec<ReasoningPart> {
     parts
         .iter()
         .map(|p| match &p.state {
-            Some(state) if state.format == FORMAT => ReasoningPart { text: String::new(), state: p.state.clone() },
+            Some(state) if state.format == FORMAT || state.opaque == Opaque::Plain => {
+                ReasoningPart { text: String::new(), kind: p.kind, state: p.state.clone() }
+            }
             _ => p.clone(),
         })
         .collect()
@@ -644,8 +711,8 @@ impl StreamEncoding for StreamEncoder {
                 let index = self.run(Block::Text, "text", out);
                 Self::block_delta(out, index, "text_delta", "text", text);
             }
-            Delta::Reasoning { text } => {
-                ReasoningPart::push_text(&mut self.reasoning, text);
+            Delta::Reasoning { text, kind } => {
+                ReasoningPart::push_text(&mut self.reasoning, *kind, text);
                 let index = self.run(Block::Thinking, "thinking", out);
                 Self::block_delta(out, index, "thinking_delta", "thinking", text);
             }
@@ -666,7 +733,8 @@ impl StreamEncoding for StreamEncoder {
             Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
             // The engine never delivers a skipped frame (it becomes a warning event) nor a usage
             // report (it stays on the attempt's leg); a call's state is taken above.
-            Delta::Skipped { .. } | Delta::Usage { .. } | Delta::ToolCallState { .. } => {}
+            // Logprobs are another format's: this one has none.
+            Delta::Skipped { .. } | Delta::Usage { .. } | Delta::ToolCallState { .. } | Delta::Logprobs { .. } => {}
         }
     }
 
@@ -690,15 +758,31 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::chat::ReasoningKind;
     use crate::chat::Source;
     use crate::format::client::{parse_request as parse, ClientFormat};
 
     fn meta() -> Meta {
-        Meta { id: "msg_1".into(), created: 9, model: "m".into(), echo: Value::Null }
+        Meta { id: "msg_1".into(), created: 9, completed: None, model: "m".into(), echo: Value::Null }
     }
 
     fn err(body: Value) -> String {
         parse(ClientFormat::AnthropicMessages, &body.to_string()).unwrap_err().message
+    }
+
+    #[test]
+    fn state_kept_at_anthropic_is_refused_saying_what_to_send_instead() {
+        let body = |key: &str| json!({"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}], key: {}});
+        assert_eq!(
+            err(body("thread")),
+            "thread is not supported: it keeps the conversation's state at Anthropic under an id the gateway does not \
+             give; send the whole conversation in messages instead"
+        );
+        assert_eq!(
+            err(body("compaction")),
+            "compaction is not supported: its answer is a compaction block, which the gateway does not carry; compact \
+             the conversation yourself, or call Anthropic directly"
+        );
     }
 
     #[test]
@@ -942,6 +1026,7 @@ mod tests {
     #[test]
     fn whole_answer() {
         let answer = Answer {
+            logprobs: None,
             text: "Let me check.".into(),
             reasoning: String::new(),
             tool_calls: vec![ToolCall {
@@ -983,12 +1068,21 @@ mod tests {
     fn thinking_blocks_and_carried_state_go_to_the_client_and_back() {
         let state = |format: &str, opaque| Some(ReasoningState { format: format.into(), model: "m1".into(), opaque });
         let parts = vec![
-            ReasoningPart { text: "hmm".into(), state: state(FORMAT, Opaque::Signature("sig.a".into())) },
-            ReasoningPart { text: String::new(), state: state(FORMAT, Opaque::Redacted("red.a".into())) },
+            ReasoningPart {
+                kind: ReasoningKind::Summary,
+                text: "hmm".into(),
+                state: state(FORMAT, Opaque::Signature("sig.a".into())),
+            },
+            ReasoningPart {
+                kind: ReasoningKind::Summary,
+                text: String::new(),
+                state: state(FORMAT, Opaque::Redacted("red.a".into())),
+            },
         ];
         let gemini = state("gemini", Opaque::Signature("sig.g".into()));
         let call = |id: &str, state| ToolCall { id: id.into(), name: "f".into(), arguments: "{}".into(), state };
         let answer = Answer {
+            logprobs: None,
             text: String::new(),
             reasoning: "hmm".into(),
             reasoning_parts: parts.clone(),
@@ -1004,7 +1098,7 @@ mod tests {
 
         let mut e = AnthropicMessages::stream_encoder(meta(), false);
         let mut out = String::new();
-        e.delta(&Delta::Reasoning { text: "hmm".into() }, &mut out);
+        e.delta(&Delta::Reasoning { kind: ReasoningKind::Summary, text: "hmm".into() }, &mut out);
         for part in &parts {
             e.delta(&Delta::ReasoningState { state: part.state.clone().unwrap() }, &mut out);
         }
@@ -1038,11 +1132,57 @@ mod tests {
         assert_eq!(r.messages[1].reasoning, []);
     }
 
+    /// A Chat target's reasoning reaches an Anthropic client as an unsigned thinking block, its
+    /// issuer in the id without the text, and comes back with the block's text.
+    #[test]
+    fn a_chat_targets_reasoning_rides_in_its_thinking_block() {
+        let plain = Some(ReasoningState {
+            format: "openai_chat".into(),
+            model: "deepseek-reasoner".into(),
+            opaque: Opaque::Plain,
+        });
+        let think = "Paris first. ".repeat(1500);
+        let answer = Answer {
+            text: String::new(),
+            reasoning: think.clone(),
+            reasoning_parts: vec![ReasoningPart {
+                text: think.clone(),
+                kind: ReasoningKind::Raw,
+                state: plain.clone(),
+            }],
+            tool_calls: vec![ToolCall { id: "call_1".into(), name: "f".into(), arguments: "{}".into(), state: None }],
+            finish_reason: FinishReason::ToolCalls,
+            usage: Usage::default(),
+            model: None,
+            logprobs: None,
+        };
+        let whole: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
+        let content = whole["content"].as_array().unwrap().clone();
+        assert_eq!(content[0], json!({"type": "thinking", "thinking": think, "signature": ""}));
+        let id = content[1]["id"].as_str().unwrap();
+        assert!(id.starts_with("bt1_") && id.len() < 200, "the id names the issuer, not the text: {}", id.len());
+        let body = json!({"model": "m", "max_tokens": 9, "messages": [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": content},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "sunny"}]},
+        ]});
+        let r = parse(ClientFormat::AnthropicMessages, &body.to_string()).unwrap().request;
+        assert_eq!(
+            r.messages[1].reasoning,
+            [ReasoningPart { text: think.clone(), kind: ReasoningKind::Raw, state: plain.clone() }]
+        );
+        // A stream reader may keep the block without its (empty) signature.
+        let mut unsigned = body.clone();
+        unsigned["messages"][1]["content"][0].as_object_mut().unwrap().remove("signature");
+        let r = parse(ClientFormat::AnthropicMessages, &unsigned.to_string()).unwrap().request;
+        assert_eq!(r.messages[1].reasoning, [ReasoningPart { text: think, kind: ReasoningKind::Raw, state: plain }]);
+    }
+
     #[test]
     fn stream_with_blocks_tool_use_and_stop() {
         let mut e = AnthropicMessages::stream_encoder(meta(), false);
         let mut out = String::new();
-        e.delta(&Delta::Reasoning { text: "hmm".into() }, &mut out);
+        e.delta(&Delta::Reasoning { kind: ReasoningKind::Summary, text: "hmm".into() }, &mut out);
         e.delta(&Delta::Text { text: "Hi".into() }, &mut out);
         e.delta(&Delta::Text { text: " there".into() }, &mut out);
         e.delta(

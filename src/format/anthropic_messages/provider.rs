@@ -33,8 +33,8 @@ use serde_json::Value;
 
 use super::{error_class, finish_reason, status_of_type};
 use crate::chat::{
-    Answer, ChatRequest, Delta, Message, Opaque, Part, ReasoningPart, ReasoningState, ResponseFormat, Role, Source,
-    ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, Message, Opaque, Part, ReasoningKind, ReasoningPart, ReasoningState, ResponseFormat,
+    Role, Source, ToolCall, ToolChoice, Usage,
 };
 use crate::format::openai_chat::provider::non_pdf;
 use crate::format::{
@@ -385,7 +385,7 @@ fn thinking_blocks<'a>(m: &'a Message, model: Option<&str>) -> Vec<Block<'a>> {
         .filter_map(|part| match signed_by(part, model)? {
             Opaque::Signature(signature) => Some(Block::Thinking { thinking: &part.text, signature }),
             Opaque::Redacted(data) => Some(Block::RedactedThinking { data }),
-            Opaque::Item { .. } => None,
+            Opaque::Item { .. } | Opaque::Plain => None,
         })
         .collect()
 }
@@ -526,7 +526,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
             "thinking" => {
                 let thinking = thinking.unwrap_or("");
                 reasoning.push_str(thinking);
-                ReasoningPart::push_text(&mut reasoning_parts, thinking);
+                ReasoningPart::push_text(&mut reasoning_parts, ReasoningKind::Summary, thinking);
                 if let Some(signature) = json::str_field(block, "signature")?.filter(|s| !s.is_empty()) {
                     let state = ReasoningState::new(Opaque::Signature(signature.to_string()));
                     ReasoningPart::push_state(&mut reasoning_parts, state);
@@ -556,6 +556,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
         return Ok(Err(DecodeError::Protocol("anthropic_messages answer has no content".into())));
     }
     Ok(Ok(Answer {
+        logprobs: None,
         text,
         reasoning,
         reasoning_parts,
@@ -717,7 +718,7 @@ impl StreamDecoder {
                 });
             }
             Some("text") => push_text(out, block.text.map(Cow::Borrowed), Delta::push_text),
-            Some("thinking") => push_text(out, block.thinking.map(Cow::Borrowed), Delta::push_reasoning),
+            Some("thinking") => push_text(out, block.thinking.map(Cow::Borrowed), push_thinking),
             Some("redacted_thinking") => {
                 if let Some(data) = block.data.filter(|d| !d.is_empty()) {
                     out.push(Delta::ReasoningState { state: ReasoningState::new(Opaque::Redacted(data.into())) });
@@ -730,7 +731,7 @@ impl StreamDecoder {
     fn on_delta(&mut self, index: u32, delta: EventDelta, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         match delta.kind.as_deref() {
             Some("text_delta") => push_text(out, delta.text, Delta::push_text),
-            Some("thinking_delta") => push_text(out, delta.thinking, Delta::push_reasoning),
+            Some("thinking_delta") => push_text(out, delta.thinking, push_thinking),
             Some("input_json_delta") => {
                 let Some(block) = self.tool_blocks.iter_mut().find(|b| b.index == index) else {
                     if self.skipped {
@@ -891,6 +892,12 @@ impl StreamDecoding for StreamDecoder {
 }
 
 /// A text or thinking fragment, unless empty, joined to the same kind just before it.
+/// A thinking fragment, as a summary: Claude 4 models summarize their thinking (see
+/// [`ReasoningKind`]).
+fn push_thinking(out: &mut Vec<Delta>, text: Cow<'_, str>) {
+    Delta::push_reasoning(out, ReasoningKind::Summary, text)
+}
+
 fn push_text<'a>(out: &mut Vec<Delta>, text: Option<Cow<'a, str>>, push: fn(&mut Vec<Delta>, Cow<'a, str>)) {
     if let Some(text) = text.filter(|t| !t.is_empty()) {
         push(out, text);
@@ -1210,7 +1217,7 @@ mod tests {
             out,
             [
                 Delta::Usage { usage: Usage { input_tokens: Some(12), output_tokens: Some(1) } },
-                Delta::Reasoning { text: "hmm".into() },
+                Delta::Reasoning { text: "hmm".into(), kind: ReasoningKind::Summary },
                 Delta::ReasoningState { state: ReasoningState::new(Opaque::Signature("sig".into())) },
                 Delta::Text { text: "Hi".into() },
                 Delta::ToolCall {

@@ -27,8 +27,8 @@ use serde_json::{Map, Value};
 
 use super::{exception, finish_reason, is_clock_skew, is_context_length};
 use crate::chat::{
-    self, Answer, ChatRequest, Delta, FinishReason, Message, Opaque, ReasoningPart, ReasoningState, Role, Source,
-    ToolCall, ToolChoice, Usage,
+    self, Answer, ChatRequest, Delta, FinishReason, Message, Opaque, ReasoningKind, ReasoningPart, ReasoningState,
+    Role, Source, ToolCall, ToolChoice, Usage,
 };
 use crate::format::{
     frame, json, malformed_frame, DecodeError, Endpoint, FailureClass, HttpRequest, ProviderDialect, ProviderSaid,
@@ -366,7 +366,7 @@ fn assistant_blocks<'a>(m: &'a Message, model: &str) -> Vec<Block<'a>> {
         .filter_map(|part| match &part.state.as_ref().filter(|s| s.valid_for(FORMAT, model))?.opaque {
             Opaque::Signature(signature) => Some(Block::Reasoning { text: &part.text, signature }),
             Opaque::Redacted(data) => Some(Block::RedactedReasoning(data)),
-            Opaque::Item { .. } => None,
+            Opaque::Item { .. } | Opaque::Plain => None,
         })
         .collect();
     blocks.push(Block::Text(m.text()));
@@ -450,7 +450,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
             if let Some(r) = json::object_field(content, "reasoningText")? {
                 let t = json::str_field(r, "text")?.unwrap_or("");
                 reasoning.push_str(t);
-                ReasoningPart::push_text(&mut reasoning_parts, t);
+                ReasoningPart::push_text(&mut reasoning_parts, ReasoningKind::Summary, t);
                 if let Some(signature) = json::str_field(r, "signature")?.filter(|s| !s.is_empty()) {
                     let state = ReasoningState::new(Opaque::Signature(signature.into()));
                     ReasoningPart::push_state(&mut reasoning_parts, state);
@@ -465,6 +465,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
         text,
         reasoning,
         reasoning_parts,
+        logprobs: None,
         finish_reason: finish_reason(stop_reason, !tool_calls.is_empty()),
         tool_calls,
         usage,
@@ -571,7 +572,7 @@ impl StreamDecoding for StreamDecoder {
                     out.push(Delta::ToolCall { index, id: None, name: None, arguments: input.into_owned() });
                 }
                 if let Some(text) = delta.reasoning_text.filter(|t| !t.is_empty()) {
-                    out.push(Delta::Reasoning { text: text.into_owned() });
+                    out.push(Delta::Reasoning { text: text.into_owned(), kind: ReasoningKind::Summary });
                 }
                 if let Some(signature) = delta.signature.filter(|s| !s.is_empty()) {
                     out.push(Delta::ReasoningState {
@@ -849,7 +850,8 @@ mod tests {
         let mut history = request(
             json!({"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}, {"role": "user", "content": "q2"}]}),
         );
-        history.messages[1].reasoning = vec![ReasoningPart { text: "hmm".into(), state: Some(state) }];
+        history.messages[1].reasoning =
+            vec![ReasoningPart { text: "hmm".into(), kind: ReasoningKind::Summary, state: Some(state) }];
         history.reasoning = Some(chat::ReasoningRequest { effort: None, budget_tokens: Some(2000), summary: None });
         for (model, sent) in [("m-claude", false), ("m", true)] {
             let body =

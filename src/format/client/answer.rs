@@ -17,6 +17,8 @@ pub struct Meta {
     pub id: String,
     /// Seconds since the Unix epoch (OpenAI's `created`, Responses' `created_at`).
     pub created: u64,
+    /// Seconds since the Unix epoch when the answer ended (Responses' `completed_at`), once it has.
+    pub completed: Option<u64>,
     /// The model that answered (the provider's word, else the target's configured model).
     pub model: String,
     /// The client's [`super::ClientCall::echo`].
@@ -66,6 +68,11 @@ impl StreamEncoder {
         self.encoding().meta_mut().model = model.to_string();
     }
 
+    /// When the answer ended, in seconds since the Unix epoch: set before its end is encoded.
+    pub fn set_completed(&mut self, seconds: u64) {
+        self.encoding().meta_mut().completed = Some(seconds);
+    }
+
     pub fn delta(&mut self, delta: &Delta, out: &mut String) {
         self.encoding().delta(delta, out)
     }
@@ -87,8 +94,9 @@ mod tests {
 
     #[test]
     fn unknown_usage_is_sent_as_zero_where_clients_need_a_number() {
-        let meta = Meta { id: "x".into(), created: 1, model: "m".into(), echo: Value::Null };
+        let meta = Meta { id: "x".into(), created: 1, completed: None, model: "m".into(), echo: Value::Null };
         let answer = Answer {
+            logprobs: None,
             text: "Hi".into(),
             reasoning: String::new(),
             tool_calls: Vec::new(),

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::chat::Effort;
+use crate::chat::{Effort, Passthrough};
 
 pub(crate) use crate::value::{child, missing, wrong};
 use crate::value::{index_path, FieldError};
@@ -146,4 +146,15 @@ pub fn effort(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<Op
     }
     let named = one_of(o, key, path, &["none", "minimal", "low", "medium", "high"])?;
     Ok(Effort::ALL.into_iter().find(|e| e.as_str() == named).map(Some))
+}
+
+/// The body's fields a dialect does not read (`read`: every top-level name its parser reads,
+/// maps or refuses), kept for a member of the client's `format` (docs/parameters.md). A null is
+/// absent, as everywhere here.
+pub fn passthrough(o: &Map<String, Value>, read: &[&str], format: &'static str) -> Option<Passthrough> {
+    let mut fields = Map::new();
+    for (key, value) in o.iter().filter(|(k, v)| !v.is_null() && !read.contains(&k.as_str())) {
+        fields.insert(key.clone(), value.clone());
+    }
+    (!fields.is_empty()).then_some(Passthrough { format, fields })
 }

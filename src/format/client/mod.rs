@@ -87,6 +87,17 @@ impl ClientFormat {
         }
     }
 
+    /// The top-level request fields this format's reader reads (maps into the request, or
+    /// refuses); any other field goes on unchanged to a member of the same format
+    /// (docs/parameters.md lists them all).
+    pub fn read_fields(self) -> &'static [&'static str] {
+        match self {
+            ClientFormat::OpenaiChat => super::openai_chat::client::READ,
+            ClientFormat::AnthropicMessages => super::anthropic_messages::client::READ,
+            ClientFormat::OpenaiResponses => super::openai_responses::client::READ,
+        }
+    }
+
     pub fn parse(name: &str) -> Option<ClientFormat> {
         match name {
             "openai" => Some(ClientFormat::OpenaiChat),
@@ -114,7 +125,7 @@ mod tests {
 
     #[test]
     fn finish_reasons_written_to_a_client_read_back() {
-        let meta = Meta { id: "x".into(), created: 1, model: "m".into(), echo: Value::Null };
+        let meta = Meta { id: "x".into(), created: 1, completed: None, model: "m".into(), echo: Value::Null };
         for finish in [FinishReason::Stop, FinishReason::Length, FinishReason::ToolCalls, FinishReason::ContentFilter] {
             let tool_calls = match finish {
                 FinishReason::ToolCalls => {
@@ -123,6 +134,7 @@ mod tests {
                 _ => Vec::new(),
             };
             let answer = Answer {
+                logprobs: None,
                 text: "Hi".into(),
                 reasoning: String::new(),
                 reasoning_parts: Vec::new(),

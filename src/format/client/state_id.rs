@@ -95,6 +95,7 @@ fn fnv1a(bytes: &[u8]) -> u32 {
 mod tests {
     use super::*;
     use crate::chat::Opaque;
+    use crate::chat::ReasoningKind;
 
     fn state(format: &str, model: &str, opaque: Opaque) -> ReasoningState {
         ReasoningState { format: format.into(), model: model.into(), opaque }
@@ -103,6 +104,7 @@ mod tests {
     fn thinking() -> Vec<ReasoningPart> {
         let signed = |text: &str, opaque| ReasoningPart {
             text: text.into(),
+            kind: ReasoningKind::Summary,
             state: Some(state("anthropic_messages", "claude-sonnet-4-5", opaque)),
         };
         vec![
@@ -119,12 +121,19 @@ mod tests {
             "gpt-5",
             Opaque::Item { id: "rs_1".into(), encrypted_content: Some("gAAA".into()) },
         );
-        let unsigned = ReasoningPart { text: "not carried".into(), state: None };
+        let unsigned = ReasoningPart { kind: ReasoningKind::Summary, text: "not carried".into(), state: None };
         let cases = [
             ("call_1", Some(gemini.clone()), Vec::new()),
             ("toolu_01A", None, thinking()),
             ("call_0", Some(gemini), thinking()),
-            ("fc_1", None, vec![unsigned, ReasoningPart { text: "summary".into(), state: Some(item) }]),
+            (
+                "fc_1",
+                None,
+                vec![
+                    unsigned,
+                    ReasoningPart { kind: ReasoningKind::Summary, text: "summary".into(), state: Some(item) },
+                ],
+            ),
         ];
         for (id, call, reasoning) in cases {
             let encoded = encode(id, call.as_ref(), &reasoning);
@@ -134,7 +143,10 @@ mod tests {
             assert_eq!(decode(&encoded), Carried { id: id.into(), state: call, reasoning: signed });
             assert_eq!(original_id(&encoded), id);
         }
-        assert_eq!(encode("call_1", None, &[ReasoningPart { text: "t".into(), state: None }]), "call_1");
+        assert_eq!(
+            encode("call_1", None, &[ReasoningPart { kind: ReasoningKind::Summary, text: "t".into(), state: None }]),
+            "call_1"
+        );
     }
 
     #[test]

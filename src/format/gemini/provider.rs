@@ -33,8 +33,8 @@ use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
 
 use crate::chat::{
-    self, Answer, ChatRequest, Delta, FinishReason, Message, Opaque, ReasoningPart, ReasoningState, ResponseFormat,
-    Role, Source, ToolCall, ToolChoice, Usage,
+    self, Answer, ChatRequest, Delta, FinishReason, Message, Opaque, ReasoningKind, ReasoningPart, ReasoningState,
+    ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
 use crate::format::frame;
 use crate::format::{
@@ -79,6 +79,7 @@ impl ProviderDialect for Gemini {
             if blocked {
                 let (text, reasoning, tool_calls) = (String::new(), String::new(), Vec::new());
                 return Ok(Answer {
+                    logprobs: None,
                     text,
                     reasoning,
                     reasoning_parts: Vec::new(),
@@ -101,7 +102,7 @@ impl ProviderDialect for Gemini {
             if let Some(t) = part.text {
                 if part.thought == Some(true) {
                     reasoning.push_str(&t);
-                    ReasoningPart::push_text(&mut reasoning_parts, &t);
+                    ReasoningPart::push_text(&mut reasoning_parts, ReasoningKind::Summary, &t);
                 } else {
                     text.push_str(&t);
                 }
@@ -111,6 +112,7 @@ impl ProviderDialect for Gemini {
             }
         }
         Ok(Answer {
+            logprobs: None,
             text,
             reasoning,
             reasoning_parts,
@@ -739,7 +741,7 @@ impl StreamDecoder {
             }
             if let Some(text) = part.text.filter(|t| !t.is_empty()) {
                 match part.thought {
-                    Some(true) => Delta::push_reasoning(out, text),
+                    Some(true) => Delta::push_reasoning(out, ReasoningKind::Summary, text),
                     _ => Delta::push_text(out, text),
                 }
             }
@@ -990,7 +992,7 @@ mod tests {
         assert_eq!(
             out,
             [
-                Delta::Reasoning { text: "Plan".into() },
+                Delta::Reasoning { text: "Plan".into(), kind: ReasoningKind::Summary },
                 Delta::Usage { usage: Usage { input_tokens: Some(8), output_tokens: Some(0) } },
                 Delta::Text { text: "Hi".into() },
                 Delta::ToolCall {

@@ -4,11 +4,18 @@
 //! (`text`; in a user message also `image_url`, by URL or a `data:` URL, and `file` with its
 //! `file_data`), `developer` as a system turn, `max_completion_tokens` as `max_tokens`, tools as
 //! `{type: "function", function}`, `top_p`, `seed`, `tool_choice`, `parallel_tool_calls` and
-//! `response_format`. Fields the gateway has no use for (`user`, `logprobs`…) are ignored rather
-//! than refused, as compatible servers do; what it cannot honour (`input_audio`, a stored
-//! `file_id`, `n` > 1) is refused by name. A stream is chunks of `chat.completion.chunk`
+//! `response_format`. The other fields (`logprobs`, `user`, `service_tier`…) go on unchanged to an
+//! openai_chat member, and are dropped with a warning for a member of another format
+//! (docs/parameters.md); what it cannot honour (`input_audio`, a stored `file_id`, `n` > 1) is
+//! refused by name. A stream is chunks of `chat.completion.chunk`
 //! (the first carries the role), a chunk with `finish_reason`, a usage-only chunk when the client
 //! asked with `stream_options.include_usage`, then `data: [DONE]`.
+//!
+//! Reasoning goes out under both names compatible servers use, `reasoning_content` (DeepSeek's)
+//! and `reasoning` (vLLM's, OpenRouter's), so a client reading either finds it. A Chat target's
+//! reasoning comes back in the assistant message's `reasoning_content` (or `reasoning`), and the
+//! first tool call's id names its issuer (text left out: the client holds it), so it goes back
+//! to that target alone.
 
 use llm_baton_wire::write::{JsonWriter, ToJson};
 use serde_json::{Map, Value};
@@ -16,15 +23,37 @@ use serde_json::{Map, Value};
 use super::provider::write_tool_call;
 use super::{wire_finish_reason, OpenaiChat};
 use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Part, ReasoningPart, ReasoningRequest, ResponseFormat, Role,
-    Tool, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, FinishReason, Logprobs, Message, Opaque, Part, ReasoningPart, ReasoningRequest,
+    ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
 };
 use crate::format::client::field::{self, child};
 use crate::format::client::state_id;
 use crate::format::client::{
     media, sse, string_or_null, ClientCall, ClientDialect, GatewayError, Meta, PartOrigin, StreamEncoding,
 };
+use crate::format::Format;
 use crate::value::{index_path, FieldError};
+
+/// The request fields this dialect reads (maps into the request, or refuses); the others go
+/// on unchanged to an openai_chat member ([`field::passthrough`]).
+pub(crate) const READ: &[&str] = &[
+    "model",
+    "stream",
+    "stream_options",
+    "n",
+    "messages",
+    "tools",
+    "max_completion_tokens",
+    "max_tokens",
+    "tool_choice",
+    "temperature",
+    "top_p",
+    "seed",
+    "stop",
+    "parallel_tool_calls",
+    "response_format",
+    "reasoning_effort",
+];
 
 fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
     let o = field::object(body, "body")?;
@@ -78,6 +107,7 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         parallel_tool_calls: field::opt_flag(o, "parallel_tool_calls", "")?,
         response_format: response_format(field::opt(o, "response_format"))?,
         reasoning: reasoning(o)?,
+        passthrough: field::passthrough(o, READ, crate::format::Format::OpenaiChat.as_str()),
     };
     Ok(ClientCall { model, stream, include_usage, request, echo: Value::Null, origins })
 }
@@ -107,6 +137,12 @@ fn message(v: &Value, path: &str) -> Result<Message, FieldError> {
                 .enumerate()
                 .map(|(i, c)| tool_call(c, &index_path(&p, i), &mut m.reasoning))
                 .collect::<Result<_, _>>()?;
+        }
+        // A Chat target's reasoning: the id named its issuer, the client's field holds its text.
+        if let Some(part) = m.reasoning.iter_mut().find(|p| p.state.as_ref().is_some_and(|s| s.opaque == Opaque::Plain))
+        {
+            let text = o.get("reasoning_content").or(o.get("reasoning")).and_then(Value::as_str);
+            part.text = text.unwrap_or("").to_string();
         }
     }
     if role == Role::Tool {
@@ -326,26 +362,54 @@ fn answer_body(meta: &Meta, answer: &Answer) -> String {
     string_or_null(&mut w, "content", (!calls_only).then_some(answer.text.as_str()));
     w.key("refusal");
     w.null();
+    w.text_field("reasoning", &answer.reasoning);
     w.text_field("reasoning_content", &answer.reasoning);
     if !answer.tool_calls.is_empty() {
         w.key("tool_calls");
         w.begin_array();
         for (i, c) in answer.tool_calls.iter().enumerate() {
-            let reasoning = if i == 0 { answer.reasoning_parts.as_slice() } else { &[] };
-            let id = state_id::encode(&call_id(meta, i as u32, &c.id), c.state.as_ref(), reasoning);
+            let reasoning = if i == 0 { carried(&answer.reasoning_parts) } else { Vec::new() };
+            let id = state_id::encode(&call_id(meta, i as u32, &c.id), c.state.as_ref(), &reasoning);
             write_tool_call(&mut w, &id, &c.name, &c.arguments);
         }
         w.end_array();
     }
     w.end_object();
-    w.key("logprobs");
-    w.null();
+    write_logprobs(&mut w, answer.logprobs.as_ref().map(|l| &l.raw).filter(|_| ours(answer.logprobs.as_ref())));
     w.field("finish_reason", wire_finish_reason(&answer.finish_reason));
     w.end_object();
     w.end_array();
     write_usage(&mut w, answer.usage);
     w.end_object();
     w.finish()
+}
+
+/// The reasoning a turn's first call id carries: a Chat target's without its text, which the
+/// client has as `reasoning_content` and sends back there.
+fn carried(parts: &[ReasoningPart]) -> Vec<ReasoningPart> {
+    let text_in_id = |p: &ReasoningPart| p.state.as_ref().is_some_and(|s| s.opaque != Opaque::Plain);
+    parts
+        .iter()
+        .map(|p| ReasoningPart {
+            text: if text_in_id(p) { p.text.clone() } else { String::new() },
+            kind: p.kind,
+            state: p.state.clone(),
+        })
+        .collect()
+}
+
+/// Whether `logprobs` are this format's, which a client of it reads as they came.
+fn ours(logprobs: Option<&Logprobs>) -> bool {
+    logprobs.is_some_and(|l| l.format == Format::OpenaiChat.as_str())
+}
+
+/// A choice's `"logprobs"`: the provider's, or null.
+fn write_logprobs(w: &mut JsonWriter, logprobs: Option<&Value>) {
+    w.key("logprobs");
+    match logprobs {
+        Some(raw) => w.value(raw),
+        None => w.null(),
+    }
 }
 
 impl ClientDialect for OpenaiChat {
@@ -375,6 +439,7 @@ impl ClientDialect for OpenaiChat {
             opened_calls: Vec::new(),
             reasoning: Vec::new(),
             opening: None,
+            logprobs: None,
         }
     }
 }
@@ -391,11 +456,15 @@ pub struct StreamEncoder {
     /// A call's opening fragment, held until the delta after it: a call's state follows the
     /// call (Gemini's), and its id carries it.
     opening: Option<(ToolCall, u32)>,
+    /// The logprobs of the delta that comes next, which its chunk carries (as the provider's
+    /// chunk did).
+    logprobs: Option<Value>,
 }
 
 impl StreamEncoder {
     /// A chunk of one choice, whose delta's fields `delta` writes.
-    fn chunk(&self, out: &mut String, delta: &dyn Fn(&mut JsonWriter), finish: Option<&str>) {
+    fn chunk(&mut self, out: &mut String, delta: &dyn Fn(&mut JsonWriter), finish: Option<&str>) {
+        let logprobs = self.logprobs.take();
         sse(out, None, &|w| {
             begin_completion(w, &self.meta, "chat.completion.chunk");
             w.key("choices");
@@ -406,8 +475,7 @@ impl StreamEncoder {
             w.begin_object();
             delta(w);
             w.end_object();
-            w.key("logprobs");
-            w.null();
+            write_logprobs(w, logprobs.as_ref());
             string_or_null(w, "finish_reason", finish);
             w.end_object();
             w.end_array();
@@ -421,7 +489,7 @@ impl StreamEncoder {
 
     /// A `tool_calls` chunk: one fragment of the call at `index`; its opening one (`id` given)
     /// also names the call.
-    fn call_chunk(&self, out: &mut String, index: u32, id: Option<&str>, name: &str, arguments: &str) {
+    fn call_chunk(&mut self, out: &mut String, index: u32, id: Option<&str>, name: &str, arguments: &str) {
         let call = |w: &mut JsonWriter| {
             w.key("tool_calls");
             w.begin_array();
@@ -448,8 +516,11 @@ impl StreamEncoder {
     /// call, the reasoning before it).
     fn send_opening(&mut self, out: &mut String) {
         let Some((call, index)) = self.opening.take() else { return };
-        let reasoning =
-            if self.opened_calls.first() == Some(&index) { std::mem::take(&mut self.reasoning) } else { Vec::new() };
+        let reasoning = if self.opened_calls.first() == Some(&index) {
+            carried(&std::mem::take(&mut self.reasoning))
+        } else {
+            Vec::new()
+        };
         let id = state_id::encode(&call.id, call.state.as_ref(), &reasoning);
         self.call_chunk(out, index, Some(&id), &call.name, &call.arguments);
     }
@@ -505,11 +576,22 @@ impl StreamEncoding for StreamEncoder {
         self.send_opening(out);
         match delta {
             Delta::Text { text } => self.chunk(out, &|w| w.field("content", text), None),
-            Delta::Reasoning { text } => {
-                ReasoningPart::push_text(&mut self.reasoning, text);
-                self.chunk(out, &|w| w.field("reasoning_content", text), None)
+            Delta::Reasoning { text, kind } => {
+                ReasoningPart::push_text(&mut self.reasoning, *kind, text);
+                let both = |w: &mut JsonWriter| {
+                    w.field("reasoning", text);
+                    w.field("reasoning_content", text);
+                };
+                self.chunk(out, &both, None)
             }
             Delta::ReasoningState { state } => ReasoningPart::push_state(&mut self.reasoning, state.clone()),
+            Delta::Logprobs { logprobs } if ours(Some(logprobs)) => {
+                // Two in a row: the first goes in a chunk of its own.
+                if self.logprobs.is_some() {
+                    self.chunk(out, &|_| {}, None);
+                }
+                self.logprobs = Some(logprobs.raw.clone());
+            }
             Delta::ToolCall { index, id, name, arguments } if !self.opened_calls.contains(index) => {
                 self.opened_calls.push(*index);
                 let id = call_id(&self.meta, *index, id.as_deref().unwrap_or(""));
@@ -520,7 +602,8 @@ impl StreamEncoding for StreamEncoder {
             Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
             // The engine never delivers a skipped frame (it becomes a warning event) nor a usage
             // report (it stays on the attempt's leg); a call's state is taken above.
-            Delta::Skipped { .. } | Delta::Usage { .. } | Delta::ToolCallState { .. } => {}
+            // Another format's logprobs have no place here.
+            Delta::Skipped { .. } | Delta::Usage { .. } | Delta::ToolCallState { .. } | Delta::Logprobs { .. } => {}
         }
     }
 
@@ -546,11 +629,12 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::chat::ReasoningKind;
     use crate::chat::Source;
     use crate::format::client::{parse_request as parse, ClientFormat};
 
     fn meta() -> Meta {
-        Meta { id: "chatcmpl-1".into(), created: 9, model: "m".into(), echo: Value::Null }
+        Meta { id: "chatcmpl-1".into(), created: 9, completed: None, model: "m".into(), echo: Value::Null }
     }
 
     fn err(body: Value) -> String {
@@ -819,6 +903,7 @@ mod tests {
     #[test]
     fn whole_answer() {
         let answer = Answer {
+            logprobs: None,
             text: String::new(),
             reasoning: String::new(),
             tool_calls: vec![ToolCall {
@@ -862,11 +947,13 @@ mod tests {
         use crate::chat::Opaque;
         let thinking = ReasoningPart {
             text: "hmm".into(),
+            kind: ReasoningKind::Summary,
             state: signed("anthropic_messages", "claude", Opaque::Signature("sig.a".into())),
         };
         let gemini = signed("gemini", "gemini-3-pro-preview", Opaque::Signature("sig.g".into()));
         let call = |id: &str, state| ToolCall { id: id.into(), name: "f".into(), arguments: "{}".into(), state };
         let answer = Answer {
+            logprobs: None,
             text: String::new(),
             reasoning: "hmm".into(),
             reasoning_parts: vec![thinking.clone()],
@@ -880,7 +967,7 @@ mod tests {
 
         let mut e = OpenaiChat::stream_encoder(meta(), false);
         let mut out = String::new();
-        e.delta(&Delta::Reasoning { text: "hmm".into() }, &mut out);
+        e.delta(&Delta::Reasoning { kind: ReasoningKind::Summary, text: "hmm".into() }, &mut out);
         e.delta(&Delta::ReasoningState { state: thinking.state.clone().unwrap() }, &mut out);
         e.delta(&Delta::ToolCall { index: 0, id: None, name: Some("f".into()), arguments: "{}".into() }, &mut out);
         e.delta(&Delta::ToolCallState { index: 0, state: gemini.clone().unwrap() }, &mut out);
@@ -906,6 +993,72 @@ mod tests {
         assert_eq!(request.messages[1].tool_calls, [call("call_1_0", gemini), call("toolu_2", None)]);
         let answered: Vec<_> = request.messages[2..].iter().map(|m| m.tool_call_id.clone().unwrap()).collect();
         assert_eq!(answered, ["call_1_0", "toolu_2"]);
+    }
+
+    /// A Chat target's reasoning reaches the client as both `reasoning` and `reasoning_content`,
+    /// whole and streamed; the first call's id names its issuer without the text, and the
+    /// client's `reasoning_content` (or `reasoning`) is the text that goes back.
+    #[test]
+    fn a_chat_targets_reasoning_goes_out_under_both_names_and_comes_back_to_its_issuer() {
+        use crate::chat::Opaque;
+        let plain = signed("openai_chat", "deepseek-reasoner", Opaque::Plain);
+        let think = "Paris first. ".repeat(400);
+        let answer = Answer {
+            text: String::new(),
+            reasoning: think.clone(),
+            reasoning_parts: vec![ReasoningPart {
+                text: think.clone(),
+                kind: ReasoningKind::Raw,
+                state: plain.clone(),
+            }],
+            tool_calls: vec![ToolCall { id: "call_9".into(), name: "f".into(), arguments: "{}".into(), state: None }],
+            finish_reason: FinishReason::ToolCalls,
+            usage: Usage::default(),
+            model: None,
+            logprobs: None,
+        };
+        let whole: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
+        let whole = whole["choices"][0]["message"].clone();
+        assert_eq!((&whole["reasoning"], &whole["reasoning_content"]), (&json!(think), &json!(think)));
+        let id = whole["tool_calls"][0]["id"].as_str().unwrap();
+        assert!(id.starts_with("bt1_") && id.len() < 200, "the id names the issuer, not the text: {id}");
+
+        let mut e = OpenaiChat::stream_encoder(meta(), false);
+        let mut out = String::new();
+        e.delta(&Delta::Reasoning { text: think.clone(), kind: ReasoningKind::Raw }, &mut out);
+        e.delta(&Delta::ReasoningState { state: plain.clone().unwrap() }, &mut out);
+        e.delta(
+            &Delta::ToolCall { index: 0, id: Some("call_9".into()), name: Some("f".into()), arguments: "{}".into() },
+            &mut out,
+        );
+        e.finish(&FinishReason::ToolCalls, Usage::default(), &mut out);
+        let chunks: Vec<Value> = frames(&out).iter().filter_map(|f| serde_json::from_str(f).ok()).collect();
+        let delta = &chunks[1]["choices"][0]["delta"];
+        assert_eq!((&delta["reasoning"], &delta["reasoning_content"]), (&json!(think), &json!(think)));
+        assert_eq!(chunks[2]["choices"][0]["delta"]["tool_calls"][0]["id"], whole["tool_calls"][0]["id"]);
+
+        // Back: the client's own field is the text, under either name; without one, the
+        // issuer still gets its turn's reasoning, empty.
+        let sent_back = [("reasoning_content", "edited"), ("reasoning", "from reasoning"), ("neither", "")];
+        for (field, text) in sent_back {
+            let mut message = whole.clone();
+            let o = message.as_object_mut().unwrap();
+            o.remove("reasoning");
+            o.remove("reasoning_content");
+            if field != "neither" {
+                o.insert(field.into(), json!(text));
+            }
+            let request = replay(&message);
+            assert_eq!(
+                request.messages[1].reasoning,
+                [ReasoningPart { text: text.into(), kind: ReasoningKind::Raw, state: plain.clone() }]
+            );
+            assert_eq!(request.messages[1].tool_calls[0].id, "call_9");
+        }
+        // Reasoning text with no id naming its issuer is from elsewhere: not kept.
+        let request = replay(&json!({"role": "assistant", "content": null, "reasoning_content": "r",
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}));
+        assert_eq!(request.messages[1].reasoning, []);
     }
 
     fn frames(out: &str) -> Vec<String> {
@@ -958,6 +1111,54 @@ mod tests {
             r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":9,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]},"logprobs":null,"finish_reason":null}],"usage":null}"#
         );
         assert_eq!(f[2], r#"{"error":{"message":"broken","type":"api_error","param":null,"code":null}}"#);
+    }
+
+    /// A Chat member's logprobs reach a Chat client as they came: in the whole answer's choice,
+    /// and in the chunk of the text they describe; another format's are null.
+    #[test]
+    fn logprobs_of_a_chat_member_are_written_whole_and_with_their_chunk() {
+        let raw = json!({"content": [{"token": "Hi", "logprob": -0.1, "bytes": [72, 105], "top_logprobs": []}], "refusal": null});
+        let ours = Logprobs { format: "openai_chat", raw: raw.clone() };
+        let theirs = Logprobs { format: "openai_responses", raw: json!([]) };
+        for (logprobs, expected) in [(ours.clone(), raw.clone()), (theirs.clone(), Value::Null)] {
+            let answer = Answer {
+                text: "Hi".into(),
+                reasoning: String::new(),
+                reasoning_parts: Vec::new(),
+                tool_calls: Vec::new(),
+                finish_reason: FinishReason::Stop,
+                usage: Usage::default(),
+                model: None,
+                logprobs: Some(logprobs),
+            };
+            let body: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
+            assert_eq!(body["choices"][0]["logprobs"], expected);
+        }
+
+        let mut e = OpenaiChat::stream_encoder(meta(), false);
+        let mut out = String::new();
+        e.delta(&Delta::Logprobs { logprobs: ours.clone() }, &mut out);
+        e.delta(&Delta::Text { text: "Hi".into() }, &mut out);
+        e.delta(&Delta::Logprobs { logprobs: theirs }, &mut out);
+        e.delta(&Delta::Text { text: "!".into() }, &mut out);
+        e.delta(&Delta::Logprobs { logprobs: ours.clone() }, &mut out);
+        e.delta(&Delta::Logprobs { logprobs: ours }, &mut out);
+        e.finish(&FinishReason::Stop, Usage::default(), &mut out);
+        let chunks: Vec<Value> = frames(&out).iter().filter_map(|f| serde_json::from_str(f).ok()).collect();
+        let seen: Vec<(Value, Value)> =
+            chunks.iter().map(|c| (c["choices"][0]["delta"].clone(), c["choices"][0]["logprobs"].clone())).collect();
+        assert_eq!(
+            seen,
+            [
+                (json!({"role": "assistant", "content": ""}), Value::Null),
+                (json!({"content": "Hi"}), raw.clone()),
+                (json!({"content": "!"}), Value::Null),
+                (json!({}), raw.clone()),
+                (json!({}), raw),
+            ],
+            "two in a row: the first in a chunk of its own, the second with the finish"
+        );
+        assert_eq!(chunks[4]["choices"][0]["finish_reason"], "stop");
     }
 
     #[test]

@@ -26,6 +26,13 @@
 //! without), and `response_format` is `json_object`, or `json_schema` named `response` unless
 //! the caller named it.
 //!
+//! Reasoning comes as `reasoning_content` (DeepSeek's name, Kimi's and GLM's too) or `reasoning`
+//! (vLLM since 0.11, OpenRouter, gpt-oss), whole or streamed. It carries no opaque state, but
+//! DeepSeek's thinking mode, Kimi K2 thinking and GLM's interleaved thinking want a tool-call
+//! turn's reasoning back as `reasoning_content` (DeepSeek answers 400 without it): so reasoning
+//! read from those fields has an [`Opaque::Plain`] state naming its issuer, and goes back only
+//! to a target of the same format and model, as every other provider's state does.
+//!
 //! [`Format::uncarried`]: crate::format::Format::uncarried
 
 use std::borrow::Cow;
@@ -36,7 +43,8 @@ use serde_json::Value;
 
 use super::{class_named, finish_reason};
 use crate::chat::{
-    Answer, ChatRequest, Delta, Message, Part, ReasoningPart, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, Logprobs, Message, Opaque, Part, ReasoningKind, ReasoningPart, ReasoningState,
+    ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
 use crate::format::frame;
 use crate::format::{
@@ -86,7 +94,7 @@ fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest, stream: bo
     w.key("messages");
     w.begin_array();
     for m in &request.messages {
-        write_message(w, m);
+        write_message(w, m, model);
     }
     w.end_array();
     w.opt_field("max_tokens", request.max_tokens.as_ref());
@@ -132,7 +140,7 @@ fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest, stream: bo
         }
         w.end_object();
     }
-    // Chat takes an effort alone: no budget, no summary, and no reasoning state in the history.
+    // Chat takes an effort alone: no budget, no summary; the history's state is its own reasoning.
     w.opt_field("reasoning_effort", request.reasoning.and_then(|r| r.effort).map(|e| e.as_str()));
     w.field("stream", &stream);
     if stream {
@@ -233,9 +241,10 @@ impl<'a> JsonSchema<'a> {
         w.opt_field("strict", self.strict.as_ref());
     }
 }
-/// `{role, content, tool_calls?, tool_call_id?}`. The content is the text (`null` for an
-/// assistant turn that only called tools), or the parts when the message holds an image or a file.
-fn write_message(w: &mut JsonWriter, m: &Message) {
+/// `{role, content, reasoning_content?, tool_calls?, tool_call_id?}`. The content is the text
+/// (`null` for an assistant turn that only called tools), or the parts when the message holds an
+/// image or a file; `reasoning_content` is the reasoning `model` issued ([`own_reasoning`]).
+fn write_message(w: &mut JsonWriter, m: &Message, model: &str) {
     w.begin_object();
     let role = match m.role {
         Role::System => "system",
@@ -259,6 +268,9 @@ fn write_message(w: &mut JsonWriter, m: &Message) {
             write_part(w, part);
         }
         w.end_array();
+    }
+    if let Some(reasoning) = own_reasoning(m, model) {
+        w.field("reasoning_content", &reasoning);
     }
     if !m.tool_calls.is_empty() {
         w.key("tool_calls");
@@ -307,6 +319,31 @@ fn write_part(w: &mut JsonWriter, part: &Part) {
     w.end_object();
 }
 
+/// This format's name, which its reasoning states and logprobs carry.
+const FORMAT: &str = "openai_chat";
+
+/// The reasoning of an assistant message that `model`, a Chat target, issued: its text, sent back
+/// as `reasoning_content`, the name DeepSeek, Kimi and GLM document for it in a request (vLLM
+/// takes it beside `reasoning`). Reasoning from elsewhere is left out, its text too: another
+/// model would read it as its own.
+fn own_reasoning(m: &Message, model: &str) -> Option<String> {
+    let own =
+        |p: &&ReasoningPart| p.state.as_ref().is_some_and(|s| s.opaque == Opaque::Plain && s.valid_for(FORMAT, model));
+    let mut parts = m.reasoning.iter().filter(own).peekable();
+    parts.peek()?;
+    Some(parts.map(|p| p.text.as_str()).collect())
+}
+
+/// Reasoning read from `reasoning_content` or `reasoning`, as its one part: stated as this
+/// format's, so it goes back to its issuer.
+fn issued(text: &str) -> Vec<ReasoningPart> {
+    let mut parts = ReasoningPart::unsigned(ReasoningKind::Raw, text);
+    if !parts.is_empty() {
+        ReasoningPart::push_state(&mut parts, ReasoningState::new(Opaque::Plain));
+    }
+    parts
+}
+
 // ---- whole answers ----
 
 fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
@@ -320,29 +357,37 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     for choice in json::objects_field(v, "choices")?.unwrap_or_default() {
         let message = json::object_field(choice, "message")?.map(read_message).transpose()?;
         let finish = json::str_field(choice, "finish_reason")?;
-        first.get_or_insert((message, finish));
+        let logprobs = json::field(choice, "logprobs");
+        first.get_or_insert((message, finish, logprobs));
     }
     if let Some(error) = json::field(v, "error") {
         return Ok(Err(provider_error(error)));
     }
-    let Some((Some(message), finish)) = first else {
+    let Some((Some(message), finish, logprobs)) = first else {
         return Ok(Err(DecodeError::Protocol("openai_chat answer has no choices[0].message".into())));
     };
     let finish = if message.refused { refused(finish) } else { finish };
     Ok(Ok(Answer {
         finish_reason: finish_reason(finish, !message.tool_calls.is_empty()),
         text: message.text,
-        reasoning_parts: ReasoningPart::unsigned(&message.reasoning),
+        reasoning_parts: if message.from_fields {
+            issued(&message.reasoning)
+        } else {
+            ReasoningPart::unsigned(ReasoningKind::Raw, &message.reasoning)
+        },
         reasoning: message.reasoning,
         tool_calls: message.tool_calls,
         usage,
         model,
+        logprobs: logprobs.map(|raw| Logprobs { format: FORMAT, raw: raw.clone() }),
     }))
 }
 
 struct AnswerMessage {
     text: String,
     reasoning: String,
+    /// Reasoning came in `reasoning_content` or `reasoning` (not only in content parts).
+    from_fields: bool,
     tool_calls: Vec<ToolCall>,
     /// The text is the model's refusal.
     refused: bool,
@@ -351,6 +396,7 @@ struct AnswerMessage {
 fn read_message(m: &Value) -> json::Read<AnswerMessage> {
     let reasoning = json::str_field(m, "reasoning_content")?.or(json::str_field(m, "reasoning")?);
     let mut reasoning = reasoning.unwrap_or("").to_string();
+    let from_fields = !reasoning.is_empty();
     // Content is a string, or a list of parts (Mistral's reasoning models, some compatible
     // servers) read as a stream's are.
     let mut text = match json::field(m, "content") {
@@ -361,7 +407,7 @@ fn read_message(m: &Value) -> json::Read<AnswerMessage> {
             for piece in content_parts(parts)? {
                 match piece {
                     Delta::Text { text: piece } => text.push_str(&piece),
-                    Delta::Reasoning { text: piece } => reasoning.push_str(&piece),
+                    Delta::Reasoning { text: piece, .. } => reasoning.push_str(&piece),
                     _ => {}
                 }
             }
@@ -385,7 +431,7 @@ fn read_message(m: &Value) -> json::Read<AnswerMessage> {
     if refused {
         text = refusal.unwrap_or("").to_string();
     }
-    Ok(AnswerMessage { text, reasoning, tool_calls, refused })
+    Ok(AnswerMessage { text, reasoning, from_fields, tool_calls, refused })
 }
 
 /// A `content` list of parts, whole or in a stream's delta, as the text and reasoning deltas it
@@ -404,7 +450,7 @@ fn content_parts(parts: &Value) -> json::Read<Vec<Delta>> {
         for text in texts {
             if let Some(text) = json::str_field(text, "text")?.filter(|t| !t.is_empty()) {
                 match thinking {
-                    true => Delta::push_reasoning(&mut out, text.into()),
+                    true => Delta::push_reasoning(&mut out, ReasoningKind::Raw, text.into()),
                     false => Delta::push_text(&mut out, text.into()),
                 }
             }
@@ -539,6 +585,9 @@ pub struct StreamDecoder {
     model: Option<String>,
     /// A malformed frame was skipped: a tool call that shows up after it must be whole.
     skipped: bool,
+    /// Reasoning from `reasoning_content` or `reasoning` is open: what comes next ends it with
+    /// its state.
+    reasoning: bool,
     done: bool,
 }
 
@@ -555,21 +604,34 @@ impl StreamDecoder {
         }
     }
 
+    /// Ends open field reasoning with its state, as the whole answer's part has it.
+    fn end_reasoning(&mut self, out: &mut Vec<Delta>) {
+        if std::mem::take(&mut self.reasoning) {
+            out.push(Delta::ReasoningState { state: ReasoningState::new(Opaque::Plain) });
+        }
+    }
+
     fn on_delta(&mut self, delta: ChunkDelta, out: &mut Vec<Delta>) -> Result<(), DecodeError> {
         if let Some(text) = delta.reasoning_content.or(delta.reasoning).filter(|t| !t.is_empty()) {
-            Delta::push_reasoning(out, text);
+            self.reasoning = true;
+            Delta::push_reasoning(out, ReasoningKind::Raw, text);
         }
         if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+            self.end_reasoning(out);
             self.content = true;
             Delta::push_text(out, text);
         }
         // Checked with the frame (`check_content_lists`).
         let parts = delta.content_parts.as_ref().map(|list| content_parts(&from_tree(list)));
         for piece in parts.and_then(Result::ok).unwrap_or_default() {
-            self.content |= matches!(piece, Delta::Text { .. });
+            if matches!(piece, Delta::Text { .. }) {
+                self.content = true;
+                self.end_reasoning(out);
+            }
             Delta::push(out, piece);
         }
         if let Some(text) = delta.refusal.filter(|t| !t.is_empty()) {
+            self.end_reasoning(out);
             self.refused = true;
             Delta::push_text(out, text);
         }
@@ -585,6 +647,7 @@ impl StreamDecoder {
                     "openai_chat stream: a tool call began without its name after a skipped malformed frame, which held its start".into(),
                 ));
             }
+            self.end_reasoning(out);
             self.called_tools = true;
             let index = call.index.unwrap_or(position as u32);
             out.push(Delta::ToolCall { index, id, name, arguments });
@@ -597,6 +660,7 @@ impl StreamDecoder {
         if std::mem::replace(&mut self.done, true) {
             return Ok(());
         }
+        self.end_reasoning(out);
         let raw = self.finish_reason.as_deref();
         if self.skipped && !self.called_tools && raw == Some("tool_calls") {
             return Err(DecodeError::Protocol(
@@ -652,6 +716,9 @@ impl StreamDecoder {
             self.model = chunk.model.filter(|m| !m.is_empty()).map(Cow::into_owned);
         }
         for choice in chunk.choice.into_iter().chain(chunk.more_choices) {
+            if let Some(Ok(raw)) = choice.logprobs.map(parse_value) {
+                out.push(Delta::Logprobs { logprobs: Logprobs { format: FORMAT, raw } });
+            }
             if let Some(delta) = choice.delta {
                 self.on_delta(delta, out)?;
             }
@@ -1009,6 +1076,34 @@ mod tests {
         );
     }
 
+    /// Kept as the provider wrote them, for a Chat client: whole, and in a stream before the
+    /// text of the same chunk; a chunk whose `logprobs` is null has none.
+    #[test]
+    fn logprobs_are_kept_whole_and_before_their_chunks_text() {
+        let token = json!({"token": "Hi", "logprob": -0.1, "bytes": [72, 105], "top_logprobs": []});
+        let logprobs = json!({"content": [token], "refusal": null});
+        let body = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi"},
+            "logprobs": logprobs, "finish_reason": "stop"}]});
+        let answer = OpenaiChat::decode_answer(body.to_string().as_bytes()).unwrap();
+        assert_eq!(answer.logprobs, Some(Logprobs { format: "openai_chat", raw: logprobs.clone() }));
+        let null = body.to_string().replace(&logprobs.to_string(), "null");
+        assert_eq!(OpenaiChat::decode_answer(null.as_bytes()).unwrap().logprobs, None);
+
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        let chunk =
+            json!({"choices": [{"index": 0, "delta": {"content": "Hi"}, "logprobs": logprobs, "finish_reason": null}]});
+        d.on_event(&event(&chunk.to_string()), &mut out).unwrap();
+        d.on_event(&event(r#"{"choices":[{"index":0,"delta":{"content":"!"},"logprobs":null}]}"#), &mut out).unwrap();
+        assert_eq!(
+            out,
+            [
+                Delta::Logprobs { logprobs: Logprobs { format: "openai_chat", raw: logprobs } },
+                Delta::Text { text: "Hi!".into() },
+            ]
+        );
+    }
+
     #[test]
     fn role_only_and_usage_only_chunks_are_not_visible() {
         let mut d = StreamDecoder::default();
@@ -1027,7 +1122,69 @@ mod tests {
         d.on_event(&event(r#"{"choices":[{"delta":{"reasoning_content":"a"}}]}"#), &mut out).expect("ok");
         d.on_event(&event(r#"{"choices":[{"delta":{"reasoning":"b"}}]}"#), &mut out).expect("ok");
         // Fragments of one read join into one delta.
-        assert_eq!(out, [Delta::Reasoning { text: "ab".into() }]);
+        assert_eq!(out, [Delta::Reasoning { text: "ab".into(), kind: ReasoningKind::Raw }]);
+        // What follows ends the reasoning with its state, before itself: here a tool call.
+        let call = r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#;
+        d.on_event(&event(call), &mut out).expect("ok");
+        d.finish(&mut out).expect("finished");
+        let plain = ReasoningState::new(Opaque::Plain);
+        assert_eq!(out[1], Delta::ReasoningState { state: plain.clone() });
+        assert!(matches!(out[2], Delta::ToolCall { index: 0, .. }), "{out:?}");
+        assert_eq!(out.iter().filter(|d| matches!(d, Delta::ReasoningState { .. })).count(), 1);
+        // Reasoning up to the end ends there; text after it ends it too.
+        for (frame, next) in [(r#"{"content":"x"}"#, "text"), (r#"{"refusal":"no"}"#, "text")] {
+            let mut d = StreamDecoder::default();
+            let mut out = Vec::new();
+            d.on_event(&event(r#"{"choices":[{"delta":{"reasoning":"r"}}]}"#), &mut out).expect("ok");
+            d.on_event(&event(&format!(r#"{{"choices":[{{"delta":{frame}}}]}}"#)), &mut out).expect("ok");
+            assert_eq!(out[1], Delta::ReasoningState { state: plain.clone() }, "{next}");
+        }
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        d.on_event(&event(r#"{"choices":[{"delta":{"reasoning_content":"r"},"finish_reason":"stop"}]}"#), &mut out)
+            .expect("ok");
+        d.finish(&mut out).expect("finished");
+        assert_eq!(out[1], Delta::ReasoningState { state: plain });
+    }
+
+    #[test]
+    fn reasoning_goes_back_as_reasoning_content_to_its_issuer_alone() {
+        // Both names read alike, and the whole answer's part names its issuer as the stream's does.
+        for field in ["reasoning_content", "reasoning"] {
+            let body =
+                format!(r#"{{"choices":[{{"message":{{"content":"ok","{field}":"think"}},"finish_reason":"stop"}}]}}"#);
+            let answer = OpenaiChat::decode_answer(body.as_bytes()).expect("decodes");
+            let part = ReasoningPart {
+                text: "think".into(),
+                kind: ReasoningKind::Raw,
+                state: Some(ReasoningState::new(Opaque::Plain)),
+            };
+            assert_eq!(answer.reasoning_parts, [part], "{field}");
+        }
+        let issued = |format: &str, model: &str, text: &str| ReasoningPart {
+            text: text.into(),
+            kind: ReasoningKind::Raw,
+            state: Some(ReasoningState { format: format.into(), model: model.into(), opaque: Opaque::Plain }),
+        };
+        let mut turn = Message::new(Role::Assistant, "");
+        turn.tool_calls = vec![ToolCall { id: "call_1".into(), name: "f".into(), arguments: "{}".into(), state: None }];
+        let cases = [
+            (vec![issued("openai_chat", "gpt-4o-mini", "mine")], Some("mine")),
+            (vec![issued("openai_chat", "deepseek-reasoner", "another model's")], None),
+            (vec![issued("anthropic_messages", "gpt-4o-mini", "another format's")], None),
+            (vec![ReasoningPart { text: "no issuer".into(), kind: ReasoningKind::Raw, state: None }], None),
+            (vec![issued("openai_chat", "gpt-4o-mini", "")], Some("")),
+        ];
+        for (reasoning, sent) in cases {
+            let request = ChatRequest {
+                messages: vec![Message { reasoning: reasoning.clone(), ..turn.clone() }],
+                ..Default::default()
+            };
+            let http = OpenaiChat::build_request(&endpoint(None, &[]), &request, false);
+            let message = &body(&http)["messages"][0];
+            assert_eq!(message.get("reasoning_content").and_then(Value::as_str), sent, "{reasoning:?}");
+            assert!(message.get("reasoning").is_none());
+        }
     }
 
     #[test]
@@ -1053,10 +1210,10 @@ mod tests {
         assert_eq!(
             out,
             [
-                Delta::Reasoning { text: "Count".into() },
-                Delta::Reasoning { text: " the r's.".into() },
+                Delta::Reasoning { text: "Count".into(), kind: ReasoningKind::Raw },
+                Delta::Reasoning { text: " the r's.".into(), kind: ReasoningKind::Raw },
                 Delta::Text { text: "There are".into() },
-                Delta::Reasoning { text: " Three.".into() },
+                Delta::Reasoning { text: " Three.".into(), kind: ReasoningKind::Raw },
                 Delta::Text { text: " 3.".into() },
                 Delta::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), model: None },
             ]

@@ -11,14 +11,17 @@
 //! state and runs no tools, so each of those is a 400 naming the field rather than a silent
 //! change of meaning.
 //!
-//! Answers are a response object whose `output` holds a `reasoning` item per piece of reasoning
-//! (its text as one summary part), a `message` item and one `function_call` item per call; a
+//! Answers are the whole Response object of OpenAI's reference and the Open Responses spec (every
+//! field either requires, the request's settings or their documented defaults: `write_response`),
+//! whose `output` holds a `reasoning` item per piece of reasoning (raw reasoning as its one
+//! `reasoning_text` content part, a summary as its one summary part), a `message` item and one
+//! `function_call` item per call; a
 //! reasoning item's state rides in its `id` and a call's in its `call_id`
 //! (src/format/client/state_id.rs), the encrypted content of a Responses target's item in its
 //! own `encrypted_content`; a replayed reasoning item whose id carries no state (one another
 //! server wrote) is dropped, as state from elsewhere is. An item's id is in its
 //! `output_item.added` and never changes (the SDK checks), so a stream holds a reasoning item
-//! until the state that ends it (its summary then comes in one delta) and a call's item until
+//! until the state that ends it (its text then comes in one delta) and a call's item until
 //! the delta after it, which may be its state. A length cut is
 //! `status: "incomplete"` with `incomplete_details.reason`. A stream is the API's semantic
 //! events, each with its `sequence_number`, in the order the `openai` SDK's `responses.stream()`
@@ -35,8 +38,8 @@ use serde_json::{Map, Value};
 use super::provider::FORMAT;
 use super::{ending, OpenaiResponses};
 use crate::chat::{
-    Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, ReasoningPart, ReasoningRequest, ReasoningState,
-    ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, Delta, FinishReason, Logprobs, Message, Opaque, Part, ReasoningKind, ReasoningPart,
+    ReasoningRequest, ReasoningState, ResponseFormat, Role, Tool, ToolCall, ToolChoice, Usage,
 };
 use crate::format::client::field::{self, child};
 use crate::format::client::state_id;
@@ -53,6 +56,29 @@ const STATEFUL: &[(&str, &str)] = &[
     ("previous_response_id", "send the earlier turns in input instead"),
     ("conversation", "send the conversation's turns in input instead"),
     ("prompt", "send the prompt's text as instructions and input instead"),
+];
+
+/// The request fields this dialect reads (maps into the request, or refuses: `store` and
+/// `background` when true, the [`STATEFUL`] ones); the others go on unchanged to an
+/// openai_responses member ([`field::passthrough`]).
+pub(crate) const READ: &[&str] = &[
+    "model",
+    "stream",
+    "store",
+    "background",
+    "previous_response_id",
+    "conversation",
+    "prompt",
+    "instructions",
+    "input",
+    "tools",
+    "tool_choice",
+    "text",
+    "max_output_tokens",
+    "temperature",
+    "top_p",
+    "parallel_tool_calls",
+    "reasoning",
 ];
 
 fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
@@ -109,38 +135,21 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
     let temperature = field::opt_temperature(o, "temperature", "")?;
     let top_p = field::opt_top_p(o, "top_p", "")?;
     let parallel_tool_calls = field::opt_flag(o, "parallel_tool_calls", "")?;
-    // Built by hand: json! converts each value through serde (to_value), which would link
-    // serde_json's value serializer into the gateway for this one object. Inserted one by one:
-    // collecting into a Map sorts the pairs first, which links a stable sort.
-    let object = |fields: Vec<(&str, Value)>| {
-        let mut map = Map::new();
-        for (key, value) in fields {
-            map.insert(key.to_string(), value);
+    for key in ["frequency_penalty", "presence_penalty", "top_logprobs"] {
+        if let Some(v) = field::opt(o, key).filter(|v| !v.is_null() && !v.is_number()) {
+            return Err(field::wrong(key, "a number", v));
         }
-        Value::Object(map)
-    };
-    let echo = object(vec![
-        ("instructions", instructions.map_or(Value::Null, Value::from)),
-        ("max_output_tokens", max_tokens.map_or(Value::Null, Value::from)),
-        ("temperature", temperature.map_or(Value::Null, Value::from)),
-        ("top_p", top_p.map_or(Value::Null, Value::from)),
-        ("tools", field::opt(o, "tools").cloned().unwrap_or_else(|| Value::Array(Vec::new()))),
-        ("tool_choice", field::opt(o, "tool_choice").cloned().unwrap_or_else(|| Value::from("auto"))),
-        ("parallel_tool_calls", Value::from(parallel_tool_calls.unwrap_or(true))),
-        (
-            "text",
-            match field::opt(o, "text") {
-                Some(text) if field::opt(field::object(text, "text")?, "format").is_some() => text.clone(),
-                _ => object(vec![("format", object(vec![("type", Value::from("text"))]))]),
-            },
-        ),
-        ("metadata", field::opt(o, "metadata").cloned().unwrap_or_else(|| Value::Object(Map::new()))),
-        ("store", Value::from(false)),
-        ("previous_response_id", Value::Null),
-        ("reasoning", object(vec![("effort", Value::Null), ("summary", Value::Null)])),
-        ("truncation", Value::from("disabled")),
-        ("user", Value::Null),
-    ]);
+    }
+    // The settings the response repeats, as sent (each read above, where the gateway reads it);
+    // write_response gives those not sent their defaults. Inserted one by one: collecting into a
+    // Map sorts the pairs first, which links a stable sort.
+    let mut echo = Map::new();
+    for key in REPEATED {
+        if let Some(v) = field::opt(o, key).filter(|v| !v.is_null()) {
+            echo.insert(key.to_string(), v.clone());
+        }
+    }
+    let echo = Value::Object(echo);
     let Conversation { messages, origins } = conversation;
     let request = ChatRequest {
         messages,
@@ -152,10 +161,33 @@ fn parse_request(body: &Value) -> Result<ClientCall, FieldError> {
         parallel_tool_calls,
         response_format,
         reasoning: reasoning(o)?,
+        passthrough: field::passthrough(o, READ, FORMAT),
         ..Default::default()
     };
     Ok(ClientCall { model, stream, include_usage: false, request, echo, origins })
 }
+
+/// The request's settings a response repeats as they were sent.
+const REPEATED: [&str; 18] = [
+    "frequency_penalty",
+    "instructions",
+    "max_output_tokens",
+    "max_tool_calls",
+    "metadata",
+    "parallel_tool_calls",
+    "presence_penalty",
+    "prompt_cache_key",
+    "reasoning",
+    "safety_identifier",
+    "service_tier",
+    "temperature",
+    "text",
+    "tool_choice",
+    "tools",
+    "top_logprobs",
+    "top_p",
+    "user",
+];
 
 /// `reasoning: {effort?, summary?}`, as the request's `reasoning`; a summary other than `"none"`
 /// asks for one.
@@ -254,15 +286,25 @@ fn reasoning_item(o: &Map<String, Value>, path: &str, out: &mut Conversation) ->
     if let Opaque::Item { encrypted_content, .. } = &mut state.opaque {
         *encrypted_content = field::opt_string(o, "encrypted_content", path)?.map(str::to_string);
     }
-    let sp = child(path, "summary");
+    // Its raw reasoning (`content`), else its summary.
     let mut text = String::new();
-    if let Some(v) = field::opt(o, "summary") {
-        for (i, part) in field::array(v, &sp, "a list of summary_text parts")?.iter().enumerate() {
-            let pp = index_path(&sp, i);
-            text.push_str(field::string(field::object(part, &pp)?, "text", &pp, "the summary's text")?);
+    let mut kind = ReasoningKind::Summary;
+    for (key, expected, of_kind) in [
+        ("summary", "a list of summary_text parts", ReasoningKind::Summary),
+        ("content", "a list of reasoning_text parts", ReasoningKind::Raw),
+    ] {
+        let Some(v) = field::opt(o, key) else { continue };
+        let lp = child(path, key);
+        let mut list_text = String::new();
+        for (i, part) in field::array(v, &lp, expected)?.iter().enumerate() {
+            let pp = index_path(&lp, i);
+            list_text.push_str(field::string(field::object(part, &pp)?, "text", &pp, "the part's text")?);
+        }
+        if !list_text.is_empty() {
+            (text, kind) = (list_text, of_kind);
         }
     }
-    let part = ReasoningPart { text, state: Some(state) };
+    let part = ReasoningPart { text, kind, state: Some(state) };
     match out.messages.last_mut() {
         Some(last) if reasoning_only(last) => last.reasoning.push(part),
         _ => out.push(Message { reasoning: vec![part], ..Message::new(Role::Assistant, "") }, path, None),
@@ -480,30 +522,57 @@ struct Outcome<'a> {
     usage: Option<Usage>,
 }
 
-/// The request's settings the response object repeats ([`ClientCall::echo`]), in the
-/// order they take among the response's own fields.
-const ECHOED_BEFORE_MODEL: &[&str] = &["instructions", "max_output_tokens"];
-const ECHOED_BEFORE_USAGE: &[&str] = &[
-    "parallel_tool_calls",
-    "previous_response_id",
-    "reasoning",
-    "store",
-    "temperature",
-    "text",
-    "tool_choice",
-    "tools",
-    "top_p",
-    "truncation",
-];
-const ECHOED_LAST: &[&str] = &["user", "metadata"];
+/// What a response says of a setting the request did not send: OpenAI's documented default.
+#[derive(Clone, Copy)]
+enum Unsent {
+    Null,
+    False,
+    True,
+    Zero,
+    One,
+    Text(&'static str),
+}
 
-/// The response object, keys in the API reference's order (`id`, `object`, `created_at`,
-/// `status`, `error`, `incomplete_details`, `instructions`, …, `usage`, `user`, `metadata`),
-/// the request's echo in its places. `output` holds `items`, each `incomplete` if still open.
+impl Unsent {
+    fn write(self, w: &mut JsonWriter) {
+        match self {
+            Unsent::Null => w.null(),
+            Unsent::False => w.bool(false),
+            Unsent::True => w.bool(true),
+            Unsent::Zero => w.u64(0),
+            Unsent::One => w.u64(1),
+            Unsent::Text(text) => w.string(text),
+        }
+    }
+}
+
+/// `object`'s fields, then each of `defaults` it lacks.
+fn write_with_defaults(w: &mut JsonWriter, object: &Map<String, Value>, defaults: &[(&str, Unsent)]) {
+    w.begin_object();
+    for (key, value) in object {
+        w.field(key, value);
+    }
+    for (key, default) in defaults.iter().filter(|(key, _)| !object.contains_key(*key)) {
+        w.key(key);
+        default.write(w);
+    }
+    w.end_object();
+}
+
+/// The response object, keys in the order OpenAI writes them (`id`, `object`, `created_at`,
+/// `status`, then alphabetically, `metadata` last). Each setting the request sent is repeated
+/// ([`ClientCall::echo`]), else its default; a function tool's `strict` defaults to true, a
+/// json_schema format's to false, and `background`, `previous_response_id`, `store` and
+/// `truncation` say what the gateway does (it runs nothing in the background, stores nothing and
+/// truncates nothing). `output` holds `items`, each `incomplete` if still open; `completed_at` is
+/// the time the answer ended once it is `completed`, else null.
 fn write_response(w: &mut JsonWriter, meta: &Meta, items: &[Item], outcome: &Outcome) {
-    let echoed = |w: &mut JsonWriter, keys: &[&str]| {
-        for key in keys {
-            w.opt_field(key, meta.echo.get(key));
+    let echo = |key: &str| meta.echo.get(key);
+    let setting = |w: &mut JsonWriter, key: &str, default: Unsent| {
+        w.key(key);
+        match echo(key) {
+            Some(v) => w.value(v),
+            None => default.write(w),
         }
     };
     w.begin_object();
@@ -511,6 +580,12 @@ fn write_response(w: &mut JsonWriter, meta: &Meta, items: &[Item], outcome: &Out
     w.field("object", "response");
     w.field("created_at", &meta.created);
     w.field("status", outcome.status);
+    w.field("background", &false);
+    w.key("completed_at");
+    match meta.completed.filter(|_| outcome.status == "completed") {
+        Some(seconds) => w.value(&seconds),
+        None => w.null(),
+    }
     w.key("error");
     match outcome.error {
         Some(error) => {
@@ -521,6 +596,7 @@ fn write_response(w: &mut JsonWriter, meta: &Meta, items: &[Item], outcome: &Out
         }
         None => w.null(),
     }
+    setting(w, "frequency_penalty", Unsent::Zero);
     w.key("incomplete_details");
     match outcome.incomplete {
         Some(reason) => {
@@ -530,7 +606,9 @@ fn write_response(w: &mut JsonWriter, meta: &Meta, items: &[Item], outcome: &Out
         }
         None => w.null(),
     }
-    echoed(w, ECHOED_BEFORE_MODEL);
+    setting(w, "instructions", Unsent::Null);
+    setting(w, "max_output_tokens", Unsent::Null);
+    setting(w, "max_tool_calls", Unsent::Null);
     w.field("model", &meta.model);
     w.key("output");
     w.begin_array();
@@ -538,7 +616,44 @@ fn write_response(w: &mut JsonWriter, meta: &Meta, items: &[Item], outcome: &Out
         item.write(w, if item.open { "incomplete" } else { "completed" });
     }
     w.end_array();
-    echoed(w, ECHOED_BEFORE_USAGE);
+    setting(w, "parallel_tool_calls", Unsent::True);
+    setting(w, "presence_penalty", Unsent::Zero);
+    w.key("previous_response_id");
+    w.null();
+    setting(w, "prompt_cache_key", Unsent::Null);
+    w.key("reasoning");
+    let asked = echo("reasoning").and_then(Value::as_object).cloned().unwrap_or_default();
+    write_with_defaults(w, &asked, &[("effort", Unsent::Null), ("summary", Unsent::Null)]);
+    setting(w, "safety_identifier", Unsent::Null);
+    setting(w, "service_tier", Unsent::Text("default"));
+    w.field("store", &false);
+    setting(w, "temperature", Unsent::One);
+    w.key("text");
+    w.begin_object();
+    let text = echo("text").and_then(Value::as_object);
+    for (key, value) in text.into_iter().flatten().filter(|(key, _)| *key != "format") {
+        w.field(key, value);
+    }
+    w.key("format");
+    match text.and_then(|t| t.get("format")).and_then(Value::as_object) {
+        Some(format) if format.get("type").and_then(Value::as_str) == Some("json_schema") => {
+            write_with_defaults(w, format, &[("description", Unsent::Null), ("strict", Unsent::False)])
+        }
+        Some(format) => w.value(format),
+        None => write_with_defaults(w, &Map::new(), &[("type", Unsent::Text("text"))]),
+    }
+    w.end_object();
+    setting(w, "tool_choice", Unsent::Text("auto"));
+    w.key("tools");
+    w.begin_array();
+    for tool in echo("tools").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_object) {
+        let defaults = [("description", Unsent::Null), ("parameters", Unsent::Null), ("strict", Unsent::True)];
+        write_with_defaults(w, tool, &defaults);
+    }
+    w.end_array();
+    setting(w, "top_logprobs", Unsent::Zero);
+    setting(w, "top_p", Unsent::One);
+    w.field("truncation", "disabled");
     match outcome.usage {
         Some(usage) => write_usage(w, usage),
         None => {
@@ -546,7 +661,15 @@ fn write_response(w: &mut JsonWriter, meta: &Meta, items: &[Item], outcome: &Out
             w.null();
         }
     }
-    echoed(w, ECHOED_LAST);
+    setting(w, "user", Unsent::Null);
+    w.key("metadata");
+    match echo("metadata") {
+        Some(v) => w.value(v),
+        None => {
+            w.begin_object();
+            w.end_object();
+        }
+    }
     w.end_object();
 }
 
@@ -567,7 +690,9 @@ fn reasoning_id(made_up: String, state: Option<&ReasoningState>) -> (String, Opt
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Kind {
     Message,
-    Reasoning,
+    /// Reasoning: raw, as the item's one `reasoning_text` content part, or a summary, as its one
+    /// `summary_text` part.
+    Reasoning(ReasoningKind),
     /// A function call; `call` is the normalized tool-call index.
     Call {
         call: u32,
@@ -585,28 +710,93 @@ struct Item {
     open: bool,
     /// A reasoning item's `encrypted_content`.
     encrypted_content: Option<String>,
+    /// A message's logprobs so far, from a Responses member (docs/parameters.md): the entries'
+    /// JSON text, comma-separated (text, not values, so the wasm links no list code for them).
+    logprobs: String,
 }
 
 /// `{"type":"output_text","text",…}`, a message's one content part.
-fn write_output_text(w: &mut JsonWriter, text: &str) {
+fn write_output_text(w: &mut JsonWriter, text: &str, logprobs: &str) {
     w.begin_object();
     w.field("type", "output_text");
     w.field("text", text);
     w.key("annotations");
     w.begin_array();
     w.end_array();
-    w.key("logprobs");
-    w.begin_array();
-    w.end_array();
+    write_logprobs(w, logprobs);
     w.end_object();
 }
 
-/// `{"type":"summary_text","text"}`, a reasoning item's one summary part.
-fn write_summary_text(w: &mut JsonWriter, text: &str) {
+/// `"logprobs":[…]` of `entries` (JSON text), as a Responses member sent them.
+fn write_logprobs(w: &mut JsonWriter, entries: &str) {
+    w.key("logprobs");
+    w.begin_array();
+    if !entries.is_empty() {
+        w.raw(entries);
+    }
+    w.end_array();
+}
+
+/// Appends the entries of `logprobs`, if a Responses member wrote them (a list), to `text`.
+fn push_logprobs(text: &mut String, logprobs: Option<&Logprobs>) {
+    if let Some(Value::Array(entries)) = logprobs.filter(|l| l.format == FORMAT).map(|l| &l.raw) {
+        for entry in entries {
+            if !text.is_empty() {
+                text.push(',');
+            }
+            text.push_str(&entry.to_json());
+        }
+    }
+}
+
+/// `{"type":"summary_text","text"}` or `{"type":"reasoning_text","text"}`: a reasoning item's
+/// one summary or content part.
+fn write_reasoning_text(w: &mut JsonWriter, kind: ReasoningKind, text: &str) {
     w.begin_object();
-    w.field("type", "summary_text");
+    w.field("type", ReasoningWords::of(kind).part);
     w.field("text", text);
     w.end_object();
+}
+
+/// The words a reasoning item's one part of a kind is written and streamed with.
+struct ReasoningWords {
+    /// The part's `type`.
+    part: &'static str,
+    /// The item's field that lists the part.
+    list: &'static str,
+    /// The events' field that indexes the part.
+    index: &'static str,
+    added: &'static str,
+    delta: &'static str,
+    text_done: &'static str,
+    part_done: &'static str,
+}
+
+impl ReasoningWords {
+    fn of(kind: ReasoningKind) -> &'static ReasoningWords {
+        const RAW: ReasoningWords = ReasoningWords {
+            part: "reasoning_text",
+            list: "content",
+            index: "content_index",
+            added: "response.content_part.added",
+            delta: "response.reasoning_text.delta",
+            text_done: "response.reasoning_text.done",
+            part_done: "response.content_part.done",
+        };
+        const SUMMARY: ReasoningWords = ReasoningWords {
+            part: "summary_text",
+            list: "summary",
+            index: "summary_index",
+            added: "response.reasoning_summary_part.added",
+            delta: "response.reasoning_summary_text.delta",
+            text_done: "response.reasoning_summary_text.done",
+            part_done: "response.reasoning_summary_part.done",
+        };
+        match kind {
+            ReasoningKind::Raw => &RAW,
+            ReasoningKind::Summary => &SUMMARY,
+        }
+    }
 }
 
 impl Item {
@@ -618,6 +808,18 @@ impl Item {
         w.field("status", status);
     }
 
+    /// Opens a reasoning item of `kind` up to the key of the list its one part goes in (`summary`
+    /// or `content`). A raw item's `summary` is there, empty: the API requires it.
+    fn begin_reasoning(&self, w: &mut JsonWriter, kind: ReasoningKind, status: &str) {
+        self.begin(w, "reasoning", status);
+        if kind == ReasoningKind::Raw {
+            w.key("summary");
+            w.begin_array();
+            w.end_array();
+        }
+        w.key(ReasoningWords::of(kind).list);
+    }
+
     /// The item as `output` lists it; `status` is `in_progress`, `completed` or `incomplete`.
     fn write(&self, w: &mut JsonWriter, status: &str) {
         match &self.kind {
@@ -626,14 +828,13 @@ impl Item {
                 w.field("role", "assistant");
                 w.key("content");
                 w.begin_array();
-                write_output_text(w, &self.text);
+                write_output_text(w, &self.text, &self.logprobs);
                 w.end_array();
             }
-            Kind::Reasoning => {
-                self.begin(w, "reasoning", status);
-                w.key("summary");
+            Kind::Reasoning(kind) => {
+                self.begin_reasoning(w, *kind, status);
                 w.begin_array();
-                write_summary_text(w, &self.text);
+                write_reasoning_text(w, *kind, &self.text);
                 w.end_array();
                 w.opt_field("encrypted_content", self.encrypted_content.as_ref());
             }
@@ -648,7 +849,7 @@ impl Item {
     }
 
     /// The item as `output_item.added` opens it, before any text: a message's content part and
-    /// a reasoning item's summary part are added by events of their own.
+    /// a reasoning item's summary or content part are added by events of their own.
     fn write_opening(&self, w: &mut JsonWriter) {
         match &self.kind {
             Kind::Message => {
@@ -656,10 +857,7 @@ impl Item {
                 w.field("role", "assistant");
                 w.key("content");
             }
-            Kind::Reasoning => {
-                self.begin(w, "reasoning", "in_progress");
-                w.key("summary");
-            }
+            Kind::Reasoning(kind) => self.begin_reasoning(w, *kind, "in_progress"),
             Kind::Call { .. } => return self.write(w, "in_progress"),
         }
         w.begin_array();
@@ -673,13 +871,13 @@ fn answer_items(meta: &Meta, answer: &Answer) -> Vec<Item> {
     let mut items = Vec::new();
     let mut push = |kind: Kind, prefix: &str, text: &str, state: Option<&ReasoningState>| {
         let (id, encrypted_content) = reasoning_id(item_id(meta, prefix, items.len()), state);
-        items.push(Item { kind, id, text: text.to_string(), open: false, encrypted_content });
+        items.push(Item { kind, id, text: text.to_string(), open: false, encrypted_content, logprobs: String::new() });
     };
     if answer.reasoning_parts.is_empty() && !answer.reasoning.is_empty() {
-        push(Kind::Reasoning, "rs", &answer.reasoning, None);
+        push(Kind::Reasoning(ReasoningKind::default()), "rs", &answer.reasoning, None);
     }
     for part in &answer.reasoning_parts {
-        push(Kind::Reasoning, "rs", &part.text, part.state.as_ref());
+        push(Kind::Reasoning(part.kind), "rs", &part.text, part.state.as_ref());
     }
     if !answer.text.is_empty() || answer.tool_calls.is_empty() {
         push(Kind::Message, "msg", &answer.text, None);
@@ -687,6 +885,9 @@ fn answer_items(meta: &Meta, answer: &Answer) -> Vec<Item> {
     for (i, c) in answer.tool_calls.iter().enumerate() {
         let call_id = state_id::encode(&call_id(meta, i as u32, &c.id), c.state.as_ref(), &[]);
         push(Kind::Call { call: i as u32, call_id, name: c.name.clone() }, "fc", &c.arguments, None);
+    }
+    if let Some(message) = items.iter_mut().find(|item| matches!(item.kind, Kind::Message)) {
+        push_logprobs(&mut message.logprobs, answer.logprobs.as_ref());
     }
     items
 }
@@ -724,7 +925,9 @@ impl ClientDialect for OpenaiResponses {
             sequence: 0,
             items: Vec::new(),
             held_reasoning: String::new(),
+            held_kind: ReasoningKind::default(),
             held_call: None,
+            logprobs: String::new(),
         }
     }
 }
@@ -740,9 +943,14 @@ pub struct StreamEncoder {
     /// Reasoning text not yet sent: an item's id is in its `output_item.added` and must not
     /// change (the SDK checks), and a reasoning item's id carries the state that ends it.
     held_reasoning: String,
+    /// What the held reasoning is.
+    held_kind: ReasoningKind,
     /// A call's item and first arguments, held until the delta after it: a call's state
     /// follows the call (Gemini's), and its `call_id` carries it.
     held_call: Option<(Kind, String)>,
+    /// The logprobs of the text delta that comes next, which its event carries (as
+    /// [`Item`]'s).
+    logprobs: String,
 }
 
 /// One event: named in its SSE `event:` line and its `type`, then the fields `fields` writes,
@@ -795,11 +1003,11 @@ impl StreamEncoder {
         let index = self.items.len();
         let prefix = match kind {
             Kind::Message => "msg",
-            Kind::Reasoning => "rs",
+            Kind::Reasoning(_) => "rs",
             Kind::Call { .. } => "fc",
         };
         let (id, encrypted_content) = reasoning_id(item_id(&self.meta, prefix, index), state);
-        self.items.push(Item { kind, id, text: String::new(), open: true, encrypted_content });
+        self.items.push(Item { kind, id, text: String::new(), open: true, encrypted_content, logprobs: String::new() });
         let item = &self.items[index];
         let sequence = &mut self.sequence;
         event(out, sequence, "response.output_item.added", &|w| {
@@ -811,13 +1019,16 @@ impl StreamEncoder {
             Kind::Message => event(out, sequence, "response.content_part.added", &|w| {
                 write_at(w, item, index, Some("content_index"));
                 w.key("part");
-                write_output_text(w, "");
+                write_output_text(w, "", "");
             }),
-            Kind::Reasoning => event(out, sequence, "response.reasoning_summary_part.added", &|w| {
-                write_at(w, item, index, Some("summary_index"));
-                w.key("part");
-                write_summary_text(w, "");
-            }),
+            Kind::Reasoning(kind) => {
+                let words = ReasoningWords::of(kind);
+                event(out, sequence, words.added, &|w| {
+                    write_at(w, item, index, Some(words.index));
+                    w.key("part");
+                    write_reasoning_text(w, kind, "");
+                })
+            }
             Kind::Call { .. } => {}
         }
         index
@@ -833,25 +1044,24 @@ impl StreamEncoder {
                 event(out, sequence, "response.output_text.done", &|w| {
                     write_at(w, item, index, Some("content_index"));
                     w.field("text", &item.text);
-                    w.key("logprobs");
-                    w.begin_array();
-                    w.end_array();
+                    write_logprobs(w, &item.logprobs);
                 });
                 event(out, sequence, "response.content_part.done", &|w| {
                     write_at(w, item, index, Some("content_index"));
                     w.key("part");
-                    write_output_text(w, &item.text);
+                    write_output_text(w, &item.text, &item.logprobs);
                 });
             }
-            Kind::Reasoning => {
-                event(out, sequence, "response.reasoning_summary_text.done", &|w| {
-                    write_at(w, item, index, Some("summary_index"));
+            Kind::Reasoning(kind) => {
+                let words = ReasoningWords::of(*kind);
+                event(out, sequence, words.text_done, &|w| {
+                    write_at(w, item, index, Some(words.index));
                     w.field("text", &item.text);
                 });
-                event(out, sequence, "response.reasoning_summary_part.done", &|w| {
-                    write_at(w, item, index, Some("summary_index"));
+                event(out, sequence, words.part_done, &|w| {
+                    write_at(w, item, index, Some(words.index));
                     w.key("part");
-                    write_summary_text(w, &item.text);
+                    write_reasoning_text(w, *kind, &item.text);
                 });
             }
             Kind::Call { name, .. } => event(out, sequence, "response.function_call_arguments.done", &|w| {
@@ -891,9 +1101,11 @@ impl StreamEncoder {
     fn reasoning_item(&mut self, state: Option<&ReasoningState>, out: &mut String) {
         let text = std::mem::take(&mut self.held_reasoning);
         self.close_all(out);
-        let index = self.open(Kind::Reasoning, state, out);
+        let kind = self.held_kind;
+        let index = self.open(Kind::Reasoning(kind), state, out);
         if !text.is_empty() {
-            self.item_delta(out, index, "response.reasoning_summary_text.delta", Some("summary_index"), &text);
+            let words = ReasoningWords::of(kind);
+            self.item_delta(out, index, words.delta, Some(words.index), &text);
         }
         self.close(index, out);
     }
@@ -923,16 +1135,20 @@ impl StreamEncoder {
     fn item_delta(&mut self, out: &mut String, index: usize, kind: &str, part: Option<&str>, text: &str) {
         let item = &mut self.items[index];
         item.text.push_str(text);
+        let logprobs = std::mem::take(&mut self.logprobs);
         let item = &*item;
         event(out, &mut self.sequence, kind, &|w| {
             write_at(w, item, index, part);
             w.field("delta", text);
-            if part == Some("content_index") {
-                w.key("logprobs");
-                w.begin_array();
-                w.end_array();
+            if kind == "response.output_text.delta" {
+                write_logprobs(w, &logprobs);
             }
         });
+        let held = &mut self.items[index].logprobs;
+        if !held.is_empty() && !logprobs.is_empty() {
+            held.push(',');
+        }
+        held.push_str(&logprobs);
     }
 }
 
@@ -981,8 +1197,13 @@ impl StreamEncoding for StreamEncoder {
                 }
                 return;
             }
-            Delta::Reasoning { text } => {
+            // Reasoning of another kind is another item.
+            Delta::Reasoning { text, kind } => {
                 self.send_held_call(out);
+                if *kind != self.held_kind && !self.held_reasoning.is_empty() {
+                    self.reasoning_item(None, out);
+                }
+                self.held_kind = *kind;
                 self.held_reasoning.push_str(text);
                 return;
             }
@@ -1017,6 +1238,7 @@ impl StreamEncoding for StreamEncoder {
                 }
             }
             Delta::Done { finish_reason, usage, .. } => self.finish(finish_reason, *usage, out),
+            Delta::Logprobs { logprobs } => push_logprobs(&mut self.logprobs, Some(logprobs)),
             // Empty text says nothing; the engine never delivers a skipped frame (it becomes a
             // warning event) nor a usage report (it stays on the attempt's leg); reasoning and
             // states are taken above.
@@ -1043,7 +1265,18 @@ mod tests {
     use crate::format::client::{parse_request as parse, ClientFormat};
 
     fn meta() -> Meta {
-        Meta { id: "resp_1".into(), created: 9, model: "m".into(), echo: json!({ "instructions": "sys" }) }
+        Meta {
+            id: "resp_1".into(),
+            created: 9,
+            completed: Some(12),
+            model: "m".into(),
+            echo: json!({ "instructions": "sys" }),
+        }
+    }
+
+    /// The response object a whole answer with `echo` is: what it repeats of the request.
+    fn repeated(echo: Value) -> Value {
+        serde_json::from_str(&answer_body(&Meta { echo, ..meta() }, &answer("", "", &[], FinishReason::Stop))).unwrap()
     }
 
     fn call(body: Value) -> Result<ClientCall, GatewayError> {
@@ -1199,13 +1432,13 @@ mod tests {
             r.tools,
             vec![Tool { name: "f".into(), description: Some("d".into()), parameters: json!({"type": "object"}) }]
         );
-        let echo = &c.echo;
+        let echo = &repeated(c.echo);
         assert_eq!(echo["instructions"], "be brief");
         assert_eq!((echo["top_p"].clone(), echo["parallel_tool_calls"].clone()), (json!(0.9), json!(false)));
         assert_eq!(echo["tool_choice"], json!({"type": "function", "name": "f"}));
         assert_eq!(echo["text"]["format"]["name"], "a");
         assert_eq!((echo["store"].clone(), echo["metadata"].clone()), (json!(false), json!({"k": "v"})));
-        let plain = call(json!({"model": "chat", "input": "Hi"})).unwrap().echo;
+        let plain = repeated(call(json!({"model": "chat", "input": "Hi"})).unwrap().echo);
         assert_eq!(
             (plain["tool_choice"].clone(), plain["parallel_tool_calls"].clone(), plain["text"].clone()),
             (json!("auto"), json!(true), json!({"format": {"type": "text"}}))
@@ -1230,6 +1463,73 @@ mod tests {
                 call(json!({"model": "chat", "input": "Hi", "tools": tools, "tool_choice": choice})).unwrap().request;
             assert_eq!(r.tool_choice, Some(expected), "{choice}");
         }
+    }
+
+    /// Every setting the reference requires of a response object is there with its type: the
+    /// request's value, else the API's default; tools and a json_schema format have each field.
+    #[test]
+    fn the_response_repeats_every_setting_or_its_default() {
+        let plain = repeated(call(json!({"model": "chat", "input": "Hi"})).unwrap().echo);
+        let defaults = json!({
+            "background": false, "frequency_penalty": 0, "max_tool_calls": null, "presence_penalty": 0,
+            "prompt_cache_key": null, "reasoning": {"effort": null, "summary": null}, "safety_identifier": null,
+            "service_tier": "default", "temperature": 1, "top_logprobs": 0, "top_p": 1, "user": null,
+        });
+        for (key, value) in defaults.as_object().unwrap() {
+            assert_eq!(&plain[key], value, "{key}");
+        }
+        let given = repeated(call(json!({
+            "model": "chat", "input": "Hi", "temperature": 0.2, "top_p": 0.5, "presence_penalty": 0.5,
+            "frequency_penalty": -1, "top_logprobs": 3, "max_tool_calls": 4, "service_tier": "flex",
+            "safety_identifier": "s", "prompt_cache_key": "k", "user": "u",
+            "reasoning": {"effort": "low", "summary": "auto"},
+            "tools": [
+                {"type": "function", "name": "f"},
+                {"type": "function", "name": "g", "description": "d", "parameters": {"type": "object"}, "strict": false},
+            ],
+            "text": {"format": {"type": "json_schema", "name": "a", "schema": {"type": "object"}}, "verbosity": "low"},
+        }))
+        .unwrap()
+        .echo);
+        let expected = json!({
+            "temperature": 0.2, "top_p": 0.5, "presence_penalty": 0.5, "frequency_penalty": -1, "top_logprobs": 3,
+            "max_tool_calls": 4, "service_tier": "flex", "safety_identifier": "s", "prompt_cache_key": "k",
+            "user": "u", "reasoning": {"effort": "low", "summary": "auto"},
+            "tools": [
+                {"type": "function", "name": "f", "description": null, "parameters": null, "strict": true},
+                {"type": "function", "name": "g", "description": "d", "parameters": {"type": "object"}, "strict": false},
+            ],
+            "text": {
+                "format": {"type": "json_schema", "name": "a", "schema": {"type": "object"}, "description": null, "strict": false},
+                "verbosity": "low",
+            },
+        });
+        for (key, value) in expected.as_object().unwrap() {
+            assert_eq!(&given[key], value, "{key}");
+        }
+        assert_eq!(
+            err(json!({"model": "m", "input": "Hi", "presence_penalty": "high"})),
+            "presence_penalty must be a number (got \"high\")"
+        );
+    }
+
+    #[test]
+    fn completed_at_is_the_end_of_a_completed_response_only() {
+        let at = |finish, completed| {
+            let meta = Meta { completed, ..meta() };
+            let body: Value = serde_json::from_str(&answer_body(&meta, &answer("Hi", "", &[], finish))).unwrap();
+            body["completed_at"].clone()
+        };
+        assert_eq!(at(FinishReason::Stop, Some(12)), json!(12));
+        assert_eq!(at(FinishReason::Length, Some(12)), Value::Null, "incomplete");
+        assert_eq!(at(FinishReason::Stop, None), Value::Null, "not ended yet");
+        let mut e = OpenaiResponses::stream_encoder(meta(), false);
+        let mut out = String::new();
+        e.delta(&text("Hi"), &mut out);
+        e.finish(&FinishReason::Stop, Usage::default(), &mut out);
+        let events = events(&out);
+        assert_eq!(events[0].1["response"]["completed_at"], Value::Null, "in progress");
+        assert_eq!(events.last().unwrap().1["response"]["completed_at"], json!(12));
     }
 
     #[test]
@@ -1362,6 +1662,7 @@ mod tests {
 
     fn answer(text: &str, reasoning: &str, calls: &[(&str, &str, &str)], finish: FinishReason) -> Answer {
         Answer {
+            logprobs: None,
             text: text.into(),
             reasoning: reasoning.into(),
             tool_calls: calling("", calls).tool_calls,
@@ -1391,6 +1692,20 @@ mod tests {
                 answer("9.8", "compare", &[], FinishReason::Stop),
                 vec![
                     json!({"id": "rs_1_0", "type": "reasoning", "status": "completed", "summary": [{"type": "summary_text", "text": "compare"}]}),
+                    text_item("msg_1_1", "9.8"),
+                ],
+                "completed",
+                Value::Null,
+            ),
+            (
+                "raw reasoning, as content",
+                Answer {
+                    reasoning_parts: ReasoningPart::unsigned(ReasoningKind::Raw, "units first"),
+                    ..answer("9.8", "units first", &[], FinishReason::Stop)
+                },
+                vec![
+                    json!({"id": "rs_1_0", "type": "reasoning", "status": "completed", "summary": [],
+                           "content": [{"type": "reasoning_text", "text": "units first"}]}),
                     text_item("msg_1_1", "9.8"),
                 ],
                 "completed",
@@ -1447,10 +1762,23 @@ mod tests {
         let body = answer_body(&meta, &answer("Hello", "", &[], FinishReason::Stop));
         assert_eq!(
             body,
-            r#"{"id":"resp_1","object":"response","created_at":9,"status":"completed","error":null,"incomplete_details":null,"instructions":"sys","max_output_tokens":null,"model":"m","output":[{"id":"msg_1_0","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Hello","annotations":[],"logprobs":[]}]}],"parallel_tool_calls":true,"previous_response_id":null,"reasoning":{"effort":null,"summary":null},"store":false,"temperature":null,"text":{"format":{"type":"text"}},"tool_choice":"auto","tools":[],"top_p":null,"truncation":"disabled","usage":{"input_tokens":3,"input_tokens_details":{"cached_tokens":0},"output_tokens":4,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":7},"user":null,"metadata":{"k":"v"}}"#
+            concat!(
+                r#"{"id":"resp_1","object":"response","created_at":9,"status":"completed","background":false,"#,
+                r#""completed_at":12,"error":null,"frequency_penalty":0,"incomplete_details":null,"instructions":"sys","#,
+                r#""max_output_tokens":null,"max_tool_calls":null,"model":"m","output":[{"id":"msg_1_0","type":"message","#,
+                r#""status":"completed","role":"assistant","content":[{"type":"output_text","text":"Hello","annotations":[],"#,
+                r#""logprobs":[]}]}],"parallel_tool_calls":true,"presence_penalty":0,"previous_response_id":null,"#,
+                r#""prompt_cache_key":null,"reasoning":{"effort":null,"summary":null},"safety_identifier":null,"#,
+                r#""service_tier":"default","store":false,"temperature":1,"text":{"format":{"type":"text"}},"#,
+                r#""tool_choice":"auto","tools":[],"top_logprobs":0,"top_p":1,"truncation":"disabled","#,
+                r#""usage":{"input_tokens":3,"input_tokens_details":{"cached_tokens":0},"output_tokens":4,"#,
+                r#""output_tokens_details":{"reasoning_tokens":0},"total_tokens":7},"user":null,"metadata":{"k":"v"}}"#
+            )
         );
-        let every_echoed: usize = [ECHOED_BEFORE_MODEL, ECHOED_BEFORE_USAGE, ECHOED_LAST].iter().map(|k| k.len()).sum();
-        assert_eq!(meta.echo.as_object().unwrap().len(), every_echoed, "an echoed setting has no place");
+        let written: Value = serde_json::from_str(&body).unwrap();
+        for key in REPEATED {
+            assert!(written.get(key).is_some(), "{key} is repeated in the response");
+        }
         let mut e = OpenaiResponses::stream_encoder(meta, false);
         let mut out = String::new();
         e.delta(&text("Hi"), &mut out);
@@ -1459,6 +1787,49 @@ mod tests {
             delta,
             "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"item_id\":\"msg_1_0\",\
              \"output_index\":0,\"content_index\":0,\"delta\":\"Hi\",\"logprobs\":[],\"sequence_number\":4}"
+        );
+    }
+
+    /// A Responses member's output-text logprobs reach a Responses client as they came: in the
+    /// whole answer's part, and streamed in the delta of the text they describe, then in the
+    /// part's `done` events and the completed response; another format's are not shown.
+    #[test]
+    fn logprobs_of_a_responses_member_are_written_whole_and_streamed() {
+        let entry = |token: &str| json!({"token": token, "logprob": -0.5, "bytes": [], "top_logprobs": []});
+        let ours =
+            |tokens: &[&str]| Logprobs { format: FORMAT, raw: Value::Array(tokens.iter().map(|t| entry(t)).collect()) };
+        let answer = |logprobs| Answer {
+            text: "Hi you".into(),
+            reasoning: String::new(),
+            reasoning_parts: Vec::new(),
+            tool_calls: Vec::new(),
+            finish_reason: FinishReason::Stop,
+            usage: Usage::default(),
+            model: None,
+            logprobs: Some(logprobs),
+        };
+        let whole: Value = serde_json::from_str(&answer_body(&meta(), &answer(ours(&["Hi", " you"])))).unwrap();
+        assert_eq!(whole["output"][0]["content"][0]["logprobs"], json!([entry("Hi"), entry(" you")]));
+        let chat = Logprobs { format: "openai_chat", raw: json!({"content": []}) };
+        let whole: Value = serde_json::from_str(&answer_body(&meta(), &answer(chat.clone()))).unwrap();
+        assert_eq!(whole["output"][0]["content"][0]["logprobs"], json!([]));
+
+        let mut e = OpenaiResponses::stream_encoder(meta(), false);
+        let mut out = String::new();
+        e.delta(&Delta::Logprobs { logprobs: ours(&["Hi"]) }, &mut out);
+        e.delta(&Delta::Text { text: "Hi".into() }, &mut out);
+        e.delta(&Delta::Logprobs { logprobs: chat }, &mut out);
+        e.delta(&Delta::Text { text: " you".into() }, &mut out);
+        e.finish(&FinishReason::Stop, Usage::default(), &mut out);
+        let events = events(&out);
+        let of = |kind: &str| events.iter().filter(|(k, _)| k == kind).map(|(_, d)| d.clone()).collect::<Vec<_>>();
+        let deltas: Vec<Value> = of("response.output_text.delta").iter().map(|d| d["logprobs"].clone()).collect();
+        assert_eq!(deltas, [json!([entry("Hi")]), json!([])]);
+        assert_eq!(of("response.output_text.done")[0]["logprobs"], json!([entry("Hi")]));
+        assert_eq!(of("response.content_part.done")[0]["part"]["logprobs"], json!([entry("Hi")]));
+        assert_eq!(
+            of("response.completed")[0]["response"]["output"][0]["content"][0]["logprobs"],
+            json!([entry("Hi")])
         );
     }
 
@@ -1527,12 +1898,18 @@ mod tests {
                     let part = &mut item["summary"][e["summary_index"].as_u64().unwrap() as usize];
                     part["text"] = json!(format!("{}{}", part["text"].as_str().unwrap(), e["delta"].as_str().unwrap()));
                 }
+                "response.reasoning_text.delta" => {
+                    assert_eq!(item["type"], "reasoning");
+                    let part = &mut item["content"][e["content_index"].as_u64().unwrap() as usize];
+                    assert_eq!(part["type"], "reasoning_text");
+                    part["text"] = json!(format!("{}{}", part["text"].as_str().unwrap(), e["delta"].as_str().unwrap()));
+                }
                 "response.function_call_arguments.delta" => {
                     assert_eq!(item["type"], "function_call");
                     item["arguments"] =
                         json!(format!("{}{}", item["arguments"].as_str().unwrap(), e["delta"].as_str().unwrap()));
                 }
-                "response.output_text.done" | "response.content_part.done" => {
+                "response.output_text.done" | "response.content_part.done" | "response.reasoning_text.done" => {
                     assert_eq!(item["content"][0]["text"], e.get("text").unwrap_or(&e["part"]["text"]).clone());
                 }
                 "response.reasoning_summary_text.done" | "response.reasoning_summary_part.done" => {
@@ -1566,8 +1943,12 @@ mod tests {
         let state = |format: &str, opaque| Some(ReasoningState { format: format.into(), model: "m1".into(), opaque });
         let item = Opaque::Item { id: "rs_up".into(), encrypted_content: Some("enc.1".into()) };
         let parts = vec![
-            ReasoningPart { text: "plan".into(), state: state(FORMAT, item) },
-            ReasoningPart { text: "hmm".into(), state: state("anthropic_messages", Opaque::Signature("sig.a".into())) },
+            ReasoningPart { text: "plan".into(), kind: ReasoningKind::Raw, state: state(FORMAT, item) },
+            ReasoningPart {
+                text: "hmm".into(),
+                kind: ReasoningKind::Summary,
+                state: state("anthropic_messages", Opaque::Signature("sig.a".into())),
+            },
         ];
         let gemini = state("gemini", Opaque::Signature("sig.g".into()));
         let mut whole = answer("", "planhmm", &[("", "f", "{}")], FinishReason::ToolCalls);
@@ -1576,13 +1957,14 @@ mod tests {
         let body: Value = serde_json::from_str(&answer_body(&meta(), &whole)).unwrap();
         let output = body["output"].as_array().unwrap().clone();
         assert_eq!(output[0]["encrypted_content"], "enc.1");
-        assert_eq!(output[0]["summary"][0]["text"], "plan");
+        assert_eq!((&output[0]["content"][0]["text"], &output[0]["summary"]), (&json!("plan"), &json!([])));
+        assert_eq!(output[1]["summary"][0]["text"], "hmm");
         assert!(output[0]["id"].as_str().unwrap().starts_with("bt1_"), "{}", output[0]);
 
         let mut e = OpenaiResponses::stream_encoder(meta(), false);
         let mut out = String::new();
         for part in &parts {
-            e.delta(&Delta::Reasoning { text: part.text.clone() }, &mut out);
+            e.delta(&Delta::Reasoning { text: part.text.clone(), kind: part.kind }, &mut out);
             e.delta(&Delta::ReasoningState { state: part.state.clone().unwrap() }, &mut out);
         }
         e.delta(&fragment(0, Some(("", "f")), "{}"), &mut out);
@@ -1603,7 +1985,8 @@ mod tests {
 
     #[test]
     fn streams_read_back_as_their_whole_answers() {
-        let think = |t: &str| Delta::Reasoning { text: t.into() };
+        let think = |t: &str| Delta::Reasoning { text: t.into(), kind: ReasoningKind::Summary };
+        let raw = |t: &str| Delta::Reasoning { text: t.into(), kind: ReasoningKind::Raw };
         let cases = [
             ("text", vec![text("Hel"), text(""), text("lo")], answer("Hello", "", &[], FinishReason::Stop)),
             (
@@ -1628,6 +2011,17 @@ mod tests {
             ),
             ("cut by the token limit", vec![text("Once")], answer("Once", "", &[], FinishReason::Length)),
             ("nothing said", vec![], answer("", "", &[], FinishReason::Stop)),
+            (
+                "raw reasoning, then a summary of it, then text",
+                vec![raw("a"), raw("b"), think("in short"), text("9.8")],
+                Answer {
+                    reasoning_parts: vec![
+                        ReasoningPart { text: "ab".into(), kind: ReasoningKind::Raw, state: None },
+                        ReasoningPart { text: "in short".into(), kind: ReasoningKind::Summary, state: None },
+                    ],
+                    ..answer("9.8", "abin short", &[], FinishReason::Stop)
+                },
+            ),
         ];
         for (case, deltas, whole) in cases {
             let mut e = OpenaiResponses::stream_encoder(meta(), false);

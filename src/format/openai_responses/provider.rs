@@ -7,7 +7,8 @@
 //! stream without one was cut short. `response.failed` and `error` report provider errors. Errors
 //! use OpenAI's error dialect, shared with [`crate::format::openai_chat`]. Reasoning in several parts
 //! (summary parts, reasoning items) reads as the parts' texts with a blank line between them, whole
-//! or streamed. A function call's arguments stream in `response.function_call_arguments.delta`
+//! or streamed; `summary` parts are a summary, `content` parts of `reasoning_text` the model's raw
+//! reasoning ([`ReasoningKind`]), and each goes back where it came from. A function call's arguments stream in `response.function_call_arguments.delta`
 //! events, and come whole again in `response.function_call_arguments.done` and in the item of
 //! `response.output_item.done`; some models (gpt-5.3-codex-spark) send them only there. The
 //! streamed call is the one the whole answer holds: what the deltas left out of the final arguments
@@ -33,15 +34,15 @@ use serde_json::{Map, Value};
 
 use super::finish_reason;
 use crate::chat::{
-    self, Answer, ChatRequest, Delta, FinishReason, Message, Opaque, Part, ReasoningState, Role, Source, ToolCall,
-    ToolChoice, Usage,
+    self, Answer, ChatRequest, Delta, FinishReason, Logprobs, Message, Opaque, Part, ReasoningKind, ReasoningState,
+    Role, Source, ToolCall, ToolChoice, Usage,
 };
 use crate::format::openai_chat::provider::{default_filename, provider_error, JsonSchema, OpenaiChat};
 use crate::format::{
     json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
 };
 use crate::sse::SseEvent;
-use crate::value::from_tree;
+use crate::value::{from_tree, parse_value};
 
 /// OpenAI Responses, as a [`ProviderDialect`].
 #[derive(Debug, Clone, Copy)]
@@ -155,7 +156,8 @@ fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest, stream: bo
 pub(super) const FORMAT: &str = "openai_responses";
 
 /// An assistant message's reasoning items, before its message and calls: those `model` issued
-/// (OpenAI ties encrypted reasoning to the model), with their summary text. Reasoning from
+/// (OpenAI ties encrypted reasoning to the model), with their text as summary or, when raw, as
+/// `reasoning_text` content. Reasoning from
 /// elsewhere is left out, its text too: as text it would read as something the assistant said.
 fn write_reasoning_items(w: &mut JsonWriter, m: &Message, model: &str) {
     for part in &m.reasoning {
@@ -167,16 +169,26 @@ fn write_reasoning_items(w: &mut JsonWriter, m: &Message, model: &str) {
         w.begin_object();
         w.field("type", "reasoning");
         w.field("id", id);
-        w.key("summary");
+        let text = part.text.trim_start_matches('\n');
+        let (key, kind) = match part.kind {
+            ReasoningKind::Summary => ("summary", "summary_text"),
+            ReasoningKind::Raw => ("content", "reasoning_text"),
+        };
+        w.key(key);
         w.begin_array();
-        let summary = part.text.trim_start_matches('\n');
-        if !summary.is_empty() {
+        if !text.is_empty() {
             w.begin_object();
-            w.field("type", "summary_text");
-            w.field("text", summary);
+            w.field("type", kind);
+            w.field("text", text);
             w.end_object();
         }
         w.end_array();
+        if part.kind == ReasoningKind::Raw {
+            // The API requires a summary, if empty.
+            w.key("summary");
+            w.begin_array();
+            w.end_array();
+        }
         w.opt_field("encrypted_content", encrypted_content.as_ref());
         w.end_object();
     }
@@ -301,6 +313,8 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     let output = json::objects_field(v, "output")?;
     let (mut text, mut reasoning, mut tool_calls) = (String::new(), Vec::new(), Vec::new());
     let mut reasoning_parts = Vec::new();
+    // The output texts' logprobs, one list across the message's parts.
+    let mut logprobs: Vec<Value> = Vec::new();
     let mut said = Said::default();
     for item in output.unwrap_or_default() {
         let content = json::objects_field(item, "content")?.unwrap_or_default();
@@ -321,6 +335,11 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
         );
         match json::str_field(item, "type")?.ok_or_else(|| json::missing("type", "an output item"))? {
             "message" => {
+                for part in content {
+                    if let Some(Value::Array(list)) = json::field(part, "logprobs") {
+                        logprobs.extend(list.iter().cloned());
+                    }
+                }
                 for (kind, part_text, refusal) in &parts[summary.len()..] {
                     match kind {
                         Some("output_text") => {
@@ -337,9 +356,13 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
             }
             "reasoning" => {
                 // As a stream has it: a blank line before every part but the first.
-                for piece in parts.iter().filter_map(|p| p.1).filter(|t| !t.is_empty()) {
+                for (kind, piece) in parts.iter().filter_map(|p| Some((p.0, p.1?))).filter(|(_, t)| !t.is_empty()) {
                     let separator = if reasoning.is_empty() { "" } else { "\n\n" };
-                    chat::ReasoningPart::push_text(&mut reasoning_parts, &format!("{separator}{piece}"));
+                    let kind = match kind {
+                        Some("reasoning_text") => ReasoningKind::Raw,
+                        _ => ReasoningKind::Summary,
+                    };
+                    chat::ReasoningPart::push_text(&mut reasoning_parts, kind, &format!("{separator}{piece}"));
                     reasoning.push(piece);
                 }
                 let id = json::str_field(item, "id")?;
@@ -371,6 +394,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
         return Ok(Err(DecodeError::Protocol("openai_responses answer has no output".into())));
     }
     Ok(Ok(Answer {
+        logprobs: (!logprobs.is_empty()).then_some(Logprobs { format: FORMAT, raw: Value::Array(logprobs) }),
         text,
         reasoning: reasoning.join("\n\n"),
         reasoning_parts,
@@ -575,6 +599,12 @@ impl StreamDecoder {
         }
         match kind {
             "response.output_text.delta" | "response.refusal.delta" => {
+                // Every delta has a list, empty unless the client asked (`include`).
+                match data.logprobs.map(parse_value) {
+                    Some(Ok(Value::Array(list))) if list.is_empty() => {}
+                    Some(Ok(raw)) => out.push(Delta::Logprobs { logprobs: Logprobs { format: FORMAT, raw } }),
+                    _ => {}
+                }
                 if let Some(text) = data.delta.filter(|t| !t.is_empty()) {
                     match kind {
                         "response.refusal.delta" => self.said.refusal = true,
@@ -585,15 +615,17 @@ impl StreamDecoder {
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
                 if let Some(text) = data.delta.filter(|t| !t.is_empty()) {
-                    let part = match kind {
-                        "response.reasoning_text.delta" => (data.output_index.unwrap_or(0), None, data.content_index),
-                        _ => (data.output_index.unwrap_or(0), data.summary_index, None),
+                    let (part, reasoning) = match kind {
+                        "response.reasoning_text.delta" => {
+                            ((data.output_index.unwrap_or(0), None, data.content_index), ReasoningKind::Raw)
+                        }
+                        _ => ((data.output_index.unwrap_or(0), data.summary_index, None), ReasoningKind::Summary),
                     };
                     let text = match self.reasoning_part.replace(part) {
                         Some(last) if last != part => Cow::Owned(format!("\n\n{text}")),
                         _ => text,
                     };
-                    Delta::push_reasoning(out, text);
+                    Delta::push_reasoning(out, reasoning, text);
                 }
             }
             "response.output_item.added" => match (item, data.output_index) {
@@ -737,6 +769,42 @@ mod tests {
 
     fn event(name: &str, data: &str) -> SseEvent {
         SseEvent { event: name.into(), data: data.into(), id: None }
+    }
+
+    /// The output texts' logprobs, kept as the provider wrote them for a Responses client: whole
+    /// (one list across the parts), and streamed before the text of their delta; none when the
+    /// lists are empty (as every answer has them).
+    #[test]
+    fn logprobs_are_kept_whole_and_before_their_deltas_text() {
+        let entry = |token: &str| json!({"token": token, "logprob": -0.5, "bytes": [], "top_logprobs": []});
+        let part = |text: &str, logprobs: Value| json!({"type": "output_text", "text": text, "annotations": [], "logprobs": logprobs});
+        let body = |parts: Value| {
+            json!({"status": "completed", "output": [{"type": "message", "role": "assistant", "content": parts}]})
+                .to_string()
+        };
+        let answer = OpenaiResponses::decode_answer(
+            body(json!([part("Hi", json!([entry("Hi")])), part(" you", json!([entry(" you")]))])).as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(answer.logprobs, Some(Logprobs { format: FORMAT, raw: json!([entry("Hi"), entry(" you")]) }));
+        let plain = OpenaiResponses::decode_answer(body(json!([part("Hi", json!([]))])).as_bytes()).unwrap();
+        assert_eq!(plain.logprobs, None);
+
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        let delta = |text: &str, logprobs: Value| {
+            json!({"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "delta": text, "logprobs": logprobs})
+                .to_string()
+        };
+        d.on_event(&event("response.output_text.delta", &delta("Hi", json!([entry("Hi")]))), &mut out).unwrap();
+        d.on_event(&event("response.output_text.delta", &delta("!", json!([]))), &mut out).unwrap();
+        assert_eq!(
+            out,
+            [
+                Delta::Logprobs { logprobs: Logprobs { format: FORMAT, raw: json!([entry("Hi")]) } },
+                Delta::Text { text: "Hi!".into() },
+            ]
+        );
     }
 
     #[test]
@@ -893,7 +961,7 @@ mod tests {
         assert_eq!(
             out,
             [
-                Delta::Reasoning { text: "Hmm".into() },
+                Delta::Reasoning { text: "Hmm".into(), kind: ReasoningKind::Summary },
                 Delta::Text { text: "Hi".into() },
                 Delta::ToolCall {
                     index: 0,
@@ -908,6 +976,42 @@ mod tests {
                     model: None,
                 },
             ]
+        );
+    }
+
+    /// Raw reasoning (`content` of `reasoning_text`, as open-weight servers give it) reads as raw,
+    /// whole or streamed, and goes back as content; a summary goes back as summary.
+    #[test]
+    fn raw_reasoning_reads_as_raw_and_goes_back_as_content() {
+        let body = br#"{"status":"completed","output":[
+              {"id":"rs_1","type":"reasoning","summary":[],"content":[{"type":"reasoning_text","text":"Units."}]},
+              {"id":"rs_2","type":"reasoning","summary":[{"type":"summary_text","text":"Short."}]},
+              {"type":"message","content":[{"type":"output_text","text":"9.8"}]}]}"#;
+        let answer = OpenaiResponses::decode_answer(body).expect("decodes");
+        let kinds: Vec<_> = answer.reasoning_parts.iter().map(|p| (p.text.as_str(), p.kind)).collect();
+        assert_eq!(kinds, [("Units.", ReasoningKind::Raw), ("\n\nShort.", ReasoningKind::Summary)]);
+
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        let delta = r#"{"type":"response.reasoning_text.delta","item_id":"rs_1","output_index":0,"content_index":0,"delta":"Units."}"#;
+        d.on_event(&event("response.reasoning_text.delta", delta), &mut out).expect("decodes");
+        assert_eq!(out, [Delta::Reasoning { text: "Units.".into(), kind: ReasoningKind::Raw }]);
+
+        let mut parts = answer.reasoning_parts.clone();
+        for part in &mut parts {
+            part.state.as_mut().expect("a state").issued_by(FORMAT, "gpt-5-mini");
+        }
+        let message = Message { reasoning: parts, ..Message::new(Role::Assistant, "9.8") };
+        let request = ChatRequest { messages: vec![message], ..Default::default() };
+        let http = OpenaiResponses::build_request(&endpoint(None), &request, false);
+        let input = serde_json::from_str::<Value>(&http.body).expect("json")["input"].clone();
+        assert_eq!(
+            input[0],
+            json!({"type": "reasoning", "id": "rs_1", "content": [{"type": "reasoning_text", "text": "Units."}], "summary": []})
+        );
+        assert_eq!(
+            input[1],
+            json!({"type": "reasoning", "id": "rs_2", "summary": [{"type": "summary_text", "text": "Short."}]})
         );
     }
 

@@ -21,6 +21,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 use serde_json::{json, Map, Value};
 
+use crate::wire::reasoning::ChatStyle;
 use crate::wire::Format;
 
 /// The body of `PUT /_scenarios/{id}`.
@@ -55,6 +56,11 @@ pub struct Step {
     pub headers_delay_ms: u64,
     /// The answer's text (default "Hello from the scripted provider.").
     pub text: Option<String>,
+    /// The answer's text is the text of the request's last user turn: a client that puts a nonce
+    /// there can tell that each answer is its own, whole and once (the soak, bench/soak.mjs). A
+    /// request without a user turn holding text gets a 400 that says so. Replaces `text`.
+    #[serde(default)]
+    pub echo: bool,
     /// How many content events the text or tool arguments is split into, at most one per
     /// character (default: one per word, each keeping the space before it; tool arguments in
     /// fragments of 8 characters).
@@ -78,6 +84,11 @@ pub struct Step {
     /// says `connection: close`).
     #[serde(default)]
     pub keep_alive: bool,
+    /// As `reset`, for a request that came on a connection the client reused; any other request
+    /// plays the rest of the step. With `keepAlive`, the step that breaks the next request on a
+    /// kept connection, however the client's pool picks its connections.
+    #[serde(default)]
+    pub reset_reused: bool,
     /// Streams: after some content events, send the format's in-stream error event and end.
     pub stream_error: Option<StreamErrorSpec>,
     /// Streams: end cleanly but without the success marker (`[DONE]`, `message_stop`,
@@ -117,6 +128,11 @@ pub struct Step {
     /// provider's own 400 (wire/reasoning.rs).
     #[serde(default)]
     pub reasoning: bool,
+    /// A Chat Completions reasoning model of a known server's style (`"deepseek"`, `"kimi"`,
+    /// `"glm"`, `"reasoning"` for vLLM, OpenRouter and gpt-oss; wire/reasoning.rs): its reasoning
+    /// in that server's field, and its refusal of a tool turn sent back without it. Implies
+    /// `reasoning`.
+    pub chat_reasoning: Option<ChatStyle>,
     /// Send this body verbatim instead of an answer in the endpoint's format (any hostile frame).
     pub raw: Option<RawBody>,
     /// Error answers (`status`, `streamError`): append the request's credentials to the message,
@@ -129,6 +145,11 @@ pub struct Step {
 }
 
 impl Step {
+    /// Whether the answer carries reasoning.
+    pub fn reasons(&self) -> bool {
+        self.reasoning || self.chat_reasoning.is_some()
+    }
+
     /// Field combinations that cannot mean anything, refused when the scenario is defined.
     fn check(&self) -> Result<(), String> {
         if self.continue_from.is_some() {
@@ -138,6 +159,7 @@ impl Step {
                 ("raw", self.raw.is_some()),
                 ("status", self.status.is_some()),
                 ("refusePrefill", self.refuse_prefill),
+                ("echo", self.echo),
             ];
             if let Some((field, _)) = excluded.iter().find(|(_, given)| *given) {
                 return Err(format!(
@@ -145,6 +167,9 @@ impl Step {
                      it cannot be combined with {field}"
                 ));
             }
+        }
+        if self.echo && self.text.is_some() {
+            return Err("echo answers the text of the request's last user turn; it cannot be combined with text".into());
         }
         if self.usage_per_event && (self.raw.is_some() || self.status.is_some()) {
             let field = if self.raw.is_some() { "raw" } else { "status" };
@@ -554,7 +579,11 @@ impl Registry {
     /// Counts a newly accepted TCP connection, idle until [`ConnectionCount::request_arrived`].
     pub fn connection_accepted(self: &Arc<Self>) -> ConnectionCount {
         self.connections_idle.fetch_add(1, Ordering::SeqCst);
-        ConnectionCount { registry: Arc::clone(self), carried_request: AtomicBool::new(false), requests: AtomicU32::new(0) }
+        ConnectionCount {
+            registry: Arc::clone(self),
+            carried_request: AtomicBool::new(false),
+            requests: AtomicU32::new(0),
+        }
     }
 }
 
@@ -666,6 +695,7 @@ mod tests {
             key_in_url: false,
             headers: Map::new(),
             body: Value::Null,
+            on_connection: 1,
         }
     }
 

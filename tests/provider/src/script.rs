@@ -60,6 +60,15 @@ pub struct Ask {
     pub history_refused: Option<String>,
     /// A Responses request asked for `reasoning.encrypted_content`.
     pub encrypted_reasoning: bool,
+    /// A Chat request's `messages`, which a [`reasoning::ChatStyle`] checks.
+    pub chat_messages: Vec<Value>,
+    /// An OpenAI Chat or Responses request asked for log probabilities (`logprobs: true`,
+    /// `include: ["message.output_text.logprobs"]`), with this many alternatives each.
+    pub top_logprobs: Option<u64>,
+    /// The request came on a connection the client reused (its second or later there).
+    pub reused_connection: bool,
+    /// The text of the request's last user turn (what an `echo` step answers).
+    pub last_user_text: Option<String>,
 }
 
 /// Answers one request as its step says. `reset` is the connection's abort switch: a `reset`
@@ -69,7 +78,7 @@ pub async fn play(step: Arc<Step>, ask: Ask, mut tracker: RequestTracker, reset:
         sleep(Duration::from_millis(step.headers_delay_ms)).await;
     }
     let text = answer_text(&step, &ask);
-    if step.reset && text.is_ok() {
+    if (step.reset || (step.reset_reused && ask.reused_connection)) && text.is_ok() {
         tracker.finish(Outcome::Reset);
         reset.notify_one();
         return std::future::pending().await;
@@ -124,8 +133,13 @@ fn answer_text(step: &Step, ask: &Ask) -> Result<String, String> {
     if step.refuse_prefill && matches!(ask.last_turn, LastTurn::Assistant { .. }) {
         return Err(PREFILL_REFUSED.to_owned());
     }
-    if let Some(refused) = ask.history_refused.as_ref().filter(|_| step.reasoning) {
+    if let Some(refused) = ask.history_refused.as_ref().filter(|_| step.reasons()) {
         return Err(refused.clone());
+    }
+    if let Some(style) = step.chat_reasoning.filter(|_| ask.format == Format::OpenAiChat) {
+        if let Some(refused) = reasoning::chat_refusal(style, &ask.chat_messages, &ask.model) {
+            return Err(refused);
+        }
     }
     let end_only = match ask.format {
         Format::AnthropicMessages => Some("message_delta"),
@@ -139,9 +153,14 @@ fn answer_text(step: &Step, ask: &Ask) -> Result<String, String> {
             ask.format.name()
         ));
     }
-    match &step.continue_from {
-        Some(full) => continued_text(full, &ask.last_turn).map(str::to_owned),
-        None => Ok(step.text.clone().unwrap_or_else(|| DEFAULT_TEXT.to_owned())),
+    match (&step.continue_from, step.echo) {
+        (Some(full), _) => continued_text(full, &ask.last_turn).map(str::to_owned),
+        (None, true) => ask.last_user_text.clone().ok_or_else(|| {
+            "echo: the request has no user turn with text to answer with (its last `role: \"user\"` \
+             item in messages, input or contents)"
+                .to_owned()
+        }),
+        (None, false) => Ok(step.text.clone().unwrap_or_else(|| DEFAULT_TEXT.to_owned())),
     }
 }
 
@@ -210,8 +229,11 @@ fn error_body(status: StatusCode, ask: &Ask, step: &Step) -> String {
 /// A whole answer, its text padded so the body has at least `padToBytes` bytes, and its usage.
 fn whole_body(ask: &Ask, step: &Step, text: String) -> (String, Usage) {
     let mut answer = answer(ask, step, text);
-    let whole = |answer: &Answer| match step.reasoning {
-        true => reasoning::whole(ask.format, answer, ask.format.whole(answer), ask.encrypted_reasoning).to_string(),
+    let whole = |answer: &Answer| match step.reasons() {
+        true => {
+            let body = ask.format.whole(answer);
+            reasoning::whole(ask.format, answer, body, ask.encrypted_reasoning, step.chat_reasoning).to_string()
+        }
         false => ask.format.whole(answer).to_string(),
     };
     let body = whole(&answer);
@@ -264,6 +286,7 @@ fn answer(ask: &Ask, step: &Step, mut text: String) -> Answer {
         },
         include_usage: ask.include_usage,
         usage_per_event: step.usage_per_event,
+        top_logprobs: ask.top_logprobs,
     }
 }
 
@@ -411,8 +434,11 @@ fn raw_plan(raw: &RawBody, ask: &Ask, step: &Step) -> Plan {
 /// `stallAfterEvents` and `streamError.afterEvents` beyond the content count act after all content.
 fn stream_plan(ask: &Ask, step: &Step, text: String) -> Plan {
     let answer = answer(ask, step, text);
-    let events = match step.reasoning {
-        true => reasoning::stream(ask.format, &answer, ask.format.stream(&answer), ask.encrypted_reasoning),
+    let events = match step.reasons() {
+        true => {
+            let events = ask.format.stream(&answer);
+            reasoning::stream(ask.format, &answer, events, ask.encrypted_reasoning, step.chat_reasoning)
+        }
         false => ask.format.stream(&answer),
     };
     let content_count = events.content.len();

@@ -236,11 +236,25 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
     };
     let include_usage = body["stream_options"]["include_usage"] == true;
     let last_turn = format.last_turn(&body);
+    let last_user_text = format.last_user_text(&body);
     let answered_model = model.clone().unwrap_or_else(|| MODEL_WHEN_UNNAMED.to_owned());
     let credentials = credentials_echo(&parts.headers, query_value(query, "key"));
     let history_refused = reasoning::refusal(format, &body, &answered_model);
     let encrypted_reasoning =
         body["include"].as_array().is_some_and(|i| i.iter().any(|v| v == "reasoning.encrypted_content"));
+    let chat_messages = match format {
+        Format::OpenAiChat => body["messages"].as_array().cloned().unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    let asked = match format {
+        Format::OpenAiChat => body["logprobs"] == true,
+        Format::OpenAiResponses => {
+            body["include"].as_array().is_some_and(|i| i.iter().any(|v| v == "message.output_text.logprobs"))
+        }
+        Format::AnthropicMessages | Format::Gemini => false,
+    };
+    let top_logprobs = asked.then(|| body["top_logprobs"].as_u64().unwrap_or(0));
+    let on_connection = parts.extensions.get::<OnConnection>().map_or(1, |n| n.0);
     let info = RequestInfo {
         path: path.to_owned(),
         format,
@@ -250,9 +264,10 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
         key_in_url: query_value(query, "key").is_some(),
         headers: recorded_headers(&parts.headers),
         body,
-        on_connection: parts.extensions.get::<OnConnection>().map_or(1, |n| n.0),
+        on_connection,
     };
     let (step, serial, tracker) = registry.begin(endpoint.scenario, info);
+    let reused_connection = on_connection > 1;
     let ask = Ask {
         format,
         stream,
@@ -263,6 +278,10 @@ async fn provider(request: Request<Incoming>, registry: &Arc<Registry>, reset: &
         last_turn,
         history_refused,
         encrypted_reasoning,
+        chat_messages,
+        top_logprobs,
+        reused_connection,
+        last_user_text,
     };
     play(step, ask, tracker, reset).await
 }

@@ -25,6 +25,8 @@ pub struct ChunkChoice<'a> {
     pub index: Option<u32>,
     pub delta: Option<ChunkDelta<'a>>,
     pub finish_reason: Option<Cow<'a, str>>,
+    /// `logprobs`'s text, unless absent or `null`: what a client of this format asked for.
+    pub logprobs: Option<&'a str>,
 }
 
 #[derive(Default)]
@@ -93,6 +95,7 @@ fn read_choice<'a>(f: &mut Frame<'a>) -> Read<ChunkChoice<'a>> {
             "index" => choice.index = f.index("choices[].index")?,
             "delta" => choice.delta = if f.object("choices[].delta")? { Some(read_delta(f)?) } else { None },
             "finish_reason" => choice.finish_reason = f.string("choices[].finish_reason")?,
+            "logprobs" => choice.logprobs = f.raw()?,
             _ => f.skip()?,
         }
     }

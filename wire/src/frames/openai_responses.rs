@@ -25,6 +25,8 @@ pub struct Event<'a> {
     pub code: Option<Json<'a>>,
     pub message: Option<Cow<'a, str>>,
     pub error: Option<Json<'a>>,
+    /// A `response.output_text.delta` event's `logprobs`' text, unless absent or `null`.
+    pub logprobs: Option<&'a str>,
 }
 
 /// One event's data, read whole (in text order) before any of it is used.
@@ -46,6 +48,7 @@ pub fn parse_event(data: &str) -> Read<Event<'_>> {
             "code" => event.code = tree(&mut f)?,
             "message" => event.message = f.string("message")?,
             "error" => event.error = tree(&mut f)?,
+            "logprobs" => event.logprobs = f.raw()?,
             _ => f.skip()?,
         }
     }

@@ -37,6 +37,22 @@ pub struct Answer {
     pub include_usage: bool,
     /// Streams (OpenAI Chat, Gemini): cumulative usage on every chunk, output one per content event.
     pub usage_per_event: bool,
+    /// OpenAI Chat and Responses: the request asked for token log probabilities, with this many
+    /// alternatives for each token (`top_logprobs`).
+    pub top_logprobs: Option<u64>,
+}
+
+/// The log probability entry (Chat's and Responses' alike) of one content event's text (one made-up token per event):
+/// each names its token, a logprob, its bytes and `top` alternatives, the token first.
+pub fn token_logprobs(fragment: &str, top: u64) -> Value {
+    let logprob = -(fragment.len() as f64) / 10.0;
+    let entry = |token: &str, logprob: f64| json!({"token": token, "logprob": logprob, "bytes": token.as_bytes()});
+    let alternatives: Vec<Value> = (0..top)
+        .map(|i| if i == 0 { entry(fragment, logprob) } else { entry(&format!("alt{i}"), logprob - i as f64) })
+        .collect();
+    let mut token = entry(fragment, logprob);
+    token["top_logprobs"] = Value::Array(alternatives);
+    token
 }
 
 pub enum Output {
@@ -141,6 +157,29 @@ impl Format {
             Format::AnthropicMessages => anthropic_messages::stream(answer),
             Format::OpenAiResponses => openai_responses::stream(answer),
             Format::Gemini => gemini::stream(answer),
+        }
+    }
+
+    /// The text of the request's last user turn (`messages`, Responses `input` also as a plain
+    /// string, Gemini `contents`), joined from its text parts; `None` without one.
+    pub fn last_user_text(self, body: &Value) -> Option<String> {
+        let list = match self {
+            Format::OpenAiChat | Format::AnthropicMessages => "messages",
+            Format::OpenAiResponses => "input",
+            Format::Gemini => "contents",
+        };
+        let items = match body.get(list)? {
+            Value::String(text) if self == Format::OpenAiResponses => return Some(text.clone()),
+            Value::Array(items) => items,
+            _ => return None,
+        };
+        let last = items.iter().rev().find(|item| item.get("role").and_then(Value::as_str) == Some("user"))?;
+        match self {
+            Format::Gemini => last["parts"].as_array().and_then(|parts| {
+                parts.iter().map(|part| part.get("text").and_then(Value::as_str)).collect::<Option<String>>()
+            }),
+            Format::OpenAiResponses => joined_text(&last["content"], &["input_text"]),
+            Format::OpenAiChat | Format::AnthropicMessages => joined_text(&last["content"], &["text"]),
         }
     }
 

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::{Answer, ErrorInfo, Event, EventData, Output, StreamEvents};
+use super::{token_logprobs, Answer, ErrorInfo, Event, EventData, Output, StreamEvents};
 
 /// `{"error":{"message","type","param","code"}}`; the Responses API uses the same shape.
 pub fn error_body(error: &ErrorInfo) -> Value {
@@ -57,16 +57,27 @@ pub fn whole(answer: &Answer) -> Value {
             "annotations": [],
         }),
     };
+    let logprobs = match (&answer.output, answer.top_logprobs) {
+        (Output::Text { fragments, .. }, Some(top)) => {
+            logprobs(fragments.iter().map(|f| token_logprobs(f, top)).collect())
+        }
+        _ => Value::Null,
+    };
     json!({
         "id": id(answer),
         "object": "chat.completion",
         "created": answer.created,
         "model": answer.model,
-        "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish_reason(answer)}],
+        "choices": [{"index": 0, "message": message, "logprobs": logprobs, "finish_reason": finish_reason(answer)}],
         "usage": usage(answer),
         "service_tier": "default",
         "system_fingerprint": "fp_baton",
     })
+}
+
+/// A choice's `logprobs` object of these token entries.
+fn logprobs(content: Vec<Value>) -> Value {
+    json!({"content": content, "refusal": null})
 }
 
 pub fn stream(answer: &Answer) -> StreamEvents {
@@ -91,9 +102,10 @@ pub fn stream(answer: &Answer) -> StreamEvents {
         true => usage_with(answer, completion_tokens),
         false => Value::Null,
     };
-    let delta = |delta: Value, finish_reason: Value, usage: Value| {
-        chunk(json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish_reason}]), usage)
+    let delta_with = |delta: Value, logprobs: Value, finish_reason: Value, usage: Value| {
+        chunk(json!([{"index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": finish_reason}]), usage)
     };
+    let delta = |delta: Value, finish_reason: Value, usage: Value| delta_with(delta, Value::Null, finish_reason, usage);
 
     let first = match &answer.output {
         Output::Text { .. } => json!({"role": "assistant", "content": "", "refusal": null}),
@@ -110,11 +122,16 @@ pub fn stream(answer: &Answer) -> StreamEvents {
         .iter()
         .zip(1..)
         .map(|(fragment, written)| {
-            let fragment = match answer.output {
-                Output::Text { .. } => json!({"content": fragment}),
-                Output::ToolCall { .. } => json!({"tool_calls": [{"index": 0, "function": {"arguments": fragment}}]}),
+            let (delta, logprobs) = match (&answer.output, answer.top_logprobs) {
+                (Output::Text { .. }, Some(top)) => {
+                    (json!({"content": fragment}), logprobs(vec![token_logprobs(fragment, top)]))
+                }
+                (Output::Text { .. }, None) => (json!({"content": fragment}), Value::Null),
+                (Output::ToolCall { .. }, _) => {
+                    (json!({"tool_calls": [{"index": 0, "function": {"arguments": fragment}}]}), Value::Null)
+                }
             };
-            delta(fragment, Value::Null, usage_so_far(written))
+            delta_with(delta, logprobs, Value::Null, usage_so_far(written))
         })
         .collect();
     let finish_usage = if answer.usage_per_event { usage(answer) } else { Value::Null };
@@ -155,6 +172,7 @@ mod tests {
             usage: Usage { input_tokens: 3, output_tokens: 2 },
             include_usage: true,
             usage_per_event: false,
+            top_logprobs: None,
         };
         let events = stream(&answer);
         let EventData::Json(last) = &events.closing[1].data else { panic!("usage chunk is JSON") };
@@ -172,6 +190,7 @@ mod tests {
             usage: Usage { input_tokens: 3, output_tokens: 7 },
             include_usage: false,
             usage_per_event: true,
+            top_logprobs: None,
         };
         let events = stream(&answer);
         let completion = |event: &Event| match &event.data {

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::{openai_chat, Answer, ErrorInfo, Event, Output, StreamEvents};
+use super::{openai_chat, token_logprobs, Answer, ErrorInfo, Event, Output, StreamEvents};
 
 /// The stream's `error` event: `{"type":"error","code","message","param"}` (numbered when framed).
 pub fn stream_error(error: &ErrorInfo) -> Event {
@@ -48,16 +48,24 @@ fn usage(answer: &Answer) -> Value {
     })
 }
 
-fn text_part(text: &str) -> Value {
-    json!({"type": "output_text", "text": text, "annotations": [], "logprobs": []})
+fn text_part(text: &str, logprobs: Value) -> Value {
+    json!({"type": "output_text", "text": text, "annotations": [], "logprobs": logprobs})
+}
+
+/// The entries of `fragments`, one each, when the request asked for them; else none.
+fn logprobs<'a>(answer: &Answer, fragments: impl IntoIterator<Item = &'a String>) -> Value {
+    match answer.top_logprobs {
+        Some(top) => fragments.into_iter().map(|f| token_logprobs(f, top)).collect(),
+        None => json!([]),
+    }
 }
 
 /// The output item, either finished or as first announced (empty, `in_progress`).
 fn item(answer: &Answer, done: bool) -> Value {
     let status = if done { "completed" } else { "in_progress" };
     match &answer.output {
-        Output::Text { text, .. } => {
-            let content = if done { json!([text_part(text)]) } else { json!([]) };
+        Output::Text { text, fragments } => {
+            let content = if done { json!([text_part(text, logprobs(answer, fragments))]) } else { json!([]) };
             json!({"id": item_id(answer), "type": "message", "status": status, "role": "assistant", "content": content})
         }
         Output::ToolCall { name, arguments, .. } => json!({
@@ -94,7 +102,7 @@ pub fn stream(answer: &Answer) -> StreamEvents {
                 "response.content_part.added",
                 json!({
                     "type": "response.content_part.added",
-                    "item_id": item_id, "output_index": 0, "content_index": 0, "part": text_part(""),
+                    "item_id": item_id, "output_index": 0, "content_index": 0, "part": text_part("", json!([])),
                 }),
             ));
             content = fragments
@@ -105,7 +113,7 @@ pub fn stream(answer: &Answer) -> StreamEvents {
                         json!({
                             "type": "response.output_text.delta",
                             "item_id": item_id, "output_index": 0, "content_index": 0,
-                            "delta": fragment, "logprobs": [],
+                            "delta": fragment, "logprobs": logprobs(answer, [fragment]),
                         }),
                     )
                 })
@@ -114,14 +122,16 @@ pub fn stream(answer: &Answer) -> StreamEvents {
                 "response.output_text.done",
                 json!({
                     "type": "response.output_text.done",
-                    "item_id": item_id, "output_index": 0, "content_index": 0, "text": text, "logprobs": [],
+                    "item_id": item_id, "output_index": 0, "content_index": 0, "text": text,
+                    "logprobs": logprobs(answer, fragments),
                 }),
             ));
             closing.push(Event::named(
                 "response.content_part.done",
                 json!({
                     "type": "response.content_part.done",
-                    "item_id": item_id, "output_index": 0, "content_index": 0, "part": text_part(text),
+                    "item_id": item_id, "output_index": 0, "content_index": 0,
+                    "part": text_part(text, logprobs(answer, fragments)),
                 }),
             ));
         }

@@ -13,8 +13,11 @@
 //!   valid. Gemini 2.5 checks nothing.
 //! - Responses: a `reasoning` input item needs the `encrypted_content` this model issued for it
 //!   (`store: false` keeps nothing on the server).
-//! - Chat: `reasoning_content` text only, nothing to check.
+//! - Chat: reasoning text only, in `reasoning_content` and with nothing to check, unless a step
+//!   names the style of a known server ([`ChatStyle`]): those that want a tool turn's reasoning
+//!   back refuse a history without it, each in its own words.
 
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{Answer, Event, Format, Output, StreamEvents};
@@ -30,6 +33,71 @@ pub fn sign(model: &str, content: &str) -> String {
         hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
     }
     format!("sig.{hash:016x}")
+}
+
+/// How a Chat Completions reasoning model writes its reasoning and what it wants back, as each
+/// server documents it (`"chatReasoning"` on a step).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatStyle {
+    /// DeepSeek's thinking mode: `reasoning_content`, and "for turns that do perform tool calls,
+    /// the reasoning_content must be fully passed back to the API in all subsequent requests. If
+    /// your code does not correctly pass back reasoning_content, the API will return a 400 error"
+    /// (api-docs.deepseek.com/guides/thinking_mode, "Tool Calls"). The message is the one its API
+    /// answers (quoted in sst/opencode#9397).
+    Deepseek,
+    /// Kimi K2 thinking (kimi-k2-thinking, kimi-k2.5): `reasoning_content`, which the docs say to
+    /// keep in context for multi-step tool use (platform.moonshot.ai/docs/guide/
+    /// use-kimi-k2-thinking-model); the API answers 400 without it (openai-agents-python#2669).
+    Kimi,
+    /// GLM (4.5 on, z.ai): `reasoning_content`; with interleaved thinking and tools it "must be
+    /// explicitly preserved and returned together with the tool results", complete and unmodified
+    /// (docs.z.ai/guides/capabilities/thinking-mode). z.ai documents no error for it, so this
+    /// stand-in is strict: a tool turn whose `reasoning_content` is missing or is not what this
+    /// model wrote is a 400, in words of its own.
+    Glm,
+    /// vLLM (0.11 on: "`reasoning` used to be called `reasoning_content`", docs.vllm.ai
+    /// features/reasoning_outputs), OpenRouter and gpt-oss: `reasoning`, nothing checked.
+    Reasoning,
+}
+
+/// The reasoning a Chat model of `style` writes: its model named, so whose it is shows.
+fn chat_thought(model: &str) -> String {
+    format!("{THOUGHT} ({model} thinking)")
+}
+
+/// The field a Chat answer's reasoning goes in.
+fn chat_field(style: Option<ChatStyle>) -> &'static str {
+    match style {
+        Some(ChatStyle::Reasoning) => "reasoning",
+        _ => "reasoning_content",
+    }
+}
+
+/// Why a Chat server of `style` refuses these `messages`: an assistant turn with tool calls
+/// whose `reasoning_content` is missing (GLM: or not what `model` wrote).
+pub fn chat_refusal(style: ChatStyle, messages: &[Value], model: &str) -> Option<String> {
+    let own = chat_thought(model);
+    let (i, turn) = messages.iter().enumerate().find(|(_, m)| {
+        let reasoning = m.get("reasoning_content").and_then(Value::as_str);
+        let calls = m["role"] == "assistant" && m["tool_calls"].as_array().is_some_and(|c| !c.is_empty());
+        calls && (reasoning.is_none() || (style == ChatStyle::Glm && reasoning != Some(own.as_str())))
+    })?;
+    Some(match style {
+        ChatStyle::Deepseek => format!(
+            "Missing `reasoning_content` field in the assistant message at message index {i}. For more \
+             information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"
+        ),
+        ChatStyle::Kimi => {
+            format!("thinking is enabled but reasoning_content is missing in assistant tool call message at index {i}")
+        }
+        ChatStyle::Glm => format!(
+            "messages[{i}].reasoning_content: interleaved thinking with tools needs the reasoning_content this model \
+             returned, complete and unmodified (got {})",
+            turn.get("reasoning_content").map_or("none".to_owned(), Value::to_string)
+        ),
+        ChatStyle::Reasoning => return None,
+    })
 }
 
 fn gemini_3(model: &str) -> bool {
@@ -147,8 +215,8 @@ fn responses_item(answer: &Answer, encrypted: bool) -> Value {
 }
 
 /// A whole answer with the format's reasoning added. `encrypted`: a Responses request asked for
-/// `reasoning.encrypted_content`.
-pub fn whole(format: Format, answer: &Answer, mut body: Value, encrypted: bool) -> Value {
+/// `reasoning.encrypted_content`; `style`: a Chat server's.
+pub fn whole(format: Format, answer: &Answer, mut body: Value, encrypted: bool, style: Option<ChatStyle>) -> Value {
     let model = answer.model.as_str();
     match format {
         Format::AnthropicMessages => {
@@ -164,13 +232,24 @@ pub fn whole(format: Format, answer: &Answer, mut body: Value, encrypted: bool) 
             prepend(parts, [json!({"text": THOUGHT, "thought": true})]);
         }
         Format::OpenAiResponses => prepend(&mut body["output"], [responses_item(answer, encrypted)]),
-        Format::OpenAiChat => body["choices"][0]["message"]["reasoning_content"] = json!(THOUGHT),
+        Format::OpenAiChat => body["choices"][0]["message"][chat_field(style)] = json!(chat_text(model, style)),
     }
     body
 }
 
+/// A Chat answer's reasoning: [`THOUGHT`], or a named style's own.
+fn chat_text(model: &str, style: Option<ChatStyle>) -> String {
+    style.map_or(THOUGHT.to_owned(), |_| chat_thought(model))
+}
+
 /// A stream with the format's reasoning events added before its content.
-pub fn stream(format: Format, answer: &Answer, mut events: StreamEvents, encrypted: bool) -> StreamEvents {
+pub fn stream(
+    format: Format,
+    answer: &Answer,
+    mut events: StreamEvents,
+    encrypted: bool,
+    style: Option<ChatStyle>,
+) -> StreamEvents {
     let model = answer.model.as_str();
     match format {
         Format::AnthropicMessages => {
@@ -249,8 +328,19 @@ pub fn stream(format: Format, answer: &Answer, mut events: StreamEvents, encrypt
         }
         Format::OpenAiChat => {
             let mut chunk = events.preamble[0].clone_json();
-            chunk["choices"][0]["delta"] = json!({"reasoning_content": THOUGHT});
-            events.preamble.push(Event::data(chunk));
+            // In two deltas before anything else (the first with the role), as a server streams
+            // it: the first chunk may open a tool call, which comes after the reasoning.
+            let text = chat_text(model, style);
+            let (first, rest) = text.split_at(text.len() / 2);
+            let mut delta = |delta: Value| {
+                chunk["choices"][0]["delta"] = delta;
+                Event::data(chunk.clone())
+            };
+            let pieces = [
+                delta(json!({"role": "assistant", chat_field(style): first})),
+                delta(json!({ chat_field(style): rest })),
+            ];
+            events.preamble.splice(0..0, pieces);
         }
     }
     events
@@ -343,5 +433,33 @@ mod tests {
         assert!(
             stored.starts_with("Item with id 'rs_1' not found. Items are not persisted when `store` is set to false.")
         );
+    }
+
+    #[test]
+    fn chat_servers_that_want_reasoning_back_refuse_a_tool_turn_without_it() {
+        let model = "deepseek-reasoner";
+        let history = |reasoning: Option<&str>| {
+            let mut turn = json!({"role": "assistant", "content": null,
+                "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]});
+            if let Some(text) = reasoning {
+                turn["reasoning_content"] = json!(text);
+            }
+            vec![
+                json!({"role": "user", "content": "q"}),
+                turn,
+                json!({"role": "tool", "tool_call_id": "call_1", "content": "r"}),
+            ]
+        };
+        let own = chat_thought(model);
+        for style in [ChatStyle::Deepseek, ChatStyle::Kimi, ChatStyle::Glm] {
+            assert_eq!(chat_refusal(style, &history(Some(&own)), model), None, "{style:?}");
+            let missing = chat_refusal(style, &history(None), model).expect("refused");
+            assert!(missing.contains("index 1") || missing.starts_with("messages[1]"), "{missing}");
+        }
+        let other = history(Some(&chat_thought("kimi-k2-thinking")));
+        assert_eq!(chat_refusal(ChatStyle::Deepseek, &other, model), None, "DeepSeek checks presence only");
+        assert!(chat_refusal(ChatStyle::Glm, &other, model).is_some(), "GLM wants its own, unmodified");
+        assert_eq!(chat_refusal(ChatStyle::Reasoning, &history(None), model), None);
+        assert_eq!(chat_refusal(ChatStyle::Deepseek, &history(None)[..1], model), None, "no tool turn");
     }
 }

@@ -4,6 +4,7 @@ mod billed;
 mod client;
 mod continue_from;
 mod control;
+mod echo;
 mod faults;
 mod formats;
 mod hostile;

@@ -101,6 +101,10 @@ export const inProcess: (input: RequestInfo | URL, init?: RequestInit) => Promis
 
 /** A Worker's default export and a Deno.serve handler. */
 export const gateway: Gateway = createGateway(config);
+/** A gateway serving /metrics to its scraper (docs/gateway.md, "Metrics"). */
+export const scraped: Gateway = createGateway({ ...config, gateway: { apiKeys: ["client"], metrics: { apiKey: "a-scraper-key-of-its-own" } } });
+// @ts-expect-error: the scraper's key is required
+export const keylessMetrics = createGateway({ ...config, gateway: { metrics: {} } });
 export function serve(request: Request): Promise<Response> {
   return gateway.fetch(request);
 }

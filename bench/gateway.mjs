@@ -18,6 +18,7 @@
 // GATEWAY_BENCH_CELLS=stream-16,stream-64 runs only the cells named (whole-N, stream-N, fault).
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { loadNow } from "./lib/common.mjs";
 import { cpuSeconds, peakRssMiB, runCell } from "./lib/gateway-load.mjs";
@@ -141,6 +142,19 @@ const GATEWAYS = {
   node: {
     label: "llm-baton (Node server)",
     start: () => startNodeGateway(batonConfig),
+    ...batonRoutes,
+    version: () => `Node ${process.version}`,
+  },
+  // --workers: the same command on node:cluster, breakers and retry budget in the primary.
+  "node-2": {
+    label: "llm-baton (Node server, --workers 2)",
+    start: () => startNodeGateway(batonConfig, { workers: 2 }),
+    ...batonRoutes,
+    version: () => `Node ${process.version}`,
+  },
+  "node-cores": {
+    label: `llm-baton (Node server, --workers ${availableParallelism()}: one per core)`,
+    start: () => startNodeGateway(batonConfig, { workers: availableParallelism() }),
     ...batonRoutes,
     version: () => `Node ${process.version}`,
   },

@@ -145,6 +145,13 @@ const GATEWAYS = {
     ...batonRoutes,
     version: () => `Node ${process.version}`,
   },
+  // gateway.metrics on: each request counted for /metrics (pkg/gateway/metrics.js).
+  "node-metrics": {
+    label: "llm-baton (Node server, /metrics on)",
+    start: () => startNodeGateway({ ...batonConfig, gateway: { metrics: { apiKey: "bench-metrics-scraper-key" } } }),
+    ...batonRoutes,
+    version: () => `Node ${process.version}`,
+  },
   // --workers: the same command on node:cluster, breakers and retry budget in the primary.
   "node-2": {
     label: "llm-baton (Node server, --workers 2)",

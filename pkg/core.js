@@ -793,7 +793,8 @@ function splitMetrics(config) {
 /**
  * A gateway's `/metrics` (pkg/gateway.js), whose code (gateway/metrics.js) the first request
  * imports, so a gateway without `gateway.metrics` never downloads it. `current`: the
- * GatewayMetrics once loaded, else null; `code`: the module. `gather(metrics)` resolves with what
+ * GatewayMetrics once loaded, else null; `code`: the module; `load()` resolves with the
+ * GatewayMetrics, or null when the import failed (reported with console.error). `gather(metrics)` resolves with what
  * a scrape shows, `{ snapshot, health }`: this process's counts and breakers, unless
  * pkg/gateway/cluster.js made it ask the primary for every worker's.
  */
@@ -804,10 +805,18 @@ function lazyMetrics(apiKey, runtime, instance) {
     current: null,
     code: null,
     load() {
-      loading ??= import("./gateway/metrics.js").then((code) => {
-        lazy.code = code;
-        return (lazy.current = new code.GatewayMetrics(instance.config));
-      });
+      loading ??= import("./gateway/metrics.js").then(
+        (code) => {
+          lazy.code = code;
+          return (lazy.current = new code.GatewayMetrics(instance.config));
+        },
+        (e) => {
+          // This request goes uncounted, and the next one imports again.
+          loading = null;
+          console.error("llm-baton: gateway/metrics.js could not be loaded; this request goes uncounted:", e);
+          return null;
+        },
+      );
       return loading;
     },
     health: () => guard(runtime, () => instance().health()),

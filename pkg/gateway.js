@@ -106,16 +106,31 @@ export const METRICS_PATH = "/metrics";
  * caller gets a 401 that says nothing else (the gateway's client keys are not this key).
  */
 async function scrape(link, request) {
-  const metrics = link.current ?? (await link.load());
-  const { authorized, render, CONTENT_TYPE } = link.code;
   if (!authorized(request, link.apiKey)) {
     return new Response("unauthorized\n", { status: 401, headers: { "content-type": "text/plain; charset=utf-8", "www-authenticate": 'Bearer realm="metrics"' } });
   }
   if (request.method !== "GET" && request.method !== "HEAD") {
     return new Response(`${METRICS_PATH} takes GET, not ${request.method}\n`, { status: 405, headers: { "content-type": "text/plain; charset=utf-8", allow: "GET, HEAD" } });
   }
+  const metrics = link.current ?? (await link.load());
+  if (metrics === null) return new Response("metrics unavailable\n", { status: 503, headers: { "content-type": "text/plain; charset=utf-8" } });
+  const { render, CONTENT_TYPE } = link.code;
   const { snapshot, health } = await link.gather(metrics);
   return new Response(request.method === "HEAD" ? null : render(snapshot, health, metrics.targets), { status: 200, headers: { "content-type": CONTENT_TYPE, "cache-control": "no-store" } });
+}
+
+/**
+ * Whether `request` carries the metrics key as `Authorization: Bearer <key>` (what Prometheus's
+ * `authorization` setting sends). Compared in time independent of where the two differ.
+ */
+function authorized(request, apiKey) {
+  const header = request.headers.get("authorization") ?? "";
+  const sent = header.startsWith("Bearer ") ? header.slice(7) : "";
+  const a = utf8.encode(sent);
+  const b = utf8.encode(apiKey);
+  let differ = a.length ^ b.length;
+  for (let i = 0; i < b.length; i += 1) differ |= (a[i % (a.length || 1)] ?? 0) ^ b[i];
+  return differ === 0;
 }
 
 /** Origins whose refused preflight was logged: a page that retries logs once (up to 100 origins). */

@@ -2,7 +2,8 @@
 // by. Nothing here is measured twice: the counts come from what the wasm already tells a traced
 // request (pkg/gateway.js hands each request's events and its end to a RequestMeter), and the
 // breakers' state from the wasm's own (or, under `--workers`, the shared store's) snapshot. Only
-// gateway.js loads this file, and only for a gateway whose config has `gateway.metrics`.
+// gateway.js loads this file (at the first request), and only for a gateway whose config has
+// `gateway.metrics`; it checks the scraper's key itself.
 //
 // One process counts its own requests; `snapshot()` is that count as plain JSON, which
 // `mergeSnapshots` adds up across the workers of one gateway (pkg/gateway/cluster.js) before
@@ -274,18 +275,4 @@ function labelText(names, values) {
 /** A label value as the text format quotes it: backslash, double quote and newline escaped. */
 function escapeLabel(value) {
   return String(value).replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
-}
-
-/**
- * Whether `request` carries the metrics key as `Authorization: Bearer <key>` (what Prometheus's
- * `authorization` setting sends). Compared in time independent of where the two differ.
- */
-export function authorized(request, apiKey) {
-  const header = request.headers.get("authorization") ?? "";
-  const sent = header.startsWith("Bearer ") ? header.slice(7) : "";
-  const a = new TextEncoder().encode(sent);
-  const b = new TextEncoder().encode(apiKey);
-  let differ = a.length ^ b.length;
-  for (let i = 0; i < b.length; i += 1) differ |= (a[i % (a.length || 1)] ?? 0) ^ b[i];
-  return differ === 0;
 }

@@ -9,6 +9,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { BIN, cleanEnv, parseMetrics, scrape as scrapeWith, start, valueOf } from "./gateway_command.mjs";
+import { startDenoGateway, startWorkerdGateway } from "./gateway_hosts.mjs";
 import { putScenario, startProvider, upstream } from "./provider.mjs";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -121,6 +122,37 @@ describe("llm-baton-gateway: /metrics", { concurrency: 1 }, () => {
       } finally {
         gw.child.kill("SIGTERM");
         await gw.exited;
+      }
+    });
+  }
+
+  // The example Worker in workerd keeps its breakers in the Durable Object: the breaker state is
+  // then its isolate's replica of them.
+  for (const [host, startHost] of [["Deno", startDenoGateway], ["workerd", startWorkerdGateway]]) {
+    test(`${host} serves the same /metrics (the shared pkg/gateway.js), one isolate's counts`, async () => {
+      await putScenario(provider.url, `m-${host}-down`, [{ status: 503 }]);
+      await putScenario(provider.url, `m-${host}-up`, [{ text: "From elsewhere." }]);
+      const gw = await startHost({
+        targets: { down: target(`m-${host}-down`), up: target(`m-${host}-up`) },
+        routes: { chat: { fallback: ["down", "up"] } },
+        gateway: { apiKeys: [KEY], metrics: { apiKey: METRICS_KEY } },
+        health: false,
+      });
+      try {
+        for (let i = 0; i < 2; i += 1) {
+          const res = await post(gw.url, "/v1/chat/completions", { model: "chat", messages: ASK, stream: i === 1 });
+          assert.equal(res.status, 200);
+          await res.text();
+        }
+        assert.equal((await scrape(gw.url, KEY)).status, 401);
+        const m = parseMetrics((await scrape(gw.url)).text);
+        assert.equal(valueOf(m, "llm_baton_requests_total", { route: "chat", format: "openai_chat", status: "200" }), 2);
+        assert.equal(valueOf(m, "llm_baton_attempts_total", { target: "down", outcome: "http" }), 2);
+        assert.equal(valueOf(m, "llm_baton_failovers_total", { from: "down", to: "up" }), 2);
+        assert.equal(valueOf(m, "llm_baton_time_to_first_token_seconds", { target: "up" }), 1);
+        assert.equal(valueOf(m, "llm_baton_processes"), 1);
+      } finally {
+        await gw.stop();
       }
     });
   }

@@ -10,8 +10,9 @@
 // - `/metrics`: the worker a scrape reaches asks the primary, which asks every worker for its
 //   counts (pkg/gateway/metrics.js's snapshot) and answers their sum with the shared breakers.
 //
-// A worker that dies is replaced, with a line on stderr; its counts are lost (a scraper sees the
-// counters fall, which Prometheus's rate() takes as a reset). SIGTERM or SIGINT to the primary
+// A worker that dies is replaced, with a line on stderr (after a pause when the last replacement
+// was under a second ago: a worker that always crashes costs no tight loop); its counts are lost
+// (a scraper sees the counters fall, which Prometheus's rate() takes as a reset). SIGTERM or SIGINT to the primary
 // drains every worker (each finishes the requests it has in flight), and the primary exits once
 // they all have.
 import cluster from "node:cluster";
@@ -21,14 +22,20 @@ import { METRICS } from "../gateway.js";
 const PROTOCOL = "llm-baton-cluster/1";
 /** How long the primary waits for a worker's counts before answering a scrape without them. */
 const COLLECT_WAIT_MS = 1000;
+/**
+ * A worker that dies this soon after the last replacement is replaced after this long: a worker
+ * that crashes at every request must not make the primary fork in a tight loop.
+ */
+const RESTART_PAUSE_MS = 1000;
 
 /**
  * The primary: forks `workers` workers of this same script (their argv and environment are the
  * primary's), keeps the shared breakers in `health` (a HealthState of the gateway's wasm), and
  * replaces a worker that dies. `say(line)` writes a line on stderr. Resolves once every worker
  * listens with `{ url, drain(signal), stopNow(signal) }`, each of which resolves once every worker
- * has exited. A worker that cannot start (a port in use, a config module that throws) stops them
- * all: before they listen the promise rejects with its reason; after, `fatal(reason)` is called.
+ * has exited. A worker that cannot start (a port in use, a config module that throws: it says
+ * why) stops them all, as does any worker that ends before they all first listen: then the
+ * promise rejects with its reason; later, `fatal(reason)` is called.
  */
 export function startPrimary({ workers, health, say, fatal }) {
   const listening = new Set();
@@ -36,6 +43,8 @@ export function startPrimary({ workers, health, say, fatal }) {
   let announced = false;
   let failed = null;
   let nextKey = 0;
+  /** performance.now() of the last replacement (or the one scheduled). */
+  let replaced = -Infinity;
   /** collect key -> { waiting: Set of worker ids, snapshots, end(), timer } */
   const collecting = new Map();
   let ready;
@@ -133,9 +142,19 @@ export function startPrimary({ workers, health, say, fatal }) {
     for (const round of collecting.values()) if (round.waiting.delete(worker.id) && round.waiting.size === 0) round.end();
     const served = listening.delete(worker.id);
     if (stopping) return;
-    if (served && failed === null) {
-      const next = fork();
-      say(`worker ${worker.id} (process ${worker.process.pid}) exited (${how}); started worker ${next.id} in its place`);
+    // Once the gateway serves, a worker that ends without a reason not to start is replaced,
+    // whether or not it was listening yet.
+    if ((served || announced) && failed === null) {
+      const died = `worker ${worker.id} (process ${worker.process.pid}) exited (${how})`;
+      const now = performance.now();
+      if (now - replaced >= RESTART_PAUSE_MS) {
+        replaced = now;
+        say(`${died}; started worker ${fork().id} in its place`);
+        return;
+      }
+      replaced += RESTART_PAUSE_MS;
+      say(`${died}; another starts in ${((replaced - now) / 1000).toFixed(1)} s (the last was replaced less than ${RESTART_PAUSE_MS / 1000} s ago)`);
+      setTimeout(() => stopping || fork(), replaced - now);
       return;
     }
     // One worker could not start, so none can: the gateway stops with its reason.

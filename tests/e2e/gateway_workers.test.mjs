@@ -167,16 +167,22 @@ describe("llm-baton-gateway --workers", { concurrency: 1 }, () => {
     assert.deepEqual(children(gw.child.pid), [], "no worker left behind");
   });
 
-  test("a worker that dies is replaced, with a line on stderr, and the gateway goes on serving", async () => {
+  test("a worker that dies is replaced, with a line on stderr (a second later when one was just replaced), and the gateway goes on serving", async () => {
     await putScenario(provider.url, "w-ok", [{ text: "Fine." }]);
     const config = JSON.stringify({ targets: { ok: target("w-ok") }, gateway: { apiKeys: [KEY], metrics: { apiKey: METRICS_KEY } } });
     const gw = await start(dir, ["--port", "0", "--workers", "2", "--log", "off"], { BATON_CONFIG: config });
     try {
-      const [victim] = children(gw.child.pid);
+      const [victim, survivor] = children(gw.child.pid);
       process.kill(victim, "SIGKILL");
       const until = performance.now() + 10_000;
       while (!/started worker 3 in its place/.test(gw.stderr()) && performance.now() < until) await sleep(50);
       assert.match(gw.stderr(), new RegExp(`^llm-baton-gateway: worker \\d \\(process ${victim}\\) exited \\(signal SIGKILL\\); started worker 3 in its place$`, "m"));
+      // Its replacement dies too, at once: the next waits a second, as a crash loop would.
+      while (children(gw.child.pid).length < 2 && performance.now() < until) await sleep(50);
+      const replacement = children(gw.child.pid).find((pid) => pid !== survivor);
+      process.kill(replacement, "SIGKILL");
+      while (!/another starts in/.test(gw.stderr()) && performance.now() < until) await sleep(50);
+      assert.match(gw.stderr(), new RegExp(`^llm-baton-gateway: worker 3 \\(process ${replacement}\\) exited \\(signal SIGKILL\\); another starts in 0\\.\\d s \\(the last was replaced less than 1 s ago\\)$`, "m"));
       while (children(gw.child.pid).length < 2 && performance.now() < until) await sleep(50);
       await sleep(300);
       for (let i = 0; i < 4; i += 1) assert.equal((await ask(gw.url, { model: "ok", messages: ASK })).status, 200);

@@ -127,7 +127,9 @@ provider:
 # node:test run, so the output closes with node's summary. Every runtime runs even if one fails.
 # The gateway (examples/gateway/ in workerd and Deno, and the llm-baton-gateway command in Node,
 # driven by the official SDKs) runs in the same node:test run, with its added latency and its calls
-# into the wasm asserted (gateway_latency.test.mjs, gateway_crossings.test.mjs).
+# into the wasm asserted (gateway_latency.test.mjs, gateway_crossings.test.mjs), its /metrics read by
+# a Prometheus text parser (gateway_metrics.test.mjs) and its --workers on node:cluster
+# (gateway_workers.test.mjs).
 # types_fixtures.test.mjs checks index.d.ts against what real calls return. tools.test.mjs runs the
 # tests/e2e/tools_*.mjs scenarios (the AI SDK, the official SDKs over baton.fetch) in Node, workerd
 # and Chromium, and their Node part again on Node 22 and 24 (ai 7 and openai 7 ask for 22), with the

@@ -32,7 +32,7 @@ const FAMILIES = {
   llm_baton_failovers_total: ["counter", "Calls handed from one target to the next.", ["from", "to"]],
   llm_baton_hedges_total: ["counter", "Hedged attempts started beside a slow one.", ["from", "to"]],
   llm_baton_resumes_total: ["counter", "Broken streams resumed on another attempt, by mode (continue or restart).", ["from", "to", "mode"]],
-  llm_baton_skips_total: ["counter", "Targets a call skipped, by reason (an open breaker, an exhausted retry budget, ...).", ["target", "reason"]],
+  llm_baton_skips_total: ["counter", "Targets a call skipped, by reason: breaker_open, or slow (its recent first tokens passed its hedge threshold).", ["target", "reason"]],
   llm_baton_tokens_total: ["counter", "Tokens the providers reported, by target and type (input or output), failed attempts included.", ["target", "type"]],
 };
 
@@ -166,7 +166,8 @@ class RequestMeter {
         m.add("llm_baton_resumes_total", [event.from, event.to, event.mode], 1);
         break;
       case "skip":
-        m.add("llm_baton_skips_total", [event.target, event.reason], 1);
+        // The event's reason is a sentence with numbers in it: one label value per kind instead.
+        m.add("llm_baton_skips_total", [event.target, event.reopensInMs !== undefined ? "breaker_open" : "slow"], 1);
         break;
       default:
         break;

@@ -120,7 +120,11 @@ describe("llm-baton-gateway --workers", { concurrency: 1 }, () => {
       assert.equal(valueOf(m, "llm_baton_processes"), 2);
       assert.equal(valueOf(m, "llm_baton_requests_total", { route: "chat", status: "200" }), 6, "both workers' requests");
       assert.equal(valueOf(m, "llm_baton_attempts_total", { target: "dead" }), 2);
-      assert.equal(valueOf(m, "llm_baton_skips_total", { target: "dead" }), 4);
+      assert.deepEqual(
+        m.get("llm_baton_skips_total").samples.map((s) => [s.labels, s.value]),
+        [[{ target: "dead", reason: "breaker_open" }, 4]],
+        "one series per kind of skip",
+      );
       assert.equal(valueOf(m, "llm_baton_breaker_state", { target: "dead", state: "open" }), 1);
       assert.equal(valueOf(m, "llm_baton_breaker_state", { target: "live", state: "closed" }), 1);
     } finally {

@@ -98,7 +98,7 @@ async function serveHttp(core, request) {
 }
 
 /** Where a gateway with `gateway.metrics` answers its metrics. */
-export const METRICS_PATH = "/metrics";
+const METRICS_PATH = "/metrics";
 
 /**
  * `GET /metrics`: the Prometheus text of every process of this gateway (`gather`, see

@@ -750,79 +750,18 @@ export function guard(runtime, make) {
  * An OpenAI- and Anthropic-compatible fetch handler in front of the config's routes, on the
  * gateway's `runtime` (`llm-baton/gateway`'s createGateway). Validates the config at once,
  * synchronously, with no I/O and no timer, so a Worker may build it at its module's top level;
- * throws BatonError kind "config" naming the field.
+ * throws BatonError kind "config" naming the field. `metrics`, if given, makes the gateway's
+ * metrics link from its wasm object's getter (pkg/gateway/metrics-link.js).
  */
-export function gatewayOn(runtime, config, options) {
+export function gatewayOn(runtime, config, options, metrics) {
   const { health, telemetry } = readBatonOptions(options, "options");
-  const [wasmConfig, metricsKey] = splitMetrics(config);
-  const instance = rebuildable(runtime, "WasmGateway", wasmConfig, health ? (wasm) => wasm.followStore() : undefined);
+  const instance = rebuildable(runtime, "WasmGateway", config, health ? (wasm) => wasm.followStore() : undefined);
   if (guard(runtime, () => instance().open())) console.warn(runtime.gateway.openGatewayWarning(config));
   const link = healthLink(health, instance);
   const services = gatewayServices(runtime, instance, link, telemetry && lazyTelemetry(telemetry, instance.config));
-  if (metricsKey !== undefined) services.metrics = lazyMetrics(metricsKey, runtime, instance);
+  // `/metrics` (pkg/gateway/metrics-link.js), from the gateway's entry only: a Baton never serves it.
+  if (metrics) services.metrics = metrics(instance);
   return new runtime.gateway.Gateway(instance, services);
-}
-
-/**
- * `[config for the wasm, metrics key or undefined]`: `gateway.metrics` (`{ apiKey }`, the key a
- * scraper of `/metrics` sends) is read here, since only the deployed gateway's JavaScript serves
- * metrics; the rest of the config goes to the wasm, which validates it. Throws a config error for
- * a `gateway.metrics` that is not such an object.
- */
-function splitMetrics(config) {
-  const gateway = config?.gateway;
-  if (gateway === null || typeof gateway !== "object" || !("metrics" in gateway)) return [config, undefined];
-  const { metrics, ...rest } = gateway;
-  if (metrics === undefined || metrics === null) return [{ ...config, gateway: rest }, undefined];
-  const example = '{ apiKey: process.env.METRICS_KEY }';
-  const { apiKey } = readOptionObject(metrics, "gateway.metrics", ["apiKey"], example, "createGateway") ?? {};
-  if (typeof apiKey !== "string" || apiKey.length < 16 || /[^\x21-\x7e]/.test(apiKey)) {
-    const got = apiKey === undefined ? "it is missing; is its environment variable set?" : typeof apiKey === "string" ? `got a string of ${apiKey.length} characters${/[^\x21-\x7e]/.test(apiKey) ? ", some of them spaces or not printable ASCII" : ""}` : `got ${typeof apiKey}`;
-    throw configError(
-      "gateway.metrics.apiKey",
-      `must be a key of 16 or more printable ASCII characters, without spaces, that a scraper sends as \`Authorization: Bearer <key>\` (${got}); not one of gateway.apiKeys`,
-      "createGateway",
-    );
-  }
-  if (Array.isArray(rest.apiKeys) && rest.apiKeys.includes(apiKey)) {
-    throw configError("gateway.metrics.apiKey", "is also in gateway.apiKeys; give the scraper a key of its own, so a client key cannot read the metrics", "createGateway");
-  }
-  return [{ ...config, gateway: rest }, apiKey];
-}
-
-/**
- * A gateway's `/metrics` (pkg/gateway.js), whose code (gateway/metrics.js) the first request
- * imports, so a gateway without `gateway.metrics` never downloads it. `current`: the
- * GatewayMetrics once loaded, else null; `code`: the module; `load()` resolves with the
- * GatewayMetrics, or null when the import failed (reported with console.error). `gather(metrics)` resolves with what
- * a scrape shows, `{ snapshot, health }`: this process's counts and breakers, unless
- * pkg/gateway/cluster.js made it ask the primary for every worker's.
- */
-function lazyMetrics(apiKey, runtime, instance) {
-  let loading = null;
-  const lazy = {
-    apiKey,
-    current: null,
-    code: null,
-    load() {
-      loading ??= import("./gateway/metrics.js").then(
-        (code) => {
-          lazy.code = code;
-          return (lazy.current = new code.GatewayMetrics(instance.config));
-        },
-        (e) => {
-          // This request goes uncounted, and the next one imports again.
-          loading = null;
-          console.error("llm-baton: gateway/metrics.js could not be loaded; this request goes uncounted:", e);
-          return null;
-        },
-      );
-      return loading;
-    },
-    health: () => guard(runtime, () => instance().health()),
-    gather: async (metrics) => ({ snapshot: metrics.snapshot(), health: lazy.health() }),
-  };
-  return lazy;
 }
 
 /**

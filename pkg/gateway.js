@@ -80,7 +80,7 @@ async function serveHttp(core, request) {
   const metricsLink = core.runtime.metrics;
   let metrics = null;
   if (metricsLink) {
-    if (new URL(request.url).pathname === METRICS_PATH) return scrape(metricsLink, request);
+    if (new URL(request.url).pathname === "/metrics") return metricsLink.scrape(request);
     // The first request waits while metrics.js is imported (core.js's lazyMetrics).
     metrics = metricsLink.current ?? (await metricsLink.load());
   }
@@ -95,42 +95,6 @@ async function serveHttp(core, request) {
   const telemetry = core.runtime.telemetry;
   const meter = metrics?.request(step.format, body, started);
   return serve(core, step, body, request, false, telemetry && (telemetry.current ?? (await telemetry.load())), meter);
-}
-
-/** Where a gateway with `gateway.metrics` answers its metrics. */
-const METRICS_PATH = "/metrics";
-
-/**
- * `GET /metrics`: the Prometheus text of every process of this gateway (`gather`, see
- * core.js's lazyMetrics), for a scraper that sends the metrics key as a Bearer token. Any other
- * caller gets a 401 that says nothing else (the gateway's client keys are not this key).
- */
-async function scrape(link, request) {
-  if (!authorized(request, link.apiKey)) {
-    return new Response("unauthorized\n", { status: 401, headers: { "content-type": "text/plain; charset=utf-8", "www-authenticate": 'Bearer realm="metrics"' } });
-  }
-  if (request.method !== "GET" && request.method !== "HEAD") {
-    return new Response(`${METRICS_PATH} takes GET, not ${request.method}\n`, { status: 405, headers: { "content-type": "text/plain; charset=utf-8", allow: "GET, HEAD" } });
-  }
-  const metrics = link.current ?? (await link.load());
-  if (metrics === null) return new Response("metrics unavailable\n", { status: 503, headers: { "content-type": "text/plain; charset=utf-8" } });
-  const { render, CONTENT_TYPE } = link.code;
-  const { snapshot, health } = await link.gather(metrics);
-  return new Response(request.method === "HEAD" ? null : render(snapshot, health, metrics.targets), { status: 200, headers: { "content-type": CONTENT_TYPE, "cache-control": "no-store" } });
-}
-
-/**
- * Whether `request` carries the metrics key as `Authorization: Bearer <key>` (what Prometheus's
- * `authorization` setting sends). Compared in time independent of where the two differ.
- */
-function authorized(request, apiKey) {
-  const header = request.headers.get("authorization") ?? "";
-  const sent = header.startsWith("Bearer ") ? header.slice(7) : "";
-  const a = utf8.encode(sent);
-  const b = utf8.encode(apiKey);
-  let differ = a.length ^ b.length;
-  for (let i = 0; i < b.length; i += 1) differ |= (a[i % (a.length || 1)] ?? 0) ^ b[i];
-  return differ === 0;
 }
 
 /** Origins whose refused preflight was logged: a page that retries logs once (up to 100 origins). */

@@ -50,6 +50,7 @@ const PACKAGE_FILES = [
   "gateway/env.d.ts",
   "gateway/env.js",
   "gateway/json-text.js",
+  "gateway/metrics-link.js",
   "gateway/metrics.js",
   "gateway/node-server.d.ts",
   "gateway/node-server.js",

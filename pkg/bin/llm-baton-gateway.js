@@ -36,16 +36,16 @@ Options:
                    DEADLINE_MS        the default budget of one request (default 30000)
                  With or without --config:
                    GATEWAY_METRICS_KEY  serve Prometheus metrics at GET /metrics to a scraper
-                                      sending Authorization: Bearer <this key> (16+ characters;
-                                      the config's gateway.metrics.apiKey)
-                   GATEWAY_WORKERS    as --workers
+                                        sending Authorization: Bearer <this key> (16+ characters;
+                                        the config's gateway.metrics.apiKey)
+                   GATEWAY_WORKERS      as --workers
   --host HOST    the address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)
   --port PORT    the port to listen on (default 8787; 0 picks a free one)
   --log FORMAT   one access-log line per request on stdout: text (default), json, or off.
                  Method, path (no query string), status, time taken, the target that served and
                  its attempts (and the worker, with several); never a header, a body or a key
-  --workers N    worker processes sharing the port (default: one per core, ${availableParallelism()}
-                 here); they share breakers and the retry budget, and /metrics counts them all
+  --workers N    worker processes sharing the port (default: one per core, ${availableParallelism()} here); they
+                 share breakers and the retry budget, and /metrics counts them all
   -h, --help     print this help and exit
 
 Once listening it prints GATEWAY_URL=http://HOST:PORT on stdout. On SIGTERM or SIGINT it stops

@@ -133,6 +133,42 @@ describe("llm-baton-gateway --workers", { concurrency: 1 }, () => {
     }
   });
 
+  test("the retry budget is the primary's: what one worker spent, the other cannot spend again", async () => {
+    await putScenario(provider.url, "w-flaky", [{ status: 503 }]);
+    const config = JSON.stringify({
+      targets: { flaky: target("w-flaky") },
+      routes: { chat: { retry: "flaky", attempts: 3 } },
+      gateway: { apiKeys: [KEY] },
+      // Two retries in 10 s for the whole gateway, and breakers that stay closed.
+      health: { failures: 1000, retryBudget: { ratio: 0, minPerSecond: 0.2 } },
+    });
+    const gw = await start(dir, ["--port", "0", "--workers", "2", "--log", "json"], { BATON_CONFIG: config });
+    try {
+      // One worker's call spends both units: three attempts.
+      const kept = new Agent({ keepAlive: true, maxSockets: 1 });
+      assert.equal((await ask(gw.url, { model: "chat", messages: ASK }, kept)).status, 503);
+      kept.destroy();
+      assert.equal((await upstream(provider.url, "w-flaky")).requests, 3);
+      await sleep(50);
+      const spender = logLines(gw)[0].worker;
+      await sleep(1100);
+      // Each worker's next call is made once, without a retry: the budget is spent for both.
+      for (let i = 0; i < 4; i += 1) assert.equal((await ask(gw.url, { model: "chat", messages: ASK })).status, 503);
+      await sleep(50);
+      const rest = logLines(gw).slice(1);
+      assert.ok(rest.some((l) => l.worker !== spender), `the other worker served some: ${rest.map((l) => l.worker)}`);
+      assert.deepEqual(
+        rest.map((l) => l.attempts),
+        [1, 1, 1, 1],
+        "no retries left",
+      );
+      assert.equal((await upstream(provider.url, "w-flaky")).requests, 3 + 4);
+    } finally {
+      gw.child.kill("SIGTERM");
+      await gw.exited;
+    }
+  });
+
   test("SIGTERM to the primary drains both workers: their streams finish whole, new connections are refused, exit 0", async () => {
     const words = Array.from({ length: 20 }, (_, i) => `w${i}`).join(" ");
     await putScenario(provider.url, "w-slow", [{ text: words, chunks: 20, chunkDelayMs: 60, keepAlive: true }]);

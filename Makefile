@@ -138,7 +138,9 @@ provider:
 # node:test run, so the output closes with node's summary. Every runtime runs even if one fails.
 # The gateway (examples/gateway/ in workerd and Deno, and the llm-baton-gateway command in Node,
 # driven by the official SDKs) runs in the same node:test run, with its added latency and its calls
-# into the wasm asserted (gateway_latency.test.mjs, gateway_crossings.test.mjs).
+# into the wasm asserted (gateway_latency.test.mjs, gateway_crossings.test.mjs), its /metrics read by
+# a Prometheus text parser (gateway_metrics.test.mjs) and its --workers on node:cluster
+# (gateway_workers.test.mjs).
 # types_fixtures.test.mjs checks index.d.ts against what real calls return. tools.test.mjs runs the
 # tests/e2e/tools_*.mjs scenarios (the AI SDK, the official SDKs over baton.fetch) in Node, workerd
 # and Chromium, and their Node part again on Node 22 and 24 (ai 7 and openai 7 ask for 22), with the
@@ -161,8 +163,9 @@ test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package
 	echo "== e2e: node, workerd, chromium, the gateway in workerd, Deno and Node"; \
 	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs tests/e2e/workerd.test.mjs \
 	  tests/e2e/browser.test.mjs tests/e2e/www.test.mjs tests/e2e/broadcast.test.mjs tests/e2e/gateway.test.mjs \
-	  tests/e2e/gateway_node.test.mjs tests/e2e/gateway_latency.test.mjs tests/e2e/gateway_crossings.test.mjs tests/e2e/gateway_streaming.test.mjs \
+	  tests/e2e/gateway_node.test.mjs tests/e2e/gateway_metrics.test.mjs tests/e2e/gateway_workers.test.mjs tests/e2e/gateway_latency.test.mjs tests/e2e/gateway_crossings.test.mjs tests/e2e/gateway_streaming.test.mjs \
 	  tests/e2e/responses_compliance.test.mjs tests/e2e/deadline_aborts.test.mjs tests/e2e/soak.test.mjs tests/e2e/durable.test.mjs tests/e2e/tools.test.mjs tests/e2e/telemetry.test.mjs tests/e2e/types_fixtures.test.mjs \
+	  tests/e2e/bedrock.test.mjs \
 	  tests/e2e/package_size.test.mjs tests/e2e/tarball.test.mjs tests/e2e/readme.test.mjs \
 	  tests/e2e/bundlers.test.mjs tests/e2e/wrangler_dev.test.mjs || status=1; \
 	for v in 22 24; do \
@@ -235,7 +238,7 @@ bench/node_modules/.package-lock.json: bench/package-lock.json bench/package.jso
 # The core is safe Rust, so no sanitizer (more runs in the same time). A failing input is
 # written to fuzz/artifacts/<target>/ and stops the run.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := sse decoders config request call
+FUZZ_TARGETS := sse event_stream decoders config request call
 FUZZ_NEW := fuzz/target/new-corpus
 
 fuzz:

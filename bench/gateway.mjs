@@ -19,6 +19,7 @@
 // fresh). `fresh` starts each gateway FRESH_PASSES times anew and measures it cold (runFresh).
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { loadNow } from "./lib/common.mjs";
 import { cpuSeconds, peakRssMiB, runCell, runFresh } from "./lib/gateway-load.mjs";
@@ -144,6 +145,26 @@ const GATEWAYS = {
   node: {
     label: "llm-baton (Node server)",
     start: () => startNodeGateway(batonConfig),
+    ...batonRoutes,
+    version: () => `Node ${process.version}`,
+  },
+  // gateway.metrics on: each request counted for /metrics (pkg/gateway/metrics.js).
+  "node-metrics": {
+    label: "llm-baton (Node server, /metrics on)",
+    start: () => startNodeGateway({ ...batonConfig, gateway: { metrics: { apiKey: "bench-metrics-scraper-key" } } }),
+    ...batonRoutes,
+    version: () => `Node ${process.version}`,
+  },
+  // --workers: the same command on node:cluster, breakers and retry budget in the primary.
+  "node-2": {
+    label: "llm-baton (Node server, --workers 2)",
+    start: () => startNodeGateway(batonConfig, { workers: 2 }),
+    ...batonRoutes,
+    version: () => `Node ${process.version}`,
+  },
+  "node-cores": {
+    label: `llm-baton (Node server, --workers ${availableParallelism()}: one per core)`,
+    start: () => startNodeGateway(batonConfig, { workers: availableParallelism() }),
     ...batonRoutes,
     version: () => `Node ${process.version}`,
   },

@@ -221,7 +221,7 @@ if (flapping) {
 if (gateways) {
   const G = gateways.gateways;
   // llm-baton's hosts, the peers, then direct, as far as this run has them.
-  const keys = ["deno", "workerd", "workerd-local", "node", "portkey", "litellm", "floor", "floor-byob", "floor-workerd", "direct"].filter((k) => G[k]);
+  const keys = ["deno", "workerd", "workerd-local", "node", "node-metrics", "node-2", "node-cores", "portkey", "litellm", "floor", "floor-byob", "floor-workerd", "direct"].filter((k) => G[k]);
   const cellOf = (k, c) => G[k]?.cells?.[c];
   const direct = (c) => cellOf("direct", c);
   const ms = (x) => (Number.isFinite(x) ? (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2)) : "–");

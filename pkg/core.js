@@ -756,14 +756,18 @@ export function guard(runtime, make) {
  * An OpenAI- and Anthropic-compatible fetch handler in front of the config's routes, on the
  * gateway's `runtime` (`llm-baton/gateway`'s createGateway). Validates the config at once,
  * synchronously, with no I/O and no timer, so a Worker may build it at its module's top level;
- * throws BatonError kind "config" naming the field.
+ * throws BatonError kind "config" naming the field. `metrics`, if given, makes the gateway's
+ * metrics link from its wasm object's getter (pkg/gateway/metrics-link.js).
  */
-export function gatewayOn(runtime, config, options) {
+export function gatewayOn(runtime, config, options, metrics) {
   const { health, telemetry } = readBatonOptions(options, "options");
   const instance = rebuildable(runtime, "WasmGateway", config, health ? (wasm) => wasm.followStore() : undefined);
   if (guard(runtime, () => instance().open())) console.warn(runtime.gateway.openGatewayWarning(config));
   const link = healthLink(health, instance);
-  return new runtime.gateway.Gateway(instance, gatewayServices(runtime, instance, link, telemetry && lazyTelemetry(telemetry, instance.config)));
+  const services = gatewayServices(runtime, instance, link, telemetry && lazyTelemetry(telemetry, instance.config));
+  // `/metrics` (pkg/gateway/metrics-link.js), from the gateway's entry only: a Baton never serves it.
+  if (metrics) services.metrics = metrics(instance);
+  return new runtime.gateway.Gateway(instance, services);
 }
 
 /**

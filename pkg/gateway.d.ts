@@ -21,9 +21,28 @@ export interface Gateway {
   fetch(request: Request): Promise<Response>;
 }
 
+/** `gateway.metrics`: serve `GET /metrics` in the Prometheus text format (docs/gateway.md, "Metrics"). */
+export interface GatewayMetricsConfig {
+  /**
+   * The scraper's own key, sent as `Authorization: Bearer <key>`: 16 or more printable ASCII
+   * characters without spaces, and not one of `apiKeys`.
+   */
+  apiKey: string;
+}
+
+/** The `gateway` section as createGateway reads it: the shared one, and `metrics`. */
+export interface GatewayServerConfig extends baton.GatewayConfig {
+  metrics?: GatewayMetricsConfig;
+}
+
+/** A config for createGateway: a Baton's, whose `gateway` section may also have `metrics`. */
+export interface GatewayConfigDocument extends Omit<Config, "gateway"> {
+  gateway?: GatewayServerConfig;
+}
+
 /**
  * Builds a gateway over the config's routes (a client's `model` names a route or a target).
  * Validates synchronously with no I/O and no timer, so it may run at a module's top level;
  * throws BatonError kind "config".
  */
-export declare function createGateway(config: Config, options?: BatonOptions): Gateway;
+export declare function createGateway(config: GatewayConfigDocument, options?: BatonOptions): Gateway;

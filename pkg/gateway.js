@@ -16,6 +16,9 @@
 
 const utf8 = new TextEncoder();
 
+/** The key of a Gateway's metrics link, for pkg/gateway/cluster.js. */
+export const METRICS = Symbol.for("llm-baton.gateway.metrics");
+
 /**
  * How many bytes of a stream may wait for a client that reads nothing. Past it the call reads
  * no more of the upstream (pkg/host.js's `room`) until the client takes some, so a slow client
@@ -37,6 +40,14 @@ export class Gateway {
   /** Test only: the wasm traps at its next poll, as a bug would. */
   [Symbol.for("llm-baton.test.trap")]() {
     this.#core.runtime.armTrap();
+  }
+
+  /**
+   * pkg/gateway/cluster.js: this gateway's metrics (core.js's lazyMetrics), null without
+   * `gateway.metrics`; a worker makes its `gather` ask the primary for every worker's counts.
+   */
+  get [METRICS]() {
+    return this.#core.runtime.metrics ?? null;
   }
 
   /** The handler. An arrow property, so `Deno.serve(gateway.fetch)` works unbound. */
@@ -64,15 +75,26 @@ function gatewayCore(instance, runtime) {
 
 /** The deployed gateway: the wasm decides; an admitted body is read up to the plan's cap. */
 async function serveHttp(core, request) {
+  const started = performance.now();
+  // With gateway.metrics: `/metrics` is answered here, and every other request counted.
+  const metricsLink = core.runtime.metrics;
+  let metrics = null;
+  if (metricsLink) {
+    if (new URL(request.url).pathname === "/metrics") return metricsLink.scrape(request);
+    // The first request waits while metrics.js is imported (core.js's lazyMetrics).
+    metrics = metricsLink.current ?? (await metricsLink.load());
+  }
   const step = core.wasm.decide(request);
   if (step.status !== undefined) {
     if (step.status === 403 && request.method === "OPTIONS") logRefusedPreflight(request, step);
+    metrics?.answered(step.status, started);
     return respond(step);
   }
   const body = await readBody(request, step.limit);
   // The first traced request waits while telemetry.js is imported (core.js's lazyTelemetry).
   const telemetry = core.runtime.telemetry;
-  return serve(core, step, body, request, false, telemetry && (telemetry.current ?? (await telemetry.load())));
+  const meter = metrics?.request(step.format, body, started);
+  return serve(core, step, body, request, false, telemetry && (telemetry.current ?? (await telemetry.load())), meter);
 }
 
 /** Origins whose refused preflight was logged: a page that retries logs once (up to 100 origins). */
@@ -114,7 +136,7 @@ async function serveInProcess(core, request) {
     body = { error: e instanceof Error ? e.message : String(e) };
   }
   const telemetry = core.runtime.telemetry;
-  return serve(core, step, body, request, true, telemetry && (telemetry.current ?? (await telemetry.load())));
+  return serve(core, step, body, request, true, telemetry && (telemetry.current ?? (await telemetry.load())), undefined);
 }
 
 /** What a standard fetch rejects with when its signal aborts: the signal's reason. */
@@ -127,9 +149,10 @@ function abortReason(signal) {
  * resolves with the Response: an error or a whole answer when the driver settles before
  * committing, else a 200 stream as soon as the first delta is delivered. `inProcess`: the
  * caller's abort rejects or errors the body (baton.fetch) instead of ending a response nobody
- * reads. `telemetry`: the owner's Telemetry (telemetry.js), or null.
+ * reads. `telemetry`: the owner's Telemetry (telemetry.js), or null. `meter`: the request's
+ * RequestMeter (gateway/metrics.js), or undefined.
  */
-function serve({ wasm, runtime, instance }, plan, body, request, inProcess, telemetry) {
+function serve({ wasm, runtime, instance }, plan, body, request, inProcess, telemetry, meter) {
   return new Promise((resolve, reject) => {
     let committed = false;
     let task = null;
@@ -150,6 +173,7 @@ function serve({ wasm, runtime, instance }, plan, body, request, inProcess, tele
     };
     const finish = (reply) => {
       signal?.removeEventListener("abort", abort);
+      meter?.end(committed ? 200 : reply.status);
       if (!committed) return respondWith(reply);
       client.write(utf8.encode(reply.body));
       client.close();
@@ -157,6 +181,7 @@ function serve({ wasm, runtime, instance }, plan, body, request, inProcess, tele
     const trace = telemetry?.gatewayCall(body, request, !inProcess);
     const broken = (e) => {
       trace?.trapped(e);
+      meter?.end(committed ? 200 : 500);
       signal?.removeEventListener("abort", abort);
       if (committed) client.error(e);
       else respondWith(wasm.refuse(plan, 500, e.message));
@@ -167,8 +192,11 @@ function serve({ wasm, runtime, instance }, plan, body, request, inProcess, tele
         else if (out.type === "event") {
           if (out.event.type === "leg") runtime.health?.report(out.event);
           trace?.event(out.event);
-        } else if (out.type === "done") trace.done(out.summary);
-        else if (out.type === "failed") trace.failed(out.error);
+          meter?.event(out.event);
+        } else if (out.type === "done") {
+          trace?.done(out.summary);
+          meter?.done(out.summary);
+        } else if (out.type === "failed") trace?.failed(out.error);
         else if (out.type === "request") trace?.request(out.request);
         else if (out.type === "commit") {
           committed = true;
@@ -189,8 +217,9 @@ function serve({ wasm, runtime, instance }, plan, body, request, inProcess, tele
     const begin = (waitedMs) => {
       try {
         const reports = Boolean(runtime.health);
-        const traced = trace !== undefined;
-        const content = traced && telemetry.recordContent;
+        // A meter reads the same events and end as a trace.
+        const traced = trace !== undefined || meter !== undefined;
+        const content = trace !== undefined && telemetry.recordContent;
         task = runtime.spawn(
           () => instance().serve(plan.format, plan.deadlineMs, plan.origin, body.bytes, body.error, waitedMs, reports, traced, content),
           handler,

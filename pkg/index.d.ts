@@ -5,7 +5,7 @@
 // ---------------------------------------------------------------------------------------------
 
 /** The wire protocol a target speaks. */
-export type Format = "openai_chat" | "anthropic_messages" | "openai_responses" | "gemini";
+export type Format = "openai_chat" | "anthropic_messages" | "openai_responses" | "gemini" | "bedrock_converse";
 
 /** Per-attempt limits in milliseconds; each is off when omitted. */
 export interface Timeouts {
@@ -21,8 +21,11 @@ export interface Timeouts {
 }
 
 /** A provider endpoint and model. */
-export interface Target {
-  format: Format;
+export type Target = ProviderTarget | BedrockTarget;
+
+/** A target of any format but Bedrock's. */
+export interface ProviderTarget {
+  format: Exclude<Format, "bedrock_converse">;
   /** e.g. "https://api.openai.com/v1"; no credentials in the URL (use apiKey). */
   baseUrl: string;
   model: string;
@@ -61,6 +64,20 @@ export interface Target {
    * Must be an object; `stream` is refused (each call decides it).
    */
   extraBody?: Record<string, unknown>;
+}
+
+/**
+ * Amazon Bedrock's Converse API (docs/bedrock.md): signed with AWS keys (`aws`) or sent with a
+ * Bedrock API key (`apiKey`), not both.
+ */
+export interface BedrockTarget extends Omit<ProviderTarget, "format" | "baseUrl"> {
+  format: "bedrock_converse";
+  /** The model's AWS region, e.g. "us-east-1": the endpoint and the signature's scope. */
+  region: string;
+  /** Default `https://bedrock-runtime.{region}.amazonaws.com`. */
+  baseUrl?: string;
+  /** AWS keys that sign each request (SigV4); `sessionToken` for temporary credentials. Never logged. */
+  aws?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
 }
 
 /**

@@ -20,7 +20,7 @@ const SPAN_KIND_SERVER = 1;
 const SPAN_KIND_CLIENT = 2;
 const STATUS_ERROR = 2;
 /** `gen_ai.provider.name` of each format: the API the target speaks. */
-const PROVIDERS = { openai_chat: "openai", openai_responses: "openai", anthropic_messages: "anthropic", gemini: "gcp.gemini" };
+const PROVIDERS = { openai_chat: "openai", openai_responses: "openai", anthropic_messages: "anthropic", gemini: "gcp.gemini", bedrock_converse: "aws.bedrock" };
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
 
 /**

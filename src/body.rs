@@ -2,30 +2,63 @@
 //! whole body out, with caps.
 //!
 //! The driver only moves bytes: it hands every read to one of these and passes on what comes
-//! out. Keeping the decoding here (SSE framing, the format's decoder, the size caps) means the
-//! whole path from provider bytes to the caller's outcome runs natively in tests and fuzzing.
+//! out. Keeping the decoding here (SSE or AWS event-stream framing, the format's decoder, the
+//! size caps) means the whole path from provider bytes to the caller's outcome runs natively in
+//! tests and fuzzing.
 
 use crate::chat::Delta;
 use crate::delivery::{answer_too_large, MAX_ANSWER_BYTES};
-use crate::format::{DecodeError, Format, StreamDecoder};
+use crate::format::{bedrock_converse, DecodeError, Format, StreamDecoder};
 use crate::outcome::Failure;
 use crate::sse::{SseItem, SseParser};
+use llm_baton_wire::event_stream::EventStreamDecoder;
 
 /// How much of an error answer's body is read: the provider's message is in the first few
 /// hundred bytes; the rest is not worth holding the connection for.
 pub const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
 
-/// A streamed (SSE) body being decoded. Each event goes from the parser to the decoder as it is
+/// A streamed body being decoded. Each event goes from the parser to the decoder as it is
 /// completed, lent rather than collected: the parser reuses its buffers for the next one.
 #[derive(Debug)]
 pub struct StreamBody {
-    parser: SseParser,
+    parser: Framing,
     decoder: StreamDecoder,
+}
+
+/// How a format frames its stream: SSE, or AWS's binary event stream (Bedrock's ConverseStream),
+/// whose messages the format turns into events.
+#[derive(Debug)]
+enum Framing {
+    Sse(SseParser),
+    EventStream(EventStreamDecoder),
+}
+
+impl Framing {
+    fn feed_each(&mut self, chunk: &[u8], each: &mut dyn FnMut(&SseItem)) -> Result<(), Failure> {
+        let fed = match self {
+            Framing::Sse(parser) => parser.feed_each(chunk, each).map_err(|e| e.to_string()),
+            Framing::EventStream(decoder) => decoder
+                .feed_each(chunk, &mut |m| each(&SseItem::Event(bedrock_converse::event_of(m))))
+                .map_err(|e| e.to_string()),
+        };
+        fed.map_err(|message| Failure::Protocol { message })
+    }
+
+    fn finish_each(&mut self, each: &mut dyn FnMut(&SseItem)) -> Result<(), Failure> {
+        let finished = match self {
+            Framing::Sse(parser) => parser.finish_each(each).map_err(|e| e.to_string()),
+            Framing::EventStream(decoder) => decoder.finish().map_err(|e| e.to_string()),
+        };
+        finished.map_err(|message| Failure::Protocol { message })
+    }
 }
 
 impl StreamBody {
     pub fn new(format: Format) -> StreamBody {
-        let parser = SseParser::new().reporting_unframed();
+        let parser = match format {
+            Format::BedrockConverse => Framing::EventStream(EventStreamDecoder::new()),
+            _ => Framing::Sse(SseParser::new().reporting_unframed()),
+        };
         StreamBody { parser, decoder: format.stream_decoder() }
     }
 
@@ -36,7 +69,7 @@ impl StreamBody {
         let mut decoding = Decoding { decoder: &mut self.decoder, out, failed: None };
         let parsed = self.parser.feed_each(chunk, &mut |item| decoding.item(item));
         decoding.result()?;
-        parsed.map_err(|e| Failure::Protocol { message: e.to_string() })
+        parsed
     }
 
     /// The body ended: flushes the parser and lets the format judge whether the stream was whole.
@@ -44,7 +77,7 @@ impl StreamBody {
         let mut decoding = Decoding { decoder: &mut self.decoder, out, failed: None };
         let parsed = self.parser.finish_each(&mut |item| decoding.item(item));
         decoding.result()?;
-        parsed.map_err(|e| Failure::Protocol { message: e.to_string() })?;
+        parsed?;
         Ok(self.decoder.finish(out)?)
     }
 }

@@ -202,15 +202,15 @@ impl Failure {
     }
 
     /// The response headers an HTTP error answer is read for ([`Failure::from_http`]): the
-    /// server's requested wait and its own word on whether a retry can help. A driver passes
-    /// these and no others.
-    pub const HEADERS_READ: [&'static str; 3] = ["retry-after-ms", "retry-after", "x-should-retry"];
+    /// server's requested wait, its own word on whether a retry can help, and AWS's error type
+    /// (read as the code when the body names none). A driver passes these and no others.
+    pub const HEADERS_READ: [&'static str; 4] = ["retry-after-ms", "retry-after", "x-should-retry", "x-amzn-errortype"];
 
     /// An HTTP error answer, reading [`Failure::HEADERS_READ`] from its headers. `now_epoch_ms` (wall clock) resolves a Retry-After given as an HTTP date.
     /// `said` is the format's reading of the body (`Format::error_body`).
     pub fn from_http(status: u16, headers: &[(String, String)], said: ProviderSaid, now_epoch_ms: u64) -> Failure {
         let header = |name: &str| headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim());
-        let [wait_ms, wait, should] = Self::HEADERS_READ;
+        let [wait_ms, wait, should, aws_type] = Self::HEADERS_READ;
         let retry_after_ms = crate::retry_after::retry_after_ms(header(wait_ms), header(wait), now_epoch_ms);
         let should_retry = match header(should) {
             Some("true") => Some(true),
@@ -218,6 +218,8 @@ impl Failure {
             _ => None,
         };
         let ProviderSaid { message, code, class } = said;
+        // AWS names an error's type in a header (`ThrottlingException:http://...`), not its body.
+        let code = code.or_else(|| header(aws_type).and_then(|t| t.split(':').next()).map(str::to_string));
         let message = without_status_prefix(status, message);
         Failure::Http { status, message, code, class, retry_after_ms, should_retry, in_stream: false }
     }

@@ -42,7 +42,7 @@ fn messages_are_exact() {
         (
             r#"{"targets": {"p": {"format": "openai", "baseUrl": "https://x/v1", "model": "m"}}}"#.into(),
             "targets.p.format",
-            r#"targets.p.format must be one of "openai_chat", "anthropic_messages", "openai_responses", "gemini" (got "openai")"#,
+            r#"targets.p.format must be one of "openai_chat", "anthropic_messages", "openai_responses", "gemini", "bedrock_converse" (got "openai")"#,
         ),
         (
             r#"{"targets": {"p": {"format": "gemini", "model": "m"}}}"#.into(),
@@ -592,6 +592,12 @@ fn undefined_is_refused_only_where_a_secret_goes() {
         (&["targets", "p", "headers", "x-trace"], "targets.p.headers.x-trace", "leave the header out"),
         (&["gateway", "apiKeys"], "gateway.apiKeys", "leave the field out for a gateway that any client may call"),
         (&["gateway", "apiKeys", "1"], "gateway.apiKeys[1]", "remove the entry"),
+        (&["targets", "b", "aws", "sessionToken"], "targets.b.aws.sessionToken", "leave the field out"),
+        (
+            &["targets", "b", "aws", "secretAccessKey"],
+            "targets.b.aws.secretAccessKey",
+            "give a Bedrock API key as apiKey instead of aws",
+        ),
     ];
     for (at, path, remedy) in refused {
         let e = undefined_secret(&steps(at), path).unwrap_or_else(|| panic!("{path} was read as absent"));
@@ -603,6 +609,7 @@ fn undefined_is_refused_only_where_a_secret_goes() {
         &["targets", "apiKey"],
         &["targets", "p", "headers"],
         &["targets", "p", "extraBody", "apiKey"],
+        &["targets", "b", "aws", "region"],
         &["routes", "apiKey"],
         &["gateway", "cors"],
         &["apiKeys"],

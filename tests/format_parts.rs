@@ -13,7 +13,8 @@ const CONFIG: &str = r#"{
         "openai_chat": {"format": "openai_chat", "baseUrl": "https://a.test/v1", "model": "gpt"},
         "anthropic_messages": {"format": "anthropic_messages", "baseUrl": "https://b.test/v1", "model": "claude"},
         "openai_responses": {"format": "openai_responses", "baseUrl": "https://c.test/v1", "model": "gpt"},
-        "gemini": {"format": "gemini", "baseUrl": "https://d.test/v1beta", "model": "gemini"}
+        "gemini": {"format": "gemini", "baseUrl": "https://d.test/v1beta", "model": "gemini"},
+        "bedrock_converse": {"format": "bedrock_converse", "region": "us-east-1", "model": "claude"}
     },
     "routes": {
         "everywhere": {"fallback": ["openai_chat", "anthropic_messages", "openai_responses", "gemini"]},
@@ -41,6 +42,7 @@ fn user_content(format: Format) -> &'static str {
         Format::OpenaiChat | Format::AnthropicMessages => "/messages/0/content",
         Format::OpenaiResponses => "/input/0/content",
         Format::Gemini => "/contents/0/parts",
+        Format::BedrockConverse => "/messages/0/content",
     }
 }
 
@@ -120,7 +122,7 @@ fn each_part_kind_in_each_format() {
             let text = match format {
                 Format::OpenaiChat | Format::AnthropicMessages => json!({"type": "text", "text": "Look:"}),
                 Format::OpenaiResponses => json!({"type": "input_text", "text": "Look:"}),
-                Format::Gemini => json!({"text": "Look:"}),
+                Format::Gemini | Format::BedrockConverse => json!({"text": "Look:"}),
             };
             assert_eq!(content, &json!([text, expected]), "{case}: {format:?}");
         }
@@ -145,7 +147,7 @@ fn all_text_messages_are_sent_as_before() {
         let only_user = request(json!({"messages": [{"role": "user", "content": "Hello there"}]}));
         let user = body(&config, format, &only_user).pointer(user_content(format)).cloned().unwrap();
         let expected = match format {
-            Format::Gemini => json!([{"text": "Hello there"}]),
+            Format::Gemini | Format::BedrockConverse => json!([{"text": "Hello there"}]),
             _ => json!("Hello there"),
         };
         assert_eq!(user, expected, "{format:?}: one string, as today");
@@ -369,14 +371,14 @@ fn a_part_some_target_of_the_route_cannot_carry_is_refused_before_sending() {
             "no_chat",
             &text_file,
             Err(
-                r#"request.messages[1].content[1] is a file of type "text/plain", which target "anthropic_messages" (anthropic_messages) cannot carry; send PDF files only there, or a text file's contents as a text part, or route to an openai_responses or gemini target"#,
+                r#"request.messages[1].content[1] is a file of type "text/plain", which target "anthropic_messages" (anthropic_messages) cannot carry; send PDF files only there, or a text file's contents as a text part, or route to an openai_responses, gemini or bedrock_converse target"#,
             ),
         ),
         (
             "openai_chat",
             &text_file,
             Err(
-                r#"request.messages[1].content[1] is a file of type "text/plain", which target "openai_chat" (openai_chat) cannot carry; send PDF files only there, or a text file's contents as a text part, or route to an openai_responses or gemini target"#,
+                r#"request.messages[1].content[1] is a file of type "text/plain", which target "openai_chat" (openai_chat) cannot carry; send PDF files only there, or a text file's contents as a text part, or route to an openai_responses, gemini or bedrock_converse target"#,
             ),
         ),
         ("google_then_openai", &text_file, Ok(())),
@@ -411,7 +413,9 @@ fn extra_body_fields_go_at_the_top_level_over_llm_batons_own() {
             "openai_responses": {"format": "openai_responses", "baseUrl": "https://c.test/v1", "model": "gpt",
                 "extraBody": {"top_k": 40, "temperature": 0.1, "store": false}},
             "gemini": {"format": "gemini", "baseUrl": "https://d.test/v1beta", "model": "gemini",
-                "extraBody": {"top_k": 40, "temperature": 0.1, "safetySettings": []}}
+                "extraBody": {"top_k": 40, "temperature": 0.1, "safetySettings": []}},
+            "bedrock_converse": {"format": "bedrock_converse", "region": "us-east-1", "model": "claude",
+                "extraBody": {"top_k": 40, "temperature": 0.1, "performanceConfig": {"latency": "optimized"}}}
         }}"#,
     )
     .unwrap();

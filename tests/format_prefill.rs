@@ -18,6 +18,7 @@ fn turns_and_prefill(format: Format, text: &str) -> (&'static str, Value) {
         // turn (a list of parts would have to be `output_text`).
         Format::OpenaiResponses => ("input", json!({"role": "assistant", "content": text})),
         Format::Gemini => ("contents", json!({"role": "model", "parts": [{"text": text}]})),
+        Format::BedrockConverse => ("messages", json!({"role": "assistant", "content": [{"text": text}]})),
     }
 }
 

@@ -24,6 +24,8 @@ fn target(format: Format) -> Target {
         prefill: false,
         propagate_deadline: Default::default(),
         extra_body: None,
+        region: None,
+        aws: None,
     }
 }
 
@@ -73,6 +75,10 @@ fn minimal_stream(format: Format) -> Vec<SseEvent> {
         Format::Gemini => vec![
             ev("", r#"{"candidates":[{"content":{"parts":[{"text":"x"}],"role":"model"}}]}"#),
             ev("", r#"{"candidates":[{"content":{"parts":[{"text":""}],"role":"model"},"finishReason":"STOP"}]}"#),
+        ],
+        Format::BedrockConverse => vec![
+            ev("contentBlockDelta", r#"{"contentBlockIndex":0,"delta":{"text":"x"}}"#),
+            ev("messageStop", r#"{"stopReason":"end_turn"}"#),
         ],
     }
 }

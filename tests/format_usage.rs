@@ -36,6 +36,9 @@ fn whole(format: Format, odd: &str) -> String {
         Format::Gemini => format!(
             r#"{{"candidates":[{{"content":{{"parts":[{{"text":"Hi"}}],"role":"model"}},"finishReason":"STOP"}}],"usageMetadata":{{"promptTokenCount":7,"candidatesTokenCount":{odd}}}}}"#
         ),
+        Format::BedrockConverse => format!(
+            r#"{{"output":{{"message":{{"role":"assistant","content":[{{"text":"Hi"}}]}}}},"stopReason":"end_turn","usage":{{"inputTokens":7,"outputTokens":{odd}}}}}"#
+        ),
     }
 }
 
@@ -76,6 +79,11 @@ fn stream(format: Format, odd: &str) -> Vec<SseEvent> {
             ),
         ],
         Format::Gemini => vec![ev("", &whole(Format::Gemini, odd))],
+        Format::BedrockConverse => vec![
+            ev("contentBlockDelta", r#"{"contentBlockIndex":0,"delta":{"text":"Hi"}}"#),
+            ev("messageStop", r#"{"stopReason":"end_turn"}"#),
+            ev("metadata", &format!(r#"{{"usage":{{"inputTokens":7,"outputTokens":{odd}}}}}"#)),
+        ],
     }
 }
 
@@ -122,7 +130,9 @@ fn odd_counts_in_streams_are_unknown() {
     let unknown_output = usage(Some(7), None);
     for format in Format::ALL {
         let expected = match format {
-            Format::OpenaiChat | Format::Gemini => vec![hi(), unknown_output.clone(), done.clone()],
+            Format::OpenaiChat | Format::Gemini | Format::BedrockConverse => {
+                vec![hi(), unknown_output.clone(), done.clone()]
+            }
             Format::AnthropicMessages => vec![usage(Some(7), Some(1)), hi(), unknown_output.clone(), done.clone()],
             // Responses reports usage only at completion, in the `Done`.
             Format::OpenaiResponses => vec![hi(), done.clone()],
@@ -214,6 +224,15 @@ fn cut_after_usage(format: Format) -> (Vec<SseEvent>, Vec<Delta>, Result<(), Dec
             ],
             vec![text("Hel"), usage(Some(7), Some(1)), text("lo"), usage(Some(7), Some(6))],
             cut_short("gemini stream ended without a finishReason"),
+        ),
+        // Bedrock reports usage last, after messageStop; a proxy's reordering still counts.
+        Format::BedrockConverse => (
+            vec![
+                ev("contentBlockDelta", r#"{"contentBlockIndex":0,"delta":{"text":"Hello"}}"#),
+                ev("metadata", r#"{"usage":{"inputTokens":7,"outputTokens":2}}"#),
+            ],
+            vec![text("Hello"), usage(Some(7), Some(2))],
+            cut_short("bedrock_converse stream ended without a messageStop"),
         ),
     }
 }

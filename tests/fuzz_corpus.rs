@@ -39,6 +39,11 @@ fn sse_corpus() {
 }
 
 #[test]
+fn event_stream_corpus() {
+    replay("event_stream", fuzz_checks::event_stream);
+}
+
+#[test]
 fn decoders_corpus() {
     replay("decoders", fuzz_checks::decoders);
 }

@@ -136,7 +136,9 @@ fn same_json(mut answer: Answer) -> Answer {
 /// Every case of the corpus that has its answer whole too (`{case}.answer.json`), by format.
 fn recorded_both_ways() -> Vec<(Format, String)> {
     let mut all = Vec::new();
-    for format in Format::ALL {
+    // Bedrock's streams are binary event streams, not SSE transcripts: they are checked against
+    // its whole answers end to end, through AWS's own codec (tests/e2e/bedrock.test.mjs).
+    for format in Format::ALL.into_iter().filter(|f| *f != Format::BedrockConverse) {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(format.as_str());
         let mut cases: Vec<String> = fs::read_dir(&dir)
             .expect("fixtures")

@@ -4,8 +4,9 @@
 // comes from a file, or from the environment exactly as the Worker and Deno examples read it;
 // the server is llm-baton/gateway/node-server. Every failure to start is one line on stderr
 // (what, where, what would be right) and a non-zero exit: 2 for bad flags, 1 for the rest.
+import cluster from "node:cluster";
 import { readFileSync } from "node:fs";
-import { constants } from "node:os";
+import { availableParallelism, constants } from "node:os";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { configFromEnv } from "../gateway/env.js";
@@ -15,9 +16,11 @@ import { serve } from "../gateway/node-server.js";
 const NAME = "llm-baton-gateway";
 /** How often a gateway started by npm checks that npm is still there. */
 const PARENT_CHECK_MS = 200;
-const FLAGS = ["config", "host", "port", "log", "help"];
+const FLAGS = ["config", "host", "port", "log", "workers", "help"];
+/** The most workers a gateway runs: far past any core count, short of a typo's thousands. */
+const MAX_WORKERS = 256;
 const LOG_FORMATS = ["text", "json", "off"];
-const USAGE = `Usage: ${NAME} [--config FILE] [--host HOST] [--port PORT] [--log text|json|off]
+const USAGE = `Usage: ${NAME} [--config FILE] [--host HOST] [--port PORT] [--log text|json|off] [--workers N]
 
 Serves llm-baton's OpenAI- and Anthropic-compatible gateway over HTTP: POST /v1/chat/completions,
 /v1/messages and /v1/responses; GET /v1/models (and /v1/models/{id}), /v1/health and /healthz.
@@ -31,17 +34,24 @@ Options:
                    ANTHROPIC_API_KEY  [ANTHROPIC_BASE_URL, ANTHROPIC_MODEL] over to Anthropic
                    GATEWAY_API_KEYS   comma-separated keys clients must send
                    DEADLINE_MS        the default budget of one request (default 30000)
+                 With or without --config:
+                   GATEWAY_METRICS_KEY  serve Prometheus metrics at GET /metrics to a scraper
+                                        sending Authorization: Bearer <this key> (16+ characters;
+                                        the config's gateway.metrics.apiKey)
+                   GATEWAY_WORKERS      as --workers
   --host HOST    the address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)
   --port PORT    the port to listen on (default 8787; 0 picks a free one)
   --log FORMAT   one access-log line per request on stdout: text (default), json, or off.
                  Method, path (no query string), status, time taken, the target that served and
-                 its attempts; never a header, a body or a key
+                 its attempts (and the worker, with several); never a header, a body or a key
+  --workers N    worker processes sharing the port (default: one per core, ${availableParallelism()} here); they
+                 share breakers and the retry budget, and /metrics counts them all
   -h, --help     print this help and exit
 
 Once listening it prints GATEWAY_URL=http://HOST:PORT on stdout. On SIGTERM or SIGINT it stops
 accepting connections and exits 0 once the requests in flight have finished, each within its own
 deadline; a second signal exits at once. Started by npx or npm start, it does the same when npm
-exits (a signal to npm never reaches it).
+exits (a signal to npm never reaches it). A worker that dies is replaced, with a line on stderr.
 `;
 
 /** A reason not to start: printed as one line, then exit with `code`. */
@@ -78,7 +88,9 @@ function parseFlags(argv) {
       i += 1;
     }
     if (value === "") throw new Refusal(`--${flag} is empty; give a value, e.g. ${example(flag)}`, 2);
-    if (flag === "port") {
+    if (flag === "workers") {
+      flags.workers = readWorkers(value, "--workers", 2);
+    } else if (flag === "port") {
       const port = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
       if (!(port <= 65535)) throw new Refusal(`--port must be a port number from 0 to 65535, 0 for any free port (got ${JSON.stringify(value)})`, 2);
       flags.port = port;
@@ -90,7 +102,36 @@ function parseFlags(argv) {
 }
 
 function example(flag) {
-  return { config: "--config baton.json", host: "--host 127.0.0.1", port: "--port 8787", log: "--log json" }[flag];
+  return { config: "--config baton.json", host: "--host 127.0.0.1", port: "--port 8787", log: "--log json", workers: "--workers 4" }[flag];
+}
+
+/** A worker count from `value` (named `where`), or a Refusal exiting with `code`. */
+function readWorkers(value, where, code) {
+  const n = /^\d{1,4}$/.test(value) ? Number(value) : NaN;
+  if (!(n >= 1 && n <= MAX_WORKERS)) {
+    throw new Refusal(`${where} must be a number of worker processes from 1 to ${MAX_WORKERS}, e.g. ${availableParallelism()} (one per core, the default; got ${JSON.stringify(value)})`, code);
+  }
+  return n;
+}
+
+/** The worker count: --workers, else GATEWAY_WORKERS, else one per core. */
+function workerCount(flags) {
+  if (flags.workers !== undefined) return flags.workers;
+  const env = process.env.GATEWAY_WORKERS;
+  return env ? readWorkers(env, "GATEWAY_WORKERS", 2) : availableParallelism();
+}
+
+/**
+ * `config` with GATEWAY_METRICS_KEY as its gateway.metrics.apiKey, when that is set; a config that
+ * has its own gateway.metrics as well is a Refusal (which of the two keys is meant?).
+ */
+function withMetricsKey(config, where) {
+  const key = process.env.GATEWAY_METRICS_KEY;
+  if (!key) return config;
+  if (config?.gateway?.metrics != null) {
+    throw new Refusal(`GATEWAY_METRICS_KEY is set and ${where} has gateway.metrics too; keep one of them`);
+  }
+  return { ...config, gateway: { ...config?.gateway, metrics: { apiKey: key } } };
 }
 
 function editDistance(a, b) {
@@ -145,13 +186,21 @@ async function importConfig(path) {
   }
 }
 
-/** The access log `--log` asks for: a line on stdout per ended exchange, or none. */
-function accessLog(format) {
+/**
+ * The access log `--log` asks for: a line on stdout per ended exchange, or none. `worker`: the
+ * worker's number when there are several, which each line names.
+ */
+function accessLog(format, worker) {
   if (format === "off") return undefined;
-  if (format === "json") return (record) => process.stdout.write(`${JSON.stringify(record)}\n`);
+  if (format === "json") {
+    return worker === undefined
+      ? (record) => process.stdout.write(`${JSON.stringify(record)}\n`)
+      : (record) => process.stdout.write(`${JSON.stringify({ ...record, worker })}\n`);
+  }
+  const by = worker === undefined ? "" : ` worker=${worker}`;
   return (r) => {
     const served = r.target ? ` target=${r.target} attempts=${r.attempts}` : "";
-    process.stdout.write(`${r.time} ${r.method} ${r.path} ${r.status} ${r.ms}ms${served}${r.complete ? "" : " incomplete"}\n`);
+    process.stdout.write(`${r.time} ${r.method} ${r.path} ${r.status} ${r.ms}ms${served}${r.complete ? "" : " incomplete"}${by}\n`);
   };
 }
 
@@ -159,11 +208,59 @@ function messageOf(e) {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** Whether a target of `config` names a cloud (`cloud`, or Bedrock's own `bedrock_converse` format). */
-function reachesCloud(config) {
+/**
+ * The gateway's entry for `config`: the build with the clouds when a target names one (`cloud`,
+ * or Bedrock's own `bedrock_converse` format), else the smaller one. Loaded only once the config
+ * is read: --help and a bad flag need no wasm.
+ */
+function gatewayEntry(config) {
   const targets = config?.targets;
-  if (targets === null || typeof targets !== "object") return false;
-  return Object.values(targets).some((t) => t !== null && typeof t === "object" && (t.cloud !== undefined || t.format === "bedrock_converse"));
+  const clouds = targets !== null && typeof targets === "object" &&
+    Object.values(targets).some((t) => t !== null && typeof t === "object" && (t.cloud !== undefined || t.format === "bedrock_converse"));
+  return clouds ? import("../gateway/clouds/node.js") : import("../gateway/node.js");
+}
+
+/** `[config, where]` as the gateway is given it: loadConfig's, with GATEWAY_METRICS_KEY. */
+async function gatewayConfig(flags) {
+  const [config, where] = await loadConfig(flags.config);
+  return [withMetricsKey(config, where), where];
+}
+
+/** The gateway, or a Refusal naming the config's source. */
+function build(createGateway, config, where, options) {
+  try {
+    return createGateway(config, options);
+  } catch (e) {
+    throw new Refusal(`${where} is not valid: ${messageOf(e)}`);
+  }
+}
+
+/** Drains or stops at SIGTERM and SIGINT: the first signal `drain(signal)`, a second `now(signal)`. */
+function onSignals(drain, now) {
+  let signalled = false;
+  for (const signal of ["SIGTERM", "SIGINT"]) {
+    process.on(signal, () => {
+      if (signalled) return now(signal);
+      signalled = true;
+      drain(signal);
+    });
+  }
+}
+
+/**
+ * `npx llm-baton-gateway` (npm exec) and `npm start` run the command under `sh -c`: a signal to
+ * npm ends npm and that shell, and never reaches node, which would go on serving alone. Started
+ * by npm, the gateway watches its parent, and calls `drain` once the parent is gone.
+ */
+function watchNpm(drain) {
+  if (!process.env.npm_command) return;
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    drain(`npm (process ${parent}) exited`);
+  }, PARENT_CHECK_MS);
+  watch.unref();
 }
 
 async function main(argv) {
@@ -172,19 +269,88 @@ async function main(argv) {
     process.stdout.write(USAGE);
     return;
   }
-  const [config, where] = await loadConfig(flags.config);
-  // Loaded only now: --help and a bad flag need no wasm; a config that reaches a cloud gets the
-  // build with the clouds.
-  const { createGateway } = await (reachesCloud(config) ? import("../gateway/clouds/node.js") : import("../gateway/node.js"));
-  let gateway;
-  try {
-    gateway = createGateway(config);
-  } catch (e) {
-    throw new Refusal(`${where} is not valid: ${messageOf(e)}`);
-  }
+  if (cluster.isWorker) return serveAsWorker(flags);
+  const workers = workerCount(flags);
+  const [config, where] = await gatewayConfig(flags);
+  const { createGateway, HealthState } = await gatewayEntry(config);
+  // Validated here (and the open-gateway warning said) once, not once per worker.
+  const gateway = build(createGateway, config, where);
+  if (workers === 1) return serveAlone(gateway, flags);
+  const { startPrimary } = await import("../gateway/cluster.js");
+  // The breakers and retry budget every worker shares, on the config's own policy.
+  const health = new HealthState(config.health);
+  const say = (line) => process.stderr.write(`${NAME}: ${line}\n`);
   let running;
   try {
-    running = await serve(gateway, { host: flags.host, port: flags.port, onExchange: accessLog(flags.log) });
+    running = await startPrimary({
+      workers,
+      health,
+      say,
+      fatal(reason) {
+        say(reason);
+        process.exit(1);
+      },
+    });
+  } catch (e) {
+    throw new Refusal(messageOf(e));
+  }
+  let stopping = false;
+  // 0 once drained; a second signal's exit status once the workers were stopped by it.
+  let status = 0;
+  const drain = (why) => {
+    stopping = true;
+    say(`${why}: draining ${workers} workers`);
+    running.drain(why).then(() => process.exit(status));
+  };
+  onSignals(drain, (signal) => {
+    say(`${signal} again: stopping every worker now`);
+    status = 128 + constants.signals[signal];
+    running.stopNow(signal).then(() => process.exit(status));
+  });
+  watchNpm((why) => stopping || drain(why));
+  process.stdout.write(`GATEWAY_URL=${running.url}\n`);
+}
+
+/** One process serving `gateway` (--workers 1). */
+async function serveAlone(gateway, flags) {
+  const running = await listen(gateway, flags, undefined);
+  stopOnSignals(running, NAME, true);
+  process.stdout.write(`GATEWAY_URL=${running.url}\n`);
+}
+
+/** A worker of `--workers N`: the gateway on the primary's shared breakers, on the shared port. */
+async function serveAsWorker(flags) {
+  const { workerSide } = await import("../gateway/cluster.js");
+  const side = workerSide();
+  const name = `${NAME} (worker ${cluster.worker.id})`;
+  try {
+    const [config, where] = await gatewayConfig(flags);
+    const { createGateway } = await gatewayEntry(config);
+    // The primary has already said that the gateway has no apiKeys, if so: once is enough.
+    const warn = console.warn;
+    console.warn = () => {};
+    let gateway;
+    try {
+      gateway = build(createGateway, config, where, { healthStore: side.store });
+    } finally {
+      console.warn = warn;
+    }
+    side.attach(gateway);
+    const running = await listen(gateway, flags, cluster.worker.id);
+    const stop = stopOnSignals(running, name, false);
+    side.onStop(stop.drain, stop.now);
+    side.listening(running.url);
+  } catch (e) {
+    if (!(e instanceof Refusal)) throw e;
+    side.refused(e.message);
+    process.exit(e.code);
+  }
+}
+
+/** `gateway` served on --host and --port; a Refusal that says why not. */
+async function listen(gateway, flags, worker) {
+  try {
+    return await serve(gateway, { host: flags.host, port: flags.port, onExchange: accessLog(flags.log, worker) });
   } catch (e) {
     const at = `${flags.host}:${flags.port}`;
     const why = {
@@ -195,34 +361,29 @@ async function main(argv) {
     }[e?.code] ?? messageOf(e);
     throw new Refusal(`cannot listen on ${at}: ${why}`);
   }
+}
+
+/**
+ * Drains `running` at the first SIGTERM or SIGINT (stops accepting, exits 0 once the requests in
+ * flight are done) and cuts them at a second. `npm`: also when npm, the parent, exits. Returns
+ * `{ drain(why), now(signal) }`, for a primary's orders to a worker.
+ */
+function stopOnSignals(running, name, npm) {
   let stopping = false;
-  /** Stops accepting and exits once the requests in flight are done; `again` says how to cut them. */
-  const drain = (why, again) => {
+  const drain = (why, again = "") => {
+    if (stopping) return;
     stopping = true;
-    process.stderr.write(`${NAME}: ${why}: no longer accepting connections; finishing ${running.inFlight} request(s) in flight${again}\n`);
+    process.stderr.write(`${name}: ${why}: no longer accepting connections; finishing ${running.inFlight} request(s) in flight${again}\n`);
     running.close().then(() => process.exit(0));
   };
-  for (const signal of ["SIGTERM", "SIGINT"]) {
-    process.on(signal, () => {
-      if (!stopping) return drain(signal, ` (send ${signal} again to exit now)`);
-      process.stderr.write(`${NAME}: ${signal} again: exiting now, ${running.inFlight} request(s) cut off\n`);
-      running.closeNow();
-      process.exit(128 + constants.signals[signal]);
-    });
-  }
-  // `npx llm-baton-gateway` (npm exec) and `npm start` run the command under `sh -c`: a signal to
-  // npm ends npm and that shell, and never reaches node, which would go on serving alone. Started
-  // by npm, the gateway watches its parent, and drains as on SIGTERM once the parent is gone.
-  if (process.env.npm_command) {
-    const parent = process.ppid;
-    const watch = setInterval(() => {
-      if (process.ppid === parent || stopping) return;
-      clearInterval(watch);
-      drain(`npm (process ${parent}) exited`, "");
-    }, PARENT_CHECK_MS);
-    watch.unref();
-  }
-  process.stdout.write(`GATEWAY_URL=${running.url}\n`);
+  const now = (signal) => {
+    process.stderr.write(`${name}: ${signal} again: exiting now, ${running.inFlight} request(s) cut off\n`);
+    running.closeNow();
+    process.exit(128 + constants.signals[signal]);
+  };
+  onSignals((signal) => drain(signal, ` (send ${signal} again to exit now)`), now);
+  if (npm) watchNpm((why) => drain(why));
+  return { drain: (why) => drain(why), now };
 }
 
 main(process.argv.slice(2)).catch((e) => {

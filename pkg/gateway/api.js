@@ -6,6 +6,7 @@
 import { createHost } from "../host.js";
 import { gatewayOn, HealthState as CoreHealthState, RUNTIME, useRuntime } from "../core.js";
 import * as gateway from "../gateway.js";
+import { metricsLink, splitMetrics } from "./metrics-link.js";
 
 /** The gateway's runtime (core.js's `{ wasm, host, gateway }`), once an entry has installed it. */
 let runtime = null;
@@ -23,8 +24,15 @@ export function installGateway(wasm, hostOptions, clouds = false) {
   useRuntime(runtime);
 }
 
-/** An OpenAI- and Anthropic-compatible fetch handler before the config's routes (docs/gateway.md). */
-export const createGateway = (config, options) => gatewayOn(runtime, config, options);
+/**
+ * An OpenAI- and Anthropic-compatible fetch handler before the config's routes (docs/gateway.md),
+ * serving `/metrics` when the config has `gateway.metrics`.
+ */
+export function createGateway(config, options) {
+  const [wasmConfig, metricsKey] = splitMetrics(config);
+  const metrics = metricsKey === undefined ? undefined : (instance) => metricsLink(metricsKey, runtime, instance);
+  return gatewayOn(runtime, wasmConfig, options, metrics);
+}
 
 /**
  * `base` on the gateway's runtime. The class is anonymous (the export names it): esbuild,

@@ -8,8 +8,9 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::format::{Endpoint, Format};
+use crate::format::{bedrock_converse, Endpoint, Format, HttpRequest};
 use crate::secret::{is_secret_header, Secret, REDACTED};
+use crate::sigv4::{self, AwsCredentials, Unsigned};
 use crate::value::{as_object, child, kind, show, wrong, wrong_value, FieldError, Obj};
 
 /// A provider endpoint and model. Neither `api_key` nor a credential header ever prints.
@@ -31,6 +32,10 @@ pub struct Target {
     pub propagate_deadline: PropagateDeadline,
     /// Provider fields set at the top level of every request body, over what llm-baton wrote.
     pub extra_body: Option<Map<String, Value>>,
+    /// The AWS region a `bedrock_converse` target's requests go to and are signed for.
+    pub region: Option<String>,
+    /// AWS access keys that sign each request (SigV4), instead of an `apiKey`.
+    pub aws: Option<AwsCredentials>,
 }
 
 /// A target's `propagateDeadline`.
@@ -62,6 +67,8 @@ impl fmt::Debug for Target {
             .field("prefill", &self.prefill)
             .field("propagate_deadline", &self.propagate_deadline)
             .field("extra_body", &self.extra_body.as_ref().map(|fields| fields.keys().collect::<Vec<_>>()))
+            .field("region", &self.region)
+            .field("aws", &self.aws)
             .finish()
     }
 }
@@ -76,6 +83,20 @@ impl Target {
             headers: &self.headers,
             extra_body: self.extra_body.as_ref(),
         }
+    }
+}
+
+impl Target {
+    /// Signs `http` with the target's AWS keys at `now_epoch_ms` (the wall clock), when it has
+    /// them: `content-type` and `host` are signed, with the `x-amz-date` and session token this
+    /// adds. Called by the driver last, per attempt, since a signature is good for 5 minutes.
+    pub fn sign(&self, http: &mut HttpRequest, now_epoch_ms: u64) {
+        let (Some(aws), Some(region)) = (&self.aws, &self.region) else { return };
+        let signed: Vec<(String, String)> = http.headers.iter().filter(|(k, _)| k == "content-type").cloned().collect();
+        let unsigned = Unsigned { method: http.method, url: &http.url, headers: &signed, body: http.body.as_bytes() };
+        let headers = sigv4::sign(&unsigned, aws, region, bedrock_converse::SIGNING_SERVICE, now_epoch_ms);
+        http.headers.retain(|(k, _)| !headers.iter().any(|(name, _)| name == k));
+        http.headers.extend(headers);
     }
 }
 
@@ -99,7 +120,7 @@ pub struct Timeouts {
 }
 
 pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, FieldError> {
-    const FIELDS: [&str; 10] = [
+    const FIELDS: [&str; 12] = [
         "format",
         "baseUrl",
         "model",
@@ -110,19 +131,21 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         "prefill",
         "propagateDeadline",
         "extraBody",
+        "region",
+        "aws",
     ];
     let o = Obj::new(v, path, &FIELDS)?;
-    let format_name =
-        o.required_str("format", "one of \"openai_chat\", \"anthropic_messages\", \"openai_responses\", \"gemini\"")?;
-    let format = Format::parse(format_name).ok_or_else(|| {
-        wrong_value(
-            &child(path, "format"),
-            "one of \"openai_chat\", \"anthropic_messages\", \"openai_responses\", \"gemini\"",
-            &Value::String(format_name.into()),
-        )
-    })?;
-    let base_url = o.required_str("baseUrl", "an http(s) URL such as \"https://api.openai.com/v1\"")?;
-    let base_url = read_base_url(base_url, &child(path, "baseUrl"))?;
+    let format_name = o.required_str("format", FORMATS)?;
+    let format = Format::parse(format_name)
+        .ok_or_else(|| wrong_value(&child(path, "format"), FORMATS, &Value::String(format_name.into())))?;
+    let region = read_region(&o, format, path)?;
+    let base_url = match (o.get("baseUrl"), &region) {
+        (None, Some(region)) => format!("https://bedrock-runtime.{region}.amazonaws.com"),
+        _ => read_base_url(
+            o.required_str("baseUrl", "an http(s) URL such as \"https://api.openai.com/v1\"")?,
+            &child(path, "baseUrl"),
+        )?,
+    };
     let model = o.required_str("model", "the provider's model name, e.g. \"gpt-4o-mini\"")?;
     let api_key = match o.get("apiKey") {
         None | Some(Value::Null) => None,
@@ -232,6 +255,16 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
             ))
         }
     };
+    let aws = match o.get("aws") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(read_aws(v, &child(path, "aws"), format)?),
+    };
+    if aws.is_some() && api_key.is_some() {
+        return Err(FieldError::new(
+            child(path, "aws"),
+            "cannot be given with apiKey: sign with AWS keys (aws) or send a Bedrock API key (apiKey), not both",
+        ));
+    }
     Ok(Target {
         name: name.to_string(),
         format,
@@ -244,6 +277,70 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         prefill,
         propagate_deadline,
         extra_body,
+        region,
+        aws,
+    })
+}
+
+const FORMATS: &str =
+    "one of \"openai_chat\", \"anthropic_messages\", \"openai_responses\", \"gemini\", \"bedrock_converse\"";
+
+/// A `bedrock_converse` target's `region` (required: it names the endpoint and scopes the
+/// signature), which no other format takes.
+fn read_region(o: &Obj, format: Format, path: &str) -> Result<Option<String>, FieldError> {
+    let bedrock = format == Format::BedrockConverse;
+    match o.get("region") {
+        None if bedrock => Err(FieldError::new(
+            child(path, "region"),
+            "is missing; give the AWS region of the model, e.g. \"us-east-1\"",
+        )),
+        None => Ok(None),
+        Some(_) if !bedrock => {
+            Err(FieldError::new(child(path, "region"), "is only for bedrock_converse targets; remove it"))
+        }
+        Some(Value::String(r))
+            if !r.is_empty() && r.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') =>
+        {
+            Ok(Some(r.clone()))
+        }
+        Some(other) => Err(wrong_value(&child(path, "region"), "an AWS region such as \"us-east-1\"", other)),
+    }
+}
+
+/// `aws: {accessKeyId, secretAccessKey, sessionToken?}`. No value is ever echoed: a wrong one is
+/// named by its field and what is wrong with it.
+fn read_aws(v: &Value, path: &str, format: Format) -> Result<AwsCredentials, FieldError> {
+    if format != Format::BedrockConverse {
+        return Err(FieldError::new(path, "is only for bedrock_converse targets; remove it"));
+    }
+    let o = Obj::new(v, path, &["accessKeyId", "secretAccessKey", "sessionToken"])?;
+    let secret = |key: &str, required: bool, expected: &str| -> Result<Option<Secret>, FieldError> {
+        match o.get(key) {
+            None | Some(Value::Null) if !required => Ok(None),
+            None | Some(Value::Null) => Err(FieldError::new(child(path, key), format!("is missing; give {expected}"))),
+            Some(Value::String(s)) if !s.is_empty() => match header_value_problem(s, true) {
+                None => Ok(Some(Secret::new(s.clone()))),
+                Some(problem) => Err(unusable_key(&child(path, key), &problem)),
+            },
+            Some(_) => Err(FieldError::new(
+                child(path, key),
+                format!("must be a non-empty string: {expected} (the value is not shown)"),
+            )),
+        }
+    };
+    let access_key_id = secret("accessKeyId", true, "the access key id, e.g. from AWS_ACCESS_KEY_ID")?
+        .unwrap_or_else(|| Secret::new(""));
+    if !access_key_id.expose().bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return Err(FieldError::new(
+            child(path, "accessKeyId"),
+            "must be letters and digits only, as AWS access key ids are (the value is not shown)",
+        ));
+    }
+    Ok(AwsCredentials {
+        access_key_id,
+        secret_access_key: secret("secretAccessKey", true, "the secret access key, e.g. from AWS_SECRET_ACCESS_KEY")?
+            .unwrap_or_else(|| Secret::new("")),
+        session_token: secret("sessionToken", false, "the session token of temporary credentials")?,
     })
 }
 

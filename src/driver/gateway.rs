@@ -77,6 +77,12 @@ impl WasmGateway {
         to_js(&reply)
     }
 
+    /// Every target's breaker and the retry budget, as `GET /v1/health` answers them (for the
+    /// gateway's `/metrics`, pkg/gateway/metrics.js).
+    pub fn health(&self) -> JsValue {
+        to_js(&self.baton.borrow().health(now()))
+    }
+
     /// From now on a health store decides probes.
     #[wasm_bindgen(js_name = followStore)]
     pub fn follow_store(&self) {

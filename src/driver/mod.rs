@@ -288,6 +288,7 @@ pub(crate) async fn run_call(
                     // lowercase, so these replace a configured `traceparent` as fetch's headers
                     // object is built, in order.
                     http.headers.extend(host::attempt_headers(&t.name, attempt.0));
+                    t.sign(&mut http, js_sys::Date::now() as u64);
                     let guard = AbortGuard::new();
                     let (tx, rx) = mpsc::unbounded();
                     let body_at = attempt::BodyClock::default();

@@ -12,7 +12,7 @@
 //!   <dialect>/client.rs    ClientDialect: parse_request, write_error, answer_body, StreamEncoder
 //! ```
 //!
-//! Gemini has a provider side only: no gateway client speaks it. The [`ProviderDialect`] and
+//! Gemini and Bedrock Converse have a provider side only: no gateway client speaks them. The [`ProviderDialect`] and
 //! [`client::ClientDialect`] traits state the parts, so the compiler checks every dialect has
 //! them all; [`Format`] and [`client::ClientFormat`] dispatch to them through a plain `match`,
 //! statically. Nothing here does I/O.
@@ -23,6 +23,7 @@
 //! INVALID_ARGUMENT). What names no class falls back to [`FailureClass::of_status`].
 
 pub mod anthropic_messages;
+pub mod bedrock_converse;
 pub mod client;
 mod frame;
 pub mod gemini;
@@ -41,6 +42,7 @@ use crate::secret::{Secret, REDACTED};
 use crate::sse::SseEvent;
 use crate::value::from_tree;
 use anthropic_messages::AnthropicMessages;
+use bedrock_converse::BedrockConverse;
 use gemini::Gemini;
 use openai_chat::OpenaiChat;
 use openai_responses::OpenaiResponses;
@@ -101,11 +103,17 @@ pub enum Format {
     AnthropicMessages,
     OpenaiResponses,
     Gemini,
+    BedrockConverse,
 }
 
 impl Format {
-    pub const ALL: [Format; 4] =
-        [Format::OpenaiChat, Format::AnthropicMessages, Format::OpenaiResponses, Format::Gemini];
+    pub const ALL: [Format; 5] = [
+        Format::OpenaiChat,
+        Format::AnthropicMessages,
+        Format::OpenaiResponses,
+        Format::Gemini,
+        Format::BedrockConverse,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -113,6 +121,7 @@ impl Format {
             Format::AnthropicMessages => "anthropic_messages",
             Format::OpenaiResponses => "openai_responses",
             Format::Gemini => "gemini",
+            Format::BedrockConverse => "bedrock_converse",
         }
     }
 
@@ -134,6 +143,7 @@ impl Format {
             Format::AnthropicMessages => AnthropicMessages::build_request(&endpoint, request, stream),
             Format::OpenaiResponses => OpenaiResponses::build_request(&endpoint, request, stream),
             Format::Gemini => Gemini::build_request(&endpoint, request, stream),
+            Format::BedrockConverse => BedrockConverse::build_request(&endpoint, request, stream),
         };
         let passed = request.passthrough.as_ref().filter(|p| p.format == self.as_str()).map(|p| &p.fields);
         let extra = endpoint.extra_body;
@@ -168,6 +178,7 @@ impl Format {
             Format::AnthropicMessages => anthropic_messages::uncarried(part),
             Format::OpenaiResponses => None,
             Format::Gemini => gemini::uncarried(part),
+            Format::BedrockConverse => bedrock_converse::uncarried(part),
         }
     }
 
@@ -176,7 +187,7 @@ impl Format {
     pub fn unsendable_reasoning(self, request: &ChatRequest) -> Option<(&'static str, String)> {
         match self {
             Format::AnthropicMessages => anthropic_messages::unsendable_reasoning(request),
-            Format::OpenaiChat | Format::OpenaiResponses | Format::Gemini => None,
+            Format::OpenaiChat | Format::OpenaiResponses | Format::Gemini | Format::BedrockConverse => None,
         }
     }
 
@@ -185,7 +196,7 @@ impl Format {
     pub fn reasoning_warning(self, request: &ChatRequest, model: &str) -> Option<String> {
         match self {
             Format::AnthropicMessages => anthropic_messages::reasoning_warning(request, model),
-            Format::OpenaiChat | Format::OpenaiResponses | Format::Gemini => None,
+            Format::OpenaiChat | Format::OpenaiResponses | Format::Gemini | Format::BedrockConverse => None,
         }
     }
 
@@ -196,6 +207,7 @@ impl Format {
             Format::AnthropicMessages => AnthropicMessages::decode_answer(body),
             Format::OpenaiResponses => OpenaiResponses::decode_answer(body),
             Format::Gemini => Gemini::decode_answer(body),
+            Format::BedrockConverse => BedrockConverse::decode_answer(body),
         }
     }
 
@@ -205,6 +217,7 @@ impl Format {
             Format::AnthropicMessages => StreamDecoder::AnthropicMessages(Default::default()),
             Format::OpenaiResponses => StreamDecoder::OpenaiResponses(Default::default()),
             Format::Gemini => StreamDecoder::Gemini(Default::default()),
+            Format::BedrockConverse => StreamDecoder::BedrockConverse(Default::default()),
         }
     }
 
@@ -217,6 +230,7 @@ impl Format {
             Format::AnthropicMessages => AnthropicMessages::error_body(status, body),
             Format::OpenaiResponses => OpenaiResponses::error_body(status, body),
             Format::Gemini => Gemini::error_body(status, body),
+            Format::BedrockConverse => BedrockConverse::error_body(status, body),
         };
         let mut said = found.unwrap_or_else(|| ProviderSaid {
             message: body_excerpt(body),
@@ -370,6 +384,7 @@ pub enum StreamDecoder {
     AnthropicMessages(anthropic_messages::StreamDecoder),
     OpenaiResponses(openai_responses::StreamDecoder),
     Gemini(gemini::StreamDecoder),
+    BedrockConverse(bedrock_converse::StreamDecoder),
 }
 
 impl StreamDecoder {
@@ -379,6 +394,7 @@ impl StreamDecoder {
             StreamDecoder::AnthropicMessages(d) => d.on_event(event, out),
             StreamDecoder::OpenaiResponses(d) => d.on_event(event, out),
             StreamDecoder::Gemini(d) => d.on_event(event, out),
+            StreamDecoder::BedrockConverse(d) => d.on_event(event, out),
         }
     }
 
@@ -390,6 +406,7 @@ impl StreamDecoder {
             StreamDecoder::AnthropicMessages(d) => d.on_unframed(line),
             StreamDecoder::OpenaiResponses(d) => d.on_unframed(line),
             StreamDecoder::Gemini(d) => d.on_unframed(line),
+            StreamDecoder::BedrockConverse(d) => d.on_unframed(line),
         }
     }
 
@@ -400,6 +417,7 @@ impl StreamDecoder {
             StreamDecoder::AnthropicMessages(d) => d.finish(out),
             StreamDecoder::OpenaiResponses(d) => d.finish(out),
             StreamDecoder::Gemini(d) => d.finish(out),
+            StreamDecoder::BedrockConverse(d) => d.finish(out),
         }
     }
 }

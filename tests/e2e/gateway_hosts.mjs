@@ -61,15 +61,17 @@ export function startDenoGateway(config, { timeoutMs = 20_000 } = {}) {
 }
 
 /**
- * `node pkg/bin/llm-baton-gateway.js --config FILE --port 0`, the config written to its own file.
- * `stop` sends SIGTERM, which the command answers by finishing its in-flight requests.
+ * `node pkg/bin/llm-baton-gateway.js --config FILE --port 0 --workers N`, the config written to
+ * its own file. One process unless `workers` says more (the shared suites test the gateway, not
+ * the workers, whose breakers follow the primary's: gateway_workers.test.mjs). `stop` sends
+ * SIGTERM, which the command answers by finishing its in-flight requests.
  */
-export function startNodeGateway(config, { timeoutMs = 10_000 } = {}) {
+export function startNodeGateway(config, { timeoutMs = 10_000, workers = 1 } = {}) {
   const dir = `${repo}tests/e2e/artifacts/gateway-node`;
   mkdirSync(dir, { recursive: true });
   nodeConfigs += 1;
   const file = `${dir}/baton-${process.pid}-${nodeConfigs}.json`;
   writeFileSync(file, JSON.stringify(config, null, 2));
-  const args = [`${repo}pkg/bin/llm-baton-gateway.js`, "--config", file, "--host", "127.0.0.1", "--port", "0"];
+  const args = [`${repo}pkg/bin/llm-baton-gateway.js`, "--config", file, "--host", "127.0.0.1", "--port", "0", "--workers", String(workers)];
   return spawnAnnounced(process.execPath, args, { name: "the Node gateway", variable: "GATEWAY_URL", timeoutMs, spawnOptions: { cwd: repo } });
 }

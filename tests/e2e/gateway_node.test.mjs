@@ -119,8 +119,8 @@ describe("llm-baton-gateway: the command line", () => {
       const r = run([flag]);
       assert.equal(r.status, 0, r.stderr);
       assert.equal(r.stderr, "");
-      assert.match(r.stdout, /^Usage: llm-baton-gateway \[--config FILE\] \[--host HOST\] \[--port PORT\] \[--log text\|json\|off\]\n/);
-      for (const word of ["--config FILE", "--host HOST", "--port PORT", "--log FORMAT", "/healthz", "BATON_CONFIG", "OPENAI_API_KEY", "GATEWAY_URL=http://HOST:PORT", "SIGTERM", "npx"]) {
+      assert.match(r.stdout, /^Usage: llm-baton-gateway \[--config FILE\] \[--host HOST\] \[--port PORT\] \[--log text\|json\|off\] \[--workers N\]\n/);
+      for (const word of ["--config FILE", "--host HOST", "--port PORT", "--log FORMAT", "--workers N", "GATEWAY_WORKERS", "GATEWAY_METRICS_KEY", "/healthz", "BATON_CONFIG", "OPENAI_API_KEY", "GATEWAY_URL=http://HOST:PORT", "SIGTERM", "npx"]) {
         assert.ok(r.stdout.includes(word), `the usage mentions ${word}`);
       }
     }
@@ -168,7 +168,8 @@ describe("llm-baton-gateway: the command line", () => {
 
   test("a CORS preflight from an origin not in gateway.cors: a 403 naming the origin and the field, logged once", async () => {
     const cors = file("cors.json", JSON.stringify({ targets: { a: target("cors") }, gateway: { apiKeys: [KEY], cors: ["http://localhost:5173"] } }));
-    const gw = await start(["--config", cors, "--port", "0"]);
+    // One process: each worker logs a refused origin once.
+    const gw = await start(["--config", cors, "--port", "0", "--workers", "1"]);
     const preflight = (origin) =>
       fetch(`${gw.url}/v1/chat/completions`, {
         method: "OPTIONS",
@@ -196,7 +197,8 @@ describe("llm-baton-gateway: the command line", () => {
     const logged = file("log.json", JSON.stringify({ targets: { a: target("log") }, gateway: { apiKeys: [KEY] }, health: false }));
     const lines = {};
     for (const format of ["text", "json", "off"]) {
-      const gw = await start(["--config", logged, "--port", "0", "--log", format]);
+      // One process: with several, each line also names its worker (gateway_cluster.test.mjs).
+      const gw = await start(["--config", logged, "--port", "0", "--log", format, "--workers", "1"]);
       const ok = await post(`${gw.url}`, { model: "a", messages: ASK });
       assert.equal(ok.status, 200);
       await ok.text();

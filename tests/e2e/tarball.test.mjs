@@ -53,10 +53,13 @@ const PACKAGE_FILES = [
   "gateway/clouds/deno.js",
   "gateway/clouds/node.js",
   "gateway/clouds/workerd.js",
+  "gateway/cluster.js",
   "gateway/deno.js",
   "gateway/env.d.ts",
   "gateway/env.js",
   "gateway/json-text.js",
+  "gateway/metrics-link.js",
+  "gateway/metrics.js",
   "gateway/node-server.d.ts",
   "gateway/node-server.js",
   "gateway/node.js",
@@ -384,8 +387,9 @@ describe("the tarball", () => {
     after(() => provider?.stop());
 
     const stops = [
-      ["SIGTERM to npx's process", "SIGTERM", false, /llm-baton-gateway: npm \(process \d+\) exited: no longer accepting connections; finishing 1 request\(s\) in flight/],
-      ["Ctrl-C: SIGINT to its process group", "SIGINT", true, /llm-baton-gateway: SIGINT: no longer accepting connections; finishing 1 request\(s\) in flight/],
+      // A worker per core: the one serving the stream says so (a single process, without "(worker N)").
+      ["SIGTERM to npx's process", "SIGTERM", false, /llm-baton-gateway( \(worker \d+\))?: npm \(process \d+\) exited: no longer accepting connections; finishing 1 request\(s\) in flight/],
+      ["Ctrl-C: SIGINT to its process group", "SIGINT", true, /llm-baton-gateway( \(worker \d+\))?: SIGINT: no longer accepting connections; finishing 1 request\(s\) in flight/],
     ];
     for (const [how, signal, group, said] of stops) {
       test(`${how}: the gateway stops accepting, finishes the stream in flight and exits`, async () => {

@@ -12,6 +12,8 @@ const config: Config = {
   targets: {
     primary: { format: "openai_chat", baseUrl: "http://127.0.0.1:1/v1", model: "m", apiKey: "k", timeouts: { headersMs: 1000, firstTokenMs: 2000, idleMs: 500 } },
     backup: { format: "gemini", baseUrl: "http://127.0.0.1:1/v1beta", model: "g", headers: { "x-extra": "1" }, strictFrames: true, prefill: true, extraBody: { safetySettings: [] } },
+    bedrock: { format: "bedrock_converse", region: "us-east-1", model: "anthropic.claude-3-5-haiku-20241022-v1:0", aws: { accessKeyId: "AKIA", secretAccessKey: "s", sessionToken: "t" } },
+    bedrockByKey: { format: "bedrock_converse", region: "us-west-2", baseUrl: "http://127.0.0.1:1", model: "m", apiKey: "k" },
   },
   routes: {
     main: { fallback: [{ retry: "primary", attempts: 3, backoff: { initialMs: 250, jitter: "none" }, retryOn: ["transport", "timeout", 429, "5xx", "overloaded"] }, "backup"], fallbackOn: ["timeout", "context_length", "quota", "content_filter"] },
@@ -22,6 +24,11 @@ const config: Config = {
   deadlineMs: 30_000,
   gateway: { apiKeys: ["gw"], cors: ["http://localhost:3000"], maxBodyBytes: 1 << 20 },
 };
+
+// @ts-expect-error: a Bedrock target names its region
+export const noRegion: Config = { targets: { b: { format: "bedrock_converse", model: "m" } } };
+// @ts-expect-error: other formats need their baseUrl
+export const noBaseUrl: Config = { targets: { o: { format: "openai_chat", model: "m" } } };
 
 // @ts-expect-error: a stream resumes by continuing or restarting, nothing else
 export const replay: AfterStart = { mode: "replay" };
@@ -94,6 +101,10 @@ export const inProcess: (input: RequestInfo | URL, init?: RequestInit) => Promis
 
 /** A Worker's default export and a Deno.serve handler. */
 export const gateway: Gateway = createGateway(config);
+/** A gateway serving /metrics to its scraper (docs/gateway.md, "Metrics"). */
+export const scraped: Gateway = createGateway({ ...config, gateway: { apiKeys: ["client"], metrics: { apiKey: "a-scraper-key-of-its-own" } } });
+// @ts-expect-error: the scraper's key is required
+export const keylessMetrics = createGateway({ ...config, gateway: { metrics: {} } });
 export function serve(request: Request): Promise<Response> {
   return gateway.fetch(request);
 }

@@ -12,4 +12,4 @@ mod stream;
 
 pub use call::call;
 pub use inputs::{config, request};
-pub use stream::{decoders, sse};
+pub use stream::{decoders, event_stream, sse};

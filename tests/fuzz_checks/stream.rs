@@ -1,7 +1,10 @@
-//! The stream's first two layers on their own: SSE framing, and the four formats' decoders.
+//! The stream's first two layers on their own: SSE framing, and the formats' decoders; and
+//! Bedrock's binary event stream through its whole body reader.
 
+use llm_baton::body::StreamBody;
 use llm_baton::chat::{Delta, Usage};
 use llm_baton::format::Format;
+use llm_baton::outcome::Failure;
 use llm_baton::sse::{SseError, SseEvent, SseItem, SseParser};
 
 use super::alloc_meter::bounded_by_input;
@@ -49,6 +52,52 @@ pub fn sse(data: &[u8]) {
     p.reset();
     assert_eq!(parse_all(&mut p, chunks), whole, "random chunks");
     assert_eq!(parse_all(&mut SseParser::with_max_line(max), stream.chunks(1)), whole, "byte by byte");
+}
+
+/// A Bedrock ConverseStream body (AWS event-stream framing, then the format's decoder) read whole,
+/// in arbitrary chunks and byte by byte: no panic, the same deltas (adjacent texts joined, as a
+/// read joins them) and the same end every way. Byte 0 seeds the chunk sizes.
+pub fn event_stream(data: &[u8]) {
+    let [seed, stream @ ..] = data else { return };
+    let whole = bounded_by_input(data.len(), || read_body([stream]));
+    let mut rng = u32::from(*seed) | 0x100;
+    let mut chunks = Vec::new();
+    let mut rest = stream;
+    while !rest.is_empty() {
+        rng ^= rng << 13;
+        rng ^= rng >> 17;
+        rng ^= rng << 5;
+        let (chunk, tail) = rest.split_at((rng as usize % 23).min(rest.len()));
+        chunks.push(chunk);
+        rest = tail;
+    }
+    assert_eq!(read_body(chunks), whole, "random chunks");
+    assert_eq!(read_body(stream.chunks(1)), whole, "byte by byte");
+}
+
+fn read_body<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> (Vec<Delta>, Result<(), Failure>) {
+    let mut body = StreamBody::new(Format::BedrockConverse);
+    let mut deltas: Vec<Delta> = Vec::new();
+    let mut out = Vec::new();
+    for chunk in chunks {
+        let fed = body.feed(chunk, &mut out);
+        join_texts(&mut deltas, &mut out);
+        if fed.is_err() {
+            return (deltas, fed);
+        }
+    }
+    let result = body.finish(&mut out);
+    join_texts(&mut deltas, &mut out);
+    (deltas, result)
+}
+
+fn join_texts(deltas: &mut Vec<Delta>, out: &mut Vec<Delta>) {
+    for delta in out.drain(..) {
+        match (deltas.last_mut(), delta) {
+            (Some(Delta::Text { text }), Delta::Text { text: more }) => text.push_str(&more),
+            (_, delta) => deltas.push(delta),
+        }
+    }
 }
 
 /// Format decoders: no panic on any input. The bytes are fed to all four stream decoders as SSE

@@ -6,6 +6,7 @@
 //! these only read its fields, with the checks and error texts a derived `Deserialize` had.
 
 pub mod anthropic_messages;
+pub mod bedrock_converse;
 pub mod gemini;
 pub mod openai_chat;
 pub mod openai_responses;

@@ -31,6 +31,8 @@ Options:
                    ANTHROPIC_API_KEY  [ANTHROPIC_BASE_URL, ANTHROPIC_MODEL] over to Anthropic
                    GATEWAY_API_KEYS   comma-separated keys clients must send
                    DEADLINE_MS        the default budget of one request (default 30000)
+                 GATEWAY_REDIS_URL (with or without --config) shares breakers and the retry
+                 budget with every gateway naming the same Redis (docs/health.md)
   --host HOST    the address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)
   --port PORT    the port to listen on (default 8787; 0 picks a free one)
   --log FORMAT   one access-log line per request on stdout: text (default), json, or off.
@@ -155,6 +157,17 @@ function accessLog(format) {
   };
 }
 
+/**
+ * `[config, store]`: the Redis health store of `gateway.healthStore` or GATEWAY_REDIS_URL (its
+ * module loaded only then), and the config without that field; `[config, null]` without one.
+ */
+async function healthStoreOf(config) {
+  const envUrl = process.env.GATEWAY_REDIS_URL;
+  if (config?.gateway?.healthStore === undefined && !envUrl) return [config, null];
+  const { healthStoreOfConfig } = await import("../gateway/redis-store.js");
+  return healthStoreOfConfig(config, { envUrl, onWarning: (m) => process.stderr.write(`${NAME}: ${m}\n`) });
+}
+
 function messageOf(e) {
   return e instanceof Error ? e.message : String(e);
 }
@@ -170,7 +183,8 @@ async function main(argv) {
   const { createGateway } = await import("../gateway/node.js");
   let gateway;
   try {
-    gateway = createGateway(config);
+    const [gatewayConfig, healthStore] = await healthStoreOf(config);
+    gateway = createGateway(gatewayConfig, healthStore === null ? undefined : { healthStore });
   } catch (e) {
     throw new Refusal(`${where} is not valid: ${messageOf(e)}`);
   }

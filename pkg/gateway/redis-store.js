@@ -18,14 +18,16 @@
 // - A half-open target's probe must be one among all processes: a replica that grants one also
 //   takes the lock `prefix + "probe:" + target` (SET NX PX for the probe's lease, the policy's
 //   `cooldownMs`); Redis gives it to one process at a time, and the others skip the target.
-// - A process that starts reads the stream from one `windowMs` before Redis's TIME (stream ids are
-//   Redis's own milliseconds, so the hosts' clocks never meet): it joins knowing what the others
-//   learned. Those legs are applied as if they had just ended, so a newcomer may hold a target
+// - A process that starts reads the stream, as soon as the store is made, from one `windowMs`
+//   before Redis's TIME (stream ids are Redis's own milliseconds, so the hosts' clocks never
+//   meet): it joins knowing what the others learned. Those legs are applied as if they had just ended, so a newcomer may hold a target
 //   open up to one cooldown longer than the others did: the safe side.
 //
-// Fails open. Every Redis command is capped by `timeoutMs`, and so is the whole of `admit`: Redis
-// down, slow or refusing leaves this process with its replica, which has learned from its own
-// legs all along, so it keeps its own breakers (and grants its own probes). One warning when
+// Fails open. `admit` waits for Redis at most `waitMs`, and a command that takes longer than
+// `timeoutMs` closes the connection: Redis down, slow or refusing leaves this process with its
+// replica, which has learned from its own legs all along, so it keeps its own breakers (and grants
+// its own probes; a probe lock that comes back refused after `waitMs` is too late to refuse it).
+// What a late read brings is applied when it comes, for the next admit. One warning when
 // Redis becomes unreachable, one when it is back; a down client does not touch the network until
 // its backoff ends (pkg/gateway/resp.js), so no call waits on a dead server. Legs reported while
 // Redis is down stay with this process: the others miss that news, nothing breaks.
@@ -35,7 +37,7 @@ import { HealthState } from "./node.js";
 import { RedisClient, RedisReplyError } from "./resp.js";
 
 const CALLER = "redisHealthStore";
-const STORE_OPTIONS = ["health", "timeoutMs", "prefix", "onWarning"];
+const STORE_OPTIONS = ["health", "timeoutMs", "waitMs", "prefix", "onWarning"];
 /** Legs reported within this long of the first go to Redis in one XADD. */
 const REPORT_WINDOW_MS = 10;
 /** A batch of this many legs goes at once. */
@@ -54,9 +56,10 @@ const DEFAULT_WINDOW_MS = 30_000;
  *
  * options:
  * - `health`: the config's `health` section (default: the defaults), the replica's policy.
- * - `timeoutMs`: the longest a Redis command, and `admit` as a whole, may take (default 40:
- *   below the Baton's `healthWaitMs`, 50, so a slow Redis leaves the call with this process's
- *   breakers rather than none).
+ * - `waitMs`: the longest `admit` waits for Redis (default 40: below the Baton's `healthWaitMs`,
+ *   50, so a slow Redis leaves the call with this process's breakers rather than none).
+ * - `timeoutMs`: the longest a Redis command may take before the connection counts as failed
+ *   (default 1000); it is then closed, and opened again after a backoff.
  * - `prefix`: keys are `prefix + "legs"` and `prefix + "probe:" + target` (default
  *   "llm-baton-health:"); gateways sharing a server but not their breakers use different ones.
  * - `onWarning(message)`: where the warnings go (default console.warn, after "llm-baton: "). Never
@@ -64,10 +67,13 @@ const DEFAULT_WINDOW_MS = 30_000;
  */
 export function redisHealthStore(url, options = {}) {
   const settings = readOptionObject(options, "options", STORE_OPTIONS, "{ health: config.health }", CALLER) ?? {};
-  const { health, timeoutMs = 40, prefix = "llm-baton-health:", onWarning = (m) => console.warn(`llm-baton: ${m}`) } = settings;
+  const { health, timeoutMs = 1000, waitMs = 40, prefix = "llm-baton-health:", onWarning = (m) => console.warn(`llm-baton: ${m}`) } = settings;
   if (typeof url !== "string") throw configError("url", `must be a redis:// or rediss:// URL string (got ${typeof url})`, CALLER);
-  if (!(typeof timeoutMs === "number" && timeoutMs >= 1 && timeoutMs <= 60_000)) {
-    throw configError("options.timeoutMs", `must be a number of milliseconds from 1 to 60000, e.g. 40 (got ${JSON.stringify(timeoutMs)})`, CALLER);
+  for (const [name, value, example] of [["timeoutMs", timeoutMs, 1000], ["waitMs", waitMs, 40]]) {
+    if (!(typeof value === "number" && value >= 1 && value <= 60_000)) {
+      const got = JSON.stringify(value);
+      throw configError(`options.${name}`, `must be a number of milliseconds from 1 to 60000, e.g. ${example} (got ${got})`, CALLER);
+    }
   }
   if (typeof prefix !== "string") throw configError("options.prefix", `must be a string such as "llm-baton-health:"`, CALLER);
   if (typeof onWarning !== "function") throw configError("options.onWarning", "must be a function of the warning's text", CALLER);
@@ -81,14 +87,14 @@ export function redisHealthStore(url, options = {}) {
     throw e;
   }
   const windowMs = health?.windowMs ?? DEFAULT_WINDOW_MS;
-  return new RedisHealthStore(url, { replica, windowMs, timeoutMs, prefix, onWarning });
+  return new RedisHealthStore(url, { replica, windowMs, timeoutMs, waitMs, prefix, onWarning });
 }
 
 class RedisHealthStore {
   #replica;
   #leaseMs;
   #windowMs;
-  #timeoutMs;
+  #waitMs;
   #prefix;
   #warn;
   #client;
@@ -104,11 +110,11 @@ class RedisHealthStore {
   #wasDown = false;
   #refusalsWarned = false;
 
-  constructor(url, { replica, windowMs, timeoutMs, prefix, onWarning }) {
+  constructor(url, { replica, windowMs, timeoutMs, waitMs, prefix, onWarning }) {
     this.#replica = replica;
     this.#leaseMs = replica[PROBE_LEASE_MS]();
     this.#windowMs = windowMs;
-    this.#timeoutMs = timeoutMs;
+    this.#waitMs = waitMs;
     this.#prefix = prefix;
     this.#warn = onWarning;
     let client;
@@ -118,6 +124,8 @@ class RedisHealthStore {
       throw configError("url", e.message.replace(/^url /, ""), CALLER);
     }
     this.#client = client;
+    // Connect and catch up now, so the first call finds the others' news already read.
+    this.#catchUp();
   }
 
   /** The server, as `redis://host:port/db` (no credentials). */
@@ -126,9 +134,8 @@ class RedisHealthStore {
   }
 
   async admit(targets) {
-    const deadline = performance.now() + this.#timeoutMs;
-    this.#reading ??= this.#read().finally(() => (this.#reading = null));
-    await within(this.#reading, deadline);
+    const deadline = performance.now() + this.#waitMs;
+    await within(this.#catchUp(), deadline);
     let view;
     try {
       view = this.#replica.admit(Array.from(targets ?? [], String));
@@ -184,6 +191,12 @@ class RedisHealthStore {
     if (legs.length === 0) return;
     const add = ["XADD", `${this.#prefix}legs`, "MAXLEN", "~", String(STREAM_MAX), "*", "from", this.#id, "legs", JSON.stringify(legs)];
     this.#client.send(...add).catch((e) => this.#failed(e));
+  }
+
+  /** The read under way, or a new one. */
+  #catchUp() {
+    this.#reading ??= this.#read().finally(() => (this.#reading = null));
+    return this.#reading;
   }
 
   /** Applies what the others appended since the last read; never rejects. */
@@ -256,7 +269,7 @@ function within(promise, deadline) {
 
 /**
  * The command's health store (pkg/bin/llm-baton-gateway.js): `gateway.healthStore` of the config
- * (`{ redis: URL, timeoutMs?, prefix? }`), or the URL in GATEWAY_REDIS_URL (`envUrl`). Returns
+ * (`{ redis: URL, waitMs?, timeoutMs?, prefix? }`), or the URL in GATEWAY_REDIS_URL (`envUrl`). Returns
  * `[config, store]`: the config without `gateway.healthStore` (the gateway's wasm does not read
  * it), and the store or null. Throws BatonError kind "config" naming the field, never the URL.
  */
@@ -272,14 +285,14 @@ export function healthStoreOfConfig(config, { envUrl, onWarning } = {}) {
   const settings =
     section === undefined
       ? { redis: fromEnv }
-      : readOptionObject(section, where, ["redis", "timeoutMs", "prefix"], `{ "redis": "redis://127.0.0.1:6379" }`);
+      : readOptionObject(section, where, ["redis", "waitMs", "timeoutMs", "prefix"], `{ "redis": "redis://127.0.0.1:6379" }`);
   if (settings === null || typeof settings.redis !== "string") {
     throw configError(`${where}.redis`, `must be the Redis URL, e.g. { "redis": "redis://127.0.0.1:6379" }`);
   }
-  const { redis, timeoutMs, prefix } = settings;
+  const { redis, timeoutMs, waitMs, prefix } = settings;
   let store;
   try {
-    store = redisHealthStore(redis, { health: config.health, timeoutMs, prefix, onWarning });
+    store = redisHealthStore(redis, { health: config.health, timeoutMs, waitMs, prefix, onWarning });
   } catch (e) {
     if (!(e instanceof BatonError && e.kind === "config")) throw e;
     // The field as the user wrote it: the URL, a store option, or the health section.

@@ -81,7 +81,7 @@ export class RedisClient {
   #retryMs = RETRY_MIN_MS;
   #up = null;
 
-  constructor(url, { timeoutMs = 50, onState = () => {}, field } = {}) {
+  constructor(url, { timeoutMs = 1000, onState = () => {}, field } = {}) {
     this.#settings = parseRedisUrl(url, field);
     this.#timeoutMs = timeoutMs;
     this.#onState = onState;

@@ -10,7 +10,7 @@
 //   again, sharing resumes.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -23,6 +23,10 @@ const BIN = `${repo}pkg/bin/llm-baton-gateway.js`;
 const REDIS_SERVER = process.env.BATON_REDIS_SERVER ?? "/usr/bin/redis-server";
 const KEY = "gw-redis-key";
 const PASSWORD = `pw-${Math.random().toString(36).slice(2, 12)}`;
+const PROBE_COOLDOWN_MS = 1000;
+/** Every process a test started, killed if the runner exits first. */
+const children = new Set();
+process.on("exit", () => children.forEach((child) => child.kill("SIGKILL")));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A free loopback port (listened on once, then let go). */
@@ -49,7 +53,8 @@ function startRedis(port, dir, extra = []) {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     return exited;
   };
-  process.once("exit", () => stop("SIGKILL"));
+  children.add(child);
+  child.on("exit", () => children.delete(child));
   return new Promise((resolve, reject) => {
     let out = "";
     const timer = setTimeout(() => reject(new Error(`redis-server not ready within 10 s: ${out}`)), 10_000);
@@ -179,6 +184,38 @@ describe("the RESP client against redis-server", { concurrency: 1 }, () => {
     assert.ok(!JSON.stringify(states).includes(PASSWORD));
     client.close();
   });
+
+  test("rediss:// speaks TLS and checks the server's certificate (a private CA through NODE_EXTRA_CA_CERTS)", async () => {
+    const tlsPort = await freePort();
+    const made = spawnSync(
+      "openssl",
+      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", `${dir}/key.pem`, "-out", `${dir}/cert.pem`, "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+      { encoding: "utf8" },
+    );
+    assert.equal(made.status, 0, made.stderr);
+    const tlsArgs = ["--port", "0", "--tls-port", String(tlsPort), "--tls-cert-file", `${dir}/cert.pem`, "--tls-key-file", `${dir}/key.pem`];
+    const tlsRedis = await startRedis(tlsPort, dir, [...tlsArgs, "--tls-ca-cert-file", `${dir}/cert.pem`, "--tls-auth-clients", "no", "--requirepass", PASSWORD]);
+    try {
+      const url = `rediss://:${PASSWORD}@127.0.0.1:${tlsPort}/2`;
+      // A certificate no CA this process trusts signed: refused, the password never sent.
+      const untrusted = await timed(new RedisClient(url, { timeoutMs: 2000 }).send("PING"));
+      assert.ok(untrusted.error instanceof RedisUnavailableError, String(untrusted.error));
+      assert.match(untrusted.error.message, /cannot reach rediss:\/\/127\.0\.0\.1:\d+\/2: DEPTH_ZERO_SELF_SIGNED_CERT/);
+      // Trusted: a child process with the CA added, as an operator adds a private CA.
+      const script = `import { RedisClient } from ${JSON.stringify(`${repo}pkg/gateway/resp.js`)};
+        const client = new RedisClient(process.env.URL, { timeoutMs: 2000 });
+        console.log(await client.send("SET", "over", "tls"), await client.send("CLIENT", "INFO").then((i) => /db=2/.test(i)));
+        client.close();`;
+      const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+        env: { ...process.env, URL: url, NODE_EXTRA_CA_CERTS: `${dir}/cert.pem` },
+        encoding: "utf8",
+        timeout: 10_000,
+      });
+      assert.equal(child.stdout.trim(), "OK true", child.stderr);
+    } finally {
+      await tlsRedis.stop("SIGKILL");
+    }
+  });
 });
 
 /** The gateway command with `args` and `env`; resolves once it printed GATEWAY_URL. */
@@ -190,7 +227,8 @@ function startGateway(args, env = {}) {
   child.stderr.setEncoding("utf8").on("data", (c) => (output.stderr += c));
   child.stdout.setEncoding("utf8").on("data", (c) => (output.stdout += c));
   const exited = new Promise((resolve) => child.on("exit", resolve));
-  process.once("exit", () => child.kill("SIGKILL"));
+  children.add(child);
+  child.on("exit", () => children.delete(child));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no GATEWAY_URL within 10 s: ${output.stdout} ${output.stderr}`)), 10_000);
     exited.then((code) => reject(new Error(`the gateway exited (${code}): ${output.stderr}`)));
@@ -269,12 +307,38 @@ describe("llm-baton-gateway processes sharing breakers through Redis", { concurr
     };
     writeFileSync(configs.inConfig, JSON.stringify({ ...config, gateway: { ...config.gateway, healthStore: { redis: url } } }));
     writeFileSync(configs.plain, JSON.stringify(config));
+    // Breakers of their own (another prefix), one failure opening them for 1 s.
+    const probing = {
+      ...config,
+      health: { failures: 1, cooldownMs: PROBE_COOLDOWN_MS },
+      gateway: { apiKeys: [KEY], healthStore: { redis: url, prefix: "probe-test:" } },
+    };
+    configs.probing = `${dir}/probing.json`;
+    writeFileSync(configs.probing, JSON.stringify(probing));
   });
   after(async () => {
     await Promise.all(gateways.map((g) => g.stop()));
     await redis?.stop("SIGKILL");
     provider?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("a bad Redis setting stops the command naming the field, never the password", () => {
+    const refusals = [
+      [["--config", configs.plain], { GATEWAY_REDIS_URL: `http://:${PASSWORD}@127.0.0.1:${port}` }, /the config in .*plain\.json is not valid: GATEWAY_REDIS_URL must start with redis:\/\/ or rediss:\/\/ \(TLS\), not http:\/\//],
+      [["--config", configs.inConfig], { GATEWAY_REDIS_URL: configs.url }, /gateway\.healthStore is given both in the config and in GATEWAY_REDIS_URL; give it once/],
+    ];
+    for (const [args, env, message] of refusals) {
+      const r = spawnSync(process.execPath, [BIN, ...args, "--port", "0"], { env: { ...process.env, ...env }, encoding: "utf8", timeout: 20_000 });
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stderr, message);
+      assert.ok(!r.stderr.includes(PASSWORD), r.stderr);
+    }
+    const badField = `${dir}/bad-field.json`;
+    writeFileSync(badField, JSON.stringify({ targets: {}, gateway: { healthStore: { redis: configs.url, waitMS: 40 } } }));
+    const r = spawnSync(process.execPath, [BIN, "--config", badField, "--port", "0"], { encoding: "utf8", timeout: 20_000 });
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /gateway\.healthStore\.waitMS is not a known option; known options: redis, waitMs, timeoutMs, prefix/);
   });
 
   test("a second process skips a provider the first found dead, and spends from the same retry budget; one without Redis tries it", async () => {
@@ -309,8 +373,62 @@ describe("llm-baton-gateway processes sharing breakers through Redis", { concurr
     );
   });
 
+  test("when the cooldown ends, a burst of calls on both processes sends the dead provider one probe", async () => {
+    const pair = [await startGateway(["--config", configs.probing, "--port", "0"]), await startGateway(["--config", configs.probing, "--port", "0"])];
+    gateways.push(...pair);
+    const before = await requests(provider.url, ids.dead);
+    assert.match((await call(pair[0], "first")).line, /target=backup attempts=2\b/, "the first process's failure opens the breaker");
+    await sleep(100);
+    assert.match((await call(pair[1], "first")).line, /target=backup attempts=1\b/, "the second learns it at once");
+    assert.equal(await requests(provider.url, ids.dead), before + 1);
+    await sleep(PROBE_COOLDOWN_MS + 300);
+    const logged = pair.map((g) => g.output.stdout.length);
+    const burst = await Promise.all([0, 1, 0, 1, 0, 1].map((i) => call(pair[i], "first")));
+    // Concurrent calls: each process's new access-log lines, not one per call (a line may come
+    // just after its response).
+    const newLines = () => pair.flatMap((g, i) => g.output.stdout.slice(logged[i]).split("\n").filter((l) => l.includes("POST /v1/chat/completions")));
+    for (const until = performance.now() + 1000; newLines().length < burst.length && performance.now() < until; ) await sleep(10);
+    const lines = newLines();
+    assert.ok(burst.every((c) => c.status === 200), JSON.stringify(burst));
+    assert.equal(lines.filter((l) => /target=backup attempts=1\b/.test(l)).length, 5, lines.join("\n"));
+    assert.equal(lines.filter((l) => /target=backup attempts=2\b/.test(l)).length, 1, lines.join("\n"));
+    const probes = (await requests(provider.url, ids.dead)) - before - 1;
+    assert.equal(probes, 1, `the dead provider saw ${probes} probes after the cooldown:\n${lines.join("\n")}`);
+    console.log(`redis: a burst of 6 calls over 2 processes after the cooldown sent the dead provider ${probes} probe`);
+  });
+
+  test("Redis frozen: calls go on without waiting for it, the connection is given up after its timeout", async () => {
+    const [first, second] = gateways;
+    const warned = gateways.map((g) => g.output.stderr.length);
+    redis.child.kill("SIGSTOP");
+    const during = [];
+    try {
+      for (const until = performance.now() + 1500; performance.now() < until; await sleep(50)) {
+        during.push(await call(first, "first"), await call(second, "first"));
+      }
+    } finally {
+      redis.child.kill("SIGCONT");
+    }
+    assert.ok(during.every((c) => c.status === 200), JSON.stringify(during.filter((c) => c.status !== 200)));
+    const slowest = Math.max(...during.map((c) => c.ms));
+    // A call that waited for the frozen server would take its whole command timeout (1000 ms).
+    assert.ok(slowest < 800, `the slowest call while Redis was frozen took ${Math.round(slowest)} ms`);
+    assert.ok(during.every((c) => /target=backup attempts=1\b/.test(c.line)), JSON.stringify(during));
+    for (const [i, g] of [first, second].entries()) {
+      const said = g.output.stderr.slice(warned[i]);
+      assert.match(said, /is unreachable \(redis:\/\/127\.0\.0\.1:\d+\/1 did not answer within 1000 ms\)/);
+    }
+    for (const until = performance.now() + 8000; performance.now() < until; await sleep(100)) {
+      await Promise.all([call(first, "ok"), call(second, "ok")]);
+      if ([first, second].every((g, i) => /is reachable again/.test(g.output.stderr.slice(warned[i])))) break;
+    }
+    for (const [i, g] of [first, second].entries()) assert.match(g.output.stderr.slice(warned[i]), /is reachable again; breakers are shared/);
+    console.log(`redis: ${during.length} calls while Redis was frozen, all served, the slowest in ${Math.round(slowest)} ms`);
+  });
+
   test("Redis killed: both still serve on their own breakers, one warning each, no call waiting on it; back, sharing resumes", async () => {
     const [first, second] = gateways;
+    const warned = gateways.map((g) => g.output.stderr.length);
     await redis.stop("SIGKILL");
     const during = [];
     // Over more than the Baton's healthCacheMs (1 s), so both ask the store and report to it.
@@ -320,8 +438,8 @@ describe("llm-baton-gateway processes sharing breakers through Redis", { concurr
     assert.ok(during.every((c) => c.status === 200), JSON.stringify(during.filter((c) => c.status !== 200)));
     const slowest = Math.max(...during.map((c) => c.ms));
     assert.ok(slowest < 1000, `the slowest call while Redis was down took ${Math.round(slowest)} ms`);
-    for (const g of [first, second]) {
-      const warnings = g.output.stderr.match(/the health store at redis:\/\/127\.0\.0\.1:\d+\/1 is unreachable/g) ?? [];
+    for (const [i, g] of [first, second].entries()) {
+      const warnings = g.output.stderr.slice(warned[i]).match(/the health store at redis:\/\/127\.0\.0\.1:\d+\/1 is unreachable/g) ?? [];
       assert.equal(warnings.length, 1, g.output.stderr);
     }
     // The first process's own breaker stays open: it keeps skipping the dead provider.
@@ -331,9 +449,11 @@ describe("llm-baton-gateway processes sharing breakers through Redis", { concurr
     // Traffic makes each client try again once its backoff (at most 2 s) ends.
     for (const until = performance.now() + 8000; performance.now() < until; await sleep(100)) {
       await Promise.all([call(first, "ok"), call(second, "ok")]);
-      if ([first, second].every((g) => /is reachable again; breakers are shared/.test(g.output.stderr))) break;
+      if ([first, second].every((g, i) => /is reachable again/.test(g.output.stderr.slice(warned[i])))) break;
     }
-    for (const g of [first, second]) assert.match(g.output.stderr, /is reachable again; breakers are shared/);
+    for (const [i, g] of [first, second].entries()) {
+      assert.equal(g.output.stderr.slice(warned[i]).match(/is reachable again; breakers are shared/g)?.length, 1, g.output.stderr);
+    }
 
     const before = await requests(provider.url, ids.deadLater);
     const firstCalls = [await call(first, "later"), await call(first, "later")];

@@ -27,8 +27,8 @@ export interface RedisHealthStore extends HealthStore {
   report(events: LegEvent[]): void;
   /** This process's replica: every target it has heard of, as `baton.health()` shows them. */
   snapshot(): HealthSnapshot;
-  /** Sends the legs that wait, then closes the connection. */
-  close(): void;
+  /** Sends the legs that wait, then closes the connection; resolves once closed. */
+  close(): Promise<void>;
   /** The server as `redis://host:port/db`. */
   readonly where: string;
 }

@@ -44,9 +44,10 @@ const REPORT_WINDOW_MS = 10;
 const REPORT_BATCH_MAX = 500;
 /** The stream keeps about this many batches (XADD MAXLEN ~). */
 const STREAM_MAX = 10_000;
-/** An admit reads at most READS_PER_ADMIT times this many batches. */
+/** One XREAD takes this many batches; a read goes on until it has all (admits wait at most waitMs). */
 const READ_COUNT = 500;
-const READS_PER_ADMIT = 4;
+/** A read takes at most the whole stream, so it ends even while the others append faster. */
+const READS_MAX = Math.ceil(STREAM_MAX / READ_COUNT) + 1;
 /** The breakers' window when the health config leaves it out (src/policy.rs's default). */
 const DEFAULT_WINDOW_MS = 30_000;
 
@@ -162,7 +163,7 @@ class RedisHealthStore {
     try {
       this.#replica.report(legs);
     } catch {
-      // A leg the replica cannot read teaches it nothing; the others still go out.
+      // A leg the replica cannot read (and those after it) teaches it nothing; all still go out.
     }
     this.#outbox.push(...legs);
     if (this.#outbox.length >= REPORT_BATCH_MAX) this.#flush();
@@ -177,20 +178,24 @@ class RedisHealthStore {
     return this.#replica.snapshot();
   }
 
-  /** Sends what waits, then closes the connection. */
-  close() {
-    this.#flush();
+  /** Sends the legs that wait, then closes the connection; resolves once closed. */
+  async close() {
+    await this.#flush();
     this.#client.close();
   }
 
+  /** Sends the legs that wait; resolves once Redis has them, or could not take them. */
   #flush() {
     clearTimeout(this.#flushTimer);
     this.#flushTimer = null;
     const legs = this.#outbox;
     this.#outbox = [];
-    if (legs.length === 0) return;
+    if (legs.length === 0) return Promise.resolve();
     const add = ["XADD", `${this.#prefix}legs`, "MAXLEN", "~", String(STREAM_MAX), "*", "from", this.#id, "legs", JSON.stringify(legs)];
-    this.#client.send(...add).catch((e) => this.#failed(e));
+    return this.#client.send(...add).then(
+      () => {},
+      (e) => this.#failed(e),
+    );
   }
 
   /** The read under way, or a new one. */
@@ -206,12 +211,12 @@ class RedisHealthStore {
         const [seconds, micros] = await this.#client.send("TIME");
         this.#lastId = `${Math.max(0, Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - this.#windowMs)}-0`;
       }
-      for (let i = 0; i < READS_PER_ADMIT; i += 1) {
+      for (let i = 0; i < READS_MAX; i += 1) {
         const reply = await this.#client.send("XREAD", "COUNT", String(READ_COUNT), "STREAMS", `${this.#prefix}legs`, this.#lastId);
         const entries = reply?.[0]?.[1] ?? [];
         for (const [id, fields] of entries) {
           this.#lastId = id;
-          const field = (name) => fields[fields.indexOf(name) + 1];
+          const field = (name) => (fields.includes(name) ? fields[fields.indexOf(name) + 1] : undefined);
           if (field("from") !== this.#id) this.#learn(field("legs"));
         }
         if (entries.length < READ_COUNT) return;

@@ -2,12 +2,15 @@
 // `make redis-server`), each on a free loopback port with a temp dir and no persistence:
 // - its RESP client: pipelined replies in order, error replies, a password and a database from
 //   the URL, an ACL user, a refused password, a server killed and frozen (every command fails
-//   within its timeout) and started again (the client reconnects); the password in the URL never
-//   appears in an error or a warning;
+//   within its timeout) and started again (the client reconnects), rediss:// with the server's
+//   certificate checked; the password in the URL never appears in an error or a warning;
+// - the store in process: one made later knows what another learned and spent, close() sends
+//   what waits, junk in the stream teaches nothing, bad arguments are config errors;
 // - two real llm-baton-gateway processes sharing one Redis: the second skips a provider the first
-//   found dead and spends from the same retry budget, while a third without Redis tries it; Redis
-//   killed mid-run leaves both serving on their own breakers with one warning each; Redis started
-//   again, sharing resumes.
+//   found dead and spends from the same retry budget, while a third without Redis tries it; after
+//   a cooldown one probe leaves both; Redis frozen or killed mid-run leaves both serving on their
+//   own breakers with one warning each, no call waiting on it; Redis started again, sharing
+//   resumes. A bad URL stops the command naming the field, never the password.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
@@ -15,6 +18,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
+import { redisHealthStore } from "llm-baton/gateway/redis";
 import { RedisClient, RedisReplyError, RedisUnavailableError, ReplyReader } from "../../pkg/gateway/resp.js";
 import { putScenario, startProvider } from "./provider.mjs";
 
@@ -183,6 +187,36 @@ describe("the RESP client against redis-server", { concurrency: 1 }, () => {
     assert.deepEqual(states.map((s) => s.up), [true, false, true, false, true], JSON.stringify(states));
     assert.ok(!JSON.stringify(states).includes(PASSWORD));
     client.close();
+  });
+
+  test("the store: one made later knows what another learned and spent; close() sends what waits; junk in the stream teaches nothing", async () => {
+    const url = `redis://:${PASSWORD}@127.0.0.1:${port}/4`;
+    const health = { failures: 2, cooldownMs: 30_000, retryBudget: { ratio: 0, minPerSecond: 1 } };
+    const warnings = [];
+    const options = { health, prefix: `store-test-${Date.now()}:`, onWarning: (m) => warnings.push(m) };
+    const failed = (attempt) => ({ type: "leg", leg: { target: "x", outcome: "failed", attempt }, cause: { kind: "http", status: 503, message: "overloaded" } });
+    const first = redisHealthStore(url, options);
+    first.report([failed(1), failed(2)]);
+    assert.equal((await first.admit(["x"])).targets[0].state, "open", "its own replica learned at once");
+    await first.close();
+    const raw = new RedisClient(url);
+    await raw.send("XADD", `${options.prefix}legs`, "*", "from", "someone", "legs", "not json");
+    await raw.send("XADD", `${options.prefix}legs`, "*", "legs", JSON.stringify([{ leg: { target: "x" } }]));
+    raw.close();
+    const later = redisHealthStore(url, options);
+    const view = await later.admit(["x", "y"]);
+    assert.deepEqual(
+      view.targets.map((t) => [t.target, t.state, t.probe]),
+      [["x", "open", false], ["y", "closed", false]],
+      JSON.stringify(view),
+    );
+    assert.equal(view.targets[0].lastFailure?.status, 503);
+    assert.equal(view.retryBudget, 9, "one retry spent by the first store, of a budget of 10");
+    assert.deepEqual(warnings, []);
+    await later.close();
+    assert.throws(() => redisHealthStore(`redis://:${PASSWORD}@127.0.0.1:${port}/db`), (e) => e.kind === "config" && e.path === "url" && !e.message.includes(PASSWORD));
+    assert.throws(() => redisHealthStore(url, { health: { failures: 0 } }), (e) => e.kind === "config" && e.path === "options.health.failures");
+    assert.throws(() => redisHealthStore(url, { waitMs: 0 }), /redisHealthStore: options\.waitMs must be a number of milliseconds from 1 to 60000, e\.g\. 40 \(got 0\)/);
   });
 
   test("rediss:// speaks TLS and checks the server's certificate (a private CA through NODE_EXTRA_CA_CERTS)", async () => {

@@ -15,6 +15,6 @@ export async function shared(url: string): Promise<string> {
   redisHealthStore(new URL(url));
   // @ts-expect-error: waitMs is a number of milliseconds
   redisHealthStore(url, { waitMs: "40" });
-  store.close();
+  await store.close();
   return `${store.where} ${view.targets.length} ${open} ${typeof gateway.fetch}`;
 }

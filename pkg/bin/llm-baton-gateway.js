@@ -164,7 +164,7 @@ function accessLog(format) {
 async function healthStoreOf(config) {
   const envUrl = process.env.GATEWAY_REDIS_URL;
   if (config?.gateway?.healthStore === undefined && !envUrl) return [config, null];
-  const { healthStoreOfConfig } = await import("../gateway/redis-store.js");
+  const { healthStoreOfConfig } = await import("../gateway/redis.js");
   return healthStoreOfConfig(config, { envUrl, onWarning: (m) => process.stderr.write(`${NAME}: ${m}\n`) });
 }
 

@@ -1,4 +1,4 @@
-// A Redis client for the few commands the Redis health store sends (pkg/gateway/redis-store.js),
+// A Redis client for the few commands the Redis health store sends (pkg/gateway/redis.js),
 // over node:net or node:tls, so the gateway needs no npm package to share its breakers.
 //
 // It speaks RESP2, which every Redis and Valkey answers without a HELLO: a command is an array of

@@ -1,8 +1,8 @@
-// Compile-only check of pkg/gateway/redis-store.d.ts (`deno check`, strict), imported by
+// Compile-only check of pkg/gateway/redis.d.ts (`deno check`, strict), imported by
 // types_check.ts: a Node program sharing its gateway's breakers through Redis type-checks.
 import { createGateway } from "../../pkg/gateway.d.ts";
-import { redisHealthStore } from "../../pkg/gateway/redis-store.d.ts";
-import type { RedisHealthStore } from "../../pkg/gateway/redis-store.d.ts";
+import { redisHealthStore } from "../../pkg/gateway/redis.d.ts";
+import type { RedisHealthStore } from "../../pkg/gateway/redis.d.ts";
 
 export async function shared(url: string): Promise<string> {
   const health = { failures: 3, cooldownMs: 5000 };

@@ -297,7 +297,7 @@ export function healthStoreOfConfig(config, { envUrl, onWarning } = {}) {
   const { redis, timeoutMs, waitMs, prefix } = settings;
   let store;
   try {
-    store = redisHealthStore(redis, { health: config.health, timeoutMs, waitMs, prefix, onWarning });
+    store = redisHealthStore(redis, { health: config?.health, timeoutMs, waitMs, prefix, onWarning });
   } catch (e) {
     if (!(e instanceof BatonError && e.kind === "config")) throw e;
     // The field as the user wrote it: the URL, a store option, or the health section.

@@ -10,7 +10,7 @@ WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[
 CARGO_BIN := $(HOME)/.cargo/bin
 WASM_BINDGEN := $(CARGO_BIN)/wasm-bindgen
 
-.PHONY: test test-rust test-e2e build package clean-wasm tools rust-tools build-tools js-deps chromium provider demo bench soak fuzz
+.PHONY: test test-rust test-e2e build package clean-wasm tools rust-tools build-tools js-deps chromium redis-server provider demo bench soak fuzz
 
 # Rust first (fast, and the e2e suite needs a sound core), then the four JS runtimes.
 test: test-rust test-e2e
@@ -61,6 +61,10 @@ node_modules/.package-lock.json: package-lock.json package.json
 # Debian's Chromium for the browser runner (playwright-core drives it; it downloads no browser).
 chromium:
 	@if [ ! -x /usr/bin/chromium ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; fi
+
+# The Redis health store's tests (tests/e2e/redis.test.mjs) start their own redis-server.
+redis-server:
+	@if [ ! -x /usr/bin/redis-server ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; fi
 
 # std rebuilt for the wasm with the crate's own profile (rust-src, see rust-tools): a panic traps
 # at once (immediate-abort) instead of formatting a message that wasm32-unknown-unknown has nowhere
@@ -152,7 +156,7 @@ provider:
 # Chromium, curl against the Deno gateway).
 # bundlers.test.mjs builds a browser app with esbuild and Vite and runs each build in Chromium;
 # wrangler_dev.test.mjs runs examples/gateway under `wrangler dev` with a .dev.vars.
-test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package-lock.json \
+test-e2e: build js-deps chromium redis-server provider examples/gateway/node_modules/.package-lock.json \
   tests/node-versions/node_modules/.package-lock.json
 	@status=0; \
 	echo "== types: pkg/index.d.ts (deno check, strict TypeScript)"; \
@@ -165,7 +169,7 @@ test-e2e: build js-deps chromium provider examples/gateway/node_modules/.package
 	  tests/e2e/browser.test.mjs tests/e2e/www.test.mjs tests/e2e/broadcast.test.mjs tests/e2e/gateway.test.mjs \
 	  tests/e2e/gateway_node.test.mjs tests/e2e/gateway_metrics.test.mjs tests/e2e/gateway_workers.test.mjs tests/e2e/gateway_latency.test.mjs tests/e2e/gateway_crossings.test.mjs tests/e2e/gateway_streaming.test.mjs \
 	  tests/e2e/responses_compliance.test.mjs tests/e2e/deadline_aborts.test.mjs tests/e2e/soak.test.mjs tests/e2e/durable.test.mjs tests/e2e/tools.test.mjs tests/e2e/telemetry.test.mjs tests/e2e/types_fixtures.test.mjs \
-	  tests/e2e/bedrock.test.mjs \
+	  tests/e2e/bedrock.test.mjs tests/e2e/redis.test.mjs \
 	  tests/e2e/package_size.test.mjs tests/e2e/tarball.test.mjs tests/e2e/readme.test.mjs \
 	  tests/e2e/bundlers.test.mjs tests/e2e/wrangler_dev.test.mjs || status=1; \
 	for v in 22 24; do \

@@ -275,7 +275,8 @@ export type LegEvent = { type: "leg"; leg: Leg; cause?: Cause };
 
 /**
  * Shares breakers between Batons or gateways (README, "Health"): the Durable Object store of
- * `llm-baton/durable`, `broadcastHealthStore()` between browser tabs, or your own.
+ * `llm-baton/durable`, `llm-baton/gateway/redis` between Node processes and hosts,
+ * `broadcastHealthStore()` between browser tabs, or your own.
  */
 export interface HealthStore {
   /** The shared view of these targets; probe grants must be exclusive across everyone sharing it. */

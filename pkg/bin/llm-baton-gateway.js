@@ -39,6 +39,9 @@ Options:
                                         sending Authorization: Bearer <this key> (16+ characters;
                                         the config's gateway.metrics.apiKey)
                    GATEWAY_WORKERS      as --workers
+                   GATEWAY_REDIS_URL    share breakers and the retry budget with every gateway
+                                        naming the same Redis (docs/health.md; the config's
+                                        gateway.healthStore)
   --host HOST    the address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)
   --port PORT    the port to listen on (default 8787; 0 picks a free one)
   --log FORMAT   one access-log line per request on stdout: text (default), json, or off.
@@ -220,10 +223,23 @@ function gatewayEntry(config) {
   return clouds ? import("../gateway/clouds/node.js") : import("../gateway/node.js");
 }
 
-/** `[config, where]` as the gateway is given it: loadConfig's, with GATEWAY_METRICS_KEY. */
+/**
+ * `[config, where, store]` as the gateway is given it: loadConfig's, with GATEWAY_METRICS_KEY,
+ * and the Redis health store of `gateway.healthStore` or GATEWAY_REDIS_URL (its module loaded
+ * only then; the field taken out of the config), or null without one.
+ */
 async function gatewayConfig(flags) {
-  const [config, where] = await loadConfig(flags.config);
-  return [withMetricsKey(config, where), where];
+  const [loaded, where] = await loadConfig(flags.config);
+  const config = withMetricsKey(loaded, where);
+  const envUrl = process.env.GATEWAY_REDIS_URL;
+  if (config?.gateway?.healthStore === undefined && !envUrl) return [config, where, null];
+  const { healthStoreOfConfig } = await import("../gateway/redis.js");
+  try {
+    const [rest, store] = healthStoreOfConfig(config, { envUrl, onWarning: (m) => process.stderr.write(`${NAME}: ${m}\n`) });
+    return [rest, where, store];
+  } catch (e) {
+    throw new Refusal(`${where} is not valid: ${messageOf(e)}`);
+  }
 }
 
 /** The gateway, or a Refusal naming the config's source. */
@@ -271,14 +287,16 @@ async function main(argv) {
   }
   if (cluster.isWorker) return serveAsWorker(flags);
   const workers = workerCount(flags);
-  const [config, where] = await gatewayConfig(flags);
+  const [config, where, redis] = await gatewayConfig(flags);
   const { createGateway, HealthState } = await gatewayEntry(config);
+  if (workers === 1) return serveAlone(build(createGateway, config, where, redis ? { healthStore: redis } : undefined), flags);
   // Validated here (and the open-gateway warning said) once, not once per worker.
-  const gateway = build(createGateway, config, where);
-  if (workers === 1) return serveAlone(gateway, flags);
+  build(createGateway, config, where);
   const { startPrimary } = await import("../gateway/cluster.js");
-  // The breakers and retry budget every worker shares, on the config's own policy.
-  const health = new HealthState(config.health);
+  // The breakers and retry budget every worker shares, on the config's own policy; with Redis,
+  // each worker shares them through it instead, with every other process that names it.
+  await redis?.close();
+  const health = redis ? null : new HealthState(config.health);
   const say = (line) => process.stderr.write(`${NAME}: ${line}\n`);
   let running;
   try {
@@ -324,14 +342,14 @@ async function serveAsWorker(flags) {
   const side = workerSide();
   const name = `${NAME} (worker ${cluster.worker.id})`;
   try {
-    const [config, where] = await gatewayConfig(flags);
+    const [config, where, redis] = await gatewayConfig(flags);
     const { createGateway } = await gatewayEntry(config);
     // The primary has already said that the gateway has no apiKeys, if so: once is enough.
     const warn = console.warn;
     console.warn = () => {};
     let gateway;
     try {
-      gateway = build(createGateway, config, where, { healthStore: side.store });
+      gateway = build(createGateway, config, where, { healthStore: redis ?? side.store });
     } finally {
       console.warn = warn;
     }

@@ -30,7 +30,8 @@ const RESTART_PAUSE_MS = 1000;
 
 /**
  * The primary: forks `workers` workers of this same script (their argv and environment are the
- * primary's), keeps the shared breakers in `health` (a HealthState of the gateway's wasm), and
+ * primary's), keeps the shared breakers in `health` (a HealthState of the gateway's wasm; null
+ * when the workers share theirs through another store, such as Redis), and
  * replaces a worker that dies. `say(line)` writes a line on stderr. Resolves once every worker
  * listens with `{ url, drain(signal), stopNow(signal) }`, each of which resolves once every worker
  * has exited. A worker that cannot start (a port in use, a config module that throws: it says
@@ -266,7 +267,8 @@ export function workerSide() {
         const answer = await ask({ type: "metrics" });
         if (answer === null) return { snapshot: (await link.load()).snapshot(), health: link.health() };
         const { mergeSnapshots } = link.code;
-        return { snapshot: mergeSnapshots(answer.snapshots), health: answer.health };
+        // The primary keeps no breakers when the workers share them through Redis: this one's.
+        return { snapshot: mergeSnapshots(answer.snapshots), health: answer.health ?? link.health() };
       };
     },
     listening: (url) => send({ type: "listening", url }),

@@ -63,6 +63,9 @@ const PACKAGE_FILES = [
   "gateway/node-server.d.ts",
   "gateway/node-server.js",
   "gateway/node.js",
+  "gateway/redis.d.ts",
+  "gateway/redis.js",
+  "gateway/resp.js",
   "gateway/workerd.js",
   "host.js",
   "index.d.ts",
@@ -292,7 +295,7 @@ describe("the tarball", () => {
     // CommonJS file may import the package only with import(); TypeScript (5.6, attw's) does not
     // model Node's require(esm). It is what "ESM only" means, so it is expected, once per entry,
     // and any other problem fails here.
-    const entries = [".", "./gateway", "./gateway/env", "./gateway/node-server", "./durable", "./ai-sdk"];
+    const entries = [".", "./gateway", "./gateway/env", "./gateway/node-server", "./gateway/redis", "./durable", "./ai-sdk"];
     assert.deepEqual(Object.keys(analysis.entrypoints), [...entries, "./package.json"], "the entries attw found");
     assert.deepEqual(
       analysis.problems,

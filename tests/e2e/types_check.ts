@@ -7,6 +7,7 @@ import type { Gateway } from "../../pkg/gateway.d.ts";
 import "./types_check_durable.ts";
 import "./types_check_ai_sdk.ts";
 import "./types_check_node_server.ts";
+import "./types_check_redis.ts";
 
 const config: Config = {
   targets: {

@@ -23,6 +23,7 @@
 //! INVALID_ARGUMENT). What names no class falls back to [`FailureClass::of_status`].
 
 pub mod anthropic_messages;
+pub mod azure;
 pub mod bedrock_converse;
 pub mod client;
 mod frame;
@@ -276,6 +277,8 @@ pub struct Endpoint<'a> {
     pub headers: &'a [(String, String)],
     /// Fields set at the top level of the body, over the format's own (a target's `extraBody`).
     pub extra_body: Option<&'a Map<String, Value>>,
+    /// An Azure OpenAI target's URL style and credential header ([`azure`]).
+    pub azure: Option<&'a azure::Azure>,
 }
 
 impl Endpoint<'_> {
@@ -303,12 +306,22 @@ impl Endpoint<'_> {
                 None => headers.push((name.clone(), value.clone())),
             }
         }
-        HttpRequest { method: "POST", url: join_url(self.base_url, path), headers, body }
+        let url = join_url(self.base_url, path);
+        let url = match self.azure {
+            Some(azure) => azure.url(url),
+            None => url,
+        };
+        HttpRequest { method: "POST", url, headers, body }
     }
 
-    /// The credential both OpenAI APIs take: `authorization: Bearer <key>`.
+    /// The credential both OpenAI APIs take: `authorization: Bearer <key>`, or Azure's
+    /// `api-key: <key>` for an Azure resource key.
     pub(crate) fn bearer(&self) -> Option<(&'static str, String)> {
-        self.api_key.map(|key| ("authorization", format!("Bearer {}", key.expose())))
+        let key = self.api_key?.expose();
+        Some(match self.azure {
+            Some(azure) if azure.key_header => ("api-key", key.to_string()),
+            _ => ("authorization", format!("Bearer {key}")),
+        })
     }
 }
 
@@ -546,6 +559,7 @@ pub(crate) fn test_endpoint(
         api_key: key.map(|k| &*Box::leak(Box::new(Secret::new(k)))),
         headers: Box::leak(headers.into_boxed_slice()),
         extra_body: None,
+        azure: None,
     }
 }
 

@@ -312,6 +312,7 @@ pub fn done() -> Delta {
 pub fn answer() -> Answer {
     Answer {
         logprobs: None,
+        content_filter: None,
         text: "Hello.".into(),
         reasoning: String::new(),
         tool_calls: vec![],

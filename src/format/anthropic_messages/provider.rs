@@ -557,6 +557,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     }
     Ok(Ok(Answer {
         logprobs: None,
+        content_filter: None,
         text,
         reasoning,
         reasoning_parts,

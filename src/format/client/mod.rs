@@ -135,6 +135,7 @@ mod tests {
             };
             let answer = Answer {
                 logprobs: None,
+                content_filter: None,
                 text: "Hi".into(),
                 reasoning: String::new(),
                 reasoning_parts: Vec::new(),

@@ -80,6 +80,7 @@ impl ProviderDialect for Gemini {
                 let (text, reasoning, tool_calls) = (String::new(), String::new(), Vec::new());
                 return Ok(Answer {
                     logprobs: None,
+                    content_filter: None,
                     text,
                     reasoning,
                     reasoning_parts: Vec::new(),
@@ -113,6 +114,7 @@ impl ProviderDialect for Gemini {
         }
         Ok(Answer {
             logprobs: None,
+            content_filter: None,
             text,
             reasoning,
             reasoning_parts,

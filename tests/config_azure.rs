@@ -1,9 +1,14 @@
 //! An Azure OpenAI target's config (`cloud: "azure"`): the URL each style and format builds,
 //! the credential header (a resource key as `api-key`, an Entra ID token as a bearer), and the
-//! mistakes each gets a message for, never with a credential in it.
+//! mistakes each gets a message for, never with a credential in it; and how Azure's errors read:
+//! a 429's `retry-after-ms` over its `retry-after`, the content filter's 400 as a `content_filter`
+//! failure carrying the filter's results.
 
 use llm_baton::chat::ChatRequest;
 use llm_baton::config::Config;
+use llm_baton::format::{FailureClass, Format};
+use llm_baton::outcome::{Failure, FailureInfo};
+use llm_baton_wire::write::ToJson;
 
 const KEY: &str = "azure-resource-key-0123456789";
 const TOKEN: &str = "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.entra";
@@ -128,4 +133,23 @@ fn a_local_server_stands_in_for_the_resource() {
     let json = target("openai_chat", &format!(r#", "apiKey": "{KEY}""#))
         .replace("https://res.openai.azure.com", "http://127.0.0.1:8080");
     assert_eq!(sent(&json).0, "http://127.0.0.1:8080/openai/v1/chat/completions");
+}
+
+#[test]
+fn azure_errors_steer_the_gate() {
+    let headers = [("retry-after".to_string(), "1".to_string()), ("retry-after-ms".to_string(), "300".to_string())];
+    let body = br#"{"error":{"code":"429","message":"Requests to the ChatCompletions_Create Operation have exceeded token rate limit. Please retry after 1 second."}}"#;
+    let busy = Failure::from_http(429, &headers, Format::OpenaiChat.error_body(429, body), 0);
+    assert_eq!((busy.class(), busy.retry_after_ms()), (Some(FailureClass::RateLimit), Some(300)));
+
+    let body = br#"{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy.","type":null,"param":"prompt","code":"content_filter","status":400,"innererror":{"code":"ResponsibleAIPolicyViolation","content_filter_result":{"hate":{"filtered":true,"severity":"high"}}}}}"#;
+    for format in [Format::OpenaiChat, Format::OpenaiResponses] {
+        let refused = Failure::from_http(400, &[], format.error_body(400, body), 0);
+        assert_eq!(refused.class(), Some(FailureClass::ContentFilter));
+        let shown = FailureInfo(refused).to_json();
+        assert!(
+            shown.contains(r#""contentFilter":{"contentFilterResults":{"hate":{"filtered":true,"severity":"high"}}}"#),
+            "{shown}"
+        );
+    }
 }

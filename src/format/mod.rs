@@ -237,6 +237,7 @@ impl Format {
             message: body_excerpt(body),
             code: None,
             class: FailureClass::of_status(status),
+            content_filter: None,
         });
         said.message = crate::outcome::without_status_prefix(status, said.message);
         said
@@ -380,6 +381,7 @@ impl From<DecodeError> for Failure {
                     retry_after_ms: None,
                     should_retry: None,
                     in_stream: true,
+                    content_filter: None,
                 }
             }
         }

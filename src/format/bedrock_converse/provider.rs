@@ -80,7 +80,7 @@ impl ProviderDialect for BedrockConverse {
                 _ => FailureClass::of_status(status),
             },
         };
-        Some(ProviderSaid { message: said_message(status, message), code, class })
+        Some(ProviderSaid { message: said_message(status, message), code, class, content_filter: None })
     }
 }
 

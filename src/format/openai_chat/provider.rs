@@ -499,7 +499,9 @@ fn said(status: u16, error: Option<&Value>, message: &str) -> ProviderSaid {
     let code = error.and_then(error_code);
     let kind = error.and_then(|e| e.get("type")).and_then(Value::as_str);
     let class = error_class(status, kind, code.as_deref(), message);
-    ProviderSaid { message: message.to_string(), code, class }
+    // Azure OpenAI says what its content filter found in the error's `innererror`.
+    let content_filter = error.and_then(|e| e.get("innererror")?.get("content_filter_result")).cloned();
+    ProviderSaid { message: message.to_string(), code, class, content_filter }
 }
 
 /// The code an OpenAI error names: its `code` when that is a word (compatible gateways put a
@@ -546,7 +548,7 @@ pub(crate) fn provider_error(error: &Value) -> DecodeError {
             .to_string(),
     };
     let status = error_status(error.get("code"), error.get("type").and_then(Value::as_str));
-    let ProviderSaid { message, code, class } = said(status, Some(error), &message);
+    let ProviderSaid { message, code, class, .. } = said(status, Some(error), &message);
     DecodeError::Provider { status, message, code, class }
 }
 
@@ -1046,6 +1048,21 @@ mod tests {
         assert_eq!(error_status(Some(&json!(200)), Some("whatever")), 500);
         assert_eq!(error_status(Some(&json!("unknown")), Some("invalid_request_error")), 400);
         assert_eq!(error_status(None, Some("tokens")), 429);
+    }
+
+    /// Azure OpenAI's 400 for a prompt its filter refused (Microsoft's example): the class is
+    /// `content_filter`, and the filter's results are kept for the caller.
+    #[test]
+    fn azure_content_filter_refusal_keeps_its_results() {
+        let results = json!({"hate": {"filtered": true, "severity": "high"}, "violence": {"filtered": false, "severity": "safe"}});
+        let body = json!({"error": {"message": "The response was filtered due to the prompt triggering Azure OpenAI's content management policy.",
+            "type": null, "param": "prompt", "code": "content_filter", "status": 400,
+            "innererror": {"code": "ResponsibleAIPolicyViolation", "content_filter_result": results}}});
+        let said = OpenaiChat::error_body(400, body.to_string().as_bytes()).unwrap();
+        assert_eq!((said.code.as_deref(), said.class), (Some("content_filter"), Some(FailureClass::ContentFilter)));
+        assert_eq!(said.content_filter, Some(results));
+        let plain = OpenaiChat::error_body(400, br#"{"error":{"message":"bad","code":"invalid_request_error"}}"#);
+        assert_eq!(plain.unwrap().content_filter, None);
     }
 
     /// Azure OpenAI's content filter results, in the shapes of Microsoft's content filtering

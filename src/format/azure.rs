@@ -19,7 +19,8 @@
 /// A target's Azure settings, read once from its config.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Azure {
-    /// The dated API's `api-version` (percent-encoded as needed); `None` is the v1 API.
+    /// The dated API's `api-version` (letters, digits, `-` and `.`, as the config checks: it
+    /// needs no encoding in a query); `None` is the v1 API.
     pub api_version: Option<String>,
     /// Whether the target's `apiKey` is a resource key, sent as `api-key`, rather than an
     /// Entra ID token, sent as `authorization: Bearer`.
@@ -30,35 +31,39 @@ impl Azure {
     /// The base URL the target's format joins its path (`chat/completions`, `responses`) to:
     /// `resource` is the configured endpoint, `deployment` the Chat deployment of the dated API.
     pub fn base_url(&self, resource: &str, deployment: Option<&str>) -> String {
-        let resource = resource.trim_end_matches('/');
+        let mut url = resource.trim_end_matches('/').to_string();
         match (&self.api_version, deployment) {
-            (None, _) => format!("{resource}/openai/v1"),
-            (Some(_), Some(deployment)) => format!("{resource}/openai/deployments/{}", percent_encode(deployment)),
-            (Some(_), None) => format!("{resource}/openai"),
+            (None, _) => url.push_str("/openai/v1"),
+            (Some(_), Some(deployment)) => {
+                url.push_str("/openai/deployments/");
+                push_percent_encoded(&mut url, deployment);
+            }
+            (Some(_), None) => url.push_str("/openai"),
         }
+        url
     }
 
     /// `url` with the dated API's `api-version`, if the target has one.
-    pub(crate) fn url(&self, url: String) -> String {
-        match &self.api_version {
-            Some(version) => format!("{url}?api-version={}", percent_encode(version)),
-            None => url,
+    pub(crate) fn url(&self, mut url: String) -> String {
+        if let Some(version) = &self.api_version {
+            url.push_str("?api-version=");
+            url.push_str(version);
         }
+        url
     }
 }
 
-/// `s` with every byte but RFC 3986's unreserved ones percent-encoded: a deployment name or an
-/// API version stays one path segment or query value whatever it holds.
-fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
+/// Appends `s` with every byte but RFC 3986's unreserved ones percent-encoded: a deployment name
+/// stays one path segment whatever it holds.
+fn push_percent_encoded(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
             out.push(b as char);
         } else {
-            out.push_str(&format!("%{b:02X}"));
+            out.extend(['%', HEX[usize::from(b >> 4)] as char, HEX[usize::from(b & 15)] as char]);
         }
     }
-    out
 }
 
 #[cfg(test)]

@@ -69,7 +69,7 @@ function batonRuntimeFor() {
 }
 
 /** Fields of a driver error worth keeping on a BatonError (see index.d.ts for their meaning). */
-const ERROR_FIELDS = ["kind", "timeout", "limitMs", "status", "code", "class", "retryAfterMs", "path", "target", "legs", "billedUsage"];
+const ERROR_FIELDS = ["kind", "timeout", "limitMs", "status", "code", "class", "retryAfterMs", "contentFilter", "path", "target", "legs", "billedUsage"];
 
 /** The test-only hook that makes the wasm trap at its next poll (tests/e2e/hostile.mjs). */
 const TRAP = Symbol.for("llm-baton.test.trap");

@@ -21,7 +21,7 @@ export interface Timeouts {
 }
 
 /** A provider endpoint and model. */
-export type Target = ProviderTarget | BedrockTarget;
+export type Target = ProviderTarget | BedrockTarget | AzureTarget;
 
 /** A target of any format but Bedrock's. */
 export interface ProviderTarget {
@@ -78,6 +78,39 @@ export interface BedrockTarget extends Omit<ProviderTarget, "format" | "baseUrl"
   baseUrl?: string;
   /** AWS keys that sign each request (SigV4); `sessionToken` for temporary credentials. Never logged. */
   aws?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+}
+
+/**
+ * Azure OpenAI (docs/azure.md): an OpenAI format on an Azure resource, with a resource key
+ * (`apiKey`, sent as `api-key`) or a Microsoft Entra ID token (`entraToken`, sent as a bearer
+ * token), exactly one. Without `apiVersion`, the v1 API (`{baseUrl}/openai/v1/...`); with it,
+ * the dated API (`{baseUrl}/openai/deployments/{deployment}/chat/completions?api-version=...`,
+ * `{baseUrl}/openai/responses?api-version=...`).
+ */
+export type AzureTarget = AzureTargetFields & ({ apiKey: string; entraToken?: never } | { entraToken: string; apiKey?: never });
+
+/** An Azure OpenAI target's fields but its credential. */
+export interface AzureTargetFields extends Omit<ProviderTarget, "format" | "apiKey"> {
+  format: "openai_chat" | "openai_responses";
+  cloud: "azure";
+  /** The resource's endpoint, e.g. "https://RESOURCE.openai.azure.com", without /openai. */
+  baseUrl: string;
+  /** The deployment's name, sent as the body's `model` (and the dated Chat API's default `deployment`). */
+  model: string;
+  /** The dated API's version, e.g. "2024-10-21"; omit it for the v1 API. */
+  apiVersion?: string;
+  /** The dated Chat API's deployment, in the path; default `model`. */
+  deployment?: string;
+}
+
+/**
+ * What a provider's content filter said (Azure OpenAI), as it wrote it: the prompt's results
+ * (`prompt_filter_results`, one per prompt) and the answer's (a choice's `content_filter_results`,
+ * or the refused request's `innererror.content_filter_result`), by category (`hate`, `violence`...).
+ */
+export interface ContentFilterResults {
+  promptFilterResults?: Array<{ prompt_index?: number; content_filter_results?: Record<string, unknown> }>;
+  contentFilterResults?: Record<string, { filtered?: boolean; severity?: string; detected?: boolean } | unknown>;
 }
 
 /**
@@ -535,6 +568,8 @@ export interface Completion {
   contributors: string[];
   /** "stop" | "length" | "tool_calls" | "content_filter", or the provider's own word. */
   finishReason: string;
+  /** What the provider's content filter said about the prompt and the answer (Azure OpenAI); streamed, the latest of each. */
+  contentFilter?: ContentFilterResults;
   /**
    * The answer's tokens: the first contributor's input, and every contributor's output (omitted
    * when one of them reported none).
@@ -569,6 +604,8 @@ export interface Cause {
   /** kind "http": the failure class read from it. */
   class?: FailureClass;
   retryAfterMs?: number;
+  /** kind "http", class "content_filter": what the content filter found (Azure OpenAI). */
+  contentFilter?: ContentFilterResults;
   timeout?: TimeoutKind;
   limitMs?: number;
 }
@@ -630,6 +667,8 @@ export type StreamEvent =
    * answer follows. Comes only right before the new answer's first content.
    */
   | { type: "reset"; from: string; to: string; cause: Cause; discardedChars: number }
+  /** What the provider's content filter said in this frame (Azure OpenAI: the prompt's first, then the answer's). */
+  | ({ type: "content_filter" } & ContentFilterResults)
   | ({ type: "done" } & Completion);
 
 /**
@@ -656,6 +695,8 @@ export declare class BatonError extends Error {
   code?: string;
   /** kind "http": the failure class read from the provider's error, when it has one. */
   class?: FailureClass;
+  /** kind "http", class "content_filter": what the content filter found (Azure OpenAI's `innererror.content_filter_result`). */
+  contentFilter?: ContentFilterResults;
   /** kind "config": the offending field, e.g. "targets.p.timeouts.totalMs" or "options.deadlineMs". */
   path?: string;
   /** The target of the last attempt. */

@@ -21,7 +21,7 @@ mod answer;
 mod read;
 mod reasoning;
 
-pub use answer::{Answer, Delta, FinishReason, Logprobs, ToolCall, Usage};
+pub use answer::{Answer, ContentFilterResults, Delta, FinishReason, Logprobs, ToolCall, Usage};
 pub(crate) use read::{is_media_type, read_carried};
 pub use reasoning::{Effort, Opaque, ReasoningKind, ReasoningPart, ReasoningRequest, ReasoningState};
 

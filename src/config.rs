@@ -20,6 +20,7 @@ use crate::secret::is_secret_header;
 use crate::value::{as_object, child, parse_json, read_ms, show, Obj};
 pub use crate::value::{parse_ms, FieldError, Step, MAX_MS};
 
+mod azure_target;
 mod routes;
 mod sections;
 mod target;

@@ -15,7 +15,7 @@
 //! text so far becomes the next member's prefill, and the whitespace the prefill left out is not
 //! shown twice) or starts over (restart).
 
-use crate::chat::{Answer, Delta, FinishReason, ReasoningPart, ToolCall, Usage};
+use crate::chat::{Answer, ContentFilterResults, Delta, FinishReason, ReasoningPart, ToolCall, Usage};
 use crate::outcome::Failure;
 
 /// The most tool calls one answer may open. Real answers open a handful; a provider that
@@ -34,6 +34,8 @@ pub struct Delivery {
     /// The reasoning in its pieces, with the states that end them (what `reasoning` adds up to).
     reasoning_parts: Vec<ReasoningPart>,
     tool_calls: Vec<ToolCall>,
+    /// What the provider's content filter said so far, the latest of each result.
+    content_filter: Option<ContentFilterResults>,
     /// The provider's index of each entry of `tool_calls`, in the same order.
     provider_indexes: Vec<u32>,
     held: Vec<Delta>,
@@ -179,6 +181,10 @@ impl Delivery {
                 call.arguments.push_str(&arguments);
                 Delta::ToolCall { index: position as u32, id, name, arguments }
             }
+            Delta::ContentFilter { results } => {
+                ContentFilterResults::update(&mut self.content_filter, &results);
+                Delta::ContentFilter { results }
+            }
             other @ (Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } | Delta::Logprobs { .. }) => {
                 other
             }
@@ -197,6 +203,7 @@ impl Delivery {
             usage,
             model,
             logprobs: None,
+            content_filter: self.content_filter.map(Box::new),
         }
     }
 
@@ -237,7 +244,11 @@ fn content_bytes(delta: &Delta) -> usize {
         }
         Delta::ReasoningState { state } | Delta::ToolCallState { state, .. } => state.byte_len(),
         // Passed on and not kept: a streamed answer's summary has no logprobs.
-        Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } | Delta::Logprobs { .. } => 0,
+        Delta::Done { .. }
+        | Delta::Skipped { .. }
+        | Delta::Usage { .. }
+        | Delta::Logprobs { .. }
+        | Delta::ContentFilter { .. } => 0,
     }
 }
 

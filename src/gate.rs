@@ -145,6 +145,7 @@ mod tests {
             retry_after_ms: None,
             should_retry: None,
             in_stream: false,
+            content_filter: None,
         }
     }
 

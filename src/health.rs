@@ -722,6 +722,7 @@ fn read_cause(v: &Value) -> Option<Failure> {
             retry_after_ms: number("retryAfterMs"),
             should_retry: None,
             in_stream: false,
+            content_filter: None,
         },
         _ => return None,
     })

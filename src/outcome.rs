@@ -12,6 +12,7 @@
 use std::fmt;
 
 use llm_baton_wire::write::{JsonWriter, ToJson};
+use serde_json::Value;
 
 /// Which limit a timeout hit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -127,6 +128,8 @@ pub struct ProviderSaid {
     /// The provider's own code: OpenAI's `code` (else `type`), Anthropic's `type`, Google's `status`.
     pub code: Option<String>,
     pub class: Option<FailureClass>,
+    /// The content filter's results on a refused request (Azure OpenAI), when the body has them.
+    pub content_filter: Option<Value>,
 }
 
 /// Why an attempt (and, when nothing is left to try, the call) did not succeed.
@@ -145,6 +148,9 @@ pub enum Failure {
         retry_after_ms: Option<u64>,
         should_retry: Option<bool>,
         in_stream: bool,
+        /// What the provider's content filter said about a request it refused (Azure OpenAI's
+        /// `innererror.content_filter_result`), as it wrote it.
+        content_filter: Option<Box<Value>>,
     },
     /// A limit expired; `limit_ms` is the configured value.
     Timeout { limit: Limit, limit_ms: u64 },
@@ -217,11 +223,12 @@ impl Failure {
             Some("false") => Some(false),
             _ => None,
         };
-        let ProviderSaid { message, code, class } = said;
+        let ProviderSaid { message, code, class, content_filter } = said;
         // AWS names an error's type in a header (`ThrottlingException:http://...`), not its body.
         let code = code.or_else(|| header(aws_type).and_then(|t| t.split(':').next()).map(str::to_string));
         let message = without_status_prefix(status, message);
-        Failure::Http { status, message, code, class, retry_after_ms, should_retry, in_stream: false }
+        let content_filter = content_filter.map(Box::new);
+        Failure::Http { status, message, code, class, retry_after_ms, should_retry, in_stream: false, content_filter }
     }
 }
 
@@ -288,8 +295,9 @@ impl fmt::Display for Failure {
 }
 
 /// A failure as the caller sees it:
-/// `{kind, message, status?, code?, class?, timeout?, limitMs?, retryAfterMs?}` (`code` the
-/// provider's own error code, `class` the failure class the gate and the gateway read from it).
+/// `{kind, message, status?, code?, class?, timeout?, limitMs?, retryAfterMs?, contentFilter?}`
+/// (`code` the provider's own error code, `class` the failure class the gate and the gateway read
+/// from it, `contentFilter` the results of the content filter that refused the request).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FailureInfo(pub Failure);
 
@@ -303,6 +311,12 @@ impl FailureInfo {
         w.opt_field("code", f.code());
         w.opt_field("class", f.class().map(FailureClass::as_str));
         w.opt_field("retryAfterMs", f.retry_after_ms().as_ref());
+        if let Failure::Http { content_filter: Some(results), .. } = f {
+            w.key("contentFilter");
+            w.begin_object();
+            w.field("contentFilterResults", &**results);
+            w.end_object();
+        }
         if let Some((limit, ms)) = f.timeout() {
             w.field("timeout", limit.as_str());
             w.field("limitMs", &ms);
@@ -344,7 +358,8 @@ mod tests {
                     class: None,
                     retry_after_ms: None,
                     should_retry: None,
-                    in_stream: false
+                    in_stream: false,
+                    content_filter: None
                 }
             );
             assert_eq!(failure.to_string(), shown, "{message}");
@@ -357,6 +372,7 @@ mod tests {
             retry_after_ms: None,
             should_retry: None,
             in_stream: false,
+            content_filter: None,
         };
         assert_eq!(built.to_string(), "HTTP 599: built elsewhere");
     }

@@ -188,15 +188,18 @@ impl Redactor {
         match failure {
             Failure::Transport { message } => Failure::Transport { message: clean(message) },
             Failure::Protocol { message } => Failure::Protocol { message: clean(message) },
-            Failure::Http { status, message, code, class, retry_after_ms, should_retry, in_stream } => Failure::Http {
-                status,
-                message: clean(message),
-                code: code.map(clean),
-                class,
-                retry_after_ms,
-                should_retry,
-                in_stream,
-            },
+            Failure::Http { status, message, code, class, retry_after_ms, should_retry, in_stream, content_filter } => {
+                Failure::Http {
+                    status,
+                    message: clean(message),
+                    code: code.map(clean),
+                    class,
+                    retry_after_ms,
+                    should_retry,
+                    in_stream,
+                    content_filter,
+                }
+            }
             other @ (Failure::Timeout { .. } | Failure::Cancelled) => other,
         }
     }
@@ -397,6 +400,7 @@ mod tests {
                     retry_after_ms: Some(5),
                     should_retry: Some(false),
                     in_stream: true,
+                    content_filter: None,
                 },
                 Failure::Http {
                     status: 401,
@@ -406,6 +410,7 @@ mod tests {
                     retry_after_ms: Some(5),
                     should_retry: Some(false),
                     in_stream: true,
+                    content_filter: None,
                 },
             ),
             (

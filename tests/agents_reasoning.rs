@@ -33,6 +33,7 @@ fn overloaded() -> Failure {
         retry_after_ms: None,
         should_retry: None,
         in_stream: false,
+        content_filter: None,
     }
 }
 

@@ -52,6 +52,7 @@ fn sends(propagate: &str, marked: bool) -> Vec<(u64, Option<String>)> {
                 retry_after_ms: None,
                 should_retry: None,
                 in_stream: false,
+                content_filter: None,
             };
             call.on_failure(attempt, now, failure);
         } else {

@@ -169,7 +169,7 @@ fn transcripts_cut_before_their_finish_fail_and_after_it_succeed() {
 
 /// The normalized meaning of a transcript does not depend on the provider: each success ends with
 /// exactly one `Done`, last, and nothing invisible is emitted except a tool call's opening, a
-/// usage report and the reasoning state a provider issued.
+/// usage report, the reasoning state a provider issued and a content filter's results.
 #[test]
 fn transcripts_end_with_exactly_one_done_and_emit_no_empty_deltas() {
     for format in sse_formats() {
@@ -190,6 +190,7 @@ fn transcripts_end_with_exactly_one_done_and_emit_no_empty_deltas() {
                         | Delta::Usage { .. }
                         | Delta::ReasoningState { .. }
                         | Delta::ToolCallState { .. }
+                        | Delta::ContentFilter { .. }
                 );
                 assert!(d.is_visible() || opening || invisible, "{}: {d:?}", sse.display());
             }

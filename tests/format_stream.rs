@@ -26,6 +26,7 @@ fn target(format: Format) -> Target {
         extra_body: None,
         region: None,
         aws: None,
+        azure: None,
     }
 }
 

@@ -24,6 +24,7 @@ fn classed(status: u16, class: Option<FailureClass>, retry_after_ms: Option<u64>
         retry_after_ms,
         should_retry: None,
         in_stream: false,
+        content_filter: None,
     }
 }
 

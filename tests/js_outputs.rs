@@ -24,6 +24,7 @@ fn failures() -> Vec<Failure> {
             retry_after_ms: Some(1500),
             should_retry: Some(true),
             in_stream: false,
+            content_filter: None,
         },
         Failure::Http {
             status: 400,
@@ -33,6 +34,7 @@ fn failures() -> Vec<Failure> {
             retry_after_ms: None,
             should_retry: None,
             in_stream: true,
+            content_filter: None,
         },
         Failure::Timeout { limit: Limit::FirstToken, limit_ms: 8000 },
         Failure::Cancelled,

@@ -71,6 +71,53 @@ pub struct Logprobs {
     pub raw: Value,
 }
 
+/// What a provider's content filter said about the prompt and the answer, as it wrote it:
+/// Azure OpenAI's `prompt_filter_results` (a list, one per prompt) and the choice's
+/// `content_filter_results` (by category: `hate`, `violence`, ... with `filtered` and
+/// `severity`). An empty list or object says nothing and is left out.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ContentFilterResults {
+    pub prompt: Option<Value>,
+    pub choice: Option<Value>,
+}
+
+impl ContentFilterResults {
+    /// `None` when neither result says anything.
+    pub fn of(prompt: Option<Value>, choice: Option<Value>) -> Option<ContentFilterResults> {
+        let said = |v: Option<Value>| {
+            v.filter(|v| v.as_array().map_or(v.as_object().is_some_and(|o| !o.is_empty()), |a| !a.is_empty()))
+        };
+        let (prompt, choice) = (said(prompt), said(choice));
+        (prompt.is_some() || choice.is_some()).then_some(ContentFilterResults { prompt, choice })
+    }
+
+    /// These results updated by later ones of the same answer: a result given replaces.
+    pub fn update(results: &mut Option<ContentFilterResults>, later: &ContentFilterResults) {
+        let results = results.get_or_insert_with(ContentFilterResults::default);
+        if later.prompt.is_some() {
+            results.prompt.clone_from(&later.prompt);
+        }
+        if later.choice.is_some() {
+            results.choice.clone_from(&later.choice);
+        }
+    }
+
+    /// `"promptFilterResults"` and `"contentFilterResults"`, each when given, into an open object.
+    fn write_fields(&self, w: &mut JsonWriter) {
+        w.opt_field("promptFilterResults", self.prompt.as_ref());
+        w.opt_field("contentFilterResults", self.choice.as_ref());
+    }
+}
+
+/// `{promptFilterResults?, contentFilterResults?}`.
+impl ToJson for ContentFilterResults {
+    fn write_json(&self, w: &mut JsonWriter) {
+        w.begin_object();
+        self.write_fields(w);
+        w.end_object();
+    }
+}
+
 /// A whole, non-streamed answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
@@ -86,6 +133,9 @@ pub struct Answer {
     pub model: Option<String>,
     /// The text's token log probabilities, when the provider was asked for them.
     pub logprobs: Option<Logprobs>,
+    /// What the provider's content filter said, when it said anything (Azure OpenAI); boxed, as
+    /// most answers have none.
+    pub content_filter: Option<Box<ContentFilterResults>>,
 }
 
 /// One normalized piece of a streamed answer.
@@ -127,6 +177,11 @@ pub enum Delta {
         finish_reason: FinishReason,
         usage: Usage,
         model: Option<String>,
+    },
+    /// What the provider's content filter said in this frame (Azure OpenAI's first frame has
+    /// the prompt's results, later ones the answer's). Not visible.
+    ContentFilter {
+        results: ContentFilterResults,
     },
     /// A malformed frame the decoder skipped; `reason` says what was wrong with it. Not part of
     /// the answer: the engine turns it into a `warning` event, or fails the attempt when the
@@ -219,6 +274,10 @@ impl ToJson for Delta {
                 w.field("format", logprobs.format);
                 w.field("logprobs", &logprobs.raw);
             }
+            Delta::ContentFilter { results } => {
+                w.field("type", "content_filter");
+                results.write_fields(w);
+            }
             Delta::Skipped { reason } => {
                 w.field("type", "skipped");
                 w.field("reason", reason);
@@ -272,6 +331,7 @@ impl Delta {
             Delta::ReasoningState { .. }
             | Delta::ToolCallState { .. }
             | Delta::Logprobs { .. }
+            | Delta::ContentFilter { .. }
             | Delta::Done { .. }
             | Delta::Skipped { .. }
             | Delta::Usage { .. } => false,

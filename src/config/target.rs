@@ -8,6 +8,8 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
+use super::azure_target;
+use crate::format::azure::Azure;
 use crate::format::{bedrock_converse, Endpoint, Format, HttpRequest};
 use crate::secret::{is_secret_header, Secret, REDACTED};
 use crate::sigv4::{self, AwsCredentials, Unsigned};
@@ -36,6 +38,17 @@ pub struct Target {
     pub region: Option<String>,
     /// AWS access keys that sign each request (SigV4), instead of an `apiKey`.
     pub aws: Option<AwsCredentials>,
+    /// An Azure OpenAI target's URL style and credential header (`cloud: "azure"`); its key or
+    /// Entra ID token is `api_key`, and `base_url` already holds its path under the resource.
+    pub azure: Option<Azure>,
+}
+
+/// Where a target runs and how it is reached (URL, auth, framing), when that is not its format's
+/// own provider: a target's `cloud`. Its `format` stays the dialect the bodies speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cloud {
+    /// Azure OpenAI, for `openai_chat` and `openai_responses` ([`crate::format::azure`]).
+    Azure,
 }
 
 /// A target's `propagateDeadline`.
@@ -69,6 +82,7 @@ impl fmt::Debug for Target {
             .field("extra_body", &self.extra_body.as_ref().map(|fields| fields.keys().collect::<Vec<_>>()))
             .field("region", &self.region)
             .field("aws", &self.aws)
+            .field("azure", &self.azure)
             .finish()
     }
 }
@@ -82,6 +96,7 @@ impl Target {
             api_key: self.api_key.as_ref(),
             headers: &self.headers,
             extra_body: self.extra_body.as_ref(),
+            azure: self.azure.as_ref(),
         }
     }
 }
@@ -120,7 +135,7 @@ pub struct Timeouts {
 }
 
 pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, FieldError> {
-    const FIELDS: [&str; 12] = [
+    const FIELDS: [&str; 16] = [
         "format",
         "baseUrl",
         "model",
@@ -133,11 +148,16 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         "extraBody",
         "region",
         "aws",
+        "cloud",
+        "deployment",
+        "apiVersion",
+        "entraToken",
     ];
     let o = Obj::new(v, path, &FIELDS)?;
     let format_name = o.required_str("format", FORMATS)?;
     let format = Format::parse(format_name)
         .ok_or_else(|| wrong_value(&child(path, "format"), FORMATS, &Value::String(format_name.into())))?;
+    let cloud = read_cloud(&o, format, path)?;
     let region = read_region(&o, format, path)?;
     let base_url = match (o.get("baseUrl"), &region) {
         (None, Some(region)) => format!("https://bedrock-runtime.{region}.amazonaws.com"),
@@ -147,18 +167,14 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         )?,
     };
     let model = o.required_str("model", "the provider's model name, e.g. \"gpt-4o-mini\"")?;
-    let api_key = match o.get("apiKey") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) if !s.is_empty() => match header_value_problem(s, true) {
-            None => Some(Secret::new(s.clone())),
-            Some(problem) => return Err(unusable_key(&child(path, "apiKey"), &problem)),
-        },
-        Some(_) => {
-            return Err(FieldError::new(
-                child(path, "apiKey"),
-                "must be a non-empty string; omit it when the provider needs no key",
-            ))
+    let mut api_key = read_key(&o, "apiKey", path, "omit it when the provider needs no key")?;
+    let (base_url, azure) = match cloud {
+        Some(Cloud::Azure) => {
+            let (base_url, azure, token) = azure_target::read(&o, path, format, &base_url, model, api_key.is_some())?;
+            api_key = api_key.or(token);
+            (base_url, Some(azure))
         }
+        None => (base_url, None),
     };
     let mut headers = Vec::new();
     if let Some(h) = o.get("headers") {
@@ -279,7 +295,46 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         extra_body,
         region,
         aws,
+        azure,
     })
+}
+
+/// A credential field (`apiKey`, `entraToken`): a non-empty string any HTTP header can carry,
+/// never echoed.
+pub(super) fn read_key(o: &Obj, key: &str, path: &str, omit_hint: &str) -> Result<Option<Secret>, FieldError> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if !s.is_empty() => match header_value_problem(s, true) {
+            None => Ok(Some(Secret::new(s.clone()))),
+            Some(problem) => Err(unusable_key(&child(path, key), &problem)),
+        },
+        Some(_) => Err(FieldError::new(child(path, key), format!("must be a non-empty string; {omit_hint}"))),
+    }
+}
+
+/// A target's `cloud`, checked against its format; the fields only a cloud takes are refused
+/// without it.
+fn read_cloud(o: &Obj, format: Format, path: &str) -> Result<Option<Cloud>, FieldError> {
+    let cloud = match o.get("cloud") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s == "azure" => Some(Cloud::Azure),
+        Some(other) => return Err(wrong_value(&child(path, "cloud"), r#""azure" (Azure OpenAI)"#, other)),
+    };
+    if cloud == Some(Cloud::Azure) && !matches!(format, Format::OpenaiChat | Format::OpenaiResponses) {
+        return Err(FieldError::new(
+            child(path, "cloud"),
+            "\"azure\" serves the OpenAI formats only: set format to \"openai_chat\" or \"openai_responses\"",
+        ));
+    }
+    if cloud.is_none() {
+        if let Some(field) = azure_target::FIELDS.into_iter().find(|f| o.get(f).is_some()) {
+            return Err(FieldError::new(
+                child(path, field),
+                "is only for Azure OpenAI targets: add cloud: \"azure\", or remove it",
+            ));
+        }
+    }
+    Ok(cloud)
 }
 
 const FORMATS: &str =

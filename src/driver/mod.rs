@@ -32,7 +32,7 @@ use llm_baton_wire::write::{JsonWriter, ToJson};
 use wasm_bindgen::prelude::*;
 
 use crate::backoff::RandomSource;
-use crate::chat::{ChatRequest, Delta, FinishReason, Message, ToolCall, Usage};
+use crate::chat::{ChatRequest, ContentFilterResults, Delta, FinishReason, Message, ToolCall, Usage};
 use crate::config::{Config, FieldError, MAX_MS};
 use crate::engine::{Action, AttemptId, Baton, Call, CallError, Served, Splice};
 use crate::outcome::{Failure, FailureInfo};
@@ -147,6 +147,8 @@ struct Completion<'a> {
     /// The targets whose output makes up the answer, in order.
     contributors: Vec<&'a str>,
     finish_reason: &'a FinishReason,
+    /// What the provider's content filter said (Azure OpenAI): severities, no content.
+    content_filter: Option<&'a ContentFilterResults>,
     usage: Usage,
     billed_usage: Usage,
     legs: &'a [Leg],
@@ -167,6 +169,7 @@ impl<'a> Completion<'a> {
             model: answer.model.as_deref().unwrap_or(&target.model),
             contributors: served.contributors.iter().map(|t| config.targets[*t].name.as_str()).collect(),
             finish_reason: &answer.finish_reason,
+            content_filter: answer.content_filter.as_deref(),
             usage: answer.usage,
             billed_usage: served.billed_usage,
             legs: &served.legs,
@@ -185,6 +188,7 @@ impl ToJson for Completion<'_> {
         w.field("model", self.model);
         w.field("contributors", &self.contributors);
         w.field("finishReason", self.finish_reason);
+        w.opt_field("contentFilter", self.content_filter);
         w.field("usage", &self.usage);
         w.field("billedUsage", &self.billed_usage);
         w.field("legs", self.legs);

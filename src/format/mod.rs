@@ -23,6 +23,7 @@
 //! INVALID_ARGUMENT). What names no class falls back to [`FailureClass::of_status`].
 
 pub mod anthropic_messages;
+pub mod azure;
 pub mod bedrock_converse;
 pub mod client;
 mod frame;
@@ -236,6 +237,7 @@ impl Format {
             message: body_excerpt(body),
             code: None,
             class: FailureClass::of_status(status),
+            content_filter: None,
         });
         said.message = crate::outcome::without_status_prefix(status, said.message);
         said
@@ -276,6 +278,8 @@ pub struct Endpoint<'a> {
     pub headers: &'a [(String, String)],
     /// Fields set at the top level of the body, over the format's own (a target's `extraBody`).
     pub extra_body: Option<&'a Map<String, Value>>,
+    /// An Azure OpenAI target's URL style and credential header ([`azure`]).
+    pub azure: Option<&'a azure::Azure>,
 }
 
 impl Endpoint<'_> {
@@ -303,12 +307,22 @@ impl Endpoint<'_> {
                 None => headers.push((name.clone(), value.clone())),
             }
         }
-        HttpRequest { method: "POST", url: join_url(self.base_url, path), headers, body }
+        let url = join_url(self.base_url, path);
+        let url = match self.azure {
+            Some(azure) => azure.url(url),
+            None => url,
+        };
+        HttpRequest { method: "POST", url, headers, body }
     }
 
-    /// The credential both OpenAI APIs take: `authorization: Bearer <key>`.
+    /// The credential both OpenAI APIs take: `authorization: Bearer <key>`, or Azure's
+    /// `api-key: <key>` for an Azure resource key.
     pub(crate) fn bearer(&self) -> Option<(&'static str, String)> {
-        self.api_key.map(|key| ("authorization", format!("Bearer {}", key.expose())))
+        let key = self.api_key?.expose();
+        Some(match self.azure {
+            Some(azure) if azure.key_header => ("api-key", key.to_string()),
+            _ => ("authorization", format!("Bearer {key}")),
+        })
     }
 }
 
@@ -367,6 +381,7 @@ impl From<DecodeError> for Failure {
                     retry_after_ms: None,
                     should_retry: None,
                     in_stream: true,
+                    content_filter: None,
                 }
             }
         }
@@ -546,6 +561,7 @@ pub(crate) fn test_endpoint(
         api_key: key.map(|k| &*Box::leak(Box::new(Secret::new(k)))),
         headers: Box::leak(headers.into_boxed_slice()),
         extra_body: None,
+        azure: None,
     }
 }
 

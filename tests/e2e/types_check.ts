@@ -15,6 +15,9 @@ const config: Config = {
     backup: { format: "gemini", baseUrl: "http://127.0.0.1:1/v1beta", model: "g", headers: { "x-extra": "1" }, strictFrames: true, prefill: true, extraBody: { safetySettings: [] } },
     bedrock: { format: "bedrock_converse", region: "us-east-1", model: "anthropic.claude-3-5-haiku-20241022-v1:0", aws: { accessKeyId: "AKIA", secretAccessKey: "s", sessionToken: "t" } },
     bedrockByKey: { format: "bedrock_converse", region: "us-west-2", baseUrl: "http://127.0.0.1:1", model: "m", apiKey: "k" },
+    azure: { format: "openai_chat", cloud: "azure", baseUrl: "https://res.openai.azure.com", model: "gpt-4o", apiKey: "k" },
+    azureDated: { format: "openai_responses", cloud: "azure", baseUrl: "https://res.openai.azure.com", model: "gpt-4o", entraToken: "t", apiVersion: "2025-04-01-preview" },
+    azureDeployment: { format: "openai_chat", cloud: "azure", baseUrl: "https://res.openai.azure.com", model: "gpt-4o", apiKey: "k", apiVersion: "2024-10-21", deployment: "chat" },
   },
   routes: {
     main: { fallback: [{ retry: "primary", attempts: 3, backoff: { initialMs: 250, jitter: "none" }, retryOn: ["transport", "timeout", 429, "5xx", "overloaded"] }, "backup"], fallbackOn: ["timeout", "context_length", "quota", "content_filter"] },
@@ -28,6 +31,10 @@ const config: Config = {
 
 // @ts-expect-error: a Bedrock target names its region
 export const noRegion: Config = { targets: { b: { format: "bedrock_converse", model: "m" } } };
+// @ts-expect-error: an Azure target authenticates with a key or an Entra ID token, not both
+export const twoCredentials: Config = { targets: { a: { format: "openai_chat", cloud: "azure", baseUrl: "https://r.openai.azure.com", model: "m", apiKey: "k", entraToken: "t" } } };
+// @ts-expect-error: Azure serves the OpenAI formats only
+export const azureGemini: Config = { targets: { a: { format: "gemini", cloud: "azure", baseUrl: "https://r.openai.azure.com", model: "m", apiKey: "k" } } };
 // @ts-expect-error: other formats need their baseUrl
 export const noBaseUrl: Config = { targets: { o: { format: "openai_chat", model: "m" } } };
 
@@ -76,13 +83,14 @@ export async function use(): Promise<string> {
   };
   try {
     const out: Completion = await baton.complete(names[0], { messages: [{ role: "user", content: "hi" }], maxTokens: 5 }, { deadlineMs: 5000, signal: ctrl.signal, onEvent });
-    let text = out.text + out.legs.map((l) => l.outcome).join() + out.contributors.join() + (out.billedUsage.inputTokens ?? 0);
+    let text = out.text + JSON.stringify(out.contentFilter?.contentFilterResults) + out.legs.map((l) => l.outcome).join() + out.contributors.join() + (out.billedUsage.inputTokens ?? 0);
     for (const leg of out.legs) text += `${leg.usage?.outputTokens ?? 0} ${leg.resumedFrom?.attempt} ${leg.resumedFrom?.mode} ${leg.resumedFrom?.keptChars}`;
     for await (const ev of baton.stream("main", { messages: [{ role: "system", content: "s" }, { role: "user", content: "u" }] }, { resettable: false })) {
       const e: StreamEvent = ev;
       if (e.type === "text") text += e.text;
       else if (e.type === "tool_call") text += e.arguments;
       else if (e.type === "reset") text = `${e.from} ${e.to} ${e.cause.kind} ${e.discardedChars}`;
+      else if (e.type === "content_filter") text += JSON.stringify(e.promptFilterResults?.[0]?.content_filter_results ?? e.contentFilterResults);
       else if (e.type === "done") text += (e.usage.outputTokens ?? 0) + e.finishReason + e.contributors.join() + (e.billedUsage.outputTokens ?? 0);
     }
     // @ts-expect-error: a whole answer shows nothing before it is done; resettable is a stream option
@@ -92,6 +100,7 @@ export async function use(): Promise<string> {
     if (e instanceof BatonError && e.kind === "timeout") return `${e.timeout} ${e.limitMs}`;
     if (e instanceof BatonError && e.kind === "config") return e.path ?? "";
     if (e instanceof BatonError && e.class === "context_length") return e.code ?? "";
+    if (e instanceof BatonError && e.class === "content_filter") return JSON.stringify(e.contentFilter?.contentFilterResults);
     if (e instanceof BatonError && e.billedUsage !== undefined) return String(e.billedUsage.inputTokens ?? 0);
     throw e;
   }

@@ -359,7 +359,7 @@ impl Shown {
                 }
                 Delta::ReasoningState { state } => self.bytes += state.byte_len(),
                 // Passed on to the reader, not part of the answer's content.
-                Delta::Logprobs { .. } => {}
+                Delta::Logprobs { .. } | Delta::ContentFilter { .. } => {}
                 Delta::ToolCallState { index, state } => {
                     self.bytes += state.byte_len();
                     self.call_at(index).state = Some(state);
@@ -583,7 +583,11 @@ fn assemble(decoded: &[Delta]) -> Shown {
                 }
                 call.arguments.push_str(arguments);
             }
-            Delta::Done { .. } | Delta::Skipped { .. } | Delta::Usage { .. } | Delta::Logprobs { .. } => {}
+            Delta::Done { .. }
+            | Delta::Skipped { .. }
+            | Delta::Usage { .. }
+            | Delta::Logprobs { .. }
+            | Delta::ContentFilter { .. } => {}
             Delta::ReasoningState { .. } => {}
             Delta::ToolCallState { index, state } => {
                 call_of(&mut whole, &mut indexes, *index).state = Some(state.clone());

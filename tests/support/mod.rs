@@ -285,6 +285,7 @@ fn inputs(b: &Behavior, sent: u64) -> Vec<(u64, Input)> {
                 retry_after_ms: *retry_after_ms,
                 should_retry: None,
                 in_stream: false,
+                content_filter: None,
             };
             vec![(sent + at, Input::Headers), (sent + at, Input::Failure(f))]
         }
@@ -312,6 +313,7 @@ pub fn done() -> Delta {
 pub fn answer() -> Answer {
     Answer {
         logprobs: None,
+        content_filter: None,
         text: "Hello.".into(),
         reasoning: String::new(),
         tool_calls: vec![],

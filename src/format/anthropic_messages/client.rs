@@ -734,7 +734,11 @@ impl StreamEncoding for StreamEncoder {
             // The engine never delivers a skipped frame (it becomes a warning event) nor a usage
             // report (it stays on the attempt's leg); a call's state is taken above.
             // Logprobs are another format's: this one has none.
-            Delta::Skipped { .. } | Delta::Usage { .. } | Delta::ToolCallState { .. } | Delta::Logprobs { .. } => {}
+            Delta::Skipped { .. }
+            | Delta::Usage { .. }
+            | Delta::ToolCallState { .. }
+            | Delta::Logprobs { .. }
+            | Delta::ContentFilter { .. } => {}
         }
     }
 
@@ -1027,6 +1031,7 @@ mod tests {
     fn whole_answer() {
         let answer = Answer {
             logprobs: None,
+            content_filter: None,
             text: "Let me check.".into(),
             reasoning: String::new(),
             tool_calls: vec![ToolCall {
@@ -1083,6 +1088,7 @@ mod tests {
         let call = |id: &str, state| ToolCall { id: id.into(), name: "f".into(), arguments: "{}".into(), state };
         let answer = Answer {
             logprobs: None,
+            content_filter: None,
             text: String::new(),
             reasoning: "hmm".into(),
             reasoning_parts: parts.clone(),
@@ -1155,6 +1161,7 @@ mod tests {
             usage: Usage::default(),
             model: None,
             logprobs: None,
+            content_filter: None,
         };
         let whole: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
         let content = whole["content"].as_array().unwrap().clone();

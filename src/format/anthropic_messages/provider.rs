@@ -81,6 +81,7 @@ impl ProviderDialect for AnthropicMessages {
             message: message.to_string(),
             code: kind.map(str::to_string),
             class: error_class(status, kind, message),
+            content_filter: None,
         })
     }
 }
@@ -557,6 +558,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     }
     Ok(Ok(Answer {
         logprobs: None,
+        content_filter: None,
         text,
         reasoning,
         reasoning_parts,
@@ -1130,7 +1132,11 @@ mod tests {
         for (status, kind, message, class) in cases {
             let body = json!({"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_1"});
             let said = AnthropicMessages::error_body(status, body.to_string().as_bytes()).expect(message);
-            assert_eq!(said, ProviderSaid { message: message.into(), code: Some(kind.into()), class }, "{message}");
+            assert_eq!(
+                said,
+                ProviderSaid { message: message.into(), code: Some(kind.into()), class, content_filter: None },
+                "{message}"
+            );
             // The same object in a stream: the status comes from the type.
             let mut out = Vec::new();
             let streamed = StreamDecoder::default().on_event(&event("error", &body.to_string()), &mut out);

@@ -80,7 +80,7 @@ impl ProviderDialect for BedrockConverse {
                 _ => FailureClass::of_status(status),
             },
         };
-        Some(ProviderSaid { message: said_message(status, message), code, class })
+        Some(ProviderSaid { message: said_message(status, message), code, class, content_filter: None })
     }
 }
 
@@ -466,6 +466,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
         reasoning,
         reasoning_parts,
         logprobs: None,
+        content_filter: None,
         finish_reason: finish_reason(stop_reason, !tool_calls.is_empty()),
         tool_calls,
         usage,

@@ -97,6 +97,7 @@ mod tests {
         let meta = Meta { id: "x".into(), created: 1, completed: None, model: "m".into(), echo: Value::Null };
         let answer = Answer {
             logprobs: None,
+            content_filter: None,
             text: "Hi".into(),
             reasoning: String::new(),
             tool_calls: Vec::new(),

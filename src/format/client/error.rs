@@ -201,6 +201,7 @@ mod tests {
                 retry_after_ms: Some(2000),
                 should_retry: None,
                 in_stream: false,
+                content_filter: None,
             },
             None,
         );
@@ -227,6 +228,7 @@ mod tests {
                 retry_after_ms: Some(1000),
                 should_retry: None,
                 in_stream,
+                content_filter: None,
             };
             let e = GatewayError::from_failure(&failure, Some("openai"));
             assert_eq!((e.status, e.kind, e.code), (502, "upstream_error", Some("upstream_credentials_refused")));
@@ -268,6 +270,7 @@ mod tests {
                     retry_after_ms: None,
                     should_retry: None,
                     in_stream,
+                    content_filter: None,
                 };
                 let e = GatewayError::from_failure(&failure, None);
                 assert_eq!((e.status, e.message.as_str()), (status, "the provider's reason"), "{class:?}");
@@ -294,6 +297,7 @@ mod tests {
             retry_after_ms: None,
             should_retry: None,
             in_stream: false,
+            content_filter: None,
         };
         let e = GatewayError::from_failure(&key, Some("gemini"));
         assert_eq!((e.status, e.code), (502, Some("upstream_credentials_refused")));
@@ -313,6 +317,7 @@ mod tests {
                     retry_after_ms: None,
                     should_retry: None,
                     in_stream: false,
+                    content_filter: None,
                 },
                 "odd",
             ),
@@ -325,6 +330,7 @@ mod tests {
                     retry_after_ms: None,
                     should_retry: None,
                     in_stream: false,
+                    content_filter: None,
                 },
                 "upstream answered HTTP 500",
             ),

@@ -135,6 +135,7 @@ mod tests {
             };
             let answer = Answer {
                 logprobs: None,
+                content_filter: None,
                 text: "Hi".into(),
                 reasoning: String::new(),
                 reasoning_parts: Vec::new(),
@@ -171,6 +172,7 @@ mod tests {
                 retry_after_ms: None,
                 should_retry: None,
                 in_stream: false,
+                content_filter: None,
             };
             let e = GatewayError::from_failure(&failure, None);
             for ((client, provider), expected) in DIALECTS.into_iter().zip(read_back) {

@@ -80,6 +80,7 @@ impl ProviderDialect for Gemini {
                 let (text, reasoning, tool_calls) = (String::new(), String::new(), Vec::new());
                 return Ok(Answer {
                     logprobs: None,
+                    content_filter: None,
                     text,
                     reasoning,
                     reasoning_parts: Vec::new(),
@@ -113,6 +114,7 @@ impl ProviderDialect for Gemini {
         }
         Ok(Answer {
             logprobs: None,
+            content_filter: None,
             text,
             reasoning,
             reasoning_parts,
@@ -565,7 +567,7 @@ fn said(status: u16, error: &Value, message: String) -> ProviderSaid {
         Some("UNAVAILABLE") if words.contains("overloaded") => Some(FailureClass::Overloaded),
         _ => FailureClass::of_status(status),
     };
-    ProviderSaid { message, code: name.map(str::to_string), class }
+    ProviderSaid { message, code: name.map(str::to_string), class, content_filter: None }
 }
 
 /// A Google API error (`{"code": 503, "message": ..., "status": "UNAVAILABLE"}`): its `code` is
@@ -965,7 +967,11 @@ mod tests {
         for (status, name, message, details, class) in cases {
             let body = json!({"error": {"code": status, "message": message, "status": name, "details": details}});
             let said = Gemini::error_body(status, body.to_string().as_bytes()).expect(message);
-            assert_eq!(said, ProviderSaid { message: message.into(), code: Some(name.into()), class }, "{message}");
+            assert_eq!(
+                said,
+                ProviderSaid { message: message.into(), code: Some(name.into()), class, content_filter: None },
+                "{message}"
+            );
             // The same object written after the frames of a failing stream.
             let mut d = StreamDecoder::default();
             assert_eq!(

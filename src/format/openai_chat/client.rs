@@ -603,7 +603,11 @@ impl StreamEncoding for StreamEncoder {
             // The engine never delivers a skipped frame (it becomes a warning event) nor a usage
             // report (it stays on the attempt's leg); a call's state is taken above.
             // Another format's logprobs have no place here.
-            Delta::Skipped { .. } | Delta::Usage { .. } | Delta::ToolCallState { .. } | Delta::Logprobs { .. } => {}
+            Delta::Skipped { .. }
+            | Delta::Usage { .. }
+            | Delta::ToolCallState { .. }
+            | Delta::Logprobs { .. }
+            | Delta::ContentFilter { .. } => {}
         }
     }
 
@@ -904,6 +908,7 @@ mod tests {
     fn whole_answer() {
         let answer = Answer {
             logprobs: None,
+            content_filter: None,
             text: String::new(),
             reasoning: String::new(),
             tool_calls: vec![ToolCall {
@@ -954,6 +959,7 @@ mod tests {
         let call = |id: &str, state| ToolCall { id: id.into(), name: "f".into(), arguments: "{}".into(), state };
         let answer = Answer {
             logprobs: None,
+            content_filter: None,
             text: String::new(),
             reasoning: "hmm".into(),
             reasoning_parts: vec![thinking.clone()],
@@ -1016,6 +1022,7 @@ mod tests {
             usage: Usage::default(),
             model: None,
             logprobs: None,
+            content_filter: None,
         };
         let whole: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
         let whole = whole["choices"][0]["message"].clone();
@@ -1130,6 +1137,7 @@ mod tests {
                 usage: Usage::default(),
                 model: None,
                 logprobs: Some(logprobs),
+                content_filter: None,
             };
             let body: Value = serde_json::from_str(&answer_body(&meta(), &answer)).unwrap();
             assert_eq!(body["choices"][0]["logprobs"], expected);

@@ -43,8 +43,8 @@ use serde_json::Value;
 
 use super::{class_named, finish_reason};
 use crate::chat::{
-    Answer, ChatRequest, Delta, Logprobs, Message, Opaque, Part, ReasoningKind, ReasoningPart, ReasoningState,
-    ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
+    Answer, ChatRequest, ContentFilterResults, Delta, Logprobs, Message, Opaque, Part, ReasoningKind, ReasoningPart,
+    ReasoningState, ResponseFormat, Role, Source, ToolCall, ToolChoice, Usage,
 };
 use crate::format::frame;
 use crate::format::{
@@ -358,12 +358,13 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
         let message = json::object_field(choice, "message")?.map(read_message).transpose()?;
         let finish = json::str_field(choice, "finish_reason")?;
         let logprobs = json::field(choice, "logprobs");
-        first.get_or_insert((message, finish, logprobs));
+        let filtered = json::field(choice, "content_filter_results");
+        first.get_or_insert((message, finish, logprobs, filtered));
     }
     if let Some(error) = json::field(v, "error") {
         return Ok(Err(provider_error(error)));
     }
-    let Some((Some(message), finish, logprobs)) = first else {
+    let Some((Some(message), finish, logprobs, filtered)) = first else {
         return Ok(Err(DecodeError::Protocol("openai_chat answer has no choices[0].message".into())));
     };
     let finish = if message.refused { refused(finish) } else { finish };
@@ -380,6 +381,8 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
         usage,
         model,
         logprobs: logprobs.map(|raw| Logprobs { format: FORMAT, raw: raw.clone() }),
+        content_filter: ContentFilterResults::of(json::field(v, "prompt_filter_results").cloned(), filtered.cloned())
+            .map(Box::new),
     }))
 }
 
@@ -496,7 +499,9 @@ fn said(status: u16, error: Option<&Value>, message: &str) -> ProviderSaid {
     let code = error.and_then(error_code);
     let kind = error.and_then(|e| e.get("type")).and_then(Value::as_str);
     let class = error_class(status, kind, code.as_deref(), message);
-    ProviderSaid { message: message.to_string(), code, class }
+    // Azure OpenAI says what its content filter found in the error's `innererror`.
+    let content_filter = error.and_then(|e| e.get("innererror")?.get("content_filter_result")).cloned();
+    ProviderSaid { message: message.to_string(), code, class, content_filter }
 }
 
 /// The code an OpenAI error names: its `code` when that is a word (compatible gateways put a
@@ -543,7 +548,7 @@ pub(crate) fn provider_error(error: &Value) -> DecodeError {
             .to_string(),
     };
     let status = error_status(error.get("code"), error.get("type").and_then(Value::as_str));
-    let ProviderSaid { message, code, class } = said(status, Some(error), &message);
+    let ProviderSaid { message, code, class, .. } = said(status, Some(error), &message);
     DecodeError::Provider { status, message, code, class }
 }
 
@@ -715,9 +720,17 @@ impl StreamDecoder {
         if self.model.is_none() {
             self.model = chunk.model.filter(|m| !m.is_empty()).map(Cow::into_owned);
         }
+        let prompt_filter = chunk.prompt_filter_results.and_then(|raw| parse_value(raw).ok());
+        if let Some(results) = ContentFilterResults::of(prompt_filter, None) {
+            out.push(Delta::ContentFilter { results });
+        }
         for choice in chunk.choice.into_iter().chain(chunk.more_choices) {
             if let Some(Ok(raw)) = choice.logprobs.map(parse_value) {
                 out.push(Delta::Logprobs { logprobs: Logprobs { format: FORMAT, raw } });
+            }
+            let choice_filter = choice.content_filter_results.and_then(|raw| parse_value(raw).ok());
+            if let Some(results) = ContentFilterResults::of(None, choice_filter) {
+                out.push(Delta::ContentFilter { results });
             }
             if let Some(delta) = choice.delta {
                 self.on_delta(delta, out)?;
@@ -1035,6 +1048,70 @@ mod tests {
         assert_eq!(error_status(Some(&json!(200)), Some("whatever")), 500);
         assert_eq!(error_status(Some(&json!("unknown")), Some("invalid_request_error")), 400);
         assert_eq!(error_status(None, Some("tokens")), 429);
+    }
+
+    /// Azure OpenAI's 400 for a prompt its filter refused (Microsoft's example): the class is
+    /// `content_filter`, and the filter's results are kept for the caller.
+    #[test]
+    fn azure_content_filter_refusal_keeps_its_results() {
+        let results = json!({"hate": {"filtered": true, "severity": "high"}, "violence": {"filtered": false, "severity": "safe"}});
+        let body = json!({"error": {"message": "The response was filtered due to the prompt triggering Azure OpenAI's content management policy.",
+            "type": null, "param": "prompt", "code": "content_filter", "status": 400,
+            "innererror": {"code": "ResponsibleAIPolicyViolation", "content_filter_result": results}}});
+        let said = OpenaiChat::error_body(400, body.to_string().as_bytes()).unwrap();
+        assert_eq!((said.code.as_deref(), said.class), (Some("content_filter"), Some(FailureClass::ContentFilter)));
+        assert_eq!(said.content_filter, Some(results));
+        let plain = OpenaiChat::error_body(400, br#"{"error":{"message":"bad","code":"invalid_request_error"}}"#);
+        assert_eq!(plain.unwrap().content_filter, None);
+    }
+
+    /// Azure OpenAI's content filter results, in the shapes of Microsoft's content filtering
+    /// examples (learn.microsoft.com/azure/ai-foundry/openai/concepts/content-filter): on the
+    /// prompt and the choice of a whole answer; in a stream, a first chunk with empty `choices`
+    /// and the prompt's results, and each choice's results in later chunks (empty at first).
+    #[test]
+    fn azure_content_filter_results_whole_and_streamed() {
+        let safe = json!({"hate": {"filtered": false, "severity": "safe"}, "violence": {"filtered": false, "severity": "safe"}});
+        let prompt = json!([{"prompt_index": 0, "content_filter_results": safe}]);
+        let whole = json!({"model": "gpt-4o", "prompt_filter_results": prompt, "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "Hi"}, "content_filter_results": safe}]});
+        let answer = OpenaiChat::decode_answer(whole.to_string().as_bytes()).unwrap();
+        let results = ContentFilterResults { prompt: Some(prompt.clone()), choice: Some(safe.clone()) };
+        assert_eq!(answer.content_filter, Some(Box::new(results)));
+        let plain = OpenaiChat::decode_answer(br#"{"choices":[{"message":{"content":"Hi"},"finish_reason":"stop"}]}"#);
+        assert_eq!(plain.unwrap().content_filter, None);
+
+        let filtered = json!({"hate": {"filtered": true, "severity": "medium"}});
+        let mut d = StreamDecoder::default();
+        let mut out = Vec::new();
+        for data in [
+            json!({"id": "", "object": "", "created": 0, "model": "", "prompt_filter_results": prompt, "choices": []}),
+            json!({"model": "gpt-4o", "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "content_filter_results": {}}]}),
+            json!({"model": "gpt-4o", "choices": [{"index": 0, "delta": {"content": "Hi"}, "content_filter_results": safe}]}),
+            json!({"model": "gpt-4o", "choices": []}),
+            json!({"model": "gpt-4o", "choices": [{"index": 0, "delta": {}, "finish_reason": "content_filter", "content_filter_results": filtered}]}),
+        ] {
+            d.on_event(&event(&data.to_string()), &mut out).expect("decodes");
+        }
+        d.on_event(&event("[DONE]"), &mut out).expect("decodes");
+        d.finish(&mut out).expect("finished");
+        let results = |prompt: Option<&Value>, choice: Option<&Value>| Delta::ContentFilter {
+            results: ContentFilterResults { prompt: prompt.cloned(), choice: choice.cloned() },
+        };
+        assert_eq!(
+            out,
+            [
+                results(Some(&prompt), None),
+                results(None, Some(&safe)),
+                Delta::Text { text: "Hi".into() },
+                results(None, Some(&filtered)),
+                Delta::Done {
+                    finish_reason: FinishReason::ContentFilter,
+                    usage: Usage::default(),
+                    model: Some("gpt-4o".into())
+                },
+            ]
+        );
     }
 
     #[test]

@@ -1247,7 +1247,8 @@ impl StreamEncoding for StreamEncoder {
             | Delta::ReasoningState { .. }
             | Delta::ToolCallState { .. }
             | Delta::Skipped { .. }
-            | Delta::Usage { .. } => {}
+            | Delta::Usage { .. }
+            | Delta::ContentFilter { .. } => {}
         }
     }
 
@@ -1663,6 +1664,7 @@ mod tests {
     fn answer(text: &str, reasoning: &str, calls: &[(&str, &str, &str)], finish: FinishReason) -> Answer {
         Answer {
             logprobs: None,
+            content_filter: None,
             text: text.into(),
             reasoning: reasoning.into(),
             tool_calls: calling("", calls).tool_calls,
@@ -1807,6 +1809,7 @@ mod tests {
             usage: Usage::default(),
             model: None,
             logprobs: Some(logprobs),
+            content_filter: None,
         };
         let whole: Value = serde_json::from_str(&answer_body(&meta(), &answer(ours(&["Hi", " you"])))).unwrap();
         assert_eq!(whole["output"][0]["content"][0]["logprobs"], json!([entry("Hi"), entry(" you")]));

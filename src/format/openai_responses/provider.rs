@@ -395,6 +395,7 @@ fn read_answer(v: &Value) -> json::Read<Result<Answer, DecodeError>> {
     }
     Ok(Ok(Answer {
         logprobs: (!logprobs.is_empty()).then_some(Logprobs { format: FORMAT, raw: Value::Array(logprobs) }),
+        content_filter: None,
         text,
         reasoning: reasoning.join("\n\n"),
         reasoning_parts,

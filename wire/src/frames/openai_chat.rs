@@ -18,6 +18,8 @@ pub struct Chunk<'a> {
     pub usage: Option<Json<'a>>,
     /// `error`, unless absent or `null`.
     pub error: Option<Json<'a>>,
+    /// Azure OpenAI's `prompt_filter_results`' text, unless absent or `null`.
+    pub prompt_filter_results: Option<&'a str>,
 }
 
 #[derive(Default)]
@@ -27,6 +29,8 @@ pub struct ChunkChoice<'a> {
     pub finish_reason: Option<Cow<'a, str>>,
     /// `logprobs`'s text, unless absent or `null`: what a client of this format asked for.
     pub logprobs: Option<&'a str>,
+    /// Azure OpenAI's `content_filter_results`' text, unless absent or `null`.
+    pub content_filter_results: Option<&'a str>,
 }
 
 #[derive(Default)]
@@ -80,6 +84,7 @@ pub fn parse_chunk(data: &str) -> Read<Chunk<'_>> {
                 chunk.usage = (!usage.is_null()).then_some(usage);
             }
             "error" => chunk.error = Some(f.value()?).filter(|e| !e.is_null()),
+            "prompt_filter_results" => chunk.prompt_filter_results = f.raw()?,
             _ => f.skip()?,
         }
     }
@@ -96,6 +101,7 @@ fn read_choice<'a>(f: &mut Frame<'a>) -> Read<ChunkChoice<'a>> {
             "delta" => choice.delta = if f.object("choices[].delta")? { Some(read_delta(f)?) } else { None },
             "finish_reason" => choice.finish_reason = f.string("choices[].finish_reason")?,
             "logprobs" => choice.logprobs = f.raw()?,
+            "content_filter_results" => choice.content_filter_results = f.raw()?,
             _ => f.skip()?,
         }
     }

@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::format::{bedrock_converse, Endpoint, Format, HttpRequest};
+use crate::format::{bedrock_converse, Cloud, Endpoint, Format, HttpRequest};
 use crate::secret::{is_secret_header, Secret, REDACTED};
 use crate::sigv4::{self, AwsCredentials, Unsigned};
 use crate::value::{as_object, child, kind, show, wrong, wrong_value, FieldError, Obj};
@@ -32,7 +32,10 @@ pub struct Target {
     pub propagate_deadline: PropagateDeadline,
     /// Provider fields set at the top level of every request body, over what llm-baton wrote.
     pub extra_body: Option<Map<String, Value>>,
-    /// The AWS region a `bedrock_converse` target's requests go to and are signed for.
+    /// Where the format is reached when not on its own API (`cloud`); Bedrock for every
+    /// `bedrock_converse` target.
+    pub cloud: Option<Cloud>,
+    /// The AWS region a Bedrock target's requests go to and are signed for.
     pub region: Option<String>,
     /// AWS access keys that sign each request (SigV4), instead of an `apiKey`.
     pub aws: Option<AwsCredentials>,
@@ -67,6 +70,7 @@ impl fmt::Debug for Target {
             .field("prefill", &self.prefill)
             .field("propagate_deadline", &self.propagate_deadline)
             .field("extra_body", &self.extra_body.as_ref().map(|fields| fields.keys().collect::<Vec<_>>()))
+            .field("cloud", &self.cloud)
             .field("region", &self.region)
             .field("aws", &self.aws)
             .finish()
@@ -82,6 +86,7 @@ impl Target {
             api_key: self.api_key.as_ref(),
             headers: &self.headers,
             extra_body: self.extra_body.as_ref(),
+            cloud: self.cloud,
         }
     }
 }
@@ -120,7 +125,7 @@ pub struct Timeouts {
 }
 
 pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, FieldError> {
-    const FIELDS: [&str; 12] = [
+    const FIELDS: [&str; 13] = [
         "format",
         "baseUrl",
         "model",
@@ -131,6 +136,7 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         "prefill",
         "propagateDeadline",
         "extraBody",
+        "cloud",
         "region",
         "aws",
     ];
@@ -138,7 +144,8 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
     let format_name = o.required_str("format", FORMATS)?;
     let format = Format::parse(format_name)
         .ok_or_else(|| wrong_value(&child(path, "format"), FORMATS, &Value::String(format_name.into())))?;
-    let region = read_region(&o, format, path)?;
+    let cloud = read_cloud(&o, format, path)?;
+    let region = read_region(&o, cloud, path)?;
     let base_url = match (o.get("baseUrl"), &region) {
         (None, Some(region)) => format!("https://bedrock-runtime.{region}.amazonaws.com"),
         _ => read_base_url(
@@ -257,7 +264,7 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
     };
     let aws = match o.get("aws") {
         None | Some(Value::Null) => None,
-        Some(v) => Some(read_aws(v, &child(path, "aws"), format)?),
+        Some(v) => Some(read_aws(v, &child(path, "aws"), cloud)?),
     };
     if aws.is_some() && api_key.is_some() {
         return Err(FieldError::new(
@@ -277,6 +284,7 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         prefill,
         propagate_deadline,
         extra_body,
+        cloud,
         region,
         aws,
     })
@@ -285,19 +293,38 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
 const FORMATS: &str =
     "one of \"openai_chat\", \"anthropic_messages\", \"openai_responses\", \"gemini\", \"bedrock_converse\"";
 
-/// A `bedrock_converse` target's `region` (required: it names the endpoint and scopes the
-/// signature), which no other format takes.
-fn read_region(o: &Obj, format: Format, path: &str) -> Result<Option<String>, FieldError> {
-    let bedrock = format == Format::BedrockConverse;
+/// A target's `cloud`: where its format is reached, when not on the format's own API. Bedrock
+/// serves Anthropic Messages (InvokeModel) and is implied for `bedrock_converse`.
+fn read_cloud(o: &Obj, format: Format, path: &str) -> Result<Option<Cloud>, FieldError> {
+    let cloud = match o.get("cloud") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if Cloud::parse(s).is_some() => Cloud::parse(s),
+        Some(other) => return Err(wrong_value(&child(path, "cloud"), "\"bedrock\", or omit it", other)),
+    };
+    match (format, cloud) {
+        (Format::BedrockConverse, _) => Ok(Some(Cloud::Bedrock)),
+        (Format::AnthropicMessages, cloud) | (_, cloud @ None) => Ok(cloud),
+        (_, Some(Cloud::Bedrock)) => Err(FieldError::new(
+            child(path, "cloud"),
+            format!(
+                "\"bedrock\" serves anthropic_messages and bedrock_converse targets, not {}; use format \"bedrock_converse\" for other models on Bedrock, or remove cloud",
+                format.as_str()
+            ),
+        )),
+    }
+}
+
+/// A Bedrock target's `region` (required: it names the endpoint and scopes the signature),
+/// which no other target takes.
+fn read_region(o: &Obj, cloud: Option<Cloud>, path: &str) -> Result<Option<String>, FieldError> {
+    let bedrock = cloud == Some(Cloud::Bedrock);
     match o.get("region") {
         None if bedrock => Err(FieldError::new(
             child(path, "region"),
             "is missing; give the AWS region of the model, e.g. \"us-east-1\"",
         )),
         None => Ok(None),
-        Some(_) if !bedrock => {
-            Err(FieldError::new(child(path, "region"), "is only for bedrock_converse targets; remove it"))
-        }
+        Some(_) if !bedrock => Err(FieldError::new(child(path, "region"), ONLY_BEDROCK)),
         Some(Value::String(r))
             if !r.is_empty() && r.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') =>
         {
@@ -307,11 +334,14 @@ fn read_region(o: &Obj, format: Format, path: &str) -> Result<Option<String>, Fi
     }
 }
 
+const ONLY_BEDROCK: &str =
+    "is only for Bedrock targets (bedrock_converse, or anthropic_messages with cloud: \"bedrock\"); remove it";
+
 /// `aws: {accessKeyId, secretAccessKey, sessionToken?}`. No value is ever echoed: a wrong one is
 /// named by its field and what is wrong with it.
-fn read_aws(v: &Value, path: &str, format: Format) -> Result<AwsCredentials, FieldError> {
-    if format != Format::BedrockConverse {
-        return Err(FieldError::new(path, "is only for bedrock_converse targets; remove it"));
+fn read_aws(v: &Value, path: &str, cloud: Option<Cloud>) -> Result<AwsCredentials, FieldError> {
+    if cloud != Some(Cloud::Bedrock) {
+        return Err(FieldError::new(path, ONLY_BEDROCK));
     }
     let o = Obj::new(v, path, &["accessKeyId", "secretAccessKey", "sessionToken"])?;
     let secret = |key: &str, required: bool, expected: &str| -> Result<Option<Secret>, FieldError> {

@@ -22,6 +22,7 @@
 //! documents nothing but words (Anthropic's "prompt is too long", Gemini's token-limit
 //! INVALID_ARGUMENT). What names no class falls back to [`FailureClass::of_status`].
 
+pub mod anthropic_bedrock;
 pub mod anthropic_messages;
 pub mod bedrock_converse;
 pub mod client;
@@ -96,6 +97,19 @@ pub trait StreamDecoding {
     fn finish(&mut self, out: &mut Vec<Delta>) -> Result<(), DecodeError>;
 }
 
+/// Where a target runs when it is not its format's own API: the cloud that reaches it (its URL,
+/// auth and framing). A `bedrock_converse` target's cloud is Bedrock, given or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cloud {
+    Bedrock,
+}
+
+impl Cloud {
+    pub fn parse(s: &str) -> Option<Cloud> {
+        (s == "bedrock").then_some(Cloud::Bedrock)
+    }
+}
+
 /// The provider protocol a target speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
@@ -140,7 +154,10 @@ impl Format {
         let endpoint = endpoint.into();
         let mut http = match self {
             Format::OpenaiChat => OpenaiChat::build_request(&endpoint, request, stream),
-            Format::AnthropicMessages => AnthropicMessages::build_request(&endpoint, request, stream),
+            Format::AnthropicMessages => match endpoint.cloud {
+                Some(Cloud::Bedrock) => anthropic_bedrock::build_request(&endpoint, request, stream),
+                None => AnthropicMessages::build_request(&endpoint, request, stream),
+            },
             Format::OpenaiResponses => OpenaiResponses::build_request(&endpoint, request, stream),
             Format::Gemini => Gemini::build_request(&endpoint, request, stream),
             Format::BedrockConverse => BedrockConverse::build_request(&endpoint, request, stream),
@@ -212,7 +229,15 @@ impl Format {
     }
 
     pub fn stream_decoder(self) -> StreamDecoder {
+        self.stream_decoder_on(None)
+    }
+
+    /// The stream reader of this format on `cloud`.
+    pub fn stream_decoder_on(self, cloud: Option<Cloud>) -> StreamDecoder {
         match self {
+            Format::AnthropicMessages if cloud == Some(Cloud::Bedrock) => {
+                StreamDecoder::AnthropicBedrock(Default::default())
+            }
             Format::OpenaiChat => StreamDecoder::OpenaiChat(Default::default()),
             Format::AnthropicMessages => StreamDecoder::AnthropicMessages(Default::default()),
             Format::OpenaiResponses => StreamDecoder::OpenaiResponses(Default::default()),
@@ -225,7 +250,13 @@ impl Format {
     /// body (and the class its status implies) when it is not the provider's error shape. Never
     /// echoes request headers.
     pub fn error_body(self, status: u16, body: &[u8]) -> ProviderSaid {
+        self.error_body_on(None, status, body)
+    }
+
+    /// [`Format::error_body`] of this format on `cloud`, which may answer errors its own way.
+    pub fn error_body_on(self, cloud: Option<Cloud>, status: u16, body: &[u8]) -> ProviderSaid {
         let found = match self {
+            Format::AnthropicMessages if cloud == Some(Cloud::Bedrock) => anthropic_bedrock::error_body(status, body),
             Format::OpenaiChat => OpenaiChat::error_body(status, body),
             Format::AnthropicMessages => AnthropicMessages::error_body(status, body),
             Format::OpenaiResponses => OpenaiResponses::error_body(status, body),
@@ -276,6 +307,8 @@ pub struct Endpoint<'a> {
     pub headers: &'a [(String, String)],
     /// Fields set at the top level of the body, over the format's own (a target's `extraBody`).
     pub extra_body: Option<&'a Map<String, Value>>,
+    /// The cloud the format is reached on, if not its own API.
+    pub cloud: Option<Cloud>,
 }
 
 impl Endpoint<'_> {
@@ -385,6 +418,7 @@ pub enum StreamDecoder {
     OpenaiResponses(openai_responses::StreamDecoder),
     Gemini(gemini::StreamDecoder),
     BedrockConverse(bedrock_converse::StreamDecoder),
+    AnthropicBedrock(anthropic_bedrock::StreamDecoder),
 }
 
 impl StreamDecoder {
@@ -395,6 +429,7 @@ impl StreamDecoder {
             StreamDecoder::OpenaiResponses(d) => d.on_event(event, out),
             StreamDecoder::Gemini(d) => d.on_event(event, out),
             StreamDecoder::BedrockConverse(d) => d.on_event(event, out),
+            StreamDecoder::AnthropicBedrock(d) => d.on_event(event, out),
         }
     }
 
@@ -407,6 +442,7 @@ impl StreamDecoder {
             StreamDecoder::OpenaiResponses(d) => d.on_unframed(line),
             StreamDecoder::Gemini(d) => d.on_unframed(line),
             StreamDecoder::BedrockConverse(d) => d.on_unframed(line),
+            StreamDecoder::AnthropicBedrock(d) => d.on_unframed(line),
         }
     }
 
@@ -418,6 +454,7 @@ impl StreamDecoder {
             StreamDecoder::OpenaiResponses(d) => d.finish(out),
             StreamDecoder::Gemini(d) => d.finish(out),
             StreamDecoder::BedrockConverse(d) => d.finish(out),
+            StreamDecoder::AnthropicBedrock(d) => d.finish(out),
         }
     }
 }
@@ -546,6 +583,7 @@ pub(crate) fn test_endpoint(
         api_key: key.map(|k| &*Box::leak(Box::new(Secret::new(k)))),
         headers: Box::leak(headers.into_boxed_slice()),
         extra_body: None,
+        cloud: None,
     }
 }
 

@@ -21,11 +21,13 @@ export interface Timeouts {
 }
 
 /** A provider endpoint and model. */
-export type Target = ProviderTarget | BedrockTarget;
+export type Target = ProviderTarget | BedrockTarget | AnthropicBedrockTarget;
 
-/** A target of any format but Bedrock's. */
+/** A target of any format but Bedrock's, on the format's own API. */
 export interface ProviderTarget {
   format: Exclude<Format, "bedrock_converse">;
+  /** Only on a cloud's target (`AnthropicBedrockTarget`). */
+  cloud?: undefined;
   /** e.g. "https://api.openai.com/v1"; no credentials in the URL (use apiKey). */
   baseUrl: string;
   model: string;
@@ -70,14 +72,26 @@ export interface ProviderTarget {
  * Amazon Bedrock's Converse API (docs/bedrock.md): signed with AWS keys (`aws`) or sent with a
  * Bedrock API key (`apiKey`), not both.
  */
-export interface BedrockTarget extends Omit<ProviderTarget, "format" | "baseUrl"> {
+export interface BedrockTarget extends Omit<ProviderTarget, "format" | "baseUrl" | "cloud"> {
   format: "bedrock_converse";
+  /** Implied: a Converse target is on Bedrock. */
+  cloud?: "bedrock";
   /** The model's AWS region, e.g. "us-east-1": the endpoint and the signature's scope. */
   region: string;
   /** Default `https://bedrock-runtime.{region}.amazonaws.com`. */
   baseUrl?: string;
   /** AWS keys that sign each request (SigV4); `sessionToken` for temporary credentials. Never logged. */
   aws?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+}
+
+/**
+ * Anthropic Messages on Amazon Bedrock (InvokeModel and InvokeModelWithResponseStream,
+ * docs/bedrock.md): Anthropic's body and events, Bedrock's endpoint, signing and errors. `model`
+ * is a Bedrock model id or inference profile, e.g. "us.anthropic.claude-sonnet-4-5-20250929-v1:0".
+ */
+export interface AnthropicBedrockTarget extends Omit<BedrockTarget, "format" | "cloud"> {
+  format: "anthropic_messages";
+  cloud: "bedrock";
 }
 
 /**

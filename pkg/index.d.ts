@@ -21,11 +21,13 @@ export interface Timeouts {
 }
 
 /** A provider endpoint and model. */
-export type Target = ProviderTarget | BedrockTarget | AzureTarget;
+export type Target = ProviderTarget | BedrockTarget | AnthropicBedrockTarget | AzureTarget;
 
-/** A target of any format but Bedrock's. */
+/** A target of any format but Bedrock's, on the format's own API. */
 export interface ProviderTarget {
   format: Exclude<Format, "bedrock_converse">;
+  /** Only on a cloud's target (`AnthropicBedrockTarget`, `AzureTarget`). */
+  cloud?: undefined;
   /** e.g. "https://api.openai.com/v1"; no credentials in the URL (use apiKey). */
   baseUrl: string;
   model: string;
@@ -70,8 +72,10 @@ export interface ProviderTarget {
  * Amazon Bedrock's Converse API (docs/bedrock.md): signed with AWS keys (`aws`) or sent with a
  * Bedrock API key (`apiKey`), not both.
  */
-export interface BedrockTarget extends Omit<ProviderTarget, "format" | "baseUrl"> {
+export interface BedrockTarget extends Omit<ProviderTarget, "format" | "baseUrl" | "cloud"> {
   format: "bedrock_converse";
+  /** Implied: a Converse target is on Bedrock. */
+  cloud?: "bedrock";
   /** The model's AWS region, e.g. "us-east-1": the endpoint and the signature's scope. */
   region: string;
   /** Default `https://bedrock-runtime.{region}.amazonaws.com`. */
@@ -90,7 +94,7 @@ export interface BedrockTarget extends Omit<ProviderTarget, "format" | "baseUrl"
 export type AzureTarget = AzureTargetFields & ({ apiKey: string; entraToken?: never } | { entraToken: string; apiKey?: never });
 
 /** An Azure OpenAI target's fields but its credential. */
-export interface AzureTargetFields extends Omit<ProviderTarget, "format" | "apiKey"> {
+export interface AzureTargetFields extends Omit<ProviderTarget, "format" | "apiKey" | "cloud"> {
   format: "openai_chat" | "openai_responses";
   cloud: "azure";
   /** The resource's endpoint, e.g. "https://RESOURCE.openai.azure.com", without /openai. */
@@ -111,6 +115,13 @@ export interface AzureTargetFields extends Omit<ProviderTarget, "format" | "apiK
 export interface ContentFilterResults {
   promptFilterResults?: Array<{ prompt_index?: number; content_filter_results?: Record<string, unknown> }>;
   contentFilterResults?: Record<string, { filtered?: boolean; severity?: string; detected?: boolean } | unknown>;
+ * Anthropic Messages on Amazon Bedrock (InvokeModel and InvokeModelWithResponseStream,
+ * docs/bedrock.md): Anthropic's body and events, Bedrock's endpoint, signing and errors. `model`
+ * is a Bedrock model id or inference profile, e.g. "us.anthropic.claude-sonnet-4-5-20250929-v1:0".
+ */
+export interface AnthropicBedrockTarget extends Omit<BedrockTarget, "format" | "cloud"> {
+  format: "anthropic_messages";
+  cloud: "bedrock";
 }
 
 /**

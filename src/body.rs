@@ -8,7 +8,7 @@
 
 use crate::chat::Delta;
 use crate::delivery::{answer_too_large, MAX_ANSWER_BYTES};
-use crate::format::{bedrock_converse, DecodeError, Format, StreamDecoder};
+use crate::format::{bedrock_converse, Cloud, DecodeError, Format, StreamDecoder};
 use crate::outcome::Failure;
 use crate::sse::{SseItem, SseParser};
 use llm_baton_wire::event_stream::EventStreamDecoder;
@@ -25,8 +25,8 @@ pub struct StreamBody {
     decoder: StreamDecoder,
 }
 
-/// How a format frames its stream: SSE, or AWS's binary event stream (Bedrock's ConverseStream),
-/// whose messages the format turns into events.
+/// How a format frames its stream: SSE, or AWS's binary event stream (every Bedrock stream:
+/// ConverseStream's, and InvokeModelWithResponseStream's `chunk`s), whose messages become events.
 #[derive(Debug)]
 enum Framing {
     Sse(SseParser),
@@ -55,11 +55,16 @@ impl Framing {
 
 impl StreamBody {
     pub fn new(format: Format) -> StreamBody {
-        let parser = match format {
-            Format::BedrockConverse => Framing::EventStream(EventStreamDecoder::new()),
+        StreamBody::on(format, None)
+    }
+
+    /// The streamed body of `format` reached on `cloud`.
+    pub fn on(format: Format, cloud: Option<Cloud>) -> StreamBody {
+        let parser = match (format, cloud) {
+            (Format::BedrockConverse, _) | (_, Some(Cloud::Bedrock)) => Framing::EventStream(EventStreamDecoder::new()),
             _ => Framing::Sse(SseParser::new().reporting_unframed()),
         };
-        StreamBody { parser, decoder: format.stream_decoder() }
+        StreamBody { parser, decoder: format.stream_decoder_on(cloud) }
     }
 
     /// Decodes one read, appending its deltas to `out`. Deltas decoded before a failure in the

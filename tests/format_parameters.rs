@@ -46,7 +46,15 @@ fn counts(rows: &[(String, String)], kinds: &[&str]) -> String {
 }
 
 fn endpoint(model: &str) -> Endpoint<'_> {
-    Endpoint { base_url: "https://x.test/v1", model, api_key: None, headers: &[], extra_body: None, azure: None }
+    Endpoint {
+        base_url: "https://x.test/v1",
+        model,
+        api_key: None,
+        headers: &[],
+        extra_body: None,
+        azure: None,
+        cloud: None,
+    }
 }
 
 fn body(format: Format, request: &ChatRequest) -> Value {

@@ -13,6 +13,7 @@ const ENDPOINT: Endpoint<'static> = Endpoint {
     headers: &[],
     extra_body: None,
     azure: None,
+    cloud: None,
 };
 
 /// The body's list of turns, and the last turn a prefill of `text` must be.

@@ -117,6 +117,7 @@ fn bodies(format: Format) -> String {
                     headers: &[],
                     extra_body,
                     azure: None,
+                    cloud: None,
                 };
                 let http = format.build_request(endpoint, &request, stream);
                 let extra = if extra_body.is_some() { " extraBody" } else { "" };

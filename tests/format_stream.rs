@@ -24,6 +24,7 @@ fn target(format: Format) -> Target {
         prefill: false,
         propagate_deadline: Default::default(),
         extra_body: None,
+        cloud: None,
         region: None,
         aws: None,
         azure: None,

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::azure_target;
 use crate::format::azure::Azure;
-use crate::format::{bedrock_converse, Endpoint, Format, HttpRequest};
+use crate::format::{bedrock_converse, Cloud, Endpoint, Format, HttpRequest};
 use crate::secret::{is_secret_header, Secret, REDACTED};
 use crate::sigv4::{self, AwsCredentials, Unsigned};
 use crate::value::{as_object, child, kind, show, wrong, wrong_value, FieldError, Obj};
@@ -34,21 +34,16 @@ pub struct Target {
     pub propagate_deadline: PropagateDeadline,
     /// Provider fields set at the top level of every request body, over what llm-baton wrote.
     pub extra_body: Option<Map<String, Value>>,
-    /// The AWS region a `bedrock_converse` target's requests go to and are signed for.
+    /// Where the format is reached when not on its own API (`cloud`); Bedrock for every
+    /// `bedrock_converse` target.
+    pub cloud: Option<Cloud>,
+    /// The AWS region a Bedrock target's requests go to and are signed for.
     pub region: Option<String>,
     /// AWS access keys that sign each request (SigV4), instead of an `apiKey`.
     pub aws: Option<AwsCredentials>,
     /// An Azure OpenAI target's URL style and credential header (`cloud: "azure"`); its key or
     /// Entra ID token is `api_key`, and `base_url` already holds its path under the resource.
     pub azure: Option<Azure>,
-}
-
-/// Where a target runs and how it is reached (URL, auth, framing), when that is not its format's
-/// own provider: a target's `cloud`. Its `format` stays the dialect the bodies speak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cloud {
-    /// Azure OpenAI, for `openai_chat` and `openai_responses` ([`crate::format::azure`]).
-    Azure,
 }
 
 /// A target's `propagateDeadline`.
@@ -80,6 +75,7 @@ impl fmt::Debug for Target {
             .field("prefill", &self.prefill)
             .field("propagate_deadline", &self.propagate_deadline)
             .field("extra_body", &self.extra_body.as_ref().map(|fields| fields.keys().collect::<Vec<_>>()))
+            .field("cloud", &self.cloud)
             .field("region", &self.region)
             .field("aws", &self.aws)
             .field("azure", &self.azure)
@@ -97,6 +93,7 @@ impl Target {
             headers: &self.headers,
             extra_body: self.extra_body.as_ref(),
             azure: self.azure.as_ref(),
+            cloud: self.cloud,
         }
     }
 }
@@ -146,9 +143,9 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         "prefill",
         "propagateDeadline",
         "extraBody",
+        "cloud",
         "region",
         "aws",
-        "cloud",
         "deployment",
         "apiVersion",
         "entraToken",
@@ -158,7 +155,7 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
     let format = Format::parse(format_name)
         .ok_or_else(|| wrong_value(&child(path, "format"), FORMATS, &Value::String(format_name.into())))?;
     let cloud = read_cloud(&o, format, path)?;
-    let region = read_region(&o, format, path)?;
+    let region = read_region(&o, cloud, path)?;
     let base_url = match (o.get("baseUrl"), &region) {
         (None, Some(region)) => format!("https://bedrock-runtime.{region}.amazonaws.com"),
         _ => read_base_url(
@@ -174,7 +171,7 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
             api_key = api_key.or(token);
             (base_url, Some(azure))
         }
-        None => (base_url, None),
+        _ => (base_url, None),
     };
     let mut headers = Vec::new();
     if let Some(h) = o.get("headers") {
@@ -273,7 +270,7 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
     };
     let aws = match o.get("aws") {
         None | Some(Value::Null) => None,
-        Some(v) => Some(read_aws(v, &child(path, "aws"), format)?),
+        Some(v) => Some(read_aws(v, &child(path, "aws"), cloud)?),
     };
     if aws.is_some() && api_key.is_some() {
         return Err(FieldError::new(
@@ -293,6 +290,7 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         prefill,
         propagate_deadline,
         extra_body,
+        cloud,
         region,
         aws,
         azure,
@@ -312,21 +310,19 @@ pub(super) fn read_key(o: &Obj, key: &str, path: &str, omit_hint: &str) -> Resul
     }
 }
 
-/// A target's `cloud`, checked against its format; the fields only a cloud takes are refused
-/// without it.
+const FORMATS: &str =
+    "one of \"openai_chat\", \"anthropic_messages\", \"openai_responses\", \"gemini\", \"bedrock_converse\"";
+
+/// A target's `cloud`: where its format is reached, when not on the format's own API (Azure
+/// serves the OpenAI formats; Bedrock Anthropic Messages, through InvokeModel, and is implied for
+/// `bedrock_converse`). The fields only a cloud takes are refused without it.
 fn read_cloud(o: &Obj, format: Format, path: &str) -> Result<Option<Cloud>, FieldError> {
     let cloud = match o.get("cloud") {
         None | Some(Value::Null) => None,
-        Some(Value::String(s)) if s == "azure" => Some(Cloud::Azure),
-        Some(other) => return Err(wrong_value(&child(path, "cloud"), r#""azure" (Azure OpenAI)"#, other)),
+        Some(Value::String(s)) if Cloud::parse(s).is_some() => Cloud::parse(s),
+        Some(other) => return Err(wrong_value(&child(path, "cloud"), Cloud::EXPECTED, other)),
     };
-    if cloud == Some(Cloud::Azure) && !matches!(format, Format::OpenaiChat | Format::OpenaiResponses) {
-        return Err(FieldError::new(
-            child(path, "cloud"),
-            "\"azure\" serves the OpenAI formats only: set format to \"openai_chat\" or \"openai_responses\"",
-        ));
-    }
-    if cloud.is_none() {
+    if cloud != Some(Cloud::Azure) {
         if let Some(field) = azure_target::FIELDS.into_iter().find(|f| o.get(f).is_some()) {
             return Err(FieldError::new(
                 child(path, field),
@@ -334,25 +330,34 @@ fn read_cloud(o: &Obj, format: Format, path: &str) -> Result<Option<Cloud>, Fiel
             ));
         }
     }
-    Ok(cloud)
+    let wrong = |message: String| Err(FieldError::new(child(path, "cloud"), message));
+    match (format, cloud) {
+        (Format::BedrockConverse, None | Some(Cloud::Bedrock)) => Ok(Some(Cloud::Bedrock)),
+        (Format::BedrockConverse, Some(_)) => wrong("bedrock_converse runs on Bedrock: set cloud to \"bedrock\", or remove it".into()),
+        (_, None)
+        | (Format::AnthropicMessages, Some(Cloud::Bedrock))
+        | (Format::OpenaiChat | Format::OpenaiResponses, Some(Cloud::Azure)) => Ok(cloud),
+        (_, Some(Cloud::Azure)) => {
+            wrong("\"azure\" serves the OpenAI formats only: set format to \"openai_chat\" or \"openai_responses\"".into())
+        }
+        (_, Some(Cloud::Bedrock)) => wrong(format!(
+            "\"bedrock\" serves anthropic_messages and bedrock_converse targets, not {}; use format \"bedrock_converse\" for other models on Bedrock, or remove cloud",
+            format.as_str()
+        )),
+    }
 }
 
-const FORMATS: &str =
-    "one of \"openai_chat\", \"anthropic_messages\", \"openai_responses\", \"gemini\", \"bedrock_converse\"";
-
-/// A `bedrock_converse` target's `region` (required: it names the endpoint and scopes the
-/// signature), which no other format takes.
-fn read_region(o: &Obj, format: Format, path: &str) -> Result<Option<String>, FieldError> {
-    let bedrock = format == Format::BedrockConverse;
+/// A Bedrock target's `region` (required: it names the endpoint and scopes the signature),
+/// which no other target takes.
+fn read_region(o: &Obj, cloud: Option<Cloud>, path: &str) -> Result<Option<String>, FieldError> {
+    let bedrock = cloud == Some(Cloud::Bedrock);
     match o.get("region") {
         None if bedrock => Err(FieldError::new(
             child(path, "region"),
             "is missing; give the AWS region of the model, e.g. \"us-east-1\"",
         )),
         None => Ok(None),
-        Some(_) if !bedrock => {
-            Err(FieldError::new(child(path, "region"), "is only for bedrock_converse targets; remove it"))
-        }
+        Some(_) if !bedrock => Err(FieldError::new(child(path, "region"), ONLY_BEDROCK)),
         Some(Value::String(r))
             if !r.is_empty() && r.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') =>
         {
@@ -362,11 +367,14 @@ fn read_region(o: &Obj, format: Format, path: &str) -> Result<Option<String>, Fi
     }
 }
 
+const ONLY_BEDROCK: &str =
+    "is only for Bedrock targets (bedrock_converse, or anthropic_messages with cloud: \"bedrock\"); remove it";
+
 /// `aws: {accessKeyId, secretAccessKey, sessionToken?}`. No value is ever echoed: a wrong one is
 /// named by its field and what is wrong with it.
-fn read_aws(v: &Value, path: &str, format: Format) -> Result<AwsCredentials, FieldError> {
-    if format != Format::BedrockConverse {
-        return Err(FieldError::new(path, "is only for bedrock_converse targets; remove it"));
+fn read_aws(v: &Value, path: &str, cloud: Option<Cloud>) -> Result<AwsCredentials, FieldError> {
+    if cloud != Some(Cloud::Bedrock) {
+        return Err(FieldError::new(path, ONLY_BEDROCK));
     }
     let o = Obj::new(v, path, &["accessKeyId", "secretAccessKey", "sessionToken"])?;
     let secret = |key: &str, required: bool, expected: &str| -> Result<Option<Secret>, FieldError> {

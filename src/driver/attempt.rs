@@ -21,7 +21,7 @@ use web_sys::{AbortSignal, ReadableStreamDefaultReader, ReadableStreamReadResult
 use super::host::Awaited;
 use crate::body::{StreamBody, WholeBody};
 use crate::chat::{Answer, Delta};
-use crate::format::{Format, HttpRequest};
+use crate::format::{Cloud, Format, HttpRequest};
 use crate::outcome::Failure;
 use crate::propagation::GATEWAY_MARK_HEADER;
 
@@ -97,12 +97,12 @@ pub type BodyClock = Rc<Cell<u64>>;
 pub async fn run(
     request: HttpRequest,
     signal: AbortSignal,
-    format: Format,
+    reached: (Format, Option<Cloud>),
     stream: bool,
     tx: UnboundedSender<AttemptSignal>,
     body_at: BodyClock,
 ) {
-    if let Err(failure) = exchange(&request, &signal, format, stream, &tx, &body_at).await {
+    if let Err(failure) = exchange(&request, &signal, reached, stream, &tx, &body_at).await {
         let _ = tx.unbounded_send(AttemptSignal::Failed(failure));
     }
 }
@@ -110,7 +110,7 @@ pub async fn run(
 async fn exchange(
     request: &HttpRequest,
     signal: &AbortSignal,
-    format: Format,
+    (format, cloud): (Format, Option<Cloud>),
     stream: bool,
     tx: &UnboundedSender<AttemptSignal>,
     body_at: &BodyClock,
@@ -139,7 +139,7 @@ async fn exchange(
             .iter()
             .filter_map(|name| response.headers().get(name).ok().flatten().map(|v| (name.to_string(), v)))
             .collect();
-        let said = format.error_body(status, whole.bytes());
+        let said = format.error_body_on(cloud, status, whole.bytes());
         return Err(Failure::from_http(status, &headers, said, js_sys::Date::now() as u64));
     }
 
@@ -151,7 +151,7 @@ async fn exchange(
         return Ok(());
     }
 
-    let mut decoder = StreamBody::new(format);
+    let mut decoder = StreamBody::on(format, cloud);
     let mut deltas = Vec::new();
     loop {
         // A gateway's client that reads nothing holds the upstream too, so nothing piles up.

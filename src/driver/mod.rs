@@ -296,7 +296,8 @@ pub(crate) async fn run_call(
                     let guard = AbortGuard::new();
                     let (tx, rx) = mpsc::unbounded();
                     let body_at = attempt::BodyClock::default();
-                    let work = Box::pin(attempt::run(http, guard.signal(), t.format, stream, tx, body_at.clone()));
+                    let work =
+                        Box::pin(attempt::run(http, guard.signal(), (t.format, t.cloud), stream, tx, body_at.clone()));
                     in_flight.push(InFlight {
                         id: attempt,
                         target,

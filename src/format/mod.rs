@@ -22,6 +22,7 @@
 //! documents nothing but words (Anthropic's "prompt is too long", Gemini's token-limit
 //! INVALID_ARGUMENT). What names no class falls back to [`FailureClass::of_status`].
 
+pub mod anthropic_bedrock;
 pub mod anthropic_messages;
 pub mod azure;
 pub mod bedrock_converse;
@@ -97,6 +98,29 @@ pub trait StreamDecoding {
     fn finish(&mut self, out: &mut Vec<Delta>) -> Result<(), DecodeError>;
 }
 
+/// Where a target runs when it is not its format's own API: the cloud that reaches it (its URL,
+/// auth and framing). A `bedrock_converse` target's cloud is Bedrock, given or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cloud {
+    /// Azure OpenAI, for `openai_chat` and `openai_responses` ([`azure`]).
+    Azure,
+    /// Amazon Bedrock: Converse, and Anthropic Messages through InvokeModel ([`anthropic_bedrock`]).
+    Bedrock,
+}
+
+impl Cloud {
+    /// What a config's `cloud` may say.
+    pub const EXPECTED: &'static str = "\"azure\" or \"bedrock\", or omit it";
+
+    pub fn parse(s: &str) -> Option<Cloud> {
+        match s {
+            "azure" => Some(Cloud::Azure),
+            "bedrock" => Some(Cloud::Bedrock),
+            _ => None,
+        }
+    }
+}
+
 /// The provider protocol a target speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
@@ -141,7 +165,10 @@ impl Format {
         let endpoint = endpoint.into();
         let mut http = match self {
             Format::OpenaiChat => OpenaiChat::build_request(&endpoint, request, stream),
-            Format::AnthropicMessages => AnthropicMessages::build_request(&endpoint, request, stream),
+            Format::AnthropicMessages => match endpoint.cloud {
+                Some(Cloud::Bedrock) => anthropic_bedrock::build_request(&endpoint, request, stream),
+                _ => AnthropicMessages::build_request(&endpoint, request, stream),
+            },
             Format::OpenaiResponses => OpenaiResponses::build_request(&endpoint, request, stream),
             Format::Gemini => Gemini::build_request(&endpoint, request, stream),
             Format::BedrockConverse => BedrockConverse::build_request(&endpoint, request, stream),
@@ -213,7 +240,15 @@ impl Format {
     }
 
     pub fn stream_decoder(self) -> StreamDecoder {
+        self.stream_decoder_on(None)
+    }
+
+    /// The stream reader of this format on `cloud`.
+    pub fn stream_decoder_on(self, cloud: Option<Cloud>) -> StreamDecoder {
         match self {
+            Format::AnthropicMessages if cloud == Some(Cloud::Bedrock) => {
+                StreamDecoder::AnthropicBedrock(Default::default())
+            }
             Format::OpenaiChat => StreamDecoder::OpenaiChat(Default::default()),
             Format::AnthropicMessages => StreamDecoder::AnthropicMessages(Default::default()),
             Format::OpenaiResponses => StreamDecoder::OpenaiResponses(Default::default()),
@@ -226,7 +261,13 @@ impl Format {
     /// body (and the class its status implies) when it is not the provider's error shape. Never
     /// echoes request headers.
     pub fn error_body(self, status: u16, body: &[u8]) -> ProviderSaid {
+        self.error_body_on(None, status, body)
+    }
+
+    /// [`Format::error_body`] of this format on `cloud`, which may answer errors its own way.
+    pub fn error_body_on(self, cloud: Option<Cloud>, status: u16, body: &[u8]) -> ProviderSaid {
         let found = match self {
+            Format::AnthropicMessages if cloud == Some(Cloud::Bedrock) => anthropic_bedrock::error_body(status, body),
             Format::OpenaiChat => OpenaiChat::error_body(status, body),
             Format::AnthropicMessages => AnthropicMessages::error_body(status, body),
             Format::OpenaiResponses => OpenaiResponses::error_body(status, body),
@@ -280,6 +321,8 @@ pub struct Endpoint<'a> {
     pub extra_body: Option<&'a Map<String, Value>>,
     /// An Azure OpenAI target's URL style and credential header ([`azure`]).
     pub azure: Option<&'a azure::Azure>,
+    /// The cloud the format is reached on, if not its own API.
+    pub cloud: Option<Cloud>,
 }
 
 impl Endpoint<'_> {
@@ -400,6 +443,7 @@ pub enum StreamDecoder {
     OpenaiResponses(openai_responses::StreamDecoder),
     Gemini(gemini::StreamDecoder),
     BedrockConverse(bedrock_converse::StreamDecoder),
+    AnthropicBedrock(anthropic_bedrock::StreamDecoder),
 }
 
 impl StreamDecoder {
@@ -410,6 +454,7 @@ impl StreamDecoder {
             StreamDecoder::OpenaiResponses(d) => d.on_event(event, out),
             StreamDecoder::Gemini(d) => d.on_event(event, out),
             StreamDecoder::BedrockConverse(d) => d.on_event(event, out),
+            StreamDecoder::AnthropicBedrock(d) => d.on_event(event, out),
         }
     }
 
@@ -422,6 +467,7 @@ impl StreamDecoder {
             StreamDecoder::OpenaiResponses(d) => d.on_unframed(line),
             StreamDecoder::Gemini(d) => d.on_unframed(line),
             StreamDecoder::BedrockConverse(d) => d.on_unframed(line),
+            StreamDecoder::AnthropicBedrock(d) => d.on_unframed(line),
         }
     }
 
@@ -433,6 +479,7 @@ impl StreamDecoder {
             StreamDecoder::OpenaiResponses(d) => d.finish(out),
             StreamDecoder::Gemini(d) => d.finish(out),
             StreamDecoder::BedrockConverse(d) => d.finish(out),
+            StreamDecoder::AnthropicBedrock(d) => d.finish(out),
         }
     }
 }
@@ -562,6 +609,7 @@ pub(crate) fn test_endpoint(
         headers: Box::leak(headers.into_boxed_slice()),
         extra_body: None,
         azure: None,
+        cloud: None,
     }
 }
 

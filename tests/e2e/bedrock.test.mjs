@@ -1,162 +1,35 @@
-// Amazon Bedrock's Converse and ConverseStream, end to end against AWS's own code: in Node, then Deno and workerd.
+// Amazon Bedrock end to end against AWS's and Anthropic's own code: Converse and ConverseStream,
+// and Anthropic Messages on Bedrock (InvokeModel and InvokeModelWithResponseStream); in Node,
+// then Deno, workerd and Chromium.
 //
-// A local Bedrock (a real HTTP/1.1 server on 127.0.0.1) recomputes each request's SigV4
-// signature with @smithy/signature-v4 (the AWS SDK's signer) and refuses a wrong or stale one
-// in Bedrock's 403 shape; it takes a Bedrock API key as a bearer token; it answers Converse in
-// JSON and ConverseStream in event-stream frames written by @smithy/eventstream-codec, sent in
-// pieces that split the frames. The AWS SDK's BedrockRuntimeClient, pointed at the same server,
-// is the oracle: what it reads, llm-baton reads the same. Its requests pass the same signature
-// check, which shows the check is AWS's. Credentials never appear in an error or an event. The
-// calls of bedrock_scenarios.mjs then run against the same server in Node, Deno and workerd.
+// The local Bedrock (local_bedrock.mjs) recomputes each request's SigV4 signature with
+// @smithy/signature-v4 (the AWS SDK's signer), takes a Bedrock API key as a bearer token, and
+// streams in event-stream frames written by @smithy/eventstream-codec. The official clients,
+// pointed at the same server, are the oracles: the AWS SDK's BedrockRuntimeClient for Converse,
+// @anthropic-ai/bedrock-sdk's AnthropicBedrock for Anthropic on Bedrock. What they read,
+// llm-baton reads the same; their requests pass the same signature check, which shows the check
+// is AWS's. Credentials never appear in an error or an event. The calls of bedrock_scenarios.mjs
+// then run against the same server in Node, Deno, workerd and Chromium.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
-import { SignatureV4 } from "@smithy/signature-v4";
-import { Hash } from "@smithy/hash-node";
-import { EventStreamCodec } from "@smithy/eventstream-codec";
-import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
 import { NodeHttpHandler } from "@smithy/node-http-handler";
 import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from "@aws-sdk/client-bedrock-runtime";
+import { AnthropicBedrock } from "@anthropic-ai/bedrock-sdk";
+import Anthropic from "@anthropic-ai/sdk";
 import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { Baton, BatonError } from "llm-baton";
 import { createGateway } from "llm-baton/gateway";
-import { API_KEY, ASK, bedrockScenarios, bedrockTarget, KEYS, MODEL, REGION, TOOLS, USAGE } from "./bedrock_scenarios.mjs";
-import { resolveEntry, WORKERD_CONDITIONS, WORKERD_MODULE_RULES } from "./resolve.mjs";
+import { serve } from "llm-baton/gateway/node-server";
+import { anthropicOnBedrock, API_KEY, ASK, bedrockScenarios, bedrockTarget, CLAUDE, CLAUDE_TEXT, KEYS, MODEL, REGION, TOOLS } from "./bedrock_scenarios.mjs";
+import { startBedrock } from "./local_bedrock.mjs";
+import { putScenario, startProvider } from "./provider.mjs";
+import { launchChromium, openPage, startStaticServer } from "./chromium_page.mjs";
+import { BROWSER_CONDITIONS, resolveEntry, WORKERD_CONDITIONS, WORKERD_MODULE_RULES } from "./resolve.mjs";
 
 const SECRETS = [...Object.keys(KEYS), ...Object.values(KEYS).flatMap((k) => [k.secretAccessKey, k.sessionToken].filter(Boolean)), API_KEY];
-const codec = new EventStreamCodec(toUtf8, fromUtf8);
-/** The server's clock: a test sets the client's `Date.now` wrong, in this same process. */
-const serverNow = Date.now;
-
-/** What the local Bedrock answers, by model id: text, a tool call, or an exception. */
-const ANSWERS = {
-  [MODEL]: { content: [{ text: "Hello from Bedrock, " }, { text: "signed and framed." }], stopReason: "end_turn" },
-  "tools-model": {
-    content: [{ text: "Checking." }, { toolUse: { toolUseId: "tooluse_1", name: "weather", input: { city: "Paris", days: [1, 2] } } }],
-    stopReason: "tool_use",
-  },
-};
-
-/** Bedrock's error answer: its type in x-amzn-ErrorType, its words in the body. */
-function fail(res, status, type, message) {
-  res.writeHead(status, { "content-type": "application/json", "x-amzn-errortype": `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/` });
-  res.end(JSON.stringify({ message }));
-}
-
-/** `null` when the request is signed right (or carries the API key), else why not, as Bedrock words it. */
-async function refusal(req, body) {
-  const auth = req.headers.authorization ?? "";
-  if (auth.startsWith("Bearer ")) return auth === `Bearer ${API_KEY}` ? null : [403, "UnrecognizedClientException", "Invalid API Key format: Must start with pre-defined prefix"];
-  const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(auth);
-  if (!m) return [403, "AccessDeniedException", "Authorization header requires a valid signature"];
-  const [, keyId, , region, service, signedHeaders] = m;
-  const key = KEYS[keyId];
-  if (!key) return [403, "UnrecognizedClientException", "The security token included in the request is invalid."];
-  const amzDate = req.headers["x-amz-date"] ?? "";
-  const signedAt = Date.parse(amzDate.replace(/^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z$/, "$1-$2-$3T$4:$5:$6Z"));
-  if (!(Math.abs(serverNow() - signedAt) <= 5 * 60_000)) {
-    const now = new Date().toISOString().replace(/[-:]|\.\d{3}/g, "");
-    return [403, "InvalidSignatureException", `Signature expired: ${amzDate} is now earlier than ${now} (${now} - 5 min.)`];
-  }
-  const headers = {};
-  for (const name of signedHeaders.split(";")) headers[name] = req.headers[name];
-  const [host, port] = req.headers.host.split(":");
-  const signer = new SignatureV4({
-    credentials: { accessKeyId: keyId, secretAccessKey: key.secretAccessKey, sessionToken: key.sessionToken },
-    region,
-    service,
-    sha256: Hash.bind(null, "sha256"),
-    applyChecksum: false,
-  });
-  const request = { method: req.method, protocol: "http:", hostname: host, port: Number(port), path: req.url, query: {}, headers, body };
-  const signed = await signer.sign(request, { signingDate: new Date(signedAt) });
-  if (signed.headers.authorization !== auth || region !== REGION || service !== "bedrock") {
-    return [403, "InvalidSignatureException", "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details."];
-  }
-  return null;
-}
-
-/** One event-stream frame, as Bedrock writes it (AWS's codec). */
-function frame(headers, payload) {
-  const h = {};
-  for (const [k, v] of Object.entries(headers)) h[k] = { type: "string", value: v };
-  return codec.encode({ headers: h, body: fromUtf8(JSON.stringify(payload)) });
-}
-const event = (type, payload) => frame({ ":event-type": type, ":content-type": "application/json", ":message-type": "event" }, { ...payload, p: "abcdefghijklmnopqrstuvwxyz".slice(0, 1 + (JSON.stringify(payload).length % 20)) });
-
-/** A ConverseStream's frames for an answer: blocks started, deltas, stopped; then stop and usage. */
-function streamFrames(answer) {
-  const frames = [event("messageStart", { role: "assistant" })];
-  answer.content.forEach((block, i) => {
-    if (block.text !== undefined) {
-      for (const piece of block.text.match(/.{1,6}/gs)) frames.push(event("contentBlockDelta", { contentBlockIndex: i, delta: { text: piece } }));
-    } else {
-      const { toolUseId, name, input } = block.toolUse;
-      frames.push(event("contentBlockStart", { contentBlockIndex: i, start: { toolUse: { toolUseId, name } } }));
-      const json = JSON.stringify(input);
-      for (const piece of [json.slice(0, 9), json.slice(9)]) frames.push(event("contentBlockDelta", { contentBlockIndex: i, delta: { toolUse: { input: piece } } }));
-    }
-    frames.push(event("contentBlockStop", { contentBlockIndex: i }));
-  });
-  frames.push(event("messageStop", { stopReason: answer.stopReason }));
-  frames.push(event("metadata", { usage: USAGE, metrics: { latencyMs: 42 } }));
-  return frames;
-}
-
-/** Writes the frames in pieces that cut through them, each piece its own write. */
-async function writeSplit(res, frames) {
-  const bytes = Buffer.concat(frames.map((f) => Buffer.from(f)));
-  for (let at = 0; at < bytes.length; ) {
-    const n = 7 + ((at * 13) % 61);
-    res.write(bytes.subarray(at, at + n));
-    at += n;
-    await new Promise((r) => setImmediate(r));
-  }
-  res.end();
-}
-
-/** The local Bedrock; also an Anthropic Messages endpoint that is always overloaded (529). */
-function startBedrock() {
-  const seen = [];
-  const server = createServer(async (req, res) => {
-    const chunks = [];
-    for await (const c of req) chunks.push(c);
-    const body = Buffer.concat(chunks).toString("utf8");
-    if (req.url === "/v1/messages") {
-      seen.push({ path: req.url });
-      res.writeHead(529, { "content-type": "application/json" });
-      res.end(JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }));
-      return;
-    }
-    const route = /^\/model\/([^/]+)\/(converse|converse-stream)$/.exec(req.url);
-    seen.push({ path: req.url, auth: req.headers.authorization?.split(" ")[0], body: body ? JSON.parse(body) : null });
-    if (!route) return fail(res, 404, "UnknownOperationException", "no such operation");
-    const refused = await refusal(req, body);
-    if (refused) return fail(res, ...refused);
-    const model = decodeURIComponent(route[1]);
-    if (model === "throttled") return fail(res, 429, "ThrottlingException", "Too many requests, please wait before trying again.");
-    if (model === "unavailable") return fail(res, 503, "ServiceUnavailableException", "Bedrock is unable to process your request.");
-    if (route[2] === "converse-stream" && model === "stream-throttled") {
-      res.writeHead(200, { "content-type": "application/vnd.amazon.eventstream" });
-      const exception = frame({ ":exception-type": "throttlingException", ":content-type": "application/json", ":message-type": "exception" }, { message: "Too many tokens, please wait before trying again." });
-      return writeSplit(res, [event("messageStart", { role: "assistant" }), event("contentBlockDelta", { contentBlockIndex: 0, delta: { text: "Partial" } }), exception]);
-    }
-    const answer = ANSWERS[model];
-    if (!answer) return fail(res, 404, "ResourceNotFoundException", `Model ${model} not found`);
-    if (route[2] === "converse") {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ output: { message: { role: "assistant", content: answer.content } }, stopReason: answer.stopReason, usage: USAGE, metrics: { latencyMs: 42 } }));
-      return;
-    }
-    res.writeHead(200, { "content-type": "application/vnd.amazon.eventstream" });
-    await writeSplit(res, streamFrames(answer));
-  });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ url: `http://127.0.0.1:${server.address().port}`, seen, stop: () => server.close() })));
-}
-
 /** The AWS SDK's client against the local Bedrock, over HTTP/1.1. */
 function sdk(url, keyId = "AKIABATONTEST0001") {
   const { secretAccessKey, sessionToken } = KEYS[keyId];
@@ -164,6 +37,34 @@ function sdk(url, keyId = "AKIABATONTEST0001") {
 }
 
 
+/** @anthropic-ai/bedrock-sdk's client against the local Bedrock, signing with the test keys. */
+function anthropicSdk(url, keyId = "AKIABATONTEST0001") {
+  const { secretAccessKey, sessionToken } = KEYS[keyId];
+  return new AnthropicBedrock({ baseURL: url, awsAccessKey: keyId, awsSecretKey: secretAccessKey, awsSessionToken: sessionToken ?? null, awsRegion: REGION, maxRetries: 0 });
+}
+
+/** What the Anthropic SDK's message holds, in llm-baton's terms: text, calls, thinking, finish, usage. */
+function readMessage(message) {
+  const blocks = (type) => message.content.filter((b) => b.type === type);
+  return {
+    text: blocks("text").map((b) => b.text).join(""),
+    calls: blocks("tool_use").map((b) => ({ id: b.id, name: b.name, input: b.input })),
+    thinking: blocks("thinking").map((b) => [b.thinking, b.signature]),
+    stopReason: message.stop_reason,
+    usage: { inputTokens: message.usage.input_tokens, outputTokens: message.usage.output_tokens },
+  };
+}
+
+/** The same from llm-baton's answer (a `complete` result or a stream's `done`). */
+function readAnswer(answer) {
+  return {
+    text: answer.text,
+    calls: (answer.toolCalls ?? []).map((c) => ({ id: c.id, name: c.name, input: JSON.parse(c.arguments) })),
+    thinking: answer.message.content.filter((p) => p.type === "reasoning").map((p) => [p.text, p.state.signature]),
+    stopReason: { stop: "end_turn", tool_calls: "tool_use" }[answer.finishReason],
+    usage: answer.usage,
+  };
+}
 
 /** What the SDK reads from a ConverseStream: text, tool calls (arguments joined), stop reason, usage. */
 async function sdkStream(client, modelId, messages, toolConfig) {
@@ -330,16 +231,155 @@ describe("bedrock", () => {
     const text = sse.split("\n").filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)).choices?.[0]?.delta?.content ?? "").join("");
     assert.equal(text, "Hello from Bedrock, signed and framed.");
   });
+
+  test("Anthropic on Bedrock: the SDK's signed InvokeModel passes the check, and a body as the SDK sends it", async () => {
+    const params = { model: CLAUDE, max_tokens: 1024, system: "Be brief.", messages: [{ role: "user", content: "Say hello" }] };
+    await anthropicSdk(bedrock.url).messages.create(params);
+    const fromSdk = bedrock.seen.at(-1);
+    await new Baton({ targets: { c: anthropicOnBedrock(bedrock.url, CLAUDE) } }).complete("c", ASK);
+    const fromBaton = bedrock.seen.at(-1);
+    // The same path; the model id percent-encoded as the AWS SDK sends it (this SDK leaves its `:`).
+    assert.equal(decodeURIComponent(fromBaton.path), decodeURIComponent(fromSdk.path));
+    assert.equal(fromBaton.path, `/model/${encodeURIComponent(CLAUDE)}/invoke`);
+    // The SDK sends its own Anthropic API version; llm-baton, the one Bedrock documents.
+    assert.equal(fromBaton.body.anthropic_version, "bedrock-2023-05-31");
+    assert.equal(typeof fromSdk.body.anthropic_version, "string");
+    const unversioned = ({ anthropic_version, ...rest }) => rest;
+    assert.deepEqual(unversioned(fromBaton.body), unversioned(fromSdk.body), "the same body: Anthropic's, without model or stream");
+    const wrong = new AnthropicBedrock({ baseURL: bedrock.url, awsAccessKey: "AKIABATONTEST0001", awsSecretKey: "not-the-secret", awsRegion: REGION, maxRetries: 0 });
+    await assert.rejects(wrong.messages.create(params), (e) => e.status === 403);
+  });
+
+  test("Anthropic on Bedrock: text, tool calls and thinking with its signature read as the SDK reads them, whole and streamed", async () => {
+    const cases = [
+      [CLAUDE, ASK, { messages: [{ role: "user", content: "Say hello" }], system: "Be brief." }],
+      ["claude-tools", TOOLS, { messages: [{ role: "user", content: "Weather in Paris?" }], tools: [{ name: "weather", description: "The weather", input_schema: TOOLS.tools[0].parameters }] }],
+      ["claude-thinking", { ...ASK, reasoning: { budgetTokens: 1024 } }, { messages: [{ role: "user", content: "Say hello" }], system: "Be brief.", thinking: { type: "enabled", budget_tokens: 1024 } }],
+    ];
+    const baton = new Baton({ targets: Object.fromEntries(cases.map(([model]) => [model, anthropicOnBedrock(bedrock.url, model)])) });
+    for (const [model, ask, params] of cases) {
+      const sdkWhole = readMessage(await anthropicSdk(bedrock.url).messages.create({ model, max_tokens: 2048, ...params }));
+      const sdkStream = anthropicSdk(bedrock.url).messages.stream({ model, max_tokens: 2048, ...params });
+      let sdkText = "";
+      sdkStream.on("text", (t) => (sdkText += t));
+      const sdkStreamed = readMessage(await sdkStream.finalMessage());
+      assert.deepEqual(sdkStreamed, sdkWhole, `${model}: the SDK reads the same whole and streamed`);
+      assert.ok(sdkWhole.text.length > 0);
+
+      const whole = readAnswer(await baton.complete(model, ask));
+      assert.deepEqual(whole, sdkWhole, `${model}: whole`);
+      const read = await batonStream(baton, model, ask);
+      assert.deepEqual(readAnswer(read.done), sdkStreamed, `${model}: streamed`);
+      assert.equal(read.text, sdkText, `${model}: the streamed text`);
+      assert.ok(read.events.filter((e) => e.type === "text").length > 1, `${model}: text arrives as it streams`);
+    }
+    const sent = bedrock.seen.findLast((r) => r.path.endsWith("/invoke-with-response-stream"));
+    assert.equal(sent.body.thinking.type, "enabled", "thinking is asked as Anthropic asks it");
+  });
+
+  test("Anthropic on Bedrock: throttling, 503, exceptions mid-stream and Anthropic's 529 inside a Bedrock answer fail as the SDK's do, classified", async () => {
+    const sdkWhole = await anthropicSdk(bedrock.url).messages.create({ model: "throttled", max_tokens: 64, messages: [{ role: "user", content: "hi" }] }).then(() => null, (e) => e);
+    assert.equal(sdkWhole?.status, 429);
+    const baton = new Baton({ targets: { t: anthropicOnBedrock(bedrock.url, "throttled"), u: anthropicOnBedrock(bedrock.url, "unavailable") } });
+    const throttled = await baton.complete("t", ASK).then(() => null, (e) => e);
+    assert.deepEqual([throttled?.status, throttled?.class, throttled?.code], [429, "rate_limit", "ThrottlingException"]);
+    const unavailable = await baton.complete("u", ASK).then(() => null, (e) => e);
+    assert.deepEqual([unavailable?.status, unavailable?.class, unavailable?.code], [503, "overloaded", "ServiceUnavailableException"]);
+    for (const [model, words] of [["stream-throttled", /Too many tokens/], ["stream-model-error", /model stream failed/], ["stream-overloaded", /Overloaded/]]) {
+      let sdkText = "";
+      const stream = anthropicSdk(bedrock.url).messages.stream({ model, max_tokens: 64, messages: [{ role: "user", content: "hi" }] });
+      stream.on("text", (t) => (sdkText += t));
+      const sdkError = await stream.finalMessage().then(() => null, (e) => e);
+      assert.match(String(sdkError?.message), words, `${model}: the SDK fails too`);
+      const read = { text: "" };
+      const err = await (async () => {
+        for await (const ev of new Baton({ targets: { s: anthropicOnBedrock(bedrock.url, model) } }).stream("s", ASK)) if (ev.type === "text") read.text += ev.text;
+      })().then(() => null, (e) => e);
+      assert.equal(read.text, sdkText, `${model}: the text before the error`);
+      assert.match(err?.message ?? "", words);
+      assertNoSecret(`${err.message} ${JSON.stringify(err)}`, model);
+    }
+  });
+
+  test("a route of Anthropic (scripted, 529) then Anthropic on Bedrock fails over, whole and streamed", async () => {
+    const provider = await startProvider();
+    try {
+      for (const mode of ["complete", "stream"]) {
+        const id = `bedrock-529-${mode}`;
+        await putScenario(provider.url, id, [{ status: 529, errorType: "overloaded_error", message: "Overloaded" }]);
+        const baton = new Baton({
+          targets: {
+            anthropic: { format: "anthropic_messages", baseUrl: `${provider.url}/s/${id}/v1`, model: "claude-sonnet-4-5", apiKey: "sk-test-not-a-secret" },
+            bedrock: anthropicOnBedrock(bedrock.url, CLAUDE),
+          },
+          routes: { claude: { fallback: ["anthropic", "bedrock"] } },
+        });
+        const out = mode === "complete" ? await baton.complete("claude", ASK) : (await batonStream(baton, "claude", ASK)).done;
+        assert.equal(out.text, CLAUDE_TEXT, mode);
+        assert.deepEqual(out.legs.map((l) => [l.target, l.status, l.class]), [["anthropic", 529, "overloaded"], ["bedrock", undefined, undefined]], mode);
+      }
+    } finally {
+      provider.stop();
+    }
+  });
+
+  test("an Anthropic client through the Node gateway to an Anthropic-on-Bedrock member has its unmodelled fields passed on", async () => {
+    const gateway = await serve(createGateway({ targets: { claude: anthropicOnBedrock(bedrock.url, CLAUDE) }, gateway: { apiKeys: ["gw-key"] } }), { port: 0 });
+    try {
+      const client = new Anthropic({ baseURL: gateway.url, apiKey: "gw-key", maxRetries: 0 });
+      const params = { model: "claude", max_tokens: 64, top_k: 7, service_tier: "standard_only", metadata: { user_id: "u-1" }, messages: [{ role: "user", content: "Say hello" }] };
+      const whole = await client.messages.create(params);
+      assert.equal(whole.content.map((b) => b.text).join(""), CLAUDE_TEXT);
+      const sent = bedrock.seen.at(-1);
+      assert.equal(sent.path, `/model/${encodeURIComponent(CLAUDE)}/invoke`);
+      assert.deepEqual([sent.body.top_k, sent.body.service_tier, sent.body.metadata], [7, "standard_only", { user_id: "u-1" }]);
+      assert.equal(sent.body.anthropic_version, "bedrock-2023-05-31");
+      let text = "";
+      for await (const ev of await client.messages.create({ ...params, stream: true })) if (ev.type === "content_block_delta" && ev.delta.type === "text_delta") text += ev.delta.text;
+      assert.equal(text, CLAUDE_TEXT);
+      assert.equal(bedrock.seen.at(-1).body.top_k, 7, "streamed too");
+      assert.ok(!("stream" in bedrock.seen.at(-1).body));
+    } finally {
+      gateway.server.close();
+    }
+  });
 });
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 const artifacts = `${repo}tests/e2e/artifacts/bedrock`;
 
+/** The Chromium page: the browser entry, and the scenarios as a bundler-free page imports them. */
+const PAGE = `<!doctype html>
+<meta charset="utf-8">
+<title>llm-baton bedrock e2e</title>
+<script type="importmap">${JSON.stringify({ imports: { "llm-baton": `/pkg/${resolveEntry(BROWSER_CONDITIONS).slice(2)}` } })}</script>
+<script type="module">
+  import { Baton } from "llm-baton";
+  import { bedrockScenarios } from "/tests/e2e/bedrock_scenarios.mjs";
+  window.runScenario = async (name, url) => {
+    try {
+      await bedrockScenarios[name]({ Baton, url });
+      return { ok: true };
+    } catch (e) {
+      return { ok: false, error: String((e && e.stack) || e) };
+    }
+  };
+  window.batonReady = true;
+</script>
+`;
+
 describe("bedrock in every runtime", () => {
   let bedrock;
   let mf;
+  let pages;
+  let browser;
+  let page;
+  const pageLog = [];
   before(async () => {
     bedrock = await startBedrock();
+    pages = await startStaticServer(PAGE, ["pkg/", "tests/e2e/bedrock_scenarios.mjs"]);
+    browser = await launchChromium();
+    page = await openPage(browser, `http://127.0.0.1:${pages.address().port}/`, "batonReady", pageLog, "llm-baton");
     mkdirSync(artifacts, { recursive: true });
     const entry = resolveEntry(WORKERD_CONDITIONS).slice(2);
     writeFileSync(`${artifacts}/worker.mjs`, `// Generated by tests/e2e/bedrock.test.mjs.
@@ -371,6 +411,8 @@ console.log(JSON.stringify(results));
   });
   after(async () => {
     await mf?.dispose();
+    await browser?.close();
+    pages?.close();
     bedrock?.stop();
   });
 
@@ -380,6 +422,10 @@ console.log(JSON.stringify(results));
       const res = await mf.dispatchFetch(`http://worker.test/?scenario=${encodeURIComponent(name)}&bedrock=${encodeURIComponent(bedrock.url)}`);
       const out = await res.json();
       if (!out.ok) throw new Error(`in workerd: ${out.error}`);
+    });
+    test(`chromium: ${name}`, async () => {
+      const out = await page.evaluate(([n, url]) => window.runScenario(n, url), [name, bedrock.url]);
+      if (!out.ok) throw new Error(`in Chromium: ${out.error}${pageLog.length ? `\npage log:\n${pageLog.join("\n")}` : ""}`);
     });
   }
 

@@ -14,10 +14,12 @@ const config: Config = {
     primary: { format: "openai_chat", baseUrl: "http://127.0.0.1:1/v1", model: "m", apiKey: "k", timeouts: { headersMs: 1000, firstTokenMs: 2000, idleMs: 500 } },
     backup: { format: "gemini", baseUrl: "http://127.0.0.1:1/v1beta", model: "g", headers: { "x-extra": "1" }, strictFrames: true, prefill: true, extraBody: { safetySettings: [] } },
     bedrock: { format: "bedrock_converse", region: "us-east-1", model: "anthropic.claude-3-5-haiku-20241022-v1:0", aws: { accessKeyId: "AKIA", secretAccessKey: "s", sessionToken: "t" } },
-    bedrockByKey: { format: "bedrock_converse", region: "us-west-2", baseUrl: "http://127.0.0.1:1", model: "m", apiKey: "k" },
+    bedrockByKey: { format: "bedrock_converse", region: "us-west-2", baseUrl: "http://127.0.0.1:1", model: "m", apiKey: "k", cloud: "bedrock" },
     azure: { format: "openai_chat", cloud: "azure", baseUrl: "https://res.openai.azure.com", model: "gpt-4o", apiKey: "k" },
     azureDated: { format: "openai_responses", cloud: "azure", baseUrl: "https://res.openai.azure.com", model: "gpt-4o", entraToken: "t", apiVersion: "2025-04-01-preview" },
     azureDeployment: { format: "openai_chat", cloud: "azure", baseUrl: "https://res.openai.azure.com", model: "gpt-4o", apiKey: "k", apiVersion: "2024-10-21", deployment: "chat" },
+    claudeOnBedrock: { format: "anthropic_messages", cloud: "bedrock", region: "us-east-1", model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", aws: { accessKeyId: "AKIA", secretAccessKey: "s" } },
+    claudeOnBedrockByKey: { format: "anthropic_messages", cloud: "bedrock", region: "us-east-1", baseUrl: "http://127.0.0.1:1", model: "m", apiKey: "k" },
   },
   routes: {
     main: { fallback: [{ retry: "primary", attempts: 3, backoff: { initialMs: 250, jitter: "none" }, retryOn: ["transport", "timeout", 429, "5xx", "overloaded"] }, "backup"], fallbackOn: ["timeout", "context_length", "quota", "content_filter"] },
@@ -29,6 +31,10 @@ const config: Config = {
   gateway: { apiKeys: ["gw"], cors: ["http://localhost:3000"], maxBodyBytes: 1 << 20 },
 };
 
+// @ts-expect-error: Anthropic on Bedrock names its region
+export const claudeNoRegion: Config = { targets: { c: { format: "anthropic_messages", cloud: "bedrock", model: "m" } } };
+// @ts-expect-error: only Anthropic Messages (and Converse) run on Bedrock
+export const chatOnBedrock: Config = { targets: { c: { format: "openai_chat", cloud: "bedrock", region: "us-east-1", model: "m" } } };
 // @ts-expect-error: a Bedrock target names its region
 export const noRegion: Config = { targets: { b: { format: "bedrock_converse", model: "m" } } };
 // @ts-expect-error: an Azure target authenticates with a key or an Entra ID token, not both

@@ -3,7 +3,7 @@
 
 use llm_baton::body::StreamBody;
 use llm_baton::chat::{Delta, Usage};
-use llm_baton::format::Format;
+use llm_baton::format::{Cloud, Format};
 use llm_baton::outcome::Failure;
 use llm_baton::sse::{SseError, SseEvent, SseItem, SseParser};
 
@@ -54,12 +54,19 @@ pub fn sse(data: &[u8]) {
     assert_eq!(parse_all(&mut SseParser::with_max_line(max), stream.chunks(1)), whole, "byte by byte");
 }
 
-/// A Bedrock ConverseStream body (AWS event-stream framing, then the format's decoder) read whole,
-/// in arbitrary chunks and byte by byte: no panic, the same deltas (adjacent texts joined, as a
-/// read joins them) and the same end every way. Byte 0 seeds the chunk sizes.
+/// A Bedrock stream body (AWS event-stream framing, then the decoder of ConverseStream, and of
+/// Anthropic on Bedrock's chunks) read whole, in arbitrary chunks and byte by byte: no panic, the
+/// same deltas (adjacent texts joined, as a read joins them) and the same end every way. Byte 0
+/// seeds the chunk sizes.
 pub fn event_stream(data: &[u8]) {
+    for format in [Format::BedrockConverse, Format::AnthropicMessages] {
+        event_stream_as(format, data);
+    }
+}
+
+fn event_stream_as(format: Format, data: &[u8]) {
     let [seed, stream @ ..] = data else { return };
-    let whole = bounded_by_input(data.len(), || read_body([stream]));
+    let whole = bounded_by_input(data.len(), || read_body(format, [stream]));
     let mut rng = u32::from(*seed) | 0x100;
     let mut chunks = Vec::new();
     let mut rest = stream;
@@ -71,12 +78,12 @@ pub fn event_stream(data: &[u8]) {
         chunks.push(chunk);
         rest = tail;
     }
-    assert_eq!(read_body(chunks), whole, "random chunks");
-    assert_eq!(read_body(stream.chunks(1)), whole, "byte by byte");
+    assert_eq!(read_body(format, chunks), whole, "{format:?}: random chunks");
+    assert_eq!(read_body(format, stream.chunks(1)), whole, "{format:?}: byte by byte");
 }
 
-fn read_body<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> (Vec<Delta>, Result<(), Failure>) {
-    let mut body = StreamBody::new(Format::BedrockConverse);
+fn read_body<'a>(format: Format, chunks: impl IntoIterator<Item = &'a [u8]>) -> (Vec<Delta>, Result<(), Failure>) {
+    let mut body = StreamBody::on(format, Some(Cloud::Bedrock));
     let mut deltas: Vec<Delta> = Vec::new();
     let mut out = Vec::new();
     for chunk in chunks {

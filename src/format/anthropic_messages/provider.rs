@@ -56,7 +56,7 @@ impl ProviderDialect for AnthropicMessages {
 
     fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
         let mut body = JsonWriter::new();
-        write_body(&mut body, endpoint.model, request, stream);
+        write_body(&mut body, endpoint.model, request, BodyHead::Anthropic { stream });
         let credential = endpoint.api_key.map(|key| ("x-api-key", key.expose().to_string()));
         endpoint.post("messages", credential, &[("anthropic-version", API_VERSION)], body.finish())
     }
@@ -94,12 +94,24 @@ pub(crate) fn uncarried(part: &Part) -> Option<Uncarried> {
     }
 }
 
+/// What a Messages body says besides the conversation: Anthropic's API reads the model and
+/// whether to stream from the body; a cloud names the model in its URL (and streams by its path)
+/// and reads the API version from the body.
+#[derive(Clone, Copy)]
+pub(crate) enum BodyHead {
+    Anthropic { stream: bool },
+    Cloud { anthropic_version: &'static str },
+}
+
 /// The request body, written straight from the request; a `None` or an empty list is left out.
-fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest, stream: bool) {
+pub(crate) fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest, head: BodyHead) {
     let system = request.system_prompts();
     let thinking = thinking_budget(request, model);
     w.begin_object();
-    w.field("model", model);
+    match head {
+        BodyHead::Anthropic { .. } => w.field("model", model),
+        BodyHead::Cloud { anthropic_version } => w.field("anthropic_version", anthropic_version),
+    }
     let max_tokens = match (request.max_tokens, thinking) {
         (Some(max), _) => max,
         (None, Some(budget)) => budget.saturating_add(DEFAULT_MAX_TOKENS),
@@ -146,7 +158,9 @@ fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest, stream: bo
         w.end_object();
         w.end_object();
     }
-    w.field("stream", &stream);
+    if let BodyHead::Anthropic { stream } = head {
+        w.field("stream", &stream);
+    }
     w.end_object();
 }
 

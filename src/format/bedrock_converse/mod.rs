@@ -9,7 +9,7 @@
 mod provider;
 
 pub use provider::{event_of, BedrockConverse, StreamDecoder};
-pub(crate) use provider::{uncarried, SIGNING_SERVICE};
+pub(crate) use provider::{exception_error, uncarried, SIGNING_SERVICE};
 
 use crate::chat::FinishReason;
 use crate::outcome::FailureClass;
@@ -30,7 +30,7 @@ fn finish_reason(raw: Option<&str>, called_tools: bool) -> FinishReason {
 /// regard to the first letter's case: a stream writes `throttlingException`, a header
 /// `ThrottlingException`. Throttling and a model that is not ready yet are both 429s worth waiting
 /// for; an unavailable service is an overload (fail over, as for Anthropic's 529).
-fn exception(name: &str) -> (u16, Option<FailureClass>) {
+pub(crate) fn exception(name: &str) -> (u16, Option<FailureClass>) {
     let lower = name.to_ascii_lowercase();
     match lower.as_str() {
         "throttlingexception" => (429, Some(FailureClass::RateLimit)),

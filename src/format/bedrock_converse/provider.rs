@@ -502,6 +502,22 @@ pub fn event_of(message: &EventMessage) -> SseEvent {
     SseEvent { event, data, id: None }
 }
 
+/// An exception message of a Bedrock stream (an event named `...Exception`, its payload
+/// `{"message"}`) as the error it reports, with the status and class [`exception`] gives it and
+/// its name, capitalized as AWS's header writes it, as the code.
+pub(crate) fn exception_error(sse: &SseEvent) -> DecodeError {
+    let name = sse.event.as_str();
+    let message = parse_event(&sse.data).ok().and_then(|e| e.message.map(|m| m.into_owned()));
+    let (status, class) = exception(name);
+    let code = format!("{}{}", name[..1].to_ascii_uppercase(), &name[1..]);
+    DecodeError::Provider {
+        status,
+        message: message.unwrap_or_else(|| format!("the stream reported {code}")),
+        code: Some(code),
+        class,
+    }
+}
+
 /// Turns ConverseStream events into deltas (see the module docs for how a stream ends).
 #[derive(Debug, Default)]
 pub struct StreamDecoder {
@@ -528,15 +544,7 @@ impl StreamDecoding for StreamDecoder {
             return Ok(());
         }
         if name.ends_with("Exception") {
-            let message = parse_event(&sse.data).ok().and_then(|e| e.message.map(|m| m.into_owned()));
-            let (status, class) = exception(name);
-            let code = format!("{}{}", name[..1].to_ascii_uppercase(), &name[1..]);
-            return Err(DecodeError::Provider {
-                status,
-                message: message.unwrap_or_else(|| format!("the stream reported {code}")),
-                code: Some(code),
-                class,
-            });
+            return Err(exception_error(sse));
         }
         let event: Event = match parse_event(&sse.data) {
             Ok(event) => event,

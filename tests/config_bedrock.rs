@@ -76,7 +76,7 @@ fn mistakes_name_their_field_and_never_the_credential() {
         ),
         (
             claude(r#", "cloud": "aws", "region": "us-east-1""#),
-            "targets.c.cloud must be \"bedrock\", or omit it (got \"aws\")",
+            "targets.c.cloud must be \"azure\" or \"bedrock\", or omit it (got \"aws\")",
         ),
         (
             claude(r#", "baseUrl": "https://api.anthropic.com/v1", "aws": {"accessKeyId": "AKIAX", "secretAccessKey": "s"}"#),

@@ -46,7 +46,7 @@ fn counts(rows: &[(String, String)], kinds: &[&str]) -> String {
 }
 
 fn endpoint(model: &str) -> Endpoint<'_> {
-    Endpoint { base_url: "https://x.test/v1", model, api_key: None, headers: &[], extra_body: None }
+    Endpoint { base_url: "https://x.test/v1", model, cloud: None, api_key: None, headers: &[], extra_body: None }
 }
 
 fn body(format: Format, request: &ChatRequest) -> Value {

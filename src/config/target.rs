@@ -8,10 +8,11 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::format::{bedrock_converse, Endpoint, Format, HttpRequest};
+use crate::format::{bedrock_converse, Cloud, Endpoint, Format, HttpRequest};
 use crate::secret::{is_secret_header, Secret, REDACTED};
 use crate::sigv4::{self, AwsCredentials, Unsigned};
 use crate::value::{as_object, child, kind, show, wrong, wrong_value, FieldError, Obj};
+use crate::vertex::{self, VertexAuth};
 
 /// A provider endpoint and model. Neither `api_key` nor a credential header ever prints.
 #[derive(Clone, PartialEq)]
@@ -36,6 +37,10 @@ pub struct Target {
     pub region: Option<String>,
     /// AWS access keys that sign each request (SigV4), instead of an `apiKey`.
     pub aws: Option<AwsCredentials>,
+    /// Where the target runs when not at its format's own provider (`cloud`).
+    pub cloud: Option<Cloud>,
+    /// A Vertex target's token, or the service account that mints them.
+    pub vertex: Option<VertexAuth>,
 }
 
 /// A target's `propagateDeadline`.
@@ -69,6 +74,8 @@ impl fmt::Debug for Target {
             .field("extra_body", &self.extra_body.as_ref().map(|fields| fields.keys().collect::<Vec<_>>()))
             .field("region", &self.region)
             .field("aws", &self.aws)
+            .field("cloud", &self.cloud)
+            .field("vertex", &self.vertex)
             .finish()
     }
 }
@@ -79,6 +86,7 @@ impl Target {
         Endpoint {
             base_url: &self.base_url,
             model: &self.model,
+            cloud: self.cloud,
             api_key: self.api_key.as_ref(),
             headers: &self.headers,
             extra_body: self.extra_body.as_ref(),
@@ -120,7 +128,7 @@ pub struct Timeouts {
 }
 
 pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, FieldError> {
-    const FIELDS: [&str; 12] = [
+    const FIELDS: [&str; 16] = [
         "format",
         "baseUrl",
         "model",
@@ -133,19 +141,35 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         "extraBody",
         "region",
         "aws",
+        "cloud",
+        "project",
+        "accessToken",
+        "serviceAccount",
     ];
     let o = Obj::new(v, path, &FIELDS)?;
     let format_name = o.required_str("format", FORMATS)?;
     let format = Format::parse(format_name)
         .ok_or_else(|| wrong_value(&child(path, "format"), FORMATS, &Value::String(format_name.into())))?;
-    let region = read_region(&o, format, path)?;
-    let base_url = match (o.get("baseUrl"), &region) {
-        (None, Some(region)) => format!("https://bedrock-runtime.{region}.amazonaws.com"),
-        _ => read_base_url(
+    let cloud = read_cloud(&o, format, path)?;
+    let region = read_region(&o, format, cloud, path)?;
+    let given_base_url = match o.get("baseUrl") {
+        None if region.is_some() => None,
+        _ => Some(read_base_url(
             o.required_str("baseUrl", "an http(s) URL such as \"https://api.openai.com/v1\"")?,
             &child(path, "baseUrl"),
-        )?,
+        )?),
     };
+    let base_url = match (given_base_url, &region, cloud) {
+        (origin, Some(region), Some(Cloud::Vertex)) => {
+            let origin = origin.unwrap_or_else(|| vertex::origin(region));
+            let project = read_project(&o, path)?;
+            let publisher = if format == Format::Gemini { "google" } else { "anthropic" };
+            vertex::base_url(&origin, project, region, publisher)
+        }
+        (Some(given), _, _) => given,
+        (None, region, _) => format!("https://bedrock-runtime.{}.amazonaws.com", region.as_deref().unwrap_or("")),
+    };
+    let vertex = read_vertex_auth(&o, cloud, path)?;
     let model = o.required_str("model", "the provider's model name, e.g. \"gpt-4o-mini\"")?;
     let api_key = match o.get("apiKey") {
         None | Some(Value::Null) => None,
@@ -259,6 +283,12 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         None | Some(Value::Null) => None,
         Some(v) => Some(read_aws(v, &child(path, "aws"), format)?),
     };
+    if cloud == Some(Cloud::Vertex) && api_key.is_some() {
+        return Err(FieldError::new(
+            child(path, "apiKey"),
+            "is not for Vertex, which takes a Google OAuth token: give accessToken or serviceAccount instead",
+        ));
+    }
     if aws.is_some() && api_key.is_some() {
         return Err(FieldError::new(
             child(path, "aws"),
@@ -279,31 +309,106 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         extra_body,
         region,
         aws,
+        cloud,
+        vertex,
     })
 }
 
 const FORMATS: &str =
     "one of \"openai_chat\", \"anthropic_messages\", \"openai_responses\", \"gemini\", \"bedrock_converse\"";
 
-/// A `bedrock_converse` target's `region` (required: it names the endpoint and scopes the
-/// signature), which no other format takes.
-fn read_region(o: &Obj, format: Format, path: &str) -> Result<Option<String>, FieldError> {
-    let bedrock = format == Format::BedrockConverse;
-    match o.get("region") {
-        None if bedrock => Err(FieldError::new(
-            child(path, "region"),
-            "is missing; give the AWS region of the model, e.g. \"us-east-1\"",
+/// A target's `cloud`: where a target of its format runs when not at the format's own provider.
+fn read_cloud(o: &Obj, format: Format, path: &str) -> Result<Option<Cloud>, FieldError> {
+    let cloud = match o.get("cloud") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(s)) => Cloud::parse(s),
+        Some(_) => None,
+    };
+    let cloud_path = child(path, "cloud");
+    match cloud {
+        None => Err(wrong_value(
+            &cloud_path,
+            "\"vertex\" (Google Vertex AI), or left out",
+            o.get("cloud").unwrap_or(&Value::Null),
         )),
-        None => Ok(None),
-        Some(_) if !bedrock => {
-            Err(FieldError::new(child(path, "region"), "is only for bedrock_converse targets; remove it"))
-        }
+        Some(Cloud::Vertex) if !matches!(format, Format::Gemini | Format::AnthropicMessages) => Err(FieldError::new(
+            cloud_path,
+            format!("\"vertex\" serves the gemini and anthropic_messages formats, not {}", format.as_str()),
+        )),
+        Some(cloud) => Ok(Some(cloud)),
+    }
+}
+
+/// A target's `region` (required where it names the endpoint: Bedrock's, where it also scopes the
+/// signature, and Vertex's), which no other target takes.
+fn read_region(o: &Obj, format: Format, cloud: Option<Cloud>, path: &str) -> Result<Option<String>, FieldError> {
+    let expected = match (format, cloud) {
+        (_, Some(Cloud::Vertex)) => "a Google Cloud region such as \"us-east5\", or \"global\"",
+        (Format::BedrockConverse, _) => "an AWS region such as \"us-east-1\"",
+        _ => match o.get("region") {
+            None => return Ok(None),
+            Some(_) => {
+                return Err(FieldError::new(
+                    child(path, "region"),
+                    "is only for bedrock_converse targets and cloud: \"vertex\" ones; remove it",
+                ))
+            }
+        },
+    };
+    match o.get("region") {
+        None => Err(FieldError::new(child(path, "region"), format!("is missing; give {expected}"))),
         Some(Value::String(r))
             if !r.is_empty() && r.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') =>
         {
             Ok(Some(r.clone()))
         }
-        Some(other) => Err(wrong_value(&child(path, "region"), "an AWS region such as \"us-east-1\"", other)),
+        Some(other) => Err(wrong_value(&child(path, "region"), expected, other)),
+    }
+}
+
+/// A Vertex target's `project`: the Google Cloud project id the model is served in.
+fn read_project<'a>(o: &Obj<'a>, path: &str) -> Result<&'a str, FieldError> {
+    let expected = "the Google Cloud project id, such as \"my-project-123\"";
+    let project = o.required_str("project", expected)?;
+    if !project.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-.:".contains(&b)) {
+        return Err(wrong_value(&child(path, "project"), expected, &Value::String(project.into())));
+    }
+    Ok(project)
+}
+
+/// A Vertex target's credential: `accessToken` or `serviceAccount`, exactly one; neither is
+/// taken by any other target. Neither value is ever shown.
+fn read_vertex_auth(o: &Obj, cloud: Option<Cloud>, path: &str) -> Result<Option<VertexAuth>, FieldError> {
+    let given = |key: &str| o.get(key).filter(|v| !v.is_null());
+    let (token, account) = (given("accessToken"), given("serviceAccount"));
+    if cloud != Some(Cloud::Vertex) {
+        for key in ["project", "accessToken", "serviceAccount"] {
+            if given(key).is_some() {
+                return Err(FieldError::new(child(path, key), "is only for cloud: \"vertex\" targets; remove it"));
+            }
+        }
+        return Ok(None);
+    }
+    match (token, account) {
+        (Some(Value::String(t)), None) if !t.is_empty() => match header_value_problem(t, true) {
+            None => Ok(Some(VertexAuth::AccessToken(Secret::new(t.clone())))),
+            Some(problem) => Err(unusable_key(&child(path, "accessToken"), &problem)),
+        },
+        (Some(_), None) => Err(FieldError::new(
+            child(path, "accessToken"),
+            "must be a non-empty string, a Google OAuth access token (the value is not shown)",
+        )),
+        (None, Some(account)) => {
+            vertex::read_service_account(account, &child(path, "serviceAccount")).map(|a| Some(VertexAuth::ServiceAccount(a)))
+        }
+        (Some(_), Some(_)) => Err(FieldError::new(
+            child(path, "serviceAccount"),
+            "cannot be given with accessToken: give one, the token or the service account's key that mints them",
+        )),
+        (None, None) => Err(FieldError::new(
+            path,
+            "has cloud: \"vertex\" but no credential: give accessToken (e.g. from `gcloud auth print-access-token`) or serviceAccount (the service account's JSON key)",
+        )),
     }
 }
 

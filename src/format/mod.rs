@@ -265,12 +265,34 @@ pub struct Uncarried {
     pub remedy: Option<&'static str>,
 }
 
+/// Where a target runs, when not at its format's own provider (a target's `cloud`): the cloud
+/// decides the URL, the credential and the framing, the format the body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cloud {
+    /// Google Vertex AI (`gemini`, and `anthropic_messages` as Anthropic on Vertex).
+    Vertex,
+}
+
+impl Cloud {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cloud::Vertex => "vertex",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Cloud> {
+        [Cloud::Vertex].into_iter().find(|c| c.as_str() == s)
+    }
+}
+
 /// Where a request goes and as whom: all a format needs of a configured target. Formats take
 /// this rather than the config's `Target`, so the config depends on formats and not back.
 #[derive(Clone, Copy)]
 pub struct Endpoint<'a> {
     pub base_url: &'a str,
     pub model: &'a str,
+    /// The cloud the target runs in, if any; `None` is the format's own provider.
+    pub cloud: Option<Cloud>,
     pub api_key: Option<&'a Secret>,
     /// Extra headers, names in lower case; a configured credential header may be among them.
     pub headers: &'a [(String, String)],
@@ -543,6 +565,7 @@ pub(crate) fn test_endpoint(
     Endpoint {
         base_url,
         model,
+        cloud: None,
         api_key: key.map(|k| &*Box::leak(Box::new(Secret::new(k)))),
         headers: Box::leak(headers.into_boxed_slice()),
         extra_body: None,

@@ -38,10 +38,12 @@ use crate::chat::{
 };
 use crate::format::openai_chat::provider::non_pdf;
 use crate::format::{
-    json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding, Uncarried,
+    json, malformed_frame, Cloud, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
+    Uncarried,
 };
 use crate::sse::SseEvent;
 use crate::value::{from_tree, parse_value};
+use crate::vertex;
 
 /// Anthropic rejects a request without `max_tokens`; this is used when the caller set none.
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;
@@ -54,9 +56,17 @@ pub struct AnthropicMessages;
 impl ProviderDialect for AnthropicMessages {
     type StreamDecoder = StreamDecoder;
 
+    /// On Vertex (Anthropic's "Claude on Vertex AI"), the model is in the URL
+    /// (`{base}/models/{model}:rawPredict`, `:streamRawPredict` for a stream), the version in the
+    /// body, and the credential a Google token the driver adds (src/driver/vertex.rs).
     fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
         let mut body = JsonWriter::new();
-        write_body(&mut body, endpoint.model, request, stream);
+        let vertex = endpoint.cloud == Some(Cloud::Vertex);
+        write_body(&mut body, endpoint.model, request, stream, vertex);
+        if vertex {
+            let method = if stream { "streamRawPredict" } else { "rawPredict" };
+            return endpoint.post(&format!("models/{}:{method}", endpoint.model), None, &[], body.finish());
+        }
         let credential = endpoint.api_key.map(|key| ("x-api-key", key.expose().to_string()));
         endpoint.post("messages", credential, &[("anthropic-version", API_VERSION)], body.finish())
     }
@@ -76,7 +86,10 @@ impl ProviderDialect for AnthropicMessages {
             Value::String(s) => s.as_str(),
             e => e.get("message").and_then(Value::as_str)?,
         };
-        let kind = error.get("type").and_then(Value::as_str).filter(|k| !k.is_empty());
+        // Anthropic's error type; on Vertex, an error of Vertex's own is Google's shape, whose
+        // `status` names it (RESOURCE_EXHAUSTED for a quota's 429).
+        let kind =
+            ["type", "status"].into_iter().find_map(|k| error.get(k).and_then(Value::as_str).filter(|k| !k.is_empty()));
         (!message.trim().is_empty()).then(|| ProviderSaid {
             message: message.to_string(),
             code: kind.map(str::to_string),
@@ -94,11 +107,15 @@ pub(crate) fn uncarried(part: &Part) -> Option<Uncarried> {
 }
 
 /// The request body, written straight from the request; a `None` or an empty list is left out.
-fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest, stream: bool) {
+/// On `vertex`, the body names Vertex's `anthropic_version` instead of the model.
+fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest, stream: bool, vertex: bool) {
     let system = request.system_prompts();
     let thinking = thinking_budget(request, model);
     w.begin_object();
-    w.field("model", model);
+    match vertex {
+        true => w.field("anthropic_version", vertex::ANTHROPIC_VERSION),
+        false => w.field("model", model),
+    }
     let max_tokens = match (request.max_tokens, thinking) {
         (Some(max), _) => max,
         (None, Some(budget)) => budget.saturating_add(DEFAULT_MAX_TOKENS),

@@ -36,9 +36,6 @@ const JWT_LIFETIME_S: u64 = 3600;
 /// expires in flight; a token that lives less than twice this is renewed at half its life.
 const REFRESH_EARLY_MS: u64 = 5 * 60 * 1000;
 
-/// The JWT's header, base64url: `{"alg":"RS256","typ":"JWT"}`.
-const JWT_HEADER: &str = "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9";
-
 /// The origin (scheme, host, `/v1`) of Vertex's endpoint in `region`: the global endpoint, a
 /// multi-region one (`us`, `eu`), or the region's own, as Google's SDKs build it.
 pub fn origin(region: &str) -> String {
@@ -80,6 +77,8 @@ impl VertexAuth {
 #[derive(Clone, PartialEq)]
 pub struct ServiceAccount {
     pub client_email: String,
+    /// The key's id (`private_key_id`), named in the JWT's header as `kid` when given.
+    pub private_key_id: Option<String>,
     /// Where the JWT is exchanged (`https://oauth2.googleapis.com/token` in every key Google issues).
     pub token_uri: String,
     /// The PEM as given, searched for by the redactor.
@@ -92,6 +91,7 @@ impl fmt::Debug for ServiceAccount {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ServiceAccount")
             .field("client_email", &self.client_email)
+            .field("private_key_id", &self.private_key_id)
             .field("token_uri", &self.token_uri)
             .field("private_key", &REDACTED)
             .finish()
@@ -104,9 +104,16 @@ impl ServiceAccount {
         &self.private_key_der
     }
 
-    /// What the private key signs (RS256) at `now_epoch_ms`: the JWT's base64url header and
-    /// claims (`iss`, `scope`, `aud`, `iat`, `exp`), joined by a dot.
+    /// What the private key signs (RS256) at `now_epoch_ms`: the JWT's base64url header (`alg`,
+    /// `typ`, the key's `kid`) and claims (`iss`, `scope`, `aud`, `iat`, `exp`), joined by a dot.
     pub fn jwt_signing_input(&self, now_epoch_ms: u64) -> String {
+        let mut header = JsonWriter::new();
+        header.begin_object();
+        header.field("alg", "RS256");
+        header.field("typ", "JWT");
+        header.opt_field("kid", self.private_key_id.as_ref());
+        header.end_object();
+        let header = base64::encode(header.finish().as_bytes(), Alphabet::Url, false);
         let iat = now_epoch_ms / 1000;
         let mut claims = JsonWriter::new();
         claims.begin_object();
@@ -117,7 +124,7 @@ impl ServiceAccount {
         claims.field("exp", &(iat + JWT_LIFETIME_S));
         claims.end_object();
         let claims = base64::encode(claims.finish().as_bytes(), Alphabet::Url, false);
-        format!("{JWT_HEADER}.{claims}")
+        format!("{header}.{claims}")
     }
 }
 
@@ -247,8 +254,21 @@ pub fn read_service_account(v: &Value, path: &str) -> Result<ServiceAccount, Fie
     }
     let pem = text("private_key", "the PKCS#8 PEM key (\"-----BEGIN PRIVATE KEY-----…\") of the JSON key")?;
     let private_key_der = pkcs8_der(pem).map_err(|what| FieldError::new(child(path, "private_key"), what))?;
+    let private_key_id = match fields.get("private_key_id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) if id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') => {
+            Some(id.clone())
+        }
+        Some(_) => {
+            return Err(FieldError::new(
+                child(path, "private_key_id"),
+                "must be the key's id as in the JSON key: letters and digits (the value is not shown)",
+            ))
+        }
+    };
     Ok(ServiceAccount {
         client_email: client_email.to_string(),
+        private_key_id,
         token_uri: token_uri.to_string(),
         private_key_pem: Secret::new(pem),
         private_key_der,
@@ -323,12 +343,20 @@ mod tests {
         let input = account.jwt_signing_input(1_700_000_000_999);
         let (header, claims) = input.split_once('.').unwrap();
         let decode = |part: &str| String::from_utf8(base64::decode(part, Alphabet::Url).unwrap().bytes).unwrap();
-        assert_eq!(decode(header), r#"{"alg":"RS256","typ":"JWT"}"#);
+        assert_eq!(decode(header), r#"{"alg":"RS256","typ":"JWT","kid":"abc"}"#);
         assert_eq!(
             decode(claims),
             r#"{"iss":"runner@p.iam.gserviceaccount.com","scope":"https://www.googleapis.com/auth/cloud-platform","aud":"https://oauth2.googleapis.com/token","iat":1700000000,"exp":1700003600}"#
         );
         assert!(!input.contains('='), "base64url without padding");
+        let mut without_id = key();
+        without_id.as_object_mut().unwrap().remove("private_key_id");
+        let input = read_service_account(&without_id, "k").unwrap().jwt_signing_input(0);
+        assert_eq!(
+            input.split('.').next(),
+            Some("eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9"),
+            "{{\"alg\":\"RS256\",\"typ\":\"JWT\"}}"
+        );
         assert_eq!(
             token_request_body("h.c", &[0xfb, 0xff]),
             "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=h.c.-_8"

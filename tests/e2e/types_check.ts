@@ -14,6 +14,12 @@ const config: Config = {
     backup: { format: "gemini", baseUrl: "http://127.0.0.1:1/v1beta", model: "g", headers: { "x-extra": "1" }, strictFrames: true, prefill: true, extraBody: { safetySettings: [] } },
     bedrock: { format: "bedrock_converse", region: "us-east-1", model: "anthropic.claude-3-5-haiku-20241022-v1:0", aws: { accessKeyId: "AKIA", secretAccessKey: "s", sessionToken: "t" } },
     bedrockByKey: { format: "bedrock_converse", region: "us-west-2", baseUrl: "http://127.0.0.1:1", model: "m", apiKey: "k" },
+    vertexClaude: { format: "anthropic_messages", cloud: "vertex", project: "p", region: "us-east5", model: "claude-sonnet-4-5@20250929", accessToken: "ya29.t" },
+    vertexGemini: {
+      format: "gemini", cloud: "vertex", project: "p", region: "global", model: "gemini-2.5-flash",
+      serviceAccount: { type: "service_account", client_email: "a@p.iam.gserviceaccount.com", private_key: "-----BEGIN PRIVATE KEY-----\n…", token_uri: "https://oauth2.googleapis.com/token" },
+    },
+    vertexByText: { format: "gemini", cloud: "vertex", project: "p", region: "us-central1", baseUrl: "http://127.0.0.1:1/v1", model: "g", serviceAccount: "{\"client_email\": \"…\"}" },
   },
   routes: {
     main: { fallback: [{ retry: "primary", attempts: 3, backoff: { initialMs: 250, jitter: "none" }, retryOn: ["transport", "timeout", 429, "5xx", "overloaded"] }, "backup"], fallbackOn: ["timeout", "context_length", "quota", "content_filter"] },
@@ -27,6 +33,10 @@ const config: Config = {
 
 // @ts-expect-error: a Bedrock target names its region
 export const noRegion: Config = { targets: { b: { format: "bedrock_converse", model: "m" } } };
+// @ts-expect-error: a Vertex target names its project
+export const noProject: Config = { targets: { v: { format: "gemini", cloud: "vertex", region: "global", model: "g", accessToken: "t" } } };
+// @ts-expect-error: Vertex serves Gemini and Claude only
+export const vertexChat: Config = { targets: { v: { format: "openai_chat", cloud: "vertex", project: "p", region: "global", model: "g", accessToken: "t" } } };
 // @ts-expect-error: other formats need their baseUrl
 export const noBaseUrl: Config = { targets: { o: { format: "openai_chat", model: "m" } } };
 

@@ -63,7 +63,7 @@ fn mistakes_name_their_field_and_never_the_credential() {
         ),
         (
             r#"{"targets": {"o": {"format": "openai_chat", "baseUrl": "https://x/v1", "model": "m", "region": "us-east-1"}}}"#.into(),
-            "targets.o.region is only for bedrock_converse targets; remove it",
+            "targets.o.region is only for bedrock_converse targets and cloud: \"vertex\" ones; remove it",
         ),
     ];
     for (json, expected) in cases {

@@ -6,8 +6,14 @@ use llm_baton::chat::{ChatRequest, Message, Role};
 use llm_baton::format::{Endpoint, Format};
 use serde_json::{json, Value};
 
-const ENDPOINT: Endpoint<'static> =
-    Endpoint { base_url: "https://llm.example.com/v1", model: "m", api_key: None, headers: &[], extra_body: None };
+const ENDPOINT: Endpoint<'static> = Endpoint {
+    base_url: "https://llm.example.com/v1",
+    model: "m",
+    cloud: None,
+    api_key: None,
+    headers: &[],
+    extra_body: None,
+};
 
 /// The body's list of turns, and the last turn a prefill of `text` must be.
 fn turns_and_prefill(format: Format, text: &str) -> (&'static str, Value) {

@@ -110,8 +110,14 @@ fn bodies(format: Format) -> String {
         let request = ChatRequest::from_value(value).expect("a valid request");
         for stream in [false, true] {
             for extra_body in [None, Some(&extra)] {
-                let endpoint =
-                    Endpoint { base_url: "https://api.example", model: "m", api_key: None, headers: &[], extra_body };
+                let endpoint = Endpoint {
+                    base_url: "https://api.example",
+                    model: "m",
+                    cloud: None,
+                    api_key: None,
+                    headers: &[],
+                    extra_body,
+                };
                 let http = format.build_request(endpoint, &request, stream);
                 let extra = if extra_body.is_some() { " extraBody" } else { "" };
                 text += &format!("request {i} stream {stream}{extra}\n{}\n", http.body);

@@ -26,6 +26,8 @@ fn target(format: Format) -> Target {
         extra_body: None,
         region: None,
         aws: None,
+        cloud: None,
+        vertex: None,
     }
 }
 

@@ -342,9 +342,14 @@ fn read_cloud(o: &Obj, format: Format, path: &str) -> Result<Option<Cloud>, Fiel
 /// A target's `region` (required where it names the endpoint: Bedrock's, where it also scopes the
 /// signature, and Vertex's), which no other target takes.
 fn read_region(o: &Obj, format: Format, cloud: Option<Cloud>, path: &str) -> Result<Option<String>, FieldError> {
-    let expected = match (format, cloud) {
-        (_, Some(Cloud::Vertex)) => "a Google Cloud region such as \"us-east5\", or \"global\"",
-        (Format::BedrockConverse, _) => "an AWS region such as \"us-east-1\"",
+    let (expected, give) = match (format, cloud) {
+        (_, Some(Cloud::Vertex)) => (
+            "a Google Cloud region such as \"us-east5\", or \"global\"",
+            "the Google Cloud region of the model, e.g. \"us-east5\", or \"global\"",
+        ),
+        (Format::BedrockConverse, _) => {
+            ("an AWS region such as \"us-east-1\"", "the AWS region of the model, e.g. \"us-east-1\"")
+        }
         _ => match o.get("region") {
             None => return Ok(None),
             Some(_) => {
@@ -356,7 +361,7 @@ fn read_region(o: &Obj, format: Format, cloud: Option<Cloud>, path: &str) -> Res
         },
     };
     match o.get("region") {
-        None => Err(FieldError::new(child(path, "region"), format!("is missing; give {expected}"))),
+        None => Err(FieldError::new(child(path, "region"), format!("is missing; give {give}"))),
         Some(Value::String(r))
             if !r.is_empty() && r.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') =>
         {

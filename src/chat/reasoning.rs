@@ -137,13 +137,15 @@ fn claude_model(id: &str) -> String {
         _ => id.strip_prefix("anthropic.").unwrap_or(id),
     };
     // Bedrock's model version (`-v1:0`), after the snapshot's date.
-    let id = match id.rsplit_once("-v") {
+    let digits = |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
+    let id = match id.rsplit_once('-') {
         Some((snapshot, version))
             if snapshot.len() > 8
-                && snapshot[snapshot.len() - 8..].bytes().all(|b| b.is_ascii_digit())
-                && version.split_once(':').is_some_and(|(major, minor)| {
-                    [major, minor].iter().all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-                }) =>
+                && digits(&snapshot[snapshot.len() - 8..])
+                && version
+                    .strip_prefix('v')
+                    .and_then(|v| v.split_once(':'))
+                    .is_some_and(|(a, b)| digits(a) && digits(b)) =>
         {
             snapshot
         }

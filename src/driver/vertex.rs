@@ -10,7 +10,8 @@
 //! attempt starts the next one.
 
 use std::cell::{Cell, RefCell};
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Poll, Waker};
 
@@ -71,12 +72,23 @@ enum Step {
     Mint(Rc<Flight>),
 }
 
-/// The token to send now: the configured one, a cached one still fresh, or a new one.
-pub async fn bearer(auth: &VertexAuth, signal: &AbortSignal) -> Result<Secret, Failure> {
-    let key = match auth {
-        VertexAuth::AccessToken(token) => return Ok(token.clone()),
-        VertexAuth::ServiceAccount(key) => key,
-    };
+/// The token to send now: the configured one, a cached one still fresh, or a new one. Boxed, so
+/// that an attempt's future holds a pointer and not the mint's states (a target without Vertex
+/// pays for none of them).
+pub fn bearer<'a>(
+    auth: &'a VertexAuth,
+    signal: &'a AbortSignal,
+) -> Pin<Box<dyn Future<Output = Result<Secret, Failure>> + 'a>> {
+    Box::pin(async move {
+        match auth {
+            VertexAuth::AccessToken(token) => Ok(token.clone()),
+            VertexAuth::ServiceAccount(key) => minted(key, signal).await,
+        }
+    })
+}
+
+/// A cached token of `key`'s, or the one a mint in flight brings, or a new one.
+async fn minted(key: &ServiceAccount, signal: &AbortSignal) -> Result<Secret, Failure> {
     loop {
         let now = js_sys::Date::now() as u64;
         let step = with_account(key, |account| match (&account.token, &account.flight) {

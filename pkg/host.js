@@ -106,6 +106,17 @@ export function createHost(wasm, { oneTimer = true, streamBodies = false } = {})
       }
       return globalThis.fetch(url, init);
     },
+    /**
+     * Signs `data` with the RSA key in `pkcs8` (DER), RSASSA-PKCS1-v1_5 with SHA-256, for a Vertex
+     * service account's token (src/driver/vertex.rs): WebCrypto in every runtime, so the wasm
+     * carries no RSA. Both arrays are views into the wasm's memory, copied before anything awaits.
+     */
+    async signRs256(pkcs8, data) {
+      const [keyBytes, bytes] = [pkcs8.slice(), data.slice()];
+      const algorithm = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" };
+      const key = await crypto.subtle.importKey("pkcs8", keyBytes, algorithm, false, ["sign"]);
+      return new Uint8Array(await crypto.subtle.sign(algorithm, key, bytes));
+    },
     abort(controller) {
       controllers.delete(controller);
       if (aborting.length === 0) abortingSince = performance.now();

@@ -21,12 +21,12 @@ export interface Timeouts {
 }
 
 /** A provider endpoint and model. */
-export type Target = ProviderTarget | BedrockTarget | AnthropicBedrockTarget | AzureTarget;
+export type Target = ProviderTarget | BedrockTarget | AnthropicBedrockTarget | AzureTarget | VertexTarget;
 
 /** A target of any format but Bedrock's, on the format's own API. */
 export interface ProviderTarget {
   format: Exclude<Format, "bedrock_converse">;
-  /** Only on a cloud's target (`AnthropicBedrockTarget`, `AzureTarget`). */
+  /** Only on a cloud's target (`AnthropicBedrockTarget`, `AzureTarget`, `VertexTarget`). */
   cloud?: undefined;
   /** e.g. "https://api.openai.com/v1"; no credentials in the URL (use apiKey). */
   baseUrl: string;
@@ -122,6 +122,37 @@ export interface ContentFilterResults {
 export interface AnthropicBedrockTarget extends Omit<BedrockTarget, "format" | "cloud"> {
   format: "anthropic_messages";
   cloud: "bedrock";
+ * A service account's JSON key as Google issues it (or its text): `client_email`, the PKCS#8
+ * `private_key` and `token_uri` are read; its other fields may stay.
+ */
+export interface GoogleServiceAccountKey {
+  client_email: string;
+  private_key: string;
+  /** Default "https://oauth2.googleapis.com/token". */
+  token_uri?: string;
+  /** Named in the JWT's header as `kid`. */
+  private_key_id?: string;
+  [field: string]: unknown;
+}
+
+/**
+ * Gemini or Claude on Google Vertex AI (docs/vertex.md), with an access token (`accessToken`) or
+ * a service account's key (`serviceAccount`) that llm-baton mints tokens from, not both. A page
+ * in a browser must never hold a service account's key: give it a short-lived token.
+ */
+export interface VertexTarget extends Omit<ProviderTarget, "format" | "baseUrl" | "apiKey" | "cloud"> {
+  format: "gemini" | "anthropic_messages";
+  cloud: "vertex";
+  /** The Google Cloud project id. */
+  project: string;
+  /** e.g. "us-east5", or "global" (also the multi-regions "us" and "eu"). */
+  region: string;
+  /** Replaces `https://{region}-aiplatform.googleapis.com/v1` (a proxy, a test server). */
+  baseUrl?: string;
+  /** An OAuth access token (`gcloud auth print-access-token`), sent as a bearer token. Never logged. */
+  accessToken?: string;
+  /** The service account's JSON key, as an object or its text. Never logged. */
+  serviceAccount?: GoogleServiceAccountKey | string;
 }
 
 /**

@@ -104,6 +104,7 @@ impl Config {
                 secrets.extend([&aws.access_key_id, &aws.secret_access_key].map(Secret::expose));
                 secrets.extend(aws.session_token.as_ref().map(Secret::expose));
             }
+            secrets.extend(target.vertex.iter().flat_map(|auth| auth.secrets()));
             secrets.extend(target.headers.iter().filter(|(k, _)| is_secret_header(k)).map(|(_, v)| v.as_str()));
         }
         secrets.extend(self.gateway.api_keys.iter().map(Secret::expose));
@@ -216,8 +217,9 @@ pub fn missing(entry: &str) -> FieldError {
 
 /// The error for `undefined` where a config holds a secret (`at`, from the document's root;
 /// `path` as printed), or `None` where `undefined` may stand for an absent field, as JS
-/// configs use it. The secrets: each target's apiKey, header values and AWS keys, the gateway's
-/// apiKeys and each entry. There `undefined` is nearly always an environment variable that is not set
+/// configs use it. The secrets: each target's apiKey, header values, AWS keys and Vertex
+/// credentials, the gateway's apiKeys and each entry. There `undefined` is nearly always an
+/// environment variable that is not set
 /// (`apiKey: process.env.KEY`); read as absent, it would send no key and end as the provider's
 /// 401, or leave the gateway open. JSON has no `undefined`: only the JS reader asks.
 pub fn undefined_secret(at: &[Step], path: &str) -> Option<FieldError> {
@@ -226,6 +228,9 @@ pub fn undefined_secret(at: &[Step], path: &str) -> Option<FieldError> {
         [Field("targets"), Field(_), Field("apiKey")] => "leave the field out",
         [Field("targets"), Field(_), Field("headers"), Field(_)] => "leave the header out",
         [Field("targets"), Field(_), Field("aws"), Field("sessionToken")] => "leave the field out",
+        [Field("targets"), Field(_), Field("accessToken" | "serviceAccount")] => {
+            "give the access token or the service account's key"
+        }
         [Field("targets"), Field(_), Field("aws"), Field("accessKeyId" | "secretAccessKey")] => {
             "give a Bedrock API key as apiKey instead of aws"
         }

@@ -21,10 +21,10 @@
 //! on modules that use each other in a circle.
 //!
 //! 1. **values and failures** (`value`, `float`, `by_name`, `by_id`, `outcome`, `retry_after`,
-//!    `secret`, `sigv4`, `base64`, `sse`, `trace_context`): JSON values read with a field path,
-//!    decimal text as an `f64`, values by name and by id, what can go wrong with an attempt (and
-//!    the caller's view of it), the server's Retry-After, credentials and their redaction, AWS's
-//!    request signing, base64, SSE events, trace headers.
+//!    `secret`, `sigv4`, `vertex`, `base64`, `sse`, `trace_context`): JSON values read with a field
+//!    path, decimal text as an `f64`, values by name and by id, what can go wrong with an attempt
+//!    (and the caller's view of it), the server's Retry-After, credentials and their redaction,
+//!    AWS's request signing, Vertex AI's endpoints and tokens, base64, SSE events, trace headers.
 //! 2. **policy** (`policy`, `backoff`, `gate`): what the config says to do (the route's
 //!    strategies, retry, backoff, resume, health), and the two decisions made from it alone:
 //!    whether a failure may be tried again, and after how long.
@@ -68,6 +68,7 @@ pub mod sigv4;
 pub mod sse;
 pub mod trace_context;
 pub mod value;
+pub mod vertex;
 
 #[cfg(target_arch = "wasm32")]
 mod driver;

@@ -292,3 +292,35 @@ fn reasoning_fields_that_are_wrong_say_where_and_what_would_be_right() {
         Err(true)
     );
 }
+
+#[test]
+fn claude_s_thinking_goes_to_the_same_model_on_vertex_and_bedrock_but_not_to_another() {
+    let config = r#"{
+      "targets": {
+        "claude": {"format": "anthropic_messages", "baseUrl": "http://127.0.0.1:1/v1", "model": "claude-sonnet-4-5-20250929"},
+        "vertex": {"format": "anthropic_messages", "cloud": "vertex", "project": "p", "region": "us-east5",
+                   "baseUrl": "http://127.0.0.1:1/v1", "model": "claude-sonnet-4-5@20250929", "accessToken": "ya29.t"},
+        "bedrock": {"format": "anthropic_messages", "baseUrl": "http://127.0.0.1:1/v1", "model": "us.anthropic.claude-sonnet-4-5-20250929-v1:0"},
+        "opus": {"format": "anthropic_messages", "cloud": "vertex", "project": "p", "region": "us-east5",
+                 "baseUrl": "http://127.0.0.1:1/v1", "model": "claude-opus-4-1@20250805", "accessToken": "ya29.t"}
+      },
+      "routes": {"agent": {"fallback": ["claude", "vertex", "bedrock", "opus"]}}
+    }"#;
+    let mut baton = Baton::new(Config::from_json(config).expect("config"));
+    let (_, one) = call(&mut baton, &request(&[]), "claude", &claude_answer());
+    let history = vec![one.answer.message(), tool_result(&one)];
+    let (sent, _) = call(&mut baton, &request(&history), "opus", &claude_answer());
+    assert_eq!(sent.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>(), ["claude", "vertex", "bedrock", "opus"]);
+    for (target, body) in &sent[..3] {
+        let turn = &body["messages"][1]["content"];
+        assert_eq!(
+            turn[0],
+            json!({"type": "thinking", "thinking": "Paris first.", "signature": "sig-claude"}),
+            "{target}"
+        );
+        assert_eq!(turn[1], json!({"type": "redacted_thinking", "data": "red-claude"}), "{target}");
+        assert_eq!(body["thinking"]["type"], "enabled", "{target}: the tool turn is this model's, thinking stays on");
+    }
+    let to_opus = &sent[3].1;
+    assert!(!text(to_opus).contains("sig-claude") && to_opus.get("thinking").is_none(), "{to_opus}");
+}

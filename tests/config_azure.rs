@@ -110,7 +110,7 @@ fn mistakes_name_their_field_and_never_the_credential() {
         ),
         (
             target("openai_chat", &key).replace(r#""azure""#, r#""azur""#),
-            r#"targets.a.cloud must be "azure" or "bedrock", or omit it (got "azur")"#.into(),
+            r#"targets.a.cloud must be "azure", "bedrock" or "vertex", or omit it (got "azur")"#.into(),
         ),
         (
             target("openai_chat", &key).replace("openai.azure.com", "openai.azure.com/openai/v1"),

@@ -76,7 +76,7 @@ fn mistakes_name_their_field_and_never_the_credential() {
         ),
         (
             claude(r#", "cloud": "aws", "region": "us-east-1""#),
-            "targets.c.cloud must be \"azure\" or \"bedrock\", or omit it (got \"aws\")",
+            "targets.c.cloud must be \"azure\", \"bedrock\" or \"vertex\", or omit it (got \"aws\")",
         ),
         (
             claude(r#", "baseUrl": "https://api.anthropic.com/v1", "aws": {"accessKeyId": "AKIAX", "secretAccessKey": "s"}"#),
@@ -88,7 +88,7 @@ fn mistakes_name_their_field_and_never_the_credential() {
         ),
         (
             r#"{"targets": {"o": {"format": "openai_chat", "baseUrl": "https://x/v1", "model": "m", "region": "us-east-1"}}}"#.into(),
-            "targets.o.region is only for Bedrock targets (bedrock_converse, or anthropic_messages with cloud: \"bedrock\"); remove it",
+            "targets.o.region is only for Bedrock and Vertex targets (bedrock_converse, or cloud: \"bedrock\" or \"vertex\"); remove it",
         ),
     ];
     for (json, expected) in cases {

@@ -28,6 +28,7 @@ fn target(format: Format) -> Target {
         region: None,
         aws: None,
         azure: None,
+        vertex: None,
     }
 }
 

@@ -105,9 +105,13 @@ impl ReasoningState {
     /// Whether a target of `format` and `model` can verify this state. Anthropic and OpenAI tie
     /// their signatures and encrypted reasoning to the model; Gemini's signatures are as well
     /// treated as the model's (Google documents them per model and says nothing of another one
-    /// taking them), so the rule is the same for every format.
+    /// taking them), so the rule is the same for every format. Anthropic documents its thinking
+    /// signatures as valid across its API, Amazon Bedrock and Google Vertex AI, which name the
+    /// same model each their own way: there the models compare as [`claude_model`] reads them.
     pub fn valid_for(&self, format: &str, model: &str) -> bool {
-        self.format == format && self.model == model
+        self.format == format
+            && (self.model == model
+                || format == "anthropic_messages" && claude_model(&self.model) == claude_model(model))
     }
 
     /// The state's bytes, counted in an answer's size cap.
@@ -119,6 +123,35 @@ impl ReasoningState {
         };
         self.format.len() + self.model.len() + opaque
     }
+}
+
+/// A Claude model's id as Anthropic's API names it, from the id Bedrock or Vertex gives it:
+/// Bedrock's `anthropic.claude-sonnet-4-5-20250929-v1:0`, its inference profiles'
+/// `us.anthropic.…` (and their ARNs, `arn:aws:bedrock:…:inference-profile/us.anthropic.…`), and
+/// Vertex's `claude-sonnet-4-5@20250929` are all `claude-sonnet-4-5-20250929`. An alias
+/// (`claude-sonnet-4-5`) stays itself: it may not name the same snapshot.
+fn claude_model(id: &str) -> String {
+    let id = id.rsplit('/').next().unwrap_or(id);
+    let id = match id.split_once(".anthropic.") {
+        Some((geography, rest)) if !geography.contains('.') => rest,
+        _ => id.strip_prefix("anthropic.").unwrap_or(id),
+    };
+    // Bedrock's model version (`-v1:0`), after the snapshot's date.
+    let digits = |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
+    let id = match id.rsplit_once('-') {
+        Some((snapshot, version))
+            if snapshot.len() > 8
+                && digits(&snapshot[snapshot.len() - 8..])
+                && version
+                    .strip_prefix('v')
+                    .and_then(|v| v.split_once(':'))
+                    .is_some_and(|(a, b)| digits(a) && digits(b)) =>
+        {
+            snapshot
+        }
+        _ => id,
+    };
+    id.replacen('@', "-", 1)
 }
 
 /// What reasoning text is: the model's own reasoning as it thought it, or a summary of it. A
@@ -271,6 +304,39 @@ mod tests {
         let mut named = state.clone();
         named.issued_by("gemini", "g");
         assert_eq!(named, state, "a named issuer is kept");
+    }
+
+    #[test]
+    fn a_claude_signature_holds_on_anthropic_bedrock_and_vertex_for_the_same_model() {
+        let same = [
+            "claude-sonnet-4-5-20250929",
+            "claude-sonnet-4-5@20250929",
+            "anthropic.claude-sonnet-4-5-20250929-v1:0",
+            "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+            "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+            "arn:aws:bedrock:us-east-1:123456789012:inference-profile/eu.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        ];
+        for issuer in same {
+            let mut state = signed("s");
+            state.model = issuer.into();
+            for model in same {
+                assert!(state.valid_for("anthropic_messages", model), "{issuer} -> {model}");
+            }
+            let others = [
+                "claude-opus-4-1-20250805",
+                "claude-opus-4-1@20250805",
+                "claude-sonnet-4-5",
+                "claude-sonnet-4-5@20250930",
+            ];
+            for other in others {
+                assert!(!state.valid_for("anthropic_messages", other), "{issuer} -> {other}");
+            }
+            // The issuer rule holds in every other format, whatever the ids look like.
+            let mut gemini = state.clone();
+            gemini.format = "gemini".into();
+            assert!(!gemini.valid_for("gemini", if issuer == same[0] { same[1] } else { same[0] }), "{issuer}");
+        }
+        assert_eq!(claude_model("anthropic.claude-v2:1"), "claude-v2:1", "no snapshot date: no version to strip");
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::format::{bedrock_converse, Cloud, Endpoint, Format, HttpRequest};
 use crate::secret::{is_secret_header, Secret, REDACTED};
 use crate::sigv4::{self, AwsCredentials, Unsigned};
 use crate::value::{as_object, child, kind, show, wrong, wrong_value, FieldError, Obj};
+use crate::vertex::{self, VertexAuth};
 
 /// A provider endpoint and model. Neither `api_key` nor a credential header ever prints.
 #[derive(Clone, PartialEq)]
@@ -44,6 +45,8 @@ pub struct Target {
     /// An Azure OpenAI target's URL style and credential header (`cloud: "azure"`); its key or
     /// Entra ID token is `api_key`, and `base_url` already holds its path under the resource.
     pub azure: Option<Azure>,
+    /// A Vertex target's token, or the service account that mints them.
+    pub vertex: Option<VertexAuth>,
 }
 
 /// A target's `propagateDeadline`.
@@ -79,6 +82,7 @@ impl fmt::Debug for Target {
             .field("region", &self.region)
             .field("aws", &self.aws)
             .field("azure", &self.azure)
+            .field("vertex", &self.vertex)
             .finish()
     }
 }
@@ -89,11 +93,11 @@ impl Target {
         Endpoint {
             base_url: &self.base_url,
             model: &self.model,
+            cloud: self.cloud,
             api_key: self.api_key.as_ref(),
             headers: &self.headers,
             extra_body: self.extra_body.as_ref(),
             azure: self.azure.as_ref(),
-            cloud: self.cloud,
         }
     }
 }
@@ -132,7 +136,7 @@ pub struct Timeouts {
 }
 
 pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, FieldError> {
-    const FIELDS: [&str; 16] = [
+    const FIELDS: [&str; 19] = [
         "format",
         "baseUrl",
         "model",
@@ -149,6 +153,9 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         "deployment",
         "apiVersion",
         "entraToken",
+        "project",
+        "accessToken",
+        "serviceAccount",
     ];
     let o = Obj::new(v, path, &FIELDS)?;
     let format_name = o.required_str("format", FORMATS)?;
@@ -156,13 +163,24 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         .ok_or_else(|| wrong_value(&child(path, "format"), FORMATS, &Value::String(format_name.into())))?;
     let cloud = read_cloud(&o, format, path)?;
     let region = read_region(&o, cloud, path)?;
-    let base_url = match (o.get("baseUrl"), &region) {
-        (None, Some(region)) => format!("https://bedrock-runtime.{region}.amazonaws.com"),
-        _ => read_base_url(
+    let given_base_url = match o.get("baseUrl") {
+        None if region.is_some() => None,
+        _ => Some(read_base_url(
             o.required_str("baseUrl", "an http(s) URL such as \"https://api.openai.com/v1\"")?,
             &child(path, "baseUrl"),
-        )?,
+        )?),
     };
+    let base_url = match (given_base_url, &region, cloud) {
+        (origin, Some(region), Some(Cloud::Vertex)) => {
+            let origin = origin.unwrap_or_else(|| vertex::origin(region));
+            let project = read_project(&o, path)?;
+            let publisher = if format == Format::Gemini { "google" } else { "anthropic" };
+            vertex::base_url(&origin, project, region, publisher)
+        }
+        (Some(given), _, _) => given,
+        (None, region, _) => format!("https://bedrock-runtime.{}.amazonaws.com", region.as_deref().unwrap_or("")),
+    };
+    let vertex = read_vertex_auth(&o, cloud, path)?;
     let model = o.required_str("model", "the provider's model name, e.g. \"gpt-4o-mini\"")?;
     let mut api_key = read_key(&o, "apiKey", path, "omit it when the provider needs no key")?;
     let (base_url, azure) = match cloud {
@@ -272,6 +290,12 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         None | Some(Value::Null) => None,
         Some(v) => Some(read_aws(v, &child(path, "aws"), cloud)?),
     };
+    if cloud == Some(Cloud::Vertex) && api_key.is_some() {
+        return Err(FieldError::new(
+            child(path, "apiKey"),
+            "is not for Vertex, which takes a Google OAuth token: give accessToken or serviceAccount instead",
+        ));
+    }
     if aws.is_some() && api_key.is_some() {
         return Err(FieldError::new(
             child(path, "aws"),
@@ -294,6 +318,7 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         region,
         aws,
         azure,
+        vertex,
     })
 }
 
@@ -315,7 +340,8 @@ const FORMATS: &str =
 
 /// A target's `cloud`: where its format is reached, when not on the format's own API (Azure
 /// serves the OpenAI formats; Bedrock Anthropic Messages, through InvokeModel, and is implied for
-/// `bedrock_converse`). The fields only a cloud takes are refused without it.
+/// `bedrock_converse`; Vertex Gemini and Anthropic Messages). The fields only Azure takes are
+/// refused without it.
 fn read_cloud(o: &Obj, format: Format, path: &str) -> Result<Option<Cloud>, FieldError> {
     let cloud = match o.get("cloud") {
         None | Some(Value::Null) => None,
@@ -336,7 +362,8 @@ fn read_cloud(o: &Obj, format: Format, path: &str) -> Result<Option<Cloud>, Fiel
         (Format::BedrockConverse, Some(_)) => wrong("bedrock_converse runs on Bedrock: set cloud to \"bedrock\", or remove it".into()),
         (_, None)
         | (Format::AnthropicMessages, Some(Cloud::Bedrock))
-        | (Format::OpenaiChat | Format::OpenaiResponses, Some(Cloud::Azure)) => Ok(cloud),
+        | (Format::OpenaiChat | Format::OpenaiResponses, Some(Cloud::Azure))
+        | (Format::Gemini | Format::AnthropicMessages, Some(Cloud::Vertex)) => Ok(cloud),
         (_, Some(Cloud::Azure)) => {
             wrong("\"azure\" serves the OpenAI formats only: set format to \"openai_chat\" or \"openai_responses\"".into())
         }
@@ -344,31 +371,91 @@ fn read_cloud(o: &Obj, format: Format, path: &str) -> Result<Option<Cloud>, Fiel
             "\"bedrock\" serves anthropic_messages and bedrock_converse targets, not {}; use format \"bedrock_converse\" for other models on Bedrock, or remove cloud",
             format.as_str()
         )),
+        (_, Some(Cloud::Vertex)) => {
+            wrong(format!("\"vertex\" serves the gemini and anthropic_messages formats, not {}", format.as_str()))
+        }
     }
 }
 
-/// A Bedrock target's `region` (required: it names the endpoint and scopes the signature),
-/// which no other target takes.
+/// A target's `region` (required where it names the endpoint: on Bedrock, where it also scopes
+/// the signature, and on Vertex), which no other target takes.
 fn read_region(o: &Obj, cloud: Option<Cloud>, path: &str) -> Result<Option<String>, FieldError> {
-    let bedrock = cloud == Some(Cloud::Bedrock);
+    let (expected, give) = match cloud {
+        Some(Cloud::Vertex) => (
+            "a Google Cloud region such as \"us-east5\", or \"global\"",
+            "the Google Cloud region of the model, e.g. \"us-east5\", or \"global\"",
+        ),
+        Some(Cloud::Bedrock) => {
+            ("an AWS region such as \"us-east-1\"", "the AWS region of the model, e.g. \"us-east-1\"")
+        }
+        _ => {
+            return match o.get("region") {
+                None => Ok(None),
+                Some(_) => Err(FieldError::new(child(path, "region"), ONLY_REGIONAL)),
+            }
+        }
+    };
     match o.get("region") {
-        None if bedrock => Err(FieldError::new(
-            child(path, "region"),
-            "is missing; give the AWS region of the model, e.g. \"us-east-1\"",
-        )),
-        None => Ok(None),
-        Some(_) if !bedrock => Err(FieldError::new(child(path, "region"), ONLY_BEDROCK)),
+        None => Err(FieldError::new(child(path, "region"), format!("is missing; give {give}"))),
         Some(Value::String(r))
             if !r.is_empty() && r.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') =>
         {
             Ok(Some(r.clone()))
         }
-        Some(other) => Err(wrong_value(&child(path, "region"), "an AWS region such as \"us-east-1\"", other)),
+        Some(other) => Err(wrong_value(&child(path, "region"), expected, other)),
+    }
+}
+
+/// A Vertex target's `project`: the Google Cloud project id the model is served in.
+fn read_project<'a>(o: &Obj<'a>, path: &str) -> Result<&'a str, FieldError> {
+    let expected = "the Google Cloud project id, such as \"my-project-123\"";
+    let project = o.required_str("project", expected)?;
+    if !project.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-.:".contains(&b)) {
+        return Err(wrong_value(&child(path, "project"), expected, &Value::String(project.into())));
+    }
+    Ok(project)
+}
+
+/// A Vertex target's credential: `accessToken` or `serviceAccount`, exactly one; neither is
+/// taken by any other target. Neither value is ever shown.
+fn read_vertex_auth(o: &Obj, cloud: Option<Cloud>, path: &str) -> Result<Option<VertexAuth>, FieldError> {
+    let given = |key: &str| o.get(key).filter(|v| !v.is_null());
+    let (token, account) = (given("accessToken"), given("serviceAccount"));
+    if cloud != Some(Cloud::Vertex) {
+        for key in ["project", "accessToken", "serviceAccount"] {
+            if given(key).is_some() {
+                return Err(FieldError::new(child(path, key), "is only for cloud: \"vertex\" targets; remove it"));
+            }
+        }
+        return Ok(None);
+    }
+    match (token, account) {
+        (Some(Value::String(t)), None) if !t.is_empty() => match header_value_problem(t, true) {
+            None => Ok(Some(VertexAuth::AccessToken(Secret::new(t.clone())))),
+            Some(problem) => Err(unusable_key(&child(path, "accessToken"), &problem)),
+        },
+        (Some(_), None) => Err(FieldError::new(
+            child(path, "accessToken"),
+            "must be a non-empty string, a Google OAuth access token (the value is not shown)",
+        )),
+        (None, Some(account)) => {
+            vertex::read_service_account(account, &child(path, "serviceAccount")).map(|a| Some(VertexAuth::ServiceAccount(a)))
+        }
+        (Some(_), Some(_)) => Err(FieldError::new(
+            child(path, "serviceAccount"),
+            "cannot be given with accessToken: give one, the token or the service account's key that mints them",
+        )),
+        (None, None) => Err(FieldError::new(
+            path,
+            "has cloud: \"vertex\" but no credential: give accessToken (e.g. from `gcloud auth print-access-token`) or serviceAccount (the service account's JSON key)",
+        )),
     }
 }
 
 const ONLY_BEDROCK: &str =
     "is only for Bedrock targets (bedrock_converse, or anthropic_messages with cloud: \"bedrock\"); remove it";
+const ONLY_REGIONAL: &str =
+    "is only for Bedrock and Vertex targets (bedrock_converse, or cloud: \"bedrock\" or \"vertex\"); remove it";
 
 /// `aws: {accessKeyId, secretAccessKey, sessionToken?}`. No value is ever echoed: a wrong one is
 /// named by its field and what is wrong with it.

@@ -10,6 +10,8 @@
 //! already knows it as a typed `Failure`.
 
 use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 
 use futures::channel::mpsc::UnboundedSender;
@@ -24,6 +26,8 @@ use crate::chat::{Answer, Delta};
 use crate::format::{Cloud, Format, HttpRequest};
 use crate::outcome::Failure;
 use crate::propagation::GATEWAY_MARK_HEADER;
+use crate::secret::{Redactor, Secret};
+use crate::vertex::VertexAuth;
 
 #[wasm_bindgen]
 extern "C" {
@@ -94,6 +98,8 @@ pub type BodyClock = Rc<Cell<u64>>;
 
 /// Runs one attempt to its end, sending signals as it goes. Errors after the receiver is gone
 /// (the attempt was aborted) are dropped: nobody is listening, by design.
+/// `vertex`: the target's Vertex credential, whose token goes in `authorization` (see
+/// src/driver/vertex.rs).
 pub async fn run(
     request: HttpRequest,
     signal: AbortSignal,
@@ -101,8 +107,9 @@ pub async fn run(
     stream: bool,
     tx: UnboundedSender<AttemptSignal>,
     body_at: BodyClock,
+    vertex: Option<VertexAuth>,
 ) {
-    if let Err(failure) = exchange(&request, &signal, reached, stream, &tx, &body_at).await {
+    if let Err(failure) = exchange(&request, &signal, reached, stream, &tx, &body_at, vertex.as_ref()).await {
         let _ = tx.unbounded_send(AttemptSignal::Failed(failure));
     }
 }
@@ -114,18 +121,9 @@ async fn exchange(
     stream: bool,
     tx: &UnboundedSender<AttemptSignal>,
     body_at: &BodyClock,
+    vertex: Option<&VertexAuth>,
 ) -> Result<(), Failure> {
-    let headers = js_sys::Object::new();
-    for (name, value) in &request.headers {
-        Reflect::set(&headers, &JsValue::from_str(name), &JsValue::from_str(value)).map_err(transport)?;
-    }
-    let init = RequestInit::new();
-    init.set_method(request.method);
-    init.set_headers(&headers);
-    init.set_body(&JsValue::from_str(&request.body));
-    init.set_signal(Some(signal));
-    let promise = super::host::fetch(&request.url, &init).map_err(transport)?;
-    let response: Response = Awaited::new(&promise).await.map_err(transport)?.unchecked_into();
+    let (response, token) = send(request, signal, vertex, body_at).await?;
     let baton_gateway = response.headers().has(GATEWAY_MARK_HEADER).unwrap_or(false);
     let _ = tx.unbounded_send(AttemptSignal::Headers { baton_gateway });
     let mut body = Body::new(&response, body_at);
@@ -139,7 +137,11 @@ async fn exchange(
             .iter()
             .filter_map(|name| response.headers().get(name).ok().flatten().map(|v| (name.to_string(), v)))
             .collect();
-        let said = format.error_body_on(cloud, status, whole.bytes());
+        let mut said = format.error_body_on(cloud, status, whole.bytes());
+        // A minted token is no configured secret the engine's redactor knows: redacted here.
+        if let Some(token) = token {
+            said.message = Redactor::new([token.expose()]).redact(&said.message).into_owned();
+        }
         return Err(Failure::from_http(status, &headers, said, js_sys::Date::now() as u64));
     }
 
@@ -173,6 +175,53 @@ async fn exchange(
             return Ok(());
         }
     }
+}
+
+/// A response, and the Vertex token its request carried.
+type Sent = (Response, Option<Secret>);
+
+/// Sends `request`, with a Vertex target's token in `authorization`; the response, and the token
+/// it went with. A minted token Vertex refuses (401: it expired early, or was revoked) is minted
+/// again once and the request sent again, inside this attempt: the member did not fail. Boxed,
+/// so the attempt's future holds a pointer, not these states.
+fn send<'a>(
+    request: &'a HttpRequest,
+    signal: &'a AbortSignal,
+    vertex: Option<&'a VertexAuth>,
+    body_at: &'a BodyClock,
+) -> Pin<Box<dyn Future<Output = Result<Sent, Failure>> + 'a>> {
+    Box::pin(async move {
+        let mut refreshed = false;
+        loop {
+            let token = match vertex {
+                Some(auth) => Some(super::vertex::bearer(auth, signal).await?),
+                None => None,
+            };
+            let headers = js_sys::Object::new();
+            for (name, value) in &request.headers {
+                Reflect::set(&headers, &JsValue::from_str(name), &JsValue::from_str(value)).map_err(transport)?;
+            }
+            if let Some(token) = &token {
+                let bearer = format!("Bearer {}", token.expose());
+                Reflect::set(&headers, &"authorization".into(), &bearer.into()).map_err(transport)?;
+            }
+            let init = RequestInit::new();
+            init.set_method(request.method);
+            init.set_headers(&headers);
+            init.set_body(&JsValue::from_str(&request.body));
+            init.set_signal(Some(signal));
+            let promise = super::host::fetch(&request.url, &init).map_err(transport)?;
+            let response: Response = Awaited::new(&promise).await.map_err(transport)?.unchecked_into();
+            match (vertex, &token) {
+                (Some(auth), Some(refused)) if response.status() == 401 && !refreshed && super::vertex::mints(auth) => {
+                    super::vertex::forget(auth, refused);
+                    refreshed = true;
+                    let _ = Body::new(&response, body_at).read_whole(&mut WholeBody::error()).await;
+                }
+                _ => return Ok((response, token)),
+            }
+        }
+    })
 }
 
 /// A response body read one network chunk at a time: for a byte stream (fetch's, in Deno,

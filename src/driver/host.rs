@@ -67,6 +67,11 @@ extern "C" {
     #[wasm_bindgen(method, js_name = fetch, catch)]
     fn send(this: &Host, url: &str, init: &RequestInit) -> Result<Promise, JsValue>;
 
+    /// Signs `data` with the RSA key in `pkcs8` (DER), RSASSA-PKCS1-v1_5 with SHA-256, through
+    /// the runtime's WebCrypto: a promise of the signature's bytes. Both are copied at once.
+    #[wasm_bindgen(method, js_name = signRs256)]
+    fn sign_rs256(this: &Host, pkcs8: &[u8], data: &[u8]) -> Promise;
+
     /// The trace headers for attempt `attempt` of `task` on `target`, being sent now: an object
     /// `{traceparent, tracestate?}` from a call that traces, else undefined. Never throws.
     #[wasm_bindgen(method, js_name = attemptHeaders)]
@@ -249,6 +254,11 @@ pub fn arm_trap() {
 /// Sends an attempt's request through the host's `fetch` (see [`Host::send`]).
 pub fn fetch(url: &str, init: &RequestInit) -> Result<Promise, JsValue> {
     host(|h| h.send(url, init))
+}
+
+/// Signs `data` RS256 with `pkcs8` through the host's WebCrypto (see [`Host::sign_rs256`]).
+pub fn sign_rs256(pkcs8: &[u8], data: &[u8]) -> Promise {
+    host(|h| h.sign_rs256(pkcs8, data))
 }
 
 /// Whether the caller cancelled the task being polled.

@@ -21,6 +21,7 @@ mod gateway;
 mod health;
 mod host;
 mod js_value;
+mod vertex;
 
 use std::cell::RefCell;
 use std::future::poll_fn;
@@ -296,8 +297,10 @@ pub(crate) async fn run_call(
                     let guard = AbortGuard::new();
                     let (tx, rx) = mpsc::unbounded();
                     let body_at = attempt::BodyClock::default();
+                    let vertex = t.vertex.clone();
+                    let reached = (t.format, t.cloud);
                     let work =
-                        Box::pin(attempt::run(http, guard.signal(), (t.format, t.cloud), stream, tx, body_at.clone()));
+                        Box::pin(attempt::run(http, guard.signal(), reached, stream, tx, body_at.clone(), vertex));
                     in_flight.push(InFlight {
                         id: attempt,
                         target,

@@ -31,7 +31,7 @@ pub(crate) fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: 
     let action = if stream { "invoke-with-response-stream" } else { "invoke" };
     let path = format!("model/{}/{action}", uri_encode(endpoint.model));
     let mut body = JsonWriter::new();
-    let head = BodyHead::Cloud { anthropic_version: BEDROCK_VERSION };
+    let head = BodyHead::Cloud { anthropic_version: BEDROCK_VERSION, stream: None };
     anthropic_messages::write_body(&mut body, endpoint.model, request, head);
     endpoint.post(&path, endpoint.bearer(), &[], body.finish())
 }

@@ -106,16 +106,19 @@ pub enum Cloud {
     Azure,
     /// Amazon Bedrock: Converse, and Anthropic Messages through InvokeModel ([`anthropic_bedrock`]).
     Bedrock,
+    /// Google Vertex AI: `gemini`, and `anthropic_messages` as Anthropic on Vertex.
+    Vertex,
 }
 
 impl Cloud {
     /// What a config's `cloud` may say.
-    pub const EXPECTED: &'static str = "\"azure\" or \"bedrock\", or omit it";
+    pub const EXPECTED: &'static str = "\"azure\", \"bedrock\" or \"vertex\", or omit it";
 
     pub fn parse(s: &str) -> Option<Cloud> {
         match s {
             "azure" => Some(Cloud::Azure),
             "bedrock" => Some(Cloud::Bedrock),
+            "vertex" => Some(Cloud::Vertex),
             _ => None,
         }
     }
@@ -314,6 +317,8 @@ pub struct Uncarried {
 pub struct Endpoint<'a> {
     pub base_url: &'a str,
     pub model: &'a str,
+    /// The cloud the target runs in, if any; `None` is the format's own provider.
+    pub cloud: Option<Cloud>,
     pub api_key: Option<&'a Secret>,
     /// Extra headers, names in lower case; a configured credential header may be among them.
     pub headers: &'a [(String, String)],
@@ -321,8 +326,6 @@ pub struct Endpoint<'a> {
     pub extra_body: Option<&'a Map<String, Value>>,
     /// An Azure OpenAI target's URL style and credential header ([`azure`]).
     pub azure: Option<&'a azure::Azure>,
-    /// The cloud the format is reached on, if not its own API.
-    pub cloud: Option<Cloud>,
 }
 
 impl Endpoint<'_> {
@@ -605,11 +608,11 @@ pub(crate) fn test_endpoint(
     Endpoint {
         base_url,
         model,
+        cloud: None,
         api_key: key.map(|k| &*Box::leak(Box::new(Secret::new(k)))),
         headers: Box::leak(headers.into_boxed_slice()),
         extra_body: None,
         azure: None,
-        cloud: None,
     }
 }
 

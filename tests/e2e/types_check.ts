@@ -20,6 +20,12 @@ const config: Config = {
     azureDeployment: { format: "openai_chat", cloud: "azure", baseUrl: "https://res.openai.azure.com", model: "gpt-4o", apiKey: "k", apiVersion: "2024-10-21", deployment: "chat" },
     claudeOnBedrock: { format: "anthropic_messages", cloud: "bedrock", region: "us-east-1", model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", aws: { accessKeyId: "AKIA", secretAccessKey: "s" } },
     claudeOnBedrockByKey: { format: "anthropic_messages", cloud: "bedrock", region: "us-east-1", baseUrl: "http://127.0.0.1:1", model: "m", apiKey: "k" },
+    vertexClaude: { format: "anthropic_messages", cloud: "vertex", project: "p", region: "us-east5", model: "claude-sonnet-4-5@20250929", accessToken: "ya29.t" },
+    vertexGemini: {
+      format: "gemini", cloud: "vertex", project: "p", region: "global", model: "gemini-2.5-flash",
+      serviceAccount: { type: "service_account", client_email: "a@p.iam.gserviceaccount.com", private_key: "-----BEGIN PRIVATE KEY-----\n…", token_uri: "https://oauth2.googleapis.com/token" },
+    },
+    vertexByText: { format: "gemini", cloud: "vertex", project: "p", region: "us-central1", baseUrl: "http://127.0.0.1:1/v1", model: "g", serviceAccount: "{\"client_email\": \"…\"}" },
   },
   routes: {
     main: { fallback: [{ retry: "primary", attempts: 3, backoff: { initialMs: 250, jitter: "none" }, retryOn: ["transport", "timeout", 429, "5xx", "overloaded"] }, "backup"], fallbackOn: ["timeout", "context_length", "quota", "content_filter"] },
@@ -41,6 +47,10 @@ export const noRegion: Config = { targets: { b: { format: "bedrock_converse", mo
 export const twoCredentials: Config = { targets: { a: { format: "openai_chat", cloud: "azure", baseUrl: "https://r.openai.azure.com", model: "m", apiKey: "k", entraToken: "t" } } };
 // @ts-expect-error: Azure serves the OpenAI formats only
 export const azureGemini: Config = { targets: { a: { format: "gemini", cloud: "azure", baseUrl: "https://r.openai.azure.com", model: "m", apiKey: "k" } } };
+// @ts-expect-error: a Vertex target names its project
+export const noProject: Config = { targets: { v: { format: "gemini", cloud: "vertex", region: "global", model: "g", accessToken: "t" } } };
+// @ts-expect-error: Vertex serves Gemini and Claude only
+export const vertexChat: Config = { targets: { v: { format: "openai_chat", cloud: "vertex", project: "p", region: "global", model: "g", accessToken: "t" } } };
 // @ts-expect-error: other formats need their baseUrl
 export const noBaseUrl: Config = { targets: { o: { format: "openai_chat", model: "m" } } };
 

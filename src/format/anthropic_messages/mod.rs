@@ -97,6 +97,9 @@ pub(crate) fn error_class(status: u16, kind: Option<&str>, message: &str) -> Opt
         Some("authentication_error" | "permission_error") => Some(FailureClass::Auth),
         Some("rate_limit_error") => Some(FailureClass::RateLimit),
         Some("overloaded_error") => Some(FailureClass::Overloaded),
+        // Vertex's own errors before Claude answered (Google's status names, as Gemini's).
+        Some("RESOURCE_EXHAUSTED") => Some(FailureClass::RateLimit),
+        Some("UNAUTHENTICATED" | "PERMISSION_DENIED") => Some(FailureClass::Auth),
         _ => FailureClass::of_status(status),
     }
 }

@@ -38,10 +38,12 @@ use crate::chat::{
 };
 use crate::format::openai_chat::provider::non_pdf;
 use crate::format::{
-    json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding, Uncarried,
+    json, malformed_frame, Cloud, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
+    Uncarried,
 };
 use crate::sse::SseEvent;
 use crate::value::{from_tree, parse_value};
+use crate::vertex;
 
 /// Anthropic rejects a request without `max_tokens`; this is used when the caller set none.
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;
@@ -54,8 +56,17 @@ pub struct AnthropicMessages;
 impl ProviderDialect for AnthropicMessages {
     type StreamDecoder = StreamDecoder;
 
+    /// On Vertex (Anthropic's "Claude on Vertex AI"), the model is in the URL
+    /// (`{base}/models/{model}:rawPredict`, `:streamRawPredict` for a stream), the version in the
+    /// body, and the credential a Google token the driver adds (src/driver/vertex.rs).
     fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
         let mut body = JsonWriter::new();
+        if endpoint.cloud == Some(Cloud::Vertex) {
+            let head = BodyHead::Cloud { anthropic_version: vertex::ANTHROPIC_VERSION, stream: Some(stream) };
+            write_body(&mut body, endpoint.model, request, head);
+            let method = if stream { "streamRawPredict" } else { "rawPredict" };
+            return endpoint.post(&format!("models/{}:{method}", endpoint.model), None, &[], body.finish());
+        }
         write_body(&mut body, endpoint.model, request, BodyHead::Anthropic { stream });
         let credential = endpoint.api_key.map(|key| ("x-api-key", key.expose().to_string()));
         endpoint.post("messages", credential, &[("anthropic-version", API_VERSION)], body.finish())
@@ -76,7 +87,10 @@ impl ProviderDialect for AnthropicMessages {
             Value::String(s) => s.as_str(),
             e => e.get("message").and_then(Value::as_str)?,
         };
-        let kind = error.get("type").and_then(Value::as_str).filter(|k| !k.is_empty());
+        // Anthropic's error type; on Vertex, an error of Vertex's own is Google's shape, whose
+        // `status` names it (RESOURCE_EXHAUSTED for a quota's 429).
+        let kind =
+            ["type", "status"].into_iter().find_map(|k| error.get(k).and_then(Value::as_str).filter(|k| !k.is_empty()));
         (!message.trim().is_empty()).then(|| ProviderSaid {
             message: message.to_string(),
             code: kind.map(str::to_string),
@@ -95,12 +109,12 @@ pub(crate) fn uncarried(part: &Part) -> Option<Uncarried> {
 }
 
 /// What a Messages body says besides the conversation: Anthropic's API reads the model and
-/// whether to stream from the body; a cloud names the model in its URL (and streams by its path)
-/// and reads the API version from the body.
+/// whether to stream from the body; a cloud names the model in its URL (and streams by its path,
+/// Bedrock's without a `stream` field, Vertex's with one) and reads the API version from the body.
 #[derive(Clone, Copy)]
 pub(crate) enum BodyHead {
     Anthropic { stream: bool },
-    Cloud { anthropic_version: &'static str },
+    Cloud { anthropic_version: &'static str, stream: Option<bool> },
 }
 
 /// The request body, written straight from the request; a `None` or an empty list is left out.
@@ -110,7 +124,7 @@ pub(crate) fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest,
     w.begin_object();
     match head {
         BodyHead::Anthropic { .. } => w.field("model", model),
-        BodyHead::Cloud { anthropic_version } => w.field("anthropic_version", anthropic_version),
+        BodyHead::Cloud { anthropic_version, .. } => w.field("anthropic_version", anthropic_version),
     }
     let max_tokens = match (request.max_tokens, thinking) {
         (Some(max), _) => max,
@@ -158,7 +172,7 @@ pub(crate) fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest,
         w.end_object();
         w.end_object();
     }
-    if let BodyHead::Anthropic { stream } = head {
+    if let BodyHead::Anthropic { stream } | BodyHead::Cloud { stream: Some(stream), .. } = head {
         w.field("stream", &stream);
     }
     w.end_object();

@@ -169,7 +169,7 @@ test-e2e: build js-deps chromium redis-server provider examples/gateway/node_mod
 	  tests/e2e/browser.test.mjs tests/e2e/www.test.mjs tests/e2e/broadcast.test.mjs tests/e2e/gateway.test.mjs \
 	  tests/e2e/gateway_node.test.mjs tests/e2e/gateway_metrics.test.mjs tests/e2e/gateway_workers.test.mjs tests/e2e/gateway_latency.test.mjs tests/e2e/gateway_crossings.test.mjs tests/e2e/gateway_streaming.test.mjs \
 	  tests/e2e/responses_compliance.test.mjs tests/e2e/deadline_aborts.test.mjs tests/e2e/soak.test.mjs tests/e2e/durable.test.mjs tests/e2e/tools.test.mjs tests/e2e/telemetry.test.mjs tests/e2e/types_fixtures.test.mjs \
-	  tests/e2e/bedrock.test.mjs tests/e2e/azure.test.mjs tests/e2e/vertex.test.mjs tests/e2e/redis.test.mjs \
+	  tests/e2e/bedrock.test.mjs tests/e2e/azure.test.mjs tests/e2e/vertex.test.mjs tests/e2e/clouds.test.mjs tests/e2e/redis.test.mjs \
 	  tests/e2e/package_size.test.mjs tests/e2e/tarball.test.mjs tests/e2e/readme.test.mjs \
 	  tests/e2e/bundlers.test.mjs tests/e2e/wrangler_dev.test.mjs || status=1; \
 	for v in 22 24; do \

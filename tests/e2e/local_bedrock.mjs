@@ -15,7 +15,8 @@
 //               "stream-throttled" (text, then a throttlingException frame), and for InvokeModel
 //               "stream-model-error" (a modelStreamErrorException frame) and "stream-overloaded"
 //               (Anthropic's overloaded_error inside a chunk, before any text)
-// `/v1/messages` is an Anthropic Messages endpoint that is always overloaded (529).
+// `/v1/messages` is an Anthropic Messages endpoint that is always overloaded (529); GET
+// `/_test/seen` lists what it received, for a test in another runtime.
 import { createServer } from "node:http";
 import { SignatureV4 } from "@smithy/signature-v4";
 import { Hash } from "@smithy/hash-node";
@@ -181,6 +182,10 @@ export function startBedrock() {
     const chunks = [];
     for await (const c of req) chunks.push(c);
     const body = Buffer.concat(chunks).toString("utf8");
+    if (req.method === "GET" && req.url === "/_test/seen") {
+      res.writeHead(200, { "content-type": "application/json" });
+      return res.end(JSON.stringify(seen));
+    }
     if (req.url === "/v1/messages") {
       seen.push({ path: req.url });
       res.writeHead(529, { "content-type": "application/json" });

@@ -80,7 +80,7 @@ function claudeEvents(model) {
  * Starts the local Vertex. Returns `{ url, origin, tokenUri, serviceAccount(email?), seen, mints(iss),
  * stop }`: `origin` is what a target's `baseUrl` takes (`{url}/v1`), `serviceAccount` a JSON key
  * for this server (a new email each call unless given, so each test counts its own mints), `seen`
- * the Vertex requests received ({path, auth, body}).
+ * the Vertex requests received ({path, auth, body}; also at GET `/_test/seen`, for another runtime).
  */
 export async function startVertex() {
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
@@ -168,6 +168,7 @@ export async function startVertex() {
       return res.end();
     }
     if (at.pathname === "/token" && req.method === "POST") return token(req, res, body);
+    if (at.pathname === "/_test/seen") return json(res, 200, seen);
     if (at.pathname === "/_test/mints") return json(res, 200, { mints: mints.get(at.searchParams.get("iss")) ?? 0 });
     if (at.pathname === "/_test/revoke") {
       for (const [t, { iss }] of tokens) if (iss === at.searchParams.get("iss")) tokens.delete(t);

@@ -123,7 +123,7 @@ pkg/wasm/llm_baton_clouds_bg.wasm: $(WASM_SOURCES) | rust-tools build-tools pkg/
 	$(call wasm_build,llm_baton_clouds,--no-default-features --features clouds)
 
 pkg/wasm/llm_baton_gateway_clouds_bg.wasm: $(WASM_SOURCES) | rust-tools build-tools pkg/wasm/llm_baton_clouds_bg.wasm
-	$(call wasm_build,llm_baton_gateway_clouds,--no-default-features --features gateway,clouds)
+	$(call wasm_build,llm_baton_gateway_clouds,--no-default-features --features "gateway clouds")
 
 clean-wasm:
 	rm -rf pkg/wasm

@@ -8,9 +8,12 @@
 
 use crate::chat::Delta;
 use crate::delivery::{answer_too_large, MAX_ANSWER_BYTES};
-use crate::format::{bedrock_converse, Cloud, DecodeError, Format, StreamDecoder};
+#[cfg(feature = "clouds")]
+use crate::format::bedrock_converse;
+use crate::format::{Cloud, DecodeError, Format, StreamDecoder};
 use crate::outcome::Failure;
 use crate::sse::{SseItem, SseParser};
+#[cfg(feature = "clouds")]
 use llm_baton_wire::event_stream::EventStreamDecoder;
 
 /// How much of an error answer's body is read: the provider's message is in the first few
@@ -30,6 +33,7 @@ pub struct StreamBody {
 #[derive(Debug)]
 enum Framing {
     Sse(SseParser),
+    #[cfg(feature = "clouds")]
     EventStream(EventStreamDecoder),
 }
 
@@ -37,6 +41,7 @@ impl Framing {
     fn feed_each(&mut self, chunk: &[u8], each: &mut dyn FnMut(&SseItem)) -> Result<(), Failure> {
         let fed = match self {
             Framing::Sse(parser) => parser.feed_each(chunk, each).map_err(|e| e.to_string()),
+            #[cfg(feature = "clouds")]
             Framing::EventStream(decoder) => decoder
                 .feed_each(chunk, &mut |m| each(&SseItem::Event(bedrock_converse::event_of(m))))
                 .map_err(|e| e.to_string()),
@@ -47,6 +52,7 @@ impl Framing {
     fn finish_each(&mut self, each: &mut dyn FnMut(&SseItem)) -> Result<(), Failure> {
         let finished = match self {
             Framing::Sse(parser) => parser.finish_each(each).map_err(|e| e.to_string()),
+            #[cfg(feature = "clouds")]
             Framing::EventStream(decoder) => decoder.finish().map_err(|e| e.to_string()),
         };
         finished.map_err(|message| Failure::Protocol { message })
@@ -61,6 +67,7 @@ impl StreamBody {
     /// The streamed body of `format` reached on `cloud`.
     pub fn on(format: Format, cloud: Option<Cloud>) -> StreamBody {
         let parser = match (format, cloud) {
+            #[cfg(feature = "clouds")]
             (Format::BedrockConverse, _) | (_, Some(Cloud::Bedrock)) => Framing::EventStream(EventStreamDecoder::new()),
             _ => Framing::Sse(SseParser::new().reporting_unframed()),
         };

@@ -20,7 +20,10 @@ use crate::secret::is_secret_header;
 use crate::value::{as_object, child, parse_json, read_ms, show, Obj};
 pub use crate::value::{parse_ms, FieldError, Step, MAX_MS};
 
+#[cfg(feature = "clouds")]
 mod azure_target;
+#[cfg(feature = "clouds")]
+mod cloud_target;
 mod routes;
 mod sections;
 mod target;
@@ -100,11 +103,8 @@ impl Config {
         let mut secrets: Vec<&str> = Vec::new();
         for target in &self.targets {
             secrets.extend(target.api_key.as_ref().map(Secret::expose));
-            if let Some(aws) = &target.aws {
-                secrets.extend([&aws.access_key_id, &aws.secret_access_key].map(Secret::expose));
-                secrets.extend(aws.session_token.as_ref().map(Secret::expose));
-            }
-            secrets.extend(target.vertex.iter().flat_map(|auth| auth.secrets()));
+            #[cfg(feature = "clouds")]
+            secrets.extend(target.reach.secrets());
             secrets.extend(target.headers.iter().filter(|(k, _)| is_secret_header(k)).map(|(_, v)| v.as_str()));
         }
         secrets.extend(self.gateway.api_keys.iter().map(Secret::expose));
@@ -263,6 +263,23 @@ pub fn parse_deadline_option(v: Option<&Value>) -> Result<Option<u64>, FieldErro
 mod tests {
     use super::*;
     use crate::secret::{Redactor, REDACTED};
+
+    #[cfg(not(feature = "clouds"))]
+    #[test]
+    fn a_build_without_the_clouds_refuses_a_cloud_target_naming_the_entry_that_has_them() {
+        let cases = [
+            (r#"{"format": "bedrock_converse", "region": "us-east-1", "model": "m"}"#, "targets.t.format"),
+            (r#"{"format": "openai_chat", "cloud": "azure", "baseUrl": "https://r.openai.azure.com", "model": "m"}"#, "targets.t.cloud"),
+            (r#"{"format": "anthropic_messages", "baseUrl": "https://x.test", "model": "m", "region": "us-east-1"}"#, "targets.t.region"),
+            (r#"{"format": "gemini", "baseUrl": "https://x.test", "model": "g", "accessToken": "ya29.secret-token"}"#, "targets.t.accessToken"),
+        ];
+        for (target, path) in cases {
+            let e = Config::from_json(&format!(r#"{{"targets": {{"t": {target}}}}}"#)).unwrap_err();
+            assert_eq!(e.path, path, "{e}");
+            assert!(e.message.contains(r#"import from "llm-baton/clouds""#), "{e}");
+            assert!(!e.to_string().contains("ya29.secret-token"), "{e}");
+        }
+    }
 
     #[test]
     fn a_config_s_secrets_are_all_redacted_and_debug_shows_none() {

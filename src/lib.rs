@@ -64,10 +64,12 @@ pub mod propagation;
 pub mod record;
 pub mod retry_after;
 pub mod secret;
+#[cfg(feature = "clouds")]
 pub mod sigv4;
 pub mod sse;
 pub mod trace_context;
 pub mod value;
+#[cfg(feature = "clouds")]
 pub mod vertex;
 
 #[cfg(target_arch = "wasm32")]

@@ -25,10 +25,7 @@ fn target(format: Format) -> Target {
         propagate_deadline: Default::default(),
         extra_body: None,
         cloud: None,
-        region: None,
-        aws: None,
-        azure: None,
-        vertex: None,
+        reach: Default::default(),
     }
 }
 

@@ -8,13 +8,11 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use super::azure_target;
-use crate::format::azure::Azure;
-use crate::format::{bedrock_converse, Cloud, Endpoint, Format, HttpRequest};
+#[cfg(feature = "clouds")]
+use super::cloud_target::{self, Reach};
+use crate::format::{Cloud, Endpoint, Format};
 use crate::secret::{is_secret_header, Secret, REDACTED};
-use crate::sigv4::{self, AwsCredentials, Unsigned};
 use crate::value::{as_object, child, kind, show, wrong, wrong_value, FieldError, Obj};
-use crate::vertex::{self, VertexAuth};
 
 /// A provider endpoint and model. Neither `api_key` nor a credential header ever prints.
 #[derive(Clone, PartialEq)]
@@ -36,17 +34,11 @@ pub struct Target {
     /// Provider fields set at the top level of every request body, over what llm-baton wrote.
     pub extra_body: Option<Map<String, Value>>,
     /// Where the format is reached when not on its own API (`cloud`); Bedrock for every
-    /// `bedrock_converse` target.
+    /// `bedrock_converse` target. Always `None` in a build without the clouds.
     pub cloud: Option<Cloud>,
-    /// The AWS region a Bedrock target's requests go to and are signed for.
-    pub region: Option<String>,
-    /// AWS access keys that sign each request (SigV4), instead of an `apiKey`.
-    pub aws: Option<AwsCredentials>,
-    /// An Azure OpenAI target's URL style and credential header (`cloud: "azure"`); its key or
-    /// Entra ID token is `api_key`, and `base_url` already holds its path under the resource.
-    pub azure: Option<Azure>,
-    /// A Vertex target's token, or the service account that mints them.
-    pub vertex: Option<VertexAuth>,
+    /// What a cloud needs besides the URL: its region, keys, Azure's URL style, Vertex's tokens.
+    #[cfg(feature = "clouds")]
+    pub reach: Reach,
 }
 
 /// A target's `propagateDeadline`.
@@ -66,8 +58,8 @@ impl fmt::Debug for Target {
             .iter()
             .map(|(k, v)| (k.as_str(), if is_secret_header(k) { REDACTED } else { v.as_str() }))
             .collect();
-        f.debug_struct("Target")
-            .field("name", &self.name)
+        let mut f = f.debug_struct("Target");
+        f.field("name", &self.name)
             .field("format", &self.format)
             .field("base_url", &self.base_url)
             .field("model", &self.model)
@@ -78,12 +70,10 @@ impl fmt::Debug for Target {
             .field("prefill", &self.prefill)
             .field("propagate_deadline", &self.propagate_deadline)
             .field("extra_body", &self.extra_body.as_ref().map(|fields| fields.keys().collect::<Vec<_>>()))
-            .field("cloud", &self.cloud)
-            .field("region", &self.region)
-            .field("aws", &self.aws)
-            .field("azure", &self.azure)
-            .field("vertex", &self.vertex)
-            .finish()
+            .field("cloud", &self.cloud);
+        #[cfg(feature = "clouds")]
+        f.field("reach", &self.reach);
+        f.finish()
     }
 }
 
@@ -97,22 +87,9 @@ impl Target {
             api_key: self.api_key.as_ref(),
             headers: &self.headers,
             extra_body: self.extra_body.as_ref(),
-            azure: self.azure.as_ref(),
+            #[cfg(feature = "clouds")]
+            azure: self.reach.azure.as_ref(),
         }
-    }
-}
-
-impl Target {
-    /// Signs `http` with the target's AWS keys at `now_epoch_ms` (the wall clock), when it has
-    /// them: `content-type` and `host` are signed, with the `x-amz-date` and session token this
-    /// adds. Called by the driver last, per attempt, since a signature is good for 5 minutes.
-    pub fn sign(&self, http: &mut HttpRequest, now_epoch_ms: u64) {
-        let (Some(aws), Some(region)) = (&self.aws, &self.region) else { return };
-        let signed: Vec<(String, String)> = http.headers.iter().filter(|(k, _)| k == "content-type").cloned().collect();
-        let unsigned = Unsigned { method: http.method, url: &http.url, headers: &signed, body: http.body.as_bytes() };
-        let headers = sigv4::sign(&unsigned, aws, region, bedrock_converse::SIGNING_SERVICE, now_epoch_ms);
-        http.headers.retain(|(k, _)| !headers.iter().any(|(name, _)| name == k));
-        http.headers.extend(headers);
     }
 }
 
@@ -159,38 +136,16 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
     ];
     let o = Obj::new(v, path, &FIELDS)?;
     let format_name = o.required_str("format", FORMATS)?;
+    #[cfg(not(feature = "clouds"))]
+    refuse_clouds(&o, format_name, path)?;
     let format = Format::parse(format_name)
         .ok_or_else(|| wrong_value(&child(path, "format"), FORMATS, &Value::String(format_name.into())))?;
-    let cloud = read_cloud(&o, format, path)?;
-    let region = read_region(&o, cloud, path)?;
-    let given_base_url = match o.get("baseUrl") {
-        None if region.is_some() => None,
-        _ => Some(read_base_url(
-            o.required_str("baseUrl", "an http(s) URL such as \"https://api.openai.com/v1\"")?,
-            &child(path, "baseUrl"),
-        )?),
-    };
-    let base_url = match (given_base_url, &region, cloud) {
-        (origin, Some(region), Some(Cloud::Vertex)) => {
-            let origin = origin.unwrap_or_else(|| vertex::origin(region));
-            let project = read_project(&o, path)?;
-            let publisher = if format == Format::Gemini { "google" } else { "anthropic" };
-            vertex::base_url(&origin, project, region, publisher)
-        }
-        (Some(given), _, _) => given,
-        (None, region, _) => format!("https://bedrock-runtime.{}.amazonaws.com", region.as_deref().unwrap_or("")),
-    };
-    let vertex = read_vertex_auth(&o, cloud, path)?;
     let model = o.required_str("model", "the provider's model name, e.g. \"gpt-4o-mini\"")?;
-    let mut api_key = read_key(&o, "apiKey", path, "omit it when the provider needs no key")?;
-    let (base_url, azure) = match cloud {
-        Some(Cloud::Azure) => {
-            let (base_url, azure, token) = azure_target::read(&o, path, format, &base_url, model, api_key.is_some())?;
-            api_key = api_key.or(token);
-            (base_url, Some(azure))
-        }
-        _ => (base_url, None),
-    };
+    let api_key = read_key(&o, "apiKey", path, "omit it when the provider needs no key")?;
+    #[cfg(feature = "clouds")]
+    let (cloud, base_url, api_key, reach) = cloud_target::read(&o, format, model, api_key, path)?;
+    #[cfg(not(feature = "clouds"))]
+    let (cloud, base_url) = (None, read_base_url_field(&o, path)?);
     let mut headers = Vec::new();
     if let Some(h) = o.get("headers") {
         let hp = child(path, "headers");
@@ -286,22 +241,6 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
             ))
         }
     };
-    let aws = match o.get("aws") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(read_aws(v, &child(path, "aws"), cloud)?),
-    };
-    if cloud == Some(Cloud::Vertex) && api_key.is_some() {
-        return Err(FieldError::new(
-            child(path, "apiKey"),
-            "is not for Vertex, which takes a Google OAuth token: give accessToken or serviceAccount instead",
-        ));
-    }
-    if aws.is_some() && api_key.is_some() {
-        return Err(FieldError::new(
-            child(path, "aws"),
-            "cannot be given with apiKey: sign with AWS keys (aws) or send a Bedrock API key (apiKey), not both",
-        ));
-    }
     Ok(Target {
         name: name.to_string(),
         format,
@@ -315,12 +254,37 @@ pub(super) fn parse_target(name: &str, v: &Value, path: &str) -> Result<Target, 
         propagate_deadline,
         extra_body,
         cloud,
-        region,
-        aws,
-        azure,
-        vertex,
+        #[cfg(feature = "clouds")]
+        reach,
     })
 }
+
+/// A target's `baseUrl`: required, an http(s) URL.
+pub(super) fn read_base_url_field(o: &Obj, path: &str) -> Result<String, FieldError> {
+    read_base_url(
+        o.required_str("baseUrl", "an http(s) URL such as \"https://api.openai.com/v1\"")?,
+        &child(path, "baseUrl"),
+    )
+}
+
+/// What a target names that only a cloud takes (`cloud`, Bedrock's Converse format, a region,
+/// keys, tokens), refused in a build without the clouds with the entry that has them.
+#[cfg(not(feature = "clouds"))]
+fn refuse_clouds(o: &Obj, format: &str, path: &str) -> Result<(), FieldError> {
+    const ELSEWHERE: &str = "is for a target on a cloud (Azure OpenAI, Amazon Bedrock, Google Vertex AI), whose code this build leaves out: import from \"llm-baton/clouds\" (createGateway from \"llm-baton/gateway/clouds\"; the llm-baton-gateway command picks it itself)";
+    if format == "bedrock_converse" {
+        return Err(FieldError::new(child(path, "format"), format!("\"bedrock_converse\" {ELSEWHERE}")));
+    }
+    match CLOUD_FIELDS.into_iter().find(|f| o.get(f).is_some()) {
+        Some(field) => Err(FieldError::new(child(path, field), ELSEWHERE)),
+        None => Ok(()),
+    }
+}
+
+/// The fields only a cloud's target takes.
+#[cfg(not(feature = "clouds"))]
+const CLOUD_FIELDS: [&str; 9] =
+    ["cloud", "region", "aws", "deployment", "apiVersion", "entraToken", "project", "accessToken", "serviceAccount"];
 
 /// A credential field (`apiKey`, `entraToken`): a non-empty string any HTTP header can carry,
 /// never echoed.
@@ -335,164 +299,11 @@ pub(super) fn read_key(o: &Obj, key: &str, path: &str, omit_hint: &str) -> Resul
     }
 }
 
-const FORMATS: &str =
-    "one of \"openai_chat\", \"anthropic_messages\", \"openai_responses\", \"gemini\", \"bedrock_converse\"";
-
-/// A target's `cloud`: where its format is reached, when not on the format's own API (Azure
-/// serves the OpenAI formats; Bedrock Anthropic Messages, through InvokeModel, and is implied for
-/// `bedrock_converse`; Vertex Gemini and Anthropic Messages). The fields only Azure takes are
-/// refused without it.
-fn read_cloud(o: &Obj, format: Format, path: &str) -> Result<Option<Cloud>, FieldError> {
-    let cloud = match o.get("cloud") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) if Cloud::parse(s).is_some() => Cloud::parse(s),
-        Some(other) => return Err(wrong_value(&child(path, "cloud"), Cloud::EXPECTED, other)),
-    };
-    if cloud != Some(Cloud::Azure) {
-        if let Some(field) = azure_target::FIELDS.into_iter().find(|f| o.get(f).is_some()) {
-            return Err(FieldError::new(
-                child(path, field),
-                "is only for Azure OpenAI targets: add cloud: \"azure\", or remove it",
-            ));
-        }
-    }
-    let wrong = |message: String| Err(FieldError::new(child(path, "cloud"), message));
-    match (format, cloud) {
-        (Format::BedrockConverse, None | Some(Cloud::Bedrock)) => Ok(Some(Cloud::Bedrock)),
-        (Format::BedrockConverse, Some(_)) => wrong("bedrock_converse runs on Bedrock: set cloud to \"bedrock\", or remove it".into()),
-        (_, None)
-        | (Format::AnthropicMessages, Some(Cloud::Bedrock))
-        | (Format::OpenaiChat | Format::OpenaiResponses, Some(Cloud::Azure))
-        | (Format::Gemini | Format::AnthropicMessages, Some(Cloud::Vertex)) => Ok(cloud),
-        (_, Some(Cloud::Azure)) => {
-            wrong("\"azure\" serves the OpenAI formats only: set format to \"openai_chat\" or \"openai_responses\"".into())
-        }
-        (_, Some(Cloud::Bedrock)) => wrong(format!(
-            "\"bedrock\" serves anthropic_messages and bedrock_converse targets, not {}; use format \"bedrock_converse\" for other models on Bedrock, or remove cloud",
-            format.as_str()
-        )),
-        (_, Some(Cloud::Vertex)) => {
-            wrong(format!("\"vertex\" serves the gemini and anthropic_messages formats, not {}", format.as_str()))
-        }
-    }
-}
-
-/// A target's `region` (required where it names the endpoint: on Bedrock, where it also scopes
-/// the signature, and on Vertex), which no other target takes.
-fn read_region(o: &Obj, cloud: Option<Cloud>, path: &str) -> Result<Option<String>, FieldError> {
-    let (expected, give) = match cloud {
-        Some(Cloud::Vertex) => (
-            "a Google Cloud region such as \"us-east5\", or \"global\"",
-            "the Google Cloud region of the model, e.g. \"us-east5\", or \"global\"",
-        ),
-        Some(Cloud::Bedrock) => {
-            ("an AWS region such as \"us-east-1\"", "the AWS region of the model, e.g. \"us-east-1\"")
-        }
-        _ => {
-            return match o.get("region") {
-                None => Ok(None),
-                Some(_) => Err(FieldError::new(child(path, "region"), ONLY_REGIONAL)),
-            }
-        }
-    };
-    match o.get("region") {
-        None => Err(FieldError::new(child(path, "region"), format!("is missing; give {give}"))),
-        Some(Value::String(r))
-            if !r.is_empty() && r.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') =>
-        {
-            Ok(Some(r.clone()))
-        }
-        Some(other) => Err(wrong_value(&child(path, "region"), expected, other)),
-    }
-}
-
-/// A Vertex target's `project`: the Google Cloud project id the model is served in.
-fn read_project<'a>(o: &Obj<'a>, path: &str) -> Result<&'a str, FieldError> {
-    let expected = "the Google Cloud project id, such as \"my-project-123\"";
-    let project = o.required_str("project", expected)?;
-    if !project.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-.:".contains(&b)) {
-        return Err(wrong_value(&child(path, "project"), expected, &Value::String(project.into())));
-    }
-    Ok(project)
-}
-
-/// A Vertex target's credential: `accessToken` or `serviceAccount`, exactly one; neither is
-/// taken by any other target. Neither value is ever shown.
-fn read_vertex_auth(o: &Obj, cloud: Option<Cloud>, path: &str) -> Result<Option<VertexAuth>, FieldError> {
-    let given = |key: &str| o.get(key).filter(|v| !v.is_null());
-    let (token, account) = (given("accessToken"), given("serviceAccount"));
-    if cloud != Some(Cloud::Vertex) {
-        for key in ["project", "accessToken", "serviceAccount"] {
-            if given(key).is_some() {
-                return Err(FieldError::new(child(path, key), "is only for cloud: \"vertex\" targets; remove it"));
-            }
-        }
-        return Ok(None);
-    }
-    match (token, account) {
-        (Some(Value::String(t)), None) if !t.is_empty() => match header_value_problem(t, true) {
-            None => Ok(Some(VertexAuth::AccessToken(Secret::new(t.clone())))),
-            Some(problem) => Err(unusable_key(&child(path, "accessToken"), &problem)),
-        },
-        (Some(_), None) => Err(FieldError::new(
-            child(path, "accessToken"),
-            "must be a non-empty string, a Google OAuth access token (the value is not shown)",
-        )),
-        (None, Some(account)) => {
-            vertex::read_service_account(account, &child(path, "serviceAccount")).map(|a| Some(VertexAuth::ServiceAccount(a)))
-        }
-        (Some(_), Some(_)) => Err(FieldError::new(
-            child(path, "serviceAccount"),
-            "cannot be given with accessToken: give one, the token or the service account's key that mints them",
-        )),
-        (None, None) => Err(FieldError::new(
-            path,
-            "has cloud: \"vertex\" but no credential: give accessToken (e.g. from `gcloud auth print-access-token`) or serviceAccount (the service account's JSON key)",
-        )),
-    }
-}
-
-const ONLY_BEDROCK: &str =
-    "is only for Bedrock targets (bedrock_converse, or anthropic_messages with cloud: \"bedrock\"); remove it";
-const ONLY_REGIONAL: &str =
-    "is only for Bedrock and Vertex targets (bedrock_converse, or cloud: \"bedrock\" or \"vertex\"); remove it";
-
-/// `aws: {accessKeyId, secretAccessKey, sessionToken?}`. No value is ever echoed: a wrong one is
-/// named by its field and what is wrong with it.
-fn read_aws(v: &Value, path: &str, cloud: Option<Cloud>) -> Result<AwsCredentials, FieldError> {
-    if cloud != Some(Cloud::Bedrock) {
-        return Err(FieldError::new(path, ONLY_BEDROCK));
-    }
-    let o = Obj::new(v, path, &["accessKeyId", "secretAccessKey", "sessionToken"])?;
-    let secret = |key: &str, required: bool, expected: &str| -> Result<Option<Secret>, FieldError> {
-        match o.get(key) {
-            None | Some(Value::Null) if !required => Ok(None),
-            None | Some(Value::Null) => Err(FieldError::new(child(path, key), format!("is missing; give {expected}"))),
-            Some(Value::String(s)) if !s.is_empty() => match header_value_problem(s, true) {
-                None => Ok(Some(Secret::new(s.clone()))),
-                Some(problem) => Err(unusable_key(&child(path, key), &problem)),
-            },
-            Some(_) => Err(FieldError::new(
-                child(path, key),
-                format!("must be a non-empty string: {expected} (the value is not shown)"),
-            )),
-        }
-    };
-    let access_key_id = secret("accessKeyId", true, "the access key id, e.g. from AWS_ACCESS_KEY_ID")?
-        .unwrap_or_else(|| Secret::new(""));
-    if !access_key_id.expose().bytes().all(|b| b.is_ascii_alphanumeric()) {
-        return Err(FieldError::new(
-            child(path, "accessKeyId"),
-            "must be letters and digits only, as AWS access key ids are (the value is not shown)",
-        ));
-    }
-    Ok(AwsCredentials {
-        access_key_id,
-        secret_access_key: secret("secretAccessKey", true, "the secret access key, e.g. from AWS_SECRET_ACCESS_KEY")?
-            .unwrap_or_else(|| Secret::new("")),
-        session_token: secret("sessionToken", false, "the session token of temporary credentials")?,
-    })
-}
+const FORMATS: &str = if cfg!(feature = "clouds") {
+    "one of \"openai_chat\", \"anthropic_messages\", \"openai_responses\", \"gemini\", \"bedrock_converse\""
+} else {
+    "one of \"openai_chat\", \"anthropic_messages\", \"openai_responses\", \"gemini\""
+};
 
 /// Headers the HTTP client owns: set per request, or meaningful for one connection only. A
 /// configured one fails or hangs every call at send time, so it is refused here with the reason.

@@ -27,7 +27,11 @@ use crate::format::{Cloud, Format, HttpRequest};
 use crate::outcome::Failure;
 use crate::propagation::GATEWAY_MARK_HEADER;
 use crate::secret::{Redactor, Secret};
+#[cfg(feature = "clouds")]
 use crate::vertex::VertexAuth;
+/// Without the clouds no target has a Vertex credential.
+#[cfg(not(feature = "clouds"))]
+type VertexAuth = std::convert::Infallible;
 
 #[wasm_bindgen]
 extern "C" {
@@ -184,6 +188,7 @@ type Sent = (Response, Option<Secret>);
 /// it went with. A minted token Vertex refuses (401: it expired early, or was revoked) is minted
 /// again once and the request sent again, inside this attempt: the member did not fail. Boxed,
 /// so the attempt's future holds a pointer, not these states.
+#[cfg_attr(not(feature = "clouds"), allow(unused_variables))]
 fn send<'a>(
     request: &'a HttpRequest,
     signal: &'a AbortSignal,
@@ -191,37 +196,44 @@ fn send<'a>(
     body_at: &'a BodyClock,
 ) -> Pin<Box<dyn Future<Output = Result<Sent, Failure>> + 'a>> {
     Box::pin(async move {
-        let mut refreshed = false;
-        loop {
-            let token = match vertex {
-                Some(auth) => Some(super::vertex::bearer(auth, signal).await?),
-                None => None,
-            };
-            let headers = js_sys::Object::new();
-            for (name, value) in &request.headers {
-                Reflect::set(&headers, &JsValue::from_str(name), &JsValue::from_str(value)).map_err(transport)?;
-            }
-            if let Some(token) = &token {
-                let bearer = format!("Bearer {}", token.expose());
-                Reflect::set(&headers, &"authorization".into(), &bearer.into()).map_err(transport)?;
-            }
-            let init = RequestInit::new();
-            init.set_method(request.method);
-            init.set_headers(&headers);
-            init.set_body(&JsValue::from_str(&request.body));
-            init.set_signal(Some(signal));
-            let promise = super::host::fetch(&request.url, &init).map_err(transport)?;
-            let response: Response = Awaited::new(&promise).await.map_err(transport)?.unchecked_into();
-            match (vertex, &token) {
-                (Some(auth), Some(refused)) if response.status() == 401 && !refreshed && super::vertex::mints(auth) => {
-                    super::vertex::forget(auth, refused);
-                    refreshed = true;
-                    let _ = Body::new(&response, body_at).read_whole(&mut WholeBody::error()).await;
-                }
-                _ => return Ok((response, token)),
+        #[cfg(feature = "clouds")]
+        let token = match vertex {
+            Some(auth) => Some(super::vertex::bearer(auth, signal).await?),
+            None => None,
+        };
+        #[cfg(not(feature = "clouds"))]
+        let token: Option<Secret> = vertex.map(|never| match *never {});
+        let response = fetch(request, signal, token.as_ref()).await?;
+        #[cfg(feature = "clouds")]
+        if let (Some(auth), Some(refused)) = (vertex, &token) {
+            if response.status() == 401 && super::vertex::mints(auth) {
+                super::vertex::forget(auth, refused);
+                let _ = Body::new(&response, body_at).read_whole(&mut WholeBody::error()).await;
+                let token = super::vertex::bearer(auth, signal).await?;
+                return Ok((fetch(request, signal, Some(&token)).await?, Some(token)));
             }
         }
+        Ok((response, token))
     })
+}
+
+/// `request` through the host's fetch, with `token` as its bearer credential when given.
+async fn fetch(request: &HttpRequest, signal: &AbortSignal, token: Option<&Secret>) -> Result<Response, Failure> {
+    let headers = js_sys::Object::new();
+    for (name, value) in &request.headers {
+        Reflect::set(&headers, &JsValue::from_str(name), &JsValue::from_str(value)).map_err(transport)?;
+    }
+    if let Some(token) = token {
+        let bearer = format!("Bearer {}", token.expose());
+        Reflect::set(&headers, &"authorization".into(), &bearer.into()).map_err(transport)?;
+    }
+    let init = RequestInit::new();
+    init.set_method(request.method);
+    init.set_headers(&headers);
+    init.set_body(&JsValue::from_str(&request.body));
+    init.set_signal(Some(signal));
+    let promise = super::host::fetch(&request.url, &init).map_err(transport)?;
+    Ok(Awaited::new(&promise).await.map_err(transport)?.unchecked_into())
 }
 
 /// A response body read one network chunk at a time: for a byte stream (fetch's, in Deno,

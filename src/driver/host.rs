@@ -69,6 +69,7 @@ extern "C" {
 
     /// Signs `data` with the RSA key in `pkcs8` (DER), RSASSA-PKCS1-v1_5 with SHA-256, through
     /// the runtime's WebCrypto: a promise of the signature's bytes. Both are copied at once.
+    #[cfg(feature = "clouds")]
     #[wasm_bindgen(method, js_name = signRs256)]
     fn sign_rs256(this: &Host, pkcs8: &[u8], data: &[u8]) -> Promise;
 
@@ -257,6 +258,7 @@ pub fn fetch(url: &str, init: &RequestInit) -> Result<Promise, JsValue> {
 }
 
 /// Signs `data` RS256 with `pkcs8` through the host's WebCrypto (see [`Host::sign_rs256`]).
+#[cfg(feature = "clouds")]
 pub fn sign_rs256(pkcs8: &[u8], data: &[u8]) -> Promise {
     host(|h| h.sign_rs256(pkcs8, data))
 }

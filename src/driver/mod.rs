@@ -21,6 +21,7 @@ mod gateway;
 mod health;
 mod host;
 mod js_value;
+#[cfg(feature = "clouds")]
 mod vertex;
 
 use std::cell::RefCell;
@@ -293,11 +294,15 @@ pub(crate) async fn run_call(
                     // lowercase, so these replace a configured `traceparent` as fetch's headers
                     // object is built, in order.
                     http.headers.extend(host::attempt_headers(&t.name, attempt.0));
+                    #[cfg(feature = "clouds")]
                     t.sign(&mut http, js_sys::Date::now() as u64);
                     let guard = AbortGuard::new();
                     let (tx, rx) = mpsc::unbounded();
                     let body_at = attempt::BodyClock::default();
-                    let vertex = t.vertex.clone();
+                    #[cfg(feature = "clouds")]
+                    let vertex = t.reach.vertex.clone();
+                    #[cfg(not(feature = "clouds"))]
+                    let vertex = None;
                     let reached = (t.format, t.cloud);
                     let work =
                         Box::pin(attempt::run(http, guard.signal(), reached, stream, tx, body_at.clone(), vertex));

@@ -22,9 +22,12 @@
 //! documents nothing but words (Anthropic's "prompt is too long", Gemini's token-limit
 //! INVALID_ARGUMENT). What names no class falls back to [`FailureClass::of_status`].
 
+#[cfg(feature = "clouds")]
 pub mod anthropic_bedrock;
 pub mod anthropic_messages;
+#[cfg(feature = "clouds")]
 pub mod azure;
+#[cfg(feature = "clouds")]
 pub mod bedrock_converse;
 pub mod client;
 mod frame;
@@ -44,6 +47,7 @@ use crate::secret::{Secret, REDACTED};
 use crate::sse::SseEvent;
 use crate::value::from_tree;
 use anthropic_messages::AnthropicMessages;
+#[cfg(feature = "clouds")]
 use bedrock_converse::BedrockConverse;
 use gemini::Gemini;
 use openai_chat::OpenaiChat;
@@ -100,16 +104,23 @@ pub trait StreamDecoding {
 
 /// Where a target runs when it is not its format's own API: the cloud that reaches it (its URL,
 /// auth and framing). A `bedrock_converse` target's cloud is Bedrock, given or not.
+///
+/// Without the `clouds` feature (the default wasm builds) it has no variant: no config can name
+/// a cloud, and the compiler drops every path that handles one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Cloud {
     /// Azure OpenAI, for `openai_chat` and `openai_responses` ([`azure`]).
+    #[cfg(feature = "clouds")]
     Azure,
     /// Amazon Bedrock: Converse, and Anthropic Messages through InvokeModel ([`anthropic_bedrock`]).
+    #[cfg(feature = "clouds")]
     Bedrock,
     /// Google Vertex AI: `gemini`, and `anthropic_messages` as Anthropic on Vertex.
+    #[cfg(feature = "clouds")]
     Vertex,
 }
 
+#[cfg(feature = "clouds")]
 impl Cloud {
     /// What a config's `cloud` may say.
     pub const EXPECTED: &'static str = "\"azure\", \"bedrock\" or \"vertex\", or omit it";
@@ -131,15 +142,20 @@ pub enum Format {
     AnthropicMessages,
     OpenaiResponses,
     Gemini,
+    #[cfg(feature = "clouds")]
     BedrockConverse,
 }
 
+/// How many formats this build has: Bedrock's Converse is one of the clouds.
+const FORMATS: usize = if cfg!(feature = "clouds") { 5 } else { 4 };
+
 impl Format {
-    pub const ALL: [Format; 5] = [
+    pub const ALL: [Format; FORMATS] = [
         Format::OpenaiChat,
         Format::AnthropicMessages,
         Format::OpenaiResponses,
         Format::Gemini,
+        #[cfg(feature = "clouds")]
         Format::BedrockConverse,
     ];
 
@@ -149,6 +165,7 @@ impl Format {
             Format::AnthropicMessages => "anthropic_messages",
             Format::OpenaiResponses => "openai_responses",
             Format::Gemini => "gemini",
+            #[cfg(feature = "clouds")]
             Format::BedrockConverse => "bedrock_converse",
         }
     }
@@ -168,12 +185,14 @@ impl Format {
         let endpoint = endpoint.into();
         let mut http = match self {
             Format::OpenaiChat => OpenaiChat::build_request(&endpoint, request, stream),
-            Format::AnthropicMessages => match endpoint.cloud {
-                Some(Cloud::Bedrock) => anthropic_bedrock::build_request(&endpoint, request, stream),
-                _ => AnthropicMessages::build_request(&endpoint, request, stream),
-            },
+            #[cfg(feature = "clouds")]
+            Format::AnthropicMessages if endpoint.cloud == Some(Cloud::Bedrock) => {
+                anthropic_bedrock::build_request(&endpoint, request, stream)
+            }
+            Format::AnthropicMessages => AnthropicMessages::build_request(&endpoint, request, stream),
             Format::OpenaiResponses => OpenaiResponses::build_request(&endpoint, request, stream),
             Format::Gemini => Gemini::build_request(&endpoint, request, stream),
+            #[cfg(feature = "clouds")]
             Format::BedrockConverse => BedrockConverse::build_request(&endpoint, request, stream),
         };
         let passed = request.passthrough.as_ref().filter(|p| p.format == self.as_str()).map(|p| &p.fields);
@@ -209,6 +228,7 @@ impl Format {
             Format::AnthropicMessages => anthropic_messages::uncarried(part),
             Format::OpenaiResponses => None,
             Format::Gemini => gemini::uncarried(part),
+            #[cfg(feature = "clouds")]
             Format::BedrockConverse => bedrock_converse::uncarried(part),
         }
     }
@@ -218,7 +238,7 @@ impl Format {
     pub fn unsendable_reasoning(self, request: &ChatRequest) -> Option<(&'static str, String)> {
         match self {
             Format::AnthropicMessages => anthropic_messages::unsendable_reasoning(request),
-            Format::OpenaiChat | Format::OpenaiResponses | Format::Gemini | Format::BedrockConverse => None,
+            _ => None,
         }
     }
 
@@ -227,7 +247,7 @@ impl Format {
     pub fn reasoning_warning(self, request: &ChatRequest, model: &str) -> Option<String> {
         match self {
             Format::AnthropicMessages => anthropic_messages::reasoning_warning(request, model),
-            Format::OpenaiChat | Format::OpenaiResponses | Format::Gemini | Format::BedrockConverse => None,
+            _ => None,
         }
     }
 
@@ -238,6 +258,7 @@ impl Format {
             Format::AnthropicMessages => AnthropicMessages::decode_answer(body),
             Format::OpenaiResponses => OpenaiResponses::decode_answer(body),
             Format::Gemini => Gemini::decode_answer(body),
+            #[cfg(feature = "clouds")]
             Format::BedrockConverse => BedrockConverse::decode_answer(body),
         }
     }
@@ -247,8 +268,10 @@ impl Format {
     }
 
     /// The stream reader of this format on `cloud`.
+    #[cfg_attr(not(feature = "clouds"), allow(unused_variables))]
     pub fn stream_decoder_on(self, cloud: Option<Cloud>) -> StreamDecoder {
         match self {
+            #[cfg(feature = "clouds")]
             Format::AnthropicMessages if cloud == Some(Cloud::Bedrock) => {
                 StreamDecoder::AnthropicBedrock(Default::default())
             }
@@ -256,6 +279,7 @@ impl Format {
             Format::AnthropicMessages => StreamDecoder::AnthropicMessages(Default::default()),
             Format::OpenaiResponses => StreamDecoder::OpenaiResponses(Default::default()),
             Format::Gemini => StreamDecoder::Gemini(Default::default()),
+            #[cfg(feature = "clouds")]
             Format::BedrockConverse => StreamDecoder::BedrockConverse(Default::default()),
         }
     }
@@ -268,13 +292,16 @@ impl Format {
     }
 
     /// [`Format::error_body`] of this format on `cloud`, which may answer errors its own way.
+    #[cfg_attr(not(feature = "clouds"), allow(unused_variables))]
     pub fn error_body_on(self, cloud: Option<Cloud>, status: u16, body: &[u8]) -> ProviderSaid {
         let found = match self {
+            #[cfg(feature = "clouds")]
             Format::AnthropicMessages if cloud == Some(Cloud::Bedrock) => anthropic_bedrock::error_body(status, body),
             Format::OpenaiChat => OpenaiChat::error_body(status, body),
             Format::AnthropicMessages => AnthropicMessages::error_body(status, body),
             Format::OpenaiResponses => OpenaiResponses::error_body(status, body),
             Format::Gemini => Gemini::error_body(status, body),
+            #[cfg(feature = "clouds")]
             Format::BedrockConverse => BedrockConverse::error_body(status, body),
         };
         let mut said = found.unwrap_or_else(|| ProviderSaid {
@@ -325,6 +352,7 @@ pub struct Endpoint<'a> {
     /// Fields set at the top level of the body, over the format's own (a target's `extraBody`).
     pub extra_body: Option<&'a Map<String, Value>>,
     /// An Azure OpenAI target's URL style and credential header ([`azure`]).
+    #[cfg(feature = "clouds")]
     pub azure: Option<&'a azure::Azure>,
 }
 
@@ -354,6 +382,7 @@ impl Endpoint<'_> {
             }
         }
         let url = join_url(self.base_url, path);
+        #[cfg(feature = "clouds")]
         let url = match self.azure {
             Some(azure) => azure.url(url),
             None => url,
@@ -365,10 +394,11 @@ impl Endpoint<'_> {
     /// `api-key: <key>` for an Azure resource key.
     pub(crate) fn bearer(&self) -> Option<(&'static str, String)> {
         let key = self.api_key?.expose();
-        Some(match self.azure {
-            Some(azure) if azure.key_header => ("api-key", key.to_string()),
-            _ => ("authorization", format!("Bearer {key}")),
-        })
+        #[cfg(feature = "clouds")]
+        if self.azure.is_some_and(|azure| azure.key_header) {
+            return Some(("api-key", key.to_string()));
+        }
+        Some(("authorization", format!("Bearer {key}")))
     }
 }
 
@@ -445,7 +475,9 @@ pub enum StreamDecoder {
     AnthropicMessages(anthropic_messages::StreamDecoder),
     OpenaiResponses(openai_responses::StreamDecoder),
     Gemini(gemini::StreamDecoder),
+    #[cfg(feature = "clouds")]
     BedrockConverse(bedrock_converse::StreamDecoder),
+    #[cfg(feature = "clouds")]
     AnthropicBedrock(anthropic_bedrock::StreamDecoder),
 }
 
@@ -456,7 +488,9 @@ impl StreamDecoder {
             StreamDecoder::AnthropicMessages(d) => d.on_event(event, out),
             StreamDecoder::OpenaiResponses(d) => d.on_event(event, out),
             StreamDecoder::Gemini(d) => d.on_event(event, out),
+            #[cfg(feature = "clouds")]
             StreamDecoder::BedrockConverse(d) => d.on_event(event, out),
+            #[cfg(feature = "clouds")]
             StreamDecoder::AnthropicBedrock(d) => d.on_event(event, out),
         }
     }
@@ -469,7 +503,9 @@ impl StreamDecoder {
             StreamDecoder::AnthropicMessages(d) => d.on_unframed(line),
             StreamDecoder::OpenaiResponses(d) => d.on_unframed(line),
             StreamDecoder::Gemini(d) => d.on_unframed(line),
+            #[cfg(feature = "clouds")]
             StreamDecoder::BedrockConverse(d) => d.on_unframed(line),
+            #[cfg(feature = "clouds")]
             StreamDecoder::AnthropicBedrock(d) => d.on_unframed(line),
         }
     }
@@ -481,7 +517,9 @@ impl StreamDecoder {
             StreamDecoder::AnthropicMessages(d) => d.finish(out),
             StreamDecoder::OpenaiResponses(d) => d.finish(out),
             StreamDecoder::Gemini(d) => d.finish(out),
+            #[cfg(feature = "clouds")]
             StreamDecoder::BedrockConverse(d) => d.finish(out),
+            #[cfg(feature = "clouds")]
             StreamDecoder::AnthropicBedrock(d) => d.finish(out),
         }
     }
@@ -612,6 +650,7 @@ pub(crate) fn test_endpoint(
         api_key: key.map(|k| &*Box::leak(Box::new(Secret::new(k)))),
         headers: Box::leak(headers.into_boxed_slice()),
         extra_body: None,
+        #[cfg(feature = "clouds")]
         azure: None,
     }
 }

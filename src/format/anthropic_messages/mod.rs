@@ -8,7 +8,9 @@
 pub mod client;
 pub mod provider;
 
-pub(crate) use provider::{reasoning_warning, uncarried, unsendable_reasoning, write_body, BodyHead};
+pub(crate) use provider::{reasoning_warning, uncarried, unsendable_reasoning};
+#[cfg(feature = "clouds")]
+pub(crate) use provider::{write_body, BodyHead};
 pub use provider::{AnthropicMessages, StreamDecoder};
 
 use crate::chat::FinishReason;

@@ -38,11 +38,11 @@ use crate::chat::{
 };
 use crate::format::openai_chat::provider::non_pdf;
 use crate::format::{
-    json, malformed_frame, Cloud, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding,
-    Uncarried,
+    json, malformed_frame, DecodeError, Endpoint, HttpRequest, ProviderDialect, ProviderSaid, StreamDecoding, Uncarried,
 };
 use crate::sse::SseEvent;
 use crate::value::{from_tree, parse_value};
+#[cfg(feature = "clouds")]
 use crate::vertex;
 
 /// Anthropic rejects a request without `max_tokens`; this is used when the caller set none.
@@ -61,7 +61,8 @@ impl ProviderDialect for AnthropicMessages {
     /// body, and the credential a Google token the driver adds (src/driver/vertex.rs).
     fn build_request(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> HttpRequest {
         let mut body = JsonWriter::new();
-        if endpoint.cloud == Some(Cloud::Vertex) {
+        #[cfg(feature = "clouds")]
+        if endpoint.cloud == Some(crate::format::Cloud::Vertex) {
             let head = BodyHead::Cloud { anthropic_version: vertex::ANTHROPIC_VERSION, stream: Some(stream) };
             write_body(&mut body, endpoint.model, request, head);
             let method = if stream { "streamRawPredict" } else { "rawPredict" };
@@ -113,8 +114,14 @@ pub(crate) fn uncarried(part: &Part) -> Option<Uncarried> {
 /// Bedrock's without a `stream` field, Vertex's with one) and reads the API version from the body.
 #[derive(Clone, Copy)]
 pub(crate) enum BodyHead {
-    Anthropic { stream: bool },
-    Cloud { anthropic_version: &'static str, stream: Option<bool> },
+    Anthropic {
+        stream: bool,
+    },
+    #[cfg(feature = "clouds")]
+    Cloud {
+        anthropic_version: &'static str,
+        stream: Option<bool>,
+    },
 }
 
 /// The request body, written straight from the request; a `None` or an empty list is left out.
@@ -124,6 +131,7 @@ pub(crate) fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest,
     w.begin_object();
     match head {
         BodyHead::Anthropic { .. } => w.field("model", model),
+        #[cfg(feature = "clouds")]
         BodyHead::Cloud { anthropic_version, .. } => w.field("anthropic_version", anthropic_version),
     }
     let max_tokens = match (request.max_tokens, thinking) {
@@ -172,7 +180,12 @@ pub(crate) fn write_body(w: &mut JsonWriter, model: &str, request: &ChatRequest,
         w.end_object();
         w.end_object();
     }
-    if let BodyHead::Anthropic { stream } | BodyHead::Cloud { stream: Some(stream), .. } = head {
+    let stream = match head {
+        BodyHead::Anthropic { stream } => Some(stream),
+        #[cfg(feature = "clouds")]
+        BodyHead::Cloud { stream, .. } => stream,
+    };
+    if let Some(stream) = stream {
         w.field("stream", &stream);
     }
     w.end_object();

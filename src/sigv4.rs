@@ -106,9 +106,10 @@ fn split_url(url: &str) -> (&str, &str, &str) {
     (authority.strip_suffix(default_port).unwrap_or(authority), path, query)
 }
 
-/// A header value with its ends trimmed and each run of spaces made one.
+/// A header value with its ends trimmed of spaces and each run of spaces made one (the values
+/// signed here are checked header values: no tabs or line breaks).
 fn canonical_value(value: &str) -> String {
-    value.split_whitespace().collect::<Vec<_>>().join(" ")
+    value.split(' ').filter(|word| !word.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 /// The path normalized (no empty, `.` or `..` segments) and each segment URI-encoded once more,

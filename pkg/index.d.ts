@@ -85,6 +85,16 @@ export interface BedrockTarget extends Omit<ProviderTarget, "format" | "baseUrl"
 }
 
 /**
+ * Anthropic Messages on Amazon Bedrock (InvokeModel and InvokeModelWithResponseStream,
+ * docs/bedrock.md): Anthropic's body and events, Bedrock's endpoint, signing and errors. `model`
+ * is a Bedrock model id or inference profile, e.g. "us.anthropic.claude-sonnet-4-5-20250929-v1:0".
+ */
+export interface AnthropicBedrockTarget extends Omit<BedrockTarget, "format" | "cloud"> {
+  format: "anthropic_messages";
+  cloud: "bedrock";
+}
+
+/**
  * Azure OpenAI (docs/azure.md): an OpenAI format on an Azure resource, with a resource key
  * (`apiKey`, sent as `api-key`) or a Microsoft Entra ID token (`entraToken`, sent as a bearer
  * token), exactly one. Without `apiVersion`, the v1 API (`{baseUrl}/openai/v1/...`); with it,
@@ -115,24 +125,6 @@ export interface AzureTargetFields extends Omit<ProviderTarget, "format" | "apiK
 export interface ContentFilterResults {
   promptFilterResults?: Array<{ prompt_index?: number; content_filter_results?: Record<string, unknown> }>;
   contentFilterResults?: Record<string, { filtered?: boolean; severity?: string; detected?: boolean } | unknown>;
- * Anthropic Messages on Amazon Bedrock (InvokeModel and InvokeModelWithResponseStream,
- * docs/bedrock.md): Anthropic's body and events, Bedrock's endpoint, signing and errors. `model`
- * is a Bedrock model id or inference profile, e.g. "us.anthropic.claude-sonnet-4-5-20250929-v1:0".
- */
-export interface AnthropicBedrockTarget extends Omit<BedrockTarget, "format" | "cloud"> {
-  format: "anthropic_messages";
-  cloud: "bedrock";
- * A service account's JSON key as Google issues it (or its text): `client_email`, the PKCS#8
- * `private_key` and `token_uri` are read; its other fields may stay.
- */
-export interface GoogleServiceAccountKey {
-  client_email: string;
-  private_key: string;
-  /** Default "https://oauth2.googleapis.com/token". */
-  token_uri?: string;
-  /** Named in the JWT's header as `kid`. */
-  private_key_id?: string;
-  [field: string]: unknown;
 }
 
 /**
@@ -153,6 +145,20 @@ export interface VertexTarget extends Omit<ProviderTarget, "format" | "baseUrl" 
   accessToken?: string;
   /** The service account's JSON key, as an object or its text. Never logged. */
   serviceAccount?: GoogleServiceAccountKey | string;
+}
+
+/**
+ * A service account's JSON key as Google issues it (or its text): `client_email`, the PKCS#8
+ * `private_key` and `token_uri` are read; its other fields may stay.
+ */
+export interface GoogleServiceAccountKey {
+  client_email: string;
+  private_key: string;
+  /** Default "https://oauth2.googleapis.com/token". */
+  token_uri?: string;
+  /** Named in the JWT's header as `kid`. */
+  private_key_id?: string;
+  [field: string]: unknown;
 }
 
 /**

@@ -39,6 +39,7 @@ const PACKAGE_FILES = [
   "browser.js",
   "clouds/browser.js",
   "clouds/deno.js",
+  "clouds/index.d.ts",
   "clouds/node.js",
   "clouds/workerd.js",
   "core.js",
@@ -51,6 +52,7 @@ const PACKAGE_FILES = [
   "gateway/browser.js",
   "gateway/clouds/browser.js",
   "gateway/clouds/deno.js",
+  "gateway/clouds/index.d.ts",
   "gateway/clouds/node.js",
   "gateway/clouds/workerd.js",
   "gateway/cluster.js",
@@ -86,7 +88,9 @@ const PACKAGE_FILES = [
 
 /**
  * Bytes: the .tgz a user downloads, and what it unpacks to in node_modules. A little above today's
- * (423.1 KB packed, 1,072.8 KB unpacked, 35 files, with issue 38's drop-in surfaces and the gateway's
+ * (860.9 KB packed, 2,129.8 KB unpacked, 53 files, with issue 39's clouds in two more wasm builds
+ * (an app loads one of the four; the clouds' code is in two), issue 40's /metrics, workers and
+ * Redis store; 423.1 KB packed, 1,072.8 KB unpacked, 35 files, with issue 38's drop-in surfaces and the gateway's
  * /healthz, preflight reasons and access log; 409.8 / 1,044.0
  * KB before them, 410.7 / 1,042.8 KB before read buffers were kept
  * from body to body and one reader served the providers' whole answers, 420.3 / 1,069.1 KB before
@@ -97,7 +101,7 @@ const PACKAGE_FILES = [
  * clients got reasoning state and the AI SDK model kept it); most of it is the two wasm files,
  * which package_size.test.mjs holds too. Lower them as the package shrinks.
  */
-const BUDGET = { packed: 424_000, unpacked: 1_074_500 };
+const BUDGET = { packed: 862_000, unpacked: 2_131_000 };
 
 /** The Node binaries to install and run the package on: this one, then 22 and 24 where present. */
 const NODES = [
@@ -295,7 +299,7 @@ describe("the tarball", () => {
     // CommonJS file may import the package only with import(); TypeScript (5.6, attw's) does not
     // model Node's require(esm). It is what "ESM only" means, so it is expected, once per entry,
     // and any other problem fails here.
-    const entries = [".", "./gateway", "./gateway/env", "./gateway/node-server", "./gateway/redis", "./durable", "./ai-sdk"];
+    const entries = [".", "./clouds", "./gateway", "./gateway/clouds", "./gateway/env", "./gateway/node-server", "./gateway/redis", "./durable", "./ai-sdk"];
     assert.deepEqual(Object.keys(analysis.entrypoints), [...entries, "./package.json"], "the entries attw found");
     assert.deepEqual(
       analysis.problems,

@@ -3,7 +3,7 @@
 import * as wasm from "../wasm/llm_baton_clouds.js";
 import { createHost } from "../host.js";
 import { useRuntime } from "../core.js";
-import { BATON_CLOUDS_WASM } from "../wasm_files.js";
+import { BATON_CLOUDS_WASM } from "../wasm_files_clouds.js";
 
 wasm.initSync({ module: Deno.readFileSync(BATON_CLOUDS_WASM) });
 const host = createHost(wasm, { streamBodies: true });

@@ -83,6 +83,7 @@ const PACKAGE_FILES = [
   "wasm/llm_baton_gateway_clouds.js",
   "wasm/llm_baton_gateway_clouds_bg.wasm",
   "wasm_files.js",
+  "wasm_files_clouds.js",
   "workerd.js",
 ];
 

@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import * as wasm from "../../wasm/llm_baton_gateway_clouds.js";
 import { installGateway } from "../api.js";
-import { GATEWAY_CLOUDS_WASM } from "../../wasm_files.js";
+import { GATEWAY_CLOUDS_WASM } from "../../wasm_files_clouds.js";
 
 wasm.initSync({ module: readFileSync(GATEWAY_CLOUDS_WASM) });
 installGateway(wasm, undefined, true);

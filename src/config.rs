@@ -269,9 +269,18 @@ mod tests {
     fn a_build_without_the_clouds_refuses_a_cloud_target_naming_the_entry_that_has_them() {
         let cases = [
             (r#"{"format": "bedrock_converse", "region": "us-east-1", "model": "m"}"#, "targets.t.format"),
-            (r#"{"format": "openai_chat", "cloud": "azure", "baseUrl": "https://r.openai.azure.com", "model": "m"}"#, "targets.t.cloud"),
-            (r#"{"format": "anthropic_messages", "baseUrl": "https://x.test", "model": "m", "region": "us-east-1"}"#, "targets.t.region"),
-            (r#"{"format": "gemini", "baseUrl": "https://x.test", "model": "g", "accessToken": "ya29.secret-token"}"#, "targets.t.accessToken"),
+            (
+                r#"{"format": "openai_chat", "cloud": "azure", "baseUrl": "https://r.openai.azure.com", "model": "m"}"#,
+                "targets.t.cloud",
+            ),
+            (
+                r#"{"format": "anthropic_messages", "baseUrl": "https://x.test", "model": "m", "region": "us-east-1"}"#,
+                "targets.t.region",
+            ),
+            (
+                r#"{"format": "gemini", "baseUrl": "https://x.test", "model": "g", "accessToken": "ya29.secret-token"}"#,
+                "targets.t.accessToken",
+            ),
         ];
         for (target, path) in cases {
             let e = Config::from_json(&format!(r#"{{"targets": {{"t": {target}}}}}"#)).unwrap_err();

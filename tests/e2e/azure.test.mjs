@@ -14,7 +14,8 @@ import { fileURLToPath } from "node:url";
 import OpenAI, { AzureOpenAI } from "openai";
 import { Baton, BatonError } from "llm-baton/clouds";
 import { startAzure } from "./azure_server.mjs";
-import { API_VERSION, ASK, AZURE_KEY, azureTarget, ENTRA_TOKEN, streamed, TOOLS } from "./azure_scenarios.mjs";
+import { API_VERSION, ASK, AZURE_KEY, azureTarget, ENTRA_TOKEN, TOOLS } from "./azure_scenarios.mjs";
+import { streamed } from "./calls.mjs";
 import { spawnAnnounced, startProvider } from "./provider.mjs";
 import { describeEverywhere } from "./everywhere.mjs";
 

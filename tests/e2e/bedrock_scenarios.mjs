@@ -5,6 +5,8 @@
 // @anthropic-ai/bedrock-sdk for Anthropic on Bedrock) read from the same server: bedrock.test.mjs
 // checks that in Node.
 
+import { eq, streamed } from "./calls.mjs";
+
 export const REGION = "us-west-2";
 export const MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0";
 /** The model Anthropic Messages on Bedrock (InvokeModel) answers with text. */
@@ -37,25 +39,6 @@ export const CLAUDE_TEXT = "Hello from Claude on Bedrock, in Anthropic's own wor
 export const CLAUDE_USAGE = { inputTokens: 21, outputTokens: 13 };
 export const CLAUDE_CALL = { id: "toolu_bdrk_01", name: "weather", arguments: JSON.stringify({ city: "Paris", days: [1, 2] }) };
 export const CLAUDE_THINKING = { thinking: "The user wants a greeting; keep it short.", signature: "EqQBCkYIBxgCKkDbedrockSig0123456789==", text: "Hello, after some thought." };
-
-function eq(actual, expected, what) {
-  const [a, e] = [JSON.stringify(actual), JSON.stringify(expected)];
-  if (a !== e) throw new Error(`${what}: expected ${e}, got ${a}`);
-}
-
-async function streamed(baton, route, request) {
-  let text = "";
-  let pieces = 0;
-  let done = null;
-  for await (const ev of baton.stream(route, request)) {
-    if (ev.type === "text") {
-      text += ev.text;
-      pieces += 1;
-    }
-    if (ev.type === "done") done = ev;
-  }
-  return { text, pieces, done };
-}
 
 export const bedrockScenarios = {
   "signed with keys, a session token or an API key: whole and streamed": async ({ Baton, url }) => {

@@ -6,7 +6,8 @@
 // them (SigV4 and minted tokens have their own suites: bedrock.test.mjs, vertex.test.mjs).
 import { API_KEY, CLAUDE, CLAUDE_TEXT as BEDROCK_TEXT, REGION as BEDROCK_REGION } from "./bedrock_scenarios.mjs";
 import { ACCESS_TOKEN, CLAUDE_TEXT as VERTEX_TEXT, PROJECT, REGION as VERTEX_REGION } from "./vertex_scenarios.mjs";
-import { script, sameJson as eq, fail, upstream } from "./scenarios.mjs";
+import { script, fail, upstream } from "./scenarios.mjs";
+import { eq, streamed } from "./calls.mjs";
 
 const ANTHROPIC_MODEL = "claude-sonnet-4-5-20250929";
 const VERTEX_MODEL = "claude-sonnet-4-5@20250929";
@@ -32,18 +33,6 @@ function claudeEverywhere(env, { anthropic, bedrockModel = CLAUDE, afterStart } 
   };
 }
 
-async function streamed(baton, request, options) {
-  const out = { text: "", pieces: 0, done: null };
-  for await (const ev of baton.stream("claude", request, options)) {
-    if (ev.type === "text") {
-      out.text += ev.text;
-      out.pieces += 1;
-    }
-    if (ev.type === "done") out.done = ev;
-  }
-  return out;
-}
-
 const legsOf = (legs) => legs.map((l) => [l.target, l.status ?? null, l.class ?? null]);
 
 /** What a local cloud received, in order (its GET /_test/seen). */
@@ -66,7 +55,7 @@ export const cloudScenarios = {
     const baton = new env.Baton(claudeEverywhere(env));
     const out = await baton.complete("claude", ASK);
     eq([out.text, out.target, legsOf(out.legs)], [BEDROCK_TEXT, "bedrock", [["anthropic", 529, "overloaded"], ["bedrock", null, null]]], "whole");
-    const s = await streamed(baton, ASK);
+    const s = await streamed(baton, "claude", ASK);
     eq([s.text, s.done?.target, legsOf(s.done?.legs ?? [])], [BEDROCK_TEXT, "bedrock", [["anthropic", 529, "overloaded"], ["bedrock", null, null]]], "streamed");
     if (s.pieces < 2) fail(`Bedrock's text arrived in ${s.pieces} piece(s), not as it streamed`);
   },
@@ -76,7 +65,7 @@ export const cloudScenarios = {
     const legs = [["anthropic", 529, "overloaded"], ["bedrock", 429, "rate_limit"], ["vertex", null, null]];
     const out = await baton.complete("claude", ASK);
     eq([out.text, out.target, legsOf(out.legs)], [VERTEX_TEXT, "vertex", legs], "whole");
-    const s = await streamed(baton, ASK);
+    const s = await streamed(baton, "claude", ASK);
     eq([s.text, s.done?.target, legsOf(s.done?.legs ?? [])], [VERTEX_TEXT, "vertex", legs], "streamed");
     const vertexSaw = (await seen(env.vertexUrl)).at(-1);
     eq([vertexSaw.auth, vertexSaw.body.anthropic_version, "model" in vertexSaw.body], ["Bearer", "vertex-2023-10-16", false], "what Vertex received");
@@ -87,7 +76,7 @@ export const cloudScenarios = {
     const anthropic = { format: "anthropic_messages", baseUrl: `${env.providerUrl}/s/${id}/v1`, model: ANTHROPIC_MODEL, apiKey: "sk-ant-local-test" };
     const baton = new env.Baton(claudeEverywhere(env, { anthropic, bedrockModel: "throttled", afterStart: { mode: "continue" } }));
     const events = [];
-    const s = await streamed(baton, ASK, { onEvent: (ev) => events.push(ev) });
+    const s = await streamed(baton, "claude", ASK, { onEvent: (ev) => events.push(ev) });
     const kept = s.text.slice(0, s.text.length - VERTEX_TEXT.length);
     if (!s.text.endsWith(VERTEX_TEXT) || kept.trim() === "" || !WORDS.join(" ").startsWith(kept.trimEnd())) {
       fail(`expected the shown words then Vertex's continuation, got ${JSON.stringify(s.text)}`);

@@ -4,6 +4,8 @@
 // service account's JSON key for it, and throws saying what it expected and what it saw. The
 // expected values are what @anthropic-ai/vertex-sdk reads from the same server (vertex.test.mjs).
 
+import { eq, streamed } from "./calls.mjs";
+
 export const PROJECT = "baton-local";
 export const REGION = "us-east5";
 export const ACCESS_TOKEN = "ya29.local-fixed-access-token-0123456789";
@@ -27,25 +29,6 @@ export function freshAccount(key, prefix = "sa") {
 export async function mints(url, account) {
   const res = await fetch(`${url}/_test/mints?iss=${encodeURIComponent(account.client_email)}`);
   return (await res.json()).mints;
-}
-
-function eq(actual, expected, what) {
-  const [a, e] = [JSON.stringify(actual), JSON.stringify(expected)];
-  if (a !== e) throw new Error(`${what}: expected ${e}, got ${a}`);
-}
-
-async function streamed(baton, route, request) {
-  let text = "";
-  let pieces = 0;
-  let done = null;
-  for await (const ev of baton.stream(route, request)) {
-    if (ev.type === "text") {
-      text += ev.text;
-      pieces += 1;
-    }
-    if (ev.type === "done") done = ev;
-  }
-  return { text, pieces, done };
 }
 
 /** Gemini and Claude on Vertex, whole and streamed, through `baton`'s targets "gemini" and "claude". */

@@ -252,11 +252,15 @@ describe("the RESP client against redis-server", { concurrency: 1 }, () => {
   });
 });
 
-/** The gateway command with `args` and `env`; resolves once it printed GATEWAY_URL. */
+/**
+ * The gateway command with `args` and `env`, as one process (`--workers 1`: these tests share
+ * breakers between processes through Redis; gateway_workers.test.mjs tests the workers); resolves
+ * once it printed GATEWAY_URL.
+ */
 function startGateway(args, env = {}) {
   const clean = { ...process.env };
-  for (const name of ["BATON_CONFIG", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GATEWAY_API_KEYS", "DEADLINE_MS", "GATEWAY_REDIS_URL"]) delete clean[name];
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...clean, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  for (const name of ["BATON_CONFIG", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GATEWAY_API_KEYS", "DEADLINE_MS", "GATEWAY_REDIS_URL", "GATEWAY_WORKERS"]) delete clean[name];
+  const child = spawn(process.execPath, [BIN, "--workers", "1", ...args], { env: { ...clean, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   const output = { stdout: "", stderr: "" };
   child.stderr.setEncoding("utf8").on("data", (c) => (output.stderr += c));
   child.stdout.setEncoding("utf8").on("data", (c) => (output.stdout += c));

@@ -253,14 +253,14 @@ describe("the RESP client against redis-server", { concurrency: 1 }, () => {
 });
 
 /**
- * The gateway command with `args` and `env`, as one process (`--workers 1`: these tests share
- * breakers between processes through Redis; gateway_workers.test.mjs tests the workers); resolves
- * once it printed GATEWAY_URL.
+ * The gateway command with `args` and `env`, as one process unless `workers` says otherwise
+ * (these tests share breakers between processes through Redis; gateway_workers.test.mjs tests the
+ * workers); resolves once it printed GATEWAY_URL.
  */
-function startGateway(args, env = {}) {
+function startGateway(args, env = {}, { workers = 1 } = {}) {
   const clean = { ...process.env };
   for (const name of ["BATON_CONFIG", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GATEWAY_API_KEYS", "DEADLINE_MS", "GATEWAY_REDIS_URL", "GATEWAY_WORKERS"]) delete clean[name];
-  const child = spawn(process.execPath, [BIN, "--workers", "1", ...args], { env: { ...clean, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [BIN, "--workers", String(workers), ...args], { env: { ...clean, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   const output = { stdout: "", stderr: "" };
   child.stderr.setEncoding("utf8").on("data", (c) => (output.stderr += c));
   child.stdout.setEncoding("utf8").on("data", (c) => (output.stdout += c));
@@ -323,14 +323,20 @@ describe("llm-baton-gateway processes sharing breakers through Redis", { concurr
     port = await freePort();
     [redis, provider] = await Promise.all([startRedis(port, dir, ["--requirepass", PASSWORD]), startProvider()]);
     const stamp = Date.now().toString(36);
-    for (const name of ["dead", "deadLater", "backup"]) ids[name] = `redis-${name}-${stamp}`;
+    for (const name of ["dead", "deadLater", "deadForWorkers", "backup"]) ids[name] = `redis-${name}-${stamp}`;
     await putScenario(provider.url, ids.dead, [{ status: 503 }]);
     await putScenario(provider.url, ids.deadLater, [{ status: 503 }]);
+    await putScenario(provider.url, ids.deadForWorkers, [{ status: 503 }]);
     await putScenario(provider.url, ids.backup, [{}]);
     const target = (id) => ({ format: "openai_chat", baseUrl: `${provider.url}/s/${id}/v1`, model: "scripted-model", apiKey: "sk-test-not-a-secret" });
     const config = {
-      targets: { dead: target(ids.dead), deadLater: target(ids.deadLater), backup: target(ids.backup) },
-      routes: { first: { fallback: ["dead", "backup"] }, later: { fallback: ["deadLater", "backup"] }, ok: { fallback: ["backup"] } },
+      targets: { dead: target(ids.dead), deadLater: target(ids.deadLater), deadForWorkers: target(ids.deadForWorkers), backup: target(ids.backup) },
+      routes: {
+        first: { fallback: ["dead", "backup"] },
+        later: { fallback: ["deadLater", "backup"] },
+        workers: { fallback: ["deadForWorkers", "backup"] },
+        ok: { fallback: ["backup"] },
+      },
       // A budget of 10 units, no deposits: what is left shows what everyone spent.
       health: { failures: 2, cooldownMs: 60_000, retryBudget: { ratio: 0, minPerSecond: 1 } },
       deadlineMs: 10_000,
@@ -409,6 +415,30 @@ describe("llm-baton-gateway processes sharing breakers through Redis", { concurr
       `redis: the first process found the provider dead in ${seen} requests (${spent} retry budget units); the second skipped it` +
         ` (${secondCall.line.trim()}), its budget balance ${budget.balance}; one without Redis tried it (${aloneCall.line.trim()})`,
     );
+  });
+
+  test("with --workers 2 each worker shares through Redis: both skip a provider a one-process gateway found dead", async () => {
+    const single = await startGateway(["--config", configs.inConfig, "--port", "0"]);
+    const pair = await startGateway(["--config", configs.inConfig, "--port", "0"], {}, { workers: 2 });
+    gateways.push(single, pair);
+    const found = [await call(single, "workers"), await call(single, "workers")];
+    assert.ok(found.every((c) => c.status === 200 && /target=backup/.test(c.line)), JSON.stringify(found));
+    const seen = await requests(provider.url, ids.deadForWorkers);
+    await sleep(100);
+    // Calls at once open connections of their own, which the primary deals out to both workers.
+    const before = pair.output.stdout.length;
+    const results = await Promise.all(Array.from({ length: 8 }, () => call(pair, "workers")));
+    assert.ok(results.every((r) => r.status === 200), JSON.stringify(results));
+    // A worker writes its access-log line once the exchange has ended, a moment after the answer.
+    let lines = [];
+    for (const until = performance.now() + 1000; lines.length < 8 && performance.now() < until; await sleep(10)) {
+      lines = pair.output.stdout.slice(before).split("\n").filter((l) => l.includes("POST /v1/chat/completions"));
+    }
+    assert.equal(lines.length, 8, lines.join("\n"));
+    assert.ok(lines.every((l) => /target=backup attempts=1\b/.test(l)), `every call went straight to the backup:\n${lines.join("\n")}`);
+    const workers = new Set(lines.map((l) => /worker=(\d+)/.exec(l)?.[1]));
+    assert.equal(workers.size, 2, `both workers served: ${lines.join("\n")}`);
+    assert.equal(await requests(provider.url, ids.deadForWorkers), seen, "neither worker sent the dead provider anything");
   });
 
   test("when the cooldown ends, a burst of calls on both processes sends the dead provider one probe", async () => {

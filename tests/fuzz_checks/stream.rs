@@ -37,17 +37,7 @@ pub fn sse(data: &[u8]) {
     let mut p = SseParser::with_max_line(max);
     let whole = bounded_by_input(data.len(), || parse_all(&mut p, [stream]));
 
-    let mut rng = u32::from(*seed) | 0x100;
-    let mut chunks = Vec::new();
-    let mut rest = stream;
-    while !rest.is_empty() {
-        rng ^= rng << 13;
-        rng ^= rng >> 17;
-        rng ^= rng << 5;
-        let (chunk, tail) = rest.split_at((rng as usize % 17).min(rest.len()));
-        chunks.push(chunk);
-        rest = tail;
-    }
+    let chunks = random_chunks(stream, *seed, 17);
     // The same parser after reset must behave as new.
     p.reset();
     assert_eq!(parse_all(&mut p, chunks), whole, "random chunks");
@@ -67,19 +57,26 @@ pub fn event_stream(data: &[u8]) {
 fn event_stream_as(format: Format, data: &[u8]) {
     let [seed, stream @ ..] = data else { return };
     let whole = bounded_by_input(data.len(), || read_body(format, [stream]));
-    let mut rng = u32::from(*seed) | 0x100;
+    let chunks = random_chunks(stream, *seed, 23);
+    assert_eq!(read_body(format, chunks), whole, "{format:?}: random chunks");
+    assert_eq!(read_body(format, stream.chunks(1)), whole, "{format:?}: byte by byte");
+}
+
+/// `stream` cut into chunks of 0 to `sizes - 1` bytes (empty ones included), the sizes drawn by
+/// a xorshift generator from `seed`, so a failing input replays the same cuts.
+fn random_chunks(stream: &[u8], seed: u8, sizes: usize) -> Vec<&[u8]> {
+    let mut rng = u32::from(seed) | 0x100;
     let mut chunks = Vec::new();
     let mut rest = stream;
     while !rest.is_empty() {
         rng ^= rng << 13;
         rng ^= rng >> 17;
         rng ^= rng << 5;
-        let (chunk, tail) = rest.split_at((rng as usize % 23).min(rest.len()));
+        let (chunk, tail) = rest.split_at((rng as usize % sizes).min(rest.len()));
         chunks.push(chunk);
         rest = tail;
     }
-    assert_eq!(read_body(format, chunks), whole, "{format:?}: random chunks");
-    assert_eq!(read_body(format, stream.chunks(1)), whole, "{format:?}: byte by byte");
+    chunks
 }
 
 fn read_body<'a>(format: Format, chunks: impl IntoIterator<Item = &'a [u8]>) -> (Vec<Delta>, Result<(), Failure>) {

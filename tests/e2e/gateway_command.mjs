@@ -11,12 +11,16 @@ export const BIN = fileURLToPath(new URL("../../pkg/bin/llm-baton-gateway.js", i
 /** This process's environment without the variables the command reads, and `env` added. */
 export function cleanEnv(env) {
   const clean = { ...process.env };
-  for (const name of ["BATON_CONFIG", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GATEWAY_API_KEYS", "DEADLINE_MS", "GATEWAY_METRICS_KEY", "GATEWAY_WORKERS"]) delete clean[name];
+  for (const name of ["BATON_CONFIG", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GATEWAY_API_KEYS", "DEADLINE_MS", "GATEWAY_METRICS_KEY", "GATEWAY_WORKERS", "GATEWAY_REDIS_URL"]) delete clean[name];
   return { ...clean, ...env };
 }
 
-/** The command started in `dir`; resolves once it printed GATEWAY_URL to `{ url, child, exited, stdout() }`. */
-export function start(dir, args, env = {}) {
+/**
+ * The command started in `dir` with `args` and `env` added; resolves once it printed GATEWAY_URL
+ * (within `timeoutMs`) to `{ url, child, exited, stdout(), stderr() }`, where `exited` resolves to
+ * `{ code, signal, stderr, at }` (`at`: performance.now()).
+ */
+export function start(dir, args, env = {}, { timeoutMs = 15_000 } = {}) {
   const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: cleanEnv(env), stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
@@ -24,7 +28,7 @@ export function start(dir, args, env = {}) {
   const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal, stderr, at: performance.now() })));
   process.once("exit", () => child.kill("SIGKILL"));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no GATEWAY_URL line within 15 s: ${stdout} ${stderr}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`no GATEWAY_URL line within ${timeoutMs / 1000} s: ${stdout} ${stderr}`)), timeoutMs);
     exited.then((e) => reject(new Error(`exited early (${e.code ?? e.signal}): ${e.stderr}`)));
     child.stdout.setEncoding("utf8").on("data", (c) => {
       stdout += c;

@@ -6,7 +6,7 @@
 // scripted provider.
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { Agent, request as httpRequest } from "node:http";
 import { connect } from "node:net";
@@ -15,9 +15,9 @@ import { createGateway } from "llm-baton/gateway";
 import { configFromEnv } from "llm-baton/gateway/env";
 import { serve } from "llm-baton/gateway/node-server";
 import { putScenario, startProvider, upstream } from "./provider.mjs";
+import { BIN, cleanEnv, start as startCommand } from "./gateway_command.mjs";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
-const BIN = `${repo}pkg/bin/llm-baton-gateway.js`;
 const dir = `${repo}tests/e2e/artifacts/gateway-node-only`;
 const KEY = "gw-node-key";
 const SECRET = `sk-node-secret-${Math.random().toString(36).slice(2, 10)}`;
@@ -34,40 +34,12 @@ function file(name, text) {
 
 /** The command run to its end with `args` and `env` added: `{ status, stdout, stderr }`. */
 function run(args, env = {}) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: dir, env: { ...cleanEnv(), ...env }, encoding: "utf8", timeout: 20_000 });
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: dir, env: cleanEnv(env), encoding: "utf8", timeout: 20_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** This process's environment without the variables the command reads its config from. */
-function cleanEnv() {
-  const env = { ...process.env };
-  for (const name of ["BATON_CONFIG", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GATEWAY_API_KEYS", "DEADLINE_MS"]) delete env[name];
-  return env;
-}
-
-/**
- * The command started with `args`: resolves once it printed GATEWAY_URL to `{ url, child,
- * exited }`, where `exited` resolves to `{ code, signal, stderr, at }` (`at`: performance.now()).
- */
-function start(args, env = {}) {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: { ...cleanEnv(), ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stderr.setEncoding("utf8").on("data", (c) => (stderr += c));
-  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal, stderr, at: performance.now() })));
-  process.once("exit", () => child.kill("SIGKILL"));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no GATEWAY_URL line within 10 s: ${stdout} ${stderr}`)), 10_000);
-    exited.then((e) => reject(new Error(`exited early (${e.code ?? e.signal}): ${e.stderr}`)));
-    child.stdout.setEncoding("utf8").on("data", (c) => {
-      stdout += c;
-      const m = /^GATEWAY_URL=(http:\/\/\S+)\n/m.exec(stdout);
-      if (!m) return;
-      clearTimeout(timer);
-      resolve({ url: m[1], child, exited, stdout: () => stdout });
-    });
-  });
-}
+/** The command started with `args` and `env` added (gateway_command.mjs's `start`, in this suite's directory). */
+const start = (args, env = {}) => startCommand(dir, args, env, { timeoutMs: 10_000 });
 
 function post(url, body, headers = {}) {
   return fetch(`${url}/v1/chat/completions`, {

@@ -21,9 +21,9 @@ import { fileURLToPath } from "node:url";
 import { redisHealthStore } from "llm-baton/gateway/redis";
 import { RedisClient, RedisReplyError, RedisUnavailableError, ReplyReader } from "../../pkg/gateway/resp.js";
 import { putScenario, startProvider } from "./provider.mjs";
+import { BIN, cleanEnv } from "./gateway_command.mjs";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
-const BIN = `${repo}pkg/bin/llm-baton-gateway.js`;
 const REDIS_SERVER = process.env.BATON_REDIS_SERVER ?? "/usr/bin/redis-server";
 const KEY = "gw-redis-key";
 const PASSWORD = `pw-${Math.random().toString(36).slice(2, 12)}`;
@@ -258,9 +258,7 @@ describe("the RESP client against redis-server", { concurrency: 1 }, () => {
  * workers); resolves once it printed GATEWAY_URL.
  */
 function startGateway(args, env = {}, { workers = 1 } = {}) {
-  const clean = { ...process.env };
-  for (const name of ["BATON_CONFIG", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GATEWAY_API_KEYS", "DEADLINE_MS", "GATEWAY_REDIS_URL", "GATEWAY_WORKERS"]) delete clean[name];
-  const child = spawn(process.execPath, [BIN, "--workers", String(workers), ...args], { env: { ...clean, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [BIN, "--workers", String(workers), ...args], { env: cleanEnv(env), stdio: ["ignore", "pipe", "pipe"] });
   const output = { stdout: "", stderr: "" };
   child.stderr.setEncoding("utf8").on("data", (c) => (output.stderr += c));
   child.stdout.setEncoding("utf8").on("data", (c) => (output.stdout += c));

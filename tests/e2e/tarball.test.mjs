@@ -20,6 +20,8 @@ import { publint } from "publint";
 import { formatMessage } from "publint/utils";
 import { absoluteLinks, buildPackage, packageReadme, repo, repositoryUrl } from "../../scripts/package.mjs";
 import { startProvider } from "./provider.mjs";
+import { startBedrock } from "./local_bedrock.mjs";
+import { API_KEY, CLAUDE, CLAUDE_TEXT, REGION } from "./bedrock_scenarios.mjs";
 
 const execFileAsync = promisify(execFile);
 
@@ -147,6 +149,41 @@ console.log(JSON.stringify({
 `;
 
 /**
+ * A user of the clouds: Claude on Bedrock (a Bedrock API key, against the local Bedrock) through
+ * llm-baton/clouds and llm-baton/gateway/clouds, in a process of its own.
+ */
+const CLOUDS_APP = `import { Baton } from "llm-baton/clouds";
+import { createGateway } from "llm-baton/gateway/clouds";
+
+const config = {
+  targets: { claude: { format: "anthropic_messages", cloud: "bedrock", region: process.env.REGION, baseUrl: process.env.BEDROCK_URL, model: process.env.MODEL, apiKey: process.env.BEDROCK_KEY } },
+};
+const c = await new Baton(config).complete("claude", { messages: [{ role: "user", content: "Say hello" }] });
+const res = await createGateway(config).fetch(new Request("http://localhost/v1/messages", {
+  method: "POST",
+  headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" },
+  body: JSON.stringify({ model: "claude", max_tokens: 64, messages: [{ role: "user", content: "Say hello" }] }),
+}));
+const answer = await res.json();
+console.log(JSON.stringify({
+  entries: [import.meta.resolve("llm-baton/clouds"), import.meta.resolve("llm-baton/gateway/clouds")],
+  text: c.text,
+  gateway: [res.status, answer.content?.map((b) => b.text).join("")],
+}));
+`;
+
+/** The same target given to llm-baton, which has no cloud code: the config error a user sees. */
+const LEAN_APP = `import { Baton, BatonError } from "llm-baton";
+
+try {
+  new Baton({ targets: { claude: { format: "anthropic_messages", cloud: "bedrock", region: "us-east-1", model: "m", apiKey: "k" } } });
+  console.log(JSON.stringify({ refused: false }));
+} catch (e) {
+  console.log(JSON.stringify({ refused: e instanceof BatonError, kind: e.kind, path: e.path, message: e.message }));
+}
+`;
+
+/**
  * A TypeScript user's file (`.mts`: an ES module in a project without "type"). The
  * `@ts-expect-error` lines fail the check if the types were `any`. llm-baton/ai-sdk is left out: its
  * types need @ai-sdk/provider, which this offline project lacks (types_check_ai_sdk.ts checks them).
@@ -174,6 +211,15 @@ new Baton(config).complete({ messages: [] });
 function run(command, args, { cwd, env = {} }) {
   const r = spawnSync(command, args, { cwd, env: { ...process.env, NODE_OPTIONS: "", ...env }, encoding: "utf8", timeout: 60_000 });
   return { status: r.status, stdout: r.stdout.trim(), stderr: r.stderr.trim() };
+}
+
+/** `run` without blocking this process, whose own servers (the local Bedrock) the command calls. */
+async function runAsync(command, args, { cwd, env = {} }) {
+  const options = { cwd, env: { ...process.env, NODE_OPTIONS: "", ...env }, encoding: "utf8", timeout: 60_000 };
+  return execFileAsync(command, args, options).then(
+    ({ stdout, stderr }) => ({ status: 0, stdout: stdout.trim(), stderr: stderr.trim() }),
+    (e) => ({ status: e.code ?? 1, stdout: String(e.stdout ?? "").trim(), stderr: String(e.stderr ?? e.message).trim() }),
+  );
 }
 
 const version = (node) => execFileSync(node, ["--version"], { encoding: "utf8" }).trim();
@@ -363,6 +409,27 @@ describe("the tarball", () => {
       },
     ];
     for (const { name, command, entry, env: runtimeEnv } of runtimes) {
+      test(`on ${name}: llm-baton/clouds reaches Claude on Bedrock, through a Baton and the gateway; llm-baton refuses it naming that entry`, async () => {
+        writeFileSync(join(project, "clouds.mjs"), CLOUDS_APP);
+        writeFileSync(join(project, "lean.mjs"), LEAN_APP);
+        const bedrock = await startBedrock();
+        try {
+          const env = { ...runtimeEnv, BEDROCK_URL: bedrock.url, BEDROCK_KEY: API_KEY, REGION, MODEL: CLAUDE };
+          const r = await runAsync(command[0], [...command.slice(1, -1), "clouds.mjs"], { cwd: project, env });
+          assert.equal(r.status, 0, `clouds.mjs exited ${r.status}:\n${r.stderr}`);
+          const entries = [`file://${installed(`clouds/${entry}`)}`, `file://${installed(`gateway/clouds/${entry}`)}`];
+          assert.deepEqual(JSON.parse(r.stdout), { entries, text: CLAUDE_TEXT, gateway: [200, CLAUDE_TEXT] });
+          assert.equal(bedrock.seen.filter((s) => s.path.endsWith("/invoke")).length, 2, "the Baton's and the gateway's request reached Bedrock");
+        } finally {
+          bedrock.stop();
+        }
+        const lean = run(command[0], [...command.slice(1, -1), "lean.mjs"], { cwd: project, env: runtimeEnv });
+        assert.equal(lean.status, 0, lean.stderr);
+        const refusal = JSON.parse(lean.stdout);
+        assert.deepEqual([refusal.refused, refusal.kind, refusal.path], [true, "config", "targets.claude.cloud"]);
+        assert.match(refusal.message, /import from "llm-baton\/clouds"/);
+      });
+
       test(`on ${name}: a Baton call fails over, and the gateway answers`, async () => {
         const env = {
           ...runtimeEnv,

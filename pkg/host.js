@@ -25,9 +25,10 @@ export const ABORT_MAX_WAIT_MS = 50;
  * owns: `attach` it once the module is instantiated. Each module has its own tasks, generation
  * and controllers, so a trap in one never touches the other. `oneTimer: false` gives each timer
  * its own runtime timer (workerd), instead of one per instant (see dueAt). `streamBodies: true`
- * sends each attempt's body as a stream (Deno; see services.fetch).
+ * sends each attempt's body as a stream (Deno; see services.fetch). `fetch`: what sends each
+ * attempt instead of the global fetch (the Node gateway's, pkg/gateway/node-fetch.js).
  */
-export function createHost(wasm, { oneTimer = true, streamBodies = false } = {}) {
+export function createHost(wasm, { oneTimer = true, streamBodies = false, fetch: send } = {}) {
   /** Bumped each time the instance is replaced; objects built on an older one rebuild. */
   let generation = 0;
   /** Why the instance could not be replaced after a trap, if it could not. */
@@ -104,7 +105,7 @@ export function createHost(wasm, { oneTimer = true, streamBodies = false } = {})
         });
         init.duplex = "half";
       }
-      return globalThis.fetch(url, init);
+      return send ? send(url, init) : globalThis.fetch(url, init);
     },
     /**
      * Signs `data` with the RSA key in `pkcs8` (DER), RSASSA-PKCS1-v1_5 with SHA-256, for a Vertex

@@ -26,6 +26,28 @@ WebAssembly.Instance = function CountingInstance(module, imports) {
 };
 const { createGateway } = await import("../../pkg/gateway/node.js");
 const { Baton } = await import("../../pkg/node.js");
+const { UpstreamReader } = await import("../../pkg/gateway/node-fetch.js");
+
+/**
+ * The readers the wasm reads an upstream body with: the Node gateway's over node:http, and a
+ * fetch body's BYOB reader (Deno, workerd, a Baton, and the Node gateway when an app replaced
+ * globalThis.fetch, as `through` does here).
+ */
+const READERS = [
+  { name: "node:http", prototype: UpstreamReader.prototype, through: async (f) => f() },
+  { name: "fetch", prototype: ReadableStreamBYOBReader.prototype, through: replacedFetch },
+];
+
+/** Runs `f` with globalThis.fetch replaced (by a pass-through), as an app's mock would. */
+async function replacedFetch(f) {
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = (input, init) => realFetch(input, init);
+  try {
+    return await f();
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+}
 
 /** The task loop's entries, the same for a gateway request as for a Baton call. */
 const LOOP = new Set(["pollTask", "settleSlot", "cancelTask"]);
@@ -137,18 +159,18 @@ test("baton.fetch enters its gateway twice per request, and takes and gives its 
   assert.deepEqual(request, { ...TWO, ...FOLLOW });
 });
 
-test("a stream's events that arrive together cross into the wasm together, and go out in order as one write", async (t) => {
+for (const reader of READERS) test(`a stream's events that arrive together cross into the wasm together, and go out in order as one write (${reader.name})`, async (t) => {
   // 300 content events with no pause between them: the upstream's writes reach the gateway in
   // a few network reads, and each read is one settleSlot and one pollTask (a read used to cost
   // a second pollTask, its own wake-up, and a chunk output per read).
   const words = Array.from({ length: 300 }, (_, i) => `w${i}`);
   await putScenario(provider.url, "crossings-long", [{ text: words.join(" "), chunks: words.length }]);
-  // The wasm reads a fetch body with a BYOB reader: its reads of the upstream's body are counted
-  // here. The client's writes are no measure of them, since the gateway joins what arrives
-  // while the client is busy into one write.
-  const byobRead = ReadableStreamBYOBReader.prototype.read;
+  // The wasm reads an upstream body with a BYOB reader: its reads of the upstream's body are
+  // counted here. The client's writes are no measure of them, since the gateway joins what
+  // arrives while the client is busy into one write.
+  const byobRead = reader.prototype.read;
   let reads = 0;
-  ReadableStreamBYOBReader.prototype.read = function countedRead(...args) {
+  reader.prototype.read = function countedRead(...args) {
     reads += 1;
     return byobRead.apply(this, args);
   };
@@ -156,7 +178,7 @@ test("a stream's events that arrive together cross into the wasm together, and g
   let text = "";
   let measured;
   try {
-    measured = await entries(async () => {
+    measured = await reader.through(() => entries(async () => {
       const res = await keyed.fetch(post("http://gw.example/v1/chat/completions", { model: "long", stream: true, ...ask }, { authorization: "Bearer gw" }));
       assert.equal(res.status, 200);
       reads = 0;
@@ -167,9 +189,9 @@ test("a stream's events that arrive together cross into the wasm together, and g
         writes += 1;
         text += decoder.decode(chunk, { stream: true });
       }
-    });
+    }));
   } finally {
-    ReadableStreamBYOBReader.prototype.read = byobRead;
+    reader.prototype.read = byobRead;
   }
   const { request, loop } = measured;
   assert.deepEqual(request, TWO);
@@ -186,19 +208,22 @@ test("a stream's events that arrive together cross into the wasm together, and g
 
 test("calls one after another read their bodies into the buffer an earlier one left, not a fresh 64 KiB each", async (t) => {
   // A read takes its buffer over and hands it back in its result's view; a buffer that no read
-  // handed back is one the wasm allocated (and the runtime zeroed).
-  const byobRead = ReadableStreamBYOBReader.prototype.read;
+  // handed back is one the wasm allocated (and the runtime zeroed). The gateway reads over
+  // node:http, the Baton a fetch body: both readers are watched.
   const handedBack = new WeakSet();
   let reads = 0;
   let fresh = 0;
-  ReadableStreamBYOBReader.prototype.read = function watchedRead(view, ...rest) {
-    reads += 1;
-    if (!handedBack.has(view.buffer)) fresh += 1;
-    return byobRead.call(this, view, ...rest).then((result) => {
-      if (result.value) handedBack.add(result.value.buffer);
-      return result;
-    });
-  };
+  const reads0 = READERS.map(({ prototype }) => [prototype, prototype.read]);
+  for (const [prototype, byobRead] of reads0) {
+    prototype.read = function watchedRead(view, ...rest) {
+      reads += 1;
+      if (!handedBack.has(view.buffer)) fresh += 1;
+      return byobRead.call(this, view, ...rest).then((result) => {
+        if (result.value) handedBack.add(result.value.buffer);
+        return result;
+      });
+    };
+  }
   const run = async (stream) => {
     const res = await gateway.fetch(post("http://gw.example/v1/chat/completions", { model: "t", stream, ...ask }));
     assert.equal(res.status, 200);
@@ -214,7 +239,7 @@ test("calls one after another read their bodies into the buffer an earlier one l
     fresh = 0;
     for (const stream of [false, true, false, true]) await run(stream);
   } finally {
-    ReadableStreamBYOBReader.prototype.read = byobRead;
+    for (const [prototype, byobRead] of reads0) prototype.read = byobRead;
   }
   assert.ok(reads >= 8, `${reads} reads`);
   assert.equal(fresh, 0, `${fresh} of ${reads} reads were given a fresh buffer`);

@@ -16,6 +16,9 @@
 
 const utf8 = new TextEncoder();
 
+/** The key of a Gateway's core (gatewayCore), for pkg/gateway/node-exchange.js. */
+export const CORE = Symbol.for("llm-baton.gateway.core");
+
 /** The key of a Gateway's metrics link, for pkg/gateway/cluster.js. */
 export const METRICS = Symbol.for("llm-baton.gateway.metrics");
 
@@ -52,6 +55,11 @@ export class Gateway {
 
   /** The handler. An arrow property, so `Deno.serve(gateway.fetch)` works unbound. */
   fetch = (request) => serveHttp(this.#core, request);
+
+  /** pkg/gateway/node-exchange.js: what this gateway serves with. */
+  get [CORE]() {
+    return this.#core;
+  }
 }
 
 /**
@@ -67,7 +75,7 @@ export function inProcessFetch(instance, runtime) {
 /** What both handlers serve with: the wasm object's two entries, each through the loop. */
 function gatewayCore(instance, runtime) {
   const wasm = {
-    decide: (request) => runtime.enter(() => instance().decide(request.method, new URL(request.url).pathname, request.headers)),
+    decide: (method, path, headers) => runtime.enter(() => instance().decide(method, path, headers)),
     refuse: (plan, status, message) => runtime.enter(() => instance().refuse(plan.format, plan.origin, status, message)),
   };
   return { wasm, runtime, instance };
@@ -84,17 +92,25 @@ async function serveHttp(core, request) {
     // The first request waits while metrics.js is imported (core.js's lazyMetrics).
     metrics = metricsLink.current ?? (await metricsLink.load());
   }
-  const step = core.wasm.decide(request);
+  const step = core.wasm.decide(request.method, new URL(request.url).pathname, request.headers);
   if (step.status !== undefined) {
     if (step.status === 403 && request.method === "OPTIONS") logRefusedPreflight(request, step);
     metrics?.answered(step.status, started);
     return respond(step);
   }
   const body = await readBody(request, step.limit);
-  // The first traced request waits while telemetry.js is imported (core.js's lazyTelemetry).
+  const [telemetry, meter] = await observers(core, step, body, started, metrics);
+  return new Promise((resolve, reject) => serve(core, step, body, responseExchange(request, false, resolve, reject), telemetry, meter));
+}
+
+/**
+ * The request's trace (core.js's lazyTelemetry: the first traced request waits while
+ * telemetry.js is imported) and its meter for `/metrics`, each undefined when off.
+ */
+export async function observers(core, step, body, started, metrics) {
   const telemetry = core.runtime.telemetry;
   const meter = metrics?.request(step.format, body, started);
-  return serve(core, step, body, request, false, telemetry && (telemetry.current ?? (await telemetry.load())), meter);
+  return [telemetry && (telemetry.current ?? (await telemetry.load())), meter];
 }
 
 /** Origins whose refused preflight was logged: a page that retries logs once (up to 100 origins). */
@@ -104,7 +120,7 @@ const loggedOrigins = new Set();
  * Logs a CORS preflight the gateway refused, with its reason (which names the origin and the
  * gateway.cors that would let it in): the page itself only sees "Failed to fetch".
  */
-function logRefusedPreflight(request, reply) {
+export function logRefusedPreflight(request, reply) {
   const origin = request.headers.get("origin") ?? "";
   if (loggedOrigins.has(origin) || loggedOrigins.size >= 100) return;
   loggedOrigins.add(origin);
@@ -126,7 +142,7 @@ function logRefusedPreflight(request, reply) {
 async function serveInProcess(core, request) {
   const signal = request.signal;
   if (signal?.aborted) throw abortReason(signal);
-  const step = core.wasm.decide(request);
+  const step = core.wasm.decide(request.method, new URL(request.url).pathname, request.headers);
   if (step.status !== undefined) return respond(step);
   let body;
   try {
@@ -135,8 +151,8 @@ async function serveInProcess(core, request) {
     if (signal?.aborted) throw abortReason(signal);
     body = { error: e instanceof Error ? e.message : String(e) };
   }
-  const telemetry = core.runtime.telemetry;
-  return serve(core, step, body, request, true, telemetry && (telemetry.current ?? (await telemetry.load())), undefined);
+  const [telemetry] = await observers(core, step, body, 0, null);
+  return new Promise((resolve, reject) => serve(core, step, body, responseExchange(request, true, resolve, reject), telemetry, undefined));
 }
 
 /** What a standard fetch rejects with when its signal aborts: the signal's reason. */
@@ -145,96 +161,122 @@ function abortReason(signal) {
 }
 
 /**
- * Runs the plan's call on `body` (`{bytes}` as read, or `{error}`: why reading failed) and
- * resolves with the Response: an error or a whole answer when the driver settles before
- * committing, else a 200 stream as soon as the first delta is delivered. `inProcess`: the
- * caller's abort rejects or errors the body (baton.fetch) instead of ending a response nobody
- * reads. `telemetry`: the owner's Telemetry (telemetry.js), or null. `meter`: the request's
- * RequestMeter (gateway/metrics.js), or undefined.
+ * Runs the plan's call on `body` (`{bytes}` as read, or `{error}`: why reading failed) and hands
+ * its reply to `exchange` (responseExchange, nodeExchange): an error or a whole answer when the
+ * driver settles before committing, else a 200 stream as soon as the first delta is delivered.
+ * `telemetry`: the owner's Telemetry (telemetry.js), or null. `meter`: the request's RequestMeter
+ * (gateway/metrics.js), or undefined.
  */
-function serve({ wasm, runtime, instance }, plan, body, request, inProcess, telemetry, meter) {
-  return new Promise((resolve, reject) => {
-    let committed = false;
-    let task = null;
-    const respondWith = (reply) => resolve(respond(reply));
-    // The client's disconnect (request.signal) and a reader that stops reading (cancel below)
-    // both cancel the call, which aborts the upstream attempt at once.
-    const stop = () => {
-      if (task !== null) runtime.cancel(task);
-    };
-    // The client's stream, made when the call commits to one (a whole answer needs none).
-    let client = null;
-    const signal = request.signal;
-    // In process, settle as a network fetch would before the cancelled call's own reply can.
-    const abort = () => {
-      if (inProcess && committed) client.error(abortReason(signal));
-      else if (inProcess) reject(abortReason(signal));
-      stop();
-    };
-    const finish = (reply) => {
-      signal?.removeEventListener("abort", abort);
-      meter?.end(committed ? 200 : reply.status);
-      if (!committed) return respondWith(reply);
-      client.write(utf8.encode(reply.body));
-      client.close();
-    };
-    const trace = telemetry?.gatewayCall(body, request, !inProcess);
-    const broken = (e) => {
-      trace?.trapped(e);
-      meter?.end(committed ? 200 : 500);
-      signal?.removeEventListener("abort", abort);
-      if (committed) client.error(e);
-      else respondWith(wasm.refuse(plan, 500, e.message));
-    };
-    const handler = {
-      output(out) {
-        if (out instanceof Uint8Array) client.write(out);
-        else if (out.type === "event") {
-          if (out.event.type === "leg") runtime.health?.report(out.event);
-          trace?.event(out.event);
-          meter?.event(out.event);
-        } else if (out.type === "done") {
-          trace?.done(out.summary);
-          meter?.done(out.summary);
-        } else if (out.type === "failed") trace?.failed(out.error);
-        else if (out.type === "request") trace?.request(out.request);
-        else if (out.type === "commit") {
-          committed = true;
-          // A deployed workerd gateway hands the socket a native stream; in process the caller's
-          // code reads it, and may see it errored with its own abort reason.
-          client = !inProcess && typeof IdentityTransformStream === "function" ? nativeClientStream(stop) : jsClientStream(stop);
-          resolve(new Response(client.body, { status: 200, headers: out.headers }));
-        } else if (out.type === "reply") {
-          // A request refused before its call started (a bad body, an unknown model).
-          trace?.failed({ kind: "config", message: `the gateway refused the request (HTTP ${out.reply.status})`, status: out.reply.status });
-          finish(out.reply);
-        }
-      },
-      trapped: (cause) => broken(runtime.internalError(cause)),
-      attemptHeaders: trace && ((target, attempt) => trace.attemptHeaders(target, attempt)),
-      room: () => client?.room(),
-    };
-    const begin = (waitedMs) => {
-      try {
-        const reports = Boolean(runtime.health);
-        // A meter reads the same events and end as a trace.
-        const traced = trace !== undefined || meter !== undefined;
-        const content = trace !== undefined && telemetry.recordContent;
-        task = runtime.spawn(
-          () => instance().serve(plan.format, plan.deadlineMs, plan.origin, body.bytes, body.error, waitedMs, reports, traced, content),
-          handler,
-          runtime.internalError,
-        );
-      } catch (e) {
-        return broken(e);
+export function serve({ wasm, runtime, instance }, plan, body, exchange, telemetry, meter) {
+  let committed = false;
+  let task = null;
+  // The client's disconnect and a reader that stops reading both cancel the call, which aborts
+  // the upstream attempt at once.
+  const stop = () => {
+    if (task !== null) runtime.cancel(task);
+  };
+  // The client's stream, made when the call commits to one (a whole answer needs none).
+  let client = null;
+  let unlisten = () => {};
+  const abort = () => {
+    exchange.abandoned(client);
+    stop();
+  };
+  const finish = (reply) => {
+    unlisten();
+    meter?.end(committed ? 200 : reply.status);
+    if (!committed) return exchange.reply(reply);
+    client.write(utf8.encode(reply.body));
+    client.close();
+  };
+  const trace = telemetry?.gatewayCall(body, exchange.request, exchange.server);
+  const broken = (e) => {
+    trace?.trapped(e);
+    meter?.end(committed ? 200 : 500);
+    unlisten();
+    if (committed) client.error(e);
+    else exchange.reply(wasm.refuse(plan, 500, e.message));
+  };
+  const handler = {
+    output(out) {
+      if (out instanceof Uint8Array) client.write(out);
+      else if (out.type === "event") {
+        if (out.event.type === "leg") runtime.health?.report(out.event);
+        trace?.event(out.event);
+        meter?.event(out.event);
+      } else if (out.type === "done") {
+        trace?.done(out.summary);
+        meter?.done(out.summary);
+      } else if (out.type === "failed") trace?.failed(out.error);
+      else if (out.type === "request") trace?.request(out.request);
+      else if (out.type === "commit") {
+        committed = true;
+        client = exchange.commit(out.headers, stop);
+      } else if (out.type === "reply") {
+        // A request refused before its call started (a bad body, an unknown model).
+        trace?.failed({ kind: "config", message: `the gateway refused the request (HTTP ${out.reply.status})`, status: out.reply.status });
+        finish(out.reply);
       }
-      if (signal?.aborted) abort();
-      else signal?.addEventListener("abort", abort, { once: true });
-    };
-    // With a health store, the request starts once the store answered (or the wait ran out).
-    if (runtime.health) runtime.health.admit(body.bytes).catch(() => 0).then(begin);
-    else begin(0);
-  });
+    },
+    trapped: (cause) => broken(runtime.internalError(cause)),
+    attemptHeaders: trace && ((target, attempt) => trace.attemptHeaders(target, attempt)),
+    room: () => client?.room(),
+  };
+  const begin = (waitedMs) => {
+    try {
+      const reports = Boolean(runtime.health);
+      // A meter reads the same events and end as a trace.
+      const traced = trace !== undefined || meter !== undefined;
+      const content = trace !== undefined && telemetry.recordContent;
+      task = runtime.spawn(
+        () => instance().serve(plan.format, plan.deadlineMs, plan.origin, body.bytes, body.error, waitedMs, reports, traced, content),
+        handler,
+        runtime.internalError,
+      );
+    } catch (e) {
+      return broken(e);
+    }
+    unlisten = exchange.listen(abort);
+  };
+  // With a health store, the request starts once the store answered (or the wait ran out).
+  if (runtime.health) runtime.health.admit(body.bytes).catch(() => 0).then(begin);
+  else begin(0);
+}
+
+/**
+ * A call's exchange as a WHATWG Response settling `resolve` (Deno.serve, workerd, baton.fetch).
+ * `inProcess` (baton.fetch): the caller's abort rejects (before the answer's headers) or errors
+ * the body (after) with its reason, as a network fetch does, instead of ending a response nobody
+ * reads.
+ */
+function responseExchange(request, inProcess, resolve, reject) {
+  const signal = request.signal;
+  return {
+    request,
+    server: !inProcess,
+    listen(abort) {
+      if (!signal) return () => {};
+      if (signal.aborted) {
+        abort();
+        return () => {};
+      }
+      signal.addEventListener("abort", abort, { once: true });
+      return () => signal.removeEventListener("abort", abort);
+    },
+    reply: (reply) => resolve(respond(reply)),
+    commit(headers, stop) {
+      // A deployed workerd gateway hands the socket a native stream; in process the caller's
+      // code reads it, and may see it errored with its own abort reason.
+      const client = !inProcess && typeof IdentityTransformStream === "function" ? nativeClientStream(stop) : jsClientStream(stop);
+      resolve(new Response(client.body, { status: 200, headers }));
+      return client;
+    },
+    abandoned(client) {
+      if (!inProcess) return;
+      if (client) client.error(abortReason(signal));
+      else reject(abortReason(signal));
+    },
+  };
 }
 
 /**
@@ -371,7 +413,7 @@ export function openGatewayWarning(config) {
 }
 
 /** `parts` (byte arrays of `size` bytes in all) as one array. */
-function concat(parts, size) {
+export function concat(parts, size) {
   const bytes = new Uint8Array(size);
   let at = 0;
   for (const part of parts) {

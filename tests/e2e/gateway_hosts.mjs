@@ -55,7 +55,7 @@ export async function startWorkerdGateway(config, { sharedHealth = true } = {}) 
 /** examples/gateway/deno.mjs under `deno run`, on a free loopback port. */
 export function startDenoGateway(config, { timeoutMs = 20_000 } = {}) {
   const deno = `${repo}node_modules/.bin/deno`;
-  const args = ["run", "--no-lock", "--no-check", "--allow-net=127.0.0.1", "--allow-read", "--allow-env", `${example}/deno.mjs`];
+  const args = ["run", "--unstable-no-legacy-abort", "--no-lock", "--no-check", "--allow-net=127.0.0.1", "--allow-read", "--allow-env", `${example}/deno.mjs`];
   const env = { ...process.env, BATON_CONFIG: JSON.stringify(config), HOST: "127.0.0.1", PORT: "0", NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" };
   return spawnAnnounced(deno, args, { name: "the Deno gateway", variable: "GATEWAY_URL", timeoutMs, spawnOptions: { cwd: repo, env } });
 }

@@ -5,10 +5,10 @@
 // same fake OpenAI upstream (lib/gateway-upstream.mjs: 60 deltas written at once) with the same
 // route: a primary tried twice, then a backup (`workerd` is the example Worker, its breakers
 // shared through the Durable Object; `workerd-local` the same Worker with them in the isolate,
-// as Deno and Node keep them); and `floor` and `floor-workerd`, a bare JavaScript
-// pass-through on Deno and in workerd (lib/gateway-floor-deno.mjs, lib/gateway-floor-workerd.mjs:
-// what the runtime itself costs per stream), `floor-byob` Deno's reading the upstream into one
-// reused buffer as llm-baton does. Per gateway: whole and streamed answers at 1, 16 and 64
+// as Deno and Node keep them); and `floor`, `floor-workerd` and `floor-node`, a bare JavaScript
+// pass-through on Deno, in workerd and on node:http (lib/gateway-floor-deno.mjs,
+// lib/gateway-floor-workerd.mjs, lib/gateway-floor-node.mjs: what the runtime itself costs per
+// stream), `floor-byob` Deno's reading the upstream into one reused buffer as llm-baton does. Per gateway: whole and streamed answers at 1, 16 and 64
 // connections, then a round whose primary answers 503, counting upstream calls (not for the
 // pass-throughs and direct). Writes
 // bench/.work/gateway.json; `node gateway.mjs deno portkey` runs only those.
@@ -124,6 +124,12 @@ const GATEWAYS = {
     label: "JS pass-through, BYOB reads (Deno)",
     start: () => startFloor("byob"),
     model: "bench-model", headers: {}, passThrough: true,
+  },
+  "floor-node": {
+    label: "JS pass-through (Node, node:http)",
+    start: () => spawnAnnounced(process.execPath, [`${here}lib/gateway-floor-node.mjs`], { name: "the Node pass-through", variable: "GATEWAY_URL", spawnOptions: { env: { ...process.env, UPSTREAM: `${UP}/ok` } } }),
+    model: "bench-model", headers: {}, passThrough: true,
+    version: () => `Node ${process.version}`,
   },
   "floor-workerd": {
     label: "JS pass-through (workerd, Miniflare)",

@@ -234,7 +234,10 @@ if (gateways) {
     `(llm-baton \`fallback: [{ retry: "p", attempts: 2 }, "b"]\`; Portkey \`strategy: fallback\` over a target with \`retry: { attempts: 1 }\` and a backup; LiteLLM \`num_retries: 1\` with \`fallbacks\` to a backup model group). ` +
     `The load: a Node client (bench/lib/gateway-load.mjs) keeping N keep-alive connections busy, one request after another on each, ${gateways.warmupMs / 1000} s of warm-up then ${gateways.measureMs / 1000} s counted per cell. ` +
     `"Added" = the gateway's quantile minus direct's in the same cell; a stream's time is to its \`[DONE]\`. CPU = utime + stime of the gateway's process tree (/proc/PID/stat) over the counted seconds, per 1,000 requests; peak RSS = VmHWM at the end of its run. ` +
-    `The load generator shares the ${os.cpus().length} cores with the gateway and the upstream (1-minute load average at the start -> end of each gateway's part: ${keys.map((k) => `${k} ${G[k].load.join(" -> ")}`).join(", ")}): figures are noisy, compare within one run.`, ``);
+    (gateways.pinned
+      ? `Each gateway runs pinned to core ${gateways.pinned.gateway} (taskset, every thread of its process tree; not the \`--workers\` rows), the load generator and the upstream to core ${gateways.pinned.rest}, of ${os.cpus().length}`
+      : `The load generator shares the ${os.cpus().length} cores with the gateway and the upstream`) +
+    ` (1-minute load average at the start -> end of each gateway's part: ${keys.map((k) => `${k} ${G[k].load.join(" -> ")}`).join(", ")}): figures are noisy, compare within one run.`, ``);
   md.push(`| | ${keys.map((k) => `${G[k].label}${G[k].version ? ` (${G[k].version})` : ""}`).join(" | ")} |`, `|---|${keys.map(() => "---").join("|")}|`);
   if (keys.some((k) => G[k].fresh)) {
     md.push(row("fresh process: added latency (median of 7 rounds of 25 after 15 warm-up requests; median of 5 processes)", (k) => (G[k].fresh ? `${ms(G[k].fresh.addedMs)} ms` : "–")));

@@ -16,7 +16,8 @@
 // GATEWAY_BENCH_SECONDS (default 5) and GATEWAY_BENCH_WARMUP_SECONDS (default 1) size each cell;
 // GATEWAY_BENCH_WRITES=each has the upstream write each stream event on its own turn;
 // GATEWAY_BENCH_CELLS=stream-16,stream-64 runs only the cells named (whole-N, stream-N, fault,
-// fresh). `fresh` starts each gateway FRESH_PASSES times anew and measures it cold (runFresh).
+// fresh). `fresh` starts each gateway FRESH_PASSES times anew and measures it cold (runFresh), and
+// the Deno and Node pass-throughs too: the least a fresh process on that runtime adds.
 // On two or more cores each gateway runs pinned to the last core, and the bench (the load) and the
 // upstream to the others, as the issue's table was measured (GATEWAY_BENCH_PIN=0: not pinned);
 // the `--workers` rows are never pinned.
@@ -118,7 +119,7 @@ const GATEWAYS = {
   floor: {
     label: "JS pass-through (Deno)",
     start: () => startFloor("default"),
-    model: "bench-model", headers: {}, passThrough: true,
+    model: "bench-model", headers: {}, passThrough: true, freshFloor: true,
   },
   "floor-byob": {
     label: "JS pass-through, BYOB reads (Deno)",
@@ -127,6 +128,7 @@ const GATEWAYS = {
   },
   "floor-node": {
     label: "JS pass-through (Node, node:http)",
+    freshFloor: true,
     start: () => spawnAnnounced(process.execPath, [`${here}lib/gateway-floor-node.mjs`], { name: "the Node pass-through", variable: "GATEWAY_URL", spawnOptions: { env: { ...process.env, UPSTREAM: `${UP}/ok` } } }),
     model: "bench-model", headers: {}, passThrough: true,
     version: () => `Node ${process.version}`,
@@ -247,7 +249,7 @@ try {
     if (!want(key)) continue;
     const result = { label: g.label, load: [loadNow()], cells: {} };
     out.gateways[key] = result;
-    if (!g.passThrough && wantCell("fresh")) {
+    if ((!g.passThrough || g.freshFloor) && wantCell("fresh")) {
       const skipped = await fresh(key, g, result);
       if (skipped) continue;
     }

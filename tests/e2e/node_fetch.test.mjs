@@ -66,6 +66,10 @@ const routes = {
     res.write('data: {"n":0}\n\n');
     hanging.push(res);
   },
+  "/reset": (req, res) => {
+    // Read, never answered: the connection is reset before any header (docs/errors.md).
+    req.socket.resetAndDestroy();
+  },
   "/big": (req, res) => {
     // BIG_BYTES offered as fast as the socket takes it; the bytes the socket took are counted.
     res.writeHead(200, { "content-type": "application/octet-stream" });
@@ -248,6 +252,16 @@ test("requests one after another share one keep-alive socket", async () => {
     ports.push(seen.at(-1).port);
   }
   assert.equal(new Set(ports).size, 1, `ports ${ports}`);
+});
+
+test("a reused connection reset before the answer's headers fails the attempt, and the request is not sent again", async () => {
+  await read(await fetchUpstream(`${base}/json`, init(new AttemptController())));
+  const port = seen.at(-1).port;
+  const before = seen.length;
+  await assert.rejects(fetchUpstream(`${base}/reset`, init(new AttemptController())), /ECONNRESET|socket hang up/);
+  const resets = seen.slice(before).filter((r) => r.url === "/reset");
+  assert.equal(resets.length, 1, "the provider got the request once");
+  assert.equal(resets[0].port, port, "on the kept-alive connection");
 });
 
 test("an invalid header value rejects, as fetch rejects, and throws nothing", async () => {

@@ -20,7 +20,7 @@
 // the Deno and Node pass-throughs too: the least a fresh process on that runtime adds.
 // On two or more cores each gateway runs pinned to the last core, and the bench (the load) and the
 // upstream to the others, as the issue's table was measured (GATEWAY_BENCH_PIN=0: not pinned);
-// the `--workers` rows are never pinned.
+// the `--workers` rows run on every core.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
@@ -55,8 +55,11 @@ const PIN = process.env.GATEWAY_BENCH_PIN !== "0" && cores >= 2
   ? { gateway: String(cores - 1), rest: cores === 2 ? "0" : `0-${cores - 2}` }
   : null;
 const pinned = PIN !== null && pinTree(process.pid, PIN.rest) && pinTree(upstreamProcess.pid, PIN.rest);
-/** Pins a started gateway `gw` of `g` to its core (not a `--workers` row, nor the pass-throughs' direct). */
-const pinGateway = (g, gw) => pinned && g.pin !== false && gw.pid != null && pinTree(gw.pid, PIN.gateway);
+/**
+ * Pins a started gateway `gw` of `g` to its core; a `--workers` row gets every core back (it was
+ * started from the pinned bench, whose affinity it inherited).
+ */
+const pinGateway = (g, gw) => pinned && gw.pid != null && pinTree(gw.pid, g.pin === false ? `0-${cores - 1}` : PIN.gateway);
 const counts = async () => (await fetch(`${UP}/_counts`)).json();
 
 const message = (model, stream) => JSON.stringify({ model, stream, messages: [{ role: "user", content: "Say hello." }], max_tokens: 100 });
@@ -184,8 +187,8 @@ const GATEWAYS = {
     version: () => `Node ${process.version}`,
   },
   "node-cores": {
-    label: `llm-baton (Node server, --workers ${availableParallelism()}: one per core)`,
-    start: () => startNodeGateway(batonConfig, { workers: availableParallelism() }),
+    label: `llm-baton (Node server, --workers ${cores}: one per core)`,
+    start: () => startNodeGateway(batonConfig, { workers: cores }),
     pin: false,
     ...batonRoutes,
     version: () => `Node ${process.version}`,

@@ -135,14 +135,19 @@ function nodeClientStream(res) {
   };
 }
 
-/** `/v1/models?x` -> `/v1/models`; an absolute-form target (a proxy's) keeps only its path. */
+/** A path a URL parser leaves as it is: no dot segment, escape, backslash or other character it rewrites. */
+const PLAIN_PATH = /^(?:\/[\w\-~]+)+\/?$|^\/$/;
+
+/**
+ * The path of a request target as the fetch handler sees it (`new URL(...).pathname`):
+ * `/v1/models?x` -> `/v1/models`; an origin-form target ("/v1/models", even "//x") is a path on
+ * this server; an absolute-form one (what a proxy sends) keeps only its path.
+ */
 function pathOf(target) {
-  if (target.startsWith("/")) {
-    const query = target.indexOf("?");
-    const path = query < 0 ? target : target.slice(0, query);
-    return path.includes("%") || path.includes("/.") || path.includes("//") ? new URL(path, "http://gateway").pathname : path;
-  }
-  return new URL(target).pathname;
+  if (!target.startsWith("/")) return new URL(new URL(target).pathname, "http://gateway").pathname;
+  const query = target.search(/[?#]/);
+  const path = query < 0 ? target : target.slice(0, query);
+  return PLAIN_PATH.test(path) ? path : new URL(`http://gateway${path}`).pathname;
 }
 
 /** A fetch Headers' `get`, which the wasm's decide reads, over node's header object. */

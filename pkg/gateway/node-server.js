@@ -64,7 +64,10 @@ export async function serve(handler, { host = "127.0.0.1", port = 8787, onExchan
     const handled = native ? serveNode(handler, req, res, exchange) : Promise.resolve(false);
     handled.then((done) => done || respond(fetchHandler, req, res, exchange.closing)).catch((e) => {
       console.error(`llm-baton gateway server: a response failed: ${e instanceof Error ? e.message : String(e)}`);
-      res.destroy();
+      // Nothing written yet (the gateway failed before its reply): a 500, as for a handler that throws.
+      if (res.headersSent || res.destroyed) return res.destroy();
+      res.writeHead(500, { "content-type": "text/plain; charset=utf-8", connection: "close" });
+      res.end("internal server error\n");
     });
   });
   await new Promise((resolve, reject) => {

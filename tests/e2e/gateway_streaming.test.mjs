@@ -4,7 +4,9 @@
 // client reads, and the call's deadline must still end a held stream on time.
 //
 // The upstream is a real HTTP server on loopback that writes as fast as its socket takes; the
-// global fetch the wasm calls is wrapped to count the body bytes the gateway really read.
+// global fetch the wasm calls is wrapped to count the body bytes the gateway really read. The Node
+// server's gateway, which reaches the upstream over node:http instead, is held to the same with
+// what the upstream could write.
 //
 //   node --test tests/e2e/gateway_streaming.test.mjs      (make test runs it)
 import assert from "node:assert/strict";
@@ -13,7 +15,9 @@ import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { Miniflare } from "miniflare";
+import { connect } from "node:net";
 import { createGateway } from "../../pkg/gateway/node.js";
+import { serve } from "../../pkg/gateway/node-server.js";
 import { OUTPUT_QUEUE_BYTES } from "../../pkg/gateway.js";
 import { resolveEntry, WORKERD_CONDITIONS, WORKERD_MODULE_RULES } from "./resolve.mjs";
 
@@ -34,6 +38,8 @@ let base;
 const pulled = new Map();
 /** When the upstream saw each path's connection close. */
 const closedAt = new Map();
+/** Bytes the upstream's socket took, by request path. */
+const written = new Map();
 const realFetch = globalThis.fetch;
 
 before(async () => {
@@ -54,7 +60,9 @@ before(async () => {
       let i = 0;
       const write = () => {
         while (i < total && !res.destroyed) {
-          if (!res.write(event(i++))) return res.once("drain", write);
+          const chunk = event(i++);
+          written.set(req.url, (written.get(req.url) ?? 0) + chunk.length);
+          if (!res.write(chunk)) return res.once("drain", write);
         }
         if (!res.destroyed) res.end(END);
       };
@@ -166,6 +174,47 @@ test("the deadline ends a stream held for a client that reads nothing, on time, 
   const text = await res.text();
   assert.match(text, /"error"/, "the stream ends with an error event");
   assert.ok(!text.includes("[DONE]"), "and no success marker");
+});
+
+describe("on the Node server", () => {
+  // llm-baton/gateway/node-server serves a Gateway on node's own request and response and the
+  // gateway reaches the upstream over node:http (pkg/gateway/node-fetch.js), unless globalThis.fetch
+  // is replaced: these run with Node's own.
+  before(() => {
+    globalThis.fetch = realFetch;
+  });
+  after(() => {
+    globalThis.fetch = countingFetch;
+  });
+
+  test("a client that reads nothing stops the upstream's writes; when it leaves, the upstream call is closed at once", async (t) => {
+    const path = "/node-endless/v1/chat/completions";
+    const running = await serve(gatewayFor("/node-endless/v1", 60_000), { port: 0 });
+    const socket = connect(Number(new URL(running.url).port), "127.0.0.1");
+    try {
+      socket.pause();
+      const body = JSON.stringify({ model: "t", stream: true, messages: [{ role: "user", content: "hi" }] });
+      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+      const held = await settled(() => written.get(path) ?? 0);
+      await sleep(500);
+      t.diagnostic(`the upstream could write ${(held / 1048576).toFixed(1)} MiB of an endless stream while the client read nothing`);
+      assert.ok(held > 0, "the stream started");
+      assert.equal(written.get(path), held, "the upstream kept writing while the client read nothing");
+      // The queue's limit and the read-ahead, plus what four loopback socket buffers hold.
+      assert.ok(held < 80 << 20, `${held} bytes written`);
+      assert.ok(!closedAt.has(path), "the upstream call stays open while held");
+
+      const left = performance.now();
+      socket.destroy();
+      while (!closedAt.has(path) && performance.now() - left < 2000) await sleep(10);
+      assert.ok(closedAt.has(path), "the upstream call was closed after its client left");
+      t.diagnostic(`closed ${(closedAt.get(path) - left).toFixed(0)} ms after the client left`);
+      assert.ok(closedAt.get(path) - left < 1000);
+    } finally {
+      socket.destroy();
+      await running.closeNow();
+    }
+  });
 });
 
 // The same two holds in workerd, where the client's stream is workerd's own byte stream

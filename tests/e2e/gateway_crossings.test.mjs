@@ -202,7 +202,9 @@ for (const reader of READERS) test(`a stream's events that arrive together cross
   // Two per read the body took, and seven for the call (its start, the head, the end): a third
   // entry per read would break this at any number of reads above two.
   assert.ok(loop <= 2 * reads + 9, `loop entries ${loop} for ${reads} reads of the upstream's body`);
-  assert.ok(writes <= reads, `${writes} writes to the client for ${reads} reads`);
+  // At most one write per read, and the stream's end, which goes out as the call settles (over
+  // node:http all 300 events may arrive in one read: two writes).
+  assert.ok(writes <= reads + 1, `${writes} writes to the client for ${reads} reads`);
   t.diagnostic(`300 events: ${reads} reads, ${loop} loop entries, ${writes} writes to the client`);
 });
 

@@ -3,7 +3,8 @@
 // chain and a web stream for every exchange, with its own checks and promise hops per body chunk;
 // for a gateway, which does nothing else, that was most of the CPU of a request (bench/gateway.mjs,
 // docs/performance.md). This is the part of fetch the wasm uses (src/driver/attempt.rs reads
-// `status`, `headers.has/get` and `body.getReader`), over the plain objects Node already makes.
+// `status`, `headers.has/get` and `body.getReader`, src/driver/vertex.rs `arrayBuffer()`), over
+// the plain objects Node already makes.
 //
 // Where it differs from fetch, on purpose: it asks for no compression and sends no `accept`,
 // `accept-language`, `sec-fetch-mode` or `user-agent: node` of its own; a redirect is followed as
@@ -149,6 +150,20 @@ class UpstreamResponse {
       message.on("end", settled);
     }
     this.body = empty ? null : new UpstreamBody(message, signal, settled);
+  }
+
+  /** The whole body (a Vertex token's answer, src/driver/vertex.rs). */
+  async arrayBuffer() {
+    if (this.body === null) return new ArrayBuffer(0);
+    const reader = this.body.getReader();
+    const parts = [];
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(value);
+    }
+    const whole = Buffer.concat(parts);
+    return whole.buffer.slice(whole.byteOffset, whole.byteOffset + whole.byteLength);
   }
 }
 

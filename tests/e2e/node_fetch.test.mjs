@@ -170,6 +170,14 @@ for (const byob of [false, true]) {
   }
 }
 
+test("arrayBuffer() gives the whole body, as with fetch (a Vertex token's answer is read so)", async () => {
+  for (const path of ["/json", "/chunked", "/empty"]) {
+    const ours = Buffer.from(await (await fetchUpstream(`${base}${path}`, init(new AttemptController()))).arrayBuffer());
+    const theirs = Buffer.from(await (await fetch(`${base}${path}`, init(new AbortController()))).arrayBuffer());
+    assert.equal(ours.toString(), theirs.toString(), path);
+  }
+});
+
 test("HEAD has no body, as with fetch", async () => {
   const ours = await fetchUpstream(`${base}/json`, { method: "HEAD", headers: {}, signal: new AttemptController().signal });
   assert.equal(ours.status, 200);

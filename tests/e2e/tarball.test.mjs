@@ -64,6 +64,8 @@ const PACKAGE_FILES = [
   "gateway/json-text.js",
   "gateway/metrics-link.js",
   "gateway/metrics.js",
+  "gateway/node-exchange.js",
+  "gateway/node-fetch.js",
   "gateway/node-server.d.ts",
   "gateway/node-server.js",
   "gateway/node.js",
@@ -91,7 +93,8 @@ const PACKAGE_FILES = [
 
 /**
  * Bytes: the .tgz a user downloads, and what it unpacks to in node_modules. A little above today's
- * (860.9 KB packed, 2,129.8 KB unpacked, 53 files, with issue 39's clouds in two more wasm builds
+ * (867.7 KB packed, 2,151.8 KB unpacked, 58 files, with issue 40's Node path without WHATWG
+ * objects (node-exchange.js, node-fetch.js); 860.9 KB packed, 2,129.8 KB unpacked, 53 files, with issue 39's clouds in two more wasm builds
  * (an app loads one of the four; the clouds' code is in two), issue 40's /metrics, workers and
  * Redis store; 423.1 KB packed, 1,072.8 KB unpacked, 35 files, with issue 38's drop-in surfaces and the gateway's
  * /healthz, preflight reasons and access log; 409.8 / 1,044.0
@@ -104,7 +107,7 @@ const PACKAGE_FILES = [
  * clients got reasoning state and the AI SDK model kept it); most of it is the two wasm files,
  * which package_size.test.mjs holds too. Lower them as the package shrinks.
  */
-const BUDGET = { packed: 862_000, unpacked: 2_131_000 };
+const BUDGET = { packed: 869_000, unpacked: 2_153_000 };
 
 /** The Node binaries to install and run the package on: this one, then 22 and 24 where present. */
 const NODES = [

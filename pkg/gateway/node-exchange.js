@@ -99,6 +99,7 @@ function nodeClientStream(res) {
   let corked = false;
   let roomWait = null;
   const uncork = () => {
+    if (!corked) return;
     corked = false;
     res.uncork();
   };
@@ -112,7 +113,10 @@ function nodeClientStream(res) {
       }
       res.write(bytes);
     },
+    // What this turn wrote goes out before the end: end() alone leaves it corked a tick longer,
+    // and a closing server may cut the connection as idle in between (Node 22).
     close() {
+      uncork();
       if (!res.destroyed) res.end();
     },
     // The body failed (the gateway ends a stream with an error event first): cut the connection

@@ -5,6 +5,7 @@
 // the gateway's fetch handler still answers what this does not (`/metrics`), and every other
 // server (Deno.serve, workerd) keeps it.
 import { CORE, OUTPUT_QUEUE_BYTES, concat, logRefusedPreflight, observers, serve } from "../gateway.js";
+import { NodeHeaders } from "./node-fetch.js";
 
 /** Whether `handler` (what serve() was given) is a Gateway that serveNode can serve. */
 export function servesNode(handler) {
@@ -27,7 +28,7 @@ export async function serveNode(gateway, req, res, server) {
     if (path === "/metrics") return false;
     metrics = metricsLink.current ?? (await metricsLink.load());
   }
-  const headers = new NodeRequestHeaders(req.headers);
+  const headers = new NodeHeaders(req.headers);
   const step = core.wasm.decide(req.method, path, headers);
   if (step.status !== undefined) {
     if (step.status === 403 && req.method === "OPTIONS") logRefusedPreflight({ headers, url: `http://gateway${path}` }, step);
@@ -152,18 +153,6 @@ function pathOf(target) {
   const query = target.search(/[?#]/);
   const path = query < 0 ? target : target.slice(0, query);
   return PLAIN_PATH.test(path) ? path : new URL(`http://gateway${path}`).pathname;
-}
-
-/** A fetch Headers' `get`, which the wasm's decide reads, over node's header object. */
-class NodeRequestHeaders {
-  #headers;
-  constructor(headers) {
-    this.#headers = headers;
-  }
-  get(name) {
-    const value = this.#headers[name];
-    return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
-  }
 }
 
 /**

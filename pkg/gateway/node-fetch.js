@@ -143,7 +143,7 @@ function aborted(signal) {
 class UpstreamResponse {
   constructor(message, head, signal, settled) {
     this.status = message.statusCode;
-    this.headers = new UpstreamHeaders(message.headers);
+    this.headers = new NodeHeaders(message.headers);
     const empty = head || this.status === 204 || this.status === 304;
     if (empty) {
       message.resume();
@@ -167,8 +167,11 @@ class UpstreamResponse {
   }
 }
 
-/** A fetch Headers' `has` and `get` over node's header object (lowercase names, arrays joined). */
-class UpstreamHeaders {
+/**
+ * A fetch Headers' `has` and `get` over node's header object (lowercase names, arrays joined):
+ * an upstream answer's here, a client request's in node-exchange.js.
+ */
+export class NodeHeaders {
   #headers;
   constructor(headers) {
     this.#headers = headers;

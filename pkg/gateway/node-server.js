@@ -37,10 +37,11 @@ export async function serve(handler, { host = "127.0.0.1", port = 8787, onExchan
     throw new TypeError(`serve(handler, { host }): host must be a host name or IP address such as "127.0.0.1" (got ${describe(host)})`);
   }
 
-  // Node loads its fetch implementation (Request, Response, fetch) on first use, about 200 ms:
-  // pay that now, not within the first request's deadline.
-  new Request("http://127.0.0.1/");
+  // Node loads its fetch implementation (Request, Response, fetch) on first use, 20 to 200 ms:
+  // pay that now, not within the first request's deadline. A Gateway's requests need none of it
+  // (only its /metrics, which has no deadline).
   const native = servesNode(handler);
+  if (!native) new Request("http://127.0.0.1/");
 
   const inFlight = new Set();
   let closing = false;

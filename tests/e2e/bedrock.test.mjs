@@ -23,6 +23,7 @@ import { anthropicOnBedrock, API_KEY, ASK, bedrockTarget, CLAUDE, CLAUDE_TEXT, K
 import { startBedrock } from "./local_bedrock.mjs";
 import { putScenario, startProvider } from "./provider.mjs";
 import { describeEverywhere } from "./everywhere.mjs";
+import { chatSseText } from "./calls.mjs";
 
 const SECRETS = [...Object.keys(KEYS), ...Object.values(KEYS).flatMap((k) => [k.secretAccessKey, k.sessionToken].filter(Boolean)), API_KEY];
 /** The AWS SDK's client against the local Bedrock, over HTTP/1.1. */
@@ -222,8 +223,7 @@ describe("bedrock", () => {
       body: JSON.stringify({ model: "main", stream: true, messages: [{ role: "user", content: "Say hello" }] }),
     }));
     assert.equal(res.status, 200);
-    const sse = await res.text();
-    const text = sse.split("\n").filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)).choices?.[0]?.delta?.content ?? "").join("");
+    const { text } = chatSseText(await res.text());
     assert.equal(text, "Hello from Bedrock, signed and framed.");
   });
 

@@ -1,6 +1,7 @@
-// What the cloud scenario modules (azure_, bedrock_, vertex_ and clouds_scenarios.mjs) share: a
-// check that compares JSON whatever its keys' order, and a stream read to its end. They run in
-// every runtime (everywhere.mjs), so this uses nothing but the language.
+// What the cloud scenario modules (azure_, bedrock_, vertex_ and clouds_scenarios.mjs) and the
+// gateway suites share: a check that compares JSON whatever its keys' order, a stream read to its
+// end, and the text of a gateway's OpenAI Chat SSE. The scenarios run in every runtime
+// (everywhere.mjs), so this uses nothing but the language.
 
 /** Throws `what: expected …, got …` unless `actual` and `expected` are the same JSON. */
 export function eq(actual, expected, what) {
@@ -26,4 +27,14 @@ export async function streamed(baton, route, request, options) {
     if (ev.type === "done") read.done = ev;
   }
   return read;
+}
+
+/** The text of an OpenAI Chat SSE body, and whether it ended with [DONE]. */
+export function chatSseText(raw) {
+  let text = "";
+  for (const line of raw.split("\n")) {
+    if (!line.startsWith("data: {")) continue;
+    text += JSON.parse(line.slice(6)).choices?.[0]?.delta?.content ?? "";
+  }
+  return { text, done: raw.endsWith("data: [DONE]\n\n") };
 }

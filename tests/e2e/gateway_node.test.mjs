@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { createGateway } from "llm-baton/gateway";
 import { configFromEnv } from "llm-baton/gateway/env";
 import { serve } from "llm-baton/gateway/node-server";
+import { chatSseText } from "./calls.mjs";
 import { putScenario, startProvider, upstream } from "./provider.mjs";
 import { BIN, cleanEnv, start as startCommand } from "./gateway_command.mjs";
 
@@ -47,16 +48,6 @@ function post(url, body, headers = {}) {
     headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", ...headers },
     body: JSON.stringify(body),
   });
-}
-
-/** The text of an OpenAI Chat SSE body, and whether it ended with [DONE]. */
-function sseText(raw) {
-  let text = "";
-  for (const line of raw.split("\n")) {
-    if (!line.startsWith("data: {")) continue;
-    text += JSON.parse(line.slice(6)).choices?.[0]?.delta?.content ?? "";
-  }
-  return { text, done: raw.endsWith("data: [DONE]\n\n") };
 }
 
 function sleep(ms) {
@@ -310,7 +301,7 @@ describe("llm-baton-gateway: signals", { concurrency: 1 }, () => {
       raw += decoder.decode(value, { stream: true });
     }
     const ended = performance.now();
-    const { text, done } = sseText(raw);
+    const { text, done } = chatSseText(raw);
     assert.equal(text, words, "the whole answer");
     assert.ok(done, "the stream ended with [DONE]");
     const exit = await gw.exited;

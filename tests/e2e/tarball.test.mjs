@@ -20,6 +20,7 @@ import { publint } from "publint";
 import { formatMessage } from "publint/utils";
 import { absoluteLinks, buildPackage, packageReadme, repo, repositoryUrl } from "../../scripts/package.mjs";
 import { startProvider } from "./provider.mjs";
+import { chatSseText } from "./calls.mjs";
 import { startBedrock } from "./local_bedrock.mjs";
 import { API_KEY, CLAUDE, CLAUDE_TEXT, REGION } from "./bedrock_scenarios.mjs";
 
@@ -517,9 +518,9 @@ describe("the tarball", () => {
         assert.equal(refused, "ECONNREFUSED", `a new connection after ${how}`);
         for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) raw += chunk.value;
         const ended = performance.now();
-        const text = raw.split("\n").filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)).choices?.[0]?.delta?.content ?? "").join("");
+        const { text, done } = chatSseText(raw);
         assert.equal(text, words, "the stream in flight finished whole");
-        assert.ok(raw.endsWith("data: [DONE]\n\n"), "and ended with [DONE]");
+        assert.ok(done, "and ended with [DONE]");
         const exitedAt = await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 5000, Infinity))]);
         killAll();
         assert.ok(exitedAt - ended < 2000, `the gateway exited ${(exitedAt - ended).toFixed(0)} ms after its last stream ended`);

@@ -16,6 +16,7 @@ import { createGateway } from "llm-baton/gateway/clouds";
 import { ACCESS_TOKEN, PROJECT, REGION, startVertex } from "./local_vertex.mjs";
 import { ASK, CLAUDE_MODEL, CLAUDE_TEXT, freshAccount, mints, tokenScenarios, vertexTarget } from "./vertex_scenarios.mjs";
 import { describeEverywhere } from "./everywhere.mjs";
+import { chatSseText } from "./calls.mjs";
 
 /** The SDK against the local Vertex with the fixed token (its googleAuth stands in for ADC). */
 function sdk(vertex) {
@@ -124,8 +125,7 @@ describe("vertex", () => {
       body: JSON.stringify({ model: "main", stream: true, messages: [{ role: "user", content: "Say hello" }] }),
     }));
     assert.equal(res.status, 200);
-    const sse = await res.text();
-    const text = sse.split("\n").filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)).choices?.[0]?.delta?.content ?? "").join("");
+    const { text } = chatSseText(await res.text());
     assert.equal(text, "Hello from Gemini on Vertex.");
     assert.equal(res.headers.get("x-baton-attempts"), "3");
     assert.equal(await mints(vertex.url, account), 1, "the gateway's wasm mints once for the three members");

@@ -2,6 +2,7 @@
 // which Node and Deno both have; the scenarios themselves only talk to it over HTTP.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -89,6 +90,18 @@ export function spawnAnnounced(command, args, { name, variable, timeoutMs = 10_0
           stop();
         },
       });
+    });
+  });
+}
+
+/** A free loopback port (listened on once, then let go), for a server a test starts on it. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
     });
   });
 }

@@ -15,12 +15,11 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { redisHealthStore } from "llm-baton/gateway/redis";
 import { RedisClient, RedisReplyError, RedisUnavailableError, ReplyReader } from "../../pkg/gateway/resp.js";
-import { putScenario, startProvider } from "./provider.mjs";
+import { freePort, putScenario, startProvider } from "./provider.mjs";
 import { BIN, cleanEnv } from "./gateway_command.mjs";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -32,18 +31,6 @@ const PROBE_COOLDOWN_MS = 1000;
 const children = new Set();
 process.on("exit", () => children.forEach((child) => child.kill("SIGKILL")));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A free loopback port (listened on once, then let go). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * redis-server on `port` with `dir` as its working dir and no persistence; resolves once it

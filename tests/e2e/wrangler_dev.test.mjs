@@ -13,11 +13,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
-import { startProvider } from "./provider.mjs";
+import { freePort, startProvider } from "./provider.mjs";
 import { requests, script } from "./scenarios.mjs";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -26,18 +25,6 @@ const wrangler = `${example}/node_modules/wrangler/bin/wrangler.js`;
 const STARTUP_MS = 90_000;
 const GATEWAY_KEY = "gw-test-wrangler-dev-key";
 const TEXT = "The backup answers through wrangler dev.";
-
-/** A free loopback port (closed again at once, for wrangler to take). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * `.dev.vars.example` with `values` filled in: each name's line (commented out or not) becomes
